@@ -1,0 +1,3 @@
+"""FasterViT: Fast Vision Transformers with Hierarchical Attention."""
+
+__all__: list[str] = []

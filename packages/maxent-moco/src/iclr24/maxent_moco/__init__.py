@@ -1,0 +1,3 @@
+"""Maximum Entropy Model Correction in Reinforcement Learning."""
+
+__all__: list[str] = []

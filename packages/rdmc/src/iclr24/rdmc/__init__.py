@@ -1,0 +1,3 @@
+"""Reverse Diffusion Monte Carlo."""
+
+__all__: list[str] = []

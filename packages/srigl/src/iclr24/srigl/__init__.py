@@ -1,0 +1,3 @@
+"""Dynamic Sparse Training with Structured Sparsity (SRigL)."""
+
+__all__: list[str] = []

@@ -1,0 +1,130 @@
+"""``torch.distributed`` for ``torchrun``: gloo on CPU, nccl on GPU; DDP wrapping; a sampler; a launcher for tests.
+
+Under ``torchrun --nproc_per_node N script.py`` the environment carries RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR;
+outside torchrun everything here degrades to a single process (rank 0 of 1), so the same training code runs both ways.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["DistInfo", "init_distributed", "cleanup_distributed", "is_distributed", "is_main_process",
+           "wrap_ddp", "distributed_sampler", "all_reduce_mean", "broadcast_", "free_port", "run_torchrun"]
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    rank: int
+    world_size: int
+    local_rank: int
+    device: torch.device
+    backend: str | None
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def is_distributed() -> bool:
+    return dist.is_available() and dist.is_initialized()
+
+
+def is_main_process() -> bool:
+    return not is_distributed() or dist.get_rank() == 0
+
+
+def init_distributed(backend: str | None = None, device: str | None = None) -> DistInfo:
+    """Initialise the default process group from torchrun's environment (no-op single process otherwise).
+
+    ``backend`` defaults to nccl when CUDA is available and ``device`` is not cpu, else gloo.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    use_cuda = torch.cuda.is_available() and (device is None or str(device).startswith("cuda"))
+    dev = torch.device(f"cuda:{local}") if use_cuda else torch.device(device or "cpu")
+    if world <= 1:
+        return DistInfo(0, 1, 0, dev, None)
+    backend = backend or ("nccl" if use_cuda else "gloo")
+    if backend not in ("gloo", "nccl", "mpi"):
+        raise ValueError(f"backend must be gloo, nccl or mpi, got {backend!r}")
+    if use_cuda:
+        torch.cuda.set_device(dev)
+    if not dist.is_initialized():
+        dist.init_process_group(backend=backend, rank=rank, world_size=world)
+    return DistInfo(rank, world, local, dev, backend)
+
+
+def cleanup_distributed() -> None:
+    if is_distributed():
+        dist.destroy_process_group()
+
+
+def wrap_ddp(model: torch.nn.Module, info: DistInfo, **kwargs) -> torch.nn.Module:
+    """Move ``model`` to the rank's device and wrap it in DDP when more than one process runs."""
+    model = model.to(info.device)
+    if info.world_size <= 1:
+        return model
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    ids = [info.device.index] if info.device.type == "cuda" else None
+    return DDP(model, device_ids=ids, **kwargs)
+
+
+def distributed_sampler(dataset, shuffle: bool = True, seed: int = 0, drop_last: bool = False):
+    """A ``DistributedSampler`` under torchrun, else a plain random/sequential sampler (remember
+    ``sampler.set_epoch(epoch)`` each epoch when it has one)."""
+    from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+
+    if is_distributed():
+        return DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
+    if shuffle:
+        return RandomSampler(dataset, generator=torch.Generator().manual_seed(seed))
+    return SequentialSampler(dataset)
+
+
+def all_reduce_mean(t: torch.Tensor) -> torch.Tensor:
+    """In-place mean of ``t`` over all ranks (identity in a single process)."""
+    if is_distributed():
+        dist.all_reduce(t, op=dist.ReduceOp.SUM)
+        t /= dist.get_world_size()
+    return t
+
+
+def broadcast_(t: torch.Tensor, src: int = 0) -> torch.Tensor:
+    """In-place broadcast of ``t`` from rank ``src`` (identity in a single process)."""
+    if is_distributed():
+        dist.broadcast(t, src=src)
+    return t
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_torchrun(script_args: list[str], nproc: int = 2, timeout: float = 300, env: dict | None = None,
+                 cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """Launch ``torchrun --standalone``-style on loopback with ``nproc`` CPU processes (gloo) and wait.
+
+    ``script_args`` is what follows torchrun's options: a script path or ``-m module`` and its arguments.
+    Raises ``RuntimeError`` with both outputs when a rank fails.
+    """
+    port = free_port()
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}", "--nnodes=1",
+           "--master_addr=127.0.0.1", f"--master_port={port}", *script_args]
+    e = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": "", **(env or {})}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e, cwd=cwd)
+    if proc.returncode != 0:
+        raise RuntimeError(f"torchrun failed (exit {proc.returncode}):\nSTDOUT:\n{proc.stdout[-4000:]}\n"
+                           f"STDERR:\n{proc.stderr[-4000:]}")
+    return proc

@@ -1,0 +1,52 @@
+"""The umbrella command ``iclr24``: ``iclr24 list`` and ``iclr24 reproduce [NAMES...]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .cli import App, UsageError, arg, exit_code, resolve_device
+from .report import discover_papers, load_paper, run_papers
+
+app = App("iclr24", "ICLR 2024 papers as installable packages: list them, and reproduce their claims.")
+
+
+@app.command("list", "List the installed paper packages and their one-line claims.", common=False)
+def _list(args: argparse.Namespace) -> int:
+    eps = discover_papers()
+    if not eps:
+        print("no paper packages installed (entry-point group 'iclr24.papers' is empty)")
+        return 0
+    for name, ep in eps.items():
+        try:
+            p = load_paper(ep)
+            print(f"{name:<18} {p.title}\n{'':<18} {p.summary}")
+        except Exception as e:  # noqa: BLE001
+            print(f"{name:<18} (cannot load: {type(e).__name__}: {e})")
+    return 0
+
+
+@app.command("reproduce", "Run the claim checks of the named (default: all installed) paper packages; writes "
+             "REPORT.md, claims.json and plots into --out.",
+             arg("names", nargs="*", metavar="NAME", help="paper packages to run (default: all installed)"),
+             arg("--strict", action="store_true", help="exit 1 when a claim does not hold"))
+def _reproduce(args: argparse.Namespace) -> int:
+    eps = discover_papers()
+    names = list(args.names) or list(eps)
+    unknown = [n for n in names if n not in eps]
+    if unknown:
+        known = ", ".join(eps) or "none installed"
+        raise UsageError(f"unknown paper package(s): {', '.join(unknown)} (installed: {known})")
+    device = resolve_device(args.device)
+    res = run_papers({n: eps[n] for n in dict.fromkeys(names)}, mode=args.mode, seed=args.seed, out=args.out,
+                     device=device, show_progress=not args.quiet)
+    return exit_code(res, strict=args.strict, out=args.out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return app.main(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
