@@ -151,7 +151,7 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     assert claims and all(isinstance(c, Claim) for c in claims)
     assert all(c.paper == "{name}" for c in claims)
 ''',
-        "tests/test_cli.py": f'''import pytest
+        "tests/test_cli.py": f"""import pytest
 
 from {pkg}.cli import main
 
@@ -167,18 +167,22 @@ def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
-''',
+""",
     }
 
 
-def add_to_root(name: str) -> None:
-    pp = ROOT / "pyproject.toml"
+def add_to_root(name: str, root: Path = ROOT) -> None:
+    pp = root / "pyproject.toml"
     text = pp.read_text()
     dist = f"iclr24-{name}"
     if f'"{dist}"' in text or f'"{dist}[' in text:
         return
-    text = re.sub(r"(\[project\][^\[]*?dependencies = \[\n)((?:    .*\n)*?)(\])",
-                  lambda m: m.group(1) + m.group(2) + f'    "{dist}",\n' + m.group(3), text, count=1)
+    text = re.sub(
+        r"(\[project\][^\[]*?dependencies = \[\n)((?:    .*\n)*?)(\])",
+        lambda m: m.group(1) + m.group(2) + f'    "{dist}",\n' + m.group(3),
+        text,
+        count=1,
+    )
     text = text.replace("[tool.uv.sources]\n", f"[tool.uv.sources]\n{dist} = {{ workspace = true }}\n", 1)
     pp.write_text(text)
 
@@ -190,22 +194,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summary", required=True, help="one line: what the package checks/offers")
     ap.add_argument("--dep", action="append", default=[], help="a dependency (repeatable)")
     ap.add_argument("--no-lock", action="store_true", help="skip `uv lock`")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the workspace root")
     a = ap.parse_args(argv)
     if not NAME_RE.match(a.name):
         ap.error(f"name must be lower-case letters/digits with single dashes, got {a.name!r}")
     snake = a.name.replace("-", "_")
-    base = ROOT / "packages" / a.name
+    root = a.root.resolve()
+    base = root / "packages" / a.name
     for rel, content in files(a.name, snake, a.title, a.summary, a.dep).items():
         p = base / rel
         if p.exists():
-            print(f"keep   {p.relative_to(ROOT)} (exists)")
+            print(f"keep   {p.relative_to(root)} (exists)")
             continue
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(content)
-        print(f"create {p.relative_to(ROOT)}")
-    add_to_root(a.name)
+        print(f"create {p.relative_to(root)}")
+    add_to_root(a.name, root)
     if not a.no_lock:
-        subprocess.run(["uv", "lock"], cwd=ROOT, check=True)
+        subprocess.run(["uv", "lock"], cwd=root, check=True)
     return 0
 
 

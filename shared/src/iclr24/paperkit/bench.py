@@ -66,9 +66,17 @@ def _peak_cuda_mem(fn: Callable[[], Any]) -> int | None:
     return int(torch.cuda.max_memory_allocated())
 
 
-def benchmark(fn: Callable[[], Any], *, baseline: Callable[[], Any] | None = None, repeats: int = 7,
-              warmup: int = 2, name: str = "ours", baseline_name: str = "baseline", memory: bool = False,
-              sync: Callable[[], None] | None = None) -> BenchResult:
+def benchmark(
+    fn: Callable[[], Any],
+    *,
+    baseline: Callable[[], Any] | None = None,
+    repeats: int = 7,
+    warmup: int = 2,
+    name: str = "ours",
+    baseline_name: str = "baseline",
+    memory: bool = False,
+    sync: Callable[[], None] | None = None,
+) -> BenchResult:
     """Time ``fn`` (and ``baseline``) ``repeats`` times each, interleaved (ours, baseline, ours, ...), after
     ``warmup`` untimed calls of each. Reports medians and the speedup baseline/ours. ``memory=True`` also records
     peak memory (CUDA when available, else Python allocations traced by tracemalloc; torch CPU tensors are not
@@ -103,11 +111,14 @@ def benchmark(fn: Callable[[], Any], *, baseline: Callable[[], Any] | None = Non
         if baseline is not None:
             bpeak = _peak_cuda_mem(baseline) or _peak_python_mem(baseline)
     return BenchResult(
-        name=name, median_s=statistics.median(ours_t), times_s=ours_t,
+        name=name,
+        median_s=statistics.median(ours_t),
+        times_s=ours_t,
         baseline_name=baseline_name if baseline is not None else None,
         baseline_median_s=statistics.median(base_t) if baseline is not None else None,
         baseline_times_s=base_t if baseline is not None else None,
-        peak_mem_bytes=peak, baseline_peak_mem_bytes=bpeak,
+        peak_mem_bytes=peak,
+        baseline_peak_mem_bytes=bpeak,
     )
 
 

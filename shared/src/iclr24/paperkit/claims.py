@@ -32,10 +32,21 @@ __all__ = [
 
 MODES = ("smoke", "quick", "full")
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.Pow: operator.pow}
-_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-           ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+_CMPOPS = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
 _FUNCS = {"abs": abs, "min": min, "max": max, "sqrt": math.sqrt, "log": math.log, "exp": math.exp}
 
 
@@ -52,8 +63,10 @@ def evaluate_rule(rule: str, variables: Mapping[str, float | None]) -> bool:
     def ev(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(
-            node.value, bool
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, int | float)
+            and not isinstance(node.value, bool)
         ):
             return node.value
         if isinstance(node, ast.Name):
@@ -82,8 +95,12 @@ def evaluate_rule(rule: str, variables: Mapping[str, float | None]) -> bool:
                     return False
                 left = right
             return True
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS
-                and not node.keywords):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS
+            and not node.keywords
+        ):
             return _FUNCS[node.func.id](*[ev(a) for a in node.args])
         raise ValueError(f"rule {rule!r}: {ast.dump(node)[:60]} is not allowed in a rule")
 
@@ -102,8 +119,10 @@ def _finite(name: str, value: Any, allow_none: bool) -> float | None:
     except (TypeError, ValueError):
         raise ValueError(f"Claim.{name} must be a number, got {type(value).__name__} {value!r}") from None
     if not math.isfinite(f):
-        raise ValueError(f"Claim.{name} must be finite, got {f!r} (a NaN/inf result is a failure to report, "
-                         "not a number to store)")
+        raise ValueError(
+            f"Claim.{name} must be finite, got {f!r} (a NaN/inf result is a failure to report, "
+            "not a number to store)"
+        )
     return f
 
 
@@ -179,12 +198,24 @@ class Claim:
         """Rebuild a claim; ``holds`` is recomputed and must agree with the stored value."""
         details = dict(d.get("details", {}))
         variables = details.pop("rule_variables", {})
-        c = cls(paper=d["paper"], claim=d["claim"], metric=d["metric"], ours=d["ours"],
-                baseline_name=d["baseline_name"], baseline=d.get("baseline"), rule=d["rule"],
-                paper_value=d.get("paper_value"), seconds=d.get("seconds", 0.0), details=details,
-                artifacts=list(d.get("artifacts", [])), variables=variables)
+        c = cls(
+            paper=d["paper"],
+            claim=d["claim"],
+            metric=d["metric"],
+            ours=d["ours"],
+            baseline_name=d["baseline_name"],
+            baseline=d.get("baseline"),
+            rule=d["rule"],
+            paper_value=d.get("paper_value"),
+            seconds=d.get("seconds", 0.0),
+            details=details,
+            artifacts=list(d.get("artifacts", [])),
+            variables=variables,
+        )
         if "holds" in d and bool(d["holds"]) != c.holds:
-            raise ValueError(f"stored holds={d['holds']} disagrees with its rule {c.rule!r} (recomputed {c.holds})")
+            raise ValueError(
+                f"stored holds={d['holds']} disagrees with its rule {c.rule!r} (recomputed {c.holds})"
+            )
         return c
 
 
@@ -260,9 +291,20 @@ def claims_to_markdown(claims: list[Claim]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for c in claims:
-        base = f"{_fmt(c.baseline)} ({c.baseline_name})" if c.baseline is not None else f"- ({c.baseline_name})"
-        cells = [c.paper, c.claim, c.metric, _fmt(c.ours), base, _fmt(c.paper_value), f"`{c.rule}`",
-                 "yes" if c.holds else "**no**", f"{c.seconds:.1f}"]
+        base = (
+            f"{_fmt(c.baseline)} ({c.baseline_name})" if c.baseline is not None else f"- ({c.baseline_name})"
+        )
+        cells = [
+            c.paper,
+            c.claim,
+            c.metric,
+            _fmt(c.ours),
+            base,
+            _fmt(c.paper_value),
+            f"`{c.rule}`",
+            "yes" if c.holds else "**no**",
+            f"{c.seconds:.1f}",
+        ]
         lines.append("| " + " | ".join(s.replace("|", "\\|").replace("\n", " ") for s in cells) + " |")
     return "\n".join(lines) + "\n"
 

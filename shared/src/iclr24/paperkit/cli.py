@@ -24,8 +24,17 @@ from typing import Any
 from .claims import MODES
 from .progress import set_quiet
 
-__all__ = ["App", "UsageError", "arg", "add_common_flags", "resolve_device", "positive_int", "probability",
-           "nonneg_float", "positive_float"]
+__all__ = [
+    "App",
+    "UsageError",
+    "arg",
+    "add_common_flags",
+    "resolve_device",
+    "positive_int",
+    "probability",
+    "nonneg_float",
+    "positive_float",
+]
 
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError)
 
@@ -39,7 +48,9 @@ def arg(*flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     return flags, kwargs
 
 
-def _typed(name: str, conv: Callable[[str], Any], ok: Callable[[Any], bool], what: str) -> Callable[[str], Any]:
+def _typed(
+    name: str, conv: Callable[[str], Any], ok: Callable[[Any], bool], what: str
+) -> Callable[[str], Any]:
     def parse(s: str) -> Any:
         try:
             v = conv(s)
@@ -77,12 +88,21 @@ def add_common_flags(p: argparse.ArgumentParser, default_out: str = "results") -
     """``--out DIR``, ``--seed``, ``--smoke/--quick/--full``, ``--device``, ``--quiet``."""
     g = p.add_argument_group("common options")
     g.add_argument("--out", type=Path, default=Path(default_out), help="output folder")
-    g.add_argument("--seed", type=_typed("seed", int, lambda v: 0 <= v < 2**32, "a seed in [0, 2**32)"),
-                   default=0, help="random seed")
+    g.add_argument(
+        "--seed",
+        type=_typed("seed", int, lambda v: 0 <= v < 2**32, "a seed in [0, 2**32)"),
+        default=0,
+        help="random seed",
+    )
     m = g.add_mutually_exclusive_group()
     for mode in MODES:
-        m.add_argument(f"--{mode}", dest="mode", action="store_const", const=mode,
-                       help=f"{mode} size ({'seconds, for tests' if mode == 'smoke' else 'about a minute' if mode == 'quick' else 'CPU-scale reproduction, up to ~10 min'})")
+        m.add_argument(
+            f"--{mode}",
+            dest="mode",
+            action="store_const",
+            const=mode,
+            help=f"{mode} size ({'seconds, for tests' if mode == 'smoke' else 'about a minute' if mode == 'quick' else 'CPU-scale reproduction, up to ~10 min'})",
+        )
     g.add_argument("--device", default="cpu", help="cpu, cuda[:N] or auto")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(mode="quick")
@@ -93,21 +113,29 @@ class App:
 
     def __init__(self, prog: str, description: str, version: str | None = None) -> None:
         self.prog = prog
-        self.parser = argparse.ArgumentParser(prog=prog, description=description,
-                                              formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        self.parser = argparse.ArgumentParser(
+            prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        )
         if version:
             self.parser.add_argument("--version", action="version", version=f"%(prog)s {version}")
         self.sub = self.parser.add_subparsers(dest="command", metavar="COMMAND")
         self.sub.required = True
 
-    def command(self, name: str, help: str, *args: tuple[tuple[str, ...], dict[str, Any]],
-                common: bool = True, default_out: str = "results") -> Callable:
+    def command(
+        self,
+        name: str,
+        help: str,
+        *args: tuple[tuple[str, ...], dict[str, Any]],
+        common: bool = True,
+        default_out: str = "results",
+    ) -> Callable:
         """Register a subcommand; ``args`` are :func:`arg` specs. The function takes the parsed namespace and
         returns an exit code (or None for 0)."""
 
         def deco(fn: Callable[[argparse.Namespace], int | None]) -> Callable:
-            p = self.sub.add_parser(name, help=help, description=help,
-                                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+            p = self.sub.add_parser(
+                name, help=help, description=help, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+            )
             for flags, kw in args:
                 p.add_argument(*flags, **kw)
             if common:
@@ -120,14 +148,23 @@ class App:
     def add_reproduce(self, get_paper: Callable[[], Any]) -> None:
         """The standard ``reproduce`` subcommand: run this package's claim checks, write REPORT.md/claims.json."""
 
-        @self.command("reproduce", "Run this paper's claim checks and write REPORT.md and claims.json to --out.",
-                      arg("--strict", action="store_true", help="exit 1 when a claim does not hold"))
+        @self.command(
+            "reproduce",
+            "Run this paper's claim checks and write REPORT.md and claims.json to --out.",
+            arg("--strict", action="store_true", help="exit 1 when a claim does not hold"),
+        )
         def _reproduce(args: argparse.Namespace) -> int:
             from .report import run_papers
 
             paper = get_paper()
-            res = run_papers({paper.name: paper}, mode=args.mode, seed=args.seed, out=args.out,
-                             device=resolve_device(args.device), show_progress=not args.quiet)
+            res = run_papers(
+                {paper.name: paper},
+                mode=args.mode,
+                seed=args.seed,
+                out=args.out,
+                device=resolve_device(args.device),
+                show_progress=not args.quiet,
+            )
             return exit_code(res, strict=args.strict, out=args.out)
 
     def main(self, argv: Sequence[str] | None = None) -> int:

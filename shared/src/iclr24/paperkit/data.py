@@ -9,11 +9,29 @@ __all__ = ["digits_tensors", "train_test_split_tensors", "sample_image", "SAMPLE
 
 # scikit-image sample images that ship inside the wheel (others in skimage.data are fetched on demand and fail
 # offline). Licences per skimage's docstrings: public domain / CC0 unless noted.
-SAMPLE_IMAGES = ("camera", "astronaut", "coffee", "chelsea", "rocket", "moon", "page", "coins", "horse",
-                 "text", "brick", "grass", "gravel", "hubble_deep_field", "retina", "immunohistochemistry")
+SAMPLE_IMAGES = (
+    "camera",
+    "astronaut",
+    "coffee",
+    "chelsea",
+    "rocket",
+    "moon",
+    "page",
+    "coins",
+    "horse",
+    "text",
+    "brick",
+    "grass",
+    "gravel",
+    "hubble_deep_field",
+    "retina",
+    "immunohistochemistry",
+)
 
 
-def digits_tensors(flatten: bool = False, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def digits_tensors(
+    flatten: bool = False, dtype: torch.dtype = torch.float32
+) -> tuple[torch.Tensor, torch.Tensor]:
     """scikit-learn's digits (UCI optical recognition of handwritten digits; BSD-3 via scikit-learn):
     1797 images 8x8 in [0, 1] as ``(N, 1, 8, 8)`` (or ``(N, 64)`` with ``flatten``), labels ``(N,)`` int64."""
     from sklearn.datasets import load_digits
@@ -38,7 +56,9 @@ def train_test_split_tensors(x: torch.Tensor, y: torch.Tensor, test_fraction: fl
     return x[tr], y[tr], x[te], y[te]
 
 
-def sample_image(name: str = "camera", size: int | tuple[int, int] | None = None, gray: bool = False) -> np.ndarray:
+def sample_image(
+    name: str = "camera", size: int | tuple[int, int] | None = None, gray: bool = False
+) -> np.ndarray:
     """A scikit-image sample image as float32 in [0, 1], ``(H, W)`` or ``(H, W, 3)``; optional resize and grey.
 
     Licences: see ``skimage.data.<name>.__doc__`` (camera, astronaut, coffee, chelsea, ... are public domain or

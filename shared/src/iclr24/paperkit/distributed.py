@@ -16,8 +16,19 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-__all__ = ["DistInfo", "init_distributed", "cleanup_distributed", "is_distributed", "is_main_process",
-           "wrap_ddp", "distributed_sampler", "all_reduce_mean", "broadcast_", "free_port", "run_torchrun"]
+__all__ = [
+    "DistInfo",
+    "init_distributed",
+    "cleanup_distributed",
+    "is_distributed",
+    "is_main_process",
+    "wrap_ddp",
+    "distributed_sampler",
+    "all_reduce_mean",
+    "broadcast_",
+    "free_port",
+    "run_torchrun",
+]
 
 
 @dataclass(frozen=True)
@@ -112,19 +123,34 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_torchrun(script_args: list[str], nproc: int = 2, timeout: float = 300, env: dict | None = None,
-                 cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+def run_torchrun(
+    script_args: list[str],
+    nproc: int = 2,
+    timeout: float = 300,
+    env: dict | None = None,
+    cwd: str | Path | None = None,
+) -> subprocess.CompletedProcess:
     """Launch ``torchrun --standalone``-style on loopback with ``nproc`` CPU processes (gloo) and wait.
 
     ``script_args`` is what follows torchrun's options: a script path or ``-m module`` and its arguments.
     Raises ``RuntimeError`` with both outputs when a rank fails.
     """
     port = free_port()
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={nproc}", "--nnodes=1",
-           "--master_addr=127.0.0.1", f"--master_port={port}", *script_args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc_per_node={nproc}",
+        "--nnodes=1",
+        "--master_addr=127.0.0.1",
+        f"--master_port={port}",
+        *script_args,
+    ]
     e = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": "", **(env or {})}
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e, cwd=cwd)
     if proc.returncode != 0:
-        raise RuntimeError(f"torchrun failed (exit {proc.returncode}):\nSTDOUT:\n{proc.stdout[-4000:]}\n"
-                           f"STDERR:\n{proc.stderr[-4000:]}")
+        raise RuntimeError(
+            f"torchrun failed (exit {proc.returncode}):\nSTDOUT:\n{proc.stdout[-4000:]}\n"
+            f"STDERR:\n{proc.stderr[-4000:]}"
+        )
     return proc

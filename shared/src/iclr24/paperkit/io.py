@@ -8,7 +8,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "atomic_torch_save", "ensure_out_dir"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_write_json",
+    "atomic_torch_save",
+    "ensure_out_dir",
+]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:

@@ -33,8 +33,14 @@ def _auto_disabled() -> bool:
     return not (hasattr(stream, "isatty") and stream.isatty())
 
 
-def progress(iterable: Iterable | None = None, *, total: int | None = None, desc: str | None = None,
-             disable: bool | None = None, **kwargs: Any) -> tqdm:
+def progress(
+    iterable: Iterable | None = None,
+    *,
+    total: int | None = None,
+    desc: str | None = None,
+    disable: bool | None = None,
+    **kwargs: Any,
+) -> tqdm:
     """A tqdm bar; disabled when quiet, under CI, or when stderr is not a terminal (unless ``disable=False``)."""
     if disable is None:
         disable = _auto_disabled()

@@ -53,8 +53,16 @@ def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]
     return jpath, mpath
 
 
-def run_papers(papers: dict[str, Paper | Any], *, mode: str = "quick", seed: int = 0, out: str | Path = "results",
-               device: str = "cpu", show_progress: bool = True, log=print) -> list[dict]:
+def run_papers(
+    papers: dict[str, Paper | Any],
+    *,
+    mode: str = "quick",
+    seed: int = 0,
+    out: str | Path = "results",
+    device: str = "cpu",
+    show_progress: bool = True,
+    log=print,
+) -> list[dict]:
     """Run each paper's claim checks in turn. A paper that raises is recorded as failed and the rest go on.
 
     ``papers`` maps name -> ``Paper`` or an entry point that loads one. Returns the per-paper result records
@@ -68,19 +76,31 @@ def run_papers(papers: dict[str, Paper | Any], *, mode: str = "quick", seed: int
         try:
             if not isinstance(paper, Paper):
                 paper = load_paper(paper)
-            cfg = RunConfig(mode=mode, seed=seed, out=out / name, device=device, progress=show_progress,
-                            root=out)
+            cfg = RunConfig(
+                mode=mode, seed=seed, out=out / name, device=device, progress=show_progress, root=out
+            )
             ensure_out_dir(cfg.out)
             seed_everything(seed)
             claims = paper.check(cfg)
-            rec = {"name": name, "status": "ok", "error": None, "seconds": time.perf_counter() - t0,
-                   "claims": [c.to_dict() for c in claims]}
+            rec = {
+                "name": name,
+                "status": "ok",
+                "error": None,
+                "seconds": time.perf_counter() - t0,
+                "claims": [c.to_dict() for c in claims],
+            }
             verdict = ", ".join(f"{'holds' if c.holds else 'does NOT hold'}" for c in claims) or "no claims"
             log(f"[{name}] done in {rec['seconds']:.1f} s: {verdict}")
         except Exception as e:  # noqa: BLE001 - one package failing must not stop the others
             tb = traceback.format_exc(limit=8)
-            rec = {"name": name, "status": "failed", "error": f"{type(e).__name__}: {e}",
-                   "seconds": time.perf_counter() - t0, "claims": [], "traceback": tb}
+            rec = {
+                "name": name,
+                "status": "failed",
+                "error": f"{type(e).__name__}: {e}",
+                "seconds": time.perf_counter() - t0,
+                "claims": [],
+                "traceback": tb,
+            }
             log(f"[{name}] FAILED after {rec['seconds']:.1f} s: {type(e).__name__}: {e}")
         results.append(rec)
         write_report(out, mode, results)  # keep the report current after every paper

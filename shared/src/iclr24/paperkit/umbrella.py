@@ -27,10 +27,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-@app.command("reproduce", "Run the claim checks of the named (default: all installed) paper packages; writes "
-             "REPORT.md, claims.json and plots into --out.",
-             arg("names", nargs="*", metavar="NAME", help="paper packages to run (default: all installed)"),
-             arg("--strict", action="store_true", help="exit 1 when a claim does not hold"))
+@app.command(
+    "reproduce",
+    "Run the claim checks of the named (default: all installed) paper packages; writes "
+    "REPORT.md, claims.json and plots into --out.",
+    arg("names", nargs="*", metavar="NAME", help="paper packages to run (default: all installed)"),
+    arg("--strict", action="store_true", help="exit 1 when a claim does not hold"),
+)
 def _reproduce(args: argparse.Namespace) -> int:
     eps = discover_papers()
     names = list(args.names) or list(eps)
@@ -39,8 +42,14 @@ def _reproduce(args: argparse.Namespace) -> int:
         known = ", ".join(eps) or "none installed"
         raise UsageError(f"unknown paper package(s): {', '.join(unknown)} (installed: {known})")
     device = resolve_device(args.device)
-    res = run_papers({n: eps[n] for n in dict.fromkeys(names)}, mode=args.mode, seed=args.seed, out=args.out,
-                     device=device, show_progress=not args.quiet)
+    res = run_papers(
+        {n: eps[n] for n in dict.fromkeys(names)},
+        mode=args.mode,
+        seed=args.seed,
+        out=args.out,
+        device=device,
+        show_progress=not args.quiet,
+    )
     return exit_code(res, strict=args.strict, out=args.out)
 
 

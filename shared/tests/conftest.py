@@ -1,0 +1,45 @@
+import sys
+import textwrap
+
+import pytest
+
+FAKE_MODULE = """
+from iclr24.paperkit import Claim, Paper
+
+
+def _ok(cfg):
+    plot = cfg.out / "plot.txt"
+    plot.write_text("a plot")
+    return [Claim(paper="fake-ok", claim="ok beats base", metric="score, higher is better",
+                  ours=2.0, baseline_name="base", baseline=1.0, rule="ours > baseline",
+                  details={"mode": cfg.mode, "seed": cfg.seed}, artifacts=[cfg.artifact(plot)]),
+            Claim(paper="fake-ok", claim="a claim that fails", metric="x", ours=1.0,
+                  baseline_name="base", baseline=2.0, rule="ours > baseline")]
+
+
+def _crash(cfg):
+    raise RuntimeError("boom in fake-crash")
+
+
+OK = Paper(name="fake-ok", title="A fake paper", summary="fake one-line claim", run=_ok)
+CRASH = Paper(name="fake-crash", title="A crashing paper", summary="crashes", run=_crash)
+NOT_A_PAPER = 42
+"""
+
+
+@pytest.fixture
+def fake_papers(tmp_path, monkeypatch):
+    """Register fake paper packages through a real entry-point (a dist-info folder on sys.path)."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "iclr24_fake_papers.py").write_text(textwrap.dedent(FAKE_MODULE))
+    di = root / "iclr24_fake_papers-0.0.1.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-fake-papers\nVersion: 0.0.1\n")
+    (di / "entry_points.txt").write_text(
+        "[iclr24.papers]\nfake-ok = iclr24_fake_papers:OK\nfake-crash = iclr24_fake_papers:CRASH\n"
+        "fake-bad = iclr24_fake_papers:NOT_A_PAPER\n"
+    )
+    monkeypatch.syspath_prepend(str(root))
+    yield root
+    sys.modules.pop("iclr24_fake_papers", None)

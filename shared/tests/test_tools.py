@@ -1,0 +1,84 @@
+"""The maintainer tools: the package scaffold and the README table."""
+
+import ast
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_new_package_scaffolds_the_conventional_layout(tmp_path):
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "packages").mkdir()
+    cmd = [
+        sys.executable,
+        str(ROOT / "tools" / "new_package.py"),
+        "demo-paper",
+        "--title",
+        "A Demo",
+        "--summary",
+        "demo claim",
+        "--dep",
+        "numpy",
+        "--no-lock",
+        "--root",
+        str(tmp_path),
+    ]
+    subprocess.run(cmd, check=True, capture_output=True)
+    pkg = tmp_path / "packages" / "demo-paper"
+    meta = tomllib.loads((pkg / "pyproject.toml").read_text())
+    assert meta["project"]["name"] == "iclr24-demo-paper"
+    assert meta["project"]["scripts"] == {"demo-paper": "iclr24.demo_paper.cli:main"}
+    assert meta["project"]["entry-points"]["iclr24.papers"] == {
+        "demo-paper": "iclr24.demo_paper.reproduce:PAPER"
+    }
+    assert "numpy" in meta["project"]["dependencies"]
+    src = pkg / "src" / "iclr24"
+    assert not (src / "__init__.py").exists()  # PEP 420 namespace shared by all members
+    for f in ("__init__.py", "cli.py", "reproduce.py", "bench.py", "data.py"):
+        ast.parse((src / "demo_paper" / f).read_text())
+    for f in ("tests/test_reproduce.py", "tests/test_cli.py", "README.md"):
+        assert (pkg / f).exists()
+    readme = (pkg / "README.md").read_text()
+    for section in ("## Install", "## Python quickstart", "## CLI", "## Reproduction", "## Citation"):
+        assert section in readme
+    root = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    assert "iclr24-demo-paper" in root["project"]["dependencies"]
+    assert root["tool"]["uv"]["sources"]["iclr24-demo-paper"] == {"workspace": True}
+    # running it again keeps existing files and does not duplicate the root entries
+    (src / "demo_paper" / "data.py").write_text("# edited\n")
+    subprocess.run(cmd, check=True, capture_output=True)
+    assert (src / "demo_paper" / "data.py").read_text() == "# edited\n"
+    assert (tmp_path / "pyproject.toml").read_text().count('"iclr24-demo-paper"') == 1
+    bad = subprocess.run([*cmd[:2], "Bad_Name", *cmd[3:]], capture_output=True, text=True)
+    assert bad.returncode == 2 and "lower-case" in bad.stderr
+
+
+def test_root_workspace_depends_on_every_member():
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    deps = " ".join(root["project"]["dependencies"])
+    for pkg in (ROOT / "packages").iterdir():
+        if (pkg / "pyproject.toml").exists():
+            name = tomllib.loads((pkg / "pyproject.toml").read_text())["project"]["name"]
+            assert name in deps, f"root pyproject does not depend on {name}"
+            assert root["tool"]["uv"]["sources"][name] == {"workspace": True}
+
+
+def test_readme_table_is_current():
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "refresh_readme.py"), "--check"], capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+
+
+def test_readme_and_ci_use_the_same_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    wf = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    for cmd in ("uv run pytest", "uv run iclr24 reproduce"):
+        assert cmd in readme
+    for text in (ci, wf):
+        assert "uv sync --locked" in text and "uv run pytest" in text

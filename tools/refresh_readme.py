@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Refresh the table of papers in the root README from the packages on disk.
+
+``python tools/refresh_readme.py`` rewrites the block between the ``papers`` markers; ``--check`` exits 1 when
+the README is stale (a test runs it). Title and one-line claim come from each package's ``reproduce.py``
+(``Paper(title=..., summary=...)``); papers without a package yet are listed as planned.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+START, END = "<!-- papers:start -->", "<!-- papers:end -->"
+
+# The nineteen papers of the project, in the order of PAPERS.md: package -> title (for those not yet built).
+PAPERS = {
+    "srigl": "Dynamic Sparse Training with Structured Sparsity",
+    "rdmc": "Reverse Diffusion Monte Carlo",
+    "lpn": "What's in a Prior? Learned Proximal Networks for Inverse Problems",
+    "asmr": "ASMR: Activation-Sharing Multi-Resolution Coordinate Networks",
+    "maxent-moco": "Maximum Entropy Model Correction in Reinforcement Learning",
+    "drum-rules": "Faithful Rule Extraction for Differentiable Rule Learning Models",
+    "persona-bias": "Bias Runs Deep: Implicit Reasoning Biases in Persona-Assigned LLMs",
+    "fastervit": "FasterViT: Fast Vision Transformers with Hierarchical Attention",
+    "sfda2": "SF(DA)^2: Source-free Domain Adaptation Through the Lens of Data Augmentation",
+    "rlcf": "Test-Time Adaptation with CLIP Reward for Zero-Shot Generalization in Vision-Language Models",
+    "aemc-ne": "Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering",
+    "lace": "Towards Aligned Layout Generation via Diffusion Model with Aesthetic Constraints",
+    "opposing-signals": "Outliers with Opposing Signals Have an Outsized Effect on Neural Network Optimization",
+    "ncde-bounds": "On the Generalization and Approximation Capacities of Neural Controlled Differential Equations",
+    "fif": "Lifting Architectural Constraints of Injective Flows",
+    "task-geometry": "Task structure and nonlinearity jointly determine learned representational geometry",
+    "cmvae": "Deep Generative Clustering with Multimodal Diffusion Variational Autoencoders",
+    "sufo": "Interpreting fine-tuned transformer feature spaces with SUFO",
+    "tab-snn": "TAB: Temporal Accumulated Batch Normalization in Spiking Neural Networks",
+}
+
+
+def paper_record(pkg_dir: Path) -> dict[str, str] | None:
+    """Read ``title``/``summary`` from the ``Paper(...)`` call in the package's reproduce.py, without importing."""
+    snake = pkg_dir.name.replace("-", "_")
+    src = pkg_dir / "src" / "iclr24" / snake / "reproduce.py"
+    if not src.exists():
+        return None
+    for node in ast.walk(ast.parse(src.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Paper":
+            kw = {k.arg: k.value for k in node.keywords}
+            try:
+                return {k: ast.literal_eval(kw[k]) for k in ("title", "summary") if k in kw}
+            except ValueError:
+                return None
+    return None
+
+
+def table() -> str:
+    lines = ["| package | paper (ICLR 2024) | one-line claim | status |", "|---|---|---|---|"]
+    pkgs = ROOT / "packages"
+    names = list(PAPERS) + sorted(p.name for p in pkgs.iterdir() if p.is_dir() and p.name not in PAPERS)
+    for name in names:
+        d = pkgs / name
+        rec = paper_record(d) if d.is_dir() else None
+        if rec:
+            link = f"[`{name}`](packages/{name})"
+            lines.append(
+                f"| {link} | {rec.get('title', PAPERS.get(name, ''))} | {rec.get('summary', '')} | package |"
+            )
+        else:
+            lines.append(f"| `{name}` | {PAPERS.get(name, '')} | | planned |")
+    return "\n".join(lines)
+
+
+def refreshed(text: str) -> str:
+    if START not in text or END not in text:
+        raise SystemExit(f"README.md lacks the markers {START} ... {END}")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{START}\n{table()}\n{END}{tail}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--check", action="store_true", help="exit 1 if the README table is stale")
+    a = ap.parse_args(argv)
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    new = refreshed(text)
+    if a.check:
+        if new != text:
+            print("README.md's table of papers is stale: run python tools/refresh_readme.py", file=sys.stderr)
+            return 1
+        return 0
+    readme.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
