@@ -182,6 +182,9 @@ class App:
         except KeyboardInterrupt:
             print(f"{self.prog}: interrupted", file=sys.stderr)
             return 130
+        except BrokenPipeError:  # output piped into `head` and closed early: not an error
+            sys.stderr.close()
+            return 0
         return int(rc or 0)
 
     def __call__(self, argv: Sequence[str] | None = None) -> int:
