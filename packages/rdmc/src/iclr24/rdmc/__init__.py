@@ -1,3 +1,47 @@
-"""Reverse Diffusion Monte Carlo."""
+"""Reverse Diffusion Monte Carlo (Huang, Dong, Hao, Ma, Zhang; ICLR 2024)."""
 
-__all__: list[str] = []
+from .data import gmm2d, gmm10d, get_target, load_gaussian_mixture
+from .diffusion import (
+    exponential_integrator_step,
+    posterior_gaussian_params,
+    posterior_grad_log_prob,
+    reverse_time_grid,
+    score_from_posterior_mean,
+    tweedie_mean,
+)
+from .langevin import langevin_steps_for_budget, mala, ula
+from .metrics import mmd2, mode_tv, mode_weights, sliced_w2
+from .sampler import ESTIMATORS, SampleInfo, rdmc_sample
+from .score import METHODS, inner_step_size, posterior_mean_estimate, score_estimate
+from .targets import CountedTarget, FunctionTarget, GaussianMixture, Target
+
+__all__ = [
+    "ESTIMATORS",
+    "METHODS",
+    "CountedTarget",
+    "FunctionTarget",
+    "GaussianMixture",
+    "SampleInfo",
+    "Target",
+    "exponential_integrator_step",
+    "get_target",
+    "gmm10d",
+    "gmm2d",
+    "inner_step_size",
+    "langevin_steps_for_budget",
+    "load_gaussian_mixture",
+    "mala",
+    "mmd2",
+    "mode_tv",
+    "mode_weights",
+    "posterior_gaussian_params",
+    "posterior_grad_log_prob",
+    "posterior_mean_estimate",
+    "rdmc_sample",
+    "reverse_time_grid",
+    "score_estimate",
+    "score_from_posterior_mean",
+    "sliced_w2",
+    "tweedie_mean",
+    "ula",
+]

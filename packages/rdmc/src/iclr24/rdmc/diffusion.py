@@ -1,0 +1,83 @@
+"""The OU forward process and the pieces of the reverse SDE (pure functions, spec §2).
+
+Forward: dx_t = -x_t dt + √2 dB_t, so p_t = p* * N(e^{-t}·, (1-e^{-2t}) I).
+Reverse: dY = (Y + 2∇ln p_{T-s}(Y)) ds + √2 dB, discretised with the exponential integrator.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "posterior_gaussian_params",
+    "score_from_posterior_mean",
+    "posterior_grad_log_prob",
+    "exponential_integrator_step",
+    "tweedie_mean",
+    "reverse_time_grid",
+]
+
+
+def _check_t(t: float) -> float:
+    t = float(t)
+    if not (t > 0 and math.isfinite(t)):
+        raise ValueError(f"diffusion time t must be a finite number > 0, got {t}")
+    return t
+
+
+def posterior_gaussian_params(x: Tensor, t: float) -> tuple[Tensor, float]:
+    """The Gaussian factor of the regularised posterior q_t(x0|x) ∝ p*(x0) N(x0; e^{t}x, (e^{2t}-1) I).
+
+    Returns the mean e^{t} x ``(..., d)`` and the scalar variance e^{2t} - 1.
+    """
+    t = _check_t(t)
+    return math.exp(t) * x, math.expm1(2 * t)
+
+
+def score_from_posterior_mean(x: Tensor, t: float, m: Tensor) -> Tensor:
+    """Tweedie: ∇ln p_t(x) = -(x - e^{-t} m_t(x)) / (1 - e^{-2t}), with m_t(x) = E_{q_t(·|x)}[x0]. ``(..., d)``."""
+    t = _check_t(t)
+    return -(x - math.exp(-t) * m) / (-math.expm1(-2 * t))  # spec §2, score as a posterior mean
+
+
+def posterior_grad_log_prob(z: Tensor, x: Tensor, t: float, grad_log_prob_z: Tensor) -> Tensor:
+    """∇_{x0} ln q_t(x0|x) at x0 = z: ∇ln p*(z) - (z - e^{t}x) / (e^{2t} - 1)
+    (= -∇f*(z) + e^{-t}(x - e^{-t}z)/(1 - e^{-2t})). ``z``: ``(..., d)``, ``x`` broadcastable to it."""
+    mean, var = posterior_gaussian_params(x, t)
+    return grad_log_prob_z - (z - mean) / var
+
+
+def exponential_integrator_step(x: Tensor, score: Tensor, eta: float, noise: Tensor) -> Tensor:
+    """One exponential-integrator step of the reverse SDE with the score frozen over the step (Alg. 1):
+
+    x ← e^{η} x + 2(e^{η} - 1) v + sqrt(e^{2η} - 1) ξ.
+
+    The factor 2 matters: without it one step on N(0, 1) (score -x) gives variance 1.2214 instead of 1.0221.
+    """
+    eta = float(eta)
+    if not (eta > 0 and math.isfinite(eta)):
+        raise ValueError(f"step size eta must be a finite number > 0, got {eta}")
+    return math.exp(eta) * x + 2.0 * math.expm1(eta) * score + math.sqrt(math.expm1(2 * eta)) * noise
+
+
+def tweedie_mean(x: Tensor, t: float, score: Tensor) -> Tensor:
+    """E[x0 | x_t = x] = e^{t} x + (e^{2t} - 1) ∇ln p_t(x) (the denoised output at the last time)."""
+    t = _check_t(t)
+    return math.exp(t) * x + math.expm1(2 * t) * score
+
+
+def reverse_time_grid(T: float, K: int, delta: float | None = None) -> list[float]:
+    """The times t_k = T - kη (k = 0..K-1) at which the score is evaluated, and the step η.
+
+    Without ``delta``: η = T/K and the chain ends at t = 0 (the last score is at t = η).
+    With ``delta``: η = (T - δ)/K and the chain stops at t = δ (early stopping: the estimator's 1/(1-e^{-2t})
+    blows up as t → 0). Returns ``[t_0, ..., t_{K-1}, t_end]``.
+    """
+    if delta is None:
+        eta = T / K
+        return [T - k * eta for k in range(K)] + [0.0]
+    eta = (T - delta) / K
+    return [T - k * eta for k in range(K)] + [float(delta)]

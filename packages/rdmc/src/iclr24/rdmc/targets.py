@@ -1,0 +1,226 @@
+"""Targets p* ∝ exp(-f*): the ``Target`` protocol, an exact Gaussian mixture, and an oracle-call counter.
+
+A target is anything with batched ``log_prob(x)`` and ``grad_log_prob(x)`` for ``x`` of shape ``(..., d)``
+(returning ``(...)`` and ``(..., d)``). ``log_prob`` may be unnormalised: rdMC and the Langevin baselines only use
+differences of it. ``sample(n)`` is optional (used for reference draws in the metrics).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["Target", "GaussianMixture", "FunctionTarget", "CountedTarget", "check_target"]
+
+
+@runtime_checkable
+class Target(Protocol):
+    """What rdMC needs from a target density p* ∝ exp(-f*).
+
+    ``log_prob(x)``: ``(..., d) -> (...)``, ln p*(x) up to a constant; ``grad_log_prob(x)``: ``(..., d) -> (..., d)``,
+    ∇ln p*(x) = -∇f*(x). An optional ``dim`` attribute gives d; an optional ``sample(n, generator=None)`` draws
+    exact samples.
+    """
+
+    def log_prob(self, x: Tensor) -> Tensor: ...
+
+    def grad_log_prob(self, x: Tensor) -> Tensor: ...
+
+
+def check_target(target: object) -> None:
+    """Raise ``ValueError`` unless ``target`` has callable ``log_prob`` and ``grad_log_prob``."""
+    missing = [m for m in ("log_prob", "grad_log_prob") if not callable(getattr(target, m, None))]
+    if missing:
+        raise ValueError(
+            f"target must provide batched log_prob(x) and grad_log_prob(x) methods (the Target protocol); "
+            f"{type(target).__name__} lacks {', '.join(missing)}. Wrap plain functions with "
+            "FunctionTarget(log_prob, grad_log_prob=None, dim=d)."
+        )
+
+
+def _as_tensor(a: object, dtype: torch.dtype | None, name: str) -> Tensor:
+    if isinstance(a, Tensor):
+        t = a.detach()
+        return t.to(dtype) if dtype is not None else (t if t.is_floating_point() else t.double())
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be array-like numbers, got {type(a).__name__}") from None
+    return torch.as_tensor(arr, dtype=dtype or torch.float64)
+
+
+class GaussianMixture:
+    """p*(x) = Σ_k w_k N(x; μ_k, Σ_k), exact ``log_prob``, ``grad_log_prob``, ``sample`` and OU-diffused score.
+
+    ``means``: ``(K, d)``; ``covs``: ``(K, d, d)`` full, ``(K, d)`` diagonal, or ``(K,)`` isotropic variances;
+    ``weights``: ``(K,)``, non-negative, summing to 1. Defaults to float64 unless tensors of another float dtype
+    are given.
+    """
+
+    def __init__(self, means: object, covs: object, weights: object, *, dtype: torch.dtype | None = None) -> None:
+        mu = _as_tensor(means, dtype, "means")
+        dtype = mu.dtype
+        if mu.ndim != 2 or mu.shape[0] < 1 or mu.shape[1] < 1:
+            raise ValueError(f"means must have shape (K, d) with K, d >= 1, got {tuple(mu.shape)}")
+        k, d = mu.shape
+        cov = _as_tensor(covs, dtype, "covs")
+        if cov.shape == (k,):
+            cov = cov[:, None, None] * torch.eye(d, dtype=dtype)
+        elif cov.shape == (k, d):
+            cov = torch.diag_embed(cov)
+        if cov.shape != (k, d, d):
+            raise ValueError(
+                f"covs must have shape ({k}, {d}, {d}) (full), ({k}, {d}) (diagonal) or ({k},) (isotropic) to "
+                f"match means of shape ({k}, {d}); got {tuple(cov.shape)}"
+            )
+        w = _as_tensor(weights, dtype, "weights")
+        if w.shape != (k,):
+            raise ValueError(f"weights must have shape ({k},) to match means of shape ({k}, {d}), got {tuple(w.shape)}")
+        if not (torch.isfinite(mu).all() and torch.isfinite(cov).all() and torch.isfinite(w).all()):
+            raise ValueError("means, covs and weights must be finite")
+        if (w < 0).any():
+            raise ValueError(f"weights must be non-negative, got {w.tolist()}")
+        if abs(float(w.sum()) - 1.0) > 1e-6:
+            raise ValueError(f"weights must sum to 1, got sum {float(w.sum()):.6g}; normalise them (w / w.sum())")
+        if not torch.allclose(cov, cov.transpose(-1, -2), atol=1e-10, rtol=1e-8):
+            raise ValueError("covs must be symmetric positive definite matrices; got a non-symmetric one")
+        chol, info = torch.linalg.cholesky_ex(cov)
+        if (info != 0).any():
+            bad = torch.nonzero(info).flatten().tolist()
+            raise ValueError(f"covs must be positive definite; component(s) {bad} are not (Cholesky failed)")
+        self.means, self.covs, self.weights = mu, cov, w
+        self.dim, self.n_components = d, k
+        self._chol = chol
+        self._prec = torch.cholesky_inverse(chol)  # (K, d, d)
+        logdet = 2.0 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1)
+        logw = torch.log(w)  # -inf for a zero weight: that component never contributes
+        self._log_norm = logw - 0.5 * logdet - 0.5 * d * math.log(2 * math.pi)  # (K,)
+
+    def __repr__(self) -> str:
+        return f"GaussianMixture(K={self.n_components}, d={self.dim}, weights={[round(v, 4) for v in self.weights.tolist()]})"
+
+    def _check_x(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):
+            x = torch.as_tensor(np.asarray(x), dtype=self.means.dtype)
+        if x.shape[-1:] != (self.dim,):
+            raise ValueError(f"x must have shape (..., {self.dim}), got {tuple(x.shape)}")
+        return x
+
+    def _component_log_probs(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """ln(w_k N(x; μ_k, Σ_k)) as ``(..., K)`` and the precision-weighted residuals Σ_k^{-1}(x-μ_k) ``(..., K, d)``."""
+        mu, prec = self.means.to(x), self._prec.to(x)
+        diff = x.unsqueeze(-2) - mu  # (..., K, d)
+        pdiff = torch.einsum("kij,...kj->...ki", prec, diff)
+        quad = (diff * pdiff).sum(-1)
+        return self._log_norm.to(x) - 0.5 * quad, pdiff
+
+    def log_prob(self, x: Tensor) -> Tensor:
+        """ln p*(x) (normalised), ``(..., d) -> (...)``."""
+        lp, _ = self._component_log_probs(self._check_x(x))
+        return torch.logsumexp(lp, dim=-1)
+
+    def grad_log_prob(self, x: Tensor) -> Tensor:
+        """∇ln p*(x) = -Σ_k r_k(x) Σ_k^{-1}(x-μ_k), r = responsibilities; ``(..., d) -> (..., d)``."""
+        lp, pdiff = self._component_log_probs(self._check_x(x))
+        r = torch.softmax(lp, dim=-1)
+        return -(r.unsqueeze(-1) * pdiff).sum(-2)
+
+    def responsibilities(self, x: Tensor) -> Tensor:
+        """Posterior component probabilities ``(..., K)``."""
+        lp, _ = self._component_log_probs(self._check_x(x))
+        return torch.softmax(lp, dim=-1)
+
+    def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
+        """``n`` exact i.i.d. draws, ``(n, d)``."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"n must be a positive int, got {n!r}")
+        comp = torch.multinomial(self.weights, n, replacement=True, generator=generator)
+        eps = torch.randn(n, self.dim, generator=generator, dtype=self.means.dtype)
+        return self.means[comp] + torch.einsum("nij,nj->ni", self._chol[comp], eps)
+
+    def diffused(self, t: float) -> GaussianMixture:
+        """The law p_t of the OU process dx = -x dt + √2 dB started at p*:
+        p_t = Σ_k w_k N(e^{-t} μ_k, e^{-2t} Σ_k + (1 - e^{-2t}) I)  (exact, spec §5)."""
+        t = float(t)
+        if not t >= 0 or not math.isfinite(t):
+            raise ValueError(f"t must be a finite number >= 0, got {t}")
+        a = math.exp(-t)
+        eye = torch.eye(self.dim, dtype=self.means.dtype)
+        return GaussianMixture(a * self.means, a * a * self.covs + (1 - a * a) * eye, self.weights)
+
+    def diffused_score(self, x: Tensor, t: float) -> Tensor:
+        """Exact ∇ln p_t(x) of the OU-diffused mixture, ``(..., d) -> (..., d)``."""
+        return self.diffused(t).grad_log_prob(x)
+
+
+class FunctionTarget:
+    """Wrap plain functions as a ``Target``. Without ``grad_log_prob`` the gradient comes from autograd."""
+
+    def __init__(self, log_prob: Callable[[Tensor], Tensor], grad_log_prob: Callable[[Tensor], Tensor] | None = None,
+                 *, dim: int | None = None) -> None:
+        if not callable(log_prob) or (grad_log_prob is not None and not callable(grad_log_prob)):
+            raise ValueError("log_prob (and grad_log_prob, when given) must be callables on (..., d) tensors")
+        self._lp, self._grad, self.dim = log_prob, grad_log_prob, dim
+
+    def log_prob(self, x: Tensor) -> Tensor:
+        return self._lp(x)
+
+    def grad_log_prob(self, x: Tensor) -> Tensor:
+        if self._grad is not None:
+            return self._grad(x)
+        with torch.enable_grad():
+            xr = x.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad(self._lp(xr).sum(), xr)
+        return g.detach()
+
+
+class CountedTarget:
+    """Wrap a target and count oracle calls: one call = one point at which ∇ln p* (or ln p*) is evaluated.
+
+    Also checks every result: NaN or +inf in ``log_prob`` and non-finite gradients raise ``ValueError`` naming how
+    many points were bad (-inf log-density means zero density and is allowed).
+    """
+
+    def __init__(self, target: Target) -> None:
+        check_target(target)
+        self.target = target
+        self.dim = getattr(target, "dim", None)
+        self.grad_calls = 0
+        self.logp_calls = 0
+
+    def log_prob(self, x: Tensor) -> Tensor:
+        out = self.target.log_prob(x)
+        if not isinstance(out, Tensor) or out.shape != x.shape[:-1]:
+            got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+            raise ValueError(f"target.log_prob must map (..., d) to (...): input {tuple(x.shape)} gave {got}")
+        self.logp_calls += x[..., 0].numel()
+        bad = torch.isnan(out) | (out == math.inf)
+        if bad.any():
+            raise ValueError(
+                f"target.log_prob returned NaN/+inf at {int(bad.sum())} of {out.numel()} points (e.g. x = "
+                f"{x[bad][0].tolist()}); fix the density there (return -inf for zero density)"
+            )
+        return out
+
+    def grad_log_prob(self, x: Tensor) -> Tensor:
+        out = self.target.grad_log_prob(x)
+        if not isinstance(out, Tensor) or out.shape != x.shape:
+            got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+            raise ValueError(f"target.grad_log_prob must map (..., d) to (..., d): input {tuple(x.shape)} gave {got}")
+        self.grad_calls += x[..., 0].numel()
+        bad = ~torch.isfinite(out).all(-1)
+        if bad.any():
+            raise ValueError(
+                f"target.grad_log_prob returned NaN/inf at {int(bad.sum())} of {bad.numel()} points (e.g. x = "
+                f"{x[bad][0].tolist()}); the gradient must be finite wherever the chains can go"
+            )
+        return out
+
+    @property
+    def total_calls(self) -> int:
+        return self.grad_calls + self.logp_calls
