@@ -1,0 +1,88 @@
+"""Exact planning on a tabular model: policy evaluation, greedy policies, optimal control, and the error metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "as_policy_matrix",
+    "evaluate_policy",
+    "greedy_policy",
+    "normalized_error",
+    "policy_error",
+    "policy_kernel",
+    "q_values",
+    "solve_control",
+]
+
+
+def as_policy_matrix(policy: np.ndarray, n_states: int, n_actions: int) -> np.ndarray:
+    """A policy as (S, A) probabilities: accepts action indices (S,) or a stochastic matrix (S, A)."""
+    pi = np.asarray(policy)
+    if pi.shape == (n_states,) and np.issubdtype(pi.dtype, np.integer):
+        if (pi < 0).any() or (pi >= n_actions).any():
+            raise ValueError(f"policy actions must be in [0, {n_actions}), got range [{pi.min()}, {pi.max()}]")
+        out = np.zeros((n_states, n_actions))
+        out[np.arange(n_states), pi] = 1.0
+        return out
+    pi = pi.astype(np.float64)
+    if pi.shape != (n_states, n_actions):
+        raise ValueError(f"policy must be action indices of shape ({n_states},) or probabilities of shape "
+                         f"({n_states}, {n_actions}), got shape {pi.shape} dtype {np.asarray(policy).dtype}")
+    if (pi < 0).any() or np.abs(pi.sum(axis=1) - 1).max() > 1e-8:
+        raise ValueError("a stochastic policy must have non-negative rows summing to 1")
+    return pi
+
+
+def policy_kernel(P: np.ndarray, R: np.ndarray, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P^pi (S, S) = sum_a pi(a|s) P(s, a, .)`` and ``r^pi (S,) = sum_a pi(a|s) R(s, a)``."""
+    S, A, _ = P.shape
+    pi = as_policy_matrix(policy, S, A)
+    return np.einsum("sa,sat->st", pi, P), (pi * R).sum(axis=1)
+
+
+def evaluate_policy(P: np.ndarray, R: np.ndarray, gamma: float, policy: np.ndarray) -> np.ndarray:
+    """``V^pi = (I - gamma P^pi)^{-1} r^pi`` (S,)."""
+    Ppi, rpi = policy_kernel(P, R, policy)
+    return np.linalg.solve(np.eye(P.shape[0]) - gamma * Ppi, rpi)
+
+
+def q_values(P: np.ndarray, R: np.ndarray, gamma: float, V: np.ndarray) -> np.ndarray:
+    """``Q(s, a) = R(s, a) + gamma sum_s' P(s, a, s') V(s')`` (S, A)."""
+    return R + gamma * P @ V
+
+
+def greedy_policy(P: np.ndarray, R: np.ndarray, gamma: float, V: np.ndarray) -> np.ndarray:
+    """Greedy actions (S,) w.r.t. ``V`` in the model (P, R); ties go to the lowest action index."""
+    Q = q_values(P, R, gamma, V)
+    # ties within round-off go to the first maximiser, so that equal models give equal policies
+    return np.argmax(Q >= Q.max(axis=1, keepdims=True) - 1e-10 * (1 + np.abs(Q).max()), axis=1)
+
+
+def solve_control(P: np.ndarray, R: np.ndarray, gamma: float, max_iter: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal value and a greedy optimal policy of (P, R, gamma), by exact policy iteration: (V* (S,), pi* (S,))."""
+    S = P.shape[0]
+    pi = np.argmax(R, axis=1)
+    V = evaluate_policy(P, R, gamma, pi)
+    for _ in range(max_iter):
+        Q = q_values(P, R, gamma, V)
+        best = Q.max(axis=1)
+        improve = best > Q[np.arange(S), pi] + 1e-12 * (1 + np.abs(best).max())
+        if not improve.any():
+            break
+        pi = np.where(improve, np.argmax(Q, axis=1), pi)
+        V = evaluate_policy(P, R, gamma, pi)
+    return V, greedy_policy(P, R, gamma, V)
+
+
+def normalized_error(V: np.ndarray, V_true: np.ndarray) -> np.ndarray:
+    """``||V_k - V_true||_1 / ||V_true||_1`` for one value (S,) or a trace (K, S)."""
+    V = np.asarray(V, dtype=np.float64)
+    return np.abs(V - V_true).sum(axis=-1) / np.abs(V_true).sum()
+
+
+def policy_error(P: np.ndarray, R: np.ndarray, gamma: float, policies: np.ndarray, V_star: np.ndarray) -> np.ndarray:
+    """Normalised sub-optimality of each policy in the TRUE MDP: ``||V^{pi_k} - V*||_1 / ||V*||_1`` for (K, S) policies."""
+    pols = np.atleast_2d(policies)
+    out = np.array([normalized_error(evaluate_policy(P, R, gamma, p), V_star) for p in pols])
+    return out if np.ndim(policies) == 2 else out[0]
