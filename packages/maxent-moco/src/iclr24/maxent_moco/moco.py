@@ -221,7 +221,6 @@ def _as_rows(P_hat, Phi, Psi):
         raise ValueError(f"every row of P_hat must sum to 1 (a distribution over the {S} next states); row "
                          f"{tuple(int(i) for i in bad)} sums to {sums[bad]:.6g}. Normalise the model first.")
     P = np.clip(P, 0.0, None)
-    P = P / P.sum(axis=-1, keepdims=True)
     Phi_a = np.asarray(Phi, dtype=np.float64)
     vec = Phi_a.ndim == 1
     if vec:
@@ -318,6 +317,8 @@ def correct(
         pen = (2.0 / beta_v) * basis.penalty_weights() if math.isfinite(beta_v) else np.zeros(basis.rank)
         lam_t, iters, gmax = _newton(logp, basis.Phi_t, psi_t, pen, tol, max_iter)
     q, _ = _tilt(logp, basis.Phi_t, lam_t)
+    untouched = ~lam_t.any(axis=1)
+    q[untouched] = P[untouched]  # lam = 0 is P_hat itself, without the round-off of exp(log p)
     rng = np.maximum(Phi2.max(axis=0) - Phi2.min(axis=0), 1e-300)
     viol = np.abs(q @ Phi2 - Psi2) / np.maximum(rng, np.abs(Phi2).max(axis=0) * 1e-12 + 1e-300)
     viol = np.where(np.isfinite(viol), viol, np.inf)
