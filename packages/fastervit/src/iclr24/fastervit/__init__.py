@@ -1,3 +1,56 @@
-"""FasterViT: Fast Vision Transformers with Hierarchical Attention."""
+"""FasterViT: Fast Vision Transformers with Hierarchical Attention (Hatamizadeh et al., ICLR 2024).
 
-__all__: list[str] = []
+Importing this package registers every official variant with timm::
+
+    import timm, iclr24.fastervit
+    model = timm.create_model("faster_vit_0_224", num_classes=10)
+"""
+
+from .model import (
+    HAT,
+    ConvBlock,
+    Downsample,
+    FasterViT,
+    FasterViTLayer,
+    PatchEmbed,
+    RelativePositionBias,
+    TokenInitializer,
+    TokenPositionEmbedding,
+    WindowAttention,
+)
+from .ops import (
+    carrier_token_geometry,
+    ct_dewindow,
+    ct_window,
+    log_spaced_relative_coords,
+    relative_position_index,
+    window_partition,
+    window_reverse,
+)
+from .registry import OFFICIAL_PARAMS, VARIANTS, create_model, list_variants, load_checkpoint, read_state_dict
+
+__all__ = [
+    "HAT",
+    "OFFICIAL_PARAMS",
+    "VARIANTS",
+    "ConvBlock",
+    "Downsample",
+    "FasterViT",
+    "FasterViTLayer",
+    "PatchEmbed",
+    "RelativePositionBias",
+    "TokenInitializer",
+    "TokenPositionEmbedding",
+    "WindowAttention",
+    "carrier_token_geometry",
+    "create_model",
+    "ct_dewindow",
+    "ct_window",
+    "list_variants",
+    "load_checkpoint",
+    "log_spaced_relative_coords",
+    "read_state_dict",
+    "relative_position_index",
+    "window_partition",
+    "window_reverse",
+]

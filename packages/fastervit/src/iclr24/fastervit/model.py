@@ -1,0 +1,791 @@
+"""The FasterViT network (Hatamizadeh et al., ICLR 2024): conv stem, two conv stages, two stages of Hierarchical
+Attention (HAT) blocks, with the module and parameter names of the official release so its checkpoints load with
+``strict=True``.
+
+Written from the paper and from reading NVlabs/FasterViT; no code is copied. Differences from the official code that
+do not change the computation at its own resolutions: fused ``scaled_dot_product_attention``; position biases cached
+in inference (keyed on the versions of their MLP weights, so they never go stale); stage geometry computed from the
+input at run time, so one model runs at any input size (padding stage maps to whole windows, as the official
+``any_res`` models do); carrier tokens regrouped correctly on non-square grids.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from timm.layers import DropPath, LayerNorm2d, trunc_normal_
+from torch import nn
+
+from .ops import (
+    carrier_token_geometry,
+    centered_grid_coords,
+    ct_dewindow,
+    ct_window,
+    log_spaced_relative_coords,
+    pad_to_multiple,
+    relative_position_index,
+    window_partition,
+    window_reverse,
+)
+
+__all__ = [
+    "RelativePositionBias",
+    "TokenPositionEmbedding",
+    "Mlp",
+    "WindowAttention",
+    "HAT",
+    "TokenInitializer",
+    "ConvBlock",
+    "Downsample",
+    "PatchEmbed",
+    "FasterViTLayer",
+    "FasterViT",
+    "DERIVED_BUFFERS",
+]
+
+# Buffers that are functions of the geometry (or caches of the weights): recomputed, never learned. A checkpoint
+# may carry them at another resolution; loading keeps the model's own.
+DERIVED_BUFFERS = ("relative_coords_table", "relative_position_index", "relative_bias")
+
+
+def _pair(v: int | Sequence[int]) -> tuple[int, int]:
+    if isinstance(v, int):
+        return (v, v)
+    t = tuple(int(i) for i in v)
+    if len(t) != 2:
+        raise ValueError(f"expected an int or a pair (H, W), got {v!r}")
+    return t  # type: ignore[return-value]
+
+
+def _versions(module: nn.Module) -> tuple[int, ...]:
+    return tuple(p._version for p in module.parameters())
+
+
+class _DerivedBufferLoading(nn.Module):
+    """Loading keeps this module's own geometry buffers when a checkpoint has them at another size or lacks them."""
+
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
+        for name in DERIVED_BUFFERS:
+            key = prefix + name
+            own = self._buffers.get(name)
+            if own is None:
+                continue
+            if key not in state_dict or tuple(state_dict[key].shape) != tuple(own.shape):
+                state_dict[key] = own.detach().clone()
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+
+
+class RelativePositionBias(_DerivedBufferLoading):
+    """Swin-v2 continuous relative position bias of one attention (``PosEmbMLPSwinv2D`` in the official code).
+
+    B = 16 * sigmoid(MLP_{2->512->heads}(log-spaced offsets)) for the h x w tokens of a window, zero-padded in front
+    for the extra (carrier) tokens that precede them in the sequence: (1, heads, N, N)."""
+
+    def __init__(self, window_size: int | Sequence[int], num_heads: int, seq_length: int) -> None:
+        super().__init__()
+        self.window_size = _pair(window_size)
+        self.num_heads = num_heads
+        self.cpb_mlp = nn.Sequential(
+            nn.Linear(2, 512, bias=True), nn.ReLU(inplace=True), nn.Linear(512, num_heads, bias=False)
+        )
+        self.register_buffer(
+            "relative_coords_table", log_spaced_relative_coords(self.window_size, self.window_size)
+        )
+        self.register_buffer("relative_position_index", relative_position_index(self.window_size))
+        self.register_buffer("relative_bias", torch.zeros(1, num_heads, seq_length, seq_length))
+        self.seq_length = seq_length
+        self.deploy = False
+        self._cache: tuple | None = None
+
+    def _compute(self, n_tokens: int, grid: tuple[int, int]) -> torch.Tensor:
+        if grid == self.window_size:
+            table, index = self.relative_coords_table, self.relative_position_index
+        else:  # another grid (dynamic resolution): same MLP, offsets normalised by the built size
+            dev = self.relative_coords_table.device
+            table = log_spaced_relative_coords(grid, self.window_size).to(dev)
+            index = relative_position_index(grid).to(dev)
+        n_local = grid[0] * grid[1]
+        bias = self.cpb_mlp(table).view(-1, self.num_heads)
+        bias = bias[index.view(-1)].view(n_local, n_local, -1).permute(2, 0, 1)
+        bias = 16 * torch.sigmoid(bias)
+        extra = n_tokens - n_local  # carrier tokens come first; they get no relative bias
+        if extra < 0:
+            raise ValueError(f"a sequence of {n_tokens} tokens is shorter than its {grid} window")
+        if extra:
+            bias = F.pad(bias, (extra, 0, extra, 0))
+        return bias.unsqueeze(0).contiguous()
+
+    def bias(self, n_tokens: int, grid: tuple[int, int] | None = None) -> torch.Tensor:
+        """The additive attention bias (1, heads, n_tokens, n_tokens) for a window of ``grid`` tokens."""
+        grid = self.window_size if grid is None else grid
+        if self.deploy and grid == self.window_size and self.relative_bias.shape[-1] == n_tokens:
+            return self.relative_bias
+        if torch.is_grad_enabled():
+            return self._compute(n_tokens, grid)
+        key = (n_tokens, grid, self.relative_coords_table.device, _versions(self.cpb_mlp))
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._compute(n_tokens, grid))
+        return self._cache[1]
+
+    def switch_to_deploy(self) -> None:
+        """Store the bias of the built geometry in the ``relative_bias`` buffer and use it from now on."""
+        with torch.no_grad():
+            self.relative_bias = self._compute(self.seq_length, self.window_size).clone()
+        self.deploy = True
+
+
+class TokenPositionEmbedding(_DerivedBufferLoading):
+    """Absolute positional embedding added to tokens of an h x w grid: MLP_{2->512->dim}(centred coordinates)
+    (``PosEmbMLPSwinv1D``, used for window tokens and for carrier tokens)."""
+
+    def __init__(self, dim: int, grid: int | Sequence[int], seq_length: int | None = None) -> None:
+        super().__init__()
+        self.grid = _pair(grid)
+        self.cpb_mlp = nn.Sequential(nn.Linear(2, 512, bias=True), nn.ReLU(), nn.Linear(512, dim, bias=False))
+        n = seq_length if seq_length is not None else self.grid[0] * self.grid[1]
+        self.register_buffer("relative_bias", torch.zeros(1, n, dim))
+        self.deploy = False
+        self._cache: tuple | None = None
+
+    def _compute(self, grid: tuple[int, int], dtype: torch.dtype) -> torch.Tensor:
+        dev = self.cpb_mlp[0].weight.device
+        return self.cpb_mlp(centered_grid_coords(grid, device=dev, dtype=dtype)).unsqueeze(0)
+
+    def embedding(
+        self, grid: tuple[int, int] | None = None, dtype: torch.dtype = torch.float32
+    ) -> torch.Tensor:
+        """(1, h*w, dim) embedding of the grid."""
+        grid = self.grid if grid is None else grid
+        if self.deploy and grid == self.grid and self.relative_bias.shape[1] == grid[0] * grid[1]:
+            return self.relative_bias
+        if torch.is_grad_enabled():
+            return self._compute(grid, dtype)
+        key = (grid, dtype, self.cpb_mlp[0].weight.device, _versions(self.cpb_mlp))
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._compute(grid, dtype))
+        return self._cache[1]
+
+    def forward(self, x: torch.Tensor, grid: tuple[int, int] | None = None) -> torch.Tensor:
+        return x + self.embedding(grid, self.cpb_mlp[0].weight.dtype).to(x.dtype)
+
+    def switch_to_deploy(self) -> None:
+        with torch.no_grad():
+            self.relative_bias = self._compute(self.grid, self.cpb_mlp[0].weight.dtype).clone()
+        self.deploy = True
+
+
+class Mlp(nn.Module):
+    """MLP_{d -> r d -> d} with GELU."""
+
+    def __init__(
+        self,
+        in_features: int,
+        hidden_features: int | None = None,
+        out_features: int | None = None,
+        act_layer: type[nn.Module] = nn.GELU,
+        drop: float = 0.0,
+    ) -> None:
+        super().__init__()
+        hidden_features = hidden_features or in_features
+        out_features = out_features or in_features
+        self.fc1 = nn.Linear(in_features, hidden_features)
+        self.act = act_layer()
+        self.fc2 = nn.Linear(hidden_features, out_features)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.fc2(self.drop(self.act(self.fc1(x)))))
+
+
+class WindowAttention(nn.Module):
+    """Multi-head self-attention over a (windowed) token sequence with the continuous relative position bias:
+    softmax(q k^T / sqrt(d_h) + B) v (fused ``scaled_dot_product_attention``)."""
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int = 8,
+        qkv_bias: bool = True,
+        qk_scale: float | None = None,
+        attn_drop: float = 0.0,
+        proj_drop: float = 0.0,
+        resolution: int | Sequence[int] = 7,
+        seq_length: int = 49,
+    ) -> None:
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(f"dim {dim} must be divisible by num_heads {num_heads}")
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = qk_scale or self.head_dim**-0.5
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.attn_drop = attn_drop
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+        self.pos_emb_funct = RelativePositionBias(resolution, num_heads, seq_length)
+        self.resolution = _pair(resolution)
+
+    def forward(self, x: torch.Tensor, grid: tuple[int, int] | None = None) -> torch.Tensor:
+        """``x``: (B, N, C), the last h*w tokens forming the ``grid`` (default: the built window)."""
+        b, n, c = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+        bias = self.pos_emb_funct.bias(n, grid).to(q.dtype)
+        x = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=bias, scale=self.scale, dropout_p=self.attn_drop if self.training else 0.0
+        )
+        return self.proj_drop(self.proj(x.transpose(1, 2).reshape(b, n, c)))
+
+
+class HAT(nn.Module):
+    """Hierarchical attention block (Sec. 3.3 of the paper; plug-and-play: see :class:`FasterViTLayer`).
+
+    Window tokens x_l: (B * nW, k*k, C); carrier tokens x_ct: (B, nW * s*s, C), grouped window by window. With
+    carrier tokens (``sr_ratio`` > 1 windows per side when built):
+
+    1. x_ct <- x_ct + PE(x_ct); x_ct <- x_ct + g1 MHSA(LN(x_ct)); x_ct <- x_ct + g2 MLP(LN(x_ct))   (global, per image)
+    2. x_w = Concat(x_ct of the window, x_l + PE(x_l))
+    3. x_w <- x_w + g3 MHSA(LN(x_w)); x_w <- x_w + g4 MLP(LN(x_w))                              (local, per window)
+    4. split x_w into x_ct, x_l; in the last block of a stage with ``do_propagation``:
+       x_l <- x_l + g1 Upsample_{s -> k}(x_ct)
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int,
+        mlp_ratio: float = 4.0,
+        qkv_bias: bool = True,
+        qk_scale: float | None = None,
+        drop: float = 0.0,
+        attn_drop: float = 0.0,
+        drop_path: float = 0.0,
+        act_layer: type[nn.Module] = nn.GELU,
+        norm_layer: type[nn.Module] = nn.LayerNorm,
+        sr_ratio: int | Sequence[int] = 1,
+        window_size: int = 7,
+        last: bool = False,
+        layer_scale: float | None = None,
+        ct_size: int = 1,
+        do_propagation: bool = False,
+    ) -> None:
+        super().__init__()
+        self.sr_ratio = _pair(sr_ratio)
+        self.window_size = window_size
+        self.cr_window = ct_size
+        self.hat = max(self.sr_ratio) > 1 and ct_size > 0
+        ct_per_window = ct_size**2 if self.hat else 0
+        ct_grid = (ct_size * self.sr_ratio[0], ct_size * self.sr_ratio[1])
+        ct_total = ct_per_window * self.sr_ratio[0] * self.sr_ratio[1]
+        self.pos_embed = TokenPositionEmbedding(dim, window_size)
+        self.norm1 = norm_layer(dim)
+        self.attn = WindowAttention(
+            dim,
+            num_heads=num_heads,
+            qkv_bias=qkv_bias,
+            qk_scale=qk_scale,
+            attn_drop=attn_drop,
+            proj_drop=drop,
+            resolution=window_size,
+            seq_length=window_size**2 + ct_per_window,
+        )
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+        self.norm2 = norm_layer(dim)
+        hidden = int(dim * mlp_ratio)
+        self.mlp = Mlp(dim, hidden, act_layer=act_layer, drop=drop)
+        use_ls = isinstance(layer_scale, int | float) and not isinstance(layer_scale, bool)
+        self.gamma3 = nn.Parameter(layer_scale * torch.ones(dim)) if use_ls else 1.0
+        self.gamma4 = nn.Parameter(layer_scale * torch.ones(dim)) if use_ls else 1.0
+        if self.hat:
+            self.hat_norm1 = norm_layer(dim)
+            self.hat_norm2 = norm_layer(dim)
+            # the official code sizes this bias for an int(sqrt(n_ct)) square grid; identical on square grids
+            side = int(ct_total**0.5)
+            self.hat_attn = WindowAttention(
+                dim,
+                num_heads=num_heads,
+                qkv_bias=qkv_bias,
+                qk_scale=qk_scale,
+                attn_drop=attn_drop,
+                proj_drop=drop,
+                resolution=side,
+                seq_length=ct_total,
+            )
+            self.hat_mlp = Mlp(dim, hidden, act_layer=act_layer, drop=drop)
+            self.hat_drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+            self.hat_pos_embed = TokenPositionEmbedding(dim, ct_grid, seq_length=ct_total)
+            self.gamma1 = nn.Parameter(layer_scale * torch.ones(dim)) if use_ls else 1.0
+            self.gamma2 = nn.Parameter(layer_scale * torch.ones(dim)) if use_ls else 1.0
+        self.last = last
+        self.do_propagation = do_propagation
+
+    def forward(
+        self, x: torch.Tensor, carrier_tokens: torch.Tensor | None = None, grid: tuple[int, int] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``x``: (B*nW, k*k, C); ``carrier_tokens``: (B, nW*s*s, C) or None; ``grid``: (nWh, nWw) windows per image
+        (default: the built ``sr_ratio``). Returns the updated (x, carrier_tokens)."""
+        k, s = self.window_size, self.cr_window
+        if x.ndim != 3 or x.shape[1] != k * k:
+            raise ValueError(f"HAT expects window tokens (B*nW, {k * k}, C), got {tuple(x.shape)}")
+        grid = self.sr_ratio if grid is None else _pair(grid)
+        x = self.pos_embed(x, (k, k))
+        ct = carrier_tokens
+        if self.hat:
+            if ct is None:
+                raise ValueError(
+                    "this HAT block was built with carrier tokens (sr_ratio > 1): pass carrier_tokens "
+                    "from a TokenInitializer, or build it with sr_ratio=1 for plain window attention"
+                )
+            b, n_ct, c = ct.shape
+            n_win = grid[0] * grid[1]
+            if n_ct != n_win * s * s or x.shape[0] != b * n_win:
+                raise ValueError(
+                    f"carrier tokens {tuple(ct.shape)} do not match {n_win} windows of {s}x{s} "
+                    f"tokens per image and window tokens {tuple(x.shape)}"
+                )
+            ct_grid = (grid[0] * s, grid[1] * s)
+            # HAT step 1: global attention among one image's carrier tokens (raster order for the position terms)
+            ct = self.hat_pos_embed(ct_dewindow(ct, grid, s), ct_grid)
+            ct = ct + self.hat_drop_path(self.gamma1 * self.hat_attn(self.hat_norm1(ct), ct_grid))
+            ct = ct + self.hat_drop_path(self.gamma2 * self.hat_mlp(self.hat_norm2(ct)))
+            # HAT step 2: each window attends to its own carrier tokens and local tokens
+            ct = ct_window(ct, grid, s).reshape(b * n_win, s * s, c)
+            x = torch.cat((ct, x), dim=1)
+        x = x + self.drop_path(self.gamma3 * self.attn(self.norm1(x), (k, k)))
+        x = x + self.drop_path(self.gamma4 * self.mlp(self.norm2(x)))
+        if self.hat:
+            ctr, x = x.split([s * s, k * k], dim=1)
+            ct = ctr.reshape(b, n_ct, c)
+            if self.last and self.do_propagation:
+                # HAT step 4: propagate carrier tokens back to the feature map (nearest upsampling s -> k)
+                img = ctr.transpose(1, 2).reshape(-1, c, s, s).float()
+                up = F.interpolate(img, size=(k, k), mode="nearest").flatten(2).transpose(1, 2).to(x.dtype)
+                x = x + self.gamma1 * up
+        return x, ct
+
+
+class TokenInitializer(nn.Module):
+    """Carrier-token initialisation, once per stage: x_ct = AvgPool(DWConv3x3(x)) -> (B, nW * s*s, C) grouped by
+    window. The pooling tiles the (window-padded) map: see :func:`~iclr24.fastervit.ops.carrier_token_geometry`."""
+
+    def __init__(
+        self, dim: int, input_resolution: int | Sequence[int], window_size: int, ct_size: int = 1
+    ) -> None:
+        super().__init__()
+        res = _pair(input_resolution)
+        oh, sh, kh = carrier_token_geometry(res[0], window_size, ct_size)
+        ow, sw, kw = carrier_token_geometry(res[1], window_size, ct_size)
+        self.pos_embed = nn.Conv2d(dim, dim, 3, padding=1, groups=dim)
+        # the official module registers the same conv twice (two state-dict keys, one parameter)
+        self.to_global_feature = nn.Sequential(
+            OrderedDict(pos=self.pos_embed, pool=nn.AvgPool2d(kernel_size=(kh, kw), stride=(sh, sw)))
+        )
+        self.window_size = window_size
+        self.ct_size = ct_size
+
+    def geometry(self, h: int, w: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """((o_h, stride_h, kernel_h), (o_w, stride_w, kernel_w)) for an h x w map."""
+        return (
+            carrier_token_geometry(h, self.window_size, self.ct_size),
+            carrier_token_geometry(w, self.window_size, self.ct_size),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, c, h, w = x.shape
+        (oh, sh, kh), (ow, sw, kw) = self.geometry(h, w)
+        x = F.avg_pool2d(self.pos_embed(x), kernel_size=(kh, kw), stride=(sh, sw))
+        s = self.ct_size
+        x = x.view(b, c, oh // s, s, ow // s, s).permute(0, 2, 4, 3, 5, 1)
+        return x.reshape(b, oh * ow, c)
+
+
+class ConvBlock(nn.Module):
+    """Residual conv block of stages 1-2: x + DropPath(BN(Conv3x3(GELU(BN(Conv3x3(x))))))."""
+
+    def __init__(
+        self, dim: int, drop_path: float = 0.0, layer_scale: float | None = None, kernel_size: int = 3
+    ) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(dim, dim, kernel_size, stride=1, padding=kernel_size // 2)
+        self.norm1 = nn.BatchNorm2d(dim, eps=1e-5)
+        self.act1 = nn.GELU()
+        self.conv2 = nn.Conv2d(dim, dim, kernel_size, stride=1, padding=kernel_size // 2)
+        self.norm2 = nn.BatchNorm2d(dim, eps=1e-5)
+        self.layer_scale = isinstance(layer_scale, int | float) and not isinstance(layer_scale, bool)
+        if self.layer_scale:
+            self.gamma = nn.Parameter(layer_scale * torch.ones(dim))
+        self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.norm2(self.conv2(self.act1(self.norm1(self.conv1(x)))))
+        if self.layer_scale:
+            y = y * self.gamma.view(1, -1, 1, 1)
+        return x + self.drop_path(y)
+
+
+class Downsample(nn.Module):
+    """LayerNorm2d -> Conv3x3 stride 2 (dim -> 2 dim, no bias)."""
+
+    def __init__(self, dim: int, keep_dim: bool = False) -> None:
+        super().__init__()
+        self.norm = LayerNorm2d(dim)
+        self.reduction = nn.Sequential(nn.Conv2d(dim, dim if keep_dim else 2 * dim, 3, 2, 1, bias=False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.reduction(self.norm(x))
+
+
+class PatchEmbed(nn.Module):
+    """Stem: two Conv3x3 stride 2 + BN(eps 1e-4) + ReLU, in_chans -> in_dim -> dim, output at H/4."""
+
+    def __init__(self, in_chans: int = 3, in_dim: int = 64, dim: int = 96) -> None:
+        super().__init__()
+        self.proj = nn.Identity()
+        self.conv_down = nn.Sequential(
+            nn.Conv2d(in_chans, in_dim, 3, 2, 1, bias=False),
+            nn.BatchNorm2d(in_dim, eps=1e-4),
+            nn.ReLU(),
+            nn.Conv2d(in_dim, dim, 3, 2, 1, bias=False),
+            nn.BatchNorm2d(dim, eps=1e-4),
+            nn.ReLU(),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv_down(self.proj(x))
+
+
+class FasterViTLayer(nn.Module):
+    """One stage: conv blocks, or HAT blocks over k x k windows with carrier tokens; then an optional downsampler.
+
+    Usable on its own as a plug-and-play HAT stage: ``FasterViTLayer(dim=96, depth=2, input_resolution=56,
+    num_heads=3, window_size=7, ct_size=2, downsample=False)`` maps (B, 96, H, W) -> (B, 96, H, W) for any H, W
+    (the map is zero-padded to whole windows and cropped back). ``only_local=True`` gives plain window attention.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        depth: int,
+        input_resolution: int | Sequence[int],
+        num_heads: int,
+        window_size: int,
+        ct_size: int = 1,
+        conv: bool = False,
+        downsample: bool = True,
+        mlp_ratio: float = 4.0,
+        qkv_bias: bool = True,
+        qk_scale: float | None = None,
+        drop: float = 0.0,
+        attn_drop: float = 0.0,
+        drop_path: float | Sequence[float] = 0.0,
+        layer_scale: float | None = None,
+        layer_scale_conv: float | None = None,
+        only_local: bool = False,
+        hierarchy: bool = True,
+        do_propagation: bool = False,
+    ) -> None:
+        super().__init__()
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        if not conv and window_size < 2:
+            raise ValueError(f"window_size must be >= 2 for attention stages, got {window_size}")
+        dpr = list(drop_path) if isinstance(drop_path, Sequence) else [float(drop_path)] * depth
+        if len(dpr) != depth:
+            raise ValueError(f"drop_path has {len(dpr)} rates for {depth} blocks")
+        self.conv = conv
+        self.transformer_block = not conv
+        self.window_size = window_size
+        res = _pair(input_resolution)
+        padded = tuple(r + (window_size - r % window_size) % window_size for r in res)
+        if conv:
+            self.blocks = nn.ModuleList(
+                [ConvBlock(dim, drop_path=dpr[i], layer_scale=layer_scale_conv) for i in range(depth)]
+            )
+            self.do_gt = False
+        else:
+            sr = (1, 1) if only_local else (padded[0] // window_size, padded[1] // window_size)
+            self.blocks = nn.ModuleList(
+                [
+                    HAT(
+                        dim,
+                        num_heads=num_heads,
+                        mlp_ratio=mlp_ratio,
+                        qkv_bias=qkv_bias,
+                        qk_scale=qk_scale,
+                        drop=drop,
+                        attn_drop=attn_drop,
+                        drop_path=dpr[i],
+                        sr_ratio=sr,
+                        window_size=window_size,
+                        last=i == depth - 1,
+                        layer_scale=layer_scale,
+                        ct_size=ct_size,
+                        do_propagation=do_propagation,
+                    )
+                    for i in range(depth)
+                ]
+            )
+            self.do_gt = self.blocks[0].hat and hierarchy
+            if self.do_gt:
+                self.global_tokenizer = TokenInitializer(dim, padded, window_size, ct_size=ct_size)
+        self.downsample = Downsample(dim) if downsample else None
+
+    def forward_blocks(self, x: torch.Tensor) -> torch.Tensor:
+        """The stage's blocks, without the downsampler: (B, C, H, W) -> (B, C, H, W)."""
+        if self.conv:
+            for blk in self.blocks:
+                x = blk(x)
+            return x
+        b, c, h, w = x.shape
+        k = self.window_size
+        x, _, _ = pad_to_multiple(x, k)
+        hp, wp = x.shape[-2:]
+        grid = (hp // k, wp // k)
+        ct = self.global_tokenizer(x) if self.do_gt else None
+        x = window_partition(x, k)
+        for blk in self.blocks:
+            x, ct = blk(x, ct, grid)
+        x = window_reverse(x, k, hp, wp, b)
+        if (hp, wp) != (h, w):
+            x = x[:, :, :h, :w].contiguous()
+        return x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.forward_blocks(x)
+        return x if self.downsample is None else self.downsample(x)
+
+
+class FasterViT(nn.Module):
+    """FasterViT: stem (H/4) -> 2 conv stages -> 2 HAT stages (downsampling between stages) -> norm, pool, head.
+
+    Defaults are FasterViT-0. ``resolution`` fixes the carrier-token grid the model is built for (its buffers);
+    inputs of other sizes run too (geometry recomputed per input). Inputs must have H and W divisible by 32 unless
+    ``any_resolution=True`` (then stage maps are zero-padded to whole windows, as in the official ``any_res``).
+    """
+
+    def __init__(
+        self,
+        dim: int = 64,
+        in_dim: int = 64,
+        depths: Sequence[int] = (2, 3, 6, 5),
+        window_size: Sequence[int] = (7, 7, 7, 7),
+        ct_size: int = 2,
+        mlp_ratio: float = 4.0,
+        num_heads: Sequence[int] = (2, 4, 8, 16),
+        resolution: int | Sequence[int] = 224,
+        drop_path_rate: float = 0.2,
+        in_chans: int = 3,
+        num_classes: int = 1000,
+        qkv_bias: bool = True,
+        qk_scale: float | None = None,
+        drop_rate: float = 0.0,
+        attn_drop_rate: float = 0.0,
+        layer_scale: float | None = None,
+        layer_scale_conv: float | None = None,
+        layer_norm_last: bool = False,
+        hat: Sequence[bool] | None = (False, False, True, False),
+        do_propagation: bool = False,
+        global_pool: str = "avg",
+        any_resolution: bool = False,
+    ) -> None:
+        super().__init__()
+        n = len(depths)
+        if n != 4 or len(num_heads) != 4 or len(window_size) != 4:
+            raise ValueError(
+                f"depths, num_heads and window_size need 4 entries (one per stage), got {list(depths)}, "
+                f"{list(num_heads)}, {list(window_size)}"
+            )
+        hat = [True] * n if hat is None else list(hat)
+        if len(hat) != n:
+            raise ValueError(f"hat needs {n} flags, got {hat}")
+        if global_pool not in ("avg", ""):
+            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
+        if in_chans < 1 or num_classes < 0:
+            raise ValueError(f"in_chans must be >= 1 and num_classes >= 0, got {in_chans}, {num_classes}")
+        res = _pair(resolution)
+        self.resolution = res
+        self.in_chans = in_chans
+        self.any_resolution = any_resolution
+        self.num_classes = num_classes
+        self.global_pool = global_pool
+        self.drop_rate = drop_rate
+        self.num_features = self.head_hidden_size = int(dim * 2 ** (n - 1))
+        self.patch_embed = PatchEmbed(in_chans=in_chans, in_dim=in_dim, dim=dim)
+        dpr = [float(v) for v in torch.linspace(0, drop_path_rate, sum(depths), device="cpu")]
+        self.levels = nn.ModuleList()
+        self.feature_info = []
+        for i in range(n):
+            stage_res = [int(2 ** (-2 - i) * r) for r in res]
+            self.levels.append(
+                FasterViTLayer(
+                    dim=int(dim * 2**i),
+                    depth=depths[i],
+                    num_heads=num_heads[i],
+                    window_size=window_size[i],
+                    ct_size=ct_size,
+                    mlp_ratio=mlp_ratio,
+                    qkv_bias=qkv_bias,
+                    qk_scale=qk_scale,
+                    conv=i < 2,
+                    drop=drop_rate,
+                    attn_drop=attn_drop_rate,
+                    drop_path=dpr[sum(depths[:i]) : sum(depths[: i + 1])],
+                    downsample=i < 3,
+                    layer_scale=layer_scale,
+                    layer_scale_conv=layer_scale_conv,
+                    input_resolution=stage_res,
+                    only_local=not hat[i],
+                    do_propagation=do_propagation,
+                )
+            )
+            self.feature_info.append(dict(num_chs=int(dim * 2**i), reduction=4 * 2**i, module=f"levels.{i}"))
+        self.norm = LayerNorm2d(self.num_features) if layer_norm_last else nn.BatchNorm2d(self.num_features)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(m: nn.Module) -> None:
+        if isinstance(m, nn.Linear):
+            trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.LayerNorm | LayerNorm2d | nn.BatchNorm2d):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+
+    @torch.jit.ignore
+    def no_weight_decay_keywords(self) -> set[str]:
+        return {"rpb"}
+
+    def check_input(self, x: torch.Tensor) -> None:
+        """ValueError for a tensor that is not (B, in_chans, H, W) with a usable H, W."""
+        if not isinstance(x, torch.Tensor) or x.ndim != 4:
+            raise ValueError(
+                f"expected images (B, {self.in_chans}, H, W), got "
+                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
+            )
+        if x.shape[1] != self.in_chans:
+            raise ValueError(
+                f"expected {self.in_chans} input channels, got {x.shape[1]} (shape {tuple(x.shape)}); "
+                f"build the model with in_chans={x.shape[1]} or convert the images"
+            )
+        h, w = x.shape[-2:]
+        if self.any_resolution:
+            if min(h, w) < 32:
+                raise ValueError(f"images must be at least 32x32, got {h}x{w}")
+        elif h % 32 or w % 32:
+            raise ValueError(
+                f"image size {h}x{w} is not divisible by the network stride 32 (stem /4, three "
+                "downsamplers /2): resize or crop to a multiple of 32, or use a *_any_res model"
+            )
+
+    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, C, H, W) -> normalised last stage map (B, num_features, H/32, W/32)."""
+        self.check_input(x)
+        x = self.patch_embed(x)
+        for level in self.levels:
+            x = level(x)
+        return self.norm(x)
+
+    def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
+        if self.global_pool == "avg":
+            x = torch.flatten(self.avgpool(x), 1)
+        if self.drop_rate > 0 and self.training:
+            x = F.dropout(x, p=self.drop_rate)
+        return x if pre_logits else self.head(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_head(self.forward_features(x))
+
+    def forward_intermediates(
+        self,
+        x: torch.Tensor,
+        indices: int | Sequence[int] | None = None,
+        norm: bool = False,
+        stop_early: bool = False,
+        output_fmt: str = "NCHW",
+        intermediates_only: bool = False,
+    ):
+        """timm's feature API: the stage maps before each downsampler (strides 4, 8, 16, 32)."""
+        from timm.models._features import feature_take_indices
+
+        if output_fmt != "NCHW":
+            raise ValueError(f"output_fmt must be 'NCHW', got {output_fmt!r}")
+        take, max_index = feature_take_indices(len(self.levels), indices)
+        self.check_input(x)
+        x = self.patch_embed(x)
+        feats = []
+        last = max_index if stop_early or intermediates_only else len(self.levels) - 1
+        for i, level in enumerate(self.levels[: last + 1]):
+            y = level.forward_blocks(x)
+            if i in take:
+                feats.append(self.norm(y) if norm and i == len(self.levels) - 1 else y)
+            x = y if level.downsample is None else level.downsample(y)
+        if intermediates_only:
+            return feats
+        return self.norm(x), feats
+
+    def prune_intermediate_layers(
+        self, indices: int | Sequence[int] = 1, prune_norm: bool = False, prune_head: bool = True
+    ) -> list[int]:
+        from timm.models._features import feature_take_indices
+
+        take, max_index = feature_take_indices(len(self.levels), indices)
+        self.levels = self.levels[: max_index + 1]
+        if max_index < 3:  # the last kept stage's output feeds nothing
+            self.levels[-1].downsample = None
+        if prune_norm:
+            self.norm = nn.Identity()
+        if prune_head:
+            self.reset_classifier(0, "")
+        return take
+
+    @torch.jit.ignore
+    def get_classifier(self) -> nn.Module:
+        return self.head
+
+    def reset_classifier(self, num_classes: int, global_pool: str | None = None) -> None:
+        self.num_classes = num_classes
+        if global_pool is not None:
+            self.global_pool = global_pool
+        self.head = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
+
+    def switch_to_deploy(self) -> FasterViT:
+        """Cache every position bias/embedding in its buffer (the official deploy mode); returns self."""
+        for m in self.modules():
+            if m is not self and hasattr(m, "switch_to_deploy"):
+                m.switch_to_deploy()
+        return self
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """``nn.Module.load_state_dict``; with ``strict`` a mismatch raises ValueError naming the first bad key.
+        Geometry buffers (relative_coords_table, relative_position_index, relative_bias) are recomputed, not
+        learned: checkpoints built for another resolution load too."""
+        if strict:
+            own = self.state_dict()
+            learned = lambda k: k.rsplit(".", 1)[-1] not in DERIVED_BUFFERS  # noqa: E731
+            for k in sorted(k for k in own if learned(k)):
+                if k not in state_dict:
+                    raise ValueError(
+                        f"checkpoint lacks {k!r} (shape {tuple(own[k].shape)}): it was saved from "
+                        "another variant or architecture"
+                    )
+                if tuple(state_dict[k].shape) != tuple(own[k].shape):
+                    raise ValueError(
+                        f"checkpoint key {k!r} has shape {tuple(state_dict[k].shape)}, this model "
+                        f"expects {tuple(own[k].shape)}: it was saved from another variant"
+                    )
+            extra = sorted(k for k in state_dict if k not in own)
+            if extra:
+                raise ValueError(
+                    f"checkpoint has {len(extra)} keys this model lacks, first {extra[0]!r}: it was "
+                    "saved from another variant or architecture"
+                )
+        return super().load_state_dict(state_dict, strict=strict, assign=assign)

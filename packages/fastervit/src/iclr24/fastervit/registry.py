@@ -1,0 +1,226 @@
+"""The official FasterViT variants, registered with timm (``timm.create_model('faster_vit_0_224')`` after
+``import iclr24.fastervit``), and strict local checkpoint loading (``torch.load(weights_only=True)`` only)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from timm.models import build_model_with_cfg, generate_default_cfgs, register_model
+
+from .model import FasterViT
+
+__all__ = [
+    "VARIANTS",
+    "OFFICIAL_PARAMS",
+    "create_model",
+    "list_variants",
+    "load_checkpoint",
+    "read_state_dict",
+]
+
+_B = dict(window_size=(7, 7, 7, 7), ct_size=2, mlp_ratio=4, hat=(False, False, True, False))
+_SMALL_HEADS = (2, 4, 8, 16)
+_BIG_HEADS = (4, 8, 16, 32)
+_LS = dict(layer_scale=1e-5, do_propagation=True)
+
+# name -> FasterViT keyword arguments, as in the official release (fastervit 1.0.0).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "faster_vit_0_224": dict(
+        _B, depths=(2, 3, 6, 5), num_heads=_SMALL_HEADS, dim=64, in_dim=64, drop_path_rate=0.2
+    ),
+    "faster_vit_1_224": dict(
+        _B, depths=(1, 3, 8, 5), num_heads=_SMALL_HEADS, dim=80, in_dim=32, drop_path_rate=0.2
+    ),
+    "faster_vit_2_224": dict(
+        _B, depths=(3, 3, 8, 5), num_heads=_SMALL_HEADS, dim=96, in_dim=64, drop_path_rate=0.2
+    ),
+    "faster_vit_3_224": dict(
+        **_B, **_LS, depths=(3, 3, 12, 5), num_heads=_SMALL_HEADS, dim=128, in_dim=64, drop_path_rate=0.3
+    ),
+    "faster_vit_4_224": dict(
+        **_B, **_LS, depths=(3, 3, 12, 5), num_heads=_BIG_HEADS, dim=196, in_dim=64, drop_path_rate=0.3
+    ),
+    "faster_vit_5_224": dict(
+        **_B, **_LS, depths=(3, 3, 12, 5), num_heads=_BIG_HEADS, dim=320, in_dim=64, drop_path_rate=0.3
+    ),
+    "faster_vit_6_224": dict(
+        **_B, **_LS, depths=(3, 3, 16, 8), num_heads=_BIG_HEADS, dim=320, in_dim=64, drop_path_rate=0.5
+    ),
+}
+for _res, _win in ((224, (7, 7, 14, 7)), (384, (7, 7, 24, 12)), (512, (7, 7, 32, 16)), (768, (7, 7, 48, 24))):
+    VARIANTS[f"faster_vit_4_21k_{_res}"] = dict(
+        _B,
+        **_LS,
+        depths=(3, 3, 12, 5),
+        num_heads=_BIG_HEADS,
+        dim=196,
+        in_dim=64,
+        drop_path_rate=0.42,
+        window_size=_win,
+        hat=(False, False, False, False),
+        resolution=_res,
+    )
+for _name in list(VARIANTS):  # the official "any_res" models: rectangular resolution, stage maps padded
+    _any_name = _name.replace("_224", "_any_res") if "21k" not in _name else _name + "_any_res"
+    VARIANTS[_any_name] = dict(
+        VARIANTS[_name],
+        any_resolution=True,
+        resolution=(541, 960) if _name == "faster_vit_2_224" else (576, 960),
+    )
+
+# Parameter counts of the official models (fastervit 1.0.0 built on the meta device, see tests/fixtures).
+OFFICIAL_PARAMS = {
+    "faster_vit_0_224": 31_404_840,
+    "faster_vit_1_224": 53_366_696,
+    "faster_vit_2_224": 75_923_816,
+    "faster_vit_3_224": 159_547_944,
+    "faster_vit_4_224": 365_555_712,
+    "faster_vit_5_224": 957_520_552,
+    "faster_vit_6_224": 1_360_328_872,
+    "faster_vit_4_21k_224": 271_944_224,
+    "faster_vit_4_21k_384": 271_944_224,
+    "faster_vit_4_21k_512": 271_944_224,
+    "faster_vit_4_21k_768": 271_944_224,
+}
+
+_CROP = {"faster_vit_0_224": 0.875, "faster_vit_4_21k_224": 0.95, "faster_vit_4_21k_768": 0.93}
+
+
+def _cfg(name: str) -> dict[str, Any]:
+    base = name.replace("_any_res", "")
+    base = base if base in VARIANTS else base + "_224"
+    res = VARIANTS[name].get("resolution", 224)
+    hw = tuple(res) if isinstance(res, tuple) else (res, res)
+    return dict(
+        url="",
+        num_classes=1000,
+        input_size=(3, *hw),
+        pool_size=None,
+        crop_pct=_CROP.get(base, 1.0),
+        interpolation="bicubic",
+        mean=(0.485, 0.456, 0.406),
+        std=(0.229, 0.224, 0.225),
+        first_conv="patch_embed.conv_down.0",
+        classifier="head",
+        license="other",
+        crop_mode="squash" if "21k" in name else "center",
+        origin_url="https://github.com/NVlabs/FasterViT",
+        paper_ids="arXiv:2306.06189",
+    )
+
+
+default_cfgs = generate_default_cfgs({name: _cfg(name) for name in VARIANTS})
+
+
+def list_variants() -> list[str]:
+    """Every registered variant name."""
+    return list(VARIANTS)
+
+
+def _check_name(name: str) -> None:
+    if name not in VARIANTS:
+        raise ValueError(f"unknown FasterViT variant {name!r}; known: {', '.join(VARIANTS)}")
+
+
+def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
+    _check_name(name)
+    if pretrained and not kwargs.get("pretrained_cfg_overlay", {}).get("file"):
+        raise ValueError(
+            f"{name}: weights are never downloaded here. Pass checkpoint_path='/path/to/{name}.pth.tar' to "
+            "timm.create_model (or create_model(..., checkpoint_path=...)), or pretrained_cfg_overlay=dict(file=...)"
+        )
+    args = dict(VARIANTS[name])
+    args.update(kwargs)
+    return build_model_with_cfg(
+        FasterViT,
+        name,
+        pretrained,
+        feature_cfg=dict(feature_cls="getter", out_indices=(0, 1, 2, 3)),
+        pretrained_strict=True,
+        **args,
+    )
+
+
+def _register(name: str) -> None:
+    def entry(pretrained: bool = False, **kwargs: Any) -> FasterViT:
+        return _build(name, pretrained=pretrained, **kwargs)
+
+    entry.__name__ = name
+    entry.__qualname__ = name
+    entry.__doc__ = f"FasterViT variant {name} ({VARIANTS[name]})."
+    entry.__module__ = __name__
+    globals()[name] = register_model(entry)
+
+
+for _n in VARIANTS:
+    _register(_n)
+
+
+def _unwrap(obj: Any, path: str) -> dict[str, torch.Tensor]:
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"{path}: expected a state dict or a dict holding one, got {type(obj).__name__}")
+    for key in ("state_dict_ema", "state_dict", "model", "model_ema"):
+        if key in obj and isinstance(obj[key], Mapping):
+            obj = obj[key]
+            break
+    sd = dict(obj)
+    if not sd or not all(isinstance(v, torch.Tensor) for v in sd.values()):
+        raise ValueError(f"{path}: found no tensors under 'state_dict'/'model' or at the top level")
+    for prefix in ("module.", "_orig_mod."):
+        if all(k.startswith(prefix) for k in sd):
+            sd = {k[len(prefix) :]: v for k, v in sd.items()}
+    if any(k.startswith("encoder.") for k in sd) and not any(k.startswith("patch_embed.") for k in sd):
+        sd = {k[len("encoder.") :]: v for k, v in sd.items() if k.startswith("encoder.")}
+    return sd
+
+
+def read_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """Read a FasterViT state dict from an official ``.pth.tar``, a timm/our training checkpoint or a bare state
+    dict, with ``torch.load(weights_only=True)`` (``argparse.Namespace`` training args are allowed, nothing else)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(
+            f"checkpoint {p} does not exist (expected a .pth/.pth.tar/.pt file; official "
+            "weights: https://huggingface.co/ahatamiz/FasterViT, downloaded by you)"
+        )
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        try:
+            obj = torch.load(p, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 - report what blocked the safe load
+            raise ValueError(
+                f"{p}: cannot be read with torch.load(weights_only=True): {str(e).splitlines()[0]}. "
+                "Re-save it as a plain state dict from a trusted environment."
+            ) from None
+    return _unwrap(obj, str(p))
+
+
+def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, strict: bool = True) -> torch.nn.Module:
+    """Load a local checkpoint into ``model`` (strict by default: a checkpoint of another variant raises ValueError
+    naming the first mismatching key). Returns the model."""
+    sd = read_state_dict(path)
+    model.load_state_dict(sd, strict=strict)
+    return model
+
+
+def create_model(
+    name: str,
+    *,
+    num_classes: int = 1000,
+    checkpoint_path: str | os.PathLike | None = None,
+    strict: bool = True,
+    **kwargs: Any,
+) -> torch.nn.Module:
+    """Build a registered variant (same as ``timm.create_model(name, ...)``) and optionally load a local checkpoint
+    through :func:`load_checkpoint` (which also reads official ``.pth.tar`` files holding pickled training args)."""
+    import timm
+
+    _check_name(name)
+    model = timm.create_model(name, pretrained=False, num_classes=num_classes, **kwargs)
+    if checkpoint_path is not None:
+        load_checkpoint(model, checkpoint_path, strict=strict)
+    return model
