@@ -64,9 +64,9 @@ def exponential_integrator_step(x: Tensor, score: Tensor, eta: float, noise: Ten
 
 
 def tweedie_mean(x: Tensor, t: float, score: Tensor) -> Tensor:
-    """E[x0 | x_t = x] = e^{t} x + (e^{2t} - 1) ∇ln p_t(x) (the denoised output at the last time)."""
+    """E[x0 | x_t = x] = e^{t} (x + (1 - e^{-2t}) ∇ln p_t(x)) (Tweedie; the denoised output at the last time)."""
     t = _check_t(t)
-    return math.exp(t) * x + math.expm1(2 * t) * score
+    return math.exp(t) * (x - math.expm1(-2 * t) * score)
 
 
 def reverse_time_grid(T: float, K: int, delta: float | None = None) -> list[float]:

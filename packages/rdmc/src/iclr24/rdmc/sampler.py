@@ -56,7 +56,7 @@ class SampleInfo:
 
 
 def _resolve_dim(target: Target, dim: int | None, x_init: Tensor | None) -> int:
-    for cand in (dim, None if x_init is None else x_init.shape[-1], getattr(target, "dim", None)):
+    for cand in (dim, getattr(target, "dim", None), None if x_init is None else x_init.shape[-1]):
         if cand is not None:
             if isinstance(cand, bool) or not isinstance(cand, int) or cand < 1:
                 raise ValueError(f"dim must be a positive int, got {cand!r}")

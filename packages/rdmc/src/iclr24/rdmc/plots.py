@@ -1,0 +1,74 @@
+"""Figures: samples over the target's contours, and error versus oracle budget (the paper's figure types)."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr24.paperkit import atomic_write_bytes
+
+from .targets import GaussianMixture
+
+__all__ = ["plot_samples", "plot_budget_curve"]
+
+
+def _save(fig, path: str | os.PathLike) -> Path:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def plot_samples(target: GaussianMixture, samples: dict[str, torch.Tensor], path: str | os.PathLike,
+                 titles: dict[str, str] | None = None, lim: float = 7.5) -> Path:
+    """One panel per sampler: its samples (first two coordinates) over the contours of the target's density."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = torch.linspace(-lim, lim, 200, dtype=torch.float64)
+    gx, gy = torch.meshgrid(grid, grid, indexing="xy")
+    pts = torch.stack([gx, gy], -1)
+    if target.dim > 2:
+        pts = torch.cat([pts, target.means[0, 2:].expand(200, 200, target.dim - 2)], -1)
+    dens = target.log_prob(pts).exp().numpy()
+    fig, axes = plt.subplots(1, len(samples), figsize=(3.3 * len(samples), 3.3), squeeze=False)
+    for ax, (name, x) in zip(axes[0], samples.items()):
+        ax.contour(gx.numpy(), gy.numpy(), dens, levels=8, colors="0.6", linewidths=0.7)
+        xs = np.asarray(x[:, :2])
+        ax.scatter(xs[:, 0], xs[:, 1], s=2, alpha=0.5, color="C0" if name.startswith("rdmc") else "C3")
+        ax.set_title((titles or {}).get(name, name), fontsize=9)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return _save(fig, path)
+
+
+def plot_budget_curve(budgets: list[int], curves: dict[str, dict[str, list[float]]], path: str | os.PathLike,
+                      metrics: tuple[str, ...] = ("mode_tv", "mmd2")) -> Path:
+    """Error versus oracle calls per sample on log axes; ``curves[method][metric]`` = mean over seeds per budget."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        for i, (method, vals) in enumerate(curves.items()):
+            ax.plot(budgets, vals[metric], marker="o", ms=3, label=method, color=f"C{i}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("oracle calls per sample (gradient + log-density)")
+        ax.set_ylabel(metric.replace("_", "-").replace("mmd2", "MMD²"))
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    return _save(fig, path)

@@ -1,0 +1,73 @@
+"""Samplers at a given oracle budget per sample: the equal-budget settings used by the claims, CLI and benchmarks.
+
+Budget = gradient calls + log-density calls per sample.
+
+- ``rdmc-is``: K outer steps, m = budget // K importance proposals per step (K·m log-density calls).
+- ``rdmc-is+ula``: half the budget to IS (m = budget // (2K)), half to the inner ULA chains
+  (n_chains·inner_steps = budget // (2K), inner_steps = 20 when it fits).
+- ``ula``: ``budget`` steps of step size 0.05 from N(0, I).
+- ``mala``: budget // 2 - 1 steps of step size 0.1 from N(0, I) (one gradient and one log-density call per step, and
+  one of each at the start).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import Tensor
+
+from .langevin import langevin_steps_for_budget, mala, ula
+from .sampler import SampleInfo, rdmc_sample
+from .targets import Target
+
+__all__ = ["METHOD_NAMES", "BudgetSettings", "budget_settings", "sample_with_budget"]
+
+METHOD_NAMES = ("rdmc-is", "rdmc-is+ula", "ula", "mala")
+
+
+@dataclass(frozen=True)
+class BudgetSettings:
+    """Defaults of the equal-budget comparison (spec §4 calibration: T = 2, K = 20, ULA h = 0.05, MALA h = 0.1,
+    inner ULA τ = 0.05)."""
+
+    T: float = 2.0
+    K: int = 20
+    inner_steps: int = 20
+    inner_step: float = 0.05
+    ula_step: float = 0.05
+    mala_step: float = 0.1
+
+
+def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetSettings()) -> dict:
+    """The keyword arguments of the sampler behind ``method`` for ``budget`` oracle calls per sample."""
+    if method not in METHOD_NAMES:
+        raise ValueError(f"method must be one of {METHOD_NAMES}, got {method!r}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget must be a positive int (oracle calls per sample), got {budget!r}")
+    s, k = settings, settings.K
+    if method == "rdmc-is":
+        if budget < k:
+            raise ValueError(f"budget {budget} is below K = {k} (one proposal per outer step); raise it or lower K")
+        return dict(T=s.T, K=k, estimator="is", m=budget // k)
+    if method == "rdmc-is+ula":
+        half = budget // (2 * k)
+        if half < 1:
+            raise ValueError(f"budget {budget} is below 2K = {2 * k}; raise it or lower K")
+        steps = min(s.inner_steps, half)
+        return dict(T=s.T, K=k, estimator="is+ula", m=half, n_chains=max(1, half // steps), inner_steps=steps,
+                    inner_step=s.inner_step)
+    if method == "ula":
+        return dict(steps=langevin_steps_for_budget("ula", budget), step_size=s.ula_step)
+    if budget < 4:
+        raise ValueError(f"MALA needs a budget of at least 4 calls per sample, got {budget}")
+    return dict(steps=langevin_steps_for_budget("mala", budget), step_size=s.mala_step)
+
+
+def sample_with_budget(target: Target, method: str, n: int, budget: int, seed: int = 0,
+                       settings: BudgetSettings = BudgetSettings(), **kwargs) -> tuple[Tensor, SampleInfo]:
+    """Draw ``n`` samples with ``method`` at ``budget`` oracle calls per sample. Extra ``kwargs`` go to the sampler."""
+    kw = {**budget_settings(method, budget, settings), **kwargs}
+    if method.startswith("rdmc"):
+        return rdmc_sample(target, n, seed=seed, **kw)
+    fn = ula if method == "ula" else mala
+    return fn(target, n, kw.pop("steps"), kw.pop("step_size"), seed=seed, **kw)
