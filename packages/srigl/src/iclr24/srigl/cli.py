@@ -1,24 +1,212 @@
-"""The ``srigl`` command: a thin shell over the API."""
+"""The ``srigl`` command: a thin shell over the API (train, condense, bench, reproduce)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import time
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+import torch
 
-from . import bench
+from iclr24.paperkit import (
+    atomic_torch_save,
+    atomic_write_json,
+    atomic_write_text,
+    bench_table,
+    ensure_out_dir,
+)
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
+
 from .reproduce import PAPER
 
 app = App("srigl", PAPER.title)
 app.add_reproduce(lambda: PAPER)
 
+CKPT_VERSION = 1
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
+
+def _sparsity(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a sparsity in [0, 1), got {s!r}") from None
+    if not 0.0 <= v < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a sparsity in [0, 1) (e.g. 0.9), got {s!r}")
+    return v
+
+
+@app.command(
+    "train",
+    "Train a model with SRigL, RigL, a static mask or densely; save a checkpoint to --out.",
+    arg("--data", default="digits", help="'digits' (built in) or an .npz file with arrays x, y"),
+    arg("--model", default="mlp", help="'mlp' or 'timm:<name>' (e.g. timm:resnet18, untrained)"),
+    arg("--method", default="srigl", choices=["srigl", "rigl", "static", "static-cfi", "dense"]),
+    arg("--sparsity", type=_sparsity, default=0.9, help="overall sparsity S in [0, 1)"),
+    arg("--gamma-sal", type=nonneg_float, default=0.3, help="SRigL's ablation threshold (0 disables)"),
+    arg(
+        "--distribution",
+        default=None,
+        choices=["uniform", "erk"],
+        help="layer densities (default: uniform for mlp, erk for timm models)",
+    ),
+    arg(
+        "--epochs",
+        type=positive_int,
+        default=None,
+        help="epochs (default: 60, or 30 with --quick, 2 with --smoke)",
+    ),
+    arg("--batch-size", type=positive_int, default=64),
+    arg("--lr", type=float, default=0.1),
+    arg("--delta-t", type=positive_int, default=20, help="steps between mask updates"),
+)
+def _train(args: argparse.Namespace) -> int:
+    from .data import load_data
+    from .train import TrainConfig, train
+
+    image = args.model.startswith("timm:")
+    data = load_data(args.data, seed=0, flatten=not image)
+    epochs = args.epochs or {"smoke": 2, "quick": 30, "full": 60}[args.mode]
+    cfg = TrainConfig(
+        method=args.method,
+        sparsity=0.0 if args.method == "dense" else args.sparsity,
+        gamma_sal=args.gamma_sal,
+        distribution=args.distribution or ("erk" if image else "uniform"),
+        model=args.model,
+        epochs=epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        delta_t=args.delta_t,
+        seed=args.seed,
+    )
+    t0 = time.perf_counter()
+    r = train(cfg, data, show_progress=not args.quiet)
+    out = ensure_out_dir(args.out)
+    ckpt = {
+        "version": CKPT_VERSION,
+        "config": r.config,
+        "data": args.data,
+        "input_shape": list(data.input_shape),
+        "n_classes": data.n_classes,
+        "model": r.model.state_dict(),
+        "sparsifier": r.sparsifier.state_dict(),
+        "accuracy": r.accuracy,
+    }
+    path = atomic_torch_save(ckpt, out / "checkpoint.pt")
+    summ = {
+        "accuracy": r.accuracy,
+        "method": args.method,
+        "sparsity": cfg.sparsity,
+        "density": r.sparsifier.density(),
+        "ablated_hidden_neurons": r.n_ablated,
+        "invariants_ok": r.invariants_ok,
+        "steps": r.steps,
+        "seconds": time.perf_counter() - t0,
+        "layers": r.sparsifier.summary(),
+    }
+    atomic_write_json(out / "train.json", summ)
+    print(
+        f"{args.method} S={cfg.sparsity}: test accuracy {100 * r.accuracy:.2f}%, density {summ['density']:.4f}, "
+        f"ablated hidden neurons {r.n_ablated}, {r.steps} steps in {summ['seconds']:.1f} s"
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+@app.command(
+    "condense",
+    "Condense a checkpoint from `srigl train` for inference; check it against the masked model.",
+    arg("checkpoint", type=Path, help="checkpoint.pt written by `srigl train`"),
+    arg("--variant", default="gather", choices=["gather", "gather_kmajor", "embedding_bag", "fused"]),
+)
+def _condense(args: argparse.Namespace) -> int:
+    from .condensed import condense
+    from .data import load_data
+    from .models import build_model
+    from .train import evaluate
+
+    p = args.checkpoint
+    if not p.exists():
+        raise FileNotFoundError(f"checkpoint {p} does not exist; create one with `srigl train --out DIR`")
+    try:
+        ckpt = torch.load(p, map_location="cpu", weights_only=False)
+    except Exception as e:  # noqa: BLE001 - unreadable file: a user error
+        raise UsageError(f"cannot read {p} as a torch checkpoint ({type(e).__name__})") from None
+    if not isinstance(ckpt, dict) or ckpt.get("version") != CKPT_VERSION or "sparsifier" not in ckpt:
+        raise UsageError(f"{p} is not a checkpoint written by `srigl train`")
+    cfg = ckpt["config"]
+    model = build_model(cfg["model"], ckpt["input_shape"], ckpt["n_classes"], tuple(cfg["hidden"]))
+    model.load_state_dict(ckpt["model"])
+    masks = {n: rec["mask"] for n, rec in ckpt["sparsifier"]["layers"].items()}
+    small = condense(model, masks, variant=args.variant)
+    data = load_data(ckpt["data"], seed=0, flatten=not cfg["model"].startswith("timm:"))
+    model.eval()
+    with torch.no_grad():
+        diff = float((small(data.x_test) - model(data.x_test)).abs().max())
+    n_dense = sum(p.numel() for p in model.parameters())
+    n_small = sum(p.numel() for p in small.parameters())
+    out = ensure_out_dir(args.out)
+    path = atomic_torch_save(small, out / "condensed.pt")
+    info = {
+        "max_abs_diff_vs_masked": diff,
+        "accuracy_masked": evaluate(model, data.x_test, data.y_test),
+        "accuracy_condensed": evaluate(small, data.x_test, data.y_test),
+        "params_dense": n_dense,
+        "params_condensed": n_small,
+        "modules": str(small),
+    }
+    atomic_write_json(out / "condense.json", info)
+    print(small)
+    print(
+        f"max |condensed - masked dense| = {diff:.2e}; accuracy {100 * info['accuracy_condensed']:.2f}% "
+        f"(masked {100 * info['accuracy_masked']:.2f}%); parameters {n_small} (dense {n_dense})"
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+@app.command(
+    "bench",
+    "Time the condensed layer vs dense and CSR (sparsity x batch x threads x variant) and the "
+    "training overhead of SRigL; writes bench.md, bench.json and speedup.png to --out.",
+)
 def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+    from .bench import SpeedGrid, plot_speedups, run_benchmarks, speed_table
+
+    quick = args.mode != "full"
+    grid = (
+        SpeedGrid(
+            out_features=96,
+            in_features=384,
+            sparsities=(0.9,),
+            batches=(1,),
+            threads=(1,),
+            variants=("gather",),
+            repeats=5,
+        )
+        if args.mode == "smoke"
+        else None
+    )
+    rows: list[dict] = []
+    results = run_benchmarks(quick=quick, grid=grid, show_progress=not args.quiet, rows_out=rows)
+    for r in rows:
+        r.pop("bench", None)
+    out = ensure_out_dir(args.out)
+    table = speed_table(rows)
+    train_tab = bench_table(results[-1:])
+    atomic_write_text(
+        out / "bench.md", "## Condensed layer\n\n" + table + "\n## Training step\n\n" + train_tab
+    )
+    atomic_write_json(out / "bench.json", {"rows": rows, "results": [r.to_dict() for r in results]})
+    plot_speedups(rows, out / "speedup.png", batch=1)
+    print(table)
+    print(train_tab)
+    print(f"wrote {out / 'bench.md'}, {out / 'bench.json'}, {out / 'speedup.png'}")
     return 0
 
 
 def main(argv=None) -> int:
     return app.main(argv)
+
+
+__all__ = ["app", "main", "json"]

@@ -1,0 +1,48 @@
+"""Models of the experiments: the digits MLP, and any timm model by name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from torch import nn
+
+__all__ = ["mlp", "build_model"]
+
+
+def mlp(in_features: int = 64, hidden: Sequence[int] = (256, 256), n_classes: int = 10) -> nn.Sequential:
+    """``Linear -> ReLU -> ... -> Linear``: the 64-256-256-10 digits MLP by default."""
+    dims = [in_features, *hidden]
+    layers: list[nn.Module] = []
+    for a, b in zip(dims[:-1], dims[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    layers.append(nn.Linear(dims[-1], n_classes))
+    return nn.Sequential(*layers)
+
+
+def build_model(
+    spec: str, input_shape: Sequence[int], n_classes: int, hidden: Sequence[int] = (256, 256)
+) -> nn.Module:
+    """``"mlp"`` (on flattened inputs) or ``"timm:<name>"`` (e.g. ``timm:resnet18``; built untrained, offline;
+    needs image inputs ``[C, H, W]``)."""
+    if spec == "mlp":
+        n_in = 1
+        for s in input_shape:
+            n_in *= int(s)
+        return mlp(n_in, hidden, n_classes)
+    if spec.startswith("timm:"):
+        import timm
+
+        name = spec.split(":", 1)[1]
+        if name not in timm.list_models():
+            raise ValueError(f"unknown timm model {name!r}; see timm.list_models() (e.g. timm:resnet18)")
+        if len(input_shape) != 3:
+            raise ValueError(
+                f"timm models need image inputs [C, H, W]; the data has shape {tuple(input_shape)} "
+                f"per sample (use --model mlp)"
+            )
+        kw = {"num_classes": n_classes, "in_chans": int(input_shape[0])}
+        if "vit" in name or "deit" in name:
+            kw["img_size"] = tuple(int(s) for s in input_shape[1:])
+            kw["patch_size"] = 2 if int(input_shape[1]) <= 16 else 16
+        return timm.create_model(name, pretrained=False, **kw)
+    raise ValueError(f"model must be 'mlp' or 'timm:<name>' (e.g. timm:resnet18), got {spec!r}")
