@@ -3,8 +3,8 @@ import pytest
 
 from iclr24.maxent_moco import (
     OSVI,
-    ModelBasedPlanning,
     MoCoVI,
+    ModelBasedPlanning,
     TabularMDP,
     ValueIteration,
     cliffwalk,

@@ -1,16 +1,98 @@
+import json
+
+import numpy as np
 import pytest
 
+from iclr24.maxent_moco import TabularMDP, cliffwalk
 from iclr24.maxent_moco.cli import main
+from iclr24.maxent_moco.data import load_env, load_mdp, save_mdp
 
 
 def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "reproduce" in out and "run" in out and "bench" in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--lam", "1.5"])
+    assert e.value.code == 2
+
+
+def test_run_end_to_end_exact_and_sample(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "run",
+                "--env",
+                "cliffwalk",
+                "--lam",
+                "1.0",
+                "--algo",
+                "all",
+                "--d",
+                "2",
+                "--iters",
+                "12",
+                "--out",
+                str(tmp_path),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    res = json.loads((tmp_path / "run.json").read_text())["results"]
+    assert set(res) == {"MoCoVI(d=2)", "VI", "MBRL", "OS-VI"}
+    assert res["MoCoVI(d=2)"]["errors"][10] < 1e-6 < res["MBRL"]["errors"][10]
+    assert "MoCoVI(d=2)" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "run",
+                "--algo",
+                "mocodyna",
+                "--mode",
+                "control",
+                "--steps",
+                "3000",
+                "--planning-interval",
+                "500",
+                "--queue-interval",
+                "500",
+                "--eval-every",
+                "1000",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    res = json.loads((tmp_path / "run.json").read_text())["results"]["MoCoDyna(d=2)"]
+    assert res["steps"] == [0, 1000, 2000, 3000]
+
+
+def test_run_user_mdp_and_user_errors(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    mdp = TabularMDP(rng.dirichlet(np.ones(6), size=(6, 2)), rng.normal(size=(6, 2)), 0.9)
+    path = save_mdp(mdp, tmp_path / "mine.npz")
+    assert np.array_equal(load_mdp(path).P, mdp.P)
+    assert main(["run", "--mdp", str(path), "--iters", "5", "--out", str(tmp_path / "o")]) == 0
+    assert main(["run", "--mdp", str(tmp_path / "missing.npz")]) == 2
+    assert "no MDP file" in capsys.readouterr().err
+    np.savez(tmp_path / "bad.npz", P=mdp.P)
+    assert main(["run", "--mdp", str(tmp_path / "bad.npz")]) == 2
+    assert "lacks the arrays ['R', 'gamma']" in capsys.readouterr().err
+    assert main(["run", "--algo", "qlearning", "--mode", "pe", "--out", str(tmp_path / "o")]) == 2
+
+
+def test_load_env():
+    assert np.array_equal(load_env("cliffwalk").P, cliffwalk().P)
+    assert load_env("garnet", seed=3).name == "garnet3"
+    with pytest.raises(ValueError, match="unknown environment"):
+        load_env("mountaincar")

@@ -189,7 +189,9 @@ def test_infeasible_constraints_detected_and_fallback_only_when_allowed():
     P_hat = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
     Phi = np.array([0.0, 1.0, 2.0])
     Psi = np.array([1.5, 2.0])
-    with pytest.raises(ValueError, match=r"cannot be met for 1 of 2 rows.*outside the convex hull.*fallback_beta"):
+    with pytest.raises(
+        ValueError, match=r"cannot be met for 1 of 2 rows.*outside the convex hull.*fallback_beta"
+    ):
         correct(P_hat, Phi, Psi)
     P_bar, _, info = correct(P_hat, Phi, Psi, fallback_beta=1e3, return_info=True)
     assert list(info.fallback_rows) == [1]

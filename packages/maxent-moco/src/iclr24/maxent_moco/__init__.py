@@ -4,7 +4,7 @@
 corrected model; VI, model-based planning, OS-VI, Q-learning/TD, Dyna and OS-Dyna are the baselines.
 """
 
-from .algorithms import OSVI, ModelBasedPlanning, MoCoVI, Trace, ValueIteration
+from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, Trace, ValueIteration
 from .envs import TabularMDP, cliffwalk, garnet, identity_smoothed, locally_smoothed, make_model
 from .moco import CorrectionInfo, beta_from_paper, correct, correct_bfgs, kl_divergence, moment_residual
 from .planning import (

@@ -56,7 +56,9 @@ def _check_model(P_hat: np.ndarray, mdp: TabularMDP) -> np.ndarray:
     if P_hat.shape != mdp.P.shape:
         raise ValueError(f"P_hat must have the MDP's shape (S, A, S) = {mdp.P.shape}, got {P_hat.shape}")
     if not np.isfinite(P_hat).all() or (P_hat < 0).any() or np.abs(P_hat.sum(axis=2) - 1).max() > 1e-6:
-        raise ValueError("every P_hat[s, a, :] must be a probability distribution (finite, >= 0, summing to 1)")
+        raise ValueError(
+            "every P_hat[s, a, :] must be a probability distribution (finite, >= 0, summing to 1)"
+        )
     return P_hat
 
 
@@ -78,8 +80,9 @@ class _Planner:
     def run(self, mdp: TabularMDP, K: int = 15) -> Trace:
         """Run K iterations on ``mdp`` (the true MDP, queried once per iteration) and return the :class:`Trace`."""
         if not isinstance(mdp, TabularMDP):
-            raise ValueError(f"mdp must be a TabularMDP (build one with TabularMDP(P, R, gamma)), got "
-                             f"{type(mdp).__name__}")
+            raise ValueError(
+                f"mdp must be a TabularMDP (build one with TabularMDP(P, R, gamma)), got {type(mdp).__name__}"
+            )
         K = _check_K(K)
         if self.mode == "pe":
             pi, Ppi, rpi, V_true = self._pe_setup(mdp)
@@ -135,8 +138,7 @@ class ModelBasedPlanning(_Planner):
     def _run_control(self, mdp, K):
         P_hat = _check_model(self.P_hat, mdp)
         V, pi = solve_control(P_hat, mdp.R, mdp.gamma)
-        return (np.array([np.zeros(mdp.n_states)] + [V] * K),
-                np.array([np.argmax(mdp.R, axis=1)] + [pi] * K))
+        return (np.array([np.zeros(mdp.n_states)] + [V] * K), np.array([np.argmax(mdp.R, axis=1)] + [pi] * K))
 
 
 class OSVI(_Planner):
@@ -181,8 +183,15 @@ class MoCoVI(_Planner):
 
     name = "MoCoVI"
 
-    def __init__(self, P_hat: np.ndarray, d: int = 2, *, mode: str = "pe", policy: np.ndarray | None = None,
-                 beta: float | None = None) -> None:
+    def __init__(
+        self,
+        P_hat: np.ndarray,
+        d: int = 2,
+        *,
+        mode: str = "pe",
+        policy: np.ndarray | None = None,
+        beta: float | None = None,
+    ) -> None:
         super().__init__(mode=mode, policy=policy)
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0:
             raise ValueError(f"d (the number of past values in the basis) must be an int >= 0, got {d!r}")

@@ -4,19 +4,146 @@ from __future__ import annotations
 
 import argparse
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+from iclr24.paperkit import atomic_write_json, bench_table, ensure_out_dir
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
 
 from . import bench
+from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
+from .data import ENVIRONMENTS, load_env, load_mdp
+from .envs import make_model
 from .reproduce import PAPER
+from .sample import Dyna, MoCoDyna, OSDyna, QLearning, TDLearning
 
 app = App("maxent-moco", PAPER.title)
 app.add_reproduce(lambda: PAPER)
 
+EXACT = ("mocovi", "vi", "mbrl", "osvi")
+SAMPLE = ("mocodyna", "dyna", "osdyna", "qlearning", "td")
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
+
+def _unit(s: str) -> float:
+    v = float(s)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {s!r}")
+    return v
+
+
+def _build(name: str, args, P_hat):
+    mode = args.mode_rl
+    if name == "mocovi":
+        return MoCoVI(P_hat, args.d, mode=mode, beta=args.beta)
+    if name == "vi":
+        return ValueIteration(mode=mode)
+    if name == "mbrl":
+        return ModelBasedPlanning(P_hat, mode=mode)
+    if name == "osvi":
+        return OSVI(P_hat, mode=mode)
+    common = dict(planning_interval=args.planning_interval, eval_every=args.eval_every, mode=mode)
+    if name == "mocodyna":
+        return MoCoDyna(
+            args.d, alpha=args.lam, beta=args.beta, val_queue_interval=args.queue_interval, **common
+        )
+    if name == "dyna":
+        return Dyna(alpha=args.lam, **common)
+    if name == "osdyna":
+        return OSDyna(alpha=args.lam, **common)
+    if name == "qlearning":
+        if mode != "control":
+            raise UsageError("--algo qlearning is a control method; use --algo td with --mode pe")
+        return QLearning(eval_every=args.eval_every)
+    if mode != "pe":
+        raise UsageError("--algo td evaluates a policy; use it with --mode pe")
+    return TDLearning(eval_every=args.eval_every)
+
+
+@app.command(
+    "run",
+    "Run MoCoVI/MoCoDyna or a baseline on an environment with a given model error; print and save the errors.",
+    arg("--env", choices=ENVIRONMENTS, default="cliffwalk", help="built-in environment"),
+    arg("--mdp", default=None, help="your own MDP as .npz (P (S,A,S), R (S,A), gamma); overrides --env"),
+    arg(
+        "--lam", type=_unit, default=1.0, help="model error level lambda (count-model smoothing for samples)"
+    ),
+    arg(
+        "--model",
+        choices=("locally_smoothed", "identity_smoothed"),
+        default="locally_smoothed",
+        help="model-error maker for the exact-query algorithms",
+    ),
+    arg(
+        "--algo",
+        choices=(*EXACT, *SAMPLE, "all"),
+        default="mocovi",
+        help="algorithm; 'all' runs every exact-query algorithm",
+    ),
+    arg(
+        "--mode",
+        dest="mode_rl",
+        choices=("pe", "control"),
+        default="pe",
+        help="policy evaluation (of the optimal policy) or control",
+    ),
+    arg("--d", type=positive_int, default=2, help="basis size (number of past values)"),
+    arg("--iters", type=positive_int, default=15, help="iterations K (exact-query algorithms)"),
+    arg("--steps", type=positive_int, default=150_000, help="samples (sample-based algorithms)"),
+    arg(
+        "--beta",
+        type=nonneg_float,
+        default=None,
+        help="MoCo regularisation (code convention); default: exact for MoCoVI, the paper's value for MoCoDyna",
+    ),
+    arg("--planning-interval", type=positive_int, default=2000, help="samples between plans (sample-based)"),
+    arg("--queue-interval", type=positive_int, default=6000, help="samples between basis pushes (MoCoDyna)"),
+    arg("--eval-every", type=positive_int, default=5000, help="samples between evaluations (sample-based)"),
+    arg("--garnet-seed", type=int, default=0, help="seed of the Garnet MDP"),
+)
+def _run(args: argparse.Namespace) -> int:
+    mdp = load_mdp(args.mdp) if args.mdp else load_env(args.env, seed=args.garnet_seed)
+    P_hat = make_model(mdp, args.model, args.lam)
+    names = list(EXACT) if args.algo == "all" else [args.algo]
+    results = {}
+    for name in names:
+        algo = _build(name, args, P_hat)
+        if name in SAMPLE:
+            tr = algo.run(mdp, args.steps, seed=args.seed)
+            results[algo.name] = {"steps": tr.steps.tolist(), "errors": tr.errors.tolist()}
+        else:
+            tr = algo.run(mdp, args.iters)
+            results[algo.name] = {"iteration": list(range(args.iters + 1)), "errors": tr.errors.tolist()}
+    out = ensure_out_dir(args.out)
+    payload = {
+        "env": mdp.name,
+        "lam": args.lam,
+        "model": args.model,
+        "mode": args.mode_rl,
+        "d": args.d,
+        "seed": args.seed,
+        "results": results,
+    }
+    path = atomic_write_json(out / "run.json", payload)
+    metric = "normalised policy error" if args.mode_rl == "control" else "normalised value error"
+    print(f"{mdp.name}, lambda={args.lam}, {args.mode_rl}: {metric}")
+    for name, r in results.items():
+        xs = r.get("iteration", r.get("steps"))
+        shown = [(x, e) for x, e in zip(xs, r["errors"])][:: max(1, len(xs) // 8)] + [
+            (xs[-1], r["errors"][-1])
+        ]
+        print(f"  {name:>14}: " + "  ".join(f"{x}:{e:.3g}" for x, e in dict(shown).items()))
+    print(f"wrote {path}")
+    return 0
+
+
+@app.command("bench", "Benchmark the MoCo solver (batched Newton vs joint BFGS) and MoCoDyna's throughput.")
 def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+    results = bench.run_benchmarks(quick=args.mode != "full")
+    print(bench_table(results))
+    for line in bench.LAST_NOTES:
+        print(line)
+    out = ensure_out_dir(args.out)
+    atomic_write_json(
+        out / "bench.json", {"results": [r.to_dict() for r in results], "notes": bench.LAST_NOTES}
+    )
+    print(f"wrote {out / 'bench.json'}")
     return 0
 
 

@@ -1,1 +1,66 @@
-"""Built-in offline data, and loaders for the real datasets from a path the user gives."""
+"""Built-in offline environments, and a loader for a user's own tabular MDP saved as ``.npz``.
+
+Everything this package needs is generated (CliffWalk, Garnet): nothing is downloaded. Your own MDP:
+``np.savez("my_mdp.npz", P=P, R=R, gamma=0.9)`` with ``P`` (S, A, S), ``R`` (S, A) or (S,), then
+``load_mdp("my_mdp.npz")`` or ``maxent-moco run --mdp my_mdp.npz``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .envs import TabularMDP, cliffwalk, garnet
+
+__all__ = ["ENVIRONMENTS", "load_env", "load_mdp", "save_mdp"]
+
+ENVIRONMENTS = ("cliffwalk", "garnet")
+
+
+def load_env(name: str, *, seed: int = 0, gamma: float = 0.9) -> TabularMDP:
+    """A built-in environment by name: "cliffwalk" (the paper's 6x6) or "garnet" (36 states, seeded)."""
+    if name == "cliffwalk":
+        return cliffwalk(gamma=gamma)
+    if name == "garnet":
+        return garnet(seed=seed, gamma=gamma)
+    raise ValueError(
+        f"unknown environment {name!r}; expected one of {ENVIRONMENTS} (or load your own with load_mdp(path))"
+    )
+
+
+def load_mdp(path: str | os.PathLike) -> TabularMDP:
+    """Load a tabular MDP from an ``.npz`` holding ``P`` (S, A, S), ``R`` (S, A) or (S,) and ``gamma``."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(
+            f"no MDP file at {p}; save one with np.savez('{p.name}', P=P, R=R, gamma=0.9) "
+            "(P of shape (S, A, S), R of shape (S, A) or (S,))"
+        )
+    if p.is_dir():
+        raise IsADirectoryError(f"{p} is a folder; expected an .npz file with arrays P, R and gamma")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            missing = [k for k in ("P", "R", "gamma") if k not in z.files]
+            if missing:
+                raise ValueError(
+                    f"{p} lacks the arrays {missing}; it has {sorted(z.files)}. Expected P (S, A, S), "
+                    "R (S, A) or (S,) and a scalar gamma"
+                )
+            P, R, gamma = z["P"], z["R"], float(z["gamma"])
+            start = int(z["start"]) if "start" in z.files else 0
+    except (OSError, EOFError) as e:
+        raise ValueError(f"could not read {p} as an .npz archive ({e}); save it with np.savez") from None
+    return TabularMDP(P, R, gamma, name=p.stem, start=start)
+
+
+def save_mdp(mdp: TabularMDP, path: str | os.PathLike) -> Path:
+    """Save ``mdp`` as ``.npz`` (atomically) so that :func:`load_mdp` reads it back."""
+    import io
+
+    from iclr24.paperkit import atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.savez(buf, P=mdp.P, R=mdp.R, gamma=mdp.gamma, start=mdp.start)
+    return atomic_write_bytes(path, buf.getvalue())

@@ -28,8 +28,10 @@ class TabularMDP:
         P = np.asarray(self.P, dtype=np.float64)
         R = np.asarray(self.R, dtype=np.float64)
         if P.ndim != 3 or P.shape[0] != P.shape[2] or P.shape[0] == 0 or P.shape[1] == 0:
-            raise ValueError(f"P must have shape (S, A, S) (P[s, a, s'] = probability of s' after a in s), "
-                             f"got shape {P.shape}")
+            raise ValueError(
+                f"P must have shape (S, A, S) (P[s, a, s'] = probability of s' after a in s), "
+                f"got shape {P.shape}"
+            )
         S, A, _ = P.shape
         if R.shape == (S,):
             R = np.repeat(R[:, None], A, axis=1)
@@ -38,8 +40,10 @@ class TabularMDP:
         if not (np.isfinite(P).all() and np.isfinite(R).all()):
             raise ValueError("P and R must be finite (found NaN or inf)")
         if (P < 0).any() or np.abs(P.sum(axis=2) - 1).max() > 1e-8:
-            raise ValueError("every P[s, a, :] must be a probability distribution (non-negative, summing to 1); "
-                             f"row sums range over [{P.sum(axis=2).min():.6g}, {P.sum(axis=2).max():.6g}]")
+            raise ValueError(
+                "every P[s, a, :] must be a probability distribution (non-negative, summing to 1); "
+                f"row sums range over [{P.sum(axis=2).min():.6g}, {P.sum(axis=2).max():.6g}]"
+            )
         if isinstance(self.gamma, bool) or not (0 <= float(self.gamma) < 1):
             raise ValueError(f"gamma must be in [0, 1), got {self.gamma!r}")
         if not (0 <= int(self.start) < S):
@@ -97,16 +101,24 @@ def cliffwalk(success_prob: float = 0.9, gamma: float = 0.9) -> TabularMDP:
     return TabularMDP(P, np.repeat(reward[:, None], A, axis=1), gamma, name="cliffwalk", start=0)
 
 
-def garnet(seed: int = 0, n_states: int = 36, n_actions: int = 6, branching: int = 12, n_rewards: int = 12,
-           gamma: float = 0.9) -> TabularMDP:
+def garnet(
+    seed: int = 0,
+    n_states: int = 36,
+    n_actions: int = 6,
+    branching: int = 12,
+    n_rewards: int = 12,
+    gamma: float = 0.9,
+) -> TabularMDP:
     """A random Garnet MDP: each (s, a) reaches ``branching`` random next states with probabilities from uniform
     random cuts of [0, 1]; ``n_rewards`` random states carry a reward ~ U[0, 1] (the same for every action)."""
     for name, v, lo in (("n_states", n_states, 1), ("n_actions", n_actions, 1), ("branching", branching, 1)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ValueError(f"{name} must be a positive int, got {v!r}")
     if branching > n_states or not (0 <= n_rewards <= n_states):
-        raise ValueError(f"need branching <= n_states and 0 <= n_rewards <= n_states, got branching={branching}, "
-                         f"n_rewards={n_rewards}, n_states={n_states}")
+        raise ValueError(
+            f"need branching <= n_states and 0 <= n_rewards <= n_states, got branching={branching}, "
+            f"n_rewards={n_rewards}, n_states={n_states}"
+        )
     rng = np.random.default_rng(seed)
     P = np.zeros((n_states, n_actions, n_states))
     for s in range(n_states):

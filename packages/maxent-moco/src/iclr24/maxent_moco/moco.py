@@ -218,16 +218,20 @@ def _as_rows(P_hat, Phi, Psi):
     sums = P.sum(axis=-1)
     if np.abs(sums - 1.0).max(initial=0.0) > 1e-6:
         bad = np.unravel_index(np.abs(sums - 1.0).argmax(), sums.shape)
-        raise ValueError(f"every row of P_hat must sum to 1 (a distribution over the {S} next states); row "
-                         f"{tuple(int(i) for i in bad)} sums to {sums[bad]:.6g}. Normalise the model first.")
+        raise ValueError(
+            f"every row of P_hat must sum to 1 (a distribution over the {S} next states); row "
+            f"{tuple(int(i) for i in bad)} sums to {sums[bad]:.6g}. Normalise the model first."
+        )
     P = np.clip(P, 0.0, None)
     Phi_a = np.asarray(Phi, dtype=np.float64)
     vec = Phi_a.ndim == 1
     if vec:
         Phi_a = Phi_a[:, None]
     if Phi_a.ndim != 2 or Phi_a.shape[0] != S:
-        raise ValueError(f"Phi must have shape (S, d) or (S,) with S = {S} (the last axis of P_hat), "
-                         f"got shape {np.shape(Phi)}")
+        raise ValueError(
+            f"Phi must have shape (S, d) or (S,) with S = {S} (the last axis of P_hat), "
+            f"got shape {np.shape(Phi)}"
+        )
     if not np.isfinite(Phi_a).all():
         raise ValueError("Phi (the basis) contains NaN or inf; every basis function must be finite")
     d = Phi_a.shape[1]
@@ -235,8 +239,10 @@ def _as_rows(P_hat, Phi, Psi):
     Psi_a = np.asarray(Psi, dtype=np.float64)
     want = (*lead, d)
     if Psi_a.shape != want and not (vec and Psi_a.shape == lead):
-        raise ValueError(f"Psi must have shape {want} (one expectation of each of the d = {d} basis functions "
-                         f"per row of P_hat), got shape {Psi_a.shape}")
+        raise ValueError(
+            f"Psi must have shape {want} (one expectation of each of the d = {d} basis functions "
+            f"per row of P_hat), got shape {Psi_a.shape}"
+        )
     if not np.isfinite(Psi_a).all():
         raise ValueError("Psi (the queried expectations) contains NaN or inf")
     n = int(np.prod(lead)) if lead else 1
@@ -257,7 +263,9 @@ def _feasible_lp(p: np.ndarray, Phi: np.ndarray, psi: np.ndarray) -> bool:
     A = np.vstack([Phi[supp].T, np.ones((1, supp.size))])
     b = np.concatenate([psi, [1.0]])
     scale = np.maximum(np.abs(A).max(axis=1), 1.0)
-    res = linprog(np.zeros(supp.size), A_eq=A / scale[:, None], b_eq=b / scale, bounds=(0, None), method="highs")
+    res = linprog(
+        np.zeros(supp.size), A_eq=A / scale[:, None], b_eq=b / scale, bounds=(0, None), method="highs"
+    )
     return res.status == 0
 
 
@@ -358,14 +366,24 @@ def correct(
     if vec:
         lam_out = lam_out[..., 0]
     if return_info:
-        info = CorrectionInfo(iterations=iters, max_grad=gmax, max_violation=float(viol.max(initial=0.0)),
-                              rank=basis.rank, fallback_rows=fallback_rows)
+        info = CorrectionInfo(
+            iterations=iters,
+            max_grad=gmax,
+            max_violation=float(viol.max(initial=0.0)),
+            rank=basis.rank,
+            fallback_rows=fallback_rows,
+        )
         return P_bar, lam_out, info
     return P_bar, lam_out
 
 
 def correct_bfgs(
-    P_hat: np.ndarray, Phi: np.ndarray, Psi: np.ndarray, beta: float | None = None, *, gtol: float = 1e-10,
+    P_hat: np.ndarray,
+    Phi: np.ndarray,
+    Psi: np.ndarray,
+    beta: float | None = None,
+    *,
+    gtol: float = 1e-10,
     max_iter: int = 2000,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The reference approach, for comparison: standardise the basis (``(phi - mean) / max(std, 1e-4)``) and minimise
@@ -394,7 +412,9 @@ def correct_bfgs(
     if beta_v == 0:
         lam = np.zeros((n, d))
     else:
-        res = minimize(fun, np.zeros(n * d), jac=True, method="BFGS", options={"gtol": gtol / n, "maxiter": max_iter})
+        res = minimize(
+            fun, np.zeros(n * d), jac=True, method="BFGS", options={"gtol": gtol / n, "maxiter": max_iter}
+        )
         lam = res.x.reshape(n, d)
     q, _ = _tilt(logp, Z, lam)
     lam = lam / std

@@ -21,14 +21,18 @@ def as_policy_matrix(policy: np.ndarray, n_states: int, n_actions: int) -> np.nd
     pi = np.asarray(policy)
     if pi.shape == (n_states,) and np.issubdtype(pi.dtype, np.integer):
         if (pi < 0).any() or (pi >= n_actions).any():
-            raise ValueError(f"policy actions must be in [0, {n_actions}), got range [{pi.min()}, {pi.max()}]")
+            raise ValueError(
+                f"policy actions must be in [0, {n_actions}), got range [{pi.min()}, {pi.max()}]"
+            )
         out = np.zeros((n_states, n_actions))
         out[np.arange(n_states), pi] = 1.0
         return out
     pi = pi.astype(np.float64)
     if pi.shape != (n_states, n_actions):
-        raise ValueError(f"policy must be action indices of shape ({n_states},) or probabilities of shape "
-                         f"({n_states}, {n_actions}), got shape {pi.shape} dtype {np.asarray(policy).dtype}")
+        raise ValueError(
+            f"policy must be action indices of shape ({n_states},) or probabilities of shape "
+            f"({n_states}, {n_actions}), got shape {pi.shape} dtype {np.asarray(policy).dtype}"
+        )
     if (pi < 0).any() or np.abs(pi.sum(axis=1) - 1).max() > 1e-8:
         raise ValueError("a stochastic policy must have non-negative rows summing to 1")
     return pi
@@ -59,7 +63,9 @@ def greedy_policy(P: np.ndarray, R: np.ndarray, gamma: float, V: np.ndarray) -> 
     return np.argmax(Q >= Q.max(axis=1, keepdims=True) - 1e-10 * (1 + np.abs(Q).max()), axis=1)
 
 
-def solve_control(P: np.ndarray, R: np.ndarray, gamma: float, max_iter: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+def solve_control(
+    P: np.ndarray, R: np.ndarray, gamma: float, max_iter: int = 1000
+) -> tuple[np.ndarray, np.ndarray]:
     """The optimal value and a greedy optimal policy of (P, R, gamma), by exact policy iteration: (V* (S,), pi* (S,))."""
     S = P.shape[0]
     pi = np.argmax(R, axis=1)
@@ -81,7 +87,9 @@ def normalized_error(V: np.ndarray, V_true: np.ndarray) -> np.ndarray:
     return np.abs(V - V_true).sum(axis=-1) / np.abs(V_true).sum()
 
 
-def policy_error(P: np.ndarray, R: np.ndarray, gamma: float, policies: np.ndarray, V_star: np.ndarray) -> np.ndarray:
+def policy_error(
+    P: np.ndarray, R: np.ndarray, gamma: float, policies: np.ndarray, V_star: np.ndarray
+) -> np.ndarray:
     """Normalised sub-optimality of each policy in the TRUE MDP: ``||V^{pi_k} - V*||_1 / ||V*||_1`` for (K, S) policies."""
     pols = np.atleast_2d(policies)
     out = np.array([normalized_error(evaluate_policy(P, R, gamma, p), V_star) for p in pols])

@@ -1,17 +1,359 @@
-"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes."""
+"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes.
+
+Fig. 1 of the paper (CliffWalk 6x6, gamma 0.9, LocallySmoothed model error lambda in {0.1, 0.5, 1}):
+  * top: MoCoVI (d = 1, 2, 3) against VI, pure model-based planning (MBRL) and OS-VI, exact queries;
+  * bottom: MoCoDyna against Q-learning, Dyna and OS-Dyna, sample-based.
+The paper reports plots only; the numeric thresholds checked here are the spec's (its section 4), fixed before
+measuring. Policy evaluation (of the optimal policy) and Garnet are the paper's appendix experiments.
+"""
 
 from __future__ import annotations
 
-from iclr24.paperkit import Claim, Paper, RunConfig
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from iclr24.paperkit import Claim, Paper, RunConfig, atomic_write_json, ensure_out_dir, progress
+
+from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
+from .envs import cliffwalk, garnet, locally_smoothed
+from .sample import Dyna, MoCoDyna, OSDyna, QLearning
+
+NAME = "maxent-moco"
+
+
+@dataclass(frozen=True)
+class ExactQueryConfig:
+    """Fig. 1 (top) and the appendix policy-evaluation runs: exact queries, K iterations."""
+
+    lams: tuple[float, ...] = (0.1, 0.5, 1.0)
+    ds: tuple[int, ...] = (1, 2, 3)
+    K: int = 15
+    gamma: float = 0.9
+    garnet_seed: int = 0
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    """Fig. 1 (bottom): the sample-based runs with the paper's defaults (control on CliffWalk)."""
+
+    lams: tuple[float, ...] = (0.1, 0.5, 1.0)
+    ds: tuple[int, ...] = (1, 2, 3)
+    n_steps: int = 150_000
+    planning_interval: int = 2000
+    val_queue_interval: int = 6000
+    q_lr: float = 0.02
+    os_lr: float = 0.02
+    n_runs: int = 20
+    eval_every: int = 2500
+
+
+SMOKE = (
+    ExactQueryConfig(K=15),
+    SampleConfig(
+        lams=(1.0,),
+        ds=(2,),
+        n_steps=20_000,
+        planning_interval=500,
+        val_queue_interval=1500,
+        n_runs=1,
+        eval_every=1000,
+    ),
+)
+QUICK = (ExactQueryConfig(), SampleConfig(ds=(2,), n_runs=3))
+FULL = (ExactQueryConfig(), SampleConfig(n_runs=10))
+
+
+def _exact_runs(cfg: ExactQueryConfig, show: bool) -> dict:
+    """All exact-query traces: {mode: {lam: {algo: errors (K+1,)}}} on CliffWalk, plus Garnet at lambda = 1."""
+    mdp = cliffwalk(gamma=cfg.gamma)
+    out: dict = {"pe": {}, "control": {}}
+    jobs = [(mode, lam) for mode in ("pe", "control") for lam in cfg.lams]
+    for mode, lam in progress(jobs, desc="exact queries", disable=not show):
+        P_hat = locally_smoothed(mdp.P, lam)
+        algos = [ValueIteration(mode=mode), ModelBasedPlanning(P_hat, mode=mode), OSVI(P_hat, mode=mode)]
+        algos += [MoCoVI(P_hat, d, mode=mode) for d in cfg.ds]
+        out[mode][lam] = {a.name: a.run(mdp, cfg.K).errors for a in algos}
+    g = garnet(seed=cfg.garnet_seed, gamma=cfg.gamma)
+    Pg = locally_smoothed(g.P, 1.0)
+    out["garnet"] = {
+        a.name: a.run(g, cfg.K).errors
+        for a in [ValueIteration(), ModelBasedPlanning(Pg), OSVI(Pg)] + [MoCoVI(Pg, d) for d in cfg.ds]
+    }
+    return out
+
+
+def _sample_runs(cfg: SampleConfig, seed: int, show: bool) -> dict:
+    """{lam: {algo: errors (n_runs, m)}} and the evaluation steps; run r uses the sample stream of seed + r."""
+    mdp = cliffwalk()
+    res: dict = {lam: {} for lam in cfg.lams}
+    steps = None
+    common = dict(planning_interval=cfg.planning_interval, eval_every=cfg.eval_every)
+    jobs = [(r, lam) for r in range(cfg.n_runs) for lam in cfg.lams]
+    q_cache = {}
+    for r, lam in progress(jobs, desc="sample-based", disable=not show):
+        s = seed + r
+        if r not in q_cache:  # Q-learning does not use the model: one run per seed serves every lambda
+            q_cache[r] = QLearning(cfg.q_lr, eval_every=cfg.eval_every).run(mdp, cfg.n_steps, s)
+        traces = [
+            q_cache[r],
+            Dyna(alpha=lam, **common).run(mdp, cfg.n_steps, s),
+            OSDyna(cfg.os_lr, alpha=lam, **common).run(mdp, cfg.n_steps, s),
+        ]
+        traces += [
+            MoCoDyna(d, alpha=lam, val_queue_interval=cfg.val_queue_interval, **common).run(
+                mdp, cfg.n_steps, s
+            )
+            for d in cfg.ds
+        ]
+        for tr in traces:
+            res[lam].setdefault(tr.name, []).append(tr.errors)
+        steps = traces[0].steps
+    return {"steps": steps, "errors": {lam: {k: np.array(v) for k, v in d.items()} for lam, d in res.items()}}
+
+
+def _plot_exact(runs: dict, cfg: ExactQueryConfig, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    floor = 1e-14
+    fig, axes = plt.subplots(2, len(cfg.lams), figsize=(4.2 * len(cfg.lams), 7), squeeze=False)
+    for row, (mode, ylabel) in enumerate(
+        (("control", "normalised policy error"), ("pe", "normalised value error"))
+    ):
+        for col, lam in enumerate(cfg.lams):
+            ax = axes[row, col]
+            for name, errs in runs[mode][lam].items():
+                ax.semilogy(
+                    np.arange(len(errs)),
+                    np.maximum(errs, floor),
+                    marker="o",
+                    ms=3,
+                    label=name,
+                    ls="-" if name.startswith("MoCo") else "--",
+                )
+            ax.set_title(f"CliffWalk {'control' if mode == 'control' else 'policy evaluation'}, lambda={lam}")
+            ax.set_xlabel("iteration k")
+            ax.set_ylabel(ylabel + f" (floored at {floor:g})")
+            ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_sample(sruns: dict, cfg: SampleConfig, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = sruns["steps"]
+    fig, axes = plt.subplots(1, len(cfg.lams), figsize=(4.2 * len(cfg.lams), 3.6), squeeze=False)
+    for col, lam in enumerate(cfg.lams):
+        ax = axes[0, col]
+        for name, errs in sruns["errors"][lam].items():
+            m = errs.mean(axis=0)
+            se = errs.std(axis=0) / np.sqrt(errs.shape[0])
+            ax.plot(steps, m, label=name, ls="-" if name.startswith("MoCo") else "--")
+            ax.fill_between(steps, np.maximum(m - se, 0), m + se, alpha=0.2)
+        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_title(f"CliffWalk control (samples), lambda={lam}")
+        ax.set_xlabel("samples")
+        ax.set_ylabel(f"normalised policy error (mean +- SE, {cfg.n_runs} runs)")
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _tolist(x):
+    if isinstance(x, dict):
+        return {str(k): _tolist(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return x
+
+
+def _settling_step(steps, errs, level: float) -> int | None:
+    """The first evaluation step from which the error stays <= level (None if it never settles)."""
+    above = np.flatnonzero(np.asarray(errs) > level)
+    if above.size == 0:
+        return int(steps[0])
+    return int(steps[above[-1] + 1]) if above[-1] + 1 < len(steps) else None
 
 
 def run(config: RunConfig) -> list[Claim]:
-    raise NotImplementedError("maxent-moco: claim checks not written yet")
+    exact_cfg, sample_cfg = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
+    out = ensure_out_dir(config.out)
+    show = config.progress
+    t0 = time.perf_counter()
+    runs = _exact_runs(exact_cfg, show)
+    t_exact = time.perf_counter() - t0
+    fig1 = out / "fig1_exact_queries.png"
+    _plot_exact(runs, exact_cfg, fig1)
+    arts = [config.artifact(fig1)]
+    claims: list[Claim] = []
+    pe, ctl = runs["pe"], runs["control"]
+    cfg_d = {"exact": asdict(exact_cfg), "env": "cliffwalk 6x6, gamma 0.9, LocallySmoothed model"}
+    k10 = 10
+
+    def row(mode, lam, name, k):
+        return float(runs[mode][lam][name][k])
+
+    if 1.0 in exact_cfg.lams and {2, 3} <= set(exact_cfg.ds):
+        m2, m3 = row("pe", 1.0, "MoCoVI(d=2)", k10), row("pe", 1.0, "MoCoVI(d=3)", k10)
+        claims.append(
+            Claim(
+                paper=NAME,
+                claim="Policy evaluation, lambda=1: MoCoVI (d=2,3) reaches the true V^pi (<= 1e-6 by k=10) "
+                "while pure model-based planning stays at its model-error floor (>= 0.9)",
+                metric="normalised value error at k=10 (worst of d=2,3)",
+                ours=max(m2, m3),
+                baseline_name="MBRL",
+                baseline=row("pe", 1.0, "MBRL", k10),
+                paper_value=None,
+                rule="ours <= 1e-6 and baseline >= 0.9",
+                seconds=t_exact,
+                details={"d2": m2, "d3": m3, "curves": _tolist(pe[1.0]), **cfg_d},
+                artifacts=arts,
+            )
+        )
+        K = exact_cfg.K
+        kk = min(14, K)
+        claims.append(
+            Claim(
+                paper=NAME,
+                claim=f"Policy evaluation, lambda=1: OS-VI diverges (> 1 at k={kk}) while MoCoVI(d=2) "
+                "converges",
+                metric=f"normalised value error at k={kk}",
+                ours=row("pe", 1.0, "MoCoVI(d=2)", kk),
+                baseline_name="OS-VI",
+                baseline=row("pe", 1.0, "OS-VI", kk),
+                rule="baseline > 1 and ours <= 1e-6",
+                seconds=0.0,
+                details={"osvi_curve": pe[1.0]["OS-VI"].tolist()},
+                artifacts=arts,
+            )
+        )
+    if 2 in exact_cfg.ds:
+        for lam in exact_cfg.lams:
+            m2 = row("pe", lam, "MoCoVI(d=2)", k10)
+            vi, mb = row("pe", lam, "VI", k10), row("pe", lam, "MBRL", k10)
+            claims.append(
+                Claim(
+                    paper=NAME,
+                    claim=f"Policy evaluation, lambda={lam}: MoCoVI(d=2) is >= 1e3x below both VI and MBRL "
+                    "at k=10",
+                    metric="normalised value error at k=10",
+                    ours=m2,
+                    baseline_name="min(VI, MBRL)",
+                    baseline=min(vi, mb),
+                    rule="ours * 1000 <= baseline",
+                    details={
+                        "VI": vi,
+                        "MBRL": mb,
+                        "OS-VI": row("pe", lam, "OS-VI", k10),
+                        **{n: row("pe", lam, n, k10) for n in pe[lam] if n.startswith("MoCoVI")},
+                    },
+                    artifacts=arts,
+                )
+            )
+        if 1.0 in exact_cfg.lams:
+            m_ctl = ctl[1.0]["MoCoVI(d=2)"]
+            vi_ctl = ctl[1.0]["VI"]
+            claims.append(
+                Claim(
+                    paper=NAME,
+                    claim="Control, lambda=1: MoCoVI(d=2)'s policy is optimal from iteration 4 on; VI's is "
+                    "not optimal at iteration 4",
+                    metric="normalised policy error, max over k >= 4 (ours) / at k = 4 (VI)",
+                    ours=float(m_ctl[4:].max()),
+                    baseline_name="VI",
+                    baseline=float(vi_ctl[4]),
+                    rule="ours <= 1e-9 and baseline > 0.01",
+                    details={"curves": _tolist(ctl[1.0]), "MBRL_policy_error": float(ctl[1.0]["MBRL"][-1])},
+                    artifacts=arts,
+                )
+            )
+        gk = min(14, exact_cfg.K)
+        gar = runs["garnet"]
+        claims.append(
+            Claim(
+                paper=NAME,
+                claim=f"Garnet (seed {exact_cfg.garnet_seed}), lambda=1, policy evaluation: MoCoVI(d=2) "
+                f"reaches <= 1e-6 by k={gk}, VI and MBRL do not",
+                metric=f"normalised value error at k={gk}",
+                ours=float(gar["MoCoVI(d=2)"][gk]),
+                baseline_name="min(VI, MBRL)",
+                baseline=float(min(gar["VI"][gk], gar["MBRL"][gk])),
+                rule="ours <= 1e-6 and baseline > 1e-3",
+                details={
+                    "OS-VI": float(gar["OS-VI"][gk]),
+                    "curves": _tolist(gar),
+                    "note": "OS-VI also converges on Garnet; superiority over OS-VI is claimed on CliffWalk only",
+                },
+                artifacts=arts,
+            )
+        )
+
+    # sample-based (Fig. 1 bottom)
+    t1 = time.perf_counter()
+    sruns = _sample_runs(sample_cfg, config.seed, show)
+    t_sample = time.perf_counter() - t1
+    fig2 = out / "fig1_samples.png"
+    _plot_sample(sruns, sample_cfg, fig2)
+    atomic_write_json(
+        out / "curves.json",
+        {
+            "exact": _tolist(runs),
+            "samples": _tolist(sruns),
+            "config": {"exact": asdict(exact_cfg), "samples": asdict(sample_cfg)},
+        },
+    )
+    arts2 = [config.artifact(fig2), config.artifact(out / "curves.json")]
+    d_best = 2 if 2 in sample_cfg.ds else sample_cfg.ds[0]
+    for lam in sample_cfg.lams:
+        e = sruns["errors"][lam]
+        auc = {k: float(v.mean()) for k, v in e.items()}  # mean error over the run and the evaluation points
+        per_seed = {k: v.mean(axis=1).tolist() for k, v in e.items()}
+        final = {k: float(v[:, -1].mean()) for k, v in e.items()}
+        settle = {k: _settling_step(sruns["steps"], v.mean(axis=0), 1e-2) for k, v in e.items()}
+        ours_name = f"MoCoDyna(d={d_best})"
+        claims.append(
+            Claim(
+                paper=NAME,
+                claim=f"Samples, CliffWalk control, lambda={lam}: MoCoDyna(d={d_best}) has a lower mean "
+                f"policy error over the run than Q-learning and Dyna ({sample_cfg.n_runs} seeds, "
+                f"{sample_cfg.n_steps} samples)",
+                metric="normalised policy error averaged over evaluation points and seeds",
+                ours=auc[ours_name],
+                baseline_name="min(Q-learning, Dyna)",
+                baseline=min(auc["Q-learning"], auc["Dyna"]),
+                rule="ours < baseline",
+                seconds=t_sample / len(sample_cfg.lams),
+                details={
+                    "mean_error": auc,
+                    "final_error": final,
+                    "samples_until_mean_error_stays_below_1e-2": settle,
+                    "per_seed_mean_error": per_seed,
+                    "config": asdict(sample_cfg),
+                },
+                variables={"os_dyna": auc["OS-Dyna"]},
+                artifacts=arts2,
+            )
+        )
+    return claims
 
 
 PAPER = Paper(
-    name="maxent-moco",
+    name=NAME,
     title="Maximum Entropy Model Correction in Reinforcement Learning",
-    summary="MoCoVI/MoCoDyna converge to the true values with an approximate model, faster than VI and model-based planning.",
+    summary="MoCoVI/MoCoDyna converge to the true values with an approximate model, faster than VI and "
+    "model-based planning.",
     run=run,
 )

@@ -20,9 +20,18 @@ import numpy as np
 
 from .envs import TabularMDP
 from .moco import correct
-from .planning import evaluate_policy, normalized_error, policy_error, policy_kernel, solve_control
+from .planning import evaluate_policy, normalized_error, policy_error, solve_control
 
-__all__ = ["PAPER_BETA", "Dyna", "MoCoDyna", "OSDyna", "QLearning", "SampleTrace", "TDLearning", "sample_stream"]
+__all__ = [
+    "PAPER_BETA",
+    "Dyna",
+    "MoCoDyna",
+    "OSDyna",
+    "QLearning",
+    "SampleTrace",
+    "TDLearning",
+    "sample_stream",
+]
 
 #: The authors' defaults for the regularisation (code convention) by basis size d.
 PAPER_BETA = {1: 1e4, 2: 1.5e4, 3: 2e4}
@@ -42,8 +51,9 @@ class SampleTrace:
     policies: np.ndarray | None = None
 
 
-def sample_stream(mdp: TabularMDP, n_steps: int, seed: int, mode: str = "control",
-                  policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sample_stream(
+    mdp: TabularMDP, n_steps: int, seed: int, mode: str = "control", policy: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The generative-model samples: (s, a, s') arrays of length ``n_steps``, reproducible from ``seed``."""
     rng = np.random.default_rng(seed)
     S, A = mdp.n_states, mdp.n_actions
@@ -84,7 +94,9 @@ def _lr(name, v):
 class _Learner:
     name = "learner"
 
-    def __init__(self, *, mode: str = "control", policy: np.ndarray | None = None, eval_every: int = 1000) -> None:
+    def __init__(
+        self, *, mode: str = "control", policy: np.ndarray | None = None, eval_every: int = 1000
+    ) -> None:
         if mode not in ("pe", "control"):
             raise ValueError(f"mode must be 'pe' or 'control', got {mode!r}")
         self.mode = mode
@@ -211,9 +223,18 @@ class MoCoDyna(_Learner):
 
     name = "MoCoDyna"
 
-    def __init__(self, d: int = 2, *, alpha: float = 1.0, beta: float | None = None, planning_interval: int = 2000,
-                 val_queue_interval: int = 6000, mode: str = "control", policy: np.ndarray | None = None,
-                 eval_every: int = 1000) -> None:
+    def __init__(
+        self,
+        d: int = 2,
+        *,
+        alpha: float = 1.0,
+        beta: float | None = None,
+        planning_interval: int = 2000,
+        val_queue_interval: int = 6000,
+        mode: str = "control",
+        policy: np.ndarray | None = None,
+        eval_every: int = 1000,
+    ) -> None:
         super().__init__(mode=mode, policy=policy, eval_every=eval_every)
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0:
             raise ValueError(f"d must be an int >= 0, got {d!r}")
@@ -223,7 +244,9 @@ class MoCoDyna(_Learner):
         self.alpha = float(alpha)
         self.beta = PAPER_BETA.get(self.d, 2e4) if beta is None else float(beta)
         if not self.beta > 0:
-            raise ValueError(f"beta must be > 0 (use a large value for nearly exact constraints), got {beta!r}")
+            raise ValueError(
+                f"beta must be > 0 (use a large value for nearly exact constraints), got {beta!r}"
+            )
         self.planning_interval = _positive_int("planning_interval", planning_interval)
         self.val_queue_interval = _positive_int("val_queue_interval", val_queue_interval)
         self.name = f"MoCoDyna(d={self.d})" if self.d else "Dyna"
@@ -253,8 +276,9 @@ class MoCoDyna(_Learner):
             V = np.linalg.solve(np.eye(S) - mdp.gamma * P_rows, R_hat[rows])
             return V, pi
         if full:
-            flat = self._correct_rows(P_hat.reshape(-1, S), queue, [x.ravel() for x in sums],
-                                      [c.ravel() for c in counts])
+            flat = self._correct_rows(
+                P_hat.reshape(-1, S), queue, [x.ravel() for x in sums], [c.ravel() for c in counts]
+            )
             P_hat = flat.reshape(P_hat.shape)
         return solve_control(P_hat, R_hat, mdp.gamma)
 
@@ -283,9 +307,11 @@ class MoCoDyna(_Learner):
         n_pushed = 0
         V = np.zeros(S)
         pol = pi if self.mode == "pe" else np.argmax(mdp.R, axis=1)
-        events = sorted(set(range(0, n_steps + 1, self.planning_interval))
-                        | (set(range(0, n_steps + 1, self.val_queue_interval)) if q else set())
-                        | set(self._checkpoints(n_steps)))
+        events = sorted(
+            set(range(0, n_steps + 1, self.planning_interval))
+            | (set(range(0, n_steps + 1, self.val_queue_interval)) if q else set())
+            | set(self._checkpoints(n_steps))
+        )
         steps, values, pols = [], [], []
         prev = 0
         for t in events:
@@ -300,7 +326,7 @@ class MoCoDyna(_Learner):
             if t > 0 and t % self.planning_interval == 0:
                 V, pol = self._plan(model, mdp, pi, queue, sums, counts, n_pushed)
             if q and t > 0 and t % self.val_queue_interval == 0:
-                queue.append(self._orthonormal_push(V, queue[-(self.d - 1):] if self.d > 1 else [], rng))
+                queue.append(self._orthonormal_push(V, queue[-(self.d - 1) :] if self.d > 1 else [], rng))
                 sums.append(np.zeros((S, A)))
                 counts.append(np.zeros((S, A)))
                 queue.pop(0), sums.pop(0), counts.pop(0)
@@ -315,10 +341,24 @@ class MoCoDyna(_Learner):
 class Dyna(MoCoDyna):
     """Dyna: plan on the count model every ``planning_interval`` steps (2000 in the paper); MoCoDyna with d = 0."""
 
-    def __init__(self, *, alpha: float = 1.0, planning_interval: int = 2000, mode: str = "control",
-                 policy: np.ndarray | None = None, eval_every: int = 1000) -> None:
-        super().__init__(0, alpha=alpha, beta=math.inf, planning_interval=planning_interval, mode=mode,
-                         policy=policy, eval_every=eval_every)
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        planning_interval: int = 2000,
+        mode: str = "control",
+        policy: np.ndarray | None = None,
+        eval_every: int = 1000,
+    ) -> None:
+        super().__init__(
+            0,
+            alpha=alpha,
+            beta=math.inf,
+            planning_interval=planning_interval,
+            mode=mode,
+            policy=policy,
+            eval_every=eval_every,
+        )
         self.name = "Dyna"
 
 
@@ -330,8 +370,16 @@ class OSDyna(_Learner):
 
     name = "OS-Dyna"
 
-    def __init__(self, lr: float = 0.02, *, alpha: float = 1.0, planning_interval: int = 2000,
-                 mode: str = "control", policy: np.ndarray | None = None, eval_every: int = 1000) -> None:
+    def __init__(
+        self,
+        lr: float = 0.02,
+        *,
+        alpha: float = 1.0,
+        planning_interval: int = 2000,
+        mode: str = "control",
+        policy: np.ndarray | None = None,
+        eval_every: int = 1000,
+    ) -> None:
         super().__init__(mode=mode, policy=policy, eval_every=eval_every)
         self.lr = _lr("lr", lr)
         if not (0 <= alpha <= 1):
