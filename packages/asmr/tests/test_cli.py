@@ -1,5 +1,9 @@
+import json
+
+import numpy as np
 import pytest
 
+from iclr24.asmr import load_image, save_signal
 from iclr24.asmr.cli import main
 
 
@@ -7,10 +11,93 @@ def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for cmd in ("fit", "render", "macs", "reproduce", "bench"):
+        assert cmd in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_macs_command(capsys):
+    assert main(["macs", "--bases", "4,4,4,8;4,4,4,8", "--hidden", "256", "--mlp-layers", "7", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["asmr_macs_per_point"] == 1353.75 and rec["mlp_macs_per_point"] == 329_985
+    assert main(["macs", "--size", "512x768", "--levels", "4", "--dim-out", "3", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["bases"] == [[4, 4, 4, 8], [4, 4, 6, 8]] and abs(rec["asmr_macs_per_point"] - 1846.18) < 0.01
+
+
+def test_fit_then_render_end_to_end(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    save_signal(rng.random((8, 12, 3)), tmp_path / "in.png", "image")
+    ckpt = tmp_path / "model.pt"
+    rc = main(
+        [
+            "fit",
+            str(tmp_path / "in.png"),
+            "--bases",
+            "2,2,2;2,2,3",
+            "--hidden",
+            "8",
+            "--steps",
+            "5",
+            "--out",
+            str(ckpt),
+            "--quiet",
+        ]
+    )
+    assert rc == 0 and ckpt.is_file()
+    assert "PSNR" in capsys.readouterr().out
+    assert main(["render", str(ckpt), str(tmp_path / "out.png")]) == 0
+    assert load_image(tmp_path / "out.png").shape == (8, 12)
+    # audio through the same API, bases suggested from the length
+    t = np.linspace(0, 1, 60)
+    save_signal(np.sin(20 * t)[:, None] * 0.5, tmp_path / "a.wav", "audio", 8000)
+    assert (
+        main(
+            [
+                "fit",
+                str(tmp_path / "a.wav"),
+                "--levels",
+                "3",
+                "--hidden",
+                "8",
+                "--steps",
+                "3",
+                "--out",
+                str(tmp_path / "a.pt"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert main(["render", str(tmp_path / "a.pt"), str(tmp_path / "a_out.wav")]) == 0
+    assert (tmp_path / "a_out.wav").is_file()
+
+
+def test_user_errors_exit_2(tmp_path, capsys):
+    save_signal(np.zeros((8, 12, 1)), tmp_path / "in.png", "image")
+    assert (
+        main(
+            [
+                "fit",
+                str(tmp_path / "in.png"),
+                "--bases",
+                "2,2,2;2,2,2",
+                "--steps",
+                "1",
+                "--out",
+                str(tmp_path / "m.pt"),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "axis 1: the bases [2, 2, 2] multiply to 8" in err and "Traceback" not in err
+    assert main(["fit", str(tmp_path / "nope.png"), "--out", str(tmp_path / "m.pt")]) == 2
+    assert main(["render", str(tmp_path / "nope.pt"), str(tmp_path / "o.png")]) == 2
+    assert main(["macs"]) == 2

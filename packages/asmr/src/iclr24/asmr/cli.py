@@ -1,22 +1,262 @@
-"""The ``asmr`` command: a thin shell over the API."""
+"""The ``asmr`` command: a thin shell over the API.
+
+asmr fit IMAGE.png --bases "4,4,4,8;4,4,6,8" --hidden 256 --out model.pt
+asmr render model.pt out.png
+asmr macs --bases "4,4,4,8;4,4,4,8" --hidden 256
+asmr reproduce --quick
+asmr bench
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+import torch
+
+from iclr24.paperkit import atomic_torch_save, bench_table, seed_everything
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    nonneg_float,
+    positive_float,
+    positive_int,
+    resolve_device,
+)
 
 from . import bench
+from .data import load_signal, save_signal
+from .decomposition import format_bases, parse_bases, suggest_bases
+from .macs import CONVENTIONS, asmr_macs_per_point, macs_per_point, mlp_macs_per_point
+from .models import ASMR, MODULATORS, SIREN, build_model
 from .reproduce import PAPER
+from .train import fit
 
 app = App("asmr", PAPER.title)
 app.add_reproduce(lambda: PAPER)
 
+_SEED = arg("--seed", type=int, default=0, help="random seed (model init and batch sampling)")
+_DEVICE = arg("--device", default="cpu", help="cpu, cuda[:N] or auto")
+_QUIET = arg("--quiet", action="store_true", help="no progress bar")
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
+
+def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[list[int]]:
+    if text is None:
+        return [suggest_bases(s, levels) for s in shape]
+    return parse_bases(text)
+
+
+@app.command(
+    "fit",
+    "Fit ASMR (or the SIREN baseline) to an image, WAV audio or NPY/frame-folder video; save a checkpoint.",
+    arg(
+        "input",
+        type=Path,
+        help="image (PNG/JPEG/...), .wav, .npy (image or (T,H,W[,C]) video) or frame folder",
+    ),
+    arg("--model", choices=("asmr", "siren"), default="asmr", help="the network"),
+    arg(
+        "--bases",
+        default=None,
+        help="per-axis bases, axes separated by ';', e.g. '4,4,4,8;4,4,6,8' for a "
+        "512x768 image (each axis's bases multiply to its size); default: suggest_bases(size, --levels)",
+    ),
+    arg(
+        "--levels",
+        type=positive_int,
+        default=4,
+        help="levels (= linear layers) when --bases is not given; also the SIREN's layer count",
+    ),
+    arg("--hidden", type=positive_int, default=256, help="hidden width"),
+    arg("--modulator", choices=MODULATORS, default="linear", help="ASMR modulator"),
+    arg("--omega0", type=positive_float, default=30.0, help="SIREN frequency omega0"),
+    arg("--steps", type=positive_int, default=10_000, help="optimiser steps (paper: 10,000)"),
+    arg("--lr", type=positive_float, default=1e-4, help="Adam learning rate (cosine-annealed)"),
+    arg("--lr-min", type=nonneg_float, default=1e-5, help="final learning rate of the cosine schedule"),
+    arg("--batch-size", type=positive_int, default=None, help="points per step (default: full batch)"),
+    arg("--out", type=Path, default=Path("model.pt"), help="checkpoint to write"),
+    _SEED,
+    _DEVICE,
+    _QUIET,
+    common=False,
+)
+def _fit(args: argparse.Namespace) -> int:
+    signal = load_signal(args.input)
+    device = resolve_device(args.device)
+    seed_everything(args.seed)
+    shape, dim = signal.shape, len(signal.shape)
+    if args.model == "asmr":
+        bases = _bases_for(shape, args.bases, args.levels)
+        model = ASMR(dim, signal.channels, shape, bases, args.hidden, args.omega0, args.modulator)
+    else:
+        model = SIREN(dim, signal.channels, shape, args.hidden, args.levels, args.omega0)
+    model = model.to(device)
+    res = fit(
+        model,
+        torch.from_numpy(signal.values),
+        args.steps,
+        lr=args.lr,
+        lr_min=args.lr_min,
+        batch_size=args.batch_size,
+        value_range=signal.value_range,
+        seed=args.seed,
+        show_progress=not args.quiet,
+    )
+    ckpt = {
+        "config": model.config(),
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "signal": {
+            "kind": signal.kind,
+            "sample_rate": signal.sample_rate,
+            "value_range": list(signal.value_range),
+            "source": str(args.input),
+        },
+        "fit": res.to_dict(),
+    }
+    atomic_torch_save(ckpt, args.out)
+    desc = f"bases {format_bases(model.bases)}" if isinstance(model, ASMR) else f"{args.levels}x{args.hidden}"
+    ssim_s = f", SSIM {res.ssim:.4f}" if res.ssim is not None else ""
+    print(
+        f"{args.model} ({desc}, hidden {args.hidden}) on {signal.kind} {shape}x{signal.channels}: "
+        f"PSNR {res.psnr:.2f} dB{ssim_s}, {macs_per_point(model):,.2f} MAC/point, {res.seconds:.1f} s; "
+        f"wrote {args.out}"
+    )
+    return 0
+
+
+def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN, dict]:
+    """A model and its signal metadata from a checkpoint written by ``asmr fit``."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --out {p}`")
+    try:
+        ckpt = torch.load(p, map_location=device, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unpickling failure means "not our checkpoint"
+        raise ValueError(f"{p}: not a checkpoint written by `asmr fit` ({type(e).__name__})") from None
+    if not isinstance(ckpt, dict) or "config" not in ckpt or "state_dict" not in ckpt:
+        raise ValueError(f"{p}: not a checkpoint written by `asmr fit` (no config/state_dict)")
+    model = build_model(ckpt["config"]).to(device)
+    model.load_state_dict(ckpt["state_dict"])
+    model.eval()
+    return model, ckpt.get("signal", {"kind": "image", "value_range": [0.0, 1.0]})
+
+
+@app.command(
+    "render",
+    "Render a fitted model's full grid (activation sharing for ASMR) to PNG / WAV / NPY.",
+    arg("checkpoint", type=Path, help="a checkpoint written by `asmr fit`"),
+    arg("output", type=Path, help="out.png for images, out.wav for audio, out.npy for anything"),
+    arg(
+        "--chunk-size", type=positive_int, default=1 << 20, help="max cells per hidden block (bounds memory)"
+    ),
+    _DEVICE,
+    _QUIET,
+    common=False,
+)
+def _render(args: argparse.Namespace) -> int:
+    model, meta = load_checkpoint(args.checkpoint, resolve_device(args.device))
+    kind = meta.get("kind", "image")
+    lo, hi = meta.get("value_range", [0.0, 1.0])
+    suffix = args.output.suffix.lower()
+    allowed = {"image": (".png", ".jpg", ".jpeg", ".npy"), "audio": (".wav", ".npy"), "video": (".npy",)}[
+        kind
+    ]
+    if suffix not in allowed:
+        raise UsageError(f"a {kind} renders to {' / '.join(allowed)}, got {args.output.name}")
+    with torch.no_grad():
+        y = model.render(chunk_size=args.chunk_size).clamp(lo, hi)
+    values = y.reshape(*model.data_shape, model.dim_out).cpu().numpy()
+    save_signal(values, args.output, kind, meta.get("sample_rate"))
+    print(f"wrote {args.output} ({kind} {tuple(model.data_shape)}x{model.dim_out})")
+    return 0
+
+
+@app.command(
+    "macs",
+    "MACs per point of ASMR (the paper's formula) against an MLP/SIREN baseline.",
+    arg(
+        "--bases",
+        default=None,
+        help="per-axis bases, e.g. '4,4,4,8;4,4,4,8' (the grid size is their product)",
+    ),
+    arg("--size", default=None, help="grid size instead of --bases, e.g. 512x768 (bases from --levels)"),
+    arg("--levels", type=positive_int, default=4, help="levels when --size is given"),
+    arg("--hidden", type=positive_int, default=256, help="ASMR hidden width"),
+    arg("--dim-out", type=positive_int, default=1, help="output channels"),
+    arg("--modulator", choices=MODULATORS, default="linear", help="ASMR modulator"),
+    arg(
+        "--convention",
+        choices=CONVENTIONS,
+        default="official",
+        help="official: the paper's profiler (modulation adds counted at N_i); exact: at N_{i+1}",
+    ),
+    arg(
+        "--mlp-layers", type=positive_int, default=None, help="baseline MLP depth (default: the level count)"
+    ),
+    arg("--mlp-hidden", type=positive_int, default=None, help="baseline MLP width (default: --hidden)"),
+    arg("--json", action="store_true", help="print JSON"),
+    common=False,
+)
+def _macs(args: argparse.Namespace) -> int:
+    if (args.bases is None) == (args.size is None):
+        raise UsageError("give exactly one of --bases '4,4,4,8;4,4,4,8' or --size 512x512")
+    if args.bases is not None:
+        bases = parse_bases(args.bases)
+    else:
+        try:
+            shape = [int(s) for s in args.size.lower().replace(",", "x").split("x")]
+        except ValueError:
+            raise UsageError(f"--size must look like 512x768, got {args.size!r}") from None
+        if min(shape) < 1:
+            raise UsageError(f"--size must be positive, got {args.size!r}")
+        bases = [suggest_bases(s, args.levels) for s in shape]
+    n_levels = len(bases[0])
+    a = asmr_macs_per_point(bases, args.hidden, args.dim_out, args.modulator, args.convention)
+    layers = args.mlp_layers or n_levels
+    width = args.mlp_hidden or args.hidden
+    m = mlp_macs_per_point(len(bases), width, layers, args.dim_out)
+    shape = [math.prod(r) for r in bases]
+    rec = {
+        "bases": bases,
+        "shape": shape,
+        "hidden": args.hidden,
+        "dim_out": args.dim_out,
+        "modulator": args.modulator,
+        "convention": args.convention,
+        "asmr_macs_per_point": a,
+        "mlp": f"{layers}x{width}",
+        "mlp_macs_per_point": m,
+        "ratio": m / a,
+    }
+    if args.json:
+        print(json.dumps(rec))
+    else:
+        print(
+            f"grid {'x'.join(map(str, shape))}, bases {format_bases(bases)}, L={n_levels}, h={args.hidden}, "
+            f"{args.modulator} modulator"
+        )
+        print(f"ASMR: {a:,.2f} MAC/point ({args.convention})")
+        print(f"MLP {layers}x{width}: {m:,} MAC/point ({m / a:.1f}x more)")
+    return 0
+
+
+@app.command(
+    "bench",
+    "Render and training speed: ASMR shared render vs per-coordinate forward vs SIREN; memory.",
+    arg("--json", type=Path, default=None, help="also write the results as JSON here"),
+)
 def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+    results, extra = bench.run_benchmarks_with_notes(quick=args.mode != "full")
+    print(bench_table(results))
+    for line in extra:
+        print(line)
+    if args.json is not None:
+        from iclr24.paperkit import atomic_write_json
+
+        atomic_write_json(args.json, {"results": [r.to_dict() for r in results], "notes": extra})
     return 0
 
 

@@ -15,8 +15,16 @@ import numpy as np
 from iclr24.paperkit.data import sample_image
 from iclr24.paperkit.io import atomic_write_bytes
 
-__all__ = ["Signal", "camera_image", "load_image", "load_audio", "load_video", "load_signal", "save_signal",
-           "IMAGE_SUFFIXES"]
+__all__ = [
+    "Signal",
+    "camera_image",
+    "load_image",
+    "load_audio",
+    "load_video",
+    "load_signal",
+    "save_signal",
+    "IMAGE_SUFFIXES",
+]
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".webp")
 
@@ -73,8 +81,10 @@ def image_signal(arr: np.ndarray) -> Signal:
 def _existing(path: str | os.PathLike) -> Path:
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file; give the path to your image (PNG/JPEG), audio (WAV) or "
-                                "video (NPY array (T, H, W[, C]) or a folder of frames)")
+        raise FileNotFoundError(
+            f"{p}: no such file; give the path to your image (PNG/JPEG), audio (WAV) or "
+            "video (NPY array (T, H, W[, C]) or a folder of frames)"
+        )
     return p
 
 
@@ -156,11 +166,15 @@ def load_signal(path: str | os.PathLike) -> Signal:
         if arr.ndim == 2 or (arr.ndim == 3 and arr.shape[-1] in (1, 3) and arr.shape[0] > 4):
             return image_signal(arr)
         return video_signal(arr)
-    raise ValueError(f"{p}: unsupported file type {suffix!r}; use an image ({', '.join(IMAGE_SUFFIXES)}), .wav, "
-                     ".npy or a folder of frames")
+    raise ValueError(
+        f"{p}: unsupported file type {suffix!r}; use an image ({', '.join(IMAGE_SUFFIXES)}), .wav, "
+        ".npy or a folder of frames"
+    )
 
 
-def save_signal(values: np.ndarray, path: str | os.PathLike, kind: str, sample_rate: int | None = None) -> Path:
+def save_signal(
+    values: np.ndarray, path: str | os.PathLike, kind: str, sample_rate: int | None = None
+) -> Path:
     """Write ``values`` ``(*grid, channels)`` atomically: images as PNG (8-bit), audio as 16-bit WAV, video or any
     ``.npy`` path as a float32 array."""
     import io

@@ -27,7 +27,9 @@ __all__ = [
 ]
 
 
-def validate_bases(bases: Sequence[Sequence[int]], data_shape: Sequence[int] | None = None) -> list[list[int]]:
+def validate_bases(
+    bases: Sequence[Sequence[int]], data_shape: Sequence[int] | None = None
+) -> list[list[int]]:
     """Check the per-axis bases and return them as ``list[list[int]]``.
 
     ``bases[a][l]`` is the base of axis ``a`` at level ``l``. Every axis must have the same number of levels
@@ -35,12 +37,16 @@ def validate_bases(bases: Sequence[Sequence[int]], data_shape: Sequence[int] | N
     equal ``data_shape[a]``. Raises ``ValueError`` saying which axis is wrong and what to do.
     """
     if isinstance(bases, str | bytes) or not isinstance(bases, Sequence) or len(bases) == 0:
-        raise ValueError(f"bases must be a non-empty list of per-axis lists of ints, e.g. [[4, 4, 4, 8], "
-                         f"[4, 4, 6, 8]], got {bases!r}")
+        raise ValueError(
+            f"bases must be a non-empty list of per-axis lists of ints, e.g. [[4, 4, 4, 8], "
+            f"[4, 4, 6, 8]], got {bases!r}"
+        )
     out: list[list[int]] = []
     for a, axis in enumerate(bases):
         if isinstance(axis, str | bytes) or not isinstance(axis, Sequence) or len(axis) == 0:
-            raise ValueError(f"bases[{a}] must be a non-empty list of ints (one base per level), got {axis!r}")
+            raise ValueError(
+                f"bases[{a}] must be a non-empty list of ints (one base per level), got {axis!r}"
+            )
         row = []
         for b in axis:
             if isinstance(b, bool) or not isinstance(b, int) or b < 1:
@@ -49,17 +55,23 @@ def validate_bases(bases: Sequence[Sequence[int]], data_shape: Sequence[int] | N
         out.append(row)
     levels = {len(r) for r in out}
     if len(levels) != 1:
-        raise ValueError("every axis needs the same number of levels; got level counts "
-                         f"{[len(r) for r in out]} for bases {out} (pad an axis with 1s, e.g. [1, 4, 8, 16])")
+        raise ValueError(
+            "every axis needs the same number of levels; got level counts "
+            f"{[len(r) for r in out]} for bases {out} (pad an axis with 1s, e.g. [1, 4, 8, 16])"
+        )
     if data_shape is not None:
         shape = list(data_shape)
         if len(shape) != len(out):
-            raise ValueError(f"bases have {len(out)} axes but data_shape {tuple(shape)} has {len(shape)}; give "
-                             "one list of bases per axis")
+            raise ValueError(
+                f"bases have {len(out)} axes but data_shape {tuple(shape)} has {len(shape)}; give "
+                "one list of bases per axis"
+            )
         for a, (row, s) in enumerate(zip(out, shape)):
             if math.prod(row) != s:
-                raise ValueError(f"axis {a}: the bases {row} multiply to {math.prod(row)} but the axis has size "
-                                 f"{s}; choose bases whose product is {s} (see suggest_bases({s}, {len(row)}))")
+                raise ValueError(
+                    f"axis {a}: the bases {row} multiply to {math.prod(row)} but the axis has size "
+                    f"{s}; choose bases whose product is {s} (see suggest_bases({s}, {len(row)}))"
+                )
     return out
 
 
@@ -82,8 +94,10 @@ def decompose_coords(coords: torch.Tensor, bases: Sequence[Sequence[int]]) -> to
     """
     bases = validate_bases(bases)
     if coords.dtype.is_floating_point or coords.dtype == torch.bool or coords.dtype.is_complex:
-        raise ValueError(f"coords must be an integer tensor of pixel indices, got dtype {coords.dtype}; use "
-                         "grid_coords(shape) or torch.long indices")
+        raise ValueError(
+            f"coords must be an integer tensor of pixel indices, got dtype {coords.dtype}; use "
+            "grid_coords(shape) or torch.long indices"
+        )
     if coords.ndim != 2 or coords.shape[1] != len(bases):
         raise ValueError(f"coords must have shape (N, {len(bases)}), got {tuple(coords.shape)}")
     b = torch.tensor(bases, dtype=torch.int64, device=coords.device).T  # (L, D)
@@ -92,13 +106,16 @@ def decompose_coords(coords: torch.Tensor, bases: Sequence[Sequence[int]]) -> to
     p = coords.to(torch.int64)
     if p.numel() and (bool((p < 0).any()) or bool((p >= sizes).any())):
         bad = ((p < 0) | (p >= sizes)).any(dim=0).nonzero().flatten().tolist()
-        raise ValueError(f"coords out of range on axis {bad}: each axis a needs 0 <= p < S_a with S = "
-                         f"{tuple(sizes.tolist())}, got min {p.min(0).values.tolist()} max {p.max(0).values.tolist()}")
+        raise ValueError(
+            f"coords out of range on axis {bad}: each axis a needs 0 <= p < S_a with S = "
+            f"{tuple(sizes.tolist())}, got min {p.min(0).values.tolist()} max {p.max(0).values.tolist()}"
+        )
     return torch.div(p[:, None, :], s[None], rounding_mode="floor") % b[None]
 
 
-def normalize_digits(digits: torch.Tensor, bases: Sequence[Sequence[int]],
-                     dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def normalize_digits(
+    digits: torch.Tensor, bases: Sequence[Sequence[int]], dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """``c_hat = c / (B - 1)`` in [0, 1]; levels with ``B = 1`` give 0. ``digits``: ``(N, L, D)``."""
     b = torch.tensor(validate_bases(bases), dtype=dtype, device=digits.device).T  # (L, D)
     denom = torch.where(b > 1, b - 1, torch.ones_like(b))

@@ -37,9 +37,14 @@ def _modulator_cost(dim_in: int, hidden: int, modulator: str, width: int = 32) -
     raise ValueError(f"modulator must be one of {MODULATORS}, got {modulator!r}")
 
 
-def asmr_macs_per_point(bases: Sequence[Sequence[int]], hidden: int, dim_out: int = 1,
-                        modulator: str = "linear", convention: str = "official",
-                        modulator_width: int = 32) -> float:
+def asmr_macs_per_point(
+    bases: Sequence[Sequence[int]],
+    hidden: int,
+    dim_out: int = 1,
+    modulator: str = "linear",
+    convention: str = "official",
+    modulator_width: int = 32,
+) -> float:
     """The ASMR MAC formula (module docstring) for per-axis ``bases`` (the grid size is their product).
 
     ``asmr_macs_per_point([[4, 4, 4, 8]] * 2, 256) == 1353.75`` (512^2 grey image, L = 4, h = 256).
@@ -83,8 +88,9 @@ def mlp_macs_per_point(dim_in: int, hidden: int, n_layers: int, dim_out: int = 1
 def macs_per_point(model: nn.Module, convention: str = "official") -> float:
     """MACs per data point of an :class:`ASMR` (full-grid render with sharing) or :class:`SIREN`."""
     if isinstance(model, ASMR):
-        return asmr_macs_per_point(model.bases, model.hidden, model.dim_out, model.modulator_kind, convention,
-                                   model.modulator_width)
+        return asmr_macs_per_point(
+            model.bases, model.hidden, model.dim_out, model.modulator_kind, convention, model.modulator_width
+        )
     if isinstance(model, SIREN):
         return float(mlp_macs_per_point(model.dim_in, model.hidden, model.n_layers, model.dim_out))
     raise ValueError(f"macs_per_point expects an ASMR or SIREN model, got {type(model).__name__}")
@@ -98,7 +104,9 @@ def count_linear_macs(model: nn.Module, fn: Callable[[], object]) -> int:
     def hook(mod: nn.Linear, inputs: tuple[torch.Tensor, ...], _output: torch.Tensor) -> None:
         nonlocal total
         rows = inputs[0].numel() // mod.in_features
-        total += rows * (mod.in_features * mod.out_features + (mod.out_features if mod.bias is not None else 0))
+        total += rows * (
+            mod.in_features * mod.out_features + (mod.out_features if mod.bias is not None else 0)
+        )
 
     handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, nn.Linear)]
     try:

@@ -56,8 +56,10 @@ def _check_shape(data_shape: Sequence[int], dim_in: int) -> list[int]:
         raise ValueError(f"data_shape must be a list of axis sizes, e.g. (512, 768), got {data_shape!r}")
     shape = [_check_int("data_shape[...]", s) for s in data_shape]
     if len(shape) != dim_in:
-        raise ValueError(f"dim_in={dim_in} but data_shape {tuple(shape)} has {len(shape)} axes; dim_in is the "
-                         "number of coordinate axes (2 for images, 1 for audio, 3 for video)")
+        raise ValueError(
+            f"dim_in={dim_in} but data_shape {tuple(shape)} has {len(shape)} axes; dim_in is the "
+            "number of coordinate axes (2 for images, 1 for audio, 3 for video)"
+        )
     return shape
 
 
@@ -79,7 +81,9 @@ class NonlinearModulator(nn.Module):
     def __init__(self, dim_in: int, hidden: int, width: int = 32, omega0: float = 30.0) -> None:
         super().__init__()
         self.omega0 = omega0
-        self.net = nn.ModuleList([nn.Linear(dim_in, width), nn.Linear(width, width), nn.Linear(width, hidden)])
+        self.net = nn.ModuleList(
+            [nn.Linear(dim_in, width), nn.Linear(width, width), nn.Linear(width, hidden)]
+        )
         for i, layer in enumerate(self.net):
             siren_init_(layer, omega0, first=i == 0)
 
@@ -119,10 +123,20 @@ class ASMR(nn.Module):
     evaluates the whole grid with activation sharing and returns the same numbers in row-major order.
     """
 
-    def __init__(self, dim_in: int, dim_out: int, data_shape: Sequence[int], bases: Sequence[Sequence[int]],
-                 hidden: int = 256, omega0: float = 30.0, modulator: str = "linear", *,
-                 omega0_initial: float | None = None, n_layers: int | None = None,
-                 modulator_width: int = 32) -> None:
+    def __init__(
+        self,
+        dim_in: int,
+        dim_out: int,
+        data_shape: Sequence[int],
+        bases: Sequence[Sequence[int]],
+        hidden: int = 256,
+        omega0: float = 30.0,
+        modulator: str = "linear",
+        *,
+        omega0_initial: float | None = None,
+        n_layers: int | None = None,
+        modulator_width: int = 32,
+    ) -> None:
         super().__init__()
         dim_in = _check_int("dim_in", dim_in)
         dim_out = _check_int("dim_out", dim_out)
@@ -133,10 +147,14 @@ class ASMR(nn.Module):
         bases = validate_bases(bases, shape)
         n_levels = len(bases[0])
         if n_levels < 2:
-            raise ValueError(f"ASMR needs at least 2 levels (one hidden layer and the output), got bases {bases}")
+            raise ValueError(
+                f"ASMR needs at least 2 levels (one hidden layer and the output), got bases {bases}"
+            )
         if n_layers is not None and _check_int("n_layers", n_layers) != n_levels:
-            raise ValueError(f"n_layers={n_layers} but the bases have {n_levels} levels; ASMR uses one level per "
-                             f"linear layer, so give {n_layers} bases per axis or set n_layers={n_levels}")
+            raise ValueError(
+                f"n_layers={n_layers} but the bases have {n_levels} levels; ASMR uses one level per "
+                f"linear layer, so give {n_layers} bases per axis or set n_layers={n_levels}"
+            )
         if modulator not in MODULATORS:
             raise ValueError(f"modulator must be one of {MODULATORS}, got {modulator!r}")
         self.dim_in, self.dim_out, self.hidden = dim_in, dim_out, hidden
@@ -161,10 +179,18 @@ class ASMR(nn.Module):
     # ----------------------------------------------------------------------------------------------------
     def config(self) -> dict:
         """The constructor arguments (JSON-friendly), enough to rebuild the model with :func:`build_model`."""
-        return {"model": "asmr", "dim_in": self.dim_in, "dim_out": self.dim_out, "data_shape": list(self.data_shape),
-                "bases": self.bases, "hidden": self.hidden, "omega0": self.omega0,
-                "omega0_initial": self.omega0_initial, "modulator": self.modulator_kind,
-                "modulator_width": self.modulator_width}
+        return {
+            "model": "asmr",
+            "dim_in": self.dim_in,
+            "dim_out": self.dim_out,
+            "data_shape": list(self.data_shape),
+            "bases": self.bases,
+            "hidden": self.hidden,
+            "omega0": self.omega0,
+            "omega0_initial": self.omega0_initial,
+            "modulator": self.modulator_kind,
+            "modulator_width": self.modulator_width,
+        }
 
     def _omega(self, i: int) -> float:
         return self.omega0_initial if i == 0 else self.omega0
@@ -232,8 +258,15 @@ class ASMR(nn.Module):
         self._render_block(0, h0, mods, chunk_size, out, [0] * self.dim_in)
         return out.reshape(-1, self.dim_out)
 
-    def _render_block(self, i: int, h: torch.Tensor, mods: list[torch.Tensor], chunk: int | None,
-                      out: torch.Tensor | None, starts: list[int] | None) -> torch.Tensor | None:
+    def _render_block(
+        self,
+        i: int,
+        h: torch.Tensor,
+        mods: list[torch.Tensor],
+        chunk: int | None,
+        out: torch.Tensor | None,
+        starts: list[int] | None,
+    ) -> torch.Tensor | None:
         """``h``: hidden ``h_i`` of a block of level-``i`` cells, shape ``(r_0, ..., r_{D-1}, width)`` starting at
         cell ``starts``. Returns the block's outputs (no ``out``) or writes them into ``out``."""
         rows = list(h.shape[:-1])
@@ -260,7 +293,9 @@ class ASMR(nn.Module):
         pre = pre.reshape([x for r in rows for x in (r, 1)] + [self.hidden])
         mod = mods[i].reshape([x for b in nb for x in (1, b)] + [self.hidden])
         # Eq. (3) with sharing: tile the cell's pre-activation B_{a,i+1} times per axis and add M_i(c_hat_{i+1})
-        h_next = torch.sin(self._omega(i) * (pre + mod)).reshape([rows[a] * nb[a] for a in range(d)] + [self.hidden])
+        h_next = torch.sin(self._omega(i) * (pre + mod)).reshape(
+            [rows[a] * nb[a] for a in range(d)] + [self.hidden]
+        )
         self.last_render_peak_cells = max(self.last_render_peak_cells, n_next)
         next_starts = None if starts is None else [starts[a] * nb[a] for a in range(d)]
         return self._render_block(i + 1, h_next, mods, chunk, out, next_starts)
@@ -274,8 +309,17 @@ class SIREN(nn.Module):
     normalised correctly (the official code divides (row, col) by (W, H)).
     """
 
-    def __init__(self, dim_in: int, dim_out: int, data_shape: Sequence[int], hidden: int = 256, n_layers: int = 4,
-                 omega0: float = 30.0, *, omega0_initial: float | None = None) -> None:
+    def __init__(
+        self,
+        dim_in: int,
+        dim_out: int,
+        data_shape: Sequence[int],
+        hidden: int = 256,
+        n_layers: int = 4,
+        omega0: float = 30.0,
+        *,
+        omega0_initial: float | None = None,
+    ) -> None:
         super().__init__()
         dim_in = _check_int("dim_in", dim_in)
         dim_out = _check_int("dim_out", dim_out)
@@ -293,9 +337,16 @@ class SIREN(nn.Module):
         self.out = siren_init_(nn.Linear(hidden, dim_out), omega0, first=False)
 
     def config(self) -> dict:
-        return {"model": "siren", "dim_in": self.dim_in, "dim_out": self.dim_out, "data_shape": list(self.data_shape),
-                "hidden": self.hidden, "n_layers": self.n_layers, "omega0": self.omega0,
-                "omega0_initial": self.omega0_initial}
+        return {
+            "model": "siren",
+            "dim_in": self.dim_in,
+            "dim_out": self.dim_out,
+            "data_shape": list(self.data_shape),
+            "hidden": self.hidden,
+            "n_layers": self.n_layers,
+            "omega0": self.omega0,
+            "omega0_initial": self.omega0_initial,
+        }
 
     def normalize_coords(self, coords: torch.Tensor) -> torch.Tensor:
         """Integer ``(N, D)`` -> float ``(N, D)`` in [-1, 1] per axis (``x = 2 p / (S - 1) - 1``; 0 if S = 1)."""
@@ -304,9 +355,13 @@ class SIREN(nn.Module):
         size = torch.tensor(self.data_shape, dtype=w.dtype, device=w.device)
         p = coords.to(device=w.device)
         if p.numel() and (bool((p < 0).any()) or bool((p >= size.to(p.dtype)).any())):
-            raise ValueError(f"coords out of range: each axis a needs 0 <= p < S_a with S = {self.data_shape}")
+            raise ValueError(
+                f"coords out of range: each axis a needs 0 <= p < S_a with S = {self.data_shape}"
+            )
         denom = torch.clamp(size - 1, min=1)
-        return torch.where(size > 1, 2 * p.to(w.dtype) / denom - 1, torch.zeros((), dtype=w.dtype, device=w.device))
+        return torch.where(
+            size > 1, 2 * p.to(w.dtype) / denom - 1, torch.zeros((), dtype=w.dtype, device=w.device)
+        )
 
     def forward(self, coords: torch.Tensor) -> torch.Tensor:
         """Integer ``coords`` ``(N, D)`` -> ``(N, dim_out)``."""

@@ -23,8 +23,18 @@ from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_ma
 from .models import ASMR, SIREN
 from .train import fit
 
-__all__ = ["CameramanConfig", "PAPER_CONFIG", "SMOKE", "QUICK", "FULL", "DEPTH_BASES", "depth_table",
-           "matched_siren_hidden", "run", "PAPER"]
+__all__ = [
+    "CameramanConfig",
+    "PAPER_CONFIG",
+    "SMOKE",
+    "QUICK",
+    "FULL",
+    "DEPTH_BASES",
+    "depth_table",
+    "matched_siren_hidden",
+    "run",
+    "PAPER",
+]
 
 
 @dataclass(frozen=True)
@@ -46,11 +56,26 @@ class CameramanConfig:
 
 PAPER_CONFIG = CameramanConfig()
 # CPU scale (spec Sec. 4): 128^2, L = 4, h = 128, bases [[2,4,4,4]]^2 -> 1,234.875 MAC/px vs 33,537 (SIREN 4x128).
-FULL = replace(PAPER_CONFIG, size=128, bases=((2, 4, 4, 4), (2, 4, 4, 4)), hidden=128, siren_hidden=128,
-               steps=2000, seeds=3)
+FULL = replace(
+    PAPER_CONFIG,
+    size=128,
+    bases=((2, 4, 4, 4), (2, 4, 4, 4)),
+    hidden=128,
+    siren_hidden=128,
+    steps=2000,
+    seeds=3,
+)
 QUICK = replace(FULL, steps=600, seeds=1, render_repeats=5)
-SMOKE = replace(FULL, size=16, bases=((2, 2, 2, 2), (2, 2, 2, 2)), hidden=16, siren_hidden=16, steps=20, seeds=1,
-                render_repeats=1)
+SMOKE = replace(
+    FULL,
+    size=16,
+    bases=((2, 2, 2, 2), (2, 2, 2, 2)),
+    hidden=16,
+    siren_hidden=16,
+    steps=20,
+    seeds=1,
+    render_repeats=1,
+)
 
 # The depth study (spec Sec. 3): cameraman 512^2, h = 256, L = 3..7.
 DEPTH_BASES = {
@@ -119,8 +144,12 @@ def run(config: RunConfig) -> list[Claim]:
 
     makers = {
         "ASMR": lambda: ASMR(2, 1, shape, bases, cfg.hidden, cfg.omega0, cfg.modulator),
-        f"SIREN {n_levels}x{matched_h} (MAC-matched)": lambda: SIREN(2, 1, shape, matched_h, n_levels, cfg.omega0),
-        f"SIREN {n_levels}x{cfg.siren_hidden}": lambda: SIREN(2, 1, shape, cfg.siren_hidden, n_levels, cfg.omega0),
+        f"SIREN {n_levels}x{matched_h} (MAC-matched)": lambda: SIREN(
+            2, 1, shape, matched_h, n_levels, cfg.omega0
+        ),
+        f"SIREN {n_levels}x{cfg.siren_hidden}": lambda: SIREN(
+            2, 1, shape, cfg.siren_hidden, n_levels, cfg.omega0
+        ),
     }
     names = list(makers)
     results: dict[str, list[dict]] = {k: [] for k in names}
@@ -144,10 +173,20 @@ def run(config: RunConfig) -> list[Claim]:
         return lambda: m.render()
 
     with torch.no_grad():
-        b = benchmark(render(asmr_model), baseline=render(siren_model), repeats=cfg.render_repeats,
-                      warmup=1, name="ASMR render", baseline_name=names[2])
-        b_fwd = benchmark(lambda: asmr_model(_grid(shape, device)), repeats=cfg.render_repeats, warmup=1,
-                          name="ASMR per-coordinate forward")
+        b = benchmark(
+            render(asmr_model),
+            baseline=render(siren_model),
+            repeats=cfg.render_repeats,
+            warmup=1,
+            name="ASMR render",
+            baseline_name=names[2],
+        )
+        b_fwd = benchmark(
+            lambda: asmr_model(_grid(shape, device)),
+            repeats=cfg.render_repeats,
+            warmup=1,
+            name="ASMR per-coordinate forward",
+        )
         hook_macs = count_linear_macs(asmr_model, asmr_model.render) / math.prod(shape)
     elapsed = time.perf_counter() - t_start
 
@@ -157,13 +196,22 @@ def run(config: RunConfig) -> list[Claim]:
     depth = depth_table()
     lines = ["| L | bases per axis | ASMR MAC/px | MLP Lx256 MAC/px | ratio |", "|---|---|---|---|---|"]
     for r in depth:
-        lines.append(f"| {r['L']} | {r['bases']} | {r['asmr_macs']:.2f} | {r['mlp_macs']:,} | {r['ratio']:.0f}x |")
+        lines.append(
+            f"| {r['L']} | {r['bases']} | {r['asmr_macs']:.2f} | {r['mlp_macs']:,} | {r['ratio']:.0f}x |"
+        )
     depth_md = out / "depth_table.md"
     atomic_write_text(depth_md, "\n".join(lines) + "\n")
 
-    common = {"mode": config.mode, "image": f"skimage camera resized to {cfg.size}x{cfg.size}", "steps": cfg.steps,
-              "lr": cfg.lr, "lr_min": cfg.lr_min, "seeds": [config.seed + s for s in range(cfg.seeds)],
-              "bases": bases, "hidden": cfg.hidden}
+    common = {
+        "mode": config.mode,
+        "image": f"skimage camera resized to {cfg.size}x{cfg.size}",
+        "steps": cfg.steps,
+        "lr": cfg.lr,
+        "lr_min": cfg.lr_min,
+        "seeds": [config.seed + s for s in range(cfg.seeds)],
+        "bases": bases,
+        "hidden": cfg.hidden,
+    }
     psnr = {k: _mean_std([r["psnr"] for r in results[k]]) for k in names}
     ssim = {k: [r["ssim"] for r in results[k]] for k in names}
     per_seed = {k: results[k] for k in names}
@@ -171,38 +219,100 @@ def run(config: RunConfig) -> list[Claim]:
     per_claim_s = elapsed / 3
     paper = "asmr"
     claims = [
-        Claim(paper=paper, claim=f"ASMR needs >= 25x fewer MACs/pixel than SIREN {n_levels}x{cfg.siren_hidden}",
-              metric="MACs per pixel (official convention)", ours=asmr_mac, baseline_name=names[2],
-              baseline=float(siren_mac), rule="baseline >= 25 * ours",
-              details={**common, "ratio": siren_mac / asmr_mac, "hook_count_linear_macs": hook_macs,
-                       "hook_plus_modulation_adds": hook_macs + _official_add_term(asmr_model),
-                       "exact_convention": macs_per_point(asmr_model, "exact")}),
-        Claim(paper=paper, claim="ASMR beats a MAC-matched SIREN by >= 3 dB PSNR", metric="PSNR (dB), mean over seeds",
-              ours=psnr[names[0]][0], baseline_name=names[1], baseline=psnr[names[1]][0],
-              rule="ours >= baseline + 3", seconds=per_claim_s, artifacts=arts,
-              details={**common, "ours_std": psnr[names[0]][1], "baseline_std": psnr[names[1]][1],
-                       "matched_macs": matched_mac, "ssim": ssim, "per_seed": per_seed}),
-        Claim(paper=paper, claim=f"ASMR is within 1 dB of (or above) SIREN {n_levels}x{cfg.siren_hidden}",
-              metric="PSNR (dB), mean over seeds", ours=psnr[names[0]][0], baseline_name=names[2],
-              baseline=psnr[names[2]][0], rule="ours >= baseline - 1", seconds=per_claim_s, artifacts=arts,
-              details={**common, "ours_std": psnr[names[0]][1], "baseline_std": psnr[names[2]][1], "ssim": ssim}),
-        Claim(paper=paper, claim=f"ASMR's full-grid CPU render is >= 5x faster than SIREN {n_levels}x{cfg.siren_hidden}",
-              metric="ms per full-grid render (median)", ours=b.median_s * 1e3, baseline_name=names[2],
-              baseline=b.baseline_median_s * 1e3, rule="baseline >= 5 * ours", seconds=per_claim_s,
-              details={**common, "speedup": b.speedup, "per_coordinate_forward_ms": b_fwd.median_s * 1e3,
-                       "repeats": cfg.render_repeats, "threads": torch.get_num_threads(), "device": device}),
-        Claim(paper=paper, claim="ASMR's MAC/px stays nearly flat in depth (L = 3..7) while the MLP's grows "
-              "linearly", metric="MAC/px growth factor from L=3 to L=7 (512^2, h=256)",
-              ours=depth[-1]["asmr_macs"] / depth[0]["asmr_macs"], baseline_name="MLP Lx256",
-              baseline=depth[-1]["mlp_macs"] / depth[0]["mlp_macs"], rule="3 * ours <= baseline",
-              artifacts=[config.artifact(depth_md)], details={"table": depth}),
-        Claim(paper=paper, claim="up to 500x fewer MACs than SIREN (Pluto 8192^2, h=1024, nonlinear modulator, "
-              "bases [[4,4,4,4,2,16]]^2, vs the 6x1024 MLP)", metric="MAC reduction factor",
-              ours=mlp_macs_per_point(2, 1024, 6, 3) / asmr_macs_per_point([[4, 4, 4, 4, 2, 16]] * 2, 1024, 3,
-                                                                            "nonlinear"),
-              baseline_name="MLP 6x1024 (MAC/px)", baseline=float(mlp_macs_per_point(2, 1024, 6, 3)),
-              paper_value=500.0, rule="ours >= paper_value",
-              details={"asmr_macs": asmr_macs_per_point([[4, 4, 4, 4, 2, 16]] * 2, 1024, 3, "nonlinear")}),
+        Claim(
+            paper=paper,
+            claim=f"ASMR needs >= 25x fewer MACs/pixel than SIREN {n_levels}x{cfg.siren_hidden}",
+            metric="MACs per pixel (official convention)",
+            ours=asmr_mac,
+            baseline_name=names[2],
+            baseline=float(siren_mac),
+            rule="baseline >= 25 * ours",
+            details={
+                **common,
+                "ratio": siren_mac / asmr_mac,
+                "hook_count_linear_macs": hook_macs,
+                "hook_plus_modulation_adds": hook_macs + _official_add_term(asmr_model),
+                "exact_convention": macs_per_point(asmr_model, "exact"),
+            },
+        ),
+        Claim(
+            paper=paper,
+            claim="ASMR beats a MAC-matched SIREN by >= 3 dB PSNR",
+            metric="PSNR (dB), mean over seeds",
+            ours=psnr[names[0]][0],
+            baseline_name=names[1],
+            baseline=psnr[names[1]][0],
+            rule="ours >= baseline + 3",
+            seconds=per_claim_s,
+            artifacts=arts,
+            details={
+                **common,
+                "ours_std": psnr[names[0]][1],
+                "baseline_std": psnr[names[1]][1],
+                "matched_macs": matched_mac,
+                "ssim": ssim,
+                "per_seed": per_seed,
+            },
+        ),
+        Claim(
+            paper=paper,
+            claim=f"ASMR is within 1 dB of (or above) SIREN {n_levels}x{cfg.siren_hidden}",
+            metric="PSNR (dB), mean over seeds",
+            ours=psnr[names[0]][0],
+            baseline_name=names[2],
+            baseline=psnr[names[2]][0],
+            rule="ours >= baseline - 1",
+            seconds=per_claim_s,
+            artifacts=arts,
+            details={
+                **common,
+                "ours_std": psnr[names[0]][1],
+                "baseline_std": psnr[names[2]][1],
+                "ssim": ssim,
+            },
+        ),
+        Claim(
+            paper=paper,
+            claim=f"ASMR's full-grid CPU render is >= 5x faster than SIREN {n_levels}x{cfg.siren_hidden}",
+            metric="ms per full-grid render (median)",
+            ours=b.median_s * 1e3,
+            baseline_name=names[2],
+            baseline=b.baseline_median_s * 1e3,
+            rule="baseline >= 5 * ours",
+            seconds=per_claim_s,
+            details={
+                **common,
+                "speedup": b.speedup,
+                "per_coordinate_forward_ms": b_fwd.median_s * 1e3,
+                "repeats": cfg.render_repeats,
+                "threads": torch.get_num_threads(),
+                "device": device,
+            },
+        ),
+        Claim(
+            paper=paper,
+            claim="ASMR's MAC/px stays nearly flat in depth (L = 3..7) while the MLP's grows linearly",
+            metric="MAC/px growth factor from L=3 to L=7 (512^2, h=256)",
+            ours=depth[-1]["asmr_macs"] / depth[0]["asmr_macs"],
+            baseline_name="MLP Lx256",
+            baseline=depth[-1]["mlp_macs"] / depth[0]["mlp_macs"],
+            rule="3 * ours <= baseline",
+            artifacts=[config.artifact(depth_md)],
+            details={"table": depth},
+        ),
+        Claim(
+            paper=paper,
+            claim="up to 500x fewer MACs than SIREN (Pluto 8192^2, h=1024, nonlinear modulator, "
+            "bases [[4,4,4,4,2,16]]^2, vs the 6x1024 MLP)",
+            metric="MAC reduction factor",
+            ours=mlp_macs_per_point(2, 1024, 6, 3)
+            / asmr_macs_per_point([[4, 4, 4, 4, 2, 16]] * 2, 1024, 3, "nonlinear"),
+            baseline_name="MLP 6x1024 (MAC/px)",
+            baseline=float(mlp_macs_per_point(2, 1024, 6, 3)),
+            paper_value=500.0,
+            rule="ours >= paper_value",
+            details={"asmr_macs": asmr_macs_per_point([[4, 4, 4, 4, 2, 16]] * 2, 1024, 3, "nonlinear")},
+        ),
     ]
     return claims
 

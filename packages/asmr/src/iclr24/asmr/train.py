@@ -23,20 +23,28 @@ from .decomposition import grid_coords
 __all__ = ["FitResult", "fit", "psnr", "ssim", "signal_tensor"]
 
 
-def psnr(pred: torch.Tensor | np.ndarray, target: torch.Tensor | np.ndarray, data_range: float = 1.0) -> float:
+def psnr(
+    pred: torch.Tensor | np.ndarray, target: torch.Tensor | np.ndarray, data_range: float = 1.0
+) -> float:
     """Peak signal-to-noise ratio ``10 log10(data_range^2 / MSE)`` in dB (``inf`` for a perfect match)."""
     p = torch.as_tensor(pred, dtype=torch.float64)
     t = torch.as_tensor(target, dtype=torch.float64)
     if p.shape != t.shape:
-        raise ValueError(f"pred and target must have the same shape, got {tuple(p.shape)} and {tuple(t.shape)}")
+        raise ValueError(
+            f"pred and target must have the same shape, got {tuple(p.shape)} and {tuple(t.shape)}"
+        )
     if not data_range > 0:
         raise ValueError(f"data_range must be > 0, got {data_range}")
     mse = float(((p - t) ** 2).mean())
     return math.inf if mse == 0 else 10.0 * math.log10(data_range**2 / mse)
 
 
-def ssim(pred: torch.Tensor | np.ndarray, target: torch.Tensor | np.ndarray, data_range: float = 1.0,
-         n_spatial: int = 2) -> float | None:
+def ssim(
+    pred: torch.Tensor | np.ndarray,
+    target: torch.Tensor | np.ndarray,
+    data_range: float = 1.0,
+    n_spatial: int = 2,
+) -> float | None:
     """Structural similarity (scikit-image, Gaussian-free 7x7 windows) of images ``(H, W)`` / ``(H, W, C)``; for
     video ``(T, H, W[, C])`` (``n_spatial=3``) the mean over frames. ``None`` for 1-D signals or images smaller
     than 7x7."""
@@ -71,9 +79,12 @@ def signal_tensor(signal: torch.Tensor | np.ndarray, data_shape: Sequence[int], 
     if tuple(t.shape) == shape and dim_out == 1:
         t = t.unsqueeze(-1)
     if tuple(t.shape) != shape + (dim_out,):
-        raise ValueError(f"signal has shape {tuple(t.shape)} but the model expects {shape + (dim_out,)}"
-                         + (f" or {shape}" if dim_out == 1 else "") + "; build the model with this signal's "
-                         "shape and channels (data_shape, dim_out)")
+        raise ValueError(
+            f"signal has shape {tuple(t.shape)} but the model expects {shape + (dim_out,)}"
+            + (f" or {shape}" if dim_out == 1 else "")
+            + "; build the model with this signal's "
+            "shape and channels (data_shape, dim_out)"
+        )
     if not bool(torch.isfinite(t).all()):
         raise ValueError("signal contains NaN or infinite values; clean or clip it first")
     return t.reshape(-1, dim_out)
@@ -95,13 +106,30 @@ class FitResult:
     prediction: torch.Tensor | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        return {"psnr": self.psnr, "ssim": self.ssim, "best_psnr": self.best_psnr, "final_loss": self.final_loss,
-                "steps": self.steps, "seconds": self.seconds, "seconds_per_step": self.seconds_per_step}
+        return {
+            "psnr": self.psnr,
+            "ssim": self.ssim,
+            "best_psnr": self.best_psnr,
+            "final_loss": self.final_loss,
+            "steps": self.steps,
+            "seconds": self.seconds,
+            "seconds_per_step": self.seconds_per_step,
+        }
 
 
-def fit(model: nn.Module, signal: torch.Tensor | np.ndarray, steps: int = 10_000, *, lr: float = 1e-4,
-        lr_min: float = 1e-5, batch_size: int | None = None, value_range: tuple[float, float] = (0.0, 1.0),
-        seed: int | None = None, show_progress: bool = False, log_every: int = 1) -> FitResult:
+def fit(
+    model: nn.Module,
+    signal: torch.Tensor | np.ndarray,
+    steps: int = 10_000,
+    *,
+    lr: float = 1e-4,
+    lr_min: float = 1e-5,
+    batch_size: int | None = None,
+    value_range: tuple[float, float] = (0.0, 1.0),
+    seed: int | None = None,
+    show_progress: bool = False,
+    log_every: int = 1,
+) -> FitResult:
     """Fit ``model`` (:class:`~iclr24.asmr.ASMR` or :class:`~iclr24.asmr.SIREN`) to ``signal``.
 
     Args:
@@ -124,8 +152,9 @@ def fit(model: nn.Module, signal: torch.Tensor | np.ndarray, steps: int = 10_000
     if not hi > lo:
         raise ValueError(f"value_range must be (lo, hi) with hi > lo, got {value_range}")
     n_points = math.prod(model.data_shape)
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-                                   or batch_size < 1):
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+    ):
         raise ValueError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
@@ -167,6 +196,14 @@ def fit(model: nn.Module, signal: torch.Tensor | np.ndarray, steps: int = 10_000
         best = final_psnr
     n_spatial = {2: 2, 3: 3}.get(len(model.data_shape), 0)
     s = ssim(p_img, t_img, hi - lo, n_spatial) if n_spatial else None
-    return FitResult(psnr=final_psnr, ssim=s, best_psnr=max(best, final_psnr), final_loss=losses[-1],
-                     steps=steps, seconds=seconds, seconds_per_step=seconds / steps, losses=losses,
-                     prediction=p_img)
+    return FitResult(
+        psnr=final_psnr,
+        ssim=s,
+        best_psnr=max(best, final_psnr),
+        final_loss=losses[-1],
+        steps=steps,
+        seconds=seconds,
+        seconds_per_step=seconds / steps,
+        losses=losses,
+        prediction=p_img,
+    )

@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+
+from iclr24.asmr import camera_image, load_audio, load_image, load_signal, load_video, save_signal
+
+
+def test_camera_image():
+    img = camera_image(64)
+    assert img.shape == (64, 64) and img.dtype == np.float32 and 0 <= img.min() and img.max() <= 1
+
+
+def test_png_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    vals = rng.random((6, 10, 3)).astype(np.float32)
+    save_signal(vals, tmp_path / "x.png", "image")
+    sig = load_image(tmp_path / "x.png")
+    assert sig.kind == "image" and sig.shape == (6, 10) and sig.channels == 3
+    assert np.abs(sig.values - vals).max() <= 0.5 / 255 + 1e-6
+    save_signal(vals[..., :1], tmp_path / "g.png", "image")
+    assert load_signal(tmp_path / "g.png").channels == 1
+
+
+def test_wav_round_trip(tmp_path):
+    t = np.linspace(0, 1, 400, dtype=np.float32)
+    vals = np.stack([0.5 * np.sin(40 * t), 0.25 * np.cos(10 * t)], axis=1)
+    save_signal(vals, tmp_path / "a.wav", "audio", sample_rate=8000)
+    sig = load_audio(tmp_path / "a.wav")
+    assert sig.sample_rate == 8000 and sig.shape == (400,) and sig.value_range == (-1.0, 1.0)
+    assert np.abs(sig.values - vals).max() < 1e-4
+
+
+def test_video_npy_and_frame_folder(tmp_path):
+    vid = (np.random.default_rng(0).random((3, 5, 6)) * 255).astype(np.uint8)
+    np.save(tmp_path / "v.npy", vid)
+    sig = load_signal(tmp_path / "v.npy")
+    assert sig.kind == "video" and sig.shape == (3, 5, 6) and sig.channels == 1
+    frames = tmp_path / "frames"
+    for k in range(3):
+        save_signal(vid[k, ..., None] / 255.0, frames / f"{k:03d}.png", "image")
+    sig2 = load_video(frames)
+    assert sig2.shape == (3, 5, 6) and np.abs(sig2.values - sig.values).max() < 1e-6
+
+
+def test_bad_inputs(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_signal(tmp_path / "missing.png")
+    np.save(tmp_path / "bad.npy", np.zeros((2, 2, 2, 2, 2)))
+    with pytest.raises(ValueError, match="video must be"):
+        load_signal(tmp_path / "bad.npy")
+    arr = np.zeros((4, 4, 4), dtype=np.float32)
+    arr[0, 0, 0] = np.inf
+    np.save(tmp_path / "inf.npy", arr)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        load_signal(tmp_path / "inf.npy")
+    (tmp_path / "x.txt").write_text("hi")
+    with pytest.raises(ValueError, match="unsupported file type"):
+        load_signal(tmp_path / "x.txt")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no image frames"):
+        load_signal(tmp_path / "empty")
