@@ -99,3 +99,15 @@ def test_bad_input(cw):
         ValueIteration().run(cw, -1)
     with pytest.raises(ValueError, match="TabularMDP"):
         ValueIteration().run(cw.P, 2)
+
+
+def test_model_missing_true_successors_is_detected_and_fallback_runs(cw):
+    from iclr24.maxent_moco import identity_smoothed
+
+    P_hat = identity_smoothed(cw.P, 1.0)  # "always stay": the true successors are outside the model's support
+    with pytest.raises(ValueError, match="outside the convex hull"):
+        MoCoVI(P_hat, 2).run(cw, 3)
+    tr = MoCoVI(P_hat, 2, fallback_beta=1e4).run(cw, 3)
+    assert np.isfinite(tr.errors).all()
+    # with lambda < 1 the support covers the true successors and MoCoVI converges
+    assert MoCoVI(identity_smoothed(cw.P, 0.5), 2).run(cw, 15).errors[15] < 1e-6

@@ -178,7 +178,9 @@ class MoCoVI(_Planner):
     MoCo (``P_bar_k = MoCo(P_hat, Phi_k, P Phi_k)``) and ``V_{k+1}`` is the solution in ``P_bar_k``: ``V^pi(P_bar_k)``
     (pe) or ``V*(P_bar_k)`` with ``pi_{k+1}`` optimal in ``P_bar_k`` (control).
 
-    With ``d = 0`` it is pure model-based planning. ``beta`` (None = exact) is passed to :func:`correct`.
+    With ``d = 0`` it is pure model-based planning. ``beta`` (None = exact) and ``fallback_beta`` are passed to
+    :func:`correct`: a model whose support misses true successors (e.g. IdentitySmoothed with lambda = 1) makes the
+    exact constraints infeasible, which raises unless ``fallback_beta`` allows the regularised dual for those rows.
     """
 
     name = "MoCoVI"
@@ -191,6 +193,7 @@ class MoCoVI(_Planner):
         mode: str = "pe",
         policy: np.ndarray | None = None,
         beta: float | None = None,
+        fallback_beta: float | None = None,
     ) -> None:
         super().__init__(mode=mode, policy=policy)
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0:
@@ -198,6 +201,7 @@ class MoCoVI(_Planner):
         self.P_hat = np.asarray(P_hat, dtype=np.float64)
         self.d = int(d)
         self.beta = beta
+        self.fallback_beta = fallback_beta
         self.name = f"MoCoVI(d={self.d})"
 
     def _basis(self, V, queries, k):
@@ -218,7 +222,7 @@ class MoCoVI(_Planner):
             queries.append(Ppi @ V[k])  # the one new query of iteration k
             if self.d:
                 Phi, Psi = self._basis(V, queries, k)
-                P_bar, _ = correct(Phat_pi, Phi, Psi, self.beta)
+                P_bar, _ = correct(Phat_pi, Phi, Psi, self.beta, fallback_beta=self.fallback_beta)
             else:
                 P_bar = Phat_pi
             # V_{k+1} = (I - gamma P_bar^pi)^{-1} r^pi
@@ -233,7 +237,7 @@ class MoCoVI(_Planner):
             queries.append(mdp.P @ V[k])  # (S, A): the one new query of iteration k
             if self.d:
                 Phi, Psi = self._basis(V, queries, k)
-                P_bar, _ = correct(P_hat, Phi, Psi, self.beta)
+                P_bar, _ = correct(P_hat, Phi, Psi, self.beta, fallback_beta=self.fallback_beta)
             else:
                 P_bar = P_hat
             Vk, pk = solve_control(P_bar, mdp.R, mdp.gamma)
