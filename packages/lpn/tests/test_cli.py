@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from iclr24.lpn.cli import main
@@ -7,10 +8,182 @@ def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for cmd in ("reproduce", "train", "denoise", "prior", "solve", "bench"):
+        assert cmd in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                "digits",
+                "--hidden",
+                "16",
+                "--steps",
+                "6",
+                "--pretrain-steps",
+                "3",
+                "--batch-size",
+                "16",
+                "--out",
+                str(run),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert (run / "checkpoint.pt").is_file() and (run / "model_config.json").is_file()
+    # resuming a finished run does nothing more
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                "digits",
+                "--hidden",
+                "16",
+                "--steps",
+                "6",
+                "--pretrain-steps",
+                "3",
+                "--batch-size",
+                "16",
+                "--out",
+                str(run),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert "steps 6->6" in capsys.readouterr().out
+    from iclr24.lpn import digits_split
+
+    _, te = digits_split()
+    np.save(tmp_path / "digit.npy", te[0].reshape(8, 8).numpy())
+    assert (
+        main(
+            [
+                "denoise",
+                "--checkpoint",
+                str(run),
+                "--input",
+                str(tmp_path / "digit.npy"),
+                "--output",
+                str(tmp_path / "den.png"),
+                "--add-noise",
+                "0.1",
+            ]
+        )
+        == 0
+    )
+    assert (tmp_path / "den.png").is_file()
+    assert main(["prior", "--checkpoint", str(run), "--input", str(tmp_path / "digit.npy")]) == 0
+    assert "R=" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "solve",
+                "--checkpoint",
+                str(run),
+                "--input",
+                str(tmp_path / "digit.npy"),
+                "--output",
+                str(tmp_path / "rec.npy"),
+                "--operator",
+                "inpaint",
+                "--iters",
+                "5",
+            ]
+        )
+        == 0
+    )
+    rec = np.load(tmp_path / "rec.npy")
+    assert rec.shape == (8, 8) and np.isfinite(rec).all()
+    assert (
+        main(
+            [
+                "solve",
+                "--checkpoint",
+                str(run),
+                "--input",
+                str(tmp_path / "digit.npy"),
+                "--output",
+                str(tmp_path / "rec2.png"),
+                "--operator",
+                "blur",
+                "--solver",
+                "admm",
+                "--iters",
+                "3",
+            ]
+        )
+        == 0
+    )
+
+
+def test_user_errors_exit_2_with_one_line(tmp_path, capsys):
+    run = tmp_path / "run"
+    main(
+        [
+            "train",
+            "--data",
+            "digits",
+            "--hidden",
+            "8",
+            "--steps",
+            "2",
+            "--pretrain-steps",
+            "1",
+            "--batch-size",
+            "4",
+            "--out",
+            str(run),
+            "--quiet",
+        ]
+    )
+    capsys.readouterr()
+    np.save(tmp_path / "big.npy", np.zeros((10, 10), np.float32))
+    assert (
+        main(
+            [
+                "denoise",
+                "--checkpoint",
+                str(run),
+                "--input",
+                str(tmp_path / "big.npy"),
+                "--output",
+                str(tmp_path / "o.png"),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "64 values" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert (
+        main(
+            [
+                "denoise",
+                "--checkpoint",
+                str(tmp_path / "none"),
+                "--input",
+                str(tmp_path / "big.npy"),
+                "--output",
+                str(tmp_path / "o.png"),
+            ]
+        )
+        == 2
+    )
+    np.save(tmp_path / "range.npy", np.full((8, 8), 3.0, np.float32))
+    assert main(["prior", "--checkpoint", str(run), "--input", str(tmp_path / "range.npy")]) == 2
+    assert "[0, 1]" in capsys.readouterr().err
+    assert main(["train", "--arch", "conv28", "--data", "digits", "--out", str(tmp_path / "x")]) == 2

@@ -1,24 +1,269 @@
-"""The ``lpn`` command: a thin shell over the API."""
+"""The ``lpn`` command: a thin shell over the API (train, denoise, prior, solve, reproduce, bench)."""
 
 from __future__ import annotations
 
 import argparse
+import math
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+import numpy as np
+import torch
+
+from iclr24.paperkit import bench_table, ensure_out_dir, seed_everything
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int, probability
 
 from . import bench
+from .data import (
+    digits_split,
+    image_to_tensor,
+    laplace_sampler,
+    load_image,
+    load_image_folder,
+    psnr,
+    save_image,
+)
+from .icnn import ARCHITECTURES, as_image_denoiser, build_model
+from .pnp import denoising_operator, gaussian_blur_operator, inpainting_operator, pnp_admm, pnp_pgd
+from .prior import INVERSION_METHODS, evaluate_prior
 from .reproduce import PAPER
+from .train import CHECKPOINT_NAME, NonFiniteLossError, TrainConfig, load_model, train
 
 app = App("lpn", PAPER.title)
 app.add_reproduce(lambda: PAPER)
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
+@app.command("bench", "Benchmark against the naive path (medians of repeats, ratios).")
 def _bench(args: argparse.Namespace) -> int:
     print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
     return 0
 
 
+def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
+    """(data, model kwargs) for ``lpn train``."""
+    if args.data == "laplace":
+        if args.arch != "mlp":
+            raise UsageError("--data laplace needs --arch mlp (1-D samples)")
+        return laplace_sampler(1.0), {"in_dim": 1}
+    if args.data == "digits":
+        if args.arch != "mlp":
+            raise UsageError(
+                "--data digits (8x8 images) needs --arch mlp; for conv28/patch128 give an image folder"
+            )
+        tr, _ = digits_split(1500, seed=args.seed)
+        return tr, {"in_dim": 64}
+    folder = Path(args.data)
+    gray = args.channels == 1
+    if args.arch == "conv28":
+        size = 28
+    else:
+        size = args.image_size
+    x = load_image_folder(folder, size, gray=gray, patches_per_image=args.patches_per_image, seed=args.seed)
+    if args.arch == "mlp":
+        return x.reshape(len(x), -1), {"in_dim": x[0].numel()}
+    if args.arch == "conv28":
+        return x, {"in_channels": x.shape[1]}
+    return x, {"in_channels": x.shape[1], "image_size": size}
+
+
+@app.command(
+    "train",
+    "Train an LPN denoiser (official schedule: l1 pre-training, then proximal matching); resumable; "
+    "works under torchrun for data-parallel training.",
+    arg("--arch", choices=sorted(ARCHITECTURES), default="mlp", help="architecture"),
+    arg("--data", default="digits", help="'digits', 'laplace' (1-D toy) or a folder of images"),
+    arg(
+        "--steps", type=positive_int, default=None, help="total steps (default: 40000, or by --smoke/--quick)"
+    ),
+    arg("--pretrain-steps", type=int, default=None, help="l1 pre-training steps (default: half of --steps)"),
+    arg("--stages", type=positive_int, default=4, help="proximal-matching stages"),
+    arg(
+        "--loss", choices=["pm", "l1", "l2"], default="pm", help="pm: the official schedule; l1/l2: baselines"
+    ),
+    arg("--sigma", type=nonneg_float, default=0.1, help="training noise level"),
+    arg("--batch-size", type=positive_int, default=200),
+    arg("--lr", type=positive_float, default=1e-4, help="learning rate of the PM stages"),
+    arg("--pretrain-lr", type=positive_float, default=1e-3),
+    arg("--hidden", type=positive_int, default=None, help="hidden width (default per architecture)"),
+    arg("--layers", type=positive_int, default=3, help="hidden layers (mlp)"),
+    arg("--beta", type=positive_float, default=None, help="softplus beta (default per architecture)"),
+    arg("--alpha", type=nonneg_float, default=None, help="strong convexity alpha (default per architecture)"),
+    arg("--channels", type=int, choices=[1, 3], default=1, help="image channels (image folders)"),
+    arg(
+        "--image-size", type=positive_int, default=128, help="patch size for patch128 / mlp on image folders"
+    ),
+    arg("--patches-per-image", type=positive_int, default=8, help="random crops per folder image"),
+    arg("--checkpoint-every", type=positive_int, default=1000),
+    arg("--no-resume", action="store_true", help="start afresh even if --out holds a checkpoint"),
+    default_out="runs/lpn",
+)
+def _train(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+
+    info = init_distributed(device=args.device)
+    try:
+        seed_everything(args.seed)
+        data, kw = _training_data(args)
+        defaults = {
+            "mlp": {"hidden": 256, "beta": 10.0, "alpha": 0.01, "layers": args.layers},
+            "conv28": {"hidden": 64, "beta": 10.0, "alpha": 0.01},
+            "patch128": {"hidden": 256, "beta": 100.0, "alpha": 1e-6},
+        }[args.arch]
+        for k in ("hidden", "beta", "alpha"):
+            if getattr(args, k) is not None:
+                defaults[k] = getattr(args, k)
+        model = build_model(args.arch, **defaults, **kw)
+        steps = args.steps or {"smoke": 20, "quick": 2000, "full": 40000}[args.mode]
+        pre = args.pretrain_steps if args.pretrain_steps is not None else steps // 2
+        if args.loss == "pm" and not 0 <= pre < steps:
+            raise UsageError(f"--pretrain-steps must be in [0, --steps), got {pre} with --steps {steps}")
+        ensure_out_dir(args.out)
+        cfg = TrainConfig(
+            num_steps=steps,
+            num_steps_pretrain=pre,
+            num_stages=args.stages,
+            pretrain_lr=args.pretrain_lr,
+            lr=args.lr,
+            batch_size=args.batch_size,
+            sigma_noise=args.sigma,
+            loss=args.loss,
+            checkpoint_dir=str(args.out),
+            checkpoint_every=args.checkpoint_every,
+            resume=not args.no_resume,
+            seed=args.seed,
+        )
+        try:
+            res = train(model, data, cfg, show_progress=not args.quiet, device=info.device)
+        except NonFiniteLossError as e:
+            print(f"lpn train: stopped: {e}")
+            return 1
+        if info.is_main:
+            last = np.mean(res.losses[-50:]) if res.losses else float("nan")
+            print(
+                f"trained {args.arch} steps {res.start_step}->{res.end_step} on {info.world_size} process(es); "
+                f"final loss {last:.4g}; checkpoint {Path(args.out) / CHECKPOINT_NAME}"
+            )
+        return 0
+    finally:
+        cleanup_distributed()
+
+
+def _image_batch(path: Path) -> torch.Tensor:
+    return image_to_tensor(load_image(path)).unsqueeze(0)
+
+
+def _check_channels(model, x: torch.Tensor, path: Path) -> torch.Tensor:
+    c_model = model.input_shape[0] if model.arch != "mlp" else None
+    if c_model is not None and x.shape[1] != c_model:
+        if c_model == 1 and x.shape[1] == 3:
+            return x.mean(1, keepdim=True)
+        raise ValueError(f"{path}: the model takes {c_model}-channel images, got {x.shape[1]} channel(s)")
+    return x
+
+
+@app.command(
+    "denoise",
+    "Denoise an image (PNG/NPY in [0, 1]) with a trained LPN.",
+    arg("--checkpoint", type=Path, required=True, help="checkpoint file or training folder"),
+    arg("--input", type=Path, required=True, help="image (.png/.npy)"),
+    arg("--output", type=Path, required=True, help="denoised image (.png/.npy)"),
+    arg("--add-noise", type=nonneg_float, default=0.0, help="add N(0, s^2) noise first (a demo), seeded"),
+)
+def _denoise(args: argparse.Namespace) -> int:
+    model = load_model(args.checkpoint)
+    x = _check_channels(model, _image_batch(args.input), args.input)
+    if args.add_noise > 0:
+        g = torch.Generator().manual_seed(args.seed)
+        x = x + args.add_noise * torch.randn(x.shape, generator=g)
+    out = as_image_denoiser(model)(x).clamp(0, 1)
+    save_image(args.output, out[0])
+    print(f"wrote {args.output}")
+    return 0
+
+
+@app.command(
+    "prior",
+    "Evaluate the learned prior R(x) at images (inverts the LPN; R is defined on its range).",
+    arg("--checkpoint", type=Path, required=True),
+    arg("--input", type=Path, nargs="+", required=True, help="images (.png/.npy) of the model's input size"),
+    arg("--method", choices=INVERSION_METHODS, default="cvx_cg"),
+)
+def _prior(args: argparse.Namespace) -> int:
+    model = load_model(args.checkpoint)
+    xs = []
+    for p in args.input:
+        x = _check_channels(model, _image_batch(p), p)
+        if model.arch == "mlp":
+            if x[0].numel() != model.input_shape[0]:
+                raise ValueError(
+                    f"{p}: the model takes {model.input_shape[0]} values, the image has {x[0].numel()}"
+                )
+            x = x.reshape(1, -1)
+        elif tuple(x.shape[1:]) != tuple(model.input_shape):
+            raise ValueError(
+                f"{p}: the prior is defined on images of shape {tuple(model.input_shape)}, got "
+                f"{tuple(x.shape[1:])}"
+            )
+        xs.append(x)
+    r, _, fy = evaluate_prior(model, torch.cat(xs), args.method, return_inverse=True)
+    x_all = torch.cat(xs).double()
+    for p, ri, e in zip(args.input, r.tolist(), (fy - x_all).abs().flatten(1).max(1).values.tolist()):
+        print(f"{p}\tR={ri:.6g}\tinversion |f(y)-x|_inf={e:.2e}")
+    return 0
+
+
+@app.command(
+    "solve",
+    "Simulate an inverse problem on an image and solve it with PnP (the LPN as the prox).",
+    arg("--checkpoint", type=Path, required=True),
+    arg("--input", type=Path, required=True, help="clean image (.png/.npy in [0, 1])"),
+    arg("--output", type=Path, required=True, help="reconstruction (.png/.npy)"),
+    arg("--operator", choices=["inpaint", "blur", "denoise"], default="inpaint"),
+    arg("--missing", type=probability, default=0.4, help="fraction of pixels removed (inpaint)"),
+    arg("--blur-sigma", type=positive_float, default=1.0, help="Gaussian blur std in pixels (blur)"),
+    arg("--noise", type=nonneg_float, default=0.0, help="measurement noise std"),
+    arg("--solver", choices=["pgd", "admm"], default="pgd"),
+    arg("--iters", type=positive_int, default=100),
+    arg("--step", type=positive_float, default=1.0, help="PGD step size"),
+    arg("--rho", type=positive_float, default=0.1, help="ADMM penalty"),
+    arg("--scale", type=positive_float, default=0.5, help="ADMM data-term weight"),
+    arg("--measurement-out", type=Path, default=None, help="also write the measurement (A^T y)"),
+)
+def _solve(args: argparse.Namespace) -> int:
+    model = load_model(args.checkpoint)
+    x = _check_channels(model, _image_batch(args.input), args.input)
+    if args.operator == "inpaint":
+        if args.missing >= 1:
+            raise UsageError("--missing must be < 1")
+        op = inpainting_operator(tuple(x.shape[1:]), args.missing, seed=args.seed)
+    elif args.operator == "blur":
+        op = gaussian_blur_operator(args.blur_sigma)
+    else:
+        op = denoising_operator()
+    g = torch.Generator().manual_seed(args.seed)
+    y = op.A(x) + args.noise * torch.randn(x.shape, generator=g)
+    den = as_image_denoiser(model)
+    den(x[:1])  # shape check before iterating
+    if args.solver == "pgd":
+        res = pnp_pgd(y, op.A, op.At, den, step=args.step, num_iter=args.iters)
+    else:
+        res = pnp_admm(y, op.A, op.At, den, rho=args.rho, scale=args.scale, num_iter=args.iters)
+    out = res.x.clamp(0, 1)
+    save_image(args.output, out[0])
+    if args.measurement_out is not None:
+        save_image(args.measurement_out, op.At(y)[0].clamp(0, 1))
+    p_meas, p_rec = float(psnr(op.At(y).clamp(0, 1), x)), float(psnr(out, x))
+    last = res.step_norms[-1]
+    print(
+        f"{op.name}, {args.solver} x{len(res.step_norms)}: PSNR measurement {p_meas:.2f} dB -> reconstruction "
+        f"{p_rec:.2f} dB; final ||x_k+1 - x_k|| = {last:.2e}" + ("" if math.isfinite(last) else " (diverged)")
+    )
+    print(f"wrote {args.output}")
+    return 0
+
+
 def main(argv=None) -> int:
     return app.main(argv)
+
+
+if __name__ == "__main__":  # ``python -m iclr24.lpn.cli`` (used under torchrun)
+    raise SystemExit(main())

@@ -1,1 +1,206 @@
-"""Built-in offline data, and loaders for the real datasets from a path the user gives."""
+"""Built-in offline data (the 1-D Laplacian toy, sklearn digits), reference denoisers, and image I/O (PNG/NPY,
+folders of the user's own images)."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr24.paperkit import atomic_write_bytes
+
+__all__ = [
+    "laplace_sampler",
+    "soft_threshold",
+    "laplace_posterior_mmse",
+    "laplace_posterior_median",
+    "digits_split",
+    "load_image",
+    "save_image",
+    "load_image_folder",
+    "image_to_tensor",
+    "tensor_to_image",
+    "psnr",
+    "IMAGE_SUFFIXES",
+]
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".npy")
+
+
+def laplace_sampler(scale: float = 1.0) -> Callable[[int, torch.Generator], torch.Tensor]:
+    """A sampler ``(n, generator) -> (n, 1)`` of Laplace(0, scale): x = +-b E with E = -log(1 - U) ~ Exp(1),
+    U ~ U[0, 1) (so E is always finite) and a fair random sign."""
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0, got {scale}")
+
+    def sample(n: int, g: torch.Generator) -> torch.Tensor:
+        e = -torch.log1p(-torch.rand(n, 1, generator=g, dtype=torch.float64))
+        sign = torch.where(torch.rand(n, 1, generator=g) < 0.5, -1.0, 1.0)
+        return (scale * sign * e).float()
+
+    return sample
+
+
+def soft_threshold(y: torch.Tensor | np.ndarray, lam: float = 1.0):
+    """prox_{lam |.|}(y) = sign(y) max(|y| - lam, 0): the MAP denoiser for Laplace(b) + N(0, s^2), lam = s^2 / b."""
+    if isinstance(y, torch.Tensor):
+        return torch.sign(y) * (y.abs() - lam).clamp_min(0)
+    return np.sign(y) * np.maximum(np.abs(y) - lam, 0)
+
+
+def _posterior_grid(y: np.ndarray, b: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    x = np.linspace(-25, 25, 20001)
+    logp = -np.abs(x)[None] / b - (np.asarray(y, dtype=np.float64)[:, None] - x[None]) ** 2 / (2 * sigma**2)
+    w = np.exp(logp - logp.max(1, keepdims=True))
+    return x, w / w.sum(1, keepdims=True)
+
+
+def laplace_posterior_mmse(y, b: float = 1.0, sigma: float = 1.0) -> np.ndarray:
+    """E[x | y] for x ~ Laplace(0, b), y = x + N(0, sigma^2), by quadrature (the l2-optimal denoiser)."""
+    y = np.atleast_1d(np.asarray(y, dtype=np.float64))
+    x, w = _posterior_grid(y, b, sigma)
+    return (w * x[None]).sum(1)
+
+
+def laplace_posterior_median(y, b: float = 1.0, sigma: float = 1.0) -> np.ndarray:
+    """The posterior median of x given y (the l1-optimal denoiser), by quadrature."""
+    y = np.atleast_1d(np.asarray(y, dtype=np.float64))
+    x, w = _posterior_grid(y, b, sigma)
+    cdf = np.cumsum(w, 1)
+    return np.array([np.interp(0.5, c, x) for c in cdf])
+
+
+def digits_split(n_train: int = 1500, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """sklearn's digits (1797 images 8x8, scaled to [0, 1]) flattened to ``(N, 64)``, split by a seeded permutation
+    into ``(train, test)`` (1500 / 297 by default)."""
+    from iclr24.paperkit.data import digits_tensors
+
+    x, _ = digits_tensors(flatten=True)
+    if not 0 < n_train < len(x):
+        raise ValueError(f"n_train must be in (0, {len(x)}), got {n_train}")
+    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    return x[perm[:n_train]].contiguous(), x[perm[n_train:]].contiguous()
+
+
+def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> torch.Tensor:
+    """PSNR in dB per sample: 10 log10(range^2 / MSE), over all but the batch dimension."""
+    mse = (x - ref).pow(2).flatten(1).mean(1).clamp_min(1e-20)
+    return 10 * torch.log10(data_range**2 / mse)
+
+
+# -- images -------------------------------------------------------------------------------------------------------
+def load_image(path: str | Path, gray: bool = False) -> np.ndarray:
+    """Read a PNG/JPEG/... (scaled to [0, 1]) or an ``.npy`` array (must already lie in [0, 1]) as float32
+    ``(H, W)`` or ``(H, W, C)``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"image file {path} does not exist")
+    if path.suffix.lower() == ".npy":
+        arr = np.load(path, allow_pickle=False)
+        if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[-1] not in (1, 3)):
+            raise ValueError(f"{path}: expected an image array (H, W) or (H, W, 1|3), got shape {arr.shape}")
+        arr = arr.astype(np.float32)
+        if not np.isfinite(arr).all() or arr.min() < 0 or arr.max() > 1:
+            raise ValueError(
+                f"{path}: values must be finite and in [0, 1], got range "
+                f"[{np.nanmin(arr):.3g}, {np.nanmax(arr):.3g}]; rescale the array first"
+            )
+    elif path.suffix.lower() in IMAGE_SUFFIXES:
+        from PIL import Image
+
+        with Image.open(path) as im:
+            if im.mode in ("I;16", "I;16B", "I"):
+                arr = np.asarray(im, dtype=np.float32) / 65535.0
+            else:
+                im = im.convert("L" if gray else ("RGB" if im.mode not in ("L", "1") else "L"))
+                arr = np.asarray(im, dtype=np.float32) / 255.0
+    else:
+        raise ValueError(
+            f"{path}: unsupported image type {path.suffix!r}; use one of {', '.join(IMAGE_SUFFIXES)}"
+        )
+    if arr.ndim == 3 and arr.shape[-1] == 1:
+        arr = arr[..., 0]
+    if gray and arr.ndim == 3:
+        arr = arr @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
+    return np.clip(arr, 0.0, 1.0).astype(np.float32)
+
+
+def save_image(path: str | Path, img: np.ndarray | torch.Tensor) -> Path:
+    """Atomically write ``(H, W)`` / ``(H, W, C)`` (or ``(C, H, W)`` tensor) in [0, 1] as PNG (8-bit) or NPY."""
+    if isinstance(img, torch.Tensor):
+        img = tensor_to_image(img)
+    img = np.asarray(img, dtype=np.float32)
+    path = Path(path)
+    buf = io.BytesIO()
+    if path.suffix.lower() == ".npy":
+        np.save(buf, img)
+    elif path.suffix.lower() == ".png":
+        from PIL import Image
+
+        Image.fromarray((np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)).save(buf, format="PNG")
+    else:
+        raise ValueError(f"output must end in .png or .npy, got {path.name!r}")
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def image_to_tensor(img: np.ndarray) -> torch.Tensor:
+    """``(H, W)`` / ``(H, W, C)`` -> ``(C, H, W)`` float32."""
+    t = torch.tensor(np.array(img, dtype=np.float32))
+    return t.unsqueeze(0) if t.dim() == 2 else t.permute(2, 0, 1).contiguous()
+
+
+def tensor_to_image(t: torch.Tensor) -> np.ndarray:
+    """``(C, H, W)`` -> ``(H, W)`` (one channel) or ``(H, W, C)`` numpy float32."""
+    t = t.detach().cpu().float()
+    if t.dim() == 4 and t.shape[0] == 1:
+        t = t[0]
+    if t.dim() != 3:
+        raise ValueError(f"expected an image tensor (C, H, W), got shape {tuple(t.shape)}")
+    a = t.permute(1, 2, 0).numpy()
+    return a[..., 0] if a.shape[-1] == 1 else a
+
+
+def load_image_folder(
+    folder: str | Path,
+    size: int,
+    *,
+    gray: bool = True,
+    patches_per_image: int = 1,
+    seed: int = 0,
+    max_images: int | None = None,
+) -> torch.Tensor:
+    """Training data from a folder of images: ``patches_per_image`` random ``size`` x ``size`` crops of each image
+    (images smaller than ``size`` are resized up first), as ``(N, C, size, size)`` in [0, 1]."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"image folder {folder} does not exist")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if max_images is not None:
+        files = files[:max_images]
+    if not files:
+        raise FileNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for f in files:
+        img = load_image(f, gray=gray)
+        if img.ndim == 2 and not gray:
+            img = np.repeat(img[..., None], 3, axis=2)
+        h, w = img.shape[:2]
+        if min(h, w) < size:
+            from PIL import Image
+
+            s = size / min(h, w)
+            nh, nw = max(size, math.ceil(h * s)), max(size, math.ceil(w * s))
+            chans = [img] if img.ndim == 2 else [img[..., c] for c in range(img.shape[2])]
+            chans = [np.asarray(Image.fromarray(c).resize((nw, nh), Image.BILINEAR)) for c in chans]
+            img = chans[0] if img.ndim == 2 else np.stack(chans, -1)
+            h, w = nh, nw
+        t = image_to_tensor(img)
+        for _ in range(patches_per_image):
+            i, j = int(rng.integers(0, h - size + 1)), int(rng.integers(0, w - size + 1))
+            out.append(t[:, i : i + size, j : j + size])
+    return torch.stack(out).clamp(0, 1)

@@ -1,0 +1,245 @@
+"""The paper's experiments at CPU scale: the 1-D Laplacian toy (Sec. 5.1) and denoising / prior / PnP on sklearn
+digits (the MNIST study of Sec. 5.2 at 8x8). Each returns plain measurements; ``reproduce.py`` turns them into
+claims."""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .data import (
+    digits_split,
+    laplace_posterior_median,
+    laplace_posterior_mmse,
+    laplace_sampler,
+    psnr,
+    soft_threshold,
+)
+from .icnn import MLPLPN
+from .loss import LAPLACIAN_SEGMENTS, Segment, scale_segments
+from .pnp import inpainting_operator, pnp_pgd
+from .prior import evaluate_prior
+from .train import TrainConfig, train
+
+__all__ = ["LaplacianConfig", "DigitsConfig", "run_laplacian", "run_digits", "UnconstrainedDenoiser"]
+
+
+@dataclass(frozen=True)
+class LaplacianConfig:
+    """1-D Laplacian toy (official ``exps/laplacian``): x ~ Laplace(0, 1), y = x + N(0, 1), batch 2000, MLP LPN
+    hidden 50, 4 layers, beta 10. The PM model follows ``LAPLACIAN_SEGMENTS`` (46k steps); the l1 and l2 models
+    train for the l1 pre-training part (10k @ 1e-3 + 10k @ 1e-4). ``pretrain_scale`` / ``pm_scale`` shorten the
+    l1/l2 and the proximal-matching segments (CPU scale)."""
+
+    scale_b: float = 1.0
+    sigma: float = 1.0
+    batch_size: int = 2000
+    hidden: int = 50
+    layers: int = 4
+    beta: float = 10.0
+    pretrain_scale: float = 1.0
+    pm_scale: float = 1.0
+    segments: tuple[Segment, ...] = LAPLACIAN_SEGMENTS
+    seed: int = 0
+
+
+def run_laplacian(cfg: LaplacianConfig, show_progress: bool = False) -> dict[str, Any]:
+    """Train l2, l1 and proximal-matching LPNs on the 1-D Laplacian denoising problem and measure them against the
+    closed forms (soft-threshold MAP, MMSE / median by quadrature, prior |x|).
+
+    As in the notebook, the PM model continues from the l1 model: the l1 model *is* the PM model's l1
+    pre-training (a snapshot), and the l2 model trains for the same number of steps with the same learning rates.
+    """
+    sampler = laplace_sampler(cfg.scale_b)
+    pre = tuple(s for s in cfg.segments if s.loss != "pm")
+    pm_segs = tuple(s for s in cfg.segments if s.loss == "pm")
+    pre = scale_segments(pre, cfg.pretrain_scale)
+    pm_segs = scale_segments(pm_segs, cfg.pm_scale)
+    l2_segs = tuple(Segment(s.steps, "l2", s.lr) for s in pre)
+
+    def fit(model: MLPLPN, segs: tuple[Segment, ...], seed: int) -> float:
+        tc = TrainConfig(
+            num_steps=sum(s.steps for s in segs),
+            segments=segs,
+            batch_size=cfg.batch_size,
+            sigma_noise=cfg.sigma,
+            seed=seed,
+        )
+        t0 = time.perf_counter()
+        train(model, sampler, tc, show_progress=show_progress)
+        return time.perf_counter() - t0
+
+    def new_model(seed: int) -> MLPLPN:
+        torch.manual_seed(seed)
+        return MLPLPN(in_dim=1, hidden=cfg.hidden, layers=cfg.layers, beta=cfg.beta, alpha=0.0)
+
+    seconds = {}
+    l2 = new_model(cfg.seed * 100)
+    seconds["l2"] = fit(l2, l2_segs, cfg.seed * 100)
+    l1 = new_model(cfg.seed * 100 + 1)
+    seconds["l1"] = fit(l1, pre, cfg.seed * 100 + 1)
+    pm = copy.deepcopy(l1)
+    seconds["pm"] = seconds["l1"] + fit(pm, pm_segs, cfg.seed * 100 + 2)
+    models = {"l2": l2.eval(), "l1": l1.eval(), "pm": pm.eval()}
+    steps = {"l2": sum(s.steps for s in l2_segs), "l1": sum(s.steps for s in pre)}
+    steps["pm"] = steps["l1"] + sum(s.steps for s in pm_segs)
+    lam = cfg.sigma**2 / cfg.scale_b
+    grid = torch.linspace(-3, 3, 601, dtype=torch.float32).unsqueeze(1)
+    outs = {k: m(grid).squeeze(1).double() for k, m in models.items()}
+    soft = soft_threshold(grid.squeeze(1).double(), lam)
+    away = (grid.squeeze(1).abs() - lam).abs() > 0.2 * lam  # outside the kink region 0.8 <= |x| <= 1.2
+    pm_err = float((outs["pm"] - soft).abs()[away].max())
+    probe = torch.tensor([[0.5], [1.0], [2.0], [3.0]])
+    at = {k: m(probe).squeeze(1).tolist() for k, m in models.items()}
+    # recovered prior of the PM model on [-2, 2]
+    xs = torch.linspace(-2, 2, 81, dtype=torch.float64).unsqueeze(1)
+    r_pm = evaluate_prior(models["pm"], torch.cat([torch.zeros(1, 1, dtype=torch.float64), xs]))
+    r_pm = (r_pm[1:] - r_pm[0]).numpy()
+    prior_err = float(np.abs(r_pm - np.abs(xs.squeeze(1).numpy())).max())
+    r_l2 = evaluate_prior(models["l2"], torch.cat([torch.zeros(1, 1, dtype=torch.float64), xs]))
+    r_l2 = (r_l2[1:] - r_l2[0]).numpy()
+    return {
+        "models": models,
+        "grid": grid.squeeze(1).numpy(),
+        "outputs": {k: v.numpy() for k, v in outs.items()},
+        "soft": soft.numpy(),
+        "pm_soft_max_err": pm_err,
+        "f_at_probe": at,
+        "probe": [0.5, 1.0, 2.0, 3.0],
+        "mmse_at_probe": laplace_posterior_mmse([0.5, 1.0, 2.0, 3.0], cfg.scale_b, cfg.sigma).tolist(),
+        "median_at_probe": laplace_posterior_median([0.5, 1.0, 2.0, 3.0], cfg.scale_b, cfg.sigma).tolist(),
+        "prior_x": xs.squeeze(1).numpy(),
+        "prior_pm": r_pm,
+        "prior_l2": r_l2,
+        "prior_max_err": prior_err,
+        "train_seconds": seconds,
+        "steps": steps,
+    }
+
+
+class UnconstrainedDenoiser(nn.Module):
+    """The baseline: an unconstrained MLP of similar size (64 -> hidden x layers -> 64, Softplus), trained with l2."""
+
+    def __init__(self, dim: int = 64, hidden: int = 256, layers: int = 3, beta: float = 10.0) -> None:
+        super().__init__()
+        mods: list[nn.Module] = [nn.Linear(dim, hidden), nn.Softplus(beta=beta)]
+        for _ in range(layers - 1):
+            mods += [nn.Linear(hidden, hidden), nn.Softplus(beta=beta)]
+        mods.append(nn.Linear(hidden, dim))
+        self.net = nn.Sequential(*mods)
+
+    def forward(self, y: torch.Tensor) -> torch.Tensor:
+        return y + self.net(y)  # residual, as denoisers usually are
+
+
+@dataclass(frozen=True)
+class DigitsConfig:
+    """sklearn digits (8x8, train 1500 / test 297), sigma 0.1. MLP LPN input 64, hidden 256, 3 layers, beta 10,
+    alpha 0.01; l1 for ``pretrain_steps`` at 1e-3, then 4 proximal-matching stages x ``stage_steps`` at 1e-4 with
+    gamma_min = 0.08 * 8 = 0.64; batch 200. PnP-PGD: 40% of pixels missing, 100 iterations."""
+
+    sigma: float = 0.1
+    hidden: int = 256
+    layers: int = 3
+    beta: float = 10.0
+    alpha: float = 0.01
+    pretrain_steps: int = 3000
+    stage_steps: int = 1000
+    num_stages: int = 4
+    batch_size: int = 200
+    n_test: int = 297
+    prior_images: int = 100
+    prior_sigmas: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.3)
+    mix_lambdas: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    inpaint_missing: float = 0.4
+    pnp_iters: int = 100
+    pnp_step: float = 1.0
+    pnp_images: int = 50
+    seed: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def run_digits(cfg: DigitsConfig, show_progress: bool = False) -> dict[str, Any]:
+    """Train the LPN (official schedule) and the unconstrained l2 baseline on digits; measure denoising PSNR, the
+    prior under noise and convex mixes, and PnP-PGD inpainting."""
+    train_x, test_x = digits_split(1500, seed=cfg.seed)
+    test_x = test_x[: cfg.n_test]
+    total = cfg.pretrain_steps + cfg.num_stages * cfg.stage_steps
+    torch.manual_seed(cfg.seed)
+    lpn = MLPLPN(in_dim=64, hidden=cfg.hidden, layers=cfg.layers, beta=cfg.beta, alpha=cfg.alpha)
+    tc = TrainConfig(
+        num_steps=total,
+        num_steps_pretrain=cfg.pretrain_steps,
+        num_stages=cfg.num_stages,
+        batch_size=cfg.batch_size,
+        sigma_noise=cfg.sigma,
+        seed=cfg.seed,
+    )  # gamma_min = 0.08*sqrt(64)
+    t0 = time.perf_counter()
+    train(lpn, train_x, tc, show_progress=show_progress)
+    t_lpn = time.perf_counter() - t0
+    torch.manual_seed(cfg.seed + 1)
+    base = UnconstrainedDenoiser(64, cfg.hidden, cfg.layers, cfg.beta)
+    t0 = time.perf_counter()
+    train(base, train_x, replace(tc, loss="l2", lr=1e-3, seed=cfg.seed + 1), show_progress=show_progress)
+    t_base = time.perf_counter() - t0
+
+    g = torch.Generator().manual_seed(10_000 + cfg.seed)
+    noisy = test_x + cfg.sigma * torch.randn(test_x.shape, generator=g)
+    with torch.no_grad():
+        out_base = base(noisy)
+    out_lpn = lpn(noisy)
+    psnrs = {"noisy": psnr(noisy, test_x), "lpn": psnr(out_lpn, test_x), "l2_mlp": psnr(out_base, test_x)}
+    psnr_mean = {k: float(v.mean()) for k, v in psnrs.items()}
+
+    # prior under Gaussian noise (clipped to [0, 1])
+    xp = test_x[: cfg.prior_images]
+    prior_noise = []
+    for s in cfg.prior_sigmas:
+        xn = (xp + s * torch.randn(xp.shape, generator=g)).clamp(0, 1)
+        prior_noise.append(float(evaluate_prior(lpn, xn).mean()))
+    # convex mixes with the reversed list as partners
+    partner = xp.flip(0)
+    mixes = {lam: evaluate_prior(lpn, (1 - lam) * xp + lam * partner) for lam in cfg.mix_lambdas}
+    mid = mixes[0.5] if 0.5 in mixes else None
+    frac_nonconvex = (
+        float((mid > 0.5 * (mixes[0.0] + mixes[1.0])).double().mean())
+        if mid is not None and 0.0 in mixes and 1.0 in mixes
+        else None
+    )
+
+    # PnP-PGD on random inpainting
+    xs = test_x[: cfg.pnp_images]
+    op = inpainting_operator((64,), missing=cfg.inpaint_missing, seed=cfg.seed)
+    y = op.A(xs)
+    res = pnp_pgd(y, op.A, op.At, lpn, step=cfg.pnp_step, num_iter=cfg.pnp_iters)
+    zero_fill = float(psnr(y, xs).mean())
+    return {
+        "lpn": lpn,
+        "baseline": base,
+        "psnr": psnr_mean,
+        "psnr_std": {k: float(v.std()) for k, v in psnrs.items()},
+        "prior_sigmas": list(cfg.prior_sigmas),
+        "prior_noise": prior_noise,
+        "mix_lambdas": list(cfg.mix_lambdas),
+        "prior_mix": [float(mixes[k].mean()) for k in cfg.mix_lambdas],
+        "frac_nonconvex": frac_nonconvex,
+        "pnp_psnr": float(psnr(res.x, xs).mean()),
+        "zero_fill_psnr": zero_fill,
+        "pnp_step_norms": res.step_norms,
+        "train_seconds": {"lpn": t_lpn, "l2_mlp": t_base},
+        "steps": total,
+        "examples": {
+            "clean": xs[:8],
+            "measured": y[:8],
+            "pnp": res.x[:8],
+            "noisy": noisy[:8],
+            "lpn": out_lpn[:8].detach(),
+        },
+    }

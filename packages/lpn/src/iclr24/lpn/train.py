@@ -1,0 +1,336 @@
+"""Training an LPN on denoising (Sec. 3.2): y = x + sigma * eps, f_theta(y) ~ x, the official loss schedule, W-layers
+clamped after every step, resumable checkpoints, and data-parallel training under ``torchrun``.
+
+Data parallel: under ``torchrun --nproc_per_node N`` (after :func:`iclr24.paperkit.distributed.init_distributed`),
+each rank draws ``batch_size // N`` samples from its own seeded stream, gradients are averaged over ranks before
+every step (an all-reduce, the same maths as DDP), and rank 0 writes the checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from iclr24.paperkit import atomic_torch_save, atomic_write_json, progress
+from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed, is_main_process
+
+from .icnn import ICNN, build_model
+from .loss import ScheduleStep, Segment, gamma_min_for, loss_value, official_schedule, piecewise_schedule
+
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "NonFiniteLossError",
+    "train",
+    "schedule_for",
+    "load_checkpoint",
+    "load_model",
+    "save_checkpoint",
+    "CHECKPOINT_NAME",
+]
+
+CHECKPOINT_NAME = "checkpoint.pt"
+MODEL_CONFIG_NAME = "model_config.json"
+
+Sampler = Callable[[int, torch.Generator], torch.Tensor]
+
+
+class NonFiniteLossError(RuntimeError):
+    """Training met a NaN/inf loss; the message names the step and the last good checkpoint."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Denoising training of an LPN. Defaults are the official MNIST run (``lpn/train.py``): 40k steps, l1 for 20k
+    at 1e-3, then 4 proximal-matching stages at 1e-4 with gamma_min = 0.08 sqrt(pixels), batch 200, sigma 0.1.
+
+    ``loss``: "pm" (the official schedule above), or "l1"/"l2" at ``lr`` for every step (baselines).
+    ``segments``: a custom piecewise schedule (overrides the above; e.g. the 1-D Laplacian notebook's).
+    ``noise_range``: draw sigma per sample uniformly in [lo, hi] instead of a fixed ``sigma_noise``.
+    """
+
+    num_steps: int = 40000
+    num_steps_pretrain: int = 20000
+    num_stages: int = 4
+    gamma_min: float | None = None  # None: 0.08 * sqrt(pixels per sample)
+    pretrain_lr: float = 1e-3
+    lr: float = 1e-4
+    batch_size: int = 200
+    sigma_noise: float = 0.1
+    noise_range: tuple[float, float] | None = None
+    loss: str = "pm"
+    segments: tuple[Segment, ...] | None = None
+    checkpoint_dir: str | None = None
+    checkpoint_every: int = 1000
+    resume: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("num_steps", "batch_size", "checkpoint_every", "num_stages"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                raise ValueError(f"TrainConfig.{name} must be a positive int, got {v!r}")
+        if self.loss not in ("pm", "l1", "l2"):
+            raise ValueError(f"TrainConfig.loss must be 'pm', 'l1' or 'l2', got {self.loss!r}")
+        if self.loss == "pm" and self.segments is None and not 0 <= self.num_steps_pretrain < self.num_steps:
+            raise ValueError(
+                f"num_steps_pretrain must be in [0, num_steps), got {self.num_steps_pretrain} with "
+                f"num_steps={self.num_steps}"
+            )
+        for name in ("pretrain_lr", "lr"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)!r}")
+        if not (self.sigma_noise >= 0 and math.isfinite(self.sigma_noise)):
+            raise ValueError(f"sigma_noise must be a finite number >= 0, got {self.sigma_noise!r}")
+        if self.noise_range is not None and not (0 <= self.noise_range[0] <= self.noise_range[1]):
+            raise ValueError(f"noise_range must be (lo, hi) with 0 <= lo <= hi, got {self.noise_range!r}")
+        if self.gamma_min is not None and not self.gamma_min > 0:
+            raise ValueError(f"gamma_min must be > 0, got {self.gamma_min!r}")
+        if self.segments is not None:
+            segs = tuple(Segment(**s) if isinstance(s, dict) else s for s in self.segments)
+            if not segs:
+                raise ValueError("segments must not be empty")
+            object.__setattr__(self, "segments", segs)
+        if self.noise_range is not None:
+            object.__setattr__(self, "noise_range", tuple(self.noise_range))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def schedule_for(config: TrainConfig, num_pixels: int) -> Callable[[int], ScheduleStep]:
+    """The step -> (loss, gamma, lr) function that :func:`train` follows for ``config``."""
+    if config.segments is not None:
+        segs = config.segments
+        return lambda step: piecewise_schedule(step, segs)
+    if config.loss in ("l1", "l2"):
+        return lambda step: ScheduleStep(config.loss, None, config.lr)
+    gmin = config.gamma_min if config.gamma_min is not None else gamma_min_for(num_pixels)
+    return lambda step: official_schedule(
+        step,
+        num_steps=config.num_steps,
+        num_steps_pretrain=config.num_steps_pretrain,
+        num_stages=config.num_stages,
+        gamma_min=gmin,
+        pretrain_lr=config.pretrain_lr,
+        lr=config.lr,
+    )
+
+
+@dataclass
+class TrainResult:
+    """Per-step losses (this rank), the schedule actually used, and where the checkpoint is."""
+
+    losses: list[float] = field(default_factory=list)
+    gammas: list[float | None] = field(default_factory=list)
+    start_step: int = 0
+    end_step: int = 0
+    checkpoint: Path | None = None
+
+
+def _model_config(model: nn.Module) -> dict[str, Any] | None:
+    return model.config() if isinstance(model, ICNN) else None
+
+
+def save_checkpoint(
+    path: str | Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer | None,
+    step: int,
+    config: TrainConfig | None = None,
+) -> Path:
+    """Atomically write ``{step, model_state, optimizer_state, train_config, model_config}`` and, beside it,
+    ``model_config.json`` (the architecture needed to rebuild the model)."""
+    path = Path(path)
+    mc = _model_config(model)
+    state = {
+        "step": int(step),
+        "model_state": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "optimizer_state": optimizer.state_dict() if optimizer is not None else None,
+        "train_config": config.to_dict() if config is not None else None,
+        "model_config": mc,
+    }
+    atomic_torch_save(state, path)
+    if mc is not None:
+        atomic_write_json(path.parent / MODEL_CONFIG_NAME, mc)
+    return path
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read a checkpoint written by :func:`save_checkpoint` (``torch.load(weights_only=True)``)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no checkpoint at {path}; train one with `lpn train --out DIR` (it writes DIR/{CHECKPOINT_NAME})"
+        )
+    try:
+        ck = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unpickling failure is a bad file for the user
+        raise ValueError(f"{path} is not a readable LPN checkpoint ({type(e).__name__}: {e})") from None
+    if not isinstance(ck, dict) or "model_state" not in ck:
+        raise ValueError(f"{path} is not an LPN checkpoint (expected a dict with 'model_state')")
+    return ck
+
+
+def load_model(path: str | Path, arch: str | None = None, **expected: Any) -> ICNN:
+    """Rebuild an LPN from a checkpoint; its architecture comes from the checkpoint (or ``model_config.json``
+    beside it). ``arch`` / ``expected`` kwargs, when given, must match it (else ValueError)."""
+    path = Path(path)
+    ck = load_checkpoint(path)
+    mc = ck.get("model_config")
+    if mc is None:
+        side = (path if path.is_dir() else path.parent) / MODEL_CONFIG_NAME
+        if not side.is_file():
+            raise FileNotFoundError(f"{path} carries no model config and {side} is missing")
+        mc = json.loads(side.read_text())
+    mc = dict(mc)
+    found_arch = mc.pop("arch", None)
+    if arch is not None and arch != found_arch:
+        raise ValueError(f"checkpoint {path} holds architecture {found_arch!r}, but {arch!r} was asked for")
+    for k, v in expected.items():
+        if k in mc and mc[k] != v:
+            raise ValueError(f"checkpoint {path} has {k}={mc[k]!r}, but {k}={v!r} was asked for")
+    model = build_model(found_arch, **mc)
+    try:
+        model.load_state_dict(ck["model_state"])
+    except RuntimeError as e:
+        raise ValueError(f"checkpoint {path} does not match its architecture {found_arch!r}: {e}") from None
+    return model.eval()
+
+
+def _batch(data: torch.Tensor | Sampler, n: int, g: torch.Generator) -> torch.Tensor:
+    if isinstance(data, torch.Tensor):
+        idx = torch.randint(0, len(data), (n,), generator=g)
+        return data[idx]
+    return data(n, g)
+
+
+def _check_data(data: Any, model: nn.Module) -> None:
+    if isinstance(data, torch.Tensor):
+        if len(data) == 0:
+            raise ValueError("training data is empty")
+        if not torch.isfinite(data).all():
+            raise ValueError("training data contains NaN or inf")
+        if isinstance(model, ICNN) and tuple(data.shape[1:]) != tuple(model.input_shape):
+            raise ValueError(
+                f"training data has sample shape {tuple(data.shape[1:])}, the model expects "
+                f"{tuple(model.input_shape)}"
+            )
+    elif not callable(data):
+        raise ValueError(
+            f"data must be a tensor (N, ...) of clean samples or a sampler (n, generator) -> "
+            f"tensor, got {type(data).__name__}"
+        )
+
+
+def train(
+    model: nn.Module,
+    data: torch.Tensor | Sampler,
+    config: TrainConfig,
+    *,
+    show_progress: bool = True,
+    device: str | torch.device = "cpu",
+    on_step: Callable[[int, nn.Module, float], None] | None = None,
+) -> TrainResult:
+    """Train ``model`` to denoise ``data`` following ``config`` (see :class:`TrainConfig`).
+
+    ``data``: clean samples ``(N, ...)`` or a sampler ``(n, generator) -> (n, ...)``. After every optimiser step
+    the W-layers are clamped to >= 0. With ``config.checkpoint_dir`` a checkpoint is written every
+    ``checkpoint_every`` steps and at the end; with ``config.resume`` training continues from it. A NaN/inf loss
+    stops training with :class:`NonFiniteLossError` naming the step (the checkpoint left is the last good state).
+    ``on_step(step, model, loss)`` is called after every optimiser step (and weight clamp).
+    """
+    _check_data(data, model)
+    world = torch.distributed.get_world_size() if is_distributed() else 1
+    rank = torch.distributed.get_rank() if is_distributed() else 0
+    if config.batch_size % world:
+        raise ValueError(
+            f"batch_size {config.batch_size} must be divisible by the number of processes {world}"
+        )
+    per_rank = config.batch_size // world
+    device = torch.device(device)
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr)
+    ck_path = Path(config.checkpoint_dir) / CHECKPOINT_NAME if config.checkpoint_dir else None
+    start = 0
+    if ck_path is not None and config.resume and ck_path.is_file():
+        ck = load_checkpoint(ck_path)
+        saved_mc, mc = ck.get("model_config"), _model_config(model)
+        if saved_mc is not None and mc is not None and saved_mc != mc:
+            raise ValueError(
+                f"checkpoint {ck_path} was trained with model {saved_mc}, not {mc}; use another "
+                "checkpoint_dir or resume=False"
+            )
+        model.load_state_dict(ck["model_state"])
+        if ck.get("optimizer_state") is not None:
+            opt.load_state_dict(ck["optimizer_state"])
+        start = int(ck["step"])
+    for p in model.parameters():  # all ranks start from rank 0's weights
+        broadcast_(p.data)
+    sample_shape = tuple(data.shape[1:]) if isinstance(data, torch.Tensor) else None
+    num_pixels = math.prod(sample_shape) if sample_shape else math.prod(getattr(model, "input_shape", (1,)))
+    sched = schedule_for(config, num_pixels)
+    result = TrainResult(start_step=start, end_step=start, checkpoint=ck_path)
+    model.train()
+    bar = progress(
+        range(start, config.num_steps),
+        desc=f"train {config.loss}",
+        disable=not show_progress or not is_main_process() or None,
+    )
+    for step in bar:
+        s = sched(step)
+        for group in opt.param_groups:
+            group["lr"] = s.lr
+        g = torch.Generator().manual_seed((config.seed * 1_000_003 + step) * 257 + rank)
+        x = _batch(data, per_rank, g).to(device)
+        if config.noise_range is not None:
+            lo, hi = config.noise_range
+            sig = lo + (hi - lo) * torch.rand((len(x),) + (1,) * (x.dim() - 1), generator=g).to(device)
+        else:
+            sig = config.sigma_noise
+        y = x + sig * torch.randn(x.shape, generator=g).to(device)
+        pred = model(y)
+        loss = loss_value(s.loss, pred, x, s.gamma)
+        loss_all = all_reduce_mean(loss.detach().clone())
+        if not torch.isfinite(loss_all):
+            if ck_path is not None and is_main_process():
+                save_checkpoint(ck_path, model, opt, step, config)
+            where = f"; the last good state (before step {step}) is in {ck_path}" if ck_path else ""
+            raise NonFiniteLossError(f"non-finite loss ({float(loss_all)}) at step {step}{where}")
+        opt.zero_grad(set_to_none=False)
+        loss.backward()
+        if world > 1:
+            for p in model.parameters():
+                if p.grad is not None:
+                    all_reduce_mean(p.grad)
+        opt.step()
+        if isinstance(model, ICNN):
+            model.clamp_weights()  # keep W_k >= 0 after every step (convexity of psi)
+        result.losses.append(float(loss_all))
+        result.gammas.append(s.gamma)
+        result.end_step = step + 1
+        if on_step is not None:
+            on_step(step, model, float(loss_all))
+        if (
+            ck_path is not None
+            and is_main_process()
+            and ((step + 1) % config.checkpoint_every == 0 or step + 1 == config.num_steps)
+        ):
+            save_checkpoint(ck_path, model, opt, step + 1, config)
+    if world > 1:  # every rank must end with the same weights (gradients were averaged)
+        flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+        ref = broadcast_(flat.clone())
+        if not torch.equal(flat, ref):
+            raise RuntimeError(f"rank {rank}: parameters diverged from rank 0 during data-parallel training")
+    model.eval()
+    return result
