@@ -1,0 +1,142 @@
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr24.srigl import CondensedLinear, SRigL, condense, random_constant_fan_in_mask
+
+
+def _cfi_linear(out=48, inp=40, k=6, bias=True, ablate=(3, 17), seed=0):
+    g = torch.Generator().manual_seed(seed)
+    lin = nn.Linear(inp, out, bias=bias)
+    mask = random_constant_fan_in_mask(out, inp, k, g)
+    mask[list(ablate)] = False
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(out, inp, generator=g) * mask)
+        if bias:
+            lin.bias.copy_(torch.randn(out, generator=g))
+    return lin, mask
+
+
+@pytest.mark.parametrize("variant", ["gather", "gather_kmajor", "embedding_bag"])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("batch", [1, 7, 256])
+def test_condensed_equals_masked_dense_on_active_rows(variant, bias, batch):
+    lin, mask = _cfi_linear(bias=bias)
+    c = CondensedLinear.from_linear(lin, mask, variant=variant)
+    active = mask.any(1)
+    assert c.out_features == int(active.sum()) == 46 and c.k == 6
+    x = torch.randn(batch, 40)
+    ref = F.linear(x, lin.weight, lin.bias)[:, active].detach()
+    y = c(x)
+    assert y.shape == (batch, 46)
+    assert torch.allclose(y, ref, rtol=1e-5, atol=1e-5 * float(ref.abs().max()))
+    assert torch.equal(c.to_dense_weight(), lin.weight.detach()[active])
+
+
+def test_rows_with_cancelling_weights_stay_active():
+    # the official code tests W.sum(1) != 0, which drops this row; we use the mask / any non-zero
+    lin = nn.Linear(4, 2, bias=False)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[1.0, -1.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0]]))
+    c = CondensedLinear.from_linear(lin)
+    assert c.out_features == 2
+    x = torch.tensor([[3.0, 1.0, 1.0, 0.0]])
+    assert torch.allclose(c(x), lin(x))
+
+
+def test_keep_all_rows_and_leading_dims_and_chunking():
+    lin, mask = _cfi_linear()
+    c = CondensedLinear.from_linear(lin, mask, drop_inactive=False)
+    c.max_chunk_elements = 50  # forces many chunks
+    x = torch.randn(3, 5, 40)
+    assert torch.allclose(c(x), lin(x), atol=1e-5)
+    with pytest.raises(ValueError, match="last dim 40"):
+        c(torch.randn(2, 39))
+    with pytest.raises(ValueError, match="variant must be one of"):
+        CondensedLinear.from_linear(lin, mask, variant="nope")
+
+
+def _mlp_with_ablation(bias=True):
+    torch.manual_seed(0)
+    m = nn.Sequential(
+        nn.Linear(20, 32, bias=bias),
+        nn.ReLU(),
+        nn.Linear(32, 32, bias=bias),
+        nn.GELU(),
+        nn.Linear(32, 5, bias=bias),
+    )
+    masks = {}
+    g = torch.Generator().manual_seed(1)
+    for name, k, abl in (("0", 4, [1, 2, 9]), ("2", 5, [0, 31]), ("4", 6, [])):
+        lin = getattr(m, name)
+        mk = random_constant_fan_in_mask(lin.out_features, lin.in_features, k, g)
+        mk[abl] = False
+        with torch.no_grad():
+            lin.weight.mul_(mk)
+            if bias:
+                lin.bias.add_(0.5)  # ablated neurons output act(bias) != 0: must be folded
+        masks[f"{name}.weight"] = mk
+    return m.eval(), masks
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_condense_model_drops_ablated_neurons_and_keeps_outputs(bias):
+    m, masks = _mlp_with_ablation(bias)
+    c = condense(m, masks)
+    assert isinstance(c[0], CondensedLinear) and c[0].out_features == 29
+    assert c[2].in_features == 29 and c[2].out_features == 30 and c[4].in_features == 30
+    assert c[4].out_features == 5  # the output layer keeps every row
+    for batch in (1, 7, 256):
+        x = torch.randn(batch, 20)
+        ref = m(x)
+        assert torch.allclose(c(x), ref, rtol=1e-5, atol=1e-5 * float(ref.abs().max()))
+    assert isinstance(m[0], nn.Linear)  # the original is untouched
+
+
+def test_condense_with_a_trained_sparsifier(digits, helpers):
+    model = helpers.make_mlp(hidden=(128, 128))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    sp = SRigL(model, opt, 0.95, 200, delta_t=10, gamma_sal=0.9, distribution="uniform", seed=0)
+    helpers.train_steps(model, opt, sp, digits, 120)
+    assert sum(sp.n_ablated().values()) > 0
+    c = condense(model, sp)
+    x = digits.x_test
+    model.eval()
+    assert torch.allclose(c(x), model(x), atol=1e-4)
+    assert sum(p.numel() for p in c.parameters()) < 0.2 * sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.slow  # torch.compile takes seconds (a minute on a cold inductor cache)
+def test_condensed_under_torch_compile():
+    lin, mask = _cfi_linear(bias=True)
+    c = CondensedLinear.from_linear(lin, mask, index_dtype=torch.int32).eval()
+    torch._dynamo.reset()
+    f = torch.compile(c, dynamic=False)
+    x = torch.randn(7, 40)
+    with torch.no_grad():
+        assert torch.allclose(f(x), F.linear(x, lin.weight, lin.bias)[:, mask.any(1)], atol=1e-5)
+
+
+def _kernel_is_built() -> bool:
+    from pathlib import Path
+
+    from torch.utils.cpp_extension import _get_build_directory
+
+    d = Path(_get_build_directory("srigl_condensed_v1", verbose=False))
+    return any(d.glob("*.so"))
+
+
+def test_fused_kernel_matches_when_available():
+    if not _kernel_is_built():
+        pytest.skip("the fused C++ kernel is not built yet (it takes ~1-2 min; `srigl bench` builds it)")
+    lin, mask = _cfi_linear(bias=True)
+    for dt in (torch.int16, torch.int32):
+        c = CondensedLinear.from_linear(lin, mask, variant="fused", index_dtype=dt)
+        for batch in (1, 7, 256):
+            x = torch.randn(batch, 40)
+            assert torch.allclose(c(x), F.linear(x, lin.weight, lin.bias)[:, mask.any(1)], atol=1e-5)
+    lin2, mask2 = _cfi_linear(bias=False)
+    c = CondensedLinear.from_linear(lin2, mask2, variant="fused")
+    x = torch.randn(3, 40)
+    assert torch.allclose(c(x), F.linear(x, lin2.weight)[:, mask2.any(1)], atol=1e-5)
