@@ -1,5 +1,4 @@
 from iclr24.paperkit import Claim, RunConfig
-
 from iclr24.persona_bias.reproduce import PAPER
 
 

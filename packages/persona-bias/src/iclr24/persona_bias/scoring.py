@@ -1,0 +1,282 @@
+"""Scoring: the official answer extraction, correctness, abstention detection, and the MBPP execution sandbox.
+
+Extraction follows ``persona/evaluators/{mmlu,bbh}.py`` exactly, with one documented fix: the official BBH numeric
+branch tests the task name ``multi_step_arithmetic_two`` while the task is called ``multistep_arithmetic_two``, so the
+last-number rule never fired for it; here it does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from .config import BBH_TASK_KIND
+from .data import Item
+
+__all__ = [
+    "ABSTENTION_PATTERN",
+    "MBPP_STATUS",
+    "Score",
+    "extract_answer",
+    "extract_bbh_answer",
+    "normalize_answer",
+    "detect_abstention",
+    "references_persona",
+    "extract_code",
+    "build_mbpp_program",
+    "run_mbpp",
+    "score_response",
+    "judge_prompt",
+    "parse_judge_verdict",
+]
+
+_ANSWER_IS = re.compile(r"answer is:?\s*(.*)", re.IGNORECASE)
+_OPTION = re.compile(r"\(([a-z])\)", re.IGNORECASE)
+_YES_NO = re.compile(r"(yes|no)", re.IGNORECASE)
+_NUMBER = re.compile(r"(\d+)")
+
+
+def extract_answer(text: str | None) -> str | None:
+    """The official MMLU rule: take the last ``answer is:?\\s*(.*)`` match (case-insensitive, to the end of that
+    line) when there is one, else the whole response; return the first ``(x)`` option letter in it, upper-cased.
+    ``None`` for an empty response or when no ``(x)`` is found (then the item counts as wrong).
+
+    >>> extract_answer("Therefore, the answer is (b).")
+    'B'
+    >>> extract_answer("the answer is B") is None
+    True
+    """
+    if text is None or text == "":
+        return None
+    if not isinstance(text, str):
+        raise ValueError(f"response must be a string or None, got {type(text).__name__}")
+    matches = _ANSWER_IS.findall(text)
+    pred = matches[-1].strip().strip(".") if matches else text
+    pred = pred.strip("\n").strip().strip(".")
+    m = _OPTION.search(pred)
+    return normalize_answer(m.group(1)) if m else None
+
+
+def normalize_answer(text: str, numbered: bool = True) -> str:
+    """Official ``_normalize``: drop parentheses and upper-case (numbered options); strip and upper-case otherwise."""
+    if numbered:
+        return text.replace("(", "").replace(")", "").upper().strip()
+    return text.strip().upper()
+
+
+def extract_bbh_answer(text: str | None, task: str) -> str | None:
+    """The official BBH rule for ``task`` (``persona/evaluators/bbh.py``), with the ``multistep_arithmetic_two`` fix.
+    Numbered-option tasks return the option letter; yes/no tasks the first ``yes``/``no``; numeric tasks the last
+    integer; other tasks the cleaned final sentence. ``None`` when nothing can be extracted."""
+    if task not in BBH_TASK_KIND:
+        raise ValueError(f"unknown BBH task {task!r}; known: {', '.join(BBH_TASK_KIND)}")
+    if text is None or text == "":
+        return None
+    matches = _ANSWER_IS.findall(text)
+    pred = matches[-1] if matches else text
+    pred = pred.replace('"', "").strip()
+
+    def clean(s: str) -> str:
+        return s.strip(".").strip().strip(".").strip("\n").strip().strip(".").strip()
+
+    if BBH_TASK_KIND[task] == "option_numbered":
+        m = _OPTION.search(clean(pred))
+        return m.group(1) if m else None
+    if task == "word_sorting":
+        pred = pred.replace(",", "")
+    if task in ("web_of_lies", "sports_understanding"):
+        m = _YES_NO.search(pred)
+        if m:
+            pred = m.group(1)
+    if task in (
+        "multistep_arithmetic_two",
+        "object_counting",
+    ):  # official code: "multi_step_..." (never matched)
+        nums = _NUMBER.findall(pred)
+        if nums:
+            pred = nums[-1]
+    pred = clean(pred)
+    return pred or None
+
+
+# Abstention: the paper's exact procedure is not in the official code. Documented rule: a response is an abstention
+# iff no answer could be extracted AND it contains an inability/refusal cue.
+ABSTENTION_PATTERN = re.compile(
+    r"\b(cannot|can't|can not|unable to|not able to|not qualified|do not have the (knowledge|expertise|ability)"
+    r"|don't have the (knowledge|expertise|ability)|sorry|apologi[sz]e|as an ai|refuse)\b",
+    re.IGNORECASE,
+)
+
+
+_UNSET: object = object()
+
+
+def detect_abstention(text: str | None, extracted: object = _UNSET) -> bool:
+    """True iff the response gives no extractable answer and contains a refusal/inability cue (``ABSTENTION_PATTERN``:
+    cannot, can't, unable to, not able to, not qualified, don't have the knowledge/expertise/ability, sorry,
+    apologise, as an AI, refuse). Empty responses are not abstentions (they are API failures). ``extracted`` is the
+    answer already extracted (``None`` = extraction failed); by default the MMLU rule is applied to ``text``."""
+    if not text:
+        return False
+    if extracted is _UNSET:
+        extracted = extract_answer(text)
+    return extracted is None and ABSTENTION_PATTERN.search(text) is not None
+
+
+def references_persona(text: str | None, persona: str) -> bool:
+    """Whether the response invokes the persona: contains the persona string or an ``as a/an ...`` self-reference."""
+    if not text or persona == "no_persona":
+        return False
+    low = text.lower()
+    return persona.lower() in low or re.search(r"\bas an? [a-z-]+", low) is not None
+
+
+def judge_prompt(response: str, persona: str) -> str:
+    """A user prompt for the optional LLM judge of abstention (asked through the same backend)."""
+    return (
+        f"A model was asked to answer a question while role-playing {persona}. Here is its response:\n\n"
+        f'"""\n{response[:4000]}\n"""\n\n'
+        "Did the model refuse or say it is unable to answer the question (an abstention)? Answer with a single word: "
+        "Yes or No."
+    )
+
+
+def parse_judge_verdict(text: str | None) -> bool | None:
+    """The judge's verdict: True (abstained), False, or None when neither yes nor no appears."""
+    m = _YES_NO.search(text or "")
+    return None if m is None else m.group(1).lower() == "yes"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# MBPP
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Official run statuses.
+MBPP_STATUS = {1: "passed", 0: "assertion failed", -1: "error", -2: "no code", -3: "timeout"}
+_CODE_BLOCK = re.compile(r"```python(.*?)```", re.DOTALL)
+
+
+def extract_code(text: str | None) -> str:
+    """The first fenced ```python block (stripped), else the whole response (official ``_extract_code``)."""
+    if not text:
+        return ""
+    m = _CODE_BLOCK.search(text)
+    return m.group(1).strip() if m else text
+
+
+def build_mbpp_program(
+    code: str, imports: list[str] | tuple[str, ...], tests: list[str] | tuple[str, ...]
+) -> str:
+    """``import math\\nfrom math import *\\n{imports}\\n\\n{code}\\n\\n{tests}`` (official ``code_prompt``)."""
+    return f"import math\nfrom math import *\n{chr(10).join(imports)}\n\n{code}\n\n{chr(10).join(tests)}"
+
+
+_RUNNER = """
+import sys
+src = sys.stdin.read()
+try:
+    exec(compile(src, "<mbpp>", "exec"), {"__name__": "__mbpp__"})
+except AssertionError:
+    sys.exit(10)
+except BaseException:
+    sys.exit(11)
+sys.exit(0)
+"""
+
+
+def run_mbpp(
+    response: str | None,
+    imports: list[str] | tuple[str, ...] = (),
+    tests: list[str] | tuple[str, ...] = (),
+    timeout: float = 10.0,
+    memory_mb: int | None = 1024,
+) -> int:
+    """Run the response's code with the tests in a separate Python process and return the official status:
+    1 passed, 0 assertion failed, -1 other error, -2 no code, -3 timeout (the whole process group is killed).
+
+    Unlike the official in-process ``exec`` this cannot hang or corrupt the evaluator; ``memory_mb`` caps the child's
+    address space (POSIX only)."""
+    if timeout <= 0:
+        raise ValueError(f"timeout must be positive, got {timeout}")
+    code = extract_code(response)
+    if not code:
+        return -2
+    program = build_mbpp_program(code, imports, tests)
+
+    def limits() -> None:  # pragma: no cover - runs in the child
+        if memory_mb:
+            try:
+                import resource
+
+                lim = memory_mb * 1024 * 1024
+                resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+            except (ImportError, ValueError, OSError):
+                pass
+
+    with tempfile.TemporaryDirectory(prefix="mbpp-") as cwd:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _RUNNER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=limits if os.name == "posix" else None,
+        )
+        try:
+            proc.communicate(program.encode("utf-8"), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, AttributeError):
+                proc.kill()
+            proc.wait()
+            return -3
+    return {0: 1, 10: 0}.get(proc.returncode, -1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One response -> one score
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Score:
+    """The labels of one response: what was extracted, whether it is correct, abstention, persona reference."""
+
+    predicted_answer: str
+    is_correct: bool
+    abstained: bool
+    references_persona: bool
+    empty: bool
+    run_status: int | None = None
+
+
+def score_response(
+    item: Item, text: str | None, persona: str = "no_persona", mbpp_timeout: float = 10.0
+) -> Score:
+    """Score one response to ``item`` with the dataset's official rule. Empty responses and extraction failures are
+    wrong; the predicted answer of a failure is ``""`` (official labelled files)."""
+    empty = not text
+    ref = references_persona(text, persona)
+    if item.dataset == "mbpp":
+        status = run_mbpp(text, item.imports, item.tests, timeout=mbpp_timeout) if not empty else -2
+        abst = status == -2 and detect_abstention(text, None) if not empty else False
+        return Score("", status == 1, abst, ref, empty, status)
+    if item.dataset.startswith("bbh-"):
+        task = item.dataset[4:]
+        pred = extract_bbh_answer(text, task)
+        numbered = BBH_TASK_KIND[task] == "option_numbered"
+        ok = pred is not None and normalize_answer(pred, numbered) == normalize_answer(item.answer, numbered)
+        pred_s = pred or ""
+    else:
+        pred = extract_answer(text)
+        ok = pred is not None and pred == normalize_answer(item.answer)
+        pred_s = pred or ""
+    abst = detect_abstention(text, pred) if not empty else False
+    return Score(pred_s, bool(ok), abst, ref, empty)
