@@ -3,22 +3,195 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+from iclr24.paperkit import atomic_write_json, bench_table, ensure_out_dir
+from iclr24.paperkit.cli import App, arg, positive_int, resolve_device
 
-from . import bench
 from .reproduce import PAPER
 
 app = App("fastervit", PAPER.title)
 app.add_reproduce(lambda: PAPER)
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
+def _json_dict(s: str) -> dict:
+    try:
+        d = json.loads(s)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {s!r} ({e.msg})") from None
+    if not isinstance(d, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object like '{{\"dim\": 32}}', got {s!r}")
+    return d
+
+
+def count_macs(model, img_size: tuple[int, int]) -> int:
+    """Multiply-accumulates of one forward pass at batch 1 (torch's FLOP counter / 2)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.zeros(1, getattr(model, "in_chans", 3), *img_size)
+    model.eval()
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        model(x)
+    return fc.get_total_flops() // 2
+
+
+@app.command(
+    "info",
+    "Parameters, MACs, stage shapes and throughput here of a variant.",
+    arg("model", help="a registered variant, e.g. faster_vit_0_224"),
+    arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
+    arg("--batch-size", type=positive_int, default=1, help="batch for the throughput measurement"),
+    arg("--repeats", type=positive_int, default=3, help="timed forward passes"),
+)
+def _info(args: argparse.Namespace) -> int:
+    import time
+
+    import timm
+    import torch
+
+    from .registry import VARIANTS, _check_name
+
+    _check_name(args.model)
+    model = timm.create_model(args.model).eval()
+    res = VARIANTS[args.model].get("resolution", 224)
+    hw = (
+        (args.img_size, args.img_size)
+        if args.img_size
+        else (tuple(res) if isinstance(res, tuple) else (res, res))
+    )
+    model.check_input(torch.zeros(1, 3, *hw))
+    params = sum(p.numel() for p in model.parameters())
+    macs = count_macs(model, hw)
+    x = torch.randn(args.batch_size, 3, *hw)
+    with torch.inference_mode():
+        feats = model.forward_intermediates(x[:1], intermediates_only=True)
+        model(x)
+        times = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - t0)
+    best = sorted(times)[len(times) // 2]
+    info = {
+        "model": args.model,
+        "input": [3, *hw],
+        "params": params,
+        "macs": macs,
+        "stages": [list(f.shape[1:]) for f in feats],
+        "batch_size": args.batch_size,
+        "images_per_s": args.batch_size / best,
+        "device": "cpu",
+        "threads": torch.get_num_threads(),
+    }
+    print(f"{args.model}: {params:,} parameters, {macs / 1e9:.2f} GMACs at {hw[0]}x{hw[1]}")
+    for i, s in enumerate(info["stages"]):
+        print(f"  stage {i + 1}: {s[0]} x {s[1]} x {s[2]}")
+    print(
+        f"  throughput here: {info['images_per_s']:.2f} images/s (batch {args.batch_size}, "
+        f"{info['threads']} CPU threads, median of {args.repeats})"
+    )
+    out = ensure_out_dir(args.out)
+    atomic_write_json(out / f"info_{args.model}.json", info)
+    return 0
+
+
+@app.command(
+    "bench",
+    "Throughput of FasterViT-0..2 vs timm baselines (and the no-HAT ablation), table + plot.",
+    arg("--batch-sizes", type=positive_int, nargs="+", default=[1, 16], help="batch sizes"),
+    arg("--models", nargs="+", default=None, help="subset of models to time"),
+)
 def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+    from . import bench
+
+    results, rows = bench.run_benchmarks(
+        quick=args.mode != "full",
+        batch_sizes=tuple(args.batch_sizes),
+        models=args.models,
+        out=args.out,
+        return_rows=True,
+    )
+    print(bench.throughput_table(rows))
+    if results:
+        print(bench_table(results))
+    print(f"wrote {Path(args.out) / 'bench.json'} and {Path(args.out) / 'throughput.png'}")
+    return 0
+
+
+@app.command(
+    "train",
+    "Train a FasterViT on an ImageFolder tree (or built-in 'digits'); top-1/top-5 each epoch. "
+    "Data-parallel under torchrun: torchrun --nproc_per_node N -m iclr24.fastervit.cli train ...",
+    arg("data", help="ImageFolder root (DIR/train/<class>/, DIR/val/<class>/ or DIR/<class>/) or 'digits'"),
+    arg("--model", default="faster_vit_0_224", help="a registered variant"),
+    arg("--epochs", type=positive_int, default=10),
+    arg("--batch-size", type=positive_int, default=64),
+    arg("--lr", type=float, default=None, help="peak lr (default 5e-3 x global batch / 4096)"),
+    arg("--weight-decay", type=float, default=0.005),
+    arg("--warmup-epochs", type=float, default=1.0),
+    arg("--img-size", type=positive_int, default=224),
+    arg("--max-steps-per-epoch", type=positive_int, default=None),
+    arg("--num-workers", type=int, default=0),
+    arg(
+        "--checkpoint",
+        default=None,
+        help="initialise from a local checkpoint (head replaced if the class count differs)",
+    ),
+    arg("--model-kwargs", type=_json_dict, default={}, help="JSON overrides, e.g. '{\"dim\": 32}'"),
+)
+def _train(args: argparse.Namespace) -> int:
+    from .train import TrainConfig, train
+
+    device = resolve_device(args.device)
+    if args.checkpoint and not Path(args.checkpoint).is_file():
+        raise FileNotFoundError(f"--checkpoint {args.checkpoint} does not exist")
+    cfg = TrainConfig(
+        model=args.model,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        weight_decay=args.weight_decay,
+        warmup_epochs=args.warmup_epochs,
+        img_size=args.img_size,
+        num_workers=args.num_workers,
+        seed=args.seed,
+        device=device,
+        model_kwargs=args.model_kwargs,
+        max_steps_per_epoch=args.max_steps_per_epoch,
+        init_checkpoint=args.checkpoint,
+    )
+    metrics = train(cfg, args.data, out=args.out, show_progress=not args.quiet)
+    f = metrics["final"]
+    print(
+        f"{args.model} on {args.data}: top-1 {f['top1']:.4f}, top-5 {f['top5']:.4f} after {args.epochs} epochs "
+        f"({metrics['seconds']:.1f} s, {metrics['world_size']} process(es)); checkpoint in {args.out}"
+    )
+    return 0
+
+
+@app.command(
+    "predict",
+    "Top-5 classes of an image with a trained or official checkpoint.",
+    arg("image", help="an image file (jpg/png/...)"),
+    arg("--checkpoint", required=True, help="checkpoint.pth from `fastervit train`, or an official one"),
+    arg("--model", default=None, help="variant (read from the checkpoint when it records it)"),
+    arg("--img-size", type=positive_int, default=None),
+    arg("--topk", type=positive_int, default=5),
+)
+def _predict(args: argparse.Namespace) -> int:
+    from .predict import predict
+
+    rows = predict(args.image, args.checkpoint, model_name=args.model, img_size=args.img_size, topk=args.topk)
+    for r in rows:
+        print(f"{r['probability']:.4f}  {r['label']}")
     return 0
 
 
 def main(argv=None) -> int:
     return app.main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

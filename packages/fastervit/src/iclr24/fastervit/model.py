@@ -493,8 +493,8 @@ class FasterViTLayer(nn.Module):
         super().__init__()
         if depth < 1:
             raise ValueError(f"depth must be >= 1, got {depth}")
-        if not conv and window_size < 2:
-            raise ValueError(f"window_size must be >= 2 for attention stages, got {window_size}")
+        if window_size < 1:
+            raise ValueError(f"window_size must be >= 1, got {window_size}")
         dpr = list(drop_path) if isinstance(drop_path, Sequence) else [float(drop_path)] * depth
         if len(dpr) != depth:
             raise ValueError(f"drop_path has {len(dpr)} rates for {depth} blocks")

@@ -179,9 +179,9 @@ def _unwrap(obj: Any, path: str) -> dict[str, torch.Tensor]:
     return sd
 
 
-def read_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    """Read a FasterViT state dict from an official ``.pth.tar``, a timm/our training checkpoint or a bare state
-    dict, with ``torch.load(weights_only=True)`` (``argparse.Namespace`` training args are allowed, nothing else)."""
+def read_checkpoint(path: str | os.PathLike) -> Any:
+    """The raw object of a checkpoint file, read with ``torch.load(weights_only=True)`` (``argparse.Namespace``
+    training args of official/timm checkpoints are allowed, nothing else)."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
@@ -190,13 +190,18 @@ def read_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
         )
     with torch.serialization.safe_globals([argparse.Namespace]):
         try:
-            obj = torch.load(p, map_location="cpu", weights_only=True)
+            return torch.load(p, map_location="cpu", weights_only=True)
         except Exception as e:  # noqa: BLE001 - report what blocked the safe load
             raise ValueError(
                 f"{p}: cannot be read with torch.load(weights_only=True): {str(e).splitlines()[0]}. "
                 "Re-save it as a plain state dict from a trusted environment."
             ) from None
-    return _unwrap(obj, str(p))
+
+
+def read_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """A FasterViT state dict from an official ``.pth.tar``, a timm/our training checkpoint or a bare state dict
+    (EMA weights preferred when present; ``module.`` prefixes stripped)."""
+    return _unwrap(read_checkpoint(path), str(path))
 
 
 def load_checkpoint(model: torch.nn.Module, path: str | os.PathLike, strict: bool = True) -> torch.nn.Module:
@@ -224,3 +229,15 @@ def create_model(
     if checkpoint_path is not None:
         load_checkpoint(model, checkpoint_path, strict=strict)
     return model
+
+
+def load_for_finetuning(model: torch.nn.Module, path: str | os.PathLike) -> list[str]:
+    """Initialise ``model`` from a checkpoint of the same variant whose classifier may differ (another class
+    count): every other key must match (ValueError naming the first that does not). Returns the skipped keys."""
+    sd = read_state_dict(path)
+    own = model.state_dict()
+    skipped = [k for k in sd if k.startswith("head.") and k in own and sd[k].shape != own[k].shape]
+    for k in skipped:
+        sd[k] = own[k]
+    model.load_state_dict(sd, strict=True)
+    return skipped
