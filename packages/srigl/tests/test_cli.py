@@ -1,3 +1,6 @@
+import json
+
+import numpy as np
 import pytest
 
 from iclr24.srigl.cli import main
@@ -7,10 +10,65 @@ def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for cmd in ("train", "condense", "bench", "reproduce"):
+        assert cmd in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--sparsity", "1.0"])
+    assert e.value.code == 2
+
+
+def test_train_then_condense_end_to_end(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["train", "--data", "digits", "--method", "srigl", "--sparsity", "0.95", "--epochs", "3",
+               "--delta-t", "10", "--out", str(out), "--quiet"])
+    assert rc == 0
+    summ = json.loads((out / "train.json").read_text())
+    assert summ["invariants_ok"] and summ["accuracy"] > 0.5
+    assert all(layer["fan_in"] for layer in summ["layers"])
+    rc = main(["condense", str(out / "checkpoint.pt"), "--out", str(tmp_path / "small"), "--quiet"])
+    assert rc == 0
+    info = json.loads((tmp_path / "small" / "condense.json").read_text())
+    assert info["max_rel_diff_vs_masked"] < 1e-5
+    assert info["accuracy_condensed"] == info["accuracy_masked"]
+    assert info["params_condensed"] < info["params_dense"] / 5
+
+
+def test_user_errors_are_one_line_exit_2(tmp_path, capsys):
+    assert main(["condense", str(tmp_path / "missing.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "Traceback" not in err
+    assert main(["train", "--data", str(tmp_path / "nope.npz"), "--epochs", "1", "--out", str(tmp_path)]) == 2
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, features=np.zeros((4, 3)))
+    assert main(["train", "--data", str(bad), "--epochs", "1", "--out", str(tmp_path)]) == 2
+    assert "lacks arrays ['x', 'y']" in capsys.readouterr().err
+    assert main(["train", "--sparsity", "0.99", "--epochs", "1", "--out", str(tmp_path)]) == 2
+    assert "constant fan-in would be 0" in capsys.readouterr().err
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint")
+    assert main(["condense", str(junk)]) == 2
+
+
+def test_train_on_users_npz(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 12)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    np.savez(tmp_path / "mine.npz", x=x, y=y)
+    rc = main(["train", "--data", str(tmp_path / "mine.npz"), "--method", "rigl", "--sparsity", "0.5",
+               "--epochs", "2", "--out", str(tmp_path / "o"), "--quiet"])
+    assert rc == 0
+    assert json.loads((tmp_path / "o" / "train.json").read_text())["density"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_bench_smoke(tmp_path):
+    assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
+    rows = json.loads((tmp_path / "bench.json").read_text())["rows"]
+    assert rows and rows[0]["max_abs_err"] < 1e-4
+    assert (tmp_path / "speedup.png").stat().st_size > 0

@@ -142,13 +142,16 @@ def _condense(args: argparse.Namespace) -> int:
     data = load_data(ckpt["data"], seed=0, flatten=not cfg["model"].startswith("timm:"))
     model.eval()
     with torch.no_grad():
-        diff = float((small(data.x_test) - model(data.x_test)).abs().max())
+        ref = model(data.x_test)
+        diff = float((small(data.x_test) - ref).abs().max())
+        rel = diff / max(float(ref.abs().max()), 1e-30)
     n_dense = sum(p.numel() for p in model.parameters())
     n_small = sum(p.numel() for p in small.parameters())
     out = ensure_out_dir(args.out)
     path = atomic_torch_save(small, out / "condensed.pt")
     info = {
         "max_abs_diff_vs_masked": diff,
+        "max_rel_diff_vs_masked": rel,
         "accuracy_masked": evaluate(model, data.x_test, data.y_test),
         "accuracy_condensed": evaluate(small, data.x_test, data.y_test),
         "params_dense": n_dense,
@@ -158,7 +161,7 @@ def _condense(args: argparse.Namespace) -> int:
     atomic_write_json(out / "condense.json", info)
     print(small)
     print(
-        f"max |condensed - masked dense| = {diff:.2e}; accuracy {100 * info['accuracy_condensed']:.2f}% "
+        f"max |condensed - masked dense| = {diff:.2e} ({rel:.1e} of max |output|); accuracy {100 * info['accuracy_condensed']:.2f}% "
         f"(masked {100 * info['accuracy_masked']:.2f}%); parameters {n_small} (dense {n_dense})"
     )
     print(f"wrote {path}")
