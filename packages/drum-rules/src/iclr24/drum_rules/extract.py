@@ -1,0 +1,396 @@
+"""Rule extraction: the path-based baseline and the faithful extractors for DRUM, SMDRUM and MMDRUM.
+
+Weights of a reduced path ``s`` (identity steps deleted) for a query relation ``q``:
+
+    w_s        = sum_j sum_{k : reduce(k) = s} prod_i a_{j,i,k_i}     (DRUM: score = sum_s w_s N_s)
+    w^max_{j,s} = max_{k : reduce(k) = s} prod_i a_{j,i,k_i}           (max-product within rank j)
+
+- MMDRUM: ``score = max_j max_{s : N_s >= 1} w^max_{j,s}``, so ``{q <- body(s) : max_j w^max_{j,s} >= beta}`` is
+  faithful (plain Datalog chain rules).
+- SMDRUM: ``score = sum_j max_{s : N_s >= 1} w^max_{j,s}``: minimal conjunctions ``AND_{j in J} body(s_j)`` with
+  ``sum_j w^max_{j,s_j} >= beta``.
+- DRUM: minimal count vectors ``m`` (``m_s <= 1`` when ``|s| <= 1``) with ``sum_s m_s w_s >= beta`` as multipath
+  rules with inequalities; exponential in general, so extraction has a rule budget and reports ``complete=False``
+  when it is exceeded. Per-fact explanations (:func:`explain`) are always exact.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kg import KG, decode_facts
+from .model import DRUM
+from .rules import Path, Rule, RuleProgram, format_rule
+
+__all__ = ["reduced_paths", "path_weights", "rank_max_weights", "path_rules", "faithful_rules",
+           "extract_mm_bruteforce", "Explanation", "explain", "explanation_program", "parse_fact"]
+
+VARIANT_OF = {"sum": "drum", "sm": "sm", "mm": "mm"}
+
+
+@functools.lru_cache(maxsize=32)
+def reduced_paths(n_ops: int, steps: int) -> tuple[list[Path], np.ndarray]:
+    """All ``(n_ops + 1)^steps`` operator sequences (row-major, identity = ``n_ops``) reduced by deleting identity
+    steps: returns the distinct reduced paths and, per sequence, the index of its reduced path."""
+    paths: dict[Path, int] = {}
+    idx = []
+    for seq in itertools.product(range(n_ops + 1), repeat=steps):
+        p = tuple(k for k in seq if k != n_ops)
+        idx.append(paths.setdefault(p, len(paths)))
+    return list(paths), np.asarray(idx)
+
+
+def _sequence_products(attn_rank: np.ndarray) -> np.ndarray:
+    """``prod_i a_{i,k_i}`` for every sequence, flattened row-major: ``(T, K) -> (K^T,)``."""
+    out = attn_rank[0]
+    for i in range(1, attn_rank.shape[0]):
+        out = np.multiply.outer(out, attn_rank[i]).reshape(-1)
+    return out
+
+
+def path_weights(attn: np.ndarray) -> dict[Path, float]:
+    """DRUM's path-expansion weights ``w_s`` from attention ``(L, T, K)``."""
+    L, T, K = attn.shape
+    paths, idx = reduced_paths(K - 1, T)
+    w = np.zeros(len(paths))
+    for j in range(L):
+        w += np.bincount(idx, weights=_sequence_products(attn[j]), minlength=len(paths))
+    return {p: float(w[i]) for i, p in enumerate(paths)}
+
+
+def rank_max_weights(attn: np.ndarray) -> list[dict[Path, float]]:
+    """Per rank ``j``: ``w^max_{j,s}`` for every reduced path (max over sequences reducing to ``s``)."""
+    L, T, K = attn.shape
+    paths, idx = reduced_paths(K - 1, T)
+    out = []
+    for j in range(L):
+        w = np.zeros(len(paths))
+        np.maximum.at(w, idx, _sequence_products(attn[j]))
+        out.append({p: float(w[i]) for i, p in enumerate(paths)})
+    return out
+
+
+def _heads(model: DRUM, heads: Iterable[int] | None) -> list[int]:
+    hs = list(model.head_relations if heads is None else heads)
+    for h in hs:
+        if not 0 <= int(h) < model.n_relations:
+            raise ValueError(f"head relation {h} out of range [0, {model.n_relations})")
+    return [int(h) for h in hs]
+
+
+def _names(model: DRUM, relations: list[str] | None) -> list[str]:
+    if relations is None:
+        return [f"r{i}" for i in range(model.n_relations)]
+    if len(relations) != model.n_relations:
+        raise ValueError(f"got {len(relations)} relation names for a model with {model.n_relations} relations")
+    return list(relations)
+
+
+# ---------------------------------------------------------------------------------------------------- baseline
+def path_rules(model: DRUM, threshold: float, heads: Iterable[int] | None = None, relations: list[str] | None = None,
+               rescale: bool = False) -> RuleProgram:
+    """Neural-LP/DRUM-style extraction: one chain rule per reduced path with confidence ``w_s >= threshold``
+    (``rescale=True``: confidence divided by the head's largest one, as DRUM's rule printout). No guarantee of
+    soundness or completeness: the program is marked ``complete=False``."""
+    t0 = time.perf_counter()
+    rules = []
+    for q in _heads(model, heads):
+        w = path_weights(model.attention_for(q))
+        top = max(w.values()) if rescale else 1.0
+        rules += [Rule(q, ((p, 1),), v / top) for p, v in w.items() if v / top >= threshold]
+    return RuleProgram(rules, _names(model, relations), "path", float(threshold), complete=False,
+                       heads=_heads(model, heads), seconds=time.perf_counter() - t0,
+                       note="path-based baseline: no soundness/completeness guarantee")
+
+
+# ---------------------------------------------------------------------------------------------------- MM / SM
+def _rank_paths_above(attn_rank: np.ndarray, floor: float) -> dict[Path, float]:
+    """Depth-first over steps with products pruned once below ``floor`` (exact, as products only shrink):
+    ``w^max`` of every reduced path whose best sequence reaches ``floor``."""
+    T, K = attn_rank.shape
+    n_ops = K - 1
+    out: dict[Path, float] = {}
+    frontier = {(): 1.0}  # reduced prefix -> best product so far
+    for i in range(T):
+        nxt: dict[Path, float] = {}
+        for p, v in frontier.items():
+            for k in range(K):
+                val = v * attn_rank[i, k]
+                if val < floor:
+                    continue
+                pk = p if k == n_ops else p + (k,)
+                if val > nxt.get(pk, -1.0):
+                    nxt[pk] = val
+        frontier = nxt
+    for p, v in frontier.items():
+        out[p] = max(out.get(p, 0.0), v)
+    return out
+
+
+def _mm_rules(attn: np.ndarray, beta: float, q: int) -> list[Rule]:
+    best: dict[Path, float] = {}
+    for j in range(attn.shape[0]):
+        for p, v in _rank_paths_above(attn[j], beta).items():
+            best[p] = max(best.get(p, 0.0), v)
+    return [Rule(q, ((p, 1),), v) for p, v in best.items() if v >= beta]
+
+
+def extract_mm_bruteforce(attn: np.ndarray, beta: float, q: int = 0) -> set[Path]:
+    """Reference for tests: every ``|ops|^T`` sequence of every rank, kept when its product reaches beta."""
+    L, T, K = attn.shape
+    out = set()
+    for j in range(L):
+        for seq in itertools.product(range(K), repeat=T):
+            if math.prod(attn[j, i, k] for i, k in enumerate(seq)) >= beta:
+                out.add(tuple(k for k in seq if k != K - 1))
+    return out
+
+
+def _sm_rules(attn: np.ndarray, beta: float, q: int, budget: int) -> tuple[list[Rule], bool]:
+    L = attn.shape[0]
+    rank_max = [float(np.prod(attn[j].max(axis=1))) for j in range(L)]
+    cands = []
+    for j in range(L):
+        floor = max(beta - (sum(rank_max) - rank_max[j]), 1e-300)
+        c = _rank_paths_above(attn[j], floor)
+        cands.append(sorted(c.items(), key=lambda kv: -kv[1]))
+    best_rest = [sum(cands[i][0][1] if cands[i] else 0.0 for i in range(j, L)) for j in range(L + 1)]
+    found: dict[tuple[Path, ...], float] = {}
+    complete = True
+
+    def rec(j: int, cur: float, chosen: list[tuple[Path, float]]) -> None:
+        nonlocal complete
+        if not complete:
+            return
+        if cur >= beta:
+            if all(cur - w < beta for _, w in chosen):  # minimal: dropping any conjunct falls below beta
+                key = tuple(sorted({p for p, _ in chosen}))
+                found[key] = max(found.get(key, 0.0), cur)
+                if len(found) > budget:
+                    complete = False
+            return
+        if j == L or cur + best_rest[j] < beta:
+            return
+        for p, w in cands[j]:
+            if cur + w + best_rest[j + 1] < beta:
+                break  # sorted descending: no later candidate can reach beta either
+            rec(j + 1, cur + w, chosen + [(p, w)])
+        rec(j + 1, cur, chosen)  # rank j contributes nothing
+
+    rec(0, 0.0, [])
+    # drop conjunctions whose body strictly contains another rule's body (subsumed)
+    keys = sorted(found, key=len)
+    kept: list[tuple[Path, ...]] = []
+    for k in keys:
+        ks = set(k)
+        if not any(set(o) < ks for o in kept if len(o) < len(k)):
+            kept.append(k)
+    return [Rule(q, tuple((p, 1) for p in k), found[k]) for k in kept], complete
+
+
+# ---------------------------------------------------------------------------------------------------- DRUM (sum)
+def _drum_rules(attn: np.ndarray, beta: float, q: int, budget: int, max_nodes: int) -> tuple[list[Rule], bool]:
+    w = {p: v for p, v in path_weights(attn).items() if v > 0}
+    types = sorted(w.items(), key=lambda kv: -kv[1])
+    caps = [1 if len(p) <= 1 else max(1, math.ceil(beta / v - 1e-12)) for p, v in types]
+    # the most the remaining types can add (infinite once an unbounded type is left)
+    rest = [0.0] * (len(types) + 1)
+    for i in range(len(types) - 1, -1, -1):
+        p, v = types[i]
+        rest[i] = math.inf if len(p) > 1 else rest[i + 1] + v
+    rules: list[Rule] = []
+    nodes = 0
+    complete = True
+
+    def rec(i: int, cur: float, chosen: list[tuple[Path, int, float]]) -> None:
+        nonlocal nodes, complete
+        if not complete:
+            return
+        nodes += 1
+        if nodes > max_nodes:
+            complete = False
+            return
+        if i == len(types) or cur + rest[i] < beta:
+            return
+        p, v = types[i]
+        for c in range(1, caps[i] + 1):
+            tot = cur + c * v
+            if tot >= beta:
+                if tot - v < beta and all(tot - wv < beta for _, _, wv in chosen):
+                    rules.append(Rule(q, tuple((pp, cc) for pp, cc, _ in chosen) + ((p, c),), tot))
+                    if len(rules) > budget:
+                        complete = False
+                break
+            rec(i + 1, tot, chosen + [(p, c, v)])
+            if not complete:
+                return
+        rec(i + 1, cur, chosen)
+
+    rec(0, 0.0, [])
+    return rules, complete
+
+
+def faithful_rules(model: DRUM, beta: float, variant: str | None = None, heads: Iterable[int] | None = None,
+                   relations: list[str] | None = None, max_rules: int = 20_000, max_nodes: int = 2_000_000
+                   ) -> RuleProgram:
+    """A program ``Pi`` with ``T_Pi(D) = T_M(D)`` for every dataset ``D`` (score ``>= beta``), for the model's
+    variant: ``"mm"`` chain rules, ``"sm"`` conjunctions, ``"drum"`` multipath rules with inequalities.
+
+    Requires the no-normalisation semantics (normalised scores are not monotone, no such program exists). When the
+    rule budget ``max_rules`` (per head) or search budget is exceeded the partial program is returned with
+    ``complete=False``: it is still sound, but it is not faithful and must not be reported as such."""
+    if model.normalize:
+        raise ValueError("faithful extraction needs the model's no-normalisation semantics (normalised DRUM is not "
+                         "monotone); use model.copy_with(normalize=False) and choose beta for it")
+    if not (isinstance(beta, int | float) and beta > 0 and math.isfinite(beta)):
+        raise ValueError(f"beta must be a positive finite threshold, got {beta!r}")
+    own = VARIANT_OF[model.aggregation]
+    variant = own if variant is None else variant
+    if variant != own:
+        raise ValueError(f"variant {variant!r} does not match the model (aggregation {model.aggregation!r} -> "
+                         f"{own!r}); build the model with the aggregation you want to extract from")
+    t0 = time.perf_counter()
+    rules: list[Rule] = []
+    complete = True
+    hs = _heads(model, heads)
+    for q in hs:
+        attn = model.attention_for(q)
+        if variant == "mm":
+            rules += _mm_rules(attn, beta, q)
+        elif variant == "sm":
+            r, ok = _sm_rules(attn, beta, q, max_rules)
+            rules += r
+            complete &= ok
+        else:
+            r, ok = _drum_rules(attn, beta, q, max_rules, max_nodes)
+            rules += r
+            complete &= ok
+    note = "" if complete else f"rule budget ({max_rules} per head) or search budget exceeded: partial, sound only"
+    return RuleProgram(rules, _names(model, relations), variant, float(beta), complete, heads=hs,
+                       seconds=time.perf_counter() - t0, note=note)
+
+
+# ---------------------------------------------------------------------------------------------------- explanations
+@dataclass
+class Explanation:
+    """Why the model predicts (or not) ``q(h, t)``: its score, the walks by path type, and a minimal rule of the
+    faithful program that fires on the fact (None when the score is below beta)."""
+
+    fact: tuple[int, int, int]
+    score: float
+    beta: float
+    walks: dict[Path, list[tuple[int, ...]]]
+    rule: Rule | None
+
+    def format(self, kg: KG) -> str:
+        h, q, t = self.fact
+        E = kg.entities
+        head = f"{kg.relations[q]}({E[h]},{E[t]}): score {self.score:.6g} {'>=' if self.rule else '<'} beta {self.beta:.6g}"
+        lines = [head]
+        if self.rule is not None:
+            lines.append("  rule: " + format_rule(self.rule, list(kg.relations), weight=True))
+            for p, _ in self.rule.atoms:
+                for w in self.walks.get(p, [])[:5]:
+                    lines.append(f"    walk {p}: " + " <- ".join(E[e] for e in reversed(w)))
+        else:
+            lines.append("  no rule fires: the model does not predict this fact")
+        return "\n".join(lines)
+
+
+def _walks(kg: KG, h: int, t: int, steps: int) -> dict[Path, list[tuple[int, ...]]]:
+    op, dst, src = kg.edges()
+    adj: dict[int, list[tuple[int, int]]] = {}
+    for k, d, s in zip(op.tolist(), dst.tolist(), src.tolist()):
+        adj.setdefault(s, []).append((k, d))
+    out: dict[Path, list[tuple[int, ...]]] = {}
+    frontier = [((), (t,))]
+    for m in range(steps + 1):
+        for p, nodes in frontier:
+            if nodes[-1] == h:
+                out.setdefault(p, []).append(nodes)
+        if m == steps:
+            break
+        frontier = [(p + (k,), nodes + (d,)) for p, nodes in frontier for k, d in adj.get(nodes[-1], [])]
+    return out
+
+
+def parse_fact(text: str, kg: KG) -> tuple[int, int, int]:
+    """``"uncle(alice,bob)"`` -> ``(h, q, t)`` indices."""
+    s = text.strip().replace(" ", "")
+    if "(" not in s or not s.endswith(")") or s.count(",") != 1:
+        raise ValueError(f"expected a fact like 'uncle(alice,bob)', got {text!r}")
+    rel, args = s[:-1].split("(", 1)
+    a, b = args.split(",")
+    return kg.entity_index(a), kg.relation_index(rel), kg.entity_index(b)
+
+
+def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float) -> Explanation:
+    """Per-fact explanation (exact for every variant): the walks from ``t`` to ``h`` grouped by path type, and a
+    minimal rule of the faithful program that derives the fact when ``score >= beta``."""
+    if model.normalize:
+        raise ValueError("explanations need the no-normalisation semantics; use model.copy_with(normalize=False)")
+    h, q, t = parse_fact(fact, kg) if isinstance(fact, str) else tuple(int(x) for x in fact)
+    attn = model.attention_for(q)
+    walks = _walks(kg, h, t, model.steps)
+    counts = {p: len(w) for p, w in walks.items()}
+    rule = None
+    if model.aggregation == "sum":
+        w = path_weights(attn)
+        score = sum(w[p] * n for p, n in counts.items())
+        if score >= beta:
+            cur, chosen = 0.0, []
+            for p in sorted(counts, key=lambda p: -w[p]):  # take units in descending weight until beta is reached
+                need = counts[p] if cur + counts[p] * w[p] < beta else math.ceil((beta - cur) / w[p] - 1e-12)
+                need = max(1, min(need, counts[p]))
+                cur += need * w[p]
+                chosen.append((p, need))
+                if cur >= beta:
+                    break
+            rule = Rule(q, tuple(chosen), cur)
+    else:
+        per_rank = rank_max_weights(attn)
+        best = [max(((wr[p], p) for p in counts), default=(0.0, ())) for wr in per_rank]
+        if model.aggregation == "mm":
+            score = max(b[0] for b in best)
+            if score >= beta:
+                rule = Rule(q, ((max(best)[1], 1),), score)
+        else:
+            score = sum(b[0] for b in best)
+            if score >= beta:
+                cur, chosen = 0.0, []
+                for v, p in sorted(best, reverse=True):
+                    cur += v
+                    chosen.append(p)
+                    if cur >= beta:
+                        break
+                rule = Rule(q, tuple((p, 1) for p in chosen), cur)
+    return Explanation((h, q, t), float(score), float(beta), walks, rule)
+
+
+def explanation_program(model: DRUM, beta: float, datasets: list[KG], heads: Iterable[int] | None = None,
+                        relations: list[str] | None = None) -> RuleProgram:
+    """The union of the per-fact explanation rules of every fact the model predicts on ``datasets``. Each rule is a
+    member of the faithful program's upward closure (sound on every dataset); the union is complete on the given
+    datasets by construction, not in general (``complete=False``)."""
+    from .check import model_consequences
+
+    t0 = time.perf_counter()
+    hs = _heads(model, heads)
+    rules: dict[tuple, Rule] = {}
+    for kg in datasets:
+        ids = model_consequences(model, kg, beta, hs)
+        for h, q, t in decode_facts(ids, kg.n_entities).tolist():
+            r = explain(model, (h, q, t), kg, beta).rule
+            if r is not None and r.key not in rules:
+                rules[r.key] = r
+    return RuleProgram(list(rules.values()), _names(model, relations or list(datasets[0].relations)),
+                       VARIANT_OF[model.aggregation] + "-explanations", float(beta), complete=False, heads=hs,
+                       seconds=time.perf_counter() - t0,
+                       note=f"union of per-fact explanations on {len(datasets)} datasets")

@@ -1,0 +1,229 @@
+"""DRUM and its max-product variants SMDRUM and MMDRUM, scored with sparse operators.
+
+For a query ``(q, ?, t)``, rank ``j`` and step ``i = 1..T`` (FaithfulRE's ``num_step = T + 1``):
+
+    v_0 = e_t,   v_i = sum_k a_{j,i,k}(q) M_k v_{i-1} + a_{j,i,I}(q) v_{i-1}          (DRUM, Eq. 1 of the paper)
+    v_i[e] = max( max_k max_e' a_{j,i,k} M_k[e,e'] v_{i-1}[e'],  a_{j,i,I} v_{i-1}[e] )  (max-product, SM/MM)
+    optional L1 normalisation  v_i /= max(thr, sum v_i)
+    score(q, h, t) = sum_j v_T^{(j)}[h]   (DRUM, SMDRUM)     or   max_j v_T^{(j)}[h]   (MMDRUM)
+
+The attention ``a_{j,i}(q)`` over the 2|R| operators and the identity comes from one BiLSTM per rank run over
+``[e_q] * T + [e_END]`` and a shared linear layer + softmax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from torch import nn
+
+from .kg import KG
+
+__all__ = ["AGGREGATIONS", "DRUM", "sum_step", "max_step", "normalize_l1", "propagate"]
+
+AGGREGATIONS = ("sum", "sm", "mm")
+
+
+def normalize_l1(v: torch.Tensor, thr: float = 1e-20) -> torch.Tensor:
+    """``v / max(thr, sum_e v[e])`` row-wise, ``(B, E) -> (B, E)`` (DRUM's optional normalisation)."""
+    return v / v.sum(dim=1, keepdim=True).clamp_min(thr)
+
+
+def sum_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
+    """One DRUM step, ``v (B, E)``, ``attn (B, 2|R|+1)`` -> ``(B, E)``:
+    ``sum_k a_k M_k v + a_I v`` via one sparse product with the stacked operators ``(2|R| E, E)``."""
+    n_ops, E = kg.n_operators, kg.n_entities
+    M = kg.stacked_operators(v.dtype)
+    P = torch.sparse.mm(M, v.t().contiguous()).view(n_ops, E, -1)  # P[k, e, b] = (M_k v_b)[e]
+    # Eq. (1): v_i = sum_k a_{i,k} M_k v_{i-1} + a_{i,I} v_{i-1}
+    return torch.einsum("keb,bk->be", P, attn[:, :n_ops]) + attn[:, n_ops:] * v
+
+
+def max_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
+    """One max-product step, ``(B, E) -> (B, E)``:
+    ``v'[e] = max(max_k max_e' a_k M_k[e,e'] v[e'], a_I v[e])`` as a scatter-max over the operators' entries."""
+    op, dst, src = kg.torch_edges()
+    n_ops = kg.n_operators
+    vals = attn[:, op] * v[:, src]  # (B, nnz): a_k * v[e'] for every entry M_k[e, e'] = 1
+    out = torch.zeros_like(v).scatter_reduce(1, dst.expand(v.shape[0], -1), vals, "amax", include_self=False)
+    return torch.maximum(out, attn[:, n_ops:] * v)
+
+
+def propagate(attn: torch.Tensor, tails: torch.Tensor, kg: KG, aggregation: str = "sum", normalize: bool = False,
+              thr: float = 1e-20) -> torch.Tensor:
+    """Scores of all heads for a batch of queries: ``attn (B, L, T, 2|R|+1)``, ``tails (B,)`` -> ``(B, E)``."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+    B, L, T, K = attn.shape
+    if K != kg.n_operators + 1:
+        raise ValueError(f"attention has {K} operators but the KG has 2*{kg.n_relations}+1 = {kg.n_operators + 1}")
+    step = sum_step if aggregation == "sum" else max_step
+    start = torch.zeros(B, kg.n_entities, dtype=attn.dtype)
+    start[torch.arange(B), tails] = 1.0
+    per_rank = []
+    for j in range(L):
+        v = start
+        for i in range(T):
+            v = step(v, attn[:, j, i], kg)
+            if normalize:
+                v = normalize_l1(v, thr)
+        per_rank.append(v)
+    stacked = torch.stack(per_rank)
+    # score = sum_j v_T^(j)  (DRUM, SMDRUM)   or   max_j v_T^(j)  (MMDRUM)
+    return stacked.max(dim=0).values if aggregation == "mm" else stacked.sum(dim=0)
+
+
+class DRUM(nn.Module):
+    """DRUM (``aggregation="sum"``), SMDRUM (``"sm"``: max-product within a rank, sum over ranks) and MMDRUM
+    (``"mm"``: max within and across ranks).
+
+    ``steps`` is T, the number of operator applications (FaithfulRE's ``num_step`` is T + 1). ``normalize`` is the
+    scoring semantics used by :meth:`scores` and everything downstream (extraction, faithfulness); training may use
+    normalisation independently (``TrainConfig.normalize``), as the reference code trains with it and analyses
+    without it. Queries ``q >= n_relations`` are inverse queries."""
+
+    def __init__(self, n_relations: int, rank: int = 3, steps: int = 2, aggregation: str = "sum",
+                 normalize: bool = False, embed_dim: int = 128, hidden_dim: int = 128, thr: float = 1e-20,
+                 seed: int | None = 33) -> None:
+        super().__init__()
+        for name, v in (("n_relations", n_relations), ("rank", rank), ("steps", steps), ("embed_dim", embed_dim),
+                        ("hidden_dim", hidden_dim)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS} (DRUM, SMDRUM, MMDRUM), got {aggregation!r}")
+        self.n_relations, self.rank, self.steps = n_relations, rank, steps
+        self.aggregation, self.normalize, self.thr = aggregation, bool(normalize), float(thr)
+        self.n_operators = 2 * n_relations
+        self.head_relations: list[int] = list(range(n_relations))
+        if seed is not None:
+            torch.manual_seed(seed)
+        self.query_embedding = nn.Embedding(self.n_operators + 1, embed_dim)  # 2|R| queries + END
+        self.lstms = nn.ModuleList(nn.LSTM(embed_dim, hidden_dim, batch_first=True, bidirectional=True)
+                                   for _ in range(rank))
+        self.linear = nn.Linear(2 * hidden_dim, self.n_operators + 1)  # shared across ranks
+        self.register_buffer("fixed_attention", torch.zeros(0), persistent=True)
+        self.register_buffer("fixed_mask", torch.zeros(0, dtype=torch.bool), persistent=True)
+
+    # ------------------------------------------------------------------ construction helpers
+    @classmethod
+    def with_fixed_attention(cls, attention: Mapping[int, torch.Tensor | np.ndarray], n_relations: int,
+                             aggregation: str = "sum", normalize: bool = False, thr: float = 1e-20) -> DRUM:
+        """A model whose attention per query relation is given: ``{q: tensor[rank, steps, 2|R|+1]}`` (rows are
+        distributions over the operators and the identity, last column). Queries not given raise an error."""
+        if not attention:
+            raise ValueError("attention must map at least one query relation to a [rank, steps, 2|R|+1] tensor")
+        shapes = {tuple(np.shape(a)) for a in attention.values()}
+        if len(shapes) != 1 or len(next(iter(shapes))) != 3:
+            raise ValueError(f"every attention tensor must have the same shape [rank, steps, 2|R|+1], got {shapes}")
+        L, T, K = next(iter(shapes))
+        if K != 2 * n_relations + 1:
+            raise ValueError(f"attention has {K} operator columns, expected 2*{n_relations}+1 = {2 * n_relations + 1}")
+        m = cls(n_relations, rank=L, steps=T, aggregation=aggregation, normalize=normalize, embed_dim=1,
+                hidden_dim=1, thr=thr, seed=None)
+        fixed = torch.zeros(2 * n_relations, L, T, K, dtype=torch.float64)
+        mask = torch.zeros(2 * n_relations, dtype=torch.bool)
+        for q, a in attention.items():
+            if not 0 <= int(q) < 2 * n_relations:
+                raise ValueError(f"query relation {q} out of range [0, {2 * n_relations})")
+            a = torch.as_tensor(np.asarray(a), dtype=torch.float64)
+            if (a < 0).any() or not torch.allclose(a.sum(-1), torch.ones(L, T, dtype=torch.float64), atol=1e-6):
+                raise ValueError(f"attention for query {q} must be non-negative with rows summing to 1")
+            fixed[int(q)] = a
+            mask[int(q)] = True
+        m.fixed_attention = fixed
+        m.fixed_mask = mask
+        m.head_relations = sorted(int(q) for q in attention if int(q) < n_relations)
+        return m
+
+    @property
+    def has_fixed_attention(self) -> bool:
+        return self.fixed_attention.numel() > 0
+
+    def copy_with(self, **changes) -> DRUM:
+        """A copy with other scoring settings (``normalize=...``, ``aggregation=...``), same parameters."""
+        import copy
+
+        m = copy.deepcopy(self)
+        for k, v in changes.items():
+            if k not in ("normalize", "aggregation", "thr"):
+                raise ValueError(f"copy_with accepts normalize/aggregation/thr, got {k!r}")
+            setattr(m, k, v)
+        return m
+
+    # ------------------------------------------------------------------ attention and scores
+    def attention(self, queries: torch.Tensor) -> torch.Tensor:
+        """Attention ``(B, rank, steps, 2|R|+1)`` for query relations ``(B,)``; rows sum to 1."""
+        queries = torch.as_tensor(queries, dtype=torch.long).reshape(-1)
+        if len(queries) and (queries.min() < 0 or queries.max() >= self.n_operators):
+            raise ValueError(f"query relations must be in [0, {self.n_operators}), got {queries.tolist()[:5]}...")
+        if self.has_fixed_attention:
+            if not bool(self.fixed_mask[queries].all()):
+                missing = sorted(set(queries[~self.fixed_mask[queries]].tolist()))
+                raise ValueError(f"no fixed attention was given for query relation(s) {missing}")
+            return self.fixed_attention[queries]
+        T = self.steps
+        seq = torch.cat([queries[:, None].expand(-1, T), torch.full((len(queries), 1), self.n_operators)], dim=1)
+        x = self.query_embedding(seq)  # (B, T+1, d): [e_q]*T + [e_END]
+        per_rank = []
+        for lstm in self.lstms:
+            out, _ = lstm(x)  # (B, T+1, 2h)
+            per_rank.append(torch.softmax(self.linear(out[:, :T]), dim=-1))  # a_{j,i} = softmax(W[h->; h<-] + b)
+        return torch.stack(per_rank, dim=1)
+
+    def attention_for(self, q: int) -> np.ndarray:
+        """Attention of one query relation as float64 numpy ``(rank, steps, 2|R|+1)`` (what extraction reads)."""
+        with torch.no_grad():
+            return self.attention(torch.tensor([int(q)]))[0].double().numpy()
+
+    def forward(self, queries: torch.Tensor, tails: torch.Tensor, kg: KG, normalize: bool | None = None,
+                dtype: torch.dtype | None = None) -> torch.Tensor:
+        """Scores ``(B, E)`` of every candidate head for queries ``(q, ?, t)``."""
+        self._check_kg(kg)
+        tails = torch.as_tensor(tails, dtype=torch.long).reshape(-1)
+        if len(tails) and (tails.min() < 0 or tails.max() >= kg.n_entities):
+            raise ValueError(f"tail entities must be in [0, {kg.n_entities})")
+        attn = self.attention(queries)
+        if dtype is not None:
+            attn = attn.to(dtype)
+        return propagate(attn, tails, kg, self.aggregation, self.normalize if normalize is None else normalize,
+                         self.thr)
+
+    def _check_kg(self, kg: KG) -> None:
+        if not isinstance(kg, KG):
+            raise ValueError(f"kg must be an iclr24.drum_rules.KG, got {type(kg).__name__}")
+        if kg.n_relations != self.n_relations:
+            raise ValueError(f"the model has {self.n_relations} relations but the KG has {kg.n_relations}")
+
+    @torch.no_grad()
+    def score_matrix(self, q: int, kg: KG, batch_size: int = 512) -> np.ndarray:
+        """float64 ``(E, E)`` scores ``S[h, t]`` of query relation ``q`` for all pairs (the model's semantics)."""
+        self._check_kg(kg)
+        E = kg.n_entities
+        attn = torch.as_tensor(self.attention_for(q))[None]
+        out = np.zeros((E, E))
+        for s in range(0, E, batch_size):
+            tails = torch.arange(s, min(E, s + batch_size))
+            sc = propagate(attn.expand(len(tails), -1, -1, -1), tails, kg, self.aggregation, self.normalize,
+                           self.thr)
+            out[:, s:s + len(tails)] = sc.t().numpy()
+        return out
+
+    @torch.no_grad()
+    def score_triples(self, triples: np.ndarray, kg: KG, batch_size: int = 256) -> np.ndarray:
+        """float64 scores of ``(h, r, t)`` rows (the model's semantics)."""
+        triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+        out = np.zeros(len(triples))
+        for s in range(0, len(triples), batch_size):
+            b = triples[s:s + batch_size]
+            sc = self.forward(torch.as_tensor(b[:, 1]), torch.as_tensor(b[:, 2]), kg, dtype=torch.float64)
+            out[s:s + len(b)] = sc[torch.arange(len(b)), torch.as_tensor(b[:, 0])].numpy()
+        return out
+
+    def config(self) -> dict:
+        return {"n_relations": self.n_relations, "rank": self.rank, "steps": self.steps,
+                "aggregation": self.aggregation, "normalize": self.normalize, "thr": self.thr,
+                "embed_dim": self.query_embedding.embedding_dim, "hidden_dim": self.lstms[0].hidden_size,
+                "head_relations": list(self.head_relations)}

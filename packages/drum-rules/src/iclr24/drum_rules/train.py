@@ -1,0 +1,215 @@
+"""Training (the reference code's loss and defaults), beta by validation F1, and link-prediction metrics."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr24.paperkit import progress
+
+from .kg import KG, KGData
+from .model import DRUM
+
+__all__ = ["TrainConfig", "train", "search_for_beta", "f1_at", "select_beta", "link_prediction",
+           "classification_metrics"]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """FaithfulRE defaults: Adam 1e-3, batch 64 (doubled by inverse queries), at most 10 epochs, early stop once
+    validation loss rises after ``min_epochs``, seed 33, trained *with* L1 normalisation and CrossEntropy over the
+    score vector (``loss="nll"`` is original DRUM's ``-log max(score, thr)``)."""
+
+    epochs: int = 10
+    min_epochs: int = 5
+    batch_size: int = 64
+    lr: float = 1e-3
+    seed: int = 33
+    normalize: bool = True
+    loss: str = "ce"
+    inverse_queries: bool = True
+    restore_best: bool = True
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0:
+            raise ValueError(f"epochs and batch_size must be >= 1 and lr > 0, got {self}")
+        if self.loss not in ("ce", "nll"):
+            raise ValueError(f"loss must be 'ce' (FaithfulRE) or 'nll' (DRUM), got {self.loss!r}")
+
+
+def _queries(triples: np.ndarray, n_relations: int, inverse: bool) -> np.ndarray:
+    """``(q, tail, target head)`` rows; inverse queries ``(r + R, h) -> t`` are appended."""
+    q = np.stack([triples[:, 1], triples[:, 2], triples[:, 0]], axis=1)
+    if inverse:
+        q = np.concatenate([q, np.stack([triples[:, 1] + n_relations, triples[:, 0], triples[:, 2]], axis=1)])
+    return q
+
+
+def _loss(scores: torch.Tensor, target: torch.Tensor, kind: str, thr: float) -> torch.Tensor:
+    if kind == "ce":
+        return nn.functional.cross_entropy(scores, target)  # FaithfulRE: CrossEntropy(score vector, true head)
+    return -torch.log(scores[torch.arange(len(target)), target].clamp_min(thr)).mean()  # DRUM: -log score
+
+
+def _epoch_loss(model: DRUM, q: np.ndarray, kg: KG, cfg: TrainConfig) -> float:
+    total = 0.0
+    with torch.no_grad():
+        for s in range(0, len(q), 2 * cfg.batch_size):
+            b = torch.as_tensor(q[s:s + 2 * cfg.batch_size])
+            sc = model(b[:, 0], b[:, 1], kg, normalize=cfg.normalize)
+            total += float(_loss(sc, b[:, 2], cfg.loss, model.thr)) * len(b)
+    return total / max(1, len(q))
+
+
+def train(model: DRUM, data: KGData, config: TrainConfig = TrainConfig(), show_progress: bool = False) -> dict:
+    """Train ``model`` on ``data.train`` over the background facts ``data.kg``; returns the loss history.
+
+    Sets ``model.head_relations`` to the relations queried in training (the heads rules are extracted for)."""
+    if model.has_fixed_attention:
+        raise ValueError("a model with fixed attention has no trainable attention; build DRUM(...) to train")
+    model._check_kg(data.kg)
+    cfg = config
+    gen = torch.Generator().manual_seed(cfg.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    train_q = _queries(data.train, model.n_relations, cfg.inverse_queries)
+    valid_q = _queries(data.valid, model.n_relations, cfg.inverse_queries) if len(data.valid) else train_q[:0]
+    hist: dict = {"train_loss": [], "valid_loss": [], "config": asdict(cfg)}
+    best, best_state = float("inf"), None
+    bar = progress(range(cfg.epochs), desc=f"train {model.aggregation}", disable=not show_progress)
+    for epoch in bar:
+        model.train()
+        perm = torch.randperm(len(train_q), generator=gen).numpy()
+        total = 0.0
+        for s in range(0, len(perm), 2 * cfg.batch_size):
+            b = torch.as_tensor(train_q[perm[s:s + 2 * cfg.batch_size]])
+            sc = model(b[:, 0], b[:, 1], data.kg, normalize=cfg.normalize)
+            loss = _loss(sc, b[:, 2], cfg.loss, model.thr)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(b)
+        hist["train_loss"].append(total / len(train_q))
+        model.eval()
+        vl = _epoch_loss(model, valid_q, data.kg, cfg) if len(valid_q) else hist["train_loss"][-1]
+        hist["valid_loss"].append(vl)
+        if vl < best:
+            best, best_state = vl, copy.deepcopy(model.state_dict())
+        if epoch + 1 >= cfg.min_epochs and len(hist["valid_loss"]) > 1 and vl > hist["valid_loss"][-2]:
+            break  # early stop: validation loss rose
+    if cfg.restore_best and best_state is not None:
+        model.load_state_dict(best_state)
+    model.head_relations = sorted(set(data.train[:, 1].tolist()))
+    hist["epochs_run"] = len(hist["train_loss"])
+    return hist
+
+
+# ---------------------------------------------------------------------------------------------------- beta and F1
+def classification_metrics(scores: np.ndarray, labels: np.ndarray, beta: float) -> dict:
+    """Precision, recall, accuracy and F1 of ``score >= beta`` against 0/1 labels."""
+    pred = np.asarray(scores) >= beta
+    y = np.asarray(labels).astype(bool)
+    tp, fp = int((pred & y).sum()), int((pred & ~y).sum())
+    fn, tn = int((~pred & y).sum()), int((~pred & ~y).sum())
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    return {"precision": prec, "recall": rec, "accuracy": (tp + tn) / max(1, len(y)), "f1": f1, "beta": beta}
+
+
+def f1_at(scores: np.ndarray, labels: np.ndarray, beta: float) -> float:
+    return classification_metrics(scores, labels, beta)["f1"]
+
+
+def search_for_beta(scores: np.ndarray, labels: np.ndarray, low: float = 0.0, high: float | None = None,
+                    gap: float = 1e-6, method: str = "grid") -> float:
+    """The threshold beta maximising F1 of ``score >= beta`` on labelled validation scores.
+
+    ``method="grid"`` (the reference code): 11 evenly spaced candidates in [low, high], narrow to the neighbours of
+    the best one, repeat until ``high - low < gap``; among ties take the middle one. ``method="exact"``: every
+    distinct score is a candidate, beta is placed halfway between the best score and the next lower one."""
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    labels = np.asarray(labels).reshape(-1)
+    if len(scores) == 0 or len(scores) != len(labels):
+        raise ValueError(f"need as many labels as scores (and at least one), got {len(scores)} and {len(labels)}")
+    if not set(np.unique(labels).tolist()) <= {0, 1} or labels.sum() == 0:
+        raise ValueError("labels must be 0/1 with at least one positive")
+    if method == "exact":
+        cand = np.unique(scores)[::-1]
+        f1s = [f1_at(scores, labels, c) for c in cand]
+        i = int(np.argmax(f1s))
+        nxt = cand[i + 1] if i + 1 < len(cand) else 0.0
+        return float((cand[i] + nxt) / 2) if cand[i] > nxt else float(cand[i])
+    if method != "grid":
+        raise ValueError(f"method must be 'grid' or 'exact', got {method!r}")
+    high = float(scores.max()) * 1.0001 + 1e-12 if high is None else float(high)
+    low = float(low)
+    while True:
+        betas = [low + (high - low) * i / 10 for i in range(11)]
+        f1s = [f1_at(scores, labels, b) for b in betas]
+        best = max(f1s)
+        ind = f1s.index(best)
+        if high - low < gap:
+            break
+        if ind == 0:
+            high = low + (high - low) * 0.1
+        elif ind == 10:
+            low = low + (high - low) * 0.9
+        else:
+            low, high = low + (high - low) * (ind - 1) / 10, low + (high - low) * (ind + 1) / 10
+    last = max(i for i, f in enumerate(f1s) if f == best)
+    return float(betas[(ind + last) // 2])
+
+
+def select_beta(model: DRUM, data: KGData, method: str = "grid") -> tuple[float, dict]:
+    """beta maximising validation F1 (the model's own semantics, over ``data.kg``); also returns test metrics."""
+    if data.valid_labelled is None:
+        raise ValueError(f"{data.name} has no labelled validation set (positives and negatives) to choose beta")
+    v = data.valid_labelled
+    beta = search_for_beta(model.score_triples(v[:, :3], data.kg), v[:, 3], method=method)
+    out = {"beta": beta, "valid": classification_metrics(model.score_triples(v[:, :3], data.kg), v[:, 3], beta)}
+    if data.test_labelled is not None:
+        t = data.test_labelled
+        out["test"] = classification_metrics(model.score_triples(t[:, :3], data.eval_kg), t[:, 3], beta)
+    return beta, out
+
+
+# ---------------------------------------------------------------------------------------------------- ranking
+@torch.no_grad()
+def link_prediction(model: DRUM, data: KGData, split: str = "test", batch_size: int = 128) -> dict:
+    """Filtered MRR and Hits@{1,3,10} over ``(q, ?, t)`` and the inverse ``(q^-1, ?, h)`` queries; ties count
+    half (mean of optimistic and pessimistic rank). Known facts of every split and the KB are filtered."""
+    triples = getattr(data, split)
+    if not len(triples):
+        raise ValueError(f"{data.name} has an empty {split} split")
+    kg = data.eval_kg if split == "test" else data.kg
+    R, E = model.n_relations, kg.n_entities
+    known = [data.kg.facts, data.train, data.valid, data.test]
+    if data.test_kg is not None:
+        known.append(data.test_kg.facts)
+    allf = np.concatenate(known)
+    # filters keyed by (query, tail) -> set of true heads (inverse queries use r + R)
+    filt: dict[tuple[int, int], set[int]] = {}
+    for h, r, t in allf.tolist():
+        filt.setdefault((r, t), set()).add(h)
+        filt.setdefault((r + R, h), set()).add(t)
+    q = _queries(triples, R, inverse=True)
+    ranks = []
+    for s in range(0, len(q), batch_size):
+        b = q[s:s + batch_size]
+        sc = model(torch.as_tensor(b[:, 0]), torch.as_tensor(b[:, 1]), kg, dtype=torch.float64).numpy()
+        for row, (qq, tt, hh) in zip(sc, b.tolist()):
+            target = row[hh]
+            others = [x for x in filt.get((qq, tt), ()) if x != hh]
+            row = row.copy()
+            row[others] = -np.inf
+            greater = int((row > target).sum())
+            equal = int((row == target).sum()) - 1
+            ranks.append(1 + greater + equal / 2)
+    ranks = np.asarray(ranks)
+    return {"mrr": float((1 / ranks).mean()), "hits@1": float((ranks <= 1).mean()),
+            "hits@3": float((ranks <= 3).mean()), "hits@10": float((ranks <= 10).mean()), "n_queries": len(ranks),
+            "entities": E}
