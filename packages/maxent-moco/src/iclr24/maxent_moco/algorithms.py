@@ -1,4 +1,4 @@
-"""Planning with exact queries of the true dynamics: MoCoVI (Sec. 4 of the paper) and its baselines VI, pure
+"""Planning with exact queries of the true dynamics: MoCoVI (the paper's model-correcting VI) and its baselines VI, pure
 model-based planning and OS-VI, all under one interface::
 
     trace = MoCoVI(P_hat, d=2, mode="pe").run(mdp, K=15)
@@ -173,7 +173,7 @@ class OSVI(_Planner):
 
 
 class MoCoVI(_Planner):
-    """MoCoVI (Sec. 4): at iteration k the basis is the last ``d`` values ``Phi_k = [V_k, ..., V_{k-d+1}]`` (zeros
+    """MoCoVI: at iteration k the basis is the last ``d`` values ``Phi_k = [V_k, ..., V_{k-d+1}]`` (zeros
     before V_0), the true kernel is queried once (``P V_k``; earlier queries are cached), the model is corrected by
     MoCo (``P_bar_k = MoCo(P_hat, Phi_k, P Phi_k)``) and ``V_{k+1}`` is the solution in ``P_bar_k``: ``V^pi(P_bar_k)``
     (pe) or ``V*(P_bar_k)`` with ``pi_{k+1}`` optimal in ``P_bar_k`` (control).

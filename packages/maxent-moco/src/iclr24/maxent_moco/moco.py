@@ -1,7 +1,7 @@
 """MoCo: the maximum-entropy model correction (an I-projection of every row of a model onto moment constraints).
 
 For one row (a state, or a state-action pair) with model distribution ``p = P_hat(.|x,a)`` over ``S`` next states,
-a basis ``phi: S -> R^d`` and queried expectations ``psi = (P phi)(x,a)``, MoCo solves (Sec. 3 of the paper)
+a basis ``phi: S -> R^d`` and queried expectations ``psi = (P phi)(x,a)``, MoCo solves (the paper's MaxEnt MoCo)
 
     P_bar(.|x,a) = argmin_{q << p} KL(q || p)   s.t.   E_q[phi] = psi                      (primal)
 
@@ -280,7 +280,7 @@ def correct(
     max_iter: int = 100,
     return_info: bool = False,
 ):
-    """MoCo: the I-projection of every row of ``P_hat`` onto ``{q : E_q[phi] = psi}`` (Sec. 3, Eq. (3)-(4)).
+    """MoCo: the I-projection of every row of ``P_hat`` onto ``{q : E_q[phi] = psi}`` (MaxEnt MoCo: primal above, dual solved).
 
     Args:
         P_hat: the approximate model, shape (..., S), every row a distribution (e.g. (S, A, S) or (S, S)).

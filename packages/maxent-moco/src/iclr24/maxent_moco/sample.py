@@ -1,4 +1,4 @@
-"""Sample-based algorithms (Sec. 5 of the paper): MoCoDyna and its baselines Q-learning / TD, Dyna and OS-Dyna.
+"""Sample-based algorithms (the paper's MoCoDyna section): MoCoDyna and its baselines Q-learning / TD, Dyna and OS-Dyna.
 
 All of them learn from the same stream of samples of a generative model: at each step a state-action pair is drawn
 uniformly (control; in policy evaluation ("pe") a state uniformly and ``a = pi(s)``) and one next state
@@ -207,7 +207,7 @@ class _CountModel:
 
 
 class MoCoDyna(_Learner):
-    """MoCoDyna (Sec. 5): Dyna with a count model whose rows are corrected by MoCo with *estimated* expectations.
+    """MoCoDyna (the paper's sample-based variant): Dyna with a count model whose rows are corrected by MoCo with *estimated* expectations.
 
     A queue of ``d + 2`` basis functions (initially random orthogonal vectors of norm 1000) is kept; each has
     running-mean estimates ``psi_j(s,a)`` of ``E[phi_j(s') | s,a]`` from the samples seen since it entered.
