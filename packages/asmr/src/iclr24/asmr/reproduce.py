@@ -62,7 +62,7 @@ FULL = replace(
     bases=((2, 4, 4, 4), (2, 4, 4, 4)),
     hidden=128,
     siren_hidden=128,
-    steps=2000,
+    steps=1500,
     seeds=3,
 )
 QUICK = replace(FULL, steps=600, seeds=1, render_repeats=5)
