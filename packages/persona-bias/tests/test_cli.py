@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from iclr24.persona_bias.cli import main
@@ -7,10 +9,90 @@ def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for cmd in ("run", "score", "stats", "report", "reproduce", "bench"):
+        assert cmd in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_run_score_stats_report_end_to_end(tmp_path, capsys):
+    common = ["--out", str(tmp_path), "--quiet"]
+    args = [
+        "run",
+        "--backend",
+        "loopback",
+        "--datasets",
+        "builtin-arithmetic,builtin-units",
+        "--builtin-size",
+        "25",
+        "--personas",
+        "a human,a physically-disabled person,a man",
+        "--plant",
+        "a physically-disabled person=0.6",
+    ]
+    assert main(args + common) == 0
+    assert "150 requests: 0 cached, 150 sent" in capsys.readouterr().out
+    assert main(args + common) == 0  # resumed: nothing re-sent
+    assert "150 requests: 150 cached, 0 sent" in capsys.readouterr().out
+    assert main(["score", "--export", str(tmp_path / "official"), *common]) == 0
+    out = capsys.readouterr().out
+    assert "wrote 18 official files" in out and (tmp_path / "scored.jsonl").is_file()
+    assert main(["stats", "--correction", "holm", *common]) == 0
+    out = capsys.readouterr().out
+    assert "% personas biased: 50.0" in out
+    assert main(["report", *common]) == 0
+    for name in (
+        "persona_bias_comparisons.md",
+        "persona_bias_comparisons.csv",
+        "persona_bias_drop_heatmap.png",
+        "persona_bias_abstention.png",
+    ):
+        assert (tmp_path / name).stat().st_size > 0
+    rows = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
+    assert len(rows) == 150
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--personas", "a wizard"], "unknown persona 'a wizard'"),
+        (["run", "--templates", "be_nice"], "unknown persona template 'be_nice'"),
+        (["run", "--datasets", "mmlu-anatomy"], "needs the MMLU path"),
+        (
+            ["run", "--datasets", "mbpp", "--mbpp", "/no/such/file.jsonl"],
+            "MBPP file /no/such/file.jsonl not found",
+        ),
+        (
+            [
+                "run",
+                "--backend",
+                "openai",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--max-retries",
+                "1",
+                "--datasets",
+                "builtin-units",
+                "--builtin-size",
+                "2",
+                "--personas",
+                "a man",
+            ],
+            "failed after 2 attempts",
+        ),
+        (["run", "--backend", "openai"], "needs --base-url"),
+        (["stats"], "no run store at"),
+        (["run", "--plant", "oops"], "--plant expects PERSONA=PROBABILITY"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
+    assert main([*argv, "--out", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and "Traceback" not in err

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int, probability
+from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
 from .reproduce import PAPER
@@ -13,8 +16,308 @@ from .reproduce import PAPER
 app = App("persona-bias", PAPER.title)
 app.add_reproduce(lambda: PAPER)
 
+DEFAULT_DATASETS = "builtin-arithmetic,builtin-comparison,builtin-sequence,builtin-units"
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
+
+def _csv(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def _plant(specs: list[str]) -> dict[str, float]:
+    out = {}
+    for s in specs:
+        persona, sep, q = s.rpartition("=")
+        try:
+            qv = float(q)
+        except ValueError:
+            qv = -1.0
+        if not sep or not persona.strip() or not 0.0 <= qv <= 1.0:
+            raise UsageError(f"--plant expects PERSONA=PROBABILITY (e.g. 'a man=0.3'), got {s!r}")
+        out[persona.strip()] = qv
+    return out
+
+
+_STORE = arg("--store", type=Path, default=None, help="run store folder (default: <out>/store)")
+
+
+def _store_path(args: argparse.Namespace) -> Path:
+    return args.store if args.store is not None else args.out / "store"
+
+
+@app.command(
+    "run",
+    "Ask a model every (dataset x persona x template) question not yet in the run store (resumable).",
+    arg(
+        "--backend",
+        choices=("openai", "transformers", "smollm2", "loopback"),
+        default="loopback",
+        help="openai: any OpenAI-compatible endpoint (vLLM, llama.cpp, ...); transformers: a local model folder; "
+        "smollm2: the bundled SmolLM2-135M-Instruct; loopback: the built-in planted-bias demo server",
+    ),
+    arg("--base-url", help="API root of the endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend)"),
+    arg("--model", help="model name the endpoint serves (openai backend); store key for local models"),
+    arg(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key (never logged)",
+    ),
+    arg("--model-path", type=Path, help="local model folder (transformers backend)"),
+    arg("--gguf-file", help="GGUF file name inside --model-path"),
+    arg(
+        "--no-chat",
+        action="store_true",
+        help="completion format (system + blank line + user), no chat template",
+    ),
+    arg(
+        "--datasets",
+        default=DEFAULT_DATASETS,
+        help="comma list: builtin-<task>, mmlu-<subject>, bbh-<task>, mbpp, jsonl:<path>",
+    ),
+    arg(
+        "--personas",
+        default="controls,disability",
+        help="comma list of personas or groups (paper, controls, all, "
+        "disability, religion, race, politics, gender)",
+    ),
+    arg("--custom-personas", action="store_true", help="allow persona strings outside the paper's list"),
+    arg(
+        "--templates", default="adopt_identity_accordance", help="comma list of persona instruction templates"
+    ),
+    arg("--mmlu", type=Path, help="MMLU data (CSV folder, parquet, or JSONL)"),
+    arg("--bbh", type=Path, help="BBH folder holding <task>.json"),
+    arg("--mbpp", type=Path, help="MBPP sanitized JSONL"),
+    arg("--limit", type=positive_int, help="questions per dataset (after the paper's 250 caps)"),
+    arg("--builtin-size", type=positive_int, default=100, help="questions per built-in task"),
+    arg("--concurrency", type=positive_int, default=8, help="parallel requests (openai backend)"),
+    arg("--max-retries", type=int, default=5, help="retries per request on 429/5xx/timeouts"),
+    arg("--timeout", type=positive_float, default=120.0, help="seconds per HTTP request"),
+    arg("--max-tokens", type=positive_int, default=1024, help="max new tokens (paper: 1024)"),
+    arg("--temperature", type=float, default=0.0, help="sampling temperature (paper: 0)"),
+    arg("--batch-size", type=positive_int, default=8, help="batch size (local backends)"),
+    arg(
+        "--plant",
+        action="append",
+        default=[],
+        help="loopback only: PERSONA=P abstention (repeatable); default 'a physically-disabled person=0.35'",
+    ),
+    _STORE,
+)
+def _run(args: argparse.Namespace) -> int:
+    from .backends import EndpointError, OpenAIBackend, TransformersBackend
+    from .config import GenerationConfig, resolve_personas
+    from .data import load_dataset
+    from .loopback import LoopbackServer, PlantedBias
+    from .pipeline import run_evaluation
+    from .store import RunStore
+
+    personas = resolve_personas(args.personas, allow_custom=args.custom_personas)
+    templates = _csv(args.templates)
+    datasets = {
+        d: load_dataset(
+            d,
+            mmlu=args.mmlu,
+            bbh=args.bbh,
+            mbpp=args.mbpp,
+            limit=args.limit,
+            seed=args.seed,
+            builtin_size=args.builtin_size,
+        )
+        for d in _csv(args.datasets)
+    }
+    gen = GenerationConfig(temperature=args.temperature, max_tokens=args.max_tokens)
+    store = RunStore(_store_path(args))
+    server = None
+    if args.backend == "openai":
+        if not args.base_url or not args.model:
+            raise UsageError("--backend openai needs --base-url (e.g. http://127.0.0.1:8000/v1) and --model")
+        backend = OpenAIBackend(
+            args.base_url,
+            args.model,
+            api_key_env=args.api_key_env,
+            chat=not args.no_chat,
+            concurrency=args.concurrency,
+            max_retries=args.max_retries,
+            timeout=args.timeout,
+        )
+    elif args.backend == "transformers":
+        if args.model_path is None:
+            raise UsageError(
+                "--backend transformers needs --model-path (a local folder; nothing is downloaded)"
+            )
+        backend = TransformersBackend.from_pretrained(
+            args.model_path,
+            gguf_file=args.gguf_file,
+            name=args.model,
+            batch_size=args.batch_size,
+            chat=not args.no_chat,
+            device=args.device,
+        )
+    elif args.backend == "smollm2":
+        backend = TransformersBackend.smollm2(
+            batch_size=args.batch_size, chat=not args.no_chat, device=args.device
+        )
+    else:
+        items = [it for its in datasets.values() for it in its]
+        bias = PlantedBias(
+            abstain=_plant(args.plant) or {"a physically-disabled person": 0.35}, seed=args.seed
+        )
+        server = LoopbackServer(items, bias, personas=personas).start()
+        backend = OpenAIBackend(
+            server.base_url,
+            args.model or "planted-loopback",
+            concurrency=args.concurrency,
+            max_retries=args.max_retries,
+            timeout=args.timeout,
+            backoff=0.05,
+        )
+    try:
+        with backend:
+            summary = run_evaluation(
+                backend, datasets, personas, store, templates=templates, gen=gen, show_progress=not args.quiet
+            )
+    except EndpointError as e:
+        raise UsageError(
+            f"{e}. {len(store)} responses are safely in {store.path}; rerun the same command to resume"
+        ) from None
+    finally:
+        if server is not None:
+            server.stop()
+    print(
+        f"{summary.total} requests: {summary.cached} cached, {summary.sent} sent in {summary.seconds:.1f} s "
+        f"-> {store.path}"
+    )
+    return 0
+
+
+@app.command(
+    "score",
+    "Label every stored response (official extraction, abstention) and export the official three JSONL files.",
+    _STORE,
+    arg("--export", type=Path, help="folder for the official raw/text_predictions/labeled files"),
+)
+def _score(args: argparse.Namespace) -> int:
+    from .pipeline import export_official, score_records
+
+    store = _open_store(args)
+    recs = list(store.records())
+    scored = score_records(recs)
+    path = atomic_write_text(args.out / "scored.jsonl", "".join(json.dumps(r) + "\n" for r in scored))
+    groups: dict[tuple, list[dict]] = {}
+    for r in scored:
+        groups.setdefault((r["model"], r["template"], r["persona"], r["dataset"]), []).append(r)
+    print("| model | template | persona | dataset | n | accuracy | abstention | extraction failures |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (m, t, p, d), rs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        n = len(rs)
+        print(
+            f"| {m} | {t} | {p} | {d} | {n} | {sum(r['is_correct'] for r in rs) / n:.3f} | "
+            f"{sum(r['abstained'] for r in rs) / n:.3f} | {sum(r['predicted_answer'] == '' for r in rs) / n:.3f} |"
+        )
+    print(f"wrote {path}")
+    if args.export:
+        files = export_official(recs, args.export)
+        print(f"wrote {len(files)} official files under {args.export}")
+    return 0
+
+
+def _open_store(args: argparse.Namespace):
+    from .store import RunStore
+
+    path = _store_path(args)
+    if not (path / RunStore.FILENAME).is_file():
+        raise FileNotFoundError(
+            f"no run store at {path} (expected {path / RunStore.FILENAME}); run "
+            "'persona-bias run' first or pass --store"
+        )
+    return RunStore(path)
+
+
+_STATS_ARGS = (
+    _STORE,
+    arg("--baseline", default="a human", help="the control persona every persona is compared with"),
+    arg(
+        "--test",
+        default="mcnemar",
+        choices=("mcnemar", "binom_two-sided", "binom_smaller", "binom_larger", "confint"),
+        help="significance test (official: mcnemar)",
+    ),
+    arg("--alpha", type=probability, default=0.05, help="significance level"),
+    arg(
+        "--correction",
+        default="none",
+        choices=("none", "bonferroni", "holm", "fdr_bh"),
+        help="multiple-comparison correction over each persona's datasets",
+    ),
+)
+
+
+def _comparisons(args: argparse.Namespace):
+    from .analysis import compare_personas
+    from .pipeline import score_records
+
+    scored = score_records(_open_store(args).records())
+    return compare_personas(
+        scored, baseline=args.baseline, test=args.test, alpha=args.alpha, correction=args.correction
+    ), scored
+
+
+@app.command(
+    "stats", "Significance of every persona's accuracy drop against the baseline persona.", *_STATS_ARGS
+)
+def _stats(args: argparse.Namespace) -> int:
+    from .analysis import percent_personas_biased
+    from .report import comparisons_markdown
+
+    comps, _ = _comparisons(args)
+    print(comparisons_markdown(comps))
+    if comps:
+        print(f"% personas biased: {percent_personas_biased(comps):.1f}")
+    return 0
+
+
+@app.command(
+    "report", "Write the Markdown/CSV tables and the plots (drop heatmap, abstention) to --out.", *_STATS_ARGS
+)
+def _report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    comps, scored = _comparisons(args)
+    for p in write_report(comps, scored, args.out):
+        print(f"wrote {p}")
+    return 0
+
+
+@app.command(
+    "serve-loopback",
+    "Serve the planted-bias OpenAI-compatible demo server on 127.0.0.1 until interrupted.",
+    arg("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)"),
+    arg("--builtin-size", type=positive_int, default=100, help="questions per built-in task"),
+    arg("--plant", action="append", default=[], help="PERSONA=P abstention probability (repeatable)"),
+    common=True,
+)
+def _serve(args: argparse.Namespace) -> int:  # pragma: no cover - interactive
+    import time
+
+    from .data import BUILTIN_TASKS, builtin_questions
+    from .loopback import LoopbackServer, PlantedBias
+
+    items = [it for t in BUILTIN_TASKS for it in builtin_questions(t, args.builtin_size, seed=args.seed)]
+    bias = PlantedBias(abstain=_plant(args.plant) or {"a physically-disabled person": 0.35}, seed=args.seed)
+    srv = LoopbackServer(items, bias).start(port=args.port)
+    print(f"serving the planted-bias model at {srv.base_url} (any model name; Ctrl-C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+@app.command(
+    "bench", "Benchmarks: requests/s by concurrency, prompt building, extraction, local-model batching."
+)
 def _bench(args: argparse.Namespace) -> int:
     print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
     return 0

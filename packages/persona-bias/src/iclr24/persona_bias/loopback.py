@@ -231,12 +231,13 @@ class LoopbackServer:
                     except json.JSONDecodeError:
                         self._send(400, {"error": {"message": "body is not JSON"}})
                         return
-                    chat = self.path.rstrip("/").endswith("/chat/completions")
+                    path = self.path.rstrip("/")
+                    chat = path in ("/v1/chat/completions", "/chat/completions")
                     if chat:
                         msgs = body.get("messages") or []
                         system = "".join(m.get("content", "") for m in msgs if m.get("role") == "system")
                         user = "".join(m.get("content", "") for m in msgs if m.get("role") == "user")
-                    elif self.path.rstrip("/").endswith("/completions"):
+                    elif path in ("/v1/completions", "/completions"):
                         prompt = body.get("prompt", "")
                         system, _, user = prompt.partition("\n\n")
                     else:
@@ -275,8 +276,9 @@ class LoopbackServer:
             self._httpd.shutdown()
             self._httpd.server_close()
 
-    def start(self) -> LoopbackServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+    def start(self, port: int = 0) -> LoopbackServer:
+        """Listen on 127.0.0.1:``port`` (0: a free port) in a background thread."""
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
