@@ -1,3 +1,6 @@
+import json
+
+import numpy as np
 import pytest
 
 from iclr24.rdmc.cli import main
@@ -7,10 +10,85 @@ def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "reproduce" in out and "sample" in out and "bench" in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_sample_end_to_end(tmp_path, capsys):
+    out = tmp_path / "s.npz"
+    rc = main(
+        [
+            "sample",
+            "--target",
+            "gmm2d",
+            "--n",
+            "50",
+            "--budget",
+            "200",
+            "--K",
+            "10",
+            "--out",
+            str(out),
+            "--plot",
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    with np.load(out) as f:
+        assert f["samples"].shape == (50, 2)
+        info = json.loads(str(f["info"]))
+    assert info["logp_calls_per_sample"] == 200 and info["grad_calls_per_sample"] == 0
+    assert out.with_suffix(".png").is_file() and out.with_suffix(".json").is_file()
+    assert "mode_tv" in capsys.readouterr().out
+
+
+def test_sample_with_a_user_mixture_file(tmp_path):
+    path = tmp_path / "mix.npz"
+    np.savez(
+        path,
+        means=np.array([[0.0, 0.0], [3.0, 0.0]]),
+        covs=np.array([1.0, 1.0]),
+        weights=np.array([0.5, 0.5]),
+    )
+    assert (
+        main(
+            [
+                "sample",
+                "--target",
+                str(path),
+                "--method",
+                "mala",
+                "--n",
+                "20",
+                "--budget",
+                "40",
+                "--out",
+                str(tmp_path / "out"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert (tmp_path / "out" / "samples.npz").is_file()
+
+
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--target", "banana"], "unknown target"),
+        (["--target", "missing.npz"], "not found"),
+        (["--budget", "5"], "below K"),
+        (["--T", "-1"], "--T must be"),
+    ],
+)
+def test_sample_user_errors_exit_2(tmp_path, capsys, argv, msg):
+    rc = main(["sample", *argv, "--n", "10", "--out", str(tmp_path / "x.npz"), "--quiet"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err

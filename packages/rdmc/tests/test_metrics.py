@@ -9,7 +9,9 @@ from iclr24.rdmc import mmd2, mode_tv, mode_weights, sliced_w2
 def test_mode_tv_known_answer():
     means = torch.tensor([[-1.0, 0.0], [1.0, 0.0]])
     x = torch.tensor([[-0.9, 0.1], [-1.2, 0.0], [-1.0, 3.0], [0.8, 0.0]])
-    assert torch.allclose(mode_weights(x, means), torch.tensor([0.75, 0.25], dtype=torch.float64), atol=1e-10, rtol=1e-8)
+    assert torch.allclose(
+        mode_weights(x, means), torch.tensor([0.75, 0.25], dtype=torch.float64), atol=1e-10, rtol=1e-8
+    )
     assert mode_tv(x, means, torch.tensor([0.5, 0.5])) == pytest.approx(0.25)
     with pytest.raises(ValueError, match="weights must have shape"):
         mode_tv(x, means, torch.tensor([1.0]))

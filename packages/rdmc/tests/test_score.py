@@ -40,7 +40,11 @@ def test_is_score_matches_exact_diffused_gmm_score(gmm, t):
     z, w = _importance(x, t, gmm, 20_000, g)
     m_hat = (w.unsqueeze(-1) * z).sum(1)
     est = score_from_posterior_mean(x, t, m_hat)
-    se = math.exp(-t) / -math.expm1(-2 * t) * ((w.unsqueeze(-1) ** 2) * (z - m_hat.unsqueeze(1)) ** 2).sum(1).sqrt()
+    se = (
+        math.exp(-t)
+        / -math.expm1(-2 * t)
+        * ((w.unsqueeze(-1) ** 2) * (z - m_hat.unsqueeze(1)) ** 2).sum(1).sqrt()
+    )
     err = (est - exact).abs()
     within_tol = (err < 0.05 * (1 + exact.abs())).all(-1)
     assert int(within_tol.sum()) >= 9, (est, exact)
@@ -57,13 +61,20 @@ def test_langevin_estimators_match_exact_score(gmm, method):
     g = torch.Generator().manual_seed(5)
     x = gmm.diffused(t).sample(5, generator=g)
     exact = gmm.diffused_score(x, t)
-    est = score_estimate(x, t, gmm, method, m=2000, n_chains=2000, inner_steps=60, inner_step=0.05, generator=g)
+    est = score_estimate(
+        x, t, gmm, method, m=2000, n_chains=2000, inner_steps=60, inner_step=0.05, generator=g
+    )
     assert ((est - exact).abs() < 0.1 * (1 + exact.abs())).all(), (est, exact)
 
 
 def test_estimator_oracle_counts(gmm, gen):
     x = torch.zeros(7, 2, dtype=torch.float64)
-    expect = {"is": (0, 7 * 30), "ula": (7 * 4 * 6, 0), "is+ula": (7 * 4 * 6, 7 * 30), "mala": (7 * 4 * 7, 7 * 4 * 7)}
+    expect = {
+        "is": (0, 7 * 30),
+        "ula": (7 * 4 * 6, 0),
+        "is+ula": (7 * 4 * 6, 7 * 30),
+        "mala": (7 * 4 * 7, 7 * 4 * 7),
+    }
     for method, (grads, logps) in expect.items():
         ct = CountedTarget(gmm)
         score_estimate(x, 1.0, ct, method, m=30, n_chains=4, inner_steps=6, generator=gen)

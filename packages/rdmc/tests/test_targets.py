@@ -17,7 +17,9 @@ def _full_cov_gmm():
 def test_log_prob_matches_scipy():
     g, means, covs = _full_cov_gmm()
     x = torch.randn(50, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64) * 2
-    ref = np.log(sum(w * multivariate_normal(m, c).pdf(x.numpy()) for w, m, c in zip([0.2, 0.5, 0.3], means, covs)))
+    ref = np.log(
+        sum(w * multivariate_normal(m, c).pdf(x.numpy()) for w, m, c in zip([0.2, 0.5, 0.3], means, covs))
+    )
     np.testing.assert_allclose(g.log_prob(x).numpy(), ref, rtol=1e-10, atol=1e-10)
 
 
@@ -48,7 +50,9 @@ def test_diffused_law_matches_forward_process():
     t = 0.7
     gen = torch.Generator().manual_seed(3)
     x0 = g.sample(400_000, generator=gen)
-    xt = math.exp(-t) * x0 + math.sqrt(1 - math.exp(-2 * t)) * torch.randn(x0.shape, generator=gen, dtype=x0.dtype)
+    xt = math.exp(-t) * x0 + math.sqrt(1 - math.exp(-2 * t)) * torch.randn(
+        x0.shape, generator=gen, dtype=x0.dtype
+    )
     gt = g.diffused(t)
     ref = gt.sample(400_000, generator=gen)
     assert torch.allclose(xt.mean(0), ref.mean(0), atol=0.01, rtol=0)
@@ -61,7 +65,9 @@ def test_diffused_law_matches_forward_process():
 
 def test_builtin_targets():
     assert gmm2d().dim == 2 and gmm10d().dim == 10
-    assert torch.allclose(gmm10d().weights, torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64), atol=1e-10, rtol=1e-8)
+    assert torch.allclose(
+        gmm10d().weights, torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64), atol=1e-10, rtol=1e-8
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Reverse Diffusion Monte Carlo (Huang, Dong, Hao, Ma, Zhang; ICLR 2024)."""
 
-from .data import gmm2d, gmm10d, get_target, load_gaussian_mixture
+from .data import get_target, gmm2d, gmm10d, load_gaussian_mixture
 from .diffusion import (
     exponential_integrator_step,
     posterior_gaussian_params,

@@ -27,19 +27,32 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
 
     out = []
     for method in ("rdmc-is", "rdmc-is+ula", "mala"):
-        out.append(benchmark(job(method), baseline=job("ula"), repeats=repeats, warmup=1,
-                             name=f"{method} (n={n}, {budget} calls/sample)", baseline_name="ula"))
+        out.append(
+            benchmark(
+                job(method),
+                baseline=job("ula"),
+                repeats=repeats,
+                warmup=1,
+                name=f"{method} (n={n}, {budget} calls/sample)",
+                baseline_name="ula",
+            )
+        )
     return out
 
 
 def oracle_table(results: list[BenchResult], n: int = 1000, budget: int = 4000) -> str:
     """Samples/s and oracle calls per sample for the benchmarked samplers."""
     target = gmm2d()
-    lines = ["| sampler | samples/s | gradient calls/sample | log-density calls/sample |", "|---|---|---|---|"]
+    lines = [
+        "| sampler | samples/s | gradient calls/sample | log-density calls/sample |",
+        "|---|---|---|---|",
+    ]
     rows = [(r.name.split(" ")[0], r.median_s) for r in results] + [("ula", results[0].baseline_median_s)]
     for method, med in rows:
         _, info = sample_with_budget(target, method, 10, budget, seed=0)
-        lines.append(f"| {method} | {n / med:,.0f} | {info.grad_calls_per_sample:g} | {info.logp_calls_per_sample:g} |")
+        lines.append(
+            f"| {method} | {n / med:,.0f} | {info.grad_calls_per_sample:g} | {info.logp_calls_per_sample:g} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -65,6 +78,13 @@ def memory_check(n: int = 100_000, K: int = 2, m: int = 200, max_floats: int = 2
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     d = 2
     chunk = max(1, max_floats // (m * d))
-    return MemoryCheck(n=n, m=m, d=d, max_floats=max_floats, chunk_bytes=min(chunk, n) * m * d * 8,
-                       unchunked_bytes=n * m * d * 8, rss_growth_bytes=after - before, seconds=info.seconds)
-
+    return MemoryCheck(
+        n=n,
+        m=m,
+        d=d,
+        max_floats=max_floats,
+        chunk_bytes=min(chunk, n) * m * d * 8,
+        unchunked_bytes=n * m * d * 8,
+        rss_growth_bytes=after - before,
+        seconds=info.seconds,
+    )

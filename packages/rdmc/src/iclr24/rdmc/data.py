@@ -17,8 +17,11 @@ def gmm2d() -> GaussianMixture:
     """The spec's 2-D four-mode mixture: means (±4, ±4), Σ = 0.5 I, unequal weights (.1, .2, .3, .4) for the
     means (-4,-4), (-4,4), (4,-4), (4,4)."""
     means = torch.tensor([[-4.0, -4.0], [-4.0, 4.0], [4.0, -4.0], [4.0, 4.0]], dtype=torch.float64)
-    return GaussianMixture(means, torch.full((4,), 0.5, dtype=torch.float64),
-                           torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64))
+    return GaussianMixture(
+        means,
+        torch.full((4,), 0.5, dtype=torch.float64),
+        torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64),
+    )
 
 
 def gmm10d() -> GaussianMixture:
@@ -38,7 +41,9 @@ def get_target(name: str) -> GaussianMixture:
     if isinstance(name, str | os.PathLike) and str(name).endswith(".npz"):
         return load_gaussian_mixture(name)
     if name not in TARGETS:
-        raise ValueError(f"unknown target {name!r}; choose one of {', '.join(TARGETS)} or give a mixture .npz file")
+        raise ValueError(
+            f"unknown target {name!r}; choose one of {', '.join(TARGETS)} or give a mixture .npz file"
+        )
     return TARGETS[name]()
 
 
@@ -47,10 +52,13 @@ def load_gaussian_mixture(path: str | os.PathLike) -> GaussianMixture:
     ``weights`` (K,)."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"mixture file {p} not found; save one with np.savez(path, means=..., covs=..., "
-                                "weights=...)")
+        raise FileNotFoundError(
+            f"mixture file {p} not found; save one with np.savez(path, means=..., covs=..., weights=...)"
+        )
     with np.load(p) as f:
         missing = [k for k in ("means", "covs", "weights") if k not in f.files]
         if missing:
-            raise ValueError(f"{p} lacks array(s) {', '.join(missing)}; it has {', '.join(f.files) or 'none'}")
+            raise ValueError(
+                f"{p} lacks array(s) {', '.join(missing)}; it has {', '.join(f.files) or 'none'}"
+            )
         return GaussianMixture(f["means"], f["covs"], f["weights"])

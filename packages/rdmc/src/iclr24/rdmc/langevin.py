@@ -28,8 +28,18 @@ def langevin_steps_for_budget(method: str, budget: int) -> int:
     raise ValueError(f"method must be 'ula' or 'mala', got {method!r}")
 
 
-def _init(target: Target, n: int, step_size: float, steps: int, x_init, init_std: float, seed: int,
-          dim: int | None, dtype: torch.dtype, device) -> tuple[Tensor, torch.Generator]:
+def _init(
+    target: Target,
+    n: int,
+    step_size: float,
+    steps: int,
+    x_init,
+    init_std: float,
+    seed: int,
+    dim: int | None,
+    dtype: torch.dtype,
+    device,
+) -> tuple[Tensor, torch.Generator]:
     check_target(target)
     _positive_int("n", n)
     _positive_int("steps", steps, 0)
@@ -46,9 +56,19 @@ def _init(target: Target, n: int, step_size: float, steps: int, x_init, init_std
     return float(init_std) * torch.randn(n, d, generator=gen, dtype=dtype, device=device), gen
 
 
-def ula(target: Target, n: int, steps: int, step_size: float = 0.05, *, x_init: Tensor | None = None,
-        init_std: float = 1.0, seed: int = 0, dim: int | None = None, dtype: torch.dtype = torch.float64,
-        device: str | torch.device = "cpu") -> tuple[Tensor, SampleInfo]:
+def ula(
+    target: Target,
+    n: int,
+    steps: int,
+    step_size: float = 0.05,
+    *,
+    x_init: Tensor | None = None,
+    init_std: float = 1.0,
+    seed: int = 0,
+    dim: int | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: str | torch.device = "cpu",
+) -> tuple[Tensor, SampleInfo]:
     """Unadjusted Langevin: ``steps`` steps of x ← x + h∇ln p*(x) + sqrt(2h)ξ from N(0, init_std² I) (or
     ``x_init``), ``n`` chains in parallel. Returns the last iterates ``(n, d)`` and a ``SampleInfo`` with exactly
     ``n·steps`` gradient calls."""
@@ -58,16 +78,35 @@ def ula(target: Target, n: int, steps: int, step_size: float = 0.05, *, x_init: 
     t0 = time.perf_counter()
     with torch.no_grad():
         for _ in range(steps):
-            x = x + h * counted.grad_log_prob(x) + math.sqrt(2 * h) * torch.randn(
-                x.shape, generator=gen, dtype=dtype, device=device)
-    info = SampleInfo(method="ula", n=n, grad_calls=counted.grad_calls, logp_calls=counted.logp_calls,
-                      seconds=time.perf_counter() - t0, config=dict(steps=steps, step_size=h, seed=seed))
+            x = (
+                x
+                + h * counted.grad_log_prob(x)
+                + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
+            )
+    info = SampleInfo(
+        method="ula",
+        n=n,
+        grad_calls=counted.grad_calls,
+        logp_calls=counted.logp_calls,
+        seconds=time.perf_counter() - t0,
+        config=dict(steps=steps, step_size=h, seed=seed),
+    )
     return x, info
 
 
-def mala(target: Target, n: int, steps: int, step_size: float = 0.1, *, x_init: Tensor | None = None,
-         init_std: float = 1.0, seed: int = 0, dim: int | None = None, dtype: torch.dtype = torch.float64,
-         device: str | torch.device = "cpu") -> tuple[Tensor, SampleInfo]:
+def mala(
+    target: Target,
+    n: int,
+    steps: int,
+    step_size: float = 0.1,
+    *,
+    x_init: Tensor | None = None,
+    init_std: float = 1.0,
+    seed: int = 0,
+    dim: int | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: str | torch.device = "cpu",
+) -> tuple[Tensor, SampleInfo]:
     """Metropolis-adjusted Langevin: ULA proposals y = x + h∇ln p*(x) + sqrt(2h)ξ accepted with probability
     min(1, p*(y) N(x; y + h∇ln p*(y), 2h) / (p*(x) N(y; x + h∇ln p*(x), 2h))). ``n·(steps+1)`` gradient and
     log-density calls; ``info.extras["acceptance_rate"]``."""
@@ -81,12 +120,20 @@ def mala(target: Target, n: int, steps: int, step_size: float = 0.1, *, x_init: 
         for _ in range(steps):
             y = x + h * g + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
             lpy, gy = counted.log_prob(y), counted.grad_log_prob(y)
-            log_alpha = lpy - lp + (((y - x - h * g) ** 2).sum(-1) - ((x - y - h * gy) ** 2).sum(-1)) / (4 * h)
+            log_alpha = (
+                lpy - lp + (((y - x - h * g) ** 2).sum(-1) - ((x - y - h * gy) ** 2).sum(-1)) / (4 * h)
+            )
             acc = torch.log(torch.rand(n, generator=gen, dtype=dtype, device=device)) < log_alpha
             acc_total += float(acc.to(dtype).mean())
             a = acc.unsqueeze(-1)
             x, g, lp = torch.where(a, y, x), torch.where(a, gy, g), torch.where(acc, lpy, lp)
-    info = SampleInfo(method="mala", n=n, grad_calls=counted.grad_calls, logp_calls=counted.logp_calls,
-                      seconds=time.perf_counter() - t0, config=dict(steps=steps, step_size=h, seed=seed),
-                      extras={"acceptance_rate": acc_total / steps if steps else float("nan")})
+    info = SampleInfo(
+        method="mala",
+        n=n,
+        grad_calls=counted.grad_calls,
+        logp_calls=counted.logp_calls,
+        seconds=time.perf_counter() - t0,
+        config=dict(steps=steps, step_size=h, seed=seed),
+        extras={"acceptance_rate": acc_total / steps if steps else float("nan")},
+    )
     return x, info

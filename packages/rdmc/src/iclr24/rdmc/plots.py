@@ -25,8 +25,13 @@ def _save(fig, path: str | os.PathLike) -> Path:
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def plot_samples(target: GaussianMixture, samples: dict[str, torch.Tensor], path: str | os.PathLike,
-                 titles: dict[str, str] | None = None, lim: float = 7.5) -> Path:
+def plot_samples(
+    target: GaussianMixture,
+    samples: dict[str, torch.Tensor],
+    path: str | os.PathLike,
+    titles: dict[str, str] | None = None,
+    lim: float = 7.5,
+) -> Path:
     """One panel per sampler: its samples (first two coordinates) over the contours of the target's density."""
     import matplotlib
 
@@ -43,7 +48,13 @@ def plot_samples(target: GaussianMixture, samples: dict[str, torch.Tensor], path
     for ax, (name, x) in zip(axes[0], samples.items()):
         ax.contour(gx.numpy(), gy.numpy(), dens, levels=8, colors="0.6", linewidths=0.7)
         xs = np.asarray(x[:, :2])
-        ax.scatter(xs[:, 0], xs[:, 1], s=2, alpha=0.5, color="C0" if name.startswith("rdmc") else "C3")
+        ax.scatter(
+            xs[:, 0],
+            xs[:, 1],
+            s=2,
+            alpha=0.5,
+            color="C0" if name.startswith("rdmc") else "0.2" if name == "exact" else "C3",
+        )
         ax.set_title((titles or {}).get(name, name), fontsize=9)
         ax.set_xlim(-lim, lim)
         ax.set_ylim(-lim, lim)
@@ -53,8 +64,12 @@ def plot_samples(target: GaussianMixture, samples: dict[str, torch.Tensor], path
     return _save(fig, path)
 
 
-def plot_budget_curve(budgets: list[int], curves: dict[str, dict[str, list[float]]], path: str | os.PathLike,
-                      metrics: tuple[str, ...] = ("mode_tv", "mmd2")) -> Path:
+def plot_budget_curve(
+    budgets: list[int],
+    curves: dict[str, dict[str, list[float]]],
+    path: str | os.PathLike,
+    metrics: tuple[str, ...] = ("mode_tv", "mmd2"),
+) -> Path:
     """Error versus oracle calls per sample on log axes; ``curves[method][metric]`` = mean over seeds per budget."""
     import matplotlib
 
@@ -68,7 +83,7 @@ def plot_budget_curve(budgets: list[int], curves: dict[str, dict[str, list[float
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("oracle calls per sample (gradient + log-density)")
-        ax.set_ylabel(metric.replace("_", "-").replace("mmd2", "MMD²"))
+        ax.set_ylabel({"mode_tv": "mode-TV", "mmd2": "MMD²", "sliced_w2": "sliced W2"}.get(metric, metric))
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=8)
     return _save(fig, path)

@@ -47,15 +47,24 @@ def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetS
     s, k = settings, settings.K
     if method == "rdmc-is":
         if budget < k:
-            raise ValueError(f"budget {budget} is below K = {k} (one proposal per outer step); raise it or lower K")
+            raise ValueError(
+                f"budget {budget} is below K = {k} (one proposal per outer step); raise it or lower K"
+            )
         return dict(T=s.T, K=k, estimator="is", m=budget // k)
     if method == "rdmc-is+ula":
         half = budget // (2 * k)
         if half < 1:
             raise ValueError(f"budget {budget} is below 2K = {2 * k}; raise it or lower K")
         steps = min(s.inner_steps, half)
-        return dict(T=s.T, K=k, estimator="is+ula", m=half, n_chains=max(1, half // steps), inner_steps=steps,
-                    inner_step=s.inner_step)
+        return dict(
+            T=s.T,
+            K=k,
+            estimator="is+ula",
+            m=half,
+            n_chains=max(1, half // steps),
+            inner_steps=steps,
+            inner_step=s.inner_step,
+        )
     if method == "ula":
         return dict(steps=langevin_steps_for_budget("ula", budget), step_size=s.ula_step)
     if budget < 4:
@@ -63,8 +72,15 @@ def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetS
     return dict(steps=langevin_steps_for_budget("mala", budget), step_size=s.mala_step)
 
 
-def sample_with_budget(target: Target, method: str, n: int, budget: int, seed: int = 0,
-                       settings: BudgetSettings = BudgetSettings(), **kwargs) -> tuple[Tensor, SampleInfo]:
+def sample_with_budget(
+    target: Target,
+    method: str,
+    n: int,
+    budget: int,
+    seed: int = 0,
+    settings: BudgetSettings = BudgetSettings(),
+    **kwargs,
+) -> tuple[Tensor, SampleInfo]:
     """Draw ``n`` samples with ``method`` at ``budget`` oracle calls per sample. Extra ``kwargs`` go to the sampler."""
     kw = {**budget_settings(method, budget, settings), **kwargs}
     if method.startswith("rdmc"):

@@ -45,11 +45,20 @@ FULL = ComparisonConfig(curve_budgets=(250, 500, 1000, 2000, 4000, 8000, 16000),
 
 
 def _evaluate(x: torch.Tensor, target: GaussianMixture, ref: torch.Tensor) -> dict:
-    return {"mode_tv": mode_tv(x, target.means, target.weights), "mmd2": mmd2(x, ref), "sliced_w2": sliced_w2(x, ref)}
+    return {
+        "mode_tv": mode_tv(x, target.means, target.weights),
+        "mmd2": mmd2(x, ref),
+        "sliced_w2": sliced_w2(x, ref),
+    }
 
 
-def compare_at_budget(target: GaussianMixture, cfg: ComparisonConfig, budget: int, base_seed: int = 0,
-                      show_progress: bool = False) -> tuple[dict[str, list[dict]], dict[str, torch.Tensor]]:
+def compare_at_budget(
+    target: GaussianMixture,
+    cfg: ComparisonConfig,
+    budget: int,
+    base_seed: int = 0,
+    show_progress: bool = False,
+) -> tuple[dict[str, list[dict]], dict[str, torch.Tensor]]:
     """Run every method of ``cfg`` at ``budget`` for each seed. Returns per-method lists of per-seed records
     (metrics, oracle calls per sample, seconds) and the seed-0 samples of each method (for plots)."""
     results: dict[str, list[dict]] = {m: [] for m in cfg.methods}
@@ -59,8 +68,13 @@ def compare_at_budget(target: GaussianMixture, cfg: ComparisonConfig, budget: in
         s = base_seed + seed
         ref = target.sample(cfg.n_ref, generator=torch.Generator().manual_seed(10_000 + s))
         x, info = sample_with_budget(target, method, cfg.n, budget, seed=s, settings=cfg.settings)
-        rec = {"seed": s, **_evaluate(x, target, ref), "grad_calls_per_sample": info.grad_calls_per_sample,
-               "logp_calls_per_sample": info.logp_calls_per_sample, "seconds": info.seconds}
+        rec = {
+            "seed": s,
+            **_evaluate(x, target, ref),
+            "grad_calls_per_sample": info.grad_calls_per_sample,
+            "logp_calls_per_sample": info.logp_calls_per_sample,
+            "seconds": info.seconds,
+        }
         if "acceptance_rate" in info.extras:
             rec["acceptance_rate"] = info.extras["acceptance_rate"]
         results[method].append(rec)
@@ -77,43 +91,94 @@ def _std(recs: list[dict], key: str) -> float:
 
 
 def _summary(results: dict[str, list[dict]]) -> dict:
-    return {m: {k: _mean(r, k) for k in ("mode_tv", "mmd2", "sliced_w2", "grad_calls_per_sample",
-                                          "logp_calls_per_sample", "seconds")}
-            | {"mode_tv_std": _std(r, "mode_tv"), "mmd2_std": _std(r, "mmd2")} for m, r in results.items()}
+    return {
+        m: {
+            k: _mean(r, k)
+            for k in (
+                "mode_tv",
+                "mmd2",
+                "sliced_w2",
+                "grad_calls_per_sample",
+                "logp_calls_per_sample",
+                "seconds",
+            )
+        }
+        | {"mode_tv_std": _std(r, "mode_tv"), "mmd2_std": _std(r, "mmd2")}
+        for m, r in results.items()
+    }
 
 
 def run(config: RunConfig) -> list[Claim]:
     cfg: ComparisonConfig = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
     target = get_target(cfg.target)
     t0 = time.perf_counter()
-    results, first = compare_at_budget(target, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress)
+    results, first = compare_at_budget(
+        target, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress
+    )
     seconds = time.perf_counter() - t0
     summ = _summary(results)
     budgets = {m: budget_settings(m, cfg.budget, cfg.settings) for m in cfg.methods}
-    common = {"mode": config.mode, "config": asdict(cfg), "sampler_settings": budgets, "per_seed": results,
-              "summary": summ}
+    common = {
+        "mode": config.mode,
+        "config": asdict(cfg),
+        "sampler_settings": budgets,
+        "per_seed": results,
+        "summary": summ,
+    }
     from .plots import plot_budget_curve, plot_samples
 
-    titles = {m: f"{m}: mode-TV {first_tv:.3f}" for m, first_tv in
-              ((m, results[m][0]["mode_tv"]) for m in cfg.methods)}
-    scatter = plot_samples(target, {"exact": target.sample(cfg.n, generator=torch.Generator().manual_seed(7)),
-                                    **first}, config.out / "samples_vs_target.png", titles=titles)
+    titles = {
+        m: f"{m}: mode-TV {first_tv:.3f}"
+        for m, first_tv in ((m, results[m][0]["mode_tv"]) for m in cfg.methods)
+    }
+    scatter = plot_samples(
+        target,
+        {"exact": target.sample(cfg.n, generator=torch.Generator().manual_seed(7)), **first},
+        config.out / "samples_vs_target.png",
+        titles=titles,
+    )
     arts = [config.artifact(scatter)]
 
     def claim(name: str, metric: str, ours: str, base: str, rule: str, **variables: float) -> Claim:
-        return Claim(paper="rdmc", claim=name, metric=f"{metric} (mean of {len(cfg.seeds)} seeds, {cfg.budget} "
-                     "oracle calls/sample)", ours=summ[ours][metric], baseline_name=base,
-                     baseline=summ[base][metric], rule=rule, seconds=seconds, details=common, artifacts=arts,
-                     variables=variables)
+        return Claim(
+            paper="rdmc",
+            claim=name,
+            metric=f"{metric} (mean of {len(cfg.seeds)} seeds, {cfg.budget} oracle calls/sample)",
+            ours=summ[ours][metric],
+            baseline_name=base,
+            baseline=summ[base][metric],
+            rule=rule,
+            seconds=seconds,
+            details=common,
+            artifacts=arts,
+            variables=variables,
+        )
 
     claims = [
-        claim("rdMC-IS recovers the mode weights: mode-TV <= 0.08 and <= 0.5x ULA's at equal budget", "mode_tv",
-              "rdmc-is", "ula", "ours <= 0.08 and ours <= 0.5 * baseline"),
-        claim("rdMC-IS MMD^2 <= 0.3x ULA's at equal budget", "mmd2", "rdmc-is", "ula", "ours <= 0.3 * baseline"),
-        claim("rdMC-IS mode-TV <= 0.5x MALA's at equal budget", "mode_tv", "rdmc-is", "mala",
-              "ours <= 0.5 * baseline"),
-        claim("rdMC with IS-initialised ULA inner chains (paper's MCMC variant): mode-TV <= 0.08 and <= 0.5x ULA's",
-              "mode_tv", "rdmc-is+ula", "ula", "ours <= 0.08 and ours <= 0.5 * baseline"),
+        claim(
+            "rdMC-IS recovers the mode weights: mode-TV <= 0.08 and <= 0.5x ULA's at equal budget",
+            "mode_tv",
+            "rdmc-is",
+            "ula",
+            "ours <= 0.08 and ours <= 0.5 * baseline",
+        ),
+        claim(
+            "rdMC-IS MMD^2 <= 0.3x ULA's at equal budget", "mmd2", "rdmc-is", "ula", "ours <= 0.3 * baseline"
+        ),
+        claim(
+            "rdMC-IS mode-TV <= 0.5x MALA's at equal budget",
+            "mode_tv",
+            "rdmc-is",
+            "mala",
+            "ours <= 0.5 * baseline",
+        ),
+        claim(
+            "rdMC with IS-initialised ULA inner chains (paper's MCMC variant): mode-TV <= 0.08 and <= 0.5x ULA's",
+            "mode_tv",
+            "rdmc-is+ula",
+            "ula",
+            "ours <= 0.08 and ours <= 0.5 * baseline",
+        ),
     ]
     if cfg.curve_budgets:
         t1 = time.perf_counter()
@@ -127,27 +192,50 @@ def run(config: RunConfig) -> list[Claim]:
                     curves[m][k].append(per_budget[str(b)][m][k])
         curve_png = plot_budget_curve(list(cfg.curve_budgets), curves, config.out / "error_vs_budget.png")
         best = {m: min(curves[m]["mode_tv"]) for m in cfg.methods}
-        claims.append(Claim(
-            paper="rdmc", claim="Error vs budget: rdMC-IS plateaus lower than ULA (best mode-TV over budgets "
-            f"{cfg.curve_budgets[0]}..{cfg.curve_budgets[-1]})", metric="best mode-TV over the budget grid",
-            ours=best["rdmc-is"], baseline_name="ula", baseline=best["ula"], rule="ours <= 0.5 * baseline",
-            seconds=time.perf_counter() - t1, details={"budgets": list(cfg.curve_budgets), "curves": curves,
-                                                       "per_budget": per_budget, "best_mala": best["mala"]},
-            artifacts=[config.artifact(curve_png)]))
+        claims.append(
+            Claim(
+                paper="rdmc",
+                claim="Error vs budget: rdMC-IS plateaus lower than ULA (best mode-TV over budgets "
+                f"{cfg.curve_budgets[0]}..{cfg.curve_budgets[-1]})",
+                metric="best mode-TV over the budget grid",
+                ours=best["rdmc-is"],
+                baseline_name="ula",
+                baseline=best["ula"],
+                rule="ours <= 0.5 * baseline",
+                seconds=time.perf_counter() - t1,
+                details={
+                    "budgets": list(cfg.curve_budgets),
+                    "curves": curves,
+                    "per_budget": per_budget,
+                    "best_mala": best["mala"],
+                },
+                artifacts=[config.artifact(curve_png)],
+            )
+        )
     if cfg.high_dim_target:
         t1 = time.perf_counter()
         hd = get_target(cfg.high_dim_target)
-        res, hd_first = compare_at_budget(hd, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress)
+        res, hd_first = compare_at_budget(
+            hd, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress
+        )
         hs = _summary(res)
         hd_png = plot_samples(hd, hd_first, config.out / "samples_10d.png")
         best_rdmc = min(("rdmc-is", "rdmc-is+ula"), key=lambda m: hs[m]["mode_tv"])
-        claims.append(Claim(
-            paper="rdmc", claim=f"10-D mixture (stretch goal, no calibrated margin): best rdMC variant ({best_rdmc}) "
-            "vs ULA, reported as measured", metric=f"mode_tv (mean of {len(cfg.seeds)} seeds)",
-            ours=hs[best_rdmc]["mode_tv"], baseline_name="ula", baseline=hs["ula"]["mode_tv"],
-            rule="ours <= baseline", seconds=time.perf_counter() - t1,
-            details={"target": cfg.high_dim_target, "summary": hs, "per_seed": res},
-            artifacts=[config.artifact(hd_png)]))
+        claims.append(
+            Claim(
+                paper="rdmc",
+                claim=f"10-D mixture (stretch goal, no calibrated margin): best rdMC variant ({best_rdmc}) "
+                "vs ULA, reported as measured",
+                metric=f"mode_tv (mean of {len(cfg.seeds)} seeds)",
+                ours=hs[best_rdmc]["mode_tv"],
+                baseline_name="ula",
+                baseline=hs["ula"]["mode_tv"],
+                rule="ours <= baseline",
+                seconds=time.perf_counter() - t1,
+                details={"target": cfg.high_dim_target, "summary": hs, "per_seed": res},
+                artifacts=[config.artifact(hd_png)],
+            )
+        )
     return claims
 
 

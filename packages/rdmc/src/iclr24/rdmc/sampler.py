@@ -50,8 +50,11 @@ class SampleInfo:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.update(grad_calls_per_sample=self.grad_calls_per_sample, logp_calls_per_sample=self.logp_calls_per_sample,
-                 calls_per_sample=self.calls_per_sample)
+        d.update(
+            grad_calls_per_sample=self.grad_calls_per_sample,
+            logp_calls_per_sample=self.logp_calls_per_sample,
+            calls_per_sample=self.calls_per_sample,
+        )
         return d
 
 
@@ -79,12 +82,29 @@ def _check_x_init(x_init: Any, n: int, d: int, dtype: torch.dtype, device: str |
     return x
 
 
-def rdmc_sample(target: Target, n: int, T: float = 2.0, K: int = 20, estimator: str = "is", *, m: int = 200,
-                n_chains: int = 10, inner_steps: int = 20, inner_step: float = 0.05, lipschitz: float | None = None,
-                warm_start_steps: int = 0, warm_start_step: float | None = None, delta: float | None = None,
-                denoise: bool = False, x_init: Tensor | None = None, seed: int = 0, dim: int | None = None,
-                dtype: torch.dtype = torch.float64, device: str | torch.device = "cpu",
-                max_floats: int = 2**24) -> tuple[Tensor, SampleInfo]:
+def rdmc_sample(
+    target: Target,
+    n: int,
+    T: float = 2.0,
+    K: int = 20,
+    estimator: str = "is",
+    *,
+    m: int = 200,
+    n_chains: int = 10,
+    inner_steps: int = 20,
+    inner_step: float = 0.05,
+    lipschitz: float | None = None,
+    warm_start_steps: int = 0,
+    warm_start_step: float | None = None,
+    delta: float | None = None,
+    denoise: bool = False,
+    x_init: Tensor | None = None,
+    seed: int = 0,
+    dim: int | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: str | torch.device = "cpu",
+    max_floats: int = 2**22,
+) -> tuple[Tensor, SampleInfo]:
     """Draw ``n`` samples from ``target`` with rdMC (Alg. 1). Returns ``(samples (n, d), SampleInfo)``.
 
     1. Initial law p̂_T: ``x_init`` when given (e.g. exact draws of p_T), else N(0, (1-e^{-2T}) I); then
@@ -117,7 +137,9 @@ def rdmc_sample(target: Target, n: int, T: float = 2.0, K: int = 20, estimator: 
         if not 0 < delta < T:
             raise ValueError(f"delta (early-stopping time) must satisfy 0 < delta < T = {T}, got {delta}")
     if denoise and delta is None:
-        raise ValueError("denoise=True needs an early-stopping time delta > 0 (the Tweedie mean at t=0 is undefined)")
+        raise ValueError(
+            "denoise=True needs an early-stopping time delta > 0 (the Tweedie mean at t=0 is undefined)"
+        )
     if estimator == "exact" and not callable(getattr(target, "diffused_score", None)):
         raise ValueError("estimator='exact' needs a target with diffused_score(x, t) (e.g. GaussianMixture)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -125,15 +147,19 @@ def rdmc_sample(target: Target, n: int, T: float = 2.0, K: int = 20, estimator: 
     d = _resolve_dim(target, dim, None if x_init is None else torch.as_tensor(x_init))
     counted = CountedTarget(target)
     gen = torch.Generator(device=device).manual_seed(seed)
-    per_particle = {"is": m, "is+ula": max(m, n_chains), "ula": n_chains, "mala": n_chains, "exact": 1}[estimator]
+    per_particle = {"is": m, "is+ula": max(m, n_chains), "ula": n_chains, "mala": n_chains, "exact": 1}[
+        estimator
+    ]
     chunk = max(1, max_floats // (int(per_particle) * d))
     opts = dict(m=m, n_chains=n_chains, inner_steps=inner_steps, inner_step=inner_step, lipschitz=lipschitz)
 
     def score(x: Tensor, t: float) -> Tensor:
         if estimator == "exact":
             return target.diffused_score(x, t).to(x)
-        parts = [score_estimate(x[i : i + chunk], t, counted, estimator, generator=gen, **opts)
-                 for i in range(0, x.shape[0], chunk)]
+        parts = [
+            score_estimate(x[i : i + chunk], t, counted, estimator, generator=gen, **opts)
+            for i in range(0, x.shape[0], chunk)
+        ]
         return torch.cat(parts, 0)
 
     t0 = time.perf_counter()
@@ -146,8 +172,11 @@ def rdmc_sample(target: Target, n: int, T: float = 2.0, K: int = 20, estimator: 
         if warm_start_steps and not (h > 0 and math.isfinite(h)):
             raise ValueError(f"warm_start_step must be a finite number > 0, got {warm_start_step}")
         for _ in range(warm_start_steps):  # ULA on p_T driven by the estimated score
-            x = x + h * score(x, T) + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype,
-                                                                     device=device)
+            x = (
+                x
+                + h * score(x, T)
+                + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
+            )
         times = reverse_time_grid(T, K, delta)
         for k in range(K):
             eta = times[k] - times[k + 1]
@@ -164,8 +193,20 @@ def rdmc_sample(target: Target, n: int, T: float = 2.0, K: int = 20, estimator: 
             "or a smaller inner_step"
         )
     info = SampleInfo(
-        method=f"rdmc-{estimator}", n=n, grad_calls=counted.grad_calls, logp_calls=counted.logp_calls, seconds=seconds,
-        config=dict(T=T, K=K, estimator=estimator, warm_start_steps=warm_start_steps, delta=delta, denoise=denoise,
-                    seed=seed, **opts),
+        method=f"rdmc-{estimator}",
+        n=n,
+        grad_calls=counted.grad_calls,
+        logp_calls=counted.logp_calls,
+        seconds=seconds,
+        config=dict(
+            T=T,
+            K=K,
+            estimator=estimator,
+            warm_start_steps=warm_start_steps,
+            delta=delta,
+            denoise=denoise,
+            seed=seed,
+            **opts,
+        ),
     )
     return x, info

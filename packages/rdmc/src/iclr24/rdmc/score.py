@@ -42,7 +42,9 @@ def _check_int(name: str, v: object, minimum: int) -> int:
     return v
 
 
-def _importance(x: Tensor, t: float, target: Target, m: int, gen: torch.Generator | None) -> tuple[Tensor, Tensor]:
+def _importance(
+    x: Tensor, t: float, target: Target, m: int, gen: torch.Generator | None
+) -> tuple[Tensor, Tensor]:
     """m proposals z ~ N(e^{t}x, (e^{2t}-1)I) per particle ``(N, m, d)`` and their normalised weights ``(N, m)``."""
     mean, var = posterior_gaussian_params(x, t)
     z = mean.unsqueeze(1) + math.sqrt(var) * torch.randn(
@@ -58,8 +60,16 @@ def _importance(x: Tensor, t: float, target: Target, m: int, gen: torch.Generato
     return z, torch.softmax(logw, dim=-1)  # log-sum-exp normalisation
 
 
-def _langevin_chains(z: Tensor, x: Tensor, t: float, target: Target, steps: int, tau: float, mala: bool,
-                     gen: torch.Generator | None) -> tuple[Tensor, float]:
+def _langevin_chains(
+    z: Tensor,
+    x: Tensor,
+    t: float,
+    target: Target,
+    steps: int,
+    tau: float,
+    mala: bool,
+    gen: torch.Generator | None,
+) -> tuple[Tensor, float]:
     """Run ``steps`` ULA/MALA steps on q_t(·|x) for chains ``z`` ``(N, n, d)``; return the mean of the second half of
     the iterates ``(N, d)`` and the acceptance rate (1.0 for ULA)."""
     xb = x.unsqueeze(1)
@@ -100,9 +110,19 @@ def _langevin_chains(z: Tensor, x: Tensor, t: float, target: Target, steps: int,
     return m_hat, float(acc_sum / n_acc) if mala else 1.0
 
 
-def posterior_mean_estimate(x: Tensor, t: float, target: Target, method: str = "is", *, m: int = 200,
-                            n_chains: int = 10, inner_steps: int = 20, inner_step: float = 0.05,
-                            lipschitz: float | None = None, generator: torch.Generator | None = None) -> Tensor:
+def posterior_mean_estimate(
+    x: Tensor,
+    t: float,
+    target: Target,
+    method: str = "is",
+    *,
+    m: int = 200,
+    n_chains: int = 10,
+    inner_steps: int = 20,
+    inner_step: float = 0.05,
+    lipschitz: float | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
     """Monte Carlo estimate of m_t(x) = E_{q_t(·|x)}[x0], ``(N, d) -> (N, d)``. See the module docstring."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -140,9 +160,19 @@ def posterior_mean_estimate(x: Tensor, t: float, target: Target, method: str = "
     return m_hat
 
 
-def score_estimate(x: Tensor, t: float, target: Target, method: str = "is", *, m: int = 200, n_chains: int = 10,
-                   inner_steps: int = 20, inner_step: float = 0.05, lipschitz: float | None = None,
-                   generator: torch.Generator | None = None) -> Tensor:
+def score_estimate(
+    x: Tensor,
+    t: float,
+    target: Target,
+    method: str = "is",
+    *,
+    m: int = 200,
+    n_chains: int = 10,
+    inner_steps: int = 20,
+    inner_step: float = 0.05,
+    lipschitz: float | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
     """ŝ(x, t) ≈ ∇ln p_t(x) = -(x - e^{-t} m̂_t(x)) / (1 - e^{-2t}), ``(N, d) -> (N, d)`` (spec §2, Tweedie).
 
     ``method``: ``"is"`` | ``"ula"`` | ``"is+ula"`` | ``"mala"`` (see the module docstring for what each costs).
@@ -150,6 +180,16 @@ def score_estimate(x: Tensor, t: float, target: Target, method: str = "is", *, m
     chains (the step is clipped to ½·min(1/L, e^{2t}-1) with L = ``lipschitz`` when given). Wrap ``target`` in
     ``CountedTarget`` to count the oracle calls.
     """
-    m_hat = posterior_mean_estimate(x, t, target, method, m=m, n_chains=n_chains, inner_steps=inner_steps,
-                                    inner_step=inner_step, lipschitz=lipschitz, generator=generator)
+    m_hat = posterior_mean_estimate(
+        x,
+        t,
+        target,
+        method,
+        m=m,
+        n_chains=n_chains,
+        inner_steps=inner_steps,
+        inner_step=inner_step,
+        lipschitz=lipschitz,
+        generator=generator,
+    )
     return score_from_posterior_mean(x, t, m_hat)

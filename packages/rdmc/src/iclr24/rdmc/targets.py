@@ -62,7 +62,9 @@ class GaussianMixture:
     are given.
     """
 
-    def __init__(self, means: object, covs: object, weights: object, *, dtype: torch.dtype | None = None) -> None:
+    def __init__(
+        self, means: object, covs: object, weights: object, *, dtype: torch.dtype | None = None
+    ) -> None:
         mu = _as_tensor(means, dtype, "means")
         dtype = mu.dtype
         if mu.ndim != 2 or mu.shape[0] < 1 or mu.shape[1] < 1:
@@ -80,13 +82,17 @@ class GaussianMixture:
             )
         w = _as_tensor(weights, dtype, "weights")
         if w.shape != (k,):
-            raise ValueError(f"weights must have shape ({k},) to match means of shape ({k}, {d}), got {tuple(w.shape)}")
+            raise ValueError(
+                f"weights must have shape ({k},) to match means of shape ({k}, {d}), got {tuple(w.shape)}"
+            )
         if not (torch.isfinite(mu).all() and torch.isfinite(cov).all() and torch.isfinite(w).all()):
             raise ValueError("means, covs and weights must be finite")
         if (w < 0).any():
             raise ValueError(f"weights must be non-negative, got {w.tolist()}")
         if abs(float(w.sum()) - 1.0) > 1e-6:
-            raise ValueError(f"weights must sum to 1, got sum {float(w.sum()):.6g}; normalise them (w / w.sum())")
+            raise ValueError(
+                f"weights must sum to 1, got sum {float(w.sum()):.6g}; normalise them (w / w.sum())"
+            )
         if not torch.allclose(cov, cov.transpose(-1, -2), atol=1e-10, rtol=1e-8):
             raise ValueError("covs must be symmetric positive definite matrices; got a non-symmetric one")
         chol, info = torch.linalg.cholesky_ex(cov)
@@ -161,8 +167,13 @@ class GaussianMixture:
 class FunctionTarget:
     """Wrap plain functions as a ``Target``. Without ``grad_log_prob`` the gradient comes from autograd."""
 
-    def __init__(self, log_prob: Callable[[Tensor], Tensor], grad_log_prob: Callable[[Tensor], Tensor] | None = None,
-                 *, dim: int | None = None) -> None:
+    def __init__(
+        self,
+        log_prob: Callable[[Tensor], Tensor],
+        grad_log_prob: Callable[[Tensor], Tensor] | None = None,
+        *,
+        dim: int | None = None,
+    ) -> None:
         if not callable(log_prob) or (grad_log_prob is not None and not callable(grad_log_prob)):
             raise ValueError("log_prob (and grad_log_prob, when given) must be callables on (..., d) tensors")
         self._lp, self._grad, self.dim = log_prob, grad_log_prob, dim
@@ -211,7 +222,9 @@ class CountedTarget:
         out = self.target.grad_log_prob(x)
         if not isinstance(out, Tensor) or out.shape != x.shape:
             got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-            raise ValueError(f"target.grad_log_prob must map (..., d) to (..., d): input {tuple(x.shape)} gave {got}")
+            raise ValueError(
+                f"target.grad_log_prob must map (..., d) to (..., d): input {tuple(x.shape)} gave {got}"
+            )
         self.grad_calls += x[..., 0].numel()
         bad = ~torch.isfinite(out).all(-1)
         if bad.any():
