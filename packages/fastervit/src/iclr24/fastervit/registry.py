@@ -129,13 +129,17 @@ def _check_name(name: str) -> None:
 
 def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
     _check_name(name)
-    if pretrained and not kwargs.get("pretrained_cfg_overlay", {}).get("file"):
+    if pretrained and not (kwargs.get("pretrained_cfg_overlay") or {}).get("file"):
         raise ValueError(
             f"{name}: weights are never downloaded here. Pass checkpoint_path='/path/to/{name}.pth.tar' to "
             "timm.create_model (or create_model(..., checkpoint_path=...)), or pretrained_cfg_overlay=dict(file=...)"
         )
     args = dict(VARIANTS[name])
+    if "img_size" in kwargs:  # timm's usual name for the input size
+        kwargs["resolution"] = kwargs.pop("img_size")
     args.update(kwargs)
+    if args.get("pretrained_cfg") is None:  # ours, even if another package re-registered the name
+        args["pretrained_cfg"] = default_cfgs[name].default
     return build_model_with_cfg(
         FasterViT,
         name,
