@@ -40,8 +40,16 @@ def main() -> None:
     params_equal = same_on_all_ranks(torch.cat([p.detach().flatten() for p in model.parameters()]))
     if info.rank == 0:
         with open(sys.argv[1], "w") as f:
-            json.dump({"world": info.world_size, "updates": n_updates, "masks_equal": checks,
-                       "params_equal": params_equal, "ablated": sp.n_ablated()}, f)
+            json.dump(
+                {
+                    "world": info.world_size,
+                    "updates": n_updates,
+                    "masks_equal": checks,
+                    "params_equal": params_equal,
+                    "ablated": sp.n_ablated(),
+                },
+                f,
+            )
     cleanup_distributed()
 
 

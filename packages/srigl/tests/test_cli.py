@@ -26,8 +26,24 @@ def test_bad_argument_exits_2():
 
 def test_train_then_condense_end_to_end(tmp_path, capsys):
     out = tmp_path / "run"
-    rc = main(["train", "--data", "digits", "--method", "srigl", "--sparsity", "0.95", "--epochs", "3",
-               "--delta-t", "10", "--out", str(out), "--quiet"])
+    rc = main(
+        [
+            "train",
+            "--data",
+            "digits",
+            "--method",
+            "srigl",
+            "--sparsity",
+            "0.95",
+            "--epochs",
+            "3",
+            "--delta-t",
+            "10",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     summ = json.loads((out / "train.json").read_text())
     assert summ["invariants_ok"] and summ["accuracy"] > 0.5
@@ -61,8 +77,22 @@ def test_train_on_users_npz(tmp_path):
     x = rng.normal(size=(120, 12)).astype(np.float32)
     y = (x[:, 0] > 0).astype(np.int64)
     np.savez(tmp_path / "mine.npz", x=x, y=y)
-    rc = main(["train", "--data", str(tmp_path / "mine.npz"), "--method", "rigl", "--sparsity", "0.5",
-               "--epochs", "2", "--out", str(tmp_path / "o"), "--quiet"])
+    rc = main(
+        [
+            "train",
+            "--data",
+            str(tmp_path / "mine.npz"),
+            "--method",
+            "rigl",
+            "--sparsity",
+            "0.5",
+            "--epochs",
+            "2",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     assert json.loads((tmp_path / "o" / "train.json").read_text())["density"] == pytest.approx(0.5, abs=0.01)
 

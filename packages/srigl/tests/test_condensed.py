@@ -123,20 +123,27 @@ def _kernel_is_built() -> bool:
 
     from torch.utils.cpp_extension import _get_build_directory
 
-    d = Path(_get_build_directory("srigl_condensed_v1", verbose=False))
+    d = Path(_get_build_directory("srigl_condensed_v2", verbose=False))
     return any(d.glob("*.so"))
 
 
 def test_fused_kernel_matches_when_available():
     if not _kernel_is_built():
         pytest.skip("the fused C++ kernel is not built yet (it takes ~1-2 min; `srigl bench` builds it)")
-    lin, mask = _cfi_linear(bias=True)
+    # k = 37: two 16-wide vector blocks plus a scalar tail
+    lin, mask = _cfi_linear(out=50, inp=300, k=37, bias=True)
     for dt in (torch.int16, torch.int32):
-        c = CondensedLinear.from_linear(lin, mask, variant="fused", index_dtype=dt)
-        for batch in (1, 7, 256):
-            x = torch.randn(batch, 40)
-            assert torch.allclose(c(x), F.linear(x, lin.weight, lin.bias)[:, mask.any(1)], atol=1e-5)
+        for mode in ("plain", "avx2", "avx2_packed"):
+            c = CondensedLinear.from_linear(lin, mask, variant="fused", index_dtype=dt)
+            c.kernel_mode = mode
+            for batch in (1, 7, 256):
+                x = torch.randn(batch, 300)
+                ref = F.linear(x, lin.weight, lin.bias)[:, mask.any(1)].detach()
+                assert torch.allclose(c(x).detach(), ref, atol=1e-5), (dt, mode, batch)
     lin2, mask2 = _cfi_linear(bias=False)
     c = CondensedLinear.from_linear(lin2, mask2, variant="fused")
     x = torch.randn(3, 40)
-    assert torch.allclose(c(x), F.linear(x, lin2.weight)[:, mask2.any(1)], atol=1e-5)
+    assert torch.allclose(c(x).detach(), F.linear(x, lin2.weight)[:, mask2.any(1)].detach(), atol=1e-5)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        c.kernel_mode = "nope"
+        c(x)

@@ -36,7 +36,15 @@ class SpeedGrid:
     sparsities: tuple[float, ...] = (0.8, 0.9, 0.95, 0.99)
     batches: tuple[int, ...] = (1, 256)
     threads: tuple[int, ...] = (1, 2)
-    variants: tuple[str, ...] = ("gather", "gather_kmajor", "compiled_gather", "fused_int32", "fused_int16")
+    variants: tuple[str, ...] = (
+        "gather",
+        "gather_kmajor",
+        "compiled_gather",
+        "fused_int32",
+        "fused_int16",
+        "fused_avx2_int32",
+        "fused_avx2_int16",
+    )
     repeats: int = 100
     seed: int = 0
 
@@ -73,8 +81,9 @@ def _variant_fn(name: str, w: torch.Tensor, b: torch.Tensor, mask: torch.Tensor,
 
         if not kernel_available():
             return None
-        dt = torch.int16 if name == "fused_int16" else torch.int32
+        dt = torch.int16 if name.endswith("int16") else torch.int32
         layer = CondensedLinear.from_weight(w, b, mask, variant="fused", index_dtype=dt)
+        layer.kernel_mode = "avx2_packed" if "avx2" in name else "plain"
         return lambda: layer(x)
     raise ValueError(f"unknown variant {name!r}")
 
@@ -234,7 +243,7 @@ def default_grid(quick: bool) -> SpeedGrid:
         return SpeedGrid(
             sparsities=(0.9, 0.99),
             batches=(1,),
-            variants=("gather", "gather_kmajor", "fused_int32", "fused_int16"),
+            variants=("gather", "gather_kmajor", "fused_int16", "fused_avx2_int32", "fused_avx2_int16"),
         )
     return SpeedGrid()
 

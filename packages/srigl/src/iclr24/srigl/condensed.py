@@ -49,6 +49,7 @@ def condensed_linear(
     indices: torch.Tensor,
     bias: torch.Tensor | None = None,
     variant: str = "gather",
+    kernel_mode: str = "avx2_packed",
 ) -> torch.Tensor:
     """The condensed matmul on a 2-D input.
 
@@ -66,7 +67,7 @@ def condensed_linear(
     elif variant == "fused":  # the optional C++ kernel (kernels.py): one pass, int16/int32 indices
         from .kernels import fused_condensed_linear
 
-        return fused_condensed_linear(x.contiguous(), values, indices, bias)
+        return fused_condensed_linear(x.contiguous(), values, indices, bias, mode=kernel_mode)
     elif variant == "embedding_bag":
         # x^T is the embedding table [in, B]; each neuron is a bag of its k inputs weighted by its values.
         y = F.embedding_bag(indices, x.t().contiguous(), per_sample_weights=values, mode="sum").t()
@@ -93,8 +94,10 @@ class CondensedLinear(nn.Module):
         variant: str = "gather",
         index_dtype: torch.dtype = torch.int64,
         max_chunk_elements: int = _MAX_CHUNK_ELEMENTS,
+        kernel_mode: str = "avx2_packed",
     ) -> None:
         super().__init__()
+        self.kernel_mode = kernel_mode
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if values.shape != indices.shape or values.dim() != 2:
@@ -204,11 +207,11 @@ class CondensedLinear(nn.Module):
         x2 = x.reshape(-1, self.in_features)
         chunk = max(1, self.max_chunk_elements // max(1, self.out_features * self.k))
         if x2.shape[0] <= chunk:
-            y = condensed_linear(x2, self.values, self.indices, self.bias, self.variant)
+            y = condensed_linear(x2, self.values, self.indices, self.bias, self.variant, self.kernel_mode)
         else:  # bounded memory: the gather materialises [B, n, k]
             y = torch.cat(
                 [
-                    condensed_linear(c, self.values, self.indices, self.bias, self.variant)
+                    condensed_linear(c, self.values, self.indices, self.bias, self.variant, self.kernel_mode)
                     for c in x2.split(chunk)
                 ]
             )

@@ -66,7 +66,7 @@ QUICK = ReproduceConfig(
         sparsities=(0.9,),
         batches=(1,),
         threads=(1, 2),
-        variants=("gather", "gather_kmajor", "fused_int32", "fused_int16"),
+        variants=("gather", "gather_kmajor", "fused_int16", "fused_avx2_int32", "fused_avx2_int16"),
         repeats=200,
     ),
 )
@@ -77,7 +77,15 @@ FULL = ReproduceConfig(
         batches=(1, 256),
         threads=(1, 2),
         repeats=100,
-        variants=("gather", "gather_kmajor", "compiled_gather", "fused_int32", "fused_int16"),
+        variants=(
+            "gather",
+            "gather_kmajor",
+            "compiled_gather",
+            "fused_int32",
+            "fused_int16",
+            "fused_avx2_int32",
+            "fused_avx2_int16",
+        ),
     ),
 )
 
