@@ -1,16 +1,87 @@
+import json
+
 import pytest
+from PIL import Image
 
 from iclr24.fastervit.cli import main
+
+TINY = json.dumps({"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]})
 
 
 def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
-    assert "reproduce" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for cmd in ("info", "bench", "train", "predict", "reproduce"):
+        assert cmd in out
 
 
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_user_errors_exit_2_with_one_line(capsys, tmp_path):
+    assert main(["info", "faster_vit_9_224", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown FasterViT variant" in err and "faster_vit_0_224" in err and "Traceback" not in err
+    assert main(["info", "faster_vit_0_224", "--img-size", "200", "--out", str(tmp_path)]) == 2
+    assert "stride 32" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
+    assert main(["predict", str(tmp_path / "x.png"), "--checkpoint", str(tmp_path / "c.pth")]) == 2
+
+
+def test_train_then_predict_end_to_end_on_an_image_folder(tmp_path, capsys):
+    for cls, colour in (("red", (220, 10, 10)), ("blue", (10, 10, 220))):
+        d = tmp_path / "data" / cls
+        d.mkdir(parents=True)
+        for i in range(6):
+            Image.new("RGB", (40, 40), tuple(max(0, c - 10 * i) for c in colour)).save(d / f"{i}.png")
+    out = tmp_path / "run"
+    rc = main(
+        [
+            "train",
+            str(tmp_path / "data"),
+            "--img-size",
+            "32",
+            "--epochs",
+            "2",
+            "--batch-size",
+            "4",
+            "--lr",
+            "1e-3",
+            "--model-kwargs",
+            TINY,
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    assert "top-1" in capsys.readouterr().out
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["classes"] == 2 and 0.0 <= metrics["final"]["top1"] <= 1.0
+    rc = main(
+        [
+            "predict",
+            str(tmp_path / "data" / "red" / "0.png"),
+            "--checkpoint",
+            str(out / "checkpoint.pth"),
+            "--topk",
+            "2",
+        ]
+    )
+    assert rc == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and {ln.split()[-1] for ln in lines} == {"red", "blue"}
+
+
+def test_info_reports_params_and_macs(tmp_path, capsys):
+    assert (
+        main(["info", "faster_vit_0_224", "--img-size", "64", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    )
+    info = json.loads((tmp_path / "info_faster_vit_0_224.json").read_text())
+    assert info["params"] > 20e6 and info["macs"] > 0 and len(info["stages"]) == 4
+    assert "parameters" in capsys.readouterr().out
