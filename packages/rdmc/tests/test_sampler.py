@@ -117,3 +117,25 @@ def test_bad_sampler_input(gmm, kwargs, match):
 def test_dimension_must_be_known():
     with pytest.raises(ValueError, match="dimension"):
         rdmc_sample(FunctionTarget(lambda x: -(x**2).sum(-1)), 10)
+
+
+def test_float32_and_warm_start(gmm):
+    x, info = rdmc_sample(gmm, 300, T=2.0, K=10, m=100, warm_start_steps=3, seed=0, dtype=torch.float32)
+    assert x.dtype == torch.float32 and torch.isfinite(x).all()
+    assert info.logp_calls_per_sample == (10 + 3) * 100
+
+
+def test_denoise_returns_the_tweedie_mean(gauss1d):
+    """For N(0,1) every p_t is N(0,1) and E[x0 | x_δ] = e^{-δ} x_δ: the denoised output has variance e^{-2δ}."""
+    x, _ = rdmc_sample(
+        gauss1d,
+        20_000,
+        T=1.0,
+        K=10,
+        estimator="exact",
+        delta=0.3,
+        denoise=True,
+        seed=0,
+        x_init=torch.randn(20_000, 1, generator=torch.Generator().manual_seed(2), dtype=torch.float64),
+    )
+    assert abs(float(x.var()) - math.exp(-0.6)) < 0.03

@@ -103,3 +103,17 @@ def test_counted_target_reports_nan_and_counts():
     assert (ok.logp_calls, ok.grad_calls) == (15, 7)
     with pytest.raises(ValueError, match="Target protocol"):
         CountedTarget(object())
+
+
+def test_diagonal_fast_path_matches_scipy():
+    g = GaussianMixture([[0.0, 1.0], [2.0, -1.0]], [[0.3, 2.0], [1.0, 0.5]], [0.4, 0.6])
+    assert g._prec_diag is not None
+    x = torch.randn(30, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64) * 2
+    ref = np.log(
+        0.4 * multivariate_normal([0.0, 1.0], np.diag([0.3, 2.0])).pdf(x.numpy())
+        + 0.6 * multivariate_normal([2.0, -1.0], np.diag([1.0, 0.5])).pdf(x.numpy())
+    )
+    np.testing.assert_allclose(g.log_prob(x).numpy(), ref, rtol=1e-10, atol=1e-10)
+    xr = x.clone().requires_grad_()
+    (auto,) = torch.autograd.grad(g.log_prob(xr).sum(), xr)
+    assert torch.allclose(g.grad_log_prob(x), auto, atol=1e-10, rtol=1e-8)

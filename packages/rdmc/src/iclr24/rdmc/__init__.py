@@ -11,6 +11,7 @@ from .diffusion import (
 )
 from .langevin import langevin_steps_for_budget, mala, ula
 from .metrics import mmd2, mode_tv, mode_weights, sliced_w2
+from .recipes import METHOD_NAMES, BudgetSettings, budget_settings, sample_with_budget
 from .sampler import ESTIMATORS, SampleInfo, rdmc_sample
 from .score import METHODS, inner_step_size, posterior_mean_estimate, score_estimate
 from .targets import CountedTarget, FunctionTarget, GaussianMixture, Target
@@ -18,11 +19,14 @@ from .targets import CountedTarget, FunctionTarget, GaussianMixture, Target
 __all__ = [
     "ESTIMATORS",
     "METHODS",
+    "METHOD_NAMES",
+    "BudgetSettings",
     "CountedTarget",
     "FunctionTarget",
     "GaussianMixture",
     "SampleInfo",
     "Target",
+    "budget_settings",
     "exponential_integrator_step",
     "get_target",
     "gmm10d",
@@ -39,6 +43,7 @@ __all__ = [
     "posterior_mean_estimate",
     "rdmc_sample",
     "reverse_time_grid",
+    "sample_with_budget",
     "score_estimate",
     "score_from_posterior_mean",
     "sliced_w2",

@@ -103,6 +103,10 @@ class GaussianMixture:
         self.dim, self.n_components = d, k
         self._chol = chol
         self._prec = torch.cholesky_inverse(chol)  # (K, d, d)
+        off_diag = cov - torch.diag_embed(torch.diagonal(cov, dim1=-2, dim2=-1))
+        self._prec_diag = (
+            1.0 / torch.diagonal(cov, dim1=-2, dim2=-1) if not off_diag.any() else None
+        )  # fast path
         logdet = 2.0 * torch.log(torch.diagonal(chol, dim1=-2, dim2=-1)).sum(-1)
         logw = torch.log(w)  # -inf for a zero weight: that component never contributes
         self._log_norm = logw - 0.5 * logdet - 0.5 * d * math.log(2 * math.pi)  # (K,)
@@ -119,9 +123,11 @@ class GaussianMixture:
 
     def _component_log_probs(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """ln(w_k N(x; μ_k, Σ_k)) as ``(..., K)`` and the precision-weighted residuals Σ_k^{-1}(x-μ_k) ``(..., K, d)``."""
-        mu, prec = self.means.to(x), self._prec.to(x)
-        diff = x.unsqueeze(-2) - mu  # (..., K, d)
-        pdiff = torch.einsum("kij,...kj->...ki", prec, diff)
+        diff = x.unsqueeze(-2) - self.means.to(x)  # (..., K, d)
+        if self._prec_diag is not None:  # diagonal covariances: Σ_k^{-1} is elementwise
+            pdiff = diff * self._prec_diag.to(x)
+        else:
+            pdiff = torch.einsum("kij,...kj->...ki", self._prec.to(x), diff)
         quad = (diff * pdiff).sum(-1)
         return self._log_norm.to(x) - 0.5 * quad, pdiff
 
