@@ -123,7 +123,7 @@ def _kernel_is_built() -> bool:
 
     from torch.utils.cpp_extension import _get_build_directory
 
-    d = Path(_get_build_directory("srigl_condensed_v2", verbose=False))
+    d = Path(_get_build_directory("srigl_condensed_v4", verbose=False))
     return any(d.glob("*.so"))
 
 

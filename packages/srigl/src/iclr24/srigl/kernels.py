@@ -1,6 +1,6 @@
 """An optional fused C++ kernel for the condensed matmul (built on first use with ``torch.utils.cpp_extension``;
 needs a C++ compiler and ninja). One pass over the ``n x k`` values: gather, multiply, add, with ``int16`` or
-``int32`` indices and rows split across threads by ``at::parallel_for``. Everything works without it."""
+``int32`` indices and rows split across threads by ``at::parallel_for`` (OpenMP, torch's intra-op threads). Everything works without it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ __all__ = ["load_kernel", "kernel_available", "fused_condensed_linear", "KERNEL_
 _SOURCE = r"""
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
+#include <algorithm>
 #include <cstring>
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -80,7 +81,9 @@ static inline float row_avx_packed(const float* __restrict xb, const float* __re
 template <typename I>
 static void run(const float* x, const float* v, const I* idx, const float* bias, float* y, int64_t B, int64_t in,
                 int64_t n, int64_t k, int64_t mode) {
-  at::parallel_for(0, n, 64, [&](int64_t s, int64_t e) {
+  // at least ~32k multiply-adds per task, so small layers are not split across threads
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, k * B));
+  at::parallel_for(0, n, grain, [&](int64_t s, int64_t e) {
     for (int64_t b = 0; b < B; ++b) {
       const float* xb = x + b * in;
       float* yb = y + b * n;
@@ -154,10 +157,11 @@ def load_kernel(verbose: bool = False):
             from torch.utils.cpp_extension import load_inline
 
             _module = load_inline(
-                name="srigl_condensed_v2",
+                name="srigl_condensed_v4",
                 cpp_sources=[_SOURCE],
                 functions=None,
-                extra_cflags=["-O3", "-march=native", "-fopenmp-simd", "-ffast-math"],
+                extra_cflags=["-O3", "-march=native", "-fopenmp", "-ffast-math"],
+                extra_ldflags=["-fopenmp"],
                 verbose=verbose,
             )
         except Exception as e:  # noqa: BLE001 - any build failure means: fall back to the torch variants
