@@ -1,6 +1,6 @@
 """Input-convex potentials psi_theta and learned proximal networks f_theta = grad psi_theta (Sec. 3 of the paper).
 
-The ICNN (Eq. (3) of the paper, in the official code's form):
+The ICNN (Sec. 3 of the paper, in the official code's form; equation numbers of the paper were not verified here):
 
     z_1 = g(H_1 y + b_1)
     z_k = g(W_k z_{k-1} + H_k y + b_k),  k = 2..K
@@ -8,7 +8,7 @@ The ICNN (Eq. (3) of the paper, in the official code's form):
 
 with W_k >= 0 and w >= 0 (the "W-layers", no bias, clamped to 0 after every optimiser step), unconstrained input-skip
 "H-layers" with biases, and g = Softplus(beta) (convex, nondecreasing). Then psi is convex in y, so
-f = grad psi is the proximal operator of some (possibly nonconvex) prior R (Gribonval & Nikolova; Prop. 3.1 of the
+f = grad psi is the proximal operator of some (possibly nonconvex) prior R (Gribonval & Nikolova; Sec. 3 of the
 paper). ``alpha > 0`` makes psi strongly convex and f injective (f is invertible on its range).
 
 Three architectures follow the official repository: a fully connected net (the 1-D Laplacian toy, and flattened
@@ -168,7 +168,7 @@ class MLPLPN(ICNN):
     def potential(self, y: torch.Tensor) -> torch.Tensor:
         z = self.act(self.lin[0](y))  # z_1 = g(H_1 y)
         for w, h in zip(self.lin[1:-1], self.res[:-1]):
-            z = self.act(w(z) + h(y))  # Eq. (3): z_k = g(W_k z_{k-1} + H_k y + b_k)
+            z = self.act(w(z) + h(y))  # ICNN layer (Sec. 3): z_k = g(W_k z_{k-1} + H_k y + b_k)
         out = self.lin[-1](z) + self.res[-1](y)  # w^T z_K + affine(y)
         return out.squeeze(1) + self.alpha * y.pow(2).sum(1)  # + alpha ||y||^2
 

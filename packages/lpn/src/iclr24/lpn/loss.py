@@ -32,16 +32,16 @@ def _check_pair(pred: torch.Tensor, target: torch.Tensor) -> None:
 
 
 def proximal_matching_loss(pred: torch.Tensor, target: torch.Tensor, gamma: float) -> torch.Tensor:
-    """Proximal matching loss, Eq. (6): L_PM = mean_i [1 - exp(-||pred_i - target_i||_2^2 / gamma^2)].
+    """Proximal matching loss (Sec. 3.2): L_PM = mean_i [1 - exp(-||pred_i - target_i||_2^2 / gamma^2)].
 
     ``pred``, ``target``: ``(B, ...)``; the distance is taken over the whole sample. Returns a scalar. As gamma -> 0
-    its minimiser tends to the MAP denoiser prox_{-sigma^2 log p} (Thm. 3.2).
+    its minimiser tends to the MAP denoiser prox_{-sigma^2 log p}.
     """
     _check_pair(pred, target)
     if not (isinstance(gamma, int | float) and gamma > 0 and math.isfinite(gamma)):
         raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
     d2 = (pred - target).pow(2).flatten(1).sum(1)  # ||f(y) - x||_2^2 per sample
-    return (1.0 - torch.exp(-d2 / gamma**2)).mean()  # Eq. (6)
+    return (1.0 - torch.exp(-d2 / gamma**2)).mean()  # L_PM = E[1 - exp(-||f(y) - x||^2 / gamma^2)]
 
 
 def l1_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

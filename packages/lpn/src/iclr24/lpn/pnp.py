@@ -2,7 +2,7 @@
 
 A linear operator is a function pair ``(A, At)`` on batched tensors; the data term is 1/2 ||A x - y||^2.
 Because an LPN is an exact prox of its learned prior R, PnP-PGD and PnP-ADMM with it are proper
-proximal-gradient / ADMM schemes for min 1/2 ||Ax - y||^2 + R(x) (Thms. 4.1-4.2 of the paper).
+proximal-gradient / ADMM schemes for min 1/2 ||Ax - y||^2 + R(x) (Sec. 4 of the paper).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Evaluating the learned prior (Sec. 3.1, Eq. (4)): invert f, then R(x) = <x, y> - 1/2 ||x||^2 - psi(y).
+"""Evaluating the learned prior (Sec. 3.1): invert f, then R(x) = <x, y> - 1/2 ||x||^2 - psi(y).
 
 Both functions work for any ``nn.Module`` that exposes ``potential(y) -> (B,)`` (a convex psi per sample); f is
 taken as the autograd gradient of that potential, so a user can plug in their own convex potential.
@@ -146,7 +146,7 @@ def invert(
 def evaluate_prior(
     model: Any, x: torch.Tensor, method: str = "cvx_cg", *, return_inverse: bool = False, **invert_kwargs: Any
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The learned prior at x, Eq. (4): R(x) = <x, y> - 1/2 ||x||^2 - psi(y) with y = f^{-1}(x).
+    """The learned prior at x, Sec. 3.1: R(x) = <x, y> - 1/2 ||x||^2 - psi(y) with y = f^{-1}(x).
 
     ``x``: ``(B, ...)``. Returns R ``(B,)`` (float64 by default), or ``(R, y, f(y))`` with ``return_inverse``.
     Unlike the official ``evaluate_prior`` (which returns f(x) as "fy"), f is evaluated at the inverse y, so
@@ -160,5 +160,5 @@ def evaluate_prior(
         psi = _potential(m, y)
     fy = potential_gradient(m, y)  # f(y), not f(x)
     b = x.shape[0]
-    r = (xd * y).reshape(b, -1).sum(1) - 0.5 * xd.pow(2).reshape(b, -1).sum(1) - psi  # Eq. (4)
+    r = (xd * y).reshape(b, -1).sum(1) - 0.5 * xd.pow(2).reshape(b, -1).sum(1) - psi  # Sec. 3.1
     return (r, y, fy) if return_inverse else r
