@@ -92,3 +92,11 @@ def test_sample_user_errors_exit_2(tmp_path, capsys, argv, msg):
     assert rc == 2
     err = capsys.readouterr().err
     assert msg in err and "Traceback" not in err
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "rdmc-is" in out and "samples/s" in out and "memory" in out
+    res = json.loads((tmp_path / "bench.json").read_text())
+    assert len(res["results"]) == 3 and res["memory"]["n"] == 10_000

@@ -15,12 +15,13 @@ from .sampler import rdmc_sample
 __all__ = ["run_benchmarks", "oracle_table", "memory_check", "MemoryCheck"]
 
 
-def run_benchmarks(quick: bool = True) -> list[BenchResult]:
-    """rdMC-IS, rdMC-IS+ULA and MALA against ULA at 4000 oracle calls per sample on the 2-D mixture
-    (n = 1000 samples; 3 repeats quick, 5 full)."""
+def run_benchmarks(
+    quick: bool = True, n: int = 1000, budget: int = 4000, repeats: int | None = None
+) -> list[BenchResult]:
+    """rdMC-IS, rdMC-IS+ULA and MALA against ULA at ``budget`` oracle calls per sample on the 2-D mixture
+    (``n`` samples; 3 repeats quick, 5 full)."""
     target = gmm2d()
-    n, budget = 1000, 4000
-    repeats = 3 if quick else 5
+    repeats = repeats or (3 if quick else 5)
 
     def job(method: str):
         return lambda: sample_with_budget(target, method, n, budget, seed=0)

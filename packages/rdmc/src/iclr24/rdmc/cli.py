@@ -86,9 +86,13 @@ def _sample(args: argparse.Namespace) -> int:
     "bench", "Samples/s and oracle calls per sample at equal budget (medians of repeats, ratios to ULA)."
 )
 def _bench(args: argparse.Namespace) -> int:
-    results = bench.run_benchmarks(quick=args.mode != "full")
+    smoke = args.mode == "smoke"
+    n, budget = (100, 400) if smoke else (1000, 4000)
+    results = bench.run_benchmarks(
+        quick=args.mode != "full", n=n, budget=budget, repeats=1 if smoke else None
+    )
     print(bench_table(results))
-    print(bench.oracle_table(results))
+    print(bench.oracle_table(results, n=n, budget=budget))
     mem = bench.memory_check(n=10_000 if args.mode == "smoke" else 100_000)
     print(
         f"memory: rdMC-IS on n={mem.n:,} particles, m={mem.m}, d={mem.d}, K=2: proposals chunked to "
