@@ -47,14 +47,27 @@ def rule_matches(rule: Rule, kg: KG, cache: dict | None = None) -> sp.csr_matrix
     return out.tocsr()
 
 
-def consequences(rules: RuleProgram | Iterable[Rule], kg: KG, heads: Iterable[int] | None = None) -> np.ndarray:
-    """``T_Pi(D)`` as sorted unique fact ids (see :func:`iclr24.drum_rules.kg.encode_facts`)."""
+def consequences(rules: RuleProgram | Iterable[Rule], kg: KG, heads: Iterable[int] | None = None,
+                 dense_below: int = 1500) -> np.ndarray:
+    """``T_Pi(D)`` as sorted unique fact ids (see :func:`iclr24.drum_rules.kg.encode_facts`). Graphs with fewer
+    than ``dense_below`` entities evaluate rule bodies on dense boolean matrices (faster for many small rules)."""
     rules = list(rules.rules if isinstance(rules, RuleProgram) else rules)
     keep = None if heads is None else set(int(h) for h in heads)
     cache: dict = {}
+    dense: dict = {}
     parts = []
     for r in rules:
         if keep is not None and r.head not in keep:
+            continue
+        if kg.n_entities < dense_below:
+            mats = []
+            for path, c in r.atoms:
+                if (path, c) not in dense:
+                    dense[(path, c)] = walk_counts(kg, path, cache).toarray() >= c
+                mats.append(dense[(path, c)])
+            rows, cols = np.nonzero(np.logical_and.reduce(mats) if len(mats) > 1 else mats[0])
+            if len(rows):
+                parts.append(encode_facts(rows, np.full(len(rows), r.head), cols, kg.n_entities))
             continue
         m = rule_matches(r, kg, cache).tocoo()
         if m.nnz:

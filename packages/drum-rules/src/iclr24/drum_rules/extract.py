@@ -305,10 +305,13 @@ class Explanation:
 
 
 def _walks(kg: KG, h: int, t: int, steps: int) -> dict[Path, list[tuple[int, ...]]]:
-    op, dst, src = kg.edges()
-    adj: dict[int, list[tuple[int, int]]] = {}
-    for k, d, s in zip(op.tolist(), dst.tolist(), src.tolist()):
-        adj.setdefault(s, []).append((k, d))
+    if "adj" not in kg._cache:
+        op, dst, src = kg.edges()
+        adj: dict[int, list[tuple[int, int]]] = {}
+        for k, d, s in zip(op.tolist(), dst.tolist(), src.tolist()):
+            adj.setdefault(s, []).append((k, d))
+        kg._cache["adj"] = adj
+    adj = kg._cache["adj"]
     out: dict[Path, list[tuple[int, ...]]] = {}
     frontier = [((), (t,))]
     for m in range(steps + 1):
@@ -331,18 +334,24 @@ def parse_fact(text: str, kg: KG) -> tuple[int, int, int]:
     return kg.entity_index(a), kg.relation_index(rel), kg.entity_index(b)
 
 
-def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float) -> Explanation:
+def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float,
+            _weights: dict | None = None) -> Explanation:
     """Per-fact explanation (exact for every variant): the walks from ``t`` to ``h`` grouped by path type, and a
     minimal rule of the faithful program that derives the fact when ``score >= beta``."""
     if model.normalize:
         raise ValueError("explanations need the no-normalisation semantics; use model.copy_with(normalize=False)")
     h, q, t = parse_fact(fact, kg) if isinstance(fact, str) else tuple(int(x) for x in fact)
-    attn = model.attention_for(q)
+    if _weights is not None and q in _weights:
+        attn, w_sum, w_max = _weights[q]
+    else:
+        attn = model.attention_for(q)
+        w_sum = path_weights(attn) if model.aggregation == "sum" else None
+        w_max = rank_max_weights(attn) if model.aggregation != "sum" else None
     walks = _walks(kg, h, t, model.steps)
     counts = {p: len(w) for p, w in walks.items()}
     rule = None
     if model.aggregation == "sum":
-        w = path_weights(attn)
+        w = w_sum
         score = sum(w[p] * n for p, n in counts.items())
         if score >= beta:
             cur, chosen = 0.0, []
@@ -355,7 +364,7 @@ def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float) 
                     break
             rule = Rule(q, tuple(chosen), cur)
     else:
-        per_rank = rank_max_weights(attn)
+        per_rank = w_max
         best = [max(((wr[p], p) for p in counts), default=(0.0, ())) for wr in per_rank]
         if model.aggregation == "mm":
             score = max(b[0] for b in best)
@@ -383,11 +392,16 @@ def explanation_program(model: DRUM, beta: float, datasets: list[KG], heads: Ite
 
     t0 = time.perf_counter()
     hs = _heads(model, heads)
+    cache = {}
+    for q in hs:
+        a = model.attention_for(q)
+        cache[q] = (a, path_weights(a) if model.aggregation == "sum" else None,
+                    rank_max_weights(a) if model.aggregation != "sum" else None)
     rules: dict[tuple, Rule] = {}
     for kg in datasets:
         ids = model_consequences(model, kg, beta, hs)
         for h, q, t in decode_facts(ids, kg.n_entities).tolist():
-            r = explain(model, (h, q, t), kg, beta).rule
+            r = explain(model, (h, q, t), kg, beta, _weights=cache).rule
             if r is not None and r.key not in rules:
                 rules[r.key] = r
     return RuleProgram(list(rules.values()), _names(model, relations or list(datasets[0].relations)),

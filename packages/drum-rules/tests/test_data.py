@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from iclr24.drum_rules import load_drum_dir, load_tsv, perturbed_datasets, synthetic
+
+
+def _write_drum(tmp_path, data):
+    kg = data.kg
+    (tmp_path / "entities.txt").write_text("\n".join(kg.entities) + "\n")
+    (tmp_path / "relations.txt").write_text("\n".join(kg.relations) + "\n")
+
+    def rows(a):
+        return "".join(f"{kg.entities[h]}\t{kg.relations[r]}\t{kg.entities[t]}\n" for h, r, t in a.tolist())
+
+    (tmp_path / "facts.txt").write_text(rows(kg.facts))
+    for s in ("train", "valid", "test"):
+        (tmp_path / f"{s}.txt").write_text(rows(getattr(data, s)))
+    return tmp_path
+
+
+def test_synthetic_family_is_deterministic_and_follows_rules():
+    a, b = synthetic.family(4, seed=1), synthetic.family(4, seed=1)
+    assert np.array_equal(a.kg.facts, b.kg.facts) and np.array_equal(a.test, b.test)
+    kg = a.kg
+    R = {r: i for i, r in enumerate(kg.relations)}
+    allf = {tuple(x) for x in np.concatenate([kg.facts, a.train, a.valid, a.test]).tolist()}
+    base = {tuple(x) for x in kg.facts.tolist() if x[1] < R["uncle"]}
+    # every uncle fact is brother o (father | mother)
+    for h, r, t in allf:
+        if r == R["uncle"]:
+            assert any((h, R["brother"], z) in base and ((z, R["father"], t) in base or (z, R["mother"], t) in base)
+                       for z in range(kg.n_entities))
+    assert set(a.query_relations) <= {R[r] for r in synthetic.DERIVED_RELATIONS}
+    assert set(a.valid_labelled[:, 3].tolist()) == {0, 1}
+
+
+def test_drum_dir_roundtrip(tmp_path):
+    data = synthetic.family(3, seed=0)
+    d = load_drum_dir(_write_drum(tmp_path, data))
+    assert np.array_equal(d.kg.facts, data.kg.facts) and len(d.test) == len(data.test)
+    assert d.valid_labelled.shape[1] == 4
+    kg = load_tsv(tmp_path / "facts.txt")
+    assert len(kg) == len(data.kg)
+
+
+def test_malformed_files_name_file_and_line(tmp_path):
+    data = synthetic.family(3, seed=0)
+    _write_drum(tmp_path, data)
+    lines = (tmp_path / "test.txt").read_text().splitlines()
+    (tmp_path / "test.txt").write_text("\n".join(lines[:2] + ["nobody\tuncle\t" + data.kg.entities[0]]) + "\n")
+    with pytest.raises(ValueError, match=r"test.txt: line 3: entity 'nobody' is not in entities.txt"):
+        load_drum_dir(tmp_path)
+    (tmp_path / "test.txt").write_text("a\tb\n")
+    with pytest.raises(ValueError, match=r"test.txt:1: expected 3 fields"):
+        load_drum_dir(tmp_path)
+    (tmp_path / "test.txt").unlink()
+    with pytest.raises(FileNotFoundError, match="test.txt is missing"):
+        load_drum_dir(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        load_drum_dir(tmp_path / "nope")
+    _write_drum(tmp_path, data)
+    (tmp_path / "facts.txt").write_text((tmp_path / "facts.txt").read_text() * 2)
+    with pytest.raises(ValueError, match="duplicate fact at line 1"):
+        load_drum_dir(tmp_path, duplicates="error")
+
+
+def test_perturbed_datasets_count_and_vocab():
+    kg = synthetic.family(3, seed=0).kg
+    ds = perturbed_datasets(kg, 10, 10, 9, seed=0)
+    assert len(ds) == 30 and all(d.relations == kg.relations for d in ds)
+    assert len(ds[1]) < len(kg)

@@ -1,0 +1,111 @@
+import json
+
+import numpy as np
+import pytest
+
+from iclr24.drum_rules import (DRUM, KG, Rule, RuleProgram, check_faithfulness, consequences, evaluate_naive,
+                               explain, extract_mm_bruteforce, faithful_rules, format_rule, perturbed_datasets)
+from iclr24.drum_rules.kg import decode_facts
+
+
+def _beta(m, kg, q=0):
+    S = m.score_matrix(q, kg)
+    return float(np.quantile(S[S > 0], 0.6))
+
+
+@pytest.mark.parametrize("agg", ["sum", "sm", "mm"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_faithful_programs_reproduce_model_on_many_datasets(agg, seed, make_kg, make_attention,
+                                                          make_sparse_attention):
+    """Acceptance check 3: T_Pi(D) = T_M(D) on 30 datasets (DRUM with T=2 and small |R|)."""
+    rng = np.random.default_rng(seed)
+    kg = make_kg(10 + seed, n_entities=9, n_relations=2, n_facts=18)
+    # exact DRUM programs are exponential in general: keep its attention free of tiny weights
+    att = {q: (make_sparse_attention(rng, 2, 2, 2) if agg == "sum" else make_attention(rng, 2, 2, 2)) for q in (0, 1)}
+    m = DRUM.with_fixed_attention(att, 2, aggregation=agg)
+    beta = _beta(m, kg)
+    prog = faithful_rules(m, beta)
+    assert prog.complete
+    rep = check_faithfulness(m, prog, perturbed_datasets(kg, 10, 10, 9, seed=seed))
+    assert len(rep.per_dataset) == 30
+    assert rep.faithful and rep.precision == 1.0 and rep.recall == 1.0
+    assert sum(d["n_model"] for d in rep.per_dataset) > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mm_extraction_matches_bruteforce(seed, make_attention):
+    """Acceptance check 6."""
+    rng = np.random.default_rng(seed)
+    att = make_attention(rng, 3, 3, 2)
+    m = DRUM.with_fixed_attention({0: att}, 2, aggregation="mm")
+    for beta in (0.01, 0.05, 0.2):
+        got = {r.atoms[0][0] for r in faithful_rules(m, beta)}
+        assert got == extract_mm_bruteforce(att, beta)
+
+
+@pytest.mark.parametrize("agg", ["sum", "sm", "mm"])
+def test_counting_semantics_matches_naive_grounding(agg, make_kg, make_sparse_attention):
+    rng = np.random.default_rng(5)
+    kg = make_kg(5, n_entities=6, n_relations=2, n_facts=14)
+    m = DRUM.with_fixed_attention({0: make_sparse_attention(rng, 2, 2, 2)}, 2, aggregation=agg)
+    prog = faithful_rules(m, _beta(m, kg))
+    small = [r for r in prog if sum(c * max(0, len(p) - 1) for p, c in r.atoms) <= 3][:60]
+    assert small
+    fast = {tuple(x) for x in decode_facts(consequences(small, kg), kg.n_entities).tolist()}
+    assert fast == evaluate_naive(small, kg)
+
+
+def test_budget_exceeded_is_reported_incomplete_but_sound(make_kg, make_attention):
+    rng = np.random.default_rng(0)
+    kg = make_kg(1, n_entities=8, n_relations=2, n_facts=20)
+    m = DRUM.with_fixed_attention({0: make_attention(rng, 3, 2, 2)}, 2, aggregation="sum")
+    prog = faithful_rules(m, _beta(m, kg), max_rules=5)
+    assert not prog.complete and "budget" in prog.note and "INCOMPLETE" in str(prog)
+    rep = check_faithfulness(m, prog, [kg])
+    assert rep.sound and not rep.faithful
+
+
+def test_rule_printing_and_export(tmp_path):
+    rels = ["brother", "father", "uncle"]
+    r = Rule(2, (((1, 0), 1),), 0.8)  # apply father first, then brother: uncle(x,y) <- brother(x,z), father(z,y)
+    assert format_rule(r, rels) == "uncle(x,y) <- brother(x,z), father(z,y)"
+    inv = Rule(2, (((1 + 3,), 1),), 0.5)
+    assert format_rule(inv, rels) == "uncle(x,y) <- father(y,x)"
+    multi = Rule(2, (((1, 0), 2), ((), 1)), 0.9)
+    assert format_rule(multi, rels) == ("uncle(x,y) <- brother(x,z1), father(z1,y), brother(x,z2), father(z2,y), "
+                                        "x = y, z1 != z2")
+    prog = RuleProgram([r, multi], rels, "drum", 0.5, True, heads=[2])
+    prog.save(tmp_path / "p.json")
+    prog.save(tmp_path / "p.dl")
+    back = RuleProgram.load(tmp_path / "p.json")
+    assert [x.key for x in back] == [x.key for x in prog] and back.beta == 0.5
+    assert ":- brother(x,z), father(z,y)." in (tmp_path / "p.dl").read_text()
+    json.loads((tmp_path / "p.json").read_text())
+    with pytest.raises(ValueError, match="not JSON"):
+        RuleProgram.load(tmp_path / "p.dl")
+
+
+def test_explanations_are_exact(make_kg, make_attention):
+    rng = np.random.default_rng(3)
+    kg = make_kg(3, n_entities=8, n_relations=2, n_facts=20)
+    for agg in ("sum", "sm", "mm"):
+        m = DRUM.with_fixed_attention({0: make_attention(rng, 2, 2, 2)}, 2, aggregation=agg)
+        S = m.score_matrix(0, kg)
+        beta = _beta(m, kg)
+        for h in range(kg.n_entities):
+            for t in range(kg.n_entities):
+                e = explain(m, (h, 0, t), kg, beta)
+                assert e.score == pytest.approx(S[h, t], abs=1e-9)
+                assert (e.rule is not None) == (S[h, t] >= beta)
+                if e.rule is not None:  # the rule fires on the fact and is sound on another dataset
+                    fired = consequences([e.rule], kg)
+                    assert ((0 * kg.n_entities + h) * kg.n_entities + t) in set(fired.tolist())
+    m = DRUM.with_fixed_attention({0: make_attention(rng, 2, 2, 2)}, 2, normalize=True)
+    with pytest.raises(ValueError, match="no-normalisation"):
+        faithful_rules(m, 0.1)
+    with pytest.raises(ValueError, match="does not match"):
+        faithful_rules(m.copy_with(normalize=False), 0.1, variant="mm")
+    k = KG(("alice", "bob"), ("r0", "r1"), np.array([[0, 0, 1]]))
+    assert explain(m.copy_with(normalize=False), "r0(alice,bob)", k, 0.01).fact == (0, 0, 1)
+    with pytest.raises(ValueError, match="expected a fact"):
+        explain(m.copy_with(normalize=False), "r0 alice bob", k, 0.01)

@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+import torch
+
+from iclr24.drum_rules import DRUM, KG, path_weights, rank_max_weights, walk_counts
+from iclr24.drum_rules.model import propagate
+
+
+@pytest.mark.parametrize("agg", ["sum", "sm", "mm"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scores_equal_walk_count_expansion(agg, seed, make_kg, make_attention):
+    """Acceptance check 1: score = sum_s w_s N_s (DRUM); max analogues for SM/MM."""
+    rng = np.random.default_rng(seed)
+    kg = make_kg(seed, n_entities=9, n_relations=2, n_facts=20)
+    att = make_attention(rng, 3, 2 + seed % 2, 2)
+    m = DRUM.with_fixed_attention({0: att}, 2, aggregation=agg)
+    S = m.score_matrix(0, kg)
+    if agg == "sum":
+        X = sum(w * walk_counts(kg, p).toarray() for p, w in path_weights(att).items())
+    else:
+        per = [np.max([w * (walk_counts(kg, p).toarray() >= 1) for p, w in wr.items()], axis=0)
+               for wr in rank_max_weights(att)]
+        X = np.max(per, axis=0) if agg == "mm" else np.sum(per, axis=0)
+    assert np.abs(S - X).max() < 1e-6
+
+
+def test_attention_rows_are_distributions():
+    """Acceptance check 2 (model side): a_{j,i} >= 0 and sums to 1 over 2|R|+1 operators."""
+    m = DRUM(5, rank=3, steps=3, embed_dim=8, hidden_dim=8)
+    a = m.attention(torch.arange(10))
+    assert a.shape == (10, 3, 3, 11)
+    assert (a >= 0).all() and torch.allclose(a.sum(-1), torch.ones(10, 3, 3))
+
+
+def test_sparse_equals_dense_and_gradients_flow(make_kg):
+    kg = make_kg(3, n_entities=8, n_relations=2, n_facts=18)
+    m = DRUM(2, rank=2, steps=2, embed_dim=8, hidden_dim=8)
+    q, t = torch.tensor([0, 1, 2, 3]), torch.tensor([0, 1, 2, 3])
+    s = m(q, t, kg, normalize=True)
+    a = m.attention(q).detach()
+    M = kg.dense_operators()
+    for b in range(4):
+        ref = 0
+        for j in range(2):
+            v = torch.zeros(8)
+            v[t[b]] = 1
+            for i in range(2):
+                v = torch.einsum("k,kef,f->e", a[b, j, i, :-1], M, v) + a[b, j, i, -1] * v
+                v = v / v.sum().clamp_min(1e-20)
+            ref = ref + v
+        assert torch.allclose(s[b], ref, atol=1e-6)
+    s.sum().backward()
+    assert m.linear.weight.grad.abs().sum() > 0
+
+
+def test_normalisation_counter_example():
+    """Acceptance check 5: T=1, a_p=.9, a_I=.1, beta=.5: one p-neighbour scores .9, three score .9/2.8 < beta."""
+    att = np.array([[[0.9, 0.0, 0.1]]])  # ops: p, inv_p, identity
+    m = DRUM.with_fixed_attention({0: att}, 1, normalize=True)
+    one = KG(("x", "y", "a", "b"), ("p",), np.array([[0, 0, 1]]))
+    three = KG(("x", "y", "a", "b"), ("p",), np.array([[0, 0, 1], [2, 0, 1], [3, 0, 1]]))
+    assert m.score_matrix(0, one)[0, 1] == pytest.approx(0.9)
+    s3 = m.score_matrix(0, three)[0, 1]
+    assert s3 == pytest.approx(0.9 / 2.8) and s3 < 0.5
+    from iclr24.drum_rules import check_faithfulness, path_rules
+
+    prog = path_rules(m, 0.5)
+    assert [r.atoms for r in prog] == [(((0,), 1),)]  # p(x,y) is extracted and fires on (x, y) ...
+    rep = check_faithfulness(m, prog, [one, three])
+    assert rep.per_dataset[0]["precision"] == 1.0 and rep.per_dataset[1]["precision"] < 1.0  # ... but is unsound
+
+
+def test_bad_model_input(make_kg):
+    with pytest.raises(ValueError, match="aggregation"):
+        DRUM(3, aggregation="avg")
+    with pytest.raises(ValueError, match="rows summing to 1"):
+        DRUM.with_fixed_attention({0: np.ones((1, 1, 3))}, 1)
+    with pytest.raises(ValueError, match="operator columns"):
+        DRUM.with_fixed_attention({0: np.ones((1, 1, 4)) / 4}, 1)
+    m = DRUM.with_fixed_attention({0: np.ones((1, 1, 5)) / 5}, 2)
+    with pytest.raises(ValueError, match="no fixed attention"):
+        m.attention(torch.tensor([1]))
+    with pytest.raises(ValueError, match="relations"):
+        m.score_matrix(0, make_kg(0, n_relations=3))
+    with pytest.raises(ValueError, match="2\\*1\\+1"):
+        propagate(torch.ones(1, 1, 1, 7) / 7, torch.tensor([0]), make_kg(0, n_relations=1))
