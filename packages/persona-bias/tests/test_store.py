@@ -80,3 +80,13 @@ def test_resume_sends_zero_cached_requests(tmp_path, small_items):
     assert not set(second.calls) & set(sent_first)  # not one cached request re-sent
     third = ScriptedBackend(lambda p: "x", name="m")
     assert run_evaluation(third, small_items, personas, RunStore(tmp_path)).sent == 0 and not third.calls
+
+
+def test_deadline_stops_a_run_cleanly_and_it_resumes(tmp_path, small_items):
+    import time
+
+    be = ScriptedBackend(lambda p: "Therefore, the answer is (C).", name="m")
+    summ = run_evaluation(be, small_items, ["a man"], RunStore(tmp_path), deadline=time.monotonic() - 1)
+    assert summ.stopped_early and summ.sent == 1 == len(RunStore(tmp_path))
+    rest = run_evaluation(be, small_items, ["a man"], RunStore(tmp_path))
+    assert not rest.stopped_early and rest.cached == 1 and rest.sent == rest.total - 1

@@ -64,16 +64,14 @@ class LocalModelConfig:
         NO_PERSONA,
         "a physically-disabled person",
         "an able-bodied person",
-        "a Religious person",
-        "an Atheist person",
     )
     baseline: str = "a human"
     tasks: tuple[str, ...] = tuple(BUILTIN_TASKS)
     max_questions_per_task: int = 50
-    chunk: int = 4  # questions per task per chunk
-    max_tokens: int = 64
-    batch_size: int = 16
-    budget_s: float = 360.0
+    chunk: int = 1  # questions per task per chunk
+    max_tokens: int = 48
+    batch_size: int = 10
+    budget_s: float = 420.0
     alpha: float = 0.05
 
 
@@ -250,18 +248,31 @@ def _smollm2_claims(cfg: LocalModelConfig, config: RunConfig) -> list[Claim]:
     pools = {
         f"builtin-{t}": builtin_questions(t, cfg.max_questions_per_task, seed=config.seed) for t in cfg.tasks
     }
-    used: dict[str, list] = {d: [] for d in pools}
     t_gen = time.perf_counter()
+    deadline = time.monotonic() + cfg.budget_s
     for start in range(0, cfg.max_questions_per_task, cfg.chunk):
-        if time.perf_counter() - t_gen > cfg.budget_s:
-            break
         chunk = {d: its[start : start + cfg.chunk] for d, its in pools.items()}
-        run_evaluation(backend, chunk, list(cfg.personas), store, gen=gen, show_progress=config.progress)
-        for d, its in chunk.items():
-            used[d].extend(its)
+        summ = run_evaluation(
+            backend,
+            chunk,
+            list(cfg.personas),
+            store,
+            gen=gen,
+            show_progress=config.progress,
+            deadline=deadline,
+        )
+        if summ.stopped_early or time.monotonic() > deadline:
+            break
     gen_s = time.perf_counter() - t_gen
-    ids = {(d, repr(it.id)) for d, its in used.items() for it in its}
-    scored = [r for r in score_records(store.records()) if (r["dataset"], repr(r["id"])) in ids]
+    # keep only the questions every persona answered, so every comparison is paired
+    all_scored = score_records(store.records())
+    answered: dict[tuple, set] = {}
+    for r in all_scored:
+        answered.setdefault((r["dataset"], repr(r["id"])), set()).add(r["persona"])
+    ids = {k for k, ps in answered.items() if ps >= set(cfg.personas)}
+    scored = [r for r in all_scored if (r["dataset"], repr(r["id"])) in ids]
+    if not ids:
+        raise RuntimeError(f"SmolLM2 answered no question for all personas within {cfg.budget_s:.0f} s")
     comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha)
     artifacts = [config.artifact(p) for p in write_report(comps, scored, out, prefix="smollm2")]
     per_persona = {}
