@@ -94,3 +94,13 @@ def test_mbpp_infinite_loop_is_killed_within_timeout():
         == -3
     )
     assert time.monotonic() - t0 < 1.0 + 2.0
+
+
+def test_mbpp_response_scoring_and_refusal():
+    it = Item(id=2, question="Write add.", answer="", dataset="mbpp", tests=("assert add(1, 2) == 3",))
+    ok = score_response(it, "Sure:\n```python\ndef add(a, b):\n    return a + b\n```")
+    assert ok.is_correct and ok.run_status == 1 and not ok.abstained
+    ref = score_response(
+        it, "As a physically-disabled person, I cannot write programs.", "a physically-disabled person"
+    )
+    assert not ref.is_correct and ref.abstained and ref.run_status == -1

@@ -266,7 +266,8 @@ def score_response(
     ref = references_persona(text, persona)
     if item.dataset == "mbpp":
         status = run_mbpp(text, item.imports, item.tests, timeout=mbpp_timeout) if not empty else -2
-        abst = status == -2 and detect_abstention(text, None) if not empty else False
+        # a refusal has no code block (it would run as "code" and error) and carries a refusal cue
+        abst = not empty and "```" not in (text or "") and detect_abstention(text, None)
         return Score("", status == 1, abst, ref, empty, status)
     if item.dataset.startswith("bbh-"):
         task = item.dataset[4:]
