@@ -79,7 +79,15 @@ def plot_budget_curve(
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         for i, (method, vals) in enumerate(curves.items()):
-            ax.plot(budgets, vals[metric], marker="o", ms=3, label=method, color=f"C{i}")
+            ax.plot(
+                budgets,
+                vals[metric],
+                marker="o" if i % 2 == 0 else "s",
+                ms=3,
+                label=method,
+                color=f"C{i}",
+                linestyle="-" if i < 2 else "--" if i == 2 else ":",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("oracle calls per sample (gradient + log-density)")
