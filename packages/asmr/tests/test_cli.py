@@ -101,3 +101,15 @@ def test_user_errors_exit_2(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "nope.png"), "--out", str(tmp_path / "m.pt")]) == 2
     assert main(["render", str(tmp_path / "nope.pt"), str(tmp_path / "o.png")]) == 2
     assert main(["macs"]) == 2
+
+
+def test_readme_quickstart_runs():
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    code = re.search(r"## Python quickstart\n\n```python\n(.*?)```", readme, re.S).group(1)
+    assert "steps=300" in code
+    ns: dict = {}
+    exec(compile(code.replace("steps=300", "steps=3"), "README.md", "exec"), ns)
+    assert ns["y"].shape == (128 * 128, 1) and abs(float(ns["y"][5 * 128 + 7, 0] - ns["y_ref"][0, 0])) < 1e-4

@@ -139,6 +139,23 @@ def run_benchmarks_with_notes(quick: bool = True) -> tuple[list[BenchResult], li
     def mb(x: int | None) -> str:
         return "n/a" if x is None else f"{x / 2**20:.1f} MiB"
 
+    if not quick:  # an 8192^2 grid (Pluto's size) with a narrow model: bounded memory through chunking
+        torch.manual_seed(0)
+        huge = ASMR(2, 1, (8192, 8192), [[4, 4, 4, 4, 2, 16]] * 2, hidden=16).eval()
+        with torch.no_grad():
+            t = benchmark(
+                lambda: huge.render(chunk_size=1 << 20),
+                repeats=1,
+                warmup=0,
+                name="ASMR chunked render 8192^2 (h=16, 2^20 cells)",
+            )
+            m_huge = peak_rss_delta(lambda: huge.render(chunk_size=1 << 20))
+        results.append(dataclasses.replace(t, peak_mem_bytes=m_huge))
+        notes.append(
+            f"8192^2 render, h=16, chunk 2^20 cells: peak RSS growth {mb(m_huge)} (the 256 MiB output "
+            f"included; unchunked the last hidden layer alone would be {8192**2 * 16 * 4 / 2**30:.0f} GiB)"
+        )
+
     notes.append(
         f"peak RSS growth of the 1024^2 render: unchunked {mb(m_full)} (largest hidden block "
         f"{cells_full:,} cells x {HIDDEN} = {cells_full * HIDDEN * 4 / 2**20:.0f} MiB), chunked {mb(m_chunk)} "

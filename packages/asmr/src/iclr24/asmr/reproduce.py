@@ -112,12 +112,11 @@ def _save_picture(path, target: np.ndarray, preds: dict[str, tuple[np.ndarray, f
     import matplotlib.pyplot as plt
 
     panels = [("target", target, None)] + [(k, v, p) for k, (v, p) in preds.items()]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.3))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.5), constrained_layout=True)
     for ax, (name, img, p) in zip(axes, panels):
         ax.imshow(np.clip(img, 0, 1), cmap="gray", vmin=0, vmax=1, interpolation="nearest")
         ax.set_title(name if p is None else f"{name}\n{p:.2f} dB", fontsize=9)
         ax.axis("off")
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=110)
