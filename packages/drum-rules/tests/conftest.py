@@ -6,11 +6,21 @@ from iclr24.drum_rules import KG
 
 def random_kg(seed: int, n_entities: int = 7, n_relations: int = 2, n_facts: int = 14) -> KG:
     rng = np.random.default_rng(seed)
-    f = np.stack([rng.integers(n_entities, size=n_facts), rng.integers(n_relations, size=n_facts),
-                  rng.integers(n_entities, size=n_facts)], axis=1)
+    f = np.stack(
+        [
+            rng.integers(n_entities, size=n_facts),
+            rng.integers(n_relations, size=n_facts),
+            rng.integers(n_entities, size=n_facts),
+        ],
+        axis=1,
+    )
     f = np.unique(f, axis=0)
-    return KG(tuple(f"e{i}" for i in range(n_entities)), tuple(f"r{i}" for i in range(n_relations)), f,
-              name=f"random-{seed}")
+    return KG(
+        tuple(f"e{i}" for i in range(n_entities)),
+        tuple(f"r{i}" for i in range(n_relations)),
+        f,
+        name=f"random-{seed}",
+    )
 
 
 def random_attention(rng, rank: int, steps: int, n_relations: int, zero: float = 0.0) -> np.ndarray:

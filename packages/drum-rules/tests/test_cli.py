@@ -14,3 +14,53 @@ def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_cli_end_to_end(tmp_path, capsys):
+    out = str(tmp_path)
+    common = ["--out", out, "--quiet"]
+    assert (
+        main(
+            [
+                "train",
+                "family:3",
+                "--aggregation",
+                "mm",
+                "--rank",
+                "2",
+                "--embed-dim",
+                "8",
+                "--hidden-dim",
+                "8",
+                "--epochs",
+                "2",
+                "--batch-size",
+                "8",
+                "--lr",
+                "0.01",
+                "--loss",
+                "nll",
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert "beta =" in capsys.readouterr().out
+    assert main(["eval", *common]) == 0
+    assert '"mrr"' in capsys.readouterr().out
+    assert main(["extract", "--variant", "mm", *common]) == 0
+    text = capsys.readouterr().out
+    assert "complete" in text and (tmp_path / "rules.dl").exists()
+    assert main(["check", "--datasets", "4", *common]) == 0
+    assert "FAITHFUL" in capsys.readouterr().out.splitlines()[-1]
+    from iclr24.drum_rules import synthetic
+
+    kg = synthetic.family(3, seed=0).kg
+    h, t = kg.entities[0], kg.entities[1]
+    assert main(["explain", f"uncle({h},{t})", *common]) == 0
+    assert "score" in capsys.readouterr().out
+    assert main(["explain", "uncle(nobody,x)", *common]) == 2
+    assert "unknown entity" in capsys.readouterr().err
+    assert main(["extract", "--variant", "drum", *common]) == 2  # does not match an MM model
+    assert main(["eval", "--model", str(tmp_path / "missing.pt"), *common]) == 2
+    assert main(["train", str(tmp_path / "nowhere"), *common]) == 2

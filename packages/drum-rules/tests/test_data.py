@@ -28,8 +28,10 @@ def test_synthetic_family_is_deterministic_and_follows_rules():
     # every uncle fact is brother o (father | mother)
     for h, r, t in allf:
         if r == R["uncle"]:
-            assert any((h, R["brother"], z) in base and ((z, R["father"], t) in base or (z, R["mother"], t) in base)
-                       for z in range(kg.n_entities))
+            assert any(
+                (h, R["brother"], z) in base and ((z, R["father"], t) in base or (z, R["mother"], t) in base)
+                for z in range(kg.n_entities)
+            )
     assert set(a.query_relations) <= {R[r] for r in synthetic.DERIVED_RELATIONS}
     assert set(a.valid_labelled[:, 3].tolist()) == {0, 1}
 
@@ -47,7 +49,9 @@ def test_malformed_files_name_file_and_line(tmp_path):
     data = synthetic.family(3, seed=0)
     _write_drum(tmp_path, data)
     lines = (tmp_path / "test.txt").read_text().splitlines()
-    (tmp_path / "test.txt").write_text("\n".join(lines[:2] + ["nobody\tuncle\t" + data.kg.entities[0]]) + "\n")
+    (tmp_path / "test.txt").write_text(
+        "\n".join(lines[:2] + ["nobody\tuncle\t" + data.kg.entities[0]]) + "\n"
+    )
     with pytest.raises(ValueError, match=r"test.txt: line 3: entity 'nobody' is not in entities.txt"):
         load_drum_dir(tmp_path)
     (tmp_path / "test.txt").write_text("a\tb\n")

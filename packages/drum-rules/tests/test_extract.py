@@ -3,8 +3,20 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.drum_rules import (DRUM, KG, Rule, RuleProgram, check_faithfulness, consequences, evaluate_naive,
-                               explain, extract_mm_bruteforce, faithful_rules, format_rule, perturbed_datasets)
+from iclr24.drum_rules import (
+    DRUM,
+    KG,
+    Rule,
+    RuleProgram,
+    check_faithfulness,
+    consequences,
+    evaluate_naive,
+    explain,
+    extract_mm_bruteforce,
+    faithful_rules,
+    format_rule,
+    perturbed_datasets,
+)
 from iclr24.drum_rules.kg import decode_facts
 
 
@@ -15,13 +27,17 @@ def _beta(m, kg, q=0):
 
 @pytest.mark.parametrize("agg", ["sum", "sm", "mm"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_faithful_programs_reproduce_model_on_many_datasets(agg, seed, make_kg, make_attention,
-                                                          make_sparse_attention):
+def test_faithful_programs_reproduce_model_on_many_datasets(
+    agg, seed, make_kg, make_attention, make_sparse_attention
+):
     """Acceptance check 3: T_Pi(D) = T_M(D) on 30 datasets (DRUM with T=2 and small |R|)."""
     rng = np.random.default_rng(seed)
     kg = make_kg(10 + seed, n_entities=9, n_relations=2, n_facts=18)
     # exact DRUM programs are exponential in general: keep its attention free of tiny weights
-    att = {q: (make_sparse_attention(rng, 2, 2, 2) if agg == "sum" else make_attention(rng, 2, 2, 2)) for q in (0, 1)}
+    att = {
+        q: (make_sparse_attention(rng, 2, 2, 2) if agg == "sum" else make_attention(rng, 2, 2, 2))
+        for q in (0, 1)
+    }
     m = DRUM.with_fixed_attention(att, 2, aggregation=agg)
     beta = _beta(m, kg)
     prog = faithful_rules(m, beta)
@@ -67,13 +83,16 @@ def test_budget_exceeded_is_reported_incomplete_but_sound(make_kg, make_attentio
 
 def test_rule_printing_and_export(tmp_path):
     rels = ["brother", "father", "uncle"]
-    r = Rule(2, (((1, 0), 1),), 0.8)  # apply father first, then brother: uncle(x,y) <- brother(x,z), father(z,y)
+    r = Rule(
+        2, (((1, 0), 1),), 0.8
+    )  # apply father first, then brother: uncle(x,y) <- brother(x,z), father(z,y)
     assert format_rule(r, rels) == "uncle(x,y) <- brother(x,z), father(z,y)"
     inv = Rule(2, (((1 + 3,), 1),), 0.5)
     assert format_rule(inv, rels) == "uncle(x,y) <- father(y,x)"
     multi = Rule(2, (((1, 0), 2), ((), 1)), 0.9)
-    assert format_rule(multi, rels) == ("uncle(x,y) <- brother(x,z1), father(z1,y), brother(x,z2), father(z2,y), "
-                                        "x = y, z1 != z2")
+    assert format_rule(multi, rels) == (
+        "uncle(x,y) <- brother(x,z1), father(z1,y), brother(x,z2), father(z2,y), x = y, z1 != z2"
+    )
     prog = RuleProgram([r, multi], rels, "drum", 0.5, True, heads=[2])
     prog.save(tmp_path / "p.json")
     prog.save(tmp_path / "p.dl")

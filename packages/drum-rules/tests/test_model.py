@@ -18,8 +18,10 @@ def test_scores_equal_walk_count_expansion(agg, seed, make_kg, make_attention):
     if agg == "sum":
         X = sum(w * walk_counts(kg, p).toarray() for p, w in path_weights(att).items())
     else:
-        per = [np.max([w * (walk_counts(kg, p).toarray() >= 1) for p, w in wr.items()], axis=0)
-               for wr in rank_max_weights(att)]
+        per = [
+            np.max([w * (walk_counts(kg, p).toarray() >= 1) for p, w in wr.items()], axis=0)
+            for wr in rank_max_weights(att)
+        ]
         X = np.max(per, axis=0) if agg == "mm" else np.sum(per, axis=0)
     assert np.abs(S - X).max() < 1e-6
 
@@ -67,7 +69,9 @@ def test_normalisation_counter_example():
     prog = path_rules(m, 0.5)
     assert [r.atoms for r in prog] == [(((0,), 1),)]  # p(x,y) is extracted and fires on (x, y) ...
     rep = check_faithfulness(m, prog, [one, three])
-    assert rep.per_dataset[0]["precision"] == 1.0 and rep.per_dataset[1]["precision"] < 1.0  # ... but is unsound
+    assert (
+        rep.per_dataset[0]["precision"] == 1.0 and rep.per_dataset[1]["precision"] < 1.0
+    )  # ... but is unsound
 
 
 def test_bad_model_input(make_kg):

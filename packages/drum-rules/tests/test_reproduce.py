@@ -1,6 +1,5 @@
-from iclr24.paperkit import Claim, RunConfig
-
 from iclr24.drum_rules.reproduce import PAPER
+from iclr24.paperkit import Claim, RunConfig
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):

@@ -1,8 +1,17 @@
 import numpy as np
 import pytest
 
-from iclr24.drum_rules import (DRUM, TrainConfig, check_faithfulness, link_prediction, path_rules, search_for_beta,
-                               select_beta, synthetic, train)
+from iclr24.drum_rules import (
+    DRUM,
+    TrainConfig,
+    check_faithfulness,
+    link_prediction,
+    path_rules,
+    search_for_beta,
+    select_beta,
+    synthetic,
+    train,
+)
 from iclr24.drum_rules.train import f1_at
 
 

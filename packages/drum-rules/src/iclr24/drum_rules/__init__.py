@@ -4,17 +4,52 @@ from . import synthetic
 from .check import FaithfulnessReport, check_faithfulness, model_consequences
 from .data import load_dataset, load_drum_dir, load_faithfulre_dir, load_grail, load_tsv, perturbed_datasets
 from .datalog import consequences, evaluate_naive, walk_counts
-from .extract import (Explanation, explain, explanation_program, extract_mm_bruteforce, faithful_rules,
-                      path_rules, path_weights, rank_max_weights)
+from .extract import (
+    Explanation,
+    explain,
+    explanation_program,
+    extract_mm_bruteforce,
+    faithful_rules,
+    path_rules,
+    path_weights,
+    rank_max_weights,
+)
 from .kg import KG, KGData
 from .model import DRUM
 from .rules import Rule, RuleProgram, format_rule
 from .train import TrainConfig, link_prediction, search_for_beta, select_beta, train
 
 __all__ = [
-    "DRUM", "KG", "KGData", "Explanation", "FaithfulnessReport", "Rule", "RuleProgram", "TrainConfig",
-    "check_faithfulness", "consequences", "evaluate_naive", "explain", "explanation_program",
-    "extract_mm_bruteforce", "faithful_rules", "format_rule", "link_prediction", "load_dataset", "load_drum_dir",
-    "load_faithfulre_dir", "load_grail", "load_tsv", "model_consequences", "path_rules", "path_weights",
-    "perturbed_datasets", "rank_max_weights", "search_for_beta", "select_beta", "synthetic", "train", "walk_counts",
+    "DRUM",
+    "KG",
+    "KGData",
+    "Explanation",
+    "FaithfulnessReport",
+    "Rule",
+    "RuleProgram",
+    "TrainConfig",
+    "check_faithfulness",
+    "consequences",
+    "evaluate_naive",
+    "explain",
+    "explanation_program",
+    "extract_mm_bruteforce",
+    "faithful_rules",
+    "format_rule",
+    "link_prediction",
+    "load_dataset",
+    "load_drum_dir",
+    "load_faithfulre_dir",
+    "load_grail",
+    "load_tsv",
+    "model_consequences",
+    "path_rules",
+    "path_weights",
+    "perturbed_datasets",
+    "rank_max_weights",
+    "search_for_beta",
+    "select_beta",
+    "synthetic",
+    "train",
+    "walk_counts",
 ]

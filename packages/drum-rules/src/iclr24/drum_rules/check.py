@@ -69,26 +69,43 @@ class FaithfulnessReport:
         return self.sound and self.complete and self.program_complete
 
     def summary(self) -> dict:
-        return {"datasets": len(self.per_dataset), "precision_min": self.precision, "recall_min": self.recall,
-                "precision_mean": self.mean_precision, "recall_mean": self.mean_recall, "sound": self.sound,
-                "complete": self.complete, "program_complete": self.program_complete, "faithful": self.faithful}
+        return {
+            "datasets": len(self.per_dataset),
+            "precision_min": self.precision,
+            "recall_min": self.recall,
+            "precision_mean": self.mean_precision,
+            "recall_mean": self.mean_recall,
+            "sound": self.sound,
+            "complete": self.complete,
+            "program_complete": self.program_complete,
+            "faithful": self.faithful,
+        }
 
     def __str__(self) -> str:
         s = self.summary()
-        return (f"{s['datasets']} datasets: precision min {s['precision_min']:.4f} (mean {s['precision_mean']:.4f}), "
-                f"recall min {s['recall_min']:.4f} (mean {s['recall_mean']:.4f}); sound={s['sound']} "
-                f"complete={s['complete']} program_complete={s['program_complete']}")
+        return (
+            f"{s['datasets']} datasets: precision min {s['precision_min']:.4f} (mean {s['precision_mean']:.4f}), "
+            f"recall min {s['recall_min']:.4f} (mean {s['recall_mean']:.4f}); sound={s['sound']} "
+            f"complete={s['complete']} program_complete={s['program_complete']}"
+        )
 
 
-def check_faithfulness(model: DRUM, rules: RuleProgram, datasets: KG | list[KG], beta: float | None = None,
-                       heads: Iterable[int] | None = None) -> FaithfulnessReport:
+def check_faithfulness(
+    model: DRUM,
+    rules: RuleProgram,
+    datasets: KG | list[KG],
+    beta: float | None = None,
+    heads: Iterable[int] | None = None,
+) -> FaithfulnessReport:
     """Compare ``T_Pi(D)`` with ``T_M(D)`` on each dataset (``beta`` defaults to the program's)."""
     if isinstance(datasets, KG):
         datasets = [datasets]
     if not datasets:
         raise ValueError("check_faithfulness needs at least one dataset (a KG)")
     if not isinstance(rules, RuleProgram):
-        raise ValueError(f"rules must be a RuleProgram (from path_rules/faithful_rules), got {type(rules).__name__}")
+        raise ValueError(
+            f"rules must be a RuleProgram (from path_rules/faithful_rules), got {type(rules).__name__}"
+        )
     beta = rules.beta if beta is None else float(beta)
     hs = list(rules.heads or model.head_relations) if heads is None else list(heads)
     rep = FaithfulnessReport(program_complete=rules.complete)
@@ -96,8 +113,16 @@ def check_faithfulness(model: DRUM, rules: RuleProgram, datasets: KG | list[KG],
         m = model_consequences(model, kg, beta, hs)
         p = consequences(rules, kg, hs)
         both = len(np.intersect1d(m, p, assume_unique=True))
-        rep.per_dataset.append({
-            "dataset": kg.name, "n_model": int(len(m)), "n_rules": int(len(p)), "n_both": both,
-            "n_rules_only": int(len(p) - both), "n_model_only": int(len(m) - both),
-            "precision": both / len(p) if len(p) else 1.0, "recall": both / len(m) if len(m) else 1.0})
+        rep.per_dataset.append(
+            {
+                "dataset": kg.name,
+                "n_model": int(len(m)),
+                "n_rules": int(len(p)),
+                "n_both": both,
+                "n_rules_only": int(len(p) - both),
+                "n_model_only": int(len(m) - both),
+                "precision": both / len(p) if len(p) else 1.0,
+                "recall": both / len(m) if len(m) else 1.0,
+            }
+        )
     return rep

@@ -3,15 +3,172 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+from iclr24.paperkit import atomic_write_json, bench_table, ensure_out_dir
+from iclr24.paperkit.cli import App, arg, positive_float, positive_int
 
 from . import bench
+from .check import check_faithfulness
+from .checkpoint import load_checkpoint, resolve_data, save_checkpoint
+from .data import perturbed_datasets
+from .extract import explain, faithful_rules, path_rules
+from .model import DRUM
 from .reproduce import PAPER
+from .rules import RuleProgram
+from .train import TrainConfig, link_prediction, select_beta, train
 
 app = App("drum-rules", PAPER.title)
 app.add_reproduce(lambda: PAPER)
+
+_MODEL = arg("--model", type=Path, default=None, help="checkpoint (default: OUT/model.pt)")
+
+
+def _model_path(args: argparse.Namespace) -> Path:
+    return args.model if args.model is not None else args.out / "model.pt"
+
+
+@app.command(
+    "train",
+    "Train DRUM / SMDRUM / MMDRUM on a dataset folder (or 'family[:N]', the synthetic KG), "
+    "choose beta by validation F1, save OUT/model.pt.",
+    arg("data", help="DRUM/FaithfulRE/pykeen-style dataset folder, or family[:N]"),
+    arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="DRUM, SMDRUM or MMDRUM"),
+    arg("--rank", type=positive_int, default=3),
+    arg("--steps", type=positive_int, default=2, help="T (the reference's num_step - 1)"),
+    arg("--embed-dim", type=positive_int, default=128),
+    arg("--hidden-dim", type=positive_int, default=128),
+    arg("--epochs", type=positive_int, default=10),
+    arg("--batch-size", type=positive_int, default=64),
+    arg("--lr", type=positive_float, default=1e-3),
+    arg("--loss", choices=["ce", "nll"], default="ce"),
+)
+def _train(args: argparse.Namespace) -> int:
+    data = resolve_data(args.data, seed=args.seed)
+    m = DRUM(
+        data.kg.n_relations,
+        rank=args.rank,
+        steps=args.steps,
+        aggregation=args.aggregation,
+        embed_dim=args.embed_dim,
+        hidden_dim=args.hidden_dim,
+        seed=33 + args.seed,
+    )
+    hist = train(
+        m,
+        data,
+        TrainConfig(
+            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, loss=args.loss, seed=33 + args.seed
+        ),
+        show_progress=not args.quiet,
+    )
+    beta, cls = select_beta(m, data)
+    lp = link_prediction(m, data)
+    out = ensure_out_dir(args.out)
+    save_checkpoint(out / "model.pt", m, beta, args.data, {"history": hist, "link_prediction": lp, **cls})
+    atomic_write_json(out / "train.json", {"history": hist, "link_prediction": lp, **cls})
+    print(f"{data!r}\ntrained {args.aggregation} ({hist['epochs_run']} epochs), beta = {beta:.6g}")
+    print(f"test MRR {lp['mrr']:.4f}  Hits@1 {lp['hits@1']:.4f}  Hits@10 {lp['hits@10']:.4f}")
+    if "test" in cls:
+        t = cls["test"]
+        print(f"test F1 {t['f1']:.4f} (precision {t['precision']:.4f}, recall {t['recall']:.4f})")
+    print(f"saved {out / 'model.pt'}")
+    return 0
+
+
+@app.command(
+    "eval",
+    "Link prediction (filtered MRR/Hits) and classification at beta of a trained model.",
+    _MODEL,
+    arg("--data", default=None, help="dataset (default: the one the model was trained on)"),
+)
+def _eval(args: argparse.Namespace) -> int:
+    m, beta, spec = load_checkpoint(_model_path(args))
+    data = resolve_data(args.data or spec, seed=args.seed)
+    lp = link_prediction(m, data)
+    _, cls = select_beta(m, data) if data.valid_labelled is not None else (beta, {})
+    print(
+        json.dumps(
+            {"beta": beta, "link_prediction": lp, **{k: v for k, v in cls.items() if k != "beta"}}, indent=1
+        )
+    )
+    return 0
+
+
+@app.command(
+    "extract",
+    "Extract rules: --variant mm|sm|drum (faithful, must match the model) or path (baseline).",
+    _MODEL,
+    arg(
+        "--variant",
+        choices=["mm", "sm", "drum", "path"],
+        default=None,
+        help="default: the model's own faithful variant",
+    ),
+    arg("--beta", type=positive_float, default=None, help="threshold (default: the model's beta)"),
+    arg("--max-rules", type=positive_int, default=20000, help="rule budget per head (DRUM/SM)"),
+    arg("--top", type=positive_int, default=20, help="rules to print"),
+)
+def _extract(args: argparse.Namespace) -> int:
+    m, beta, spec = load_checkpoint(_model_path(args))
+    data = resolve_data(spec, seed=args.seed)
+    beta = args.beta or beta
+    rel = list(data.kg.relations)
+    if args.variant == "path":
+        prog = path_rules(m, beta, relations=rel)
+    else:
+        prog = faithful_rules(m, beta, variant=args.variant, relations=rel, max_rules=args.max_rules)
+    out = ensure_out_dir(args.out)
+    prog.save(out / "rules.json")
+    prog.save(out / "rules.dl")
+    print(
+        f"{len(prog)} {prog.variant} rules in {prog.seconds:.3f} s, beta = {beta:.6g}, "
+        f"{'complete' if prog.complete else 'INCOMPLETE (not faithful)'}"
+        + (f": {prog.note}" if prog.note else "")
+    )
+    print(prog.format(n=args.top))
+    print(f"wrote {out / 'rules.json'} and {out / 'rules.dl'}")
+    return 0
+
+
+@app.command(
+    "check",
+    "Soundness/completeness of extracted rules against the model on the test KB and perturbed "
+    "copies (precision/recall of consequences).",
+    _MODEL,
+    arg("--rules", type=Path, default=None, help="rules JSON (default: OUT/rules.json)"),
+    arg("--datasets", type=positive_int, default=30, help="how many datasets (1 = the test KB only)"),
+)
+def _check(args: argparse.Namespace) -> int:
+    m, beta, spec = load_checkpoint(_model_path(args))
+    data = resolve_data(spec, seed=args.seed)
+    prog = RuleProgram.load(args.rules or args.out / "rules.json")
+    n = args.datasets - 1
+    ds = perturbed_datasets(data.eval_kg, n // 3 + (n % 3 > 0), n // 3 + (n % 3 > 1), n // 3, seed=args.seed)
+    model = m.copy_with(normalize=False) if prog.variant != "path" else m
+    rep = check_faithfulness(model, prog, ds)
+    for d in rep.per_dataset:
+        print(
+            f"{d['dataset']:>16}: model {d['n_model']:6d}  rules {d['n_rules']:6d}  precision {d['precision']:.4f}"
+            f"  recall {d['recall']:.4f}"
+        )
+    print(rep)
+    print("FAITHFUL" if rep.faithful else "NOT faithful")
+    return 0
+
+
+@app.command(
+    "explain",
+    "Explain one prediction, e.g. 'uncle(f0_p2,f0_p7)': the walks and the rule that fires.",
+    arg("fact", help="relation(head,tail) with the dataset's names"),
+    _MODEL,
+)
+def _explain(args: argparse.Namespace) -> int:
+    m, beta, spec = load_checkpoint(_model_path(args))
+    data = resolve_data(spec, seed=args.seed)
+    print(explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta).format(data.eval_kg))
+    return 0
 
 
 @app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")

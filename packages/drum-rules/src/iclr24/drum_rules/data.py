@@ -18,14 +18,26 @@ import numpy as np
 
 from .kg import KG, KGData, encode_facts
 
-__all__ = ["read_names", "read_triples", "load_tsv", "load_drum_dir", "load_faithfulre_dir", "load_grail",
-           "split_facts", "make_negatives", "perturbed_datasets", "load_dataset"]
+__all__ = [
+    "read_names",
+    "read_triples",
+    "load_tsv",
+    "load_drum_dir",
+    "load_faithfulre_dir",
+    "load_grail",
+    "split_facts",
+    "make_negatives",
+    "perturbed_datasets",
+    "load_dataset",
+]
 
 
 def _need(path: Path, what: str) -> Path:
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: expected {what}. DRUM-format data (e.g. the Family dataset from "
-                                "github.com/alisadeghian/DRUM/datasets) must be downloaded by you and pointed to")
+        raise FileNotFoundError(
+            f"{path} is missing: expected {what}. DRUM-format data (e.g. the Family dataset from "
+            "github.com/alisadeghian/DRUM/datasets) must be downloaded by you and pointed to"
+        )
     return path
 
 
@@ -53,21 +65,29 @@ def read_triples(path: str | os.PathLike, n_fields: int = 3) -> list[tuple[str, 
         parts = line.rstrip("\n").split("\t") if "\t" in line else line.split()
         parts = [p.strip() for p in parts]
         if len(parts) != n_fields:
-            raise ValueError(f"{path}:{i}: expected {n_fields} fields (head, relation, tail"
-                             f"{', label' if n_fields == 4 else ''}), got {len(parts)}: {line!r}")
+            raise ValueError(
+                f"{path}:{i}: expected {n_fields} fields (head, relation, tail"
+                f"{', label' if n_fields == 4 else ''}), got {len(parts)}: {line!r}"
+            )
         out.append(tuple(parts))
     return out
 
 
-def _index(path: Path, rows: list[tuple[str, ...]], e_idx: dict, r_idx: dict, labelled: bool = False) -> np.ndarray:
+def _index(
+    path: Path, rows: list[tuple[str, ...]], e_idx: dict, r_idx: dict, labelled: bool = False
+) -> np.ndarray:
     out = []
     for i, row in enumerate(rows, 1):
         h, r, t = row[:3]
         for e in (h, t):
             if e not in e_idx:
-                raise ValueError(f"{path}: line {i}: entity {e!r} is not in entities.txt; add it there or fix the line")
+                raise ValueError(
+                    f"{path}: line {i}: entity {e!r} is not in entities.txt; add it there or fix the line"
+                )
         if r not in r_idx:
-            raise ValueError(f"{path}: line {i}: relation {r!r} is not in relations.txt; add it there or fix the line")
+            raise ValueError(
+                f"{path}: line {i}: relation {r!r} is not in relations.txt; add it there or fix the line"
+            )
         rec = [e_idx[h], r_idx[r], e_idx[t]]
         if labelled:
             if row[3] not in ("0", "1"):
@@ -85,8 +105,10 @@ def _dedupe(path: Path, arr: np.ndarray, n_entities: int, duplicates: str) -> np
     if (counts > 1).any():
         if duplicates == "error":
             j = int(np.sort(first[counts > 1])[0])
-            raise ValueError(f"{path}: duplicate fact at line {j + 1} (it appears {int(counts.max())} times); "
-                             "remove repeats or load with duplicates='drop'")
+            raise ValueError(
+                f"{path}: duplicate fact at line {j + 1} (it appears {int(counts.max())} times); "
+                "remove repeats or load with duplicates='drop'"
+            )
         arr = arr[np.sort(first)]
     return arr
 
@@ -110,7 +132,9 @@ def make_negatives(positives: np.ndarray, kg: KG, seed: int = 0, hops: int = 3) 
     nbrs: list[list[int]] = [[] for _ in range(E)]
     for d, s in zip(dst.tolist(), src.tolist()):
         nbrs[s].append(d)
-    known = set(kg.fact_ids.tolist()) | set(encode_facts(positives[:, 0], positives[:, 1], positives[:, 2], E).tolist())
+    known = set(kg.fact_ids.tolist()) | set(
+        encode_facts(positives[:, 0], positives[:, 1], positives[:, 2], E).tolist()
+    )
     out = []
     for h, r, t in positives.tolist():
         frontier, seen = {t}, {t}
@@ -136,8 +160,10 @@ def load_drum_dir(path: str | os.PathLike, duplicates: str = "drop", seed: int =
     ``valid.txt``, ``test.txt``). Validation/test negatives (for beta) are made by :func:`make_negatives`."""
     path = Path(path)
     if not path.is_dir():
-        raise FileNotFoundError(f"{path} is not a folder; expected a DRUM dataset folder with entities.txt, "
-                                "relations.txt, facts.txt, train.txt, valid.txt, test.txt")
+        raise FileNotFoundError(
+            f"{path} is not a folder; expected a DRUM dataset folder with entities.txt, "
+            "relations.txt, facts.txt, train.txt, valid.txt, test.txt"
+        )
     ents = read_names(path / "entities.txt")
     rels = read_names(path / "relations.txt")
     e_idx = {e: i for i, e in enumerate(ents)}
@@ -147,9 +173,15 @@ def load_drum_dir(path: str | os.PathLike, duplicates: str = "drop", seed: int =
         p = path / f"{split}.txt"
         parts[split] = _dedupe(p, _index(p, read_triples(p), e_idx, r_idx), len(ents), duplicates)
     kg = KG(tuple(ents), tuple(rels), parts["facts"], name=f"{path.name}/facts")
-    return KGData(kg, parts["train"], parts["valid"], parts["test"],
-                  valid_labelled=_labelled(parts["valid"], kg, seed), test_labelled=_labelled(parts["test"], kg, seed + 1),
-                  name=path.name)
+    return KGData(
+        kg,
+        parts["train"],
+        parts["valid"],
+        parts["test"],
+        valid_labelled=_labelled(parts["valid"], kg, seed),
+        test_labelled=_labelled(parts["test"], kg, seed + 1),
+        name=path.name,
+    )
 
 
 def load_faithfulre_dir(path: str | os.PathLike, duplicates: str = "drop") -> KGData:
@@ -174,11 +206,22 @@ def load_faithfulre_dir(path: str | os.PathLike, duplicates: str = "drop") -> KG
 
     kg = KG(tuple(ents), tuple(rels), tri("train_facts.txt"), name=f"{path.name}/train_facts")
     vl, tl = lab("valid_positive_negative_score.txt"), lab("test_positive_negative_score.txt")
-    test_kg = kg.with_facts(tri("test_facts.txt"), name=f"{path.name}/test_facts") if (
-        path / "test_facts.txt").exists() else None
+    test_kg = (
+        kg.with_facts(tri("test_facts.txt"), name=f"{path.name}/test_facts")
+        if (path / "test_facts.txt").exists()
+        else None
+    )
     valid = tri("valid.txt") if (path / "valid.txt").exists() else vl[vl[:, 3] == 1, :3]
-    return KGData(kg, tri("train.txt"), valid, tl[tl[:, 3] == 1, :3], valid_labelled=vl, test_labelled=tl,
-                  test_kg=test_kg, name=path.name)
+    return KGData(
+        kg,
+        tri("train.txt"),
+        valid,
+        tl[tl[:, 3] == 1, :3],
+        valid_labelled=vl,
+        test_labelled=tl,
+        test_kg=test_kg,
+        name=path.name,
+    )
 
 
 def load_tsv(path: str | os.PathLike, duplicates: str = "drop", name: str | None = None) -> KG:
@@ -193,8 +236,10 @@ def load_grail(path: str | os.PathLike, ind_path: str | os.PathLike | None = Non
     queries are ``path/valid.txt``; negatives come from :func:`make_negatives`."""
     path = Path(path)
     ind = Path(ind_path) if ind_path is not None else path.with_name(path.name + "_ind")
-    tr, va, it = (read_triples(_need(p, "GraIL triples")) for p in (path / "train.txt", path / "valid.txt",
-                                                                      ind / "train.txt"))
+    tr, va, it = (
+        read_triples(_need(p, "GraIL triples"))
+        for p in (path / "train.txt", path / "valid.txt", ind / "train.txt")
+    )
     rels = sorted({r for _, r, _ in tr + va + it})
     ents = sorted({e for h, _, t in tr + va + it for e in (h, t)})
     e_idx = {e: i for i, e in enumerate(ents)}
@@ -206,8 +251,16 @@ def load_grail(path: str | os.PathLike, ind_path: str | os.PathLike | None = Non
     valid = _index(path / "valid.txt", va, e_idx, r_idx)
     kg = KG(tuple(ents), tuple(rels), facts, name=f"{path.name}/facts")
     test_kg = kg.with_facts(tfacts, name=f"{ind.name}/facts")
-    return KGData(kg, train, valid, test, valid_labelled=_labelled(valid, kg, seed),
-                  test_labelled=_labelled(test, test_kg, seed + 1), test_kg=test_kg, name=path.name)
+    return KGData(
+        kg,
+        train,
+        valid,
+        test,
+        valid_labelled=_labelled(valid, kg, seed),
+        test_labelled=_labelled(test, test_kg, seed + 1),
+        test_kg=test_kg,
+        name=path.name,
+    )
 
 
 def load_dataset(path: str | os.PathLike, seed: int = 0) -> KGData:
@@ -215,8 +268,10 @@ def load_dataset(path: str | os.PathLike, seed: int = 0) -> KGData:
     ``train/valid/test.txt`` only (pykeen-style TSVs: the training triples are split 3:1 into facts and queries)."""
     p = Path(path)
     if not p.is_dir():
-        raise FileNotFoundError(f"{p} is not a folder; expected a DRUM dataset folder (entities.txt, relations.txt, "
-                                "facts.txt, train.txt, valid.txt, test.txt) or a FaithfulRE/pykeen-style folder")
+        raise FileNotFoundError(
+            f"{p} is not a folder; expected a DRUM dataset folder (entities.txt, relations.txt, "
+            "facts.txt, train.txt, valid.txt, test.txt) or a FaithfulRE/pykeen-style folder"
+        )
     if (p / "facts.txt").exists():
         return load_drum_dir(p, seed=seed)
     if (p / "train_facts.txt").exists():
@@ -226,17 +281,29 @@ def load_dataset(path: str | os.PathLike, seed: int = 0) -> KGData:
         kg_all = KG.from_triples([r for s in rows.values() for r in s], duplicates="drop", name=p.name)
         e_idx = {e: i for i, e in enumerate(kg_all.entities)}
         r_idx = {r: i for i, r in enumerate(kg_all.relations)}
-        arr = {s: _dedupe(p / f"{s}.txt", _index(p / f"{s}.txt", v, e_idx, r_idx), kg_all.n_entities, "drop")
-               for s, v in rows.items()}
+        arr = {
+            s: _dedupe(p / f"{s}.txt", _index(p / f"{s}.txt", v, e_idx, r_idx), kg_all.n_entities, "drop")
+            for s, v in rows.items()
+        }
         facts, train = split_facts(arr["train"], (0.75, 0.25), seed)
         kg = kg_all.with_facts(facts, name=f"{p.name}/facts")
-        return KGData(kg, train, arr["valid"], arr["test"], valid_labelled=_labelled(arr["valid"], kg, seed),
-                      test_labelled=_labelled(arr["test"], kg, seed + 1), name=p.name)
-    raise FileNotFoundError(f"{p}: found neither facts.txt (DRUM format), train_facts.txt (FaithfulRE) nor train.txt")
+        return KGData(
+            kg,
+            train,
+            arr["valid"],
+            arr["test"],
+            valid_labelled=_labelled(arr["valid"], kg, seed),
+            test_labelled=_labelled(arr["test"], kg, seed + 1),
+            name=p.name,
+        )
+    raise FileNotFoundError(
+        f"{p}: found neither facts.txt (DRUM format), train_facts.txt (FaithfulRE) nor train.txt"
+    )
 
 
-def perturbed_datasets(kg: KG, n_subsample: int = 10, n_rewire: int = 10, n_random: int = 9, drop: float = 0.3,
-                       seed: int = 0) -> list[KG]:
+def perturbed_datasets(
+    kg: KG, n_subsample: int = 10, n_rewire: int = 10, n_random: int = 9, drop: float = 0.3, seed: int = 0
+) -> list[KG]:
     """The faithfulness test bed: ``kg`` itself, ``n_subsample`` copies with a fraction ``drop`` of facts removed,
     ``n_rewire`` copies where a fraction ``drop`` of facts get the tail of another fact of the same relation, and
     ``n_random`` random KGs with the same number of facts over a shrinking entity subset (higher degrees, larger
@@ -258,7 +325,9 @@ def perturbed_datasets(kg: KG, n_subsample: int = 10, n_rewire: int = 10, n_rand
     for i in range(n_random):
         n_ent = max(4, int(E / (1.5 + i)))
         ents = rng.choice(E, size=n_ent, replace=False)
-        g = np.stack([rng.choice(ents, len(f)), rng.integers(R, size=len(f)), rng.choice(ents, len(f))], axis=1)
+        g = np.stack(
+            [rng.choice(ents, len(f)), rng.integers(R, size=len(f)), rng.choice(ents, len(f))], axis=1
+        )
         out.append(kg.with_facts(_unique_rows(g, E), name=f"random-{i}"))
     return out
 

@@ -47,8 +47,9 @@ def rule_matches(rule: Rule, kg: KG, cache: dict | None = None) -> sp.csr_matrix
     return out.tocsr()
 
 
-def consequences(rules: RuleProgram | Iterable[Rule], kg: KG, heads: Iterable[int] | None = None,
-                 dense_below: int = 1500) -> np.ndarray:
+def consequences(
+    rules: RuleProgram | Iterable[Rule], kg: KG, heads: Iterable[int] | None = None, dense_below: int = 1500
+) -> np.ndarray:
     """``T_Pi(D)`` as sorted unique fact ids (see :func:`iclr24.drum_rules.kg.encode_facts`). Graphs with fewer
     than ``dense_below`` entities evaluate rule bodies on dense boolean matrices (faster for many small rules)."""
     rules = list(rules.rules if isinstance(rules, RuleProgram) else rules)
@@ -80,7 +81,9 @@ def evaluate_naive(rules: Iterable[Rule], kg: KG) -> set[tuple[int, int, int]]:
     Returns the derived facts ``(h, q, t)``."""
     E = kg.n_entities
     if E > 12:
-        raise ValueError(f"evaluate_naive grounds every variable over all entities; use it on <= 12 entities, got {E}")
+        raise ValueError(
+            f"evaluate_naive grounds every variable over all entities; use it on <= 12 entities, got {E}"
+        )
     rel = {r: i for i, r in enumerate(kg.relations)}
     facts = {tuple(f) for f in kg.facts.tolist()}
     out = set()

@@ -29,8 +29,18 @@ from .kg import KG, decode_facts
 from .model import DRUM
 from .rules import Path, Rule, RuleProgram, format_rule
 
-__all__ = ["reduced_paths", "path_weights", "rank_max_weights", "path_rules", "faithful_rules",
-           "extract_mm_bruteforce", "Explanation", "explain", "explanation_program", "parse_fact"]
+__all__ = [
+    "reduced_paths",
+    "path_weights",
+    "rank_max_weights",
+    "path_rules",
+    "faithful_rules",
+    "extract_mm_bruteforce",
+    "Explanation",
+    "explain",
+    "explanation_program",
+    "parse_fact",
+]
 
 VARIANT_OF = {"sum": "drum", "sm": "sm", "mm": "mm"}
 
@@ -89,13 +99,20 @@ def _names(model: DRUM, relations: list[str] | None) -> list[str]:
     if relations is None:
         return [f"r{i}" for i in range(model.n_relations)]
     if len(relations) != model.n_relations:
-        raise ValueError(f"got {len(relations)} relation names for a model with {model.n_relations} relations")
+        raise ValueError(
+            f"got {len(relations)} relation names for a model with {model.n_relations} relations"
+        )
     return list(relations)
 
 
 # ---------------------------------------------------------------------------------------------------- baseline
-def path_rules(model: DRUM, threshold: float, heads: Iterable[int] | None = None, relations: list[str] | None = None,
-               rescale: bool = False) -> RuleProgram:
+def path_rules(
+    model: DRUM,
+    threshold: float,
+    heads: Iterable[int] | None = None,
+    relations: list[str] | None = None,
+    rescale: bool = False,
+) -> RuleProgram:
     """Neural-LP/DRUM-style extraction: one chain rule per reduced path with confidence ``w_s >= threshold``
     (``rescale=True``: confidence divided by the head's largest one, as DRUM's rule printout). No guarantee of
     soundness or completeness: the program is marked ``complete=False``."""
@@ -105,9 +122,16 @@ def path_rules(model: DRUM, threshold: float, heads: Iterable[int] | None = None
         w = path_weights(model.attention_for(q))
         top = max(w.values()) if rescale else 1.0
         rules += [Rule(q, ((p, 1),), v / top) for p, v in w.items() if v / top >= threshold]
-    return RuleProgram(rules, _names(model, relations), "path", float(threshold), complete=False,
-                       heads=_heads(model, heads), seconds=time.perf_counter() - t0,
-                       note="path-based baseline: no soundness/completeness guarantee")
+    return RuleProgram(
+        rules,
+        _names(model, relations),
+        "path",
+        float(threshold),
+        complete=False,
+        heads=_heads(model, heads),
+        seconds=time.perf_counter() - t0,
+        note="path-based baseline: no soundness/completeness guarantee",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- MM / SM
@@ -196,7 +220,9 @@ def _sm_rules(attn: np.ndarray, beta: float, q: int, budget: int) -> tuple[list[
 
 
 # ---------------------------------------------------------------------------------------------------- DRUM (sum)
-def _drum_rules(attn: np.ndarray, beta: float, q: int, budget: int, max_nodes: int) -> tuple[list[Rule], bool]:
+def _drum_rules(
+    attn: np.ndarray, beta: float, q: int, budget: int, max_nodes: int
+) -> tuple[list[Rule], bool]:
     w = {p: v for p, v in path_weights(attn).items() if v > 0}
     types = sorted(w.items(), key=lambda kv: -kv[1])
     caps = [1 if len(p) <= 1 else max(1, math.ceil(beta / v - 1e-12)) for p, v in types]
@@ -237,9 +263,15 @@ def _drum_rules(attn: np.ndarray, beta: float, q: int, budget: int, max_nodes: i
     return rules, complete
 
 
-def faithful_rules(model: DRUM, beta: float, variant: str | None = None, heads: Iterable[int] | None = None,
-                   relations: list[str] | None = None, max_rules: int = 20_000, max_nodes: int = 2_000_000
-                   ) -> RuleProgram:
+def faithful_rules(
+    model: DRUM,
+    beta: float,
+    variant: str | None = None,
+    heads: Iterable[int] | None = None,
+    relations: list[str] | None = None,
+    max_rules: int = 20_000,
+    max_nodes: int = 2_000_000,
+) -> RuleProgram:
     """A program ``Pi`` with ``T_Pi(D) = T_M(D)`` for every dataset ``D`` (score ``>= beta``), for the model's
     variant: ``"mm"`` chain rules, ``"sm"`` conjunctions, ``"drum"`` multipath rules with inequalities.
 
@@ -247,15 +279,19 @@ def faithful_rules(model: DRUM, beta: float, variant: str | None = None, heads: 
     rule budget ``max_rules`` (per head) or search budget is exceeded the partial program is returned with
     ``complete=False``: it is still sound, but it is not faithful and must not be reported as such."""
     if model.normalize:
-        raise ValueError("faithful extraction needs the model's no-normalisation semantics (normalised DRUM is not "
-                         "monotone); use model.copy_with(normalize=False) and choose beta for it")
+        raise ValueError(
+            "faithful extraction needs the model's no-normalisation semantics (normalised DRUM is not "
+            "monotone); use model.copy_with(normalize=False) and choose beta for it"
+        )
     if not (isinstance(beta, int | float) and beta > 0 and math.isfinite(beta)):
         raise ValueError(f"beta must be a positive finite threshold, got {beta!r}")
     own = VARIANT_OF[model.aggregation]
     variant = own if variant is None else variant
     if variant != own:
-        raise ValueError(f"variant {variant!r} does not match the model (aggregation {model.aggregation!r} -> "
-                         f"{own!r}); build the model with the aggregation you want to extract from")
+        raise ValueError(
+            f"variant {variant!r} does not match the model (aggregation {model.aggregation!r} -> "
+            f"{own!r}); build the model with the aggregation you want to extract from"
+        )
     t0 = time.perf_counter()
     rules: list[Rule] = []
     complete = True
@@ -272,9 +308,21 @@ def faithful_rules(model: DRUM, beta: float, variant: str | None = None, heads: 
             r, ok = _drum_rules(attn, beta, q, max_rules, max_nodes)
             rules += r
             complete &= ok
-    note = "" if complete else f"rule budget ({max_rules} per head) or search budget exceeded: partial, sound only"
-    return RuleProgram(rules, _names(model, relations), variant, float(beta), complete, heads=hs,
-                       seconds=time.perf_counter() - t0, note=note)
+    note = (
+        ""
+        if complete
+        else f"rule budget ({max_rules} per head) or search budget exceeded: partial, sound only"
+    )
+    return RuleProgram(
+        rules,
+        _names(model, relations),
+        variant,
+        float(beta),
+        complete,
+        heads=hs,
+        seconds=time.perf_counter() - t0,
+        note=note,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- explanations
@@ -334,12 +382,15 @@ def parse_fact(text: str, kg: KG) -> tuple[int, int, int]:
     return kg.entity_index(a), kg.relation_index(rel), kg.entity_index(b)
 
 
-def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float,
-            _weights: dict | None = None) -> Explanation:
+def explain(
+    model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float, _weights: dict | None = None
+) -> Explanation:
     """Per-fact explanation (exact for every variant): the walks from ``t`` to ``h`` grouped by path type, and a
     minimal rule of the faithful program that derives the fact when ``score >= beta``."""
     if model.normalize:
-        raise ValueError("explanations need the no-normalisation semantics; use model.copy_with(normalize=False)")
+        raise ValueError(
+            "explanations need the no-normalisation semantics; use model.copy_with(normalize=False)"
+        )
     h, q, t = parse_fact(fact, kg) if isinstance(fact, str) else tuple(int(x) for x in fact)
     if _weights is not None and q in _weights:
         attn, w_sum, w_max = _weights[q]
@@ -355,7 +406,9 @@ def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float,
         score = sum(w[p] * n for p, n in counts.items())
         if score >= beta:
             cur, chosen = 0.0, []
-            for p in sorted(counts, key=lambda p: -w[p]):  # take units in descending weight until beta is reached
+            for p in sorted(
+                counts, key=lambda p: -w[p]
+            ):  # take units in descending weight until beta is reached
                 need = counts[p] if cur + counts[p] * w[p] < beta else math.ceil((beta - cur) / w[p] - 1e-12)
                 need = max(1, min(need, counts[p]))
                 cur += need * w[p]
@@ -383,8 +436,13 @@ def explain(model: DRUM, fact: str | tuple[int, int, int], kg: KG, beta: float,
     return Explanation((h, q, t), float(score), float(beta), walks, rule)
 
 
-def explanation_program(model: DRUM, beta: float, datasets: list[KG], heads: Iterable[int] | None = None,
-                        relations: list[str] | None = None) -> RuleProgram:
+def explanation_program(
+    model: DRUM,
+    beta: float,
+    datasets: list[KG],
+    heads: Iterable[int] | None = None,
+    relations: list[str] | None = None,
+) -> RuleProgram:
     """The union of the per-fact explanation rules of every fact the model predicts on ``datasets``. Each rule is a
     member of the faithful program's upward closure (sound on every dataset); the union is complete on the given
     datasets by construction, not in general (``complete=False``)."""
@@ -395,8 +453,11 @@ def explanation_program(model: DRUM, beta: float, datasets: list[KG], heads: Ite
     cache = {}
     for q in hs:
         a = model.attention_for(q)
-        cache[q] = (a, path_weights(a) if model.aggregation == "sum" else None,
-                    rank_max_weights(a) if model.aggregation != "sum" else None)
+        cache[q] = (
+            a,
+            path_weights(a) if model.aggregation == "sum" else None,
+            rank_max_weights(a) if model.aggregation != "sum" else None,
+        )
     rules: dict[tuple, Rule] = {}
     for kg in datasets:
         ids = model_consequences(model, kg, beta, hs)
@@ -404,7 +465,13 @@ def explanation_program(model: DRUM, beta: float, datasets: list[KG], heads: Ite
             r = explain(model, (h, q, t), kg, beta, _weights=cache).rule
             if r is not None and r.key not in rules:
                 rules[r.key] = r
-    return RuleProgram(list(rules.values()), _names(model, relations or list(datasets[0].relations)),
-                       VARIANT_OF[model.aggregation] + "-explanations", float(beta), complete=False, heads=hs,
-                       seconds=time.perf_counter() - t0,
-                       note=f"union of per-fact explanations on {len(datasets)} datasets")
+    return RuleProgram(
+        list(rules.values()),
+        _names(model, relations or list(datasets[0].relations)),
+        VARIANT_OF[model.aggregation] + "-explanations",
+        float(beta),
+        complete=False,
+        heads=hs,
+        seconds=time.perf_counter() - t0,
+        note=f"union of per-fact explanations on {len(datasets)} datasets",
+    )

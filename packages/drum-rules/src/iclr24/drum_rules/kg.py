@@ -23,7 +23,9 @@ INVERSE_PREFIX = "inv_"
 def encode_facts(h: np.ndarray, r: np.ndarray, t: np.ndarray, n_entities: int) -> np.ndarray:
     """One int64 id per fact, ``(r * E + h) * E + t``: sets of facts become sorted id arrays."""
     E = int(n_entities)
-    return (np.asarray(r, dtype=np.int64) * E + np.asarray(h, dtype=np.int64)) * E + np.asarray(t, dtype=np.int64)
+    return (np.asarray(r, dtype=np.int64) * E + np.asarray(h, dtype=np.int64)) * E + np.asarray(
+        t, dtype=np.int64
+    )
 
 
 def decode_facts(ids: np.ndarray, n_entities: int) -> np.ndarray:
@@ -44,7 +46,9 @@ def _check_names(kind: str, names: Sequence[str]) -> tuple[str, ...]:
         raise ValueError(f"{kind} names must be unique, {dup!r} appears twice")
     for n in names:
         if not n or any(c.isspace() for c in n):
-            raise ValueError(f"{kind} name {n!r} is empty or contains whitespace; names must be single tokens")
+            raise ValueError(
+                f"{kind} name {n!r} is empty or contains whitespace; names must be single tokens"
+            )
     return names
 
 
@@ -66,26 +70,44 @@ class KG:
         self.relations = _check_names("relation", self.relations)
         rel = set(self.relations)
         for r in self.relations:
-            if r.startswith(INVERSE_PREFIX) and r[len(INVERSE_PREFIX):] in rel:
-                raise ValueError(f"relation {r!r} collides with the inverse of relation {r[len(INVERSE_PREFIX):]!r} "
-                                 f"(inverses are named {INVERSE_PREFIX}<relation>); rename it")
-        f = np.asarray(self.facts, dtype=np.int64).reshape(-1, 3) if len(self.facts) else np.zeros((0, 3), np.int64)
+            if r.startswith(INVERSE_PREFIX) and r[len(INVERSE_PREFIX) :] in rel:
+                raise ValueError(
+                    f"relation {r!r} collides with the inverse of relation {r[len(INVERSE_PREFIX) :]!r} "
+                    f"(inverses are named {INVERSE_PREFIX}<relation>); rename it"
+                )
+        f = (
+            np.asarray(self.facts, dtype=np.int64).reshape(-1, 3)
+            if len(self.facts)
+            else np.zeros((0, 3), np.int64)
+        )
         E, R = len(self.entities), len(self.relations)
-        if len(f) and (f[:, [0, 2]].min() < 0 or f[:, [0, 2]].max() >= E or f[:, 1].min() < 0 or f[:, 1].max() >= R):
-            raise ValueError(f"fact indices out of range: expected entities in [0, {E}) and relations in [0, {R})")
+        if len(f) and (
+            f[:, [0, 2]].min() < 0 or f[:, [0, 2]].max() >= E or f[:, 1].min() < 0 or f[:, 1].max() >= R
+        ):
+            raise ValueError(
+                f"fact indices out of range: expected entities in [0, {E}) and relations in [0, {R})"
+            )
         ids = encode_facts(f[:, 0], f[:, 1], f[:, 2], E)
         uniq = np.unique(ids)
         if len(uniq) != len(ids):
-            raise ValueError(f"{len(ids) - len(uniq)} duplicate facts in {self.name!r}; every fact must appear once "
-                             "(use KG.from_triples(..., duplicates='drop') to drop repeats)")
+            raise ValueError(
+                f"{len(ids) - len(uniq)} duplicate facts in {self.name!r}; every fact must appear once "
+                "(use KG.from_triples(..., duplicates='drop') to drop repeats)"
+            )
         self.facts = decode_facts(uniq, E)[:, :] if len(uniq) else np.zeros((0, 3), np.int64)
         self._ids = uniq
         self._cache = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_triples(cls, triples: Iterable[tuple[str, str, str]], entities: Sequence[str] | None = None,
-                     relations: Sequence[str] | None = None, duplicates: str = "error", name: str = "kg") -> KG:
+    def from_triples(
+        cls,
+        triples: Iterable[tuple[str, str, str]],
+        entities: Sequence[str] | None = None,
+        relations: Sequence[str] | None = None,
+        duplicates: str = "error",
+        name: str = "kg",
+    ) -> KG:
         """A KG from ``(head, relation, tail)`` name triples. Unknown names extend the vocabularies unless these
         are given, in which case an unknown name is an error."""
         if duplicates not in ("error", "drop"):
@@ -119,8 +141,12 @@ class KG:
 
     def with_facts(self, facts: np.ndarray, name: str | None = None) -> KG:
         """A KG over the same vocabularies with other facts (``(n, 3)`` index triples)."""
-        return KG(self.entities, self.relations, np.asarray(facts, dtype=np.int64).reshape(-1, 3),
-                  name=name or self.name)
+        return KG(
+            self.entities,
+            self.relations,
+            np.asarray(facts, dtype=np.int64).reshape(-1, 3),
+            name=name or self.name,
+        )
 
     # ------------------------------------------------------------------ sizes and names
     @property
@@ -144,7 +170,9 @@ class KG:
         return len(self.facts)
 
     def __repr__(self) -> str:
-        return f"KG({self.name!r}: {self.n_entities} entities, {self.n_relations} relations, {len(self)} facts)"
+        return (
+            f"KG({self.name!r}: {self.n_entities} entities, {self.n_relations} relations, {len(self)} facts)"
+        )
 
     def entity_index(self, name: str) -> int:
         try:
@@ -189,7 +217,9 @@ class KG:
             op, dst, src = self.edges()
             m = op == k
             E = self.n_entities
-            self._cache[key] = sp.csr_matrix((np.ones(int(m.sum()), dtype=np.int64), (dst[m], src[m])), shape=(E, E))
+            self._cache[key] = sp.csr_matrix(
+                (np.ones(int(m.sum()), dtype=np.int64), (dst[m], src[m])), shape=(E, E)
+            )
         return self._cache[key]
 
     def stacked_operators(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -244,7 +274,9 @@ class KGData:
             if a is not None:
                 setattr(self, split, np.asarray(a, dtype=np.int64).reshape(-1, 4))
         if len(self.train) == 0:
-            raise ValueError(f"{self.name}: the training split is empty; a rule learner needs training queries")
+            raise ValueError(
+                f"{self.name}: the training split is empty; a rule learner needs training queries"
+            )
 
     @property
     def eval_kg(self) -> KG:
@@ -257,5 +289,7 @@ class KGData:
         return sorted(rs)
 
     def __repr__(self) -> str:
-        return (f"KGData({self.name!r}: {self.kg!r}, train={len(self.train)}, valid={len(self.valid)}, "
-                f"test={len(self.test)})")
+        return (
+            f"KGData({self.name!r}: {self.kg!r}, train={len(self.train)}, valid={len(self.valid)}, "
+            f"test={len(self.test)})"
+        )

@@ -51,14 +51,22 @@ def max_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
     return torch.maximum(out, attn[:, n_ops:] * v)
 
 
-def propagate(attn: torch.Tensor, tails: torch.Tensor, kg: KG, aggregation: str = "sum", normalize: bool = False,
-              thr: float = 1e-20) -> torch.Tensor:
+def propagate(
+    attn: torch.Tensor,
+    tails: torch.Tensor,
+    kg: KG,
+    aggregation: str = "sum",
+    normalize: bool = False,
+    thr: float = 1e-20,
+) -> torch.Tensor:
     """Scores of all heads for a batch of queries: ``attn (B, L, T, 2|R|+1)``, ``tails (B,)`` -> ``(B, E)``."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
     B, L, T, K = attn.shape
     if K != kg.n_operators + 1:
-        raise ValueError(f"attention has {K} operators but the KG has 2*{kg.n_relations}+1 = {kg.n_operators + 1}")
+        raise ValueError(
+            f"attention has {K} operators but the KG has 2*{kg.n_relations}+1 = {kg.n_operators + 1}"
+        )
     step = sum_step if aggregation == "sum" else max_step
     start = torch.zeros(B, kg.n_entities, dtype=attn.dtype)
     start[torch.arange(B), tails] = 1.0
@@ -84,16 +92,32 @@ class DRUM(nn.Module):
     normalisation independently (``TrainConfig.normalize``), as the reference code trains with it and analyses
     without it. Queries ``q >= n_relations`` are inverse queries."""
 
-    def __init__(self, n_relations: int, rank: int = 3, steps: int = 2, aggregation: str = "sum",
-                 normalize: bool = False, embed_dim: int = 128, hidden_dim: int = 128, thr: float = 1e-20,
-                 seed: int | None = 33) -> None:
+    def __init__(
+        self,
+        n_relations: int,
+        rank: int = 3,
+        steps: int = 2,
+        aggregation: str = "sum",
+        normalize: bool = False,
+        embed_dim: int = 128,
+        hidden_dim: int = 128,
+        thr: float = 1e-20,
+        seed: int | None = 33,
+    ) -> None:
         super().__init__()
-        for name, v in (("n_relations", n_relations), ("rank", rank), ("steps", steps), ("embed_dim", embed_dim),
-                        ("hidden_dim", hidden_dim)):
+        for name, v in (
+            ("n_relations", n_relations),
+            ("rank", rank),
+            ("steps", steps),
+            ("embed_dim", embed_dim),
+            ("hidden_dim", hidden_dim),
+        ):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if aggregation not in AGGREGATIONS:
-            raise ValueError(f"aggregation must be one of {AGGREGATIONS} (DRUM, SMDRUM, MMDRUM), got {aggregation!r}")
+            raise ValueError(
+                f"aggregation must be one of {AGGREGATIONS} (DRUM, SMDRUM, MMDRUM), got {aggregation!r}"
+            )
         self.n_relations, self.rank, self.steps = n_relations, rank, steps
         self.aggregation, self.normalize, self.thr = aggregation, bool(normalize), float(thr)
         self.n_operators = 2 * n_relations
@@ -101,35 +125,59 @@ class DRUM(nn.Module):
         if seed is not None:
             torch.manual_seed(seed)
         self.query_embedding = nn.Embedding(self.n_operators + 1, embed_dim)  # 2|R| queries + END
-        self.lstms = nn.ModuleList(nn.LSTM(embed_dim, hidden_dim, batch_first=True, bidirectional=True)
-                                   for _ in range(rank))
+        self.lstms = nn.ModuleList(
+            nn.LSTM(embed_dim, hidden_dim, batch_first=True, bidirectional=True) for _ in range(rank)
+        )
         self.linear = nn.Linear(2 * hidden_dim, self.n_operators + 1)  # shared across ranks
         self.register_buffer("fixed_attention", torch.zeros(0), persistent=True)
         self.register_buffer("fixed_mask", torch.zeros(0, dtype=torch.bool), persistent=True)
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
-    def with_fixed_attention(cls, attention: Mapping[int, torch.Tensor | np.ndarray], n_relations: int,
-                             aggregation: str = "sum", normalize: bool = False, thr: float = 1e-20) -> DRUM:
+    def with_fixed_attention(
+        cls,
+        attention: Mapping[int, torch.Tensor | np.ndarray],
+        n_relations: int,
+        aggregation: str = "sum",
+        normalize: bool = False,
+        thr: float = 1e-20,
+    ) -> DRUM:
         """A model whose attention per query relation is given: ``{q: tensor[rank, steps, 2|R|+1]}`` (rows are
         distributions over the operators and the identity, last column). Queries not given raise an error."""
         if not attention:
-            raise ValueError("attention must map at least one query relation to a [rank, steps, 2|R|+1] tensor")
+            raise ValueError(
+                "attention must map at least one query relation to a [rank, steps, 2|R|+1] tensor"
+            )
         shapes = {tuple(np.shape(a)) for a in attention.values()}
         if len(shapes) != 1 or len(next(iter(shapes))) != 3:
-            raise ValueError(f"every attention tensor must have the same shape [rank, steps, 2|R|+1], got {shapes}")
+            raise ValueError(
+                f"every attention tensor must have the same shape [rank, steps, 2|R|+1], got {shapes}"
+            )
         L, T, K = next(iter(shapes))
         if K != 2 * n_relations + 1:
-            raise ValueError(f"attention has {K} operator columns, expected 2*{n_relations}+1 = {2 * n_relations + 1}")
-        m = cls(n_relations, rank=L, steps=T, aggregation=aggregation, normalize=normalize, embed_dim=1,
-                hidden_dim=1, thr=thr, seed=None)
+            raise ValueError(
+                f"attention has {K} operator columns, expected 2*{n_relations}+1 = {2 * n_relations + 1}"
+            )
+        m = cls(
+            n_relations,
+            rank=L,
+            steps=T,
+            aggregation=aggregation,
+            normalize=normalize,
+            embed_dim=1,
+            hidden_dim=1,
+            thr=thr,
+            seed=None,
+        )
         fixed = torch.zeros(2 * n_relations, L, T, K, dtype=torch.float64)
         mask = torch.zeros(2 * n_relations, dtype=torch.bool)
         for q, a in attention.items():
             if not 0 <= int(q) < 2 * n_relations:
                 raise ValueError(f"query relation {q} out of range [0, {2 * n_relations})")
             a = torch.as_tensor(np.asarray(a), dtype=torch.float64)
-            if (a < 0).any() or not torch.allclose(a.sum(-1), torch.ones(L, T, dtype=torch.float64), atol=1e-6):
+            if (a < 0).any() or not torch.allclose(
+                a.sum(-1), torch.ones(L, T, dtype=torch.float64), atol=1e-6
+            ):
                 raise ValueError(f"attention for query {q} must be non-negative with rows summing to 1")
             fixed[int(q)] = a
             mask[int(q)] = True
@@ -158,19 +206,25 @@ class DRUM(nn.Module):
         """Attention ``(B, rank, steps, 2|R|+1)`` for query relations ``(B,)``; rows sum to 1."""
         queries = torch.as_tensor(queries, dtype=torch.long).reshape(-1)
         if len(queries) and (queries.min() < 0 or queries.max() >= self.n_operators):
-            raise ValueError(f"query relations must be in [0, {self.n_operators}), got {queries.tolist()[:5]}...")
+            raise ValueError(
+                f"query relations must be in [0, {self.n_operators}), got {queries.tolist()[:5]}..."
+            )
         if self.has_fixed_attention:
             if not bool(self.fixed_mask[queries].all()):
                 missing = sorted(set(queries[~self.fixed_mask[queries]].tolist()))
                 raise ValueError(f"no fixed attention was given for query relation(s) {missing}")
             return self.fixed_attention[queries]
         T = self.steps
-        seq = torch.cat([queries[:, None].expand(-1, T), torch.full((len(queries), 1), self.n_operators)], dim=1)
+        seq = torch.cat(
+            [queries[:, None].expand(-1, T), torch.full((len(queries), 1), self.n_operators)], dim=1
+        )
         x = self.query_embedding(seq)  # (B, T+1, d): [e_q]*T + [e_END]
         per_rank = []
         for lstm in self.lstms:
             out, _ = lstm(x)  # (B, T+1, 2h)
-            per_rank.append(torch.softmax(self.linear(out[:, :T]), dim=-1))  # a_{j,i} = softmax(W[h->; h<-] + b)
+            per_rank.append(
+                torch.softmax(self.linear(out[:, :T]), dim=-1)
+            )  # a_{j,i} = softmax(W[h->; h<-] + b)
         return torch.stack(per_rank, dim=1)
 
     def attention_for(self, q: int) -> np.ndarray:
@@ -178,8 +232,14 @@ class DRUM(nn.Module):
         with torch.no_grad():
             return self.attention(torch.tensor([int(q)]))[0].double().numpy()
 
-    def forward(self, queries: torch.Tensor, tails: torch.Tensor, kg: KG, normalize: bool | None = None,
-                dtype: torch.dtype | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        queries: torch.Tensor,
+        tails: torch.Tensor,
+        kg: KG,
+        normalize: bool | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> torch.Tensor:
         """Scores ``(B, E)`` of every candidate head for queries ``(q, ?, t)``."""
         self._check_kg(kg)
         tails = torch.as_tensor(tails, dtype=torch.long).reshape(-1)
@@ -188,8 +248,9 @@ class DRUM(nn.Module):
         attn = self.attention(queries)
         if dtype is not None:
             attn = attn.to(dtype)
-        return propagate(attn, tails, kg, self.aggregation, self.normalize if normalize is None else normalize,
-                         self.thr)
+        return propagate(
+            attn, tails, kg, self.aggregation, self.normalize if normalize is None else normalize, self.thr
+        )
 
     def _check_kg(self, kg: KG) -> None:
         if not isinstance(kg, KG):
@@ -206,9 +267,10 @@ class DRUM(nn.Module):
         out = np.zeros((E, E))
         for s in range(0, E, batch_size):
             tails = torch.arange(s, min(E, s + batch_size))
-            sc = propagate(attn.expand(len(tails), -1, -1, -1), tails, kg, self.aggregation, self.normalize,
-                           self.thr)
-            out[:, s:s + len(tails)] = sc.t().numpy()
+            sc = propagate(
+                attn.expand(len(tails), -1, -1, -1), tails, kg, self.aggregation, self.normalize, self.thr
+            )
+            out[:, s : s + len(tails)] = sc.t().numpy()
         return out
 
     @torch.no_grad()
@@ -217,13 +279,20 @@ class DRUM(nn.Module):
         triples = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
         out = np.zeros(len(triples))
         for s in range(0, len(triples), batch_size):
-            b = triples[s:s + batch_size]
+            b = triples[s : s + batch_size]
             sc = self.forward(torch.as_tensor(b[:, 1]), torch.as_tensor(b[:, 2]), kg, dtype=torch.float64)
-            out[s:s + len(b)] = sc[torch.arange(len(b)), torch.as_tensor(b[:, 0])].numpy()
+            out[s : s + len(b)] = sc[torch.arange(len(b)), torch.as_tensor(b[:, 0])].numpy()
         return out
 
     def config(self) -> dict:
-        return {"n_relations": self.n_relations, "rank": self.rank, "steps": self.steps,
-                "aggregation": self.aggregation, "normalize": self.normalize, "thr": self.thr,
-                "embed_dim": self.query_embedding.embedding_dim, "hidden_dim": self.lstms[0].hidden_size,
-                "head_relations": list(self.head_relations)}
+        return {
+            "n_relations": self.n_relations,
+            "rank": self.rank,
+            "steps": self.steps,
+            "aggregation": self.aggregation,
+            "normalize": self.normalize,
+            "thr": self.thr,
+            "embed_dim": self.query_embedding.embedding_dim,
+            "hidden_dim": self.lstms[0].hidden_size,
+            "head_relations": list(self.head_relations),
+        }

@@ -51,13 +51,43 @@ class ReproConfig:
 
 
 PAPER_DEFAULTS = ReproConfig()
-SMOKE = ReproConfig(n_families=3, rank=2, embed_dim=8, hidden_dim=8, epochs=2, batch_size=8, lr=1e-2, loss="nll",
-                    n_subsample=1, n_rewire=1, n_random=1, explain_sources=1, drum_max_rules=100, drum_max_nodes=5000,
-                    max_rules=500)
-QUICK = ReproConfig(n_families=25, embed_dim=32, hidden_dim=32, epochs=5, batch_size=8, lr=1e-2, loss="nll",
-                    drum_max_nodes=30_000)
-FULL = ReproConfig(n_families=40, embed_dim=32, hidden_dim=32, epochs=10, batch_size=8, lr=1e-2, loss="nll",
-                   data_dir=os.environ.get("DRUM_RULES_DATA"))
+SMOKE = ReproConfig(
+    n_families=3,
+    rank=2,
+    embed_dim=8,
+    hidden_dim=8,
+    epochs=2,
+    batch_size=8,
+    lr=1e-2,
+    loss="nll",
+    n_subsample=1,
+    n_rewire=1,
+    n_random=1,
+    explain_sources=1,
+    drum_max_rules=100,
+    drum_max_nodes=5000,
+    max_rules=500,
+)
+QUICK = ReproConfig(
+    n_families=25,
+    embed_dim=32,
+    hidden_dim=32,
+    epochs=5,
+    batch_size=8,
+    lr=1e-2,
+    loss="nll",
+    drum_max_nodes=30_000,
+)
+FULL = ReproConfig(
+    n_families=40,
+    embed_dim=32,
+    hidden_dim=32,
+    epochs=10,
+    batch_size=8,
+    lr=1e-2,
+    loss="nll",
+    data_dir=os.environ.get("DRUM_RULES_DATA"),
+)
 
 
 def _min_pr(rep) -> float:
@@ -70,28 +100,56 @@ def run(config: RunConfig) -> list[Claim]:
         cfg = replace(cfg, data_dir=os.environ["DRUM_RULES_DATA"])
     seed_everything(config.seed)
     t_all = time.perf_counter()
-    data = (load_dataset(cfg.data_dir, seed=config.seed) if cfg.data_dir
-            else synthetic.family(cfg.n_families, seed=config.seed))
+    data = (
+        load_dataset(cfg.data_dir, seed=config.seed)
+        if cfg.data_dir
+        else synthetic.family(cfg.n_families, seed=config.seed)
+    )
     kg_eval = data.eval_kg
     datasets = perturbed_datasets(kg_eval, cfg.n_subsample, cfg.n_rewire, cfg.n_random, seed=config.seed + 7)
     names = list(data.kg.relations)
-    tcfg = TrainConfig(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr, loss=cfg.loss,
-                       seed=33 + config.seed, min_epochs=min(5, cfg.epochs))
-    base = {"data": data.name, "entities": data.kg.n_entities, "kb_facts": len(data.kg), "datasets": len(datasets),
-            "config": asdict(cfg), "seed": config.seed}
+    tcfg = TrainConfig(
+        epochs=cfg.epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        loss=cfg.loss,
+        seed=33 + config.seed,
+        min_epochs=min(5, cfg.epochs),
+    )
+    base = {
+        "data": data.name,
+        "entities": data.kg.n_entities,
+        "kb_facts": len(data.kg),
+        "datasets": len(datasets),
+        "config": asdict(cfg),
+        "seed": config.seed,
+    }
 
     models, info = {}, {}
     bar = progress(["sum", "sm", "mm"], desc="drum-rules: train", disable=not config.progress)
     for agg in bar:
         t0 = time.perf_counter()
-        m = DRUM(data.kg.n_relations, rank=cfg.rank, steps=cfg.steps, aggregation=agg, normalize=False,
-                 embed_dim=cfg.embed_dim, hidden_dim=cfg.hidden_dim, seed=33 + config.seed)
+        m = DRUM(
+            data.kg.n_relations,
+            rank=cfg.rank,
+            steps=cfg.steps,
+            aggregation=agg,
+            normalize=False,
+            embed_dim=cfg.embed_dim,
+            hidden_dim=cfg.hidden_dim,
+            seed=33 + config.seed,
+        )
         hist = train(m, data, tcfg)
         beta, cls = select_beta(m, data)
         lp = link_prediction(m, data)
         models[agg] = (m, beta)
-        info[agg] = {"beta": beta, "train_seconds": time.perf_counter() - t0, "epochs": hist["epochs_run"],
-                     "link_prediction": lp, "classification": cls}
+        info[agg] = {
+            "beta": beta,
+            "train_seconds": time.perf_counter() - t0,
+            "epochs": hist["epochs_run"],
+            "link_prediction": lp,
+            "classification": cls,
+        }
 
     claims: list[Claim] = []
     reps = {}
@@ -103,74 +161,162 @@ def run(config: RunConfig) -> list[Claim]:
         base_prog = path_rules(m, beta, relations=names)
         brep = check_faithfulness(m, base_prog, datasets)
         reps[agg] = (prog, rep)
-        claims.append(Claim(
-            NAME, f"faithful {label} extraction is sound and complete on {len(datasets)} datasets", "min(precision, recall)",
-            _min_pr(rep), "path-based extraction (Neural-LP/DRUM style) at the same beta", _min_pr(brep),
-            "ours >= 1.0 and program_complete == 1", paper_value=1.0, seconds=time.perf_counter() - t0,
-            variables={"program_complete": float(prog.complete)},
-            details={**base, "rules": len(prog), "extraction_seconds": prog.seconds, "ours": rep.summary(),
-                     "baseline": brep.summary(), "baseline_rules": len(base_prog), "model": info[agg],
-                     "top_rules": [str(x) for x in prog.format(n=8, weights=True).splitlines()]}))
+        claims.append(
+            Claim(
+                NAME,
+                f"faithful {label} extraction is sound and complete on {len(datasets)} datasets",
+                "min(precision, recall)",
+                _min_pr(rep),
+                "path-based extraction (Neural-LP/DRUM style) at the same beta",
+                _min_pr(brep),
+                "ours >= 1.0 and program_complete == 1",
+                paper_value=1.0,
+                seconds=time.perf_counter() - t0,
+                variables={"program_complete": float(prog.complete)},
+                details={
+                    **base,
+                    "rules": len(prog),
+                    "extraction_seconds": prog.seconds,
+                    "ours": rep.summary(),
+                    "baseline": brep.summary(),
+                    "baseline_rules": len(base_prog),
+                    "model": info[agg],
+                    "top_rules": [str(x) for x in prog.format(n=8, weights=True).splitlines()],
+                },
+            )
+        )
 
     # DRUM (sum), no normalisation: global multipath extraction with a budget + exact per-fact explanations
     m, beta = models["sum"]
     t0 = time.perf_counter()
-    glob = faithful_rules(m, beta, relations=names, max_rules=cfg.drum_max_rules, max_nodes=cfg.drum_max_nodes)
+    glob = faithful_rules(
+        m, beta, relations=names, max_rules=cfg.drum_max_rules, max_nodes=cfg.drum_max_nodes
+    )
     grep_ = check_faithfulness(m, glob, datasets)
-    expl = explanation_program(m, beta, datasets[:cfg.explain_sources], relations=names)
+    expl = explanation_program(m, beta, datasets[: cfg.explain_sources], relations=names)
     erep = check_faithfulness(m, expl, datasets)
-    src = erep.per_dataset[:cfg.explain_sources]
-    claims.append(Claim(
-        NAME, f"DRUM multipath rules (per-fact explanations) are sound on all {len(datasets)} datasets and complete "
-              "on the datasets they explain", "min precision over datasets", erep.precision,
-        "path-based extraction at the same beta (min precision)", None,
-        "ours >= 1.0 and source_recall >= 1.0 and global_precision >= 1.0", paper_value=1.0,
-        seconds=time.perf_counter() - t0,
-        variables={"source_recall": min(d["recall"] for d in src), "global_precision": grep_.precision,
-                   "global_complete": float(glob.complete)},
-        details={**base, "explanation_rules": len(expl), "explanations": erep.summary(),
-                 "explanations_per_dataset": erep.per_dataset, "global_rules": len(glob),
-                 "global_complete": glob.complete, "global_seconds": glob.seconds, "global": grep_.summary(),
-                 "model": info["sum"],
-                 "note": "the exact global program is exponential (the paper's 'inefficient in practice'); with a "
-                         "rule budget it is sound but incomplete, so it is reported, never called faithful"}))
+    src = erep.per_dataset[: cfg.explain_sources]
+    claims.append(
+        Claim(
+            NAME,
+            f"DRUM multipath rules (per-fact explanations) are sound on all {len(datasets)} datasets and complete "
+            "on the datasets they explain",
+            "min precision over datasets",
+            erep.precision,
+            "path-based extraction at the same beta (min precision)",
+            None,
+            "ours >= 1.0 and source_recall >= 1.0 and global_precision >= 1.0",
+            paper_value=1.0,
+            seconds=time.perf_counter() - t0,
+            variables={
+                "source_recall": min(d["recall"] for d in src),
+                "global_precision": grep_.precision,
+                "global_complete": float(glob.complete),
+            },
+            details={
+                **base,
+                "explanation_rules": len(expl),
+                "explanations": erep.summary(),
+                "explanations_per_dataset": erep.per_dataset,
+                "global_rules": len(glob),
+                "global_complete": glob.complete,
+                "global_seconds": glob.seconds,
+                "global": grep_.summary(),
+                "model": info["sum"],
+                "note": "the exact global program is exponential (the paper's 'inefficient in practice'); with a "
+                "rule budget it is sound but incomplete, so it is reported, never called faithful",
+            },
+        )
+    )
 
     base_prog = path_rules(m, beta, relations=names)
     brep = check_faithfulness(m, base_prog, datasets)
-    claims.append(Claim(
-        NAME, "path-based extraction is incomplete for no-norm DRUM (recall < 1) while staying sound",
-        "min recall over datasets (path baseline)", brep.recall, "DRUM explanation rules (min recall on sources)",
-        min(d["recall"] for d in src), "ours < 1.0 and baseline_precision >= 1.0", paper_value=None,
-        variables={"baseline_precision": brep.precision},
-        details={**base, "baseline": brep.summary(), "per_dataset": brep.per_dataset, "rules": len(base_prog)}))
+    claims.append(
+        Claim(
+            NAME,
+            "path-based extraction is incomplete for no-norm DRUM (recall < 1) while staying sound",
+            "min recall over datasets (path baseline)",
+            brep.recall,
+            "DRUM explanation rules (min recall on sources)",
+            min(d["recall"] for d in src),
+            "ours < 1.0 and baseline_precision >= 1.0",
+            paper_value=None,
+            variables={"baseline_precision": brep.precision},
+            details={
+                **base,
+                "baseline": brep.summary(),
+                "per_dataset": brep.per_dataset,
+                "rules": len(base_prog),
+            },
+        )
+    )
 
     # normalised DRUM: the path rules fire while the normalised score drops below beta
     mn = m.copy_with(normalize=True)
     beta_n, cls_n = select_beta(mn, data)
     prog_n = path_rules(mn, beta_n, relations=names)
     rep_n = check_faithfulness(mn, prog_n, datasets)
-    claims.append(Claim(
-        NAME, "path-based extraction is unsound for normalised DRUM (precision < 1)",
-        "min precision over datasets (path rules vs normalised DRUM)", rep_n.precision,
-        "path rules vs no-norm DRUM (min precision)", brep.precision, "ours < 1.0",
-        details={**base, "beta_normalised": beta_n, "classification": cls_n, "report": rep_n.summary(),
-                 "per_dataset": rep_n.per_dataset, "rules": len(prog_n)}))
+    claims.append(
+        Claim(
+            NAME,
+            "path-based extraction is unsound for normalised DRUM (precision < 1)",
+            "min precision over datasets (path rules vs normalised DRUM)",
+            rep_n.precision,
+            "path rules vs no-norm DRUM (min precision)",
+            brep.precision,
+            "ours < 1.0",
+            details={
+                **base,
+                "beta_normalised": beta_n,
+                "classification": cls_n,
+                "report": rep_n.summary(),
+                "per_dataset": rep_n.per_dataset,
+                "rules": len(prog_n),
+            },
+        )
+    )
 
     t_mm, t_sm = reps["mm"][0].seconds, reps["sm"][0].seconds
-    claims.append(Claim(
-        NAME, "MM/SM extraction is much faster than exact DRUM extraction", "extraction seconds (MM + SM)",
-        t_mm + t_sm, "exact DRUM multipath extraction (budgeted: a lower bound)", glob.seconds, "ours < baseline",
-        details={"mm_seconds": t_mm, "sm_seconds": t_sm, "drum_seconds_lower_bound": glob.seconds,
-                 "drum_complete": glob.complete, "mm_rules": len(reps["mm"][0]), "sm_rules": len(reps["sm"][0]),
-                 "drum_rules_found": len(glob)}))
+    claims.append(
+        Claim(
+            NAME,
+            "MM/SM extraction is much faster than exact DRUM extraction",
+            "extraction seconds (MM + SM)",
+            t_mm + t_sm,
+            "exact DRUM multipath extraction (budgeted: a lower bound)",
+            glob.seconds,
+            "ours < baseline",
+            details={
+                "mm_seconds": t_mm,
+                "sm_seconds": t_sm,
+                "drum_seconds_lower_bound": glob.seconds,
+                "drum_complete": glob.complete,
+                "mm_rules": len(reps["mm"][0]),
+                "sm_rules": len(reps["sm"][0]),
+                "drum_rules_found": len(glob),
+            },
+        )
+    )
 
     mrr = {a: info[a]["link_prediction"]["mrr"] for a in info}
-    claims.append(Claim(
-        NAME, "MM/SM trade little accuracy for faithful, fast extraction (MRR within 0.1 of DRUM)", "min MRR (MM, SM)",
-        min(mrr["mm"], mrr["sm"]), "DRUM (sum) MRR", mrr["sum"], "ours >= baseline - 0.1",
-        details={**base, "link_prediction": {a: info[a]["link_prediction"] for a in info},
-                 "classification_test": {a: info[a]["classification"].get("test") for a in info},
-                 "beta": {a: info[a]["beta"] for a in info}, "total_seconds": time.perf_counter() - t_all}))
+    claims.append(
+        Claim(
+            NAME,
+            "MM/SM trade little accuracy for faithful, fast extraction (MRR within 0.1 of DRUM)",
+            "min MRR (MM, SM)",
+            min(mrr["mm"], mrr["sm"]),
+            "DRUM (sum) MRR",
+            mrr["sum"],
+            "ours >= baseline - 0.1",
+            details={
+                **base,
+                "link_prediction": {a: info[a]["link_prediction"] for a in info},
+                "classification_test": {a: info[a]["classification"].get("test") for a in info},
+                "beta": {a: info[a]["beta"] for a in info},
+                "total_seconds": time.perf_counter() - t_all,
+            },
+        )
+    )
     return claims
 
 
@@ -178,6 +324,6 @@ PAPER = Paper(
     name=NAME,
     title="Faithful Rule Extraction for Differentiable Rule Learning Models",
     summary="Faithful extraction from DRUM gives rules that are sound and complete for the model; path-based "
-            "extraction is not.",
+    "extraction is not.",
     run=run,
 )

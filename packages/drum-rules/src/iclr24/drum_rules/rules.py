@@ -61,7 +61,9 @@ class Rule:
 
     @classmethod
     def from_dict(cls, d: dict) -> Rule:
-        return cls(int(d["head"]), tuple((tuple(p), int(m)) for p, m in d["atoms"]), float(d.get("weight", 0.0)))
+        return cls(
+            int(d["head"]), tuple((tuple(p), int(m)) for p, m in d["atoms"]), float(d.get("weight", 0.0))
+        )
 
 
 def _op_atom(k: int, dst: str, src: str, relations: list[str]) -> tuple[str, str, str]:
@@ -104,7 +106,7 @@ def format_rule(rule: Rule, relations: list[str], arrow: str = "<-", weight: boo
     lits, rest = [], list(atoms)  # each chain left to right: x ... y
     for path, m in rule.atoms:
         for _ in range(m):
-            chunk, rest = rest[:len(path)], rest[len(path):]
+            chunk, rest = rest[: len(path)], rest[len(path) :]
             lits.extend(f"{p}({ren(a)},{ren(b)})" for p, a, b in reversed(chunk))
     lits += [f"{a} = {b}" for a, b in dict.fromkeys(eqs)]
     for u, v in neqs:
@@ -113,7 +115,9 @@ def format_rule(rule: Rule, relations: list[str], arrow: str = "<-", weight: boo
         elif len(u) > 1:
             lits.append(f"({','.join(u)}) != ({','.join(v)})")
     body = ", ".join(lits) if lits else "true"
-    head = relations[rule.head] if rule.head < len(relations) else f"{relations[rule.head - len(relations)]}_inv"
+    head = (
+        relations[rule.head] if rule.head < len(relations) else f"{relations[rule.head - len(relations)]}_inv"
+    )
     s = f"{head}(x,y) {arrow} {body}"
     if weight:
         s += f"    # w = {rule.weight:.6g}"
@@ -158,8 +162,9 @@ class RuleProgram:
 
     def __str__(self) -> str:
         status = "complete" if self.complete else "INCOMPLETE (not faithful)"
-        head = (f"% {self.variant} program: {len(self.rules)} rules, beta = {self.beta:.6g}, {status}"
-                + (f"; {self.note}" if self.note else ""))
+        head = f"% {self.variant} program: {len(self.rules)} rules, beta = {self.beta:.6g}, {status}" + (
+            f"; {self.note}" if self.note else ""
+        )
         return head + "\n" + self.format(n=50) + ("\n% ..." if len(self.rules) > 50 else "")
 
     def to_datalog(self) -> str:
@@ -172,15 +177,30 @@ class RuleProgram:
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
-        return {"variant": self.variant, "beta": self.beta, "complete": self.complete, "relations": self.relations,
-                "heads": self.heads, "seconds": self.seconds, "note": self.note,
-                "rules": [dict(r.to_dict(), text=format_rule(r, self.relations)) for r in self.rules]}
+        return {
+            "variant": self.variant,
+            "beta": self.beta,
+            "complete": self.complete,
+            "relations": self.relations,
+            "heads": self.heads,
+            "seconds": self.seconds,
+            "note": self.note,
+            "rules": [dict(r.to_dict(), text=format_rule(r, self.relations)) for r in self.rules],
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> RuleProgram:
         try:
-            return cls([Rule.from_dict(r) for r in d["rules"]], list(d["relations"]), d["variant"], float(d["beta"]),
-                       bool(d["complete"]), list(d.get("heads", [])), float(d.get("seconds", 0.0)), d.get("note", ""))
+            return cls(
+                [Rule.from_dict(r) for r in d["rules"]],
+                list(d["relations"]),
+                d["variant"],
+                float(d["beta"]),
+                bool(d["complete"]),
+                list(d.get("heads", [])),
+                float(d.get("seconds", 0.0)),
+                d.get("note", ""),
+            )
         except (KeyError, TypeError) as e:
             raise ValueError(f"not a rule-program JSON (missing or bad field {e})") from None
 
@@ -195,9 +215,13 @@ class RuleProgram:
     @classmethod
     def load(cls, path: str | os.PathLike) -> RuleProgram:
         if not os.path.exists(path):
-            raise FileNotFoundError(f"{path} does not exist; expected a rules JSON written by `drum-rules extract`")
+            raise FileNotFoundError(
+                f"{path} does not exist; expected a rules JSON written by `drum-rules extract`"
+            )
         try:
             d = json.loads(open(path).read())
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path} is not JSON ({e}); load the .json export, not the Datalog text") from None
+            raise ValueError(
+                f"{path} is not JSON ({e}); load the .json export, not the Datalog text"
+            ) from None
         return cls.from_json(d)

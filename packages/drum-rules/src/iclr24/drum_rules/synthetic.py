@@ -14,8 +14,20 @@ from .kg import KG, KGData
 
 __all__ = ["FAMILY_RELATIONS", "DERIVED_RELATIONS", "GROUND_TRUTH_RULES", "family"]
 
-FAMILY_RELATIONS = ("husband", "wife", "father", "mother", "son", "daughter", "brother", "sister",
-                    "uncle", "aunt", "nephew", "niece")
+FAMILY_RELATIONS = (
+    "husband",
+    "wife",
+    "father",
+    "mother",
+    "son",
+    "daughter",
+    "brother",
+    "sister",
+    "uncle",
+    "aunt",
+    "nephew",
+    "niece",
+)
 DERIVED_RELATIONS = ("uncle", "aunt", "nephew", "niece")
 GROUND_TRUTH_RULES = (
     "uncle(x,y) <- brother(x,z), father(z,y)",
@@ -88,14 +100,20 @@ def _derive(facts: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
         for a, b in by_rel.get(r, []):
             sib_of.setdefault(b, []).append(a)
     for r in ("son", "daughter"):
-        for x, z in by_rel.get(r, []):  # x is a son/daughter of z, y a sibling of z  ->  x is nephew/niece of y
+        for x, z in by_rel.get(
+            r, []
+        ):  # x is a son/daughter of z, y a sibling of z  ->  x is nephew/niece of y
             for y in sib_of.get(z, []):
                 out.add((x, "nephew" if r == "son" else "niece", y))
     return sorted(out)
 
 
-def family(n_families: int = 40, seed: int = 0, kb_fraction_derived: float = 0.5,
-           splits: tuple[float, float, float] = (0.6, 0.2, 0.2)) -> KGData:
+def family(
+    n_families: int = 40,
+    seed: int = 0,
+    kb_fraction_derived: float = 0.5,
+    splits: tuple[float, float, float] = (0.6, 0.2, 0.2),
+) -> KGData:
     """The synthetic family KG (deterministic given ``n_families`` and ``seed``).
 
     The background KB holds every base fact and ``kb_fraction_derived`` of the derived (uncle/aunt/nephew/niece)
@@ -110,15 +128,25 @@ def family(n_families: int = 40, seed: int = 0, kb_fraction_derived: float = 0.5
     derived = _derive(base)
     rel_idx = {r: i for i, r in enumerate(FAMILY_RELATIONS)}
     e_idx = {e: i for i, e in enumerate(ents)}
-    to_arr = lambda rows: np.asarray([(e_idx[h], rel_idx[r], e_idx[t]) for h, r, t in rows], np.int64).reshape(-1, 3)
+    to_arr = lambda rows: np.asarray(
+        [(e_idx[h], rel_idx[r], e_idx[t]) for h, r, t in rows], np.int64
+    ).reshape(-1, 3)
     base_a, der_a = to_arr(base), to_arr(derived)
-    kb_der, train, valid, test = split_facts(der_a, (kb_fraction_derived, *[(1 - kb_fraction_derived) * s
-                                                                           for s in splits]), seed=seed + 1)
+    kb_der, train, valid, test = split_facts(
+        der_a, (kb_fraction_derived, *[(1 - kb_fraction_derived) * s for s in splits]), seed=seed + 1
+    )
     kg = KG(tuple(ents), FAMILY_RELATIONS, np.concatenate([base_a, kb_der]), name=f"family-{n_families}")
 
     def lab(pos: np.ndarray, s: int) -> np.ndarray:
         pos4 = np.concatenate([pos, np.ones((len(pos), 1), np.int64)], axis=1)
         return np.concatenate([pos4, make_negatives(pos, kg, seed=s, hops=2)])
 
-    return KGData(kg, train, valid, test, valid_labelled=lab(valid, seed + 2), test_labelled=lab(test, seed + 3),
-                  name=f"family-{n_families}-seed{seed}")
+    return KGData(
+        kg,
+        train,
+        valid,
+        test,
+        valid_labelled=lab(valid, seed + 2),
+        test_labelled=lab(test, seed + 3),
+        name=f"family-{n_families}-seed{seed}",
+    )

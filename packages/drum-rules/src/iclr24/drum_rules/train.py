@@ -14,8 +14,15 @@ from iclr24.paperkit import progress
 from .kg import KG, KGData
 from .model import DRUM
 
-__all__ = ["TrainConfig", "train", "search_for_beta", "f1_at", "select_beta", "link_prediction",
-           "classification_metrics"]
+__all__ = [
+    "TrainConfig",
+    "train",
+    "search_for_beta",
+    "f1_at",
+    "select_beta",
+    "link_prediction",
+    "classification_metrics",
+]
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,9 @@ def _queries(triples: np.ndarray, n_relations: int, inverse: bool) -> np.ndarray
 
 def _loss(scores: torch.Tensor, target: torch.Tensor, kind: str, thr: float) -> torch.Tensor:
     if kind == "ce":
-        return nn.functional.cross_entropy(scores, target)  # FaithfulRE: CrossEntropy(score vector, true head)
+        return nn.functional.cross_entropy(
+            scores, target
+        )  # FaithfulRE: CrossEntropy(score vector, true head)
     return -torch.log(scores[torch.arange(len(target)), target].clamp_min(thr)).mean()  # DRUM: -log score
 
 
@@ -59,13 +68,15 @@ def _epoch_loss(model: DRUM, q: np.ndarray, kg: KG, cfg: TrainConfig) -> float:
     total = 0.0
     with torch.no_grad():
         for s in range(0, len(q), 2 * cfg.batch_size):
-            b = torch.as_tensor(q[s:s + 2 * cfg.batch_size])
+            b = torch.as_tensor(q[s : s + 2 * cfg.batch_size])
             sc = model(b[:, 0], b[:, 1], kg, normalize=cfg.normalize)
             total += float(_loss(sc, b[:, 2], cfg.loss, model.thr)) * len(b)
     return total / max(1, len(q))
 
 
-def train(model: DRUM, data: KGData, config: TrainConfig = TrainConfig(), show_progress: bool = False) -> dict:
+def train(
+    model: DRUM, data: KGData, config: TrainConfig = TrainConfig(), show_progress: bool = False
+) -> dict:
     """Train ``model`` on ``data.train`` over the background facts ``data.kg``; returns the loss history.
 
     Sets ``model.head_relations`` to the relations queried in training (the heads rules are extracted for)."""
@@ -85,7 +96,7 @@ def train(model: DRUM, data: KGData, config: TrainConfig = TrainConfig(), show_p
         perm = torch.randperm(len(train_q), generator=gen).numpy()
         total = 0.0
         for s in range(0, len(perm), 2 * cfg.batch_size):
-            b = torch.as_tensor(train_q[perm[s:s + 2 * cfg.batch_size]])
+            b = torch.as_tensor(train_q[perm[s : s + 2 * cfg.batch_size]])
             sc = model(b[:, 0], b[:, 1], data.kg, normalize=cfg.normalize)
             loss = _loss(sc, b[:, 2], cfg.loss, model.thr)
             opt.zero_grad()
@@ -124,8 +135,14 @@ def f1_at(scores: np.ndarray, labels: np.ndarray, beta: float) -> float:
     return classification_metrics(scores, labels, beta)["f1"]
 
 
-def search_for_beta(scores: np.ndarray, labels: np.ndarray, low: float = 0.0, high: float | None = None,
-                    gap: float = 1e-6, method: str = "grid") -> float:
+def search_for_beta(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    low: float = 0.0,
+    high: float | None = None,
+    gap: float = 1e-6,
+    method: str = "grid",
+) -> float:
     """The threshold beta maximising F1 of ``score >= beta`` on labelled validation scores.
 
     ``method="grid"`` (the reference code): 11 evenly spaced candidates in [low, high], narrow to the neighbours of
@@ -134,7 +151,9 @@ def search_for_beta(scores: np.ndarray, labels: np.ndarray, low: float = 0.0, hi
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     labels = np.asarray(labels).reshape(-1)
     if len(scores) == 0 or len(scores) != len(labels):
-        raise ValueError(f"need as many labels as scores (and at least one), got {len(scores)} and {len(labels)}")
+        raise ValueError(
+            f"need as many labels as scores (and at least one), got {len(scores)} and {len(labels)}"
+        )
     if not set(np.unique(labels).tolist()) <= {0, 1} or labels.sum() == 0:
         raise ValueError("labels must be 0/1 with at least one positive")
     if method == "exact":
@@ -167,10 +186,15 @@ def search_for_beta(scores: np.ndarray, labels: np.ndarray, low: float = 0.0, hi
 def select_beta(model: DRUM, data: KGData, method: str = "grid") -> tuple[float, dict]:
     """beta maximising validation F1 (the model's own semantics, over ``data.kg``); also returns test metrics."""
     if data.valid_labelled is None:
-        raise ValueError(f"{data.name} has no labelled validation set (positives and negatives) to choose beta")
+        raise ValueError(
+            f"{data.name} has no labelled validation set (positives and negatives) to choose beta"
+        )
     v = data.valid_labelled
     beta = search_for_beta(model.score_triples(v[:, :3], data.kg), v[:, 3], method=method)
-    out = {"beta": beta, "valid": classification_metrics(model.score_triples(v[:, :3], data.kg), v[:, 3], beta)}
+    out = {
+        "beta": beta,
+        "valid": classification_metrics(model.score_triples(v[:, :3], data.kg), v[:, 3], beta),
+    }
     if data.test_labelled is not None:
         t = data.test_labelled
         out["test"] = classification_metrics(model.score_triples(t[:, :3], data.eval_kg), t[:, 3], beta)
@@ -199,7 +223,7 @@ def link_prediction(model: DRUM, data: KGData, split: str = "test", batch_size: 
     q = _queries(triples, R, inverse=True)
     ranks = []
     for s in range(0, len(q), batch_size):
-        b = q[s:s + batch_size]
+        b = q[s : s + batch_size]
         sc = model(torch.as_tensor(b[:, 0]), torch.as_tensor(b[:, 1]), kg, dtype=torch.float64).numpy()
         for row, (qq, tt, hh) in zip(sc, b.tolist()):
             target = row[hh]
@@ -210,6 +234,11 @@ def link_prediction(model: DRUM, data: KGData, split: str = "test", batch_size: 
             equal = int((row == target).sum()) - 1
             ranks.append(1 + greater + equal / 2)
     ranks = np.asarray(ranks)
-    return {"mrr": float((1 / ranks).mean()), "hits@1": float((ranks <= 1).mean()),
-            "hits@3": float((ranks <= 3).mean()), "hits@10": float((ranks <= 10).mean()), "n_queries": len(ranks),
-            "entities": E}
+    return {
+        "mrr": float((1 / ranks).mean()),
+        "hits@1": float((ranks <= 1).mean()),
+        "hits@3": float((ranks <= 3).mean()),
+        "hits@10": float((ranks <= 10).mean()),
+        "n_queries": len(ranks),
+        "entities": E,
+    }
