@@ -50,7 +50,7 @@ class SampleConfig:
 
 
 SMOKE = (
-    ExactQueryConfig(K=15),
+    ExactQueryConfig(ds=(2, 3)),
     SampleConfig(
         lams=(1.0,),
         ds=(2,),
@@ -113,7 +113,7 @@ def _sample_runs(cfg: SampleConfig, seed: int, show: bool) -> dict:
     return {"steps": steps, "errors": {lam: {k: np.array(v) for k, v in d.items()} for lam, d in res.items()}}
 
 
-def _plot_exact(runs: dict, cfg: ExactQueryConfig, path) -> None:
+def _plot_exact(runs: dict, cfg: ExactQueryConfig, path, dpi: int = 110) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -141,11 +141,11 @@ def _plot_exact(runs: dict, cfg: ExactQueryConfig, path) -> None:
             ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
 
 
-def _plot_sample(sruns: dict, cfg: SampleConfig, path) -> None:
+def _plot_sample(sruns: dict, cfg: SampleConfig, path, dpi: int = 110) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -167,7 +167,7 @@ def _plot_sample(sruns: dict, cfg: SampleConfig, path) -> None:
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
 
 
@@ -191,11 +191,12 @@ def run(config: RunConfig) -> list[Claim]:
     exact_cfg, sample_cfg = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
     out = ensure_out_dir(config.out)
     show = config.progress
+    dpi = config.pick(smoke=50, quick=110, full=110)
     t0 = time.perf_counter()
     runs = _exact_runs(exact_cfg, show)
     t_exact = time.perf_counter() - t0
     fig1 = out / "fig1_exact_queries.png"
-    _plot_exact(runs, exact_cfg, fig1)
+    _plot_exact(runs, exact_cfg, fig1, dpi)
     arts = [config.artifact(fig1)]
     claims: list[Claim] = []
     pe, ctl = runs["pe"], runs["control"]
@@ -306,7 +307,7 @@ def run(config: RunConfig) -> list[Claim]:
     sruns = _sample_runs(sample_cfg, config.seed, show)
     t_sample = time.perf_counter() - t1
     fig2 = out / "fig1_samples.png"
-    _plot_sample(sruns, sample_cfg, fig2)
+    _plot_sample(sruns, sample_cfg, fig2, dpi)
     atomic_write_json(
         out / "curves.json",
         {
