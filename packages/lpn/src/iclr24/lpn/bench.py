@@ -2,7 +2,8 @@
 
 - denoiser latency per image (8x8 MLP, 28x28 conv, 128x128 patch net): inference without ``create_graph`` vs the
   official forward that always keeps the double-backprop graph;
-- a training step (double backprop through f = grad psi) vs a plain l2 step of an unconstrained MLP;
+- a training step (double backprop through f = grad psi) vs a plain l2 step of an unconstrained MLP, and the MLP
+  LPN's hand-written gradient pass vs autograd's;
 - prior inversion: one batched CG for a batch of images vs the official per-image scipy CG loop;
 - PnP-PGD iterations: LPN prox without the graph vs with ``create_graph``.
 """
@@ -15,7 +16,7 @@ from iclr24.paperkit import BenchResult, benchmark
 
 from .data import digits_split
 from .experiments import UnconstrainedDenoiser
-from .icnn import MLPLPN, ConvLPN28, PatchLPN128
+from .icnn import ICNN, MLPLPN, ConvLPN28, PatchLPN128
 from .loss import l1_loss, l2_loss
 from .pnp import inpainting_operator, pnp_pgd
 from .prior import invert
@@ -24,8 +25,8 @@ __all__ = ["run_benchmarks"]
 
 
 def _naive(model):
-    """The official forward: create_graph=True always (keeps the graph even at inference)."""
-    return lambda y: model(y, create_graph=True)
+    """The official forward: autograd with create_graph=True always (keeps the graph even at inference)."""
+    return lambda y: ICNN.forward(model, y, create_graph=True)
 
 
 def run_benchmarks(quick: bool = True) -> list[BenchResult]:
