@@ -232,3 +232,24 @@ def test_checkpoint_from_a_different_architecture_is_rejected(helpers):
     r = RigL(a, _sgd(a), 0.9, 100, seed=0)
     with pytest.raises(ValueError, match="checkpoint is from SRigL"):
         r.load_state_dict(sa.state_dict())
+
+
+def test_dense_gradient_is_averaged_over_grad_accumulation_n_steps(helpers):
+    model = helpers.make_mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # weights stay put: every step sees the same gradient
+    sp = SRigL(model, opt, 0.9, 100, delta_t=5, grad_accumulation_n=3, seed=0)
+    x, y = torch.randn(8, 64), torch.randint(0, 10, (8,))
+    seen = []
+    for _ in range(5):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        seen.append(None if sp.layers[0].dense_grad is None else sp.layers[0].dense_grad.clone())
+        if len(seen) == 5:
+            full = model[0].weight.grad  # masked gradient of this step
+        opt.step()
+        sp.step()
+    assert seen[0] is None and seen[1] is None  # steps 1, 2: not within 3 steps of the update at 5
+    assert seen[2] is not None
+    # after steps 3, 4, 5 the accumulator holds 3 x (g / 3) = g, whose masked part equals the masked gradient
+    assert torch.allclose(seen[4][full != 0], full[full != 0], atol=1e-6)
+    assert sp.layers[0].dense_grad is None  # consumed by the update
