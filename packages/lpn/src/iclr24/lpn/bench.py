@@ -96,6 +96,23 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
         )
     )
 
+    def step_lpn_autograd():
+        lpn.analytic_gradient = False
+        try:
+            step_lpn()
+        finally:
+            lpn.analytic_gradient = True
+
+    out.append(
+        benchmark(
+            step_lpn,
+            baseline=step_lpn_autograd,
+            repeats=reps,
+            name="train step, LPN hand-written gradient pass, b=200",
+            baseline_name="autograd gradient + double backprop",
+        )
+    )
+
     # prior inversion: batched CG vs per-image CG (official)
     lpn.eval()
     nb = 8 if quick else 32
