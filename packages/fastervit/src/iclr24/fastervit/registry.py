@@ -165,6 +165,13 @@ for _n in VARIANTS:
     _register(_n)
 
 
+def reregister() -> None:
+    """Register our variants with timm again (e.g. after importing the authors' ``fastervit`` package, which
+    registers the same names)."""
+    for name in VARIANTS:
+        _register(name)
+
+
 def _unwrap(obj: Any, path: str) -> dict[str, torch.Tensor]:
     if not isinstance(obj, Mapping):
         raise ValueError(f"{path}: expected a state dict or a dict holding one, got {type(obj).__name__}")
