@@ -55,3 +55,12 @@ def test_bad_input(cw):
         MoCoDyna(2, planning_interval=0)
     with pytest.raises(ValueError, match="seed"):
         Dyna().run(cw, 10, seed=-1)
+
+
+def test_correcting_from_the_start_uses_the_random_basis(cw):
+    kw = dict(alpha=1.0, planning_interval=500, val_queue_interval=1500, eval_every=500)
+    wait = MoCoDyna(2, **kw).run(cw, 3000, seed=0)
+    early = MoCoDyna(2, wait_for_values=False, **kw).run(cw, 3000, seed=0)
+    dyna = Dyna(alpha=1.0, planning_interval=500, eval_every=500).run(cw, 3000, seed=0)
+    assert np.array_equal(wait.values, dyna.values)  # no value pushed yet: the default still plans like Dyna
+    assert not np.allclose(early.values[1:], dyna.values[1:])  # corrected with the random orthogonal basis

@@ -41,7 +41,12 @@ def _build(name: str, args, P_hat):
     common = dict(planning_interval=args.planning_interval, eval_every=args.eval_every, mode=mode)
     if name == "mocodyna":
         return MoCoDyna(
-            args.d, alpha=args.lam, beta=args.beta, val_queue_interval=args.queue_interval, **common
+            args.d,
+            alpha=args.lam,
+            beta=args.beta,
+            val_queue_interval=args.queue_interval,
+            wait_for_values=not args.correct_from_start,
+            **common,
         )
     if name == "dyna":
         return Dyna(alpha=args.lam, **common)
@@ -95,6 +100,11 @@ def _build(name: str, args, P_hat):
     arg("--planning-interval", type=positive_int, default=2000, help="samples between plans (sample-based)"),
     arg("--queue-interval", type=positive_int, default=6000, help="samples between basis pushes (MoCoDyna)"),
     arg("--eval-every", type=positive_int, default=5000, help="samples between evaluations (sample-based)"),
+    arg(
+        "--correct-from-start",
+        action="store_true",
+        help="MoCoDyna: correct with the initial random basis instead of waiting for d+2 pushed values",
+    ),
     arg("--garnet-seed", type=int, default=0, help="seed of the Garnet MDP"),
 )
 def _run(args: argparse.Namespace) -> int:

@@ -207,15 +207,17 @@ class _CountModel:
 
 
 class MoCoDyna(_Learner):
-    """MoCoDyna (the paper's sample-based variant): Dyna with a count model whose rows are corrected by MoCo with *estimated* expectations.
+    """MoCoDyna (the paper's sample-based variant): Dyna with a count model corrected by MoCo with *estimated* psi.
 
     A queue of ``d + 2`` basis functions (initially random orthogonal vectors of norm 1000) is kept; each has
     running-mean estimates ``psi_j(s,a)`` of ``E[phi_j(s') | s,a]`` from the samples seen since it entered.
     Every ``val_queue_interval`` steps the current value is Gram-Schmidt-orthogonalised against the newest ``d - 1``
     bases, scaled to norm 1000 and pushed (the oldest is dropped). Every ``planning_interval`` steps the model is
     corrected with the *oldest* ``d`` bases (the newest two are immature; rows without samples for a basis stay
-    uncorrected; finite ``beta``, zero warm start) and solved exactly (policy iteration / evaluation). Until ``d + 2``
-    values have been pushed it plans on the uncorrected model (= Dyna). ``d = 0`` is Dyna.
+    uncorrected; finite ``beta``, zero warm start) and solved exactly (policy iteration / evaluation). With
+    ``wait_for_values=True`` (the default, the spec's reading of the authors' code) it plans on the uncorrected model
+    (= Dyna) until ``d + 2`` values have been pushed; with ``False`` it corrects from the first plan on, using the
+    initial random orthogonal bases until values replace them. ``d = 0`` is Dyna.
 
     Defaults are the paper's for control: plan every 2000 steps, push every 6000 (6k-10k in the paper), beta by d
     from :data:`PAPER_BETA`; the paper runs 150k steps.
@@ -234,8 +236,10 @@ class MoCoDyna(_Learner):
         mode: str = "control",
         policy: np.ndarray | None = None,
         eval_every: int = 1000,
+        wait_for_values: bool = True,
     ) -> None:
         super().__init__(mode=mode, policy=policy, eval_every=eval_every)
+        self.wait_for_values = bool(wait_for_values)
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0:
             raise ValueError(f"d must be an int >= 0, got {d!r}")
         if not (0 <= alpha <= 1):
@@ -267,7 +271,7 @@ class MoCoDyna(_Learner):
         P_hat = model.kernel()
         R_hat = model.R
         S = mdp.n_states
-        full = self.d > 0 and n_pushed >= self.d + 2
+        full = self.d > 0 and (n_pushed >= self.d + 2 or not self.wait_for_values)
         if self.mode == "pe":
             rows = (np.arange(S), pi)
             P_rows = P_hat[rows]
