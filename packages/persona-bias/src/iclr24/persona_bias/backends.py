@@ -61,7 +61,11 @@ class Backend:
     name: str = "backend"
     chat: bool = True
 
-    def generate(self, prompts: Sequence[Prompt], gen: GenerationConfig) -> Iterator[tuple[int, Completion]]:
+    def generate(
+        self, prompts: Sequence[Prompt], gen: GenerationConfig, deadline: float | None = None
+    ) -> Iterator[tuple[int, Completion]]:
+        """Yield ``(index, completion)`` as they arrive. After ``deadline`` (a ``time.monotonic()`` value) no new
+        work is started; work already started is finished and yielded."""
         raise NotImplementedError
 
     def complete(self, prompt: Prompt, gen: GenerationConfig | None = None) -> Completion:
@@ -89,8 +93,12 @@ class ScriptedBackend(Backend):
         self.calls: list[Prompt] = []
         self._lock = threading.Lock()
 
-    def generate(self, prompts: Sequence[Prompt], gen: GenerationConfig) -> Iterator[tuple[int, Completion]]:
+    def generate(
+        self, prompts: Sequence[Prompt], gen: GenerationConfig, deadline: float | None = None
+    ) -> Iterator[tuple[int, Completion]]:
         for i, p in enumerate(prompts):
+            if deadline is not None and i and time.monotonic() > deadline:
+                return
             with self._lock:
                 self.calls.append(p)
             text, trunc = _cap(self.respond(p))
@@ -246,7 +254,9 @@ class OpenAIBackend(Backend):
             data = {**data, "choices": [choice]}
         return Completion(text, choice.get("finish_reason"), data, data.get("usage") or {}, trunc)
 
-    def generate(self, prompts: Sequence[Prompt], gen: GenerationConfig) -> Iterator[tuple[int, Completion]]:
+    def generate(
+        self, prompts: Sequence[Prompt], gen: GenerationConfig, deadline: float | None = None
+    ) -> Iterator[tuple[int, Completion]]:
         if not prompts:
             return
         pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="persona-bias-http")
@@ -256,6 +266,8 @@ class OpenAIBackend(Backend):
 
             def fill() -> None:
                 while len(pending) < 2 * self.concurrency:
+                    if deadline is not None and time.monotonic() > deadline:
+                        return
                     nxt = next(todo, None)
                     if nxt is None:
                         return
@@ -397,9 +409,13 @@ class TransformersBackend(Backend):
             res.append(Completion(text, finish, None, {"completion_tokens": n}, trunc))
         return res
 
-    def generate(self, prompts: Sequence[Prompt], gen: GenerationConfig) -> Iterator[tuple[int, Completion]]:
+    def generate(
+        self, prompts: Sequence[Prompt], gen: GenerationConfig, deadline: float | None = None
+    ) -> Iterator[tuple[int, Completion]]:
         texts = [self.render(p) for p in prompts]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch together
         for s in range(0, len(order), self.batch_size):
+            if deadline is not None and s and time.monotonic() > deadline:
+                return
             idx = order[s : s + self.batch_size]
             yield from zip(idx, self._generate_batch([texts[i] for i in idx], gen))

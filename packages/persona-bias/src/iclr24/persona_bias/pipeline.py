@@ -98,7 +98,8 @@ def run_evaluation(
     """Ask ``backend`` every (template, persona, question) not yet in ``store`` and append each response as it
     arrives. Records hold the official raw fields (``id, system_prompt, user_prompt, raw_response``) plus the
     instance (``question, answer``, MBPP ``imports, tests``) and the response text. ``deadline`` (a
-    ``time.monotonic()`` value) stops the run after the response that crosses it; the rest can be resumed later."""
+    ``time.monotonic()`` value) stops starting new requests/batches once it has passed (those already started are
+    stored); the rest can be resumed later."""
     gen = gen or GenerationConfig()
     t0 = time.perf_counter()
     plan = plan_requests(datasets, personas, templates, model=backend.name, chat=backend.chat)
@@ -106,23 +107,16 @@ def run_evaluation(
     todo = [(stub, p) for stub, p in plan if record_key(stub) not in store]
     cached = len(plan) - len(todo)
     sent = 0
-    stopped = False
     bar = _progress(total=len(todo), desc=f"{backend.name}", disable=None if show_progress else True)
-    stream = backend.generate([p for _, p in todo], gen)
     try:
-        for i, comp in stream:
+        for i, comp in backend.generate([p for _, p in todo], gen, deadline=deadline):
             stub, prompt = todo[i]
             store.append(_record(stub, prompt, comp))
             sent += 1
             bar.update(1)
-            if deadline is not None and time.monotonic() > deadline and sent < len(todo):
-                stopped = True
-                break
     finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()
         bar.close()
+    stopped = sent < len(todo)
     return RunSummary(len(plan), cached, sent, time.perf_counter() - t0, stopped)
 
 
