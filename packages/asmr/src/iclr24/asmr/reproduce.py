@@ -186,6 +186,10 @@ def run(config: RunConfig) -> list[Claim]:
             warmup=1,
             name="ASMR per-coordinate forward",
         )
+        cpu_ms = {
+            k: _thread_time_median(render(m), cfg.render_repeats) * 1e3
+            for k, m in (("asmr", asmr_model), ("siren", siren_model))
+        }
         hook_macs = count_linear_macs(asmr_model, asmr_model.render) / math.prod(shape)
     elapsed = time.perf_counter() - t_start
 
@@ -283,6 +287,8 @@ def run(config: RunConfig) -> list[Claim]:
                 **common,
                 "speedup": b.speedup,
                 "per_coordinate_forward_ms": b_fwd.median_s * 1e3,
+                "thread_cpu_ms": cpu_ms,
+                "thread_cpu_speedup": cpu_ms["siren"] / max(cpu_ms["asmr"], 1e-9),
                 "repeats": cfg.render_repeats,
                 "threads": torch.get_num_threads(),
                 "device": device,
@@ -314,6 +320,16 @@ def run(config: RunConfig) -> list[Claim]:
         ),
     ]
     return claims
+
+
+def _thread_time_median(fn, repeats: int) -> float:
+    """Median CPU time of this thread per call (immune to other processes on a shared machine)."""
+    times = []
+    for _ in range(max(repeats, 1)):
+        t0 = time.thread_time()
+        fn()
+        times.append(time.thread_time() - t0)
+    return statistics.median(times)
 
 
 def _grid(shape, device):
