@@ -33,6 +33,8 @@ def test_official_style_checkpoint_with_pickled_args_loads_with_weights_only(tin
     dst = fv.create_model("faster_vit_0_224", num_classes=10, dim=16, in_dim=8, checkpoint_path=p)
     x = torch.randn(2, 3, 64, 64)
     torch.testing.assert_close(_logits(dst, x), _logits(src, x))
+    via_timm = timm.create_model("faster_vit_0_224", num_classes=10, dim=16, in_dim=8, checkpoint_path=str(p))
+    torch.testing.assert_close(_logits(via_timm, x), _logits(src, x))
 
 
 def test_checkpoint_built_for_another_resolution_loads(tiny_model, tmp_path):

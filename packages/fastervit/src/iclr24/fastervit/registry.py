@@ -14,6 +14,10 @@ from timm.models import build_model_with_cfg, generate_default_cfgs, register_mo
 
 from .model import FasterViT
 
+# Official checkpoints (timm's training script) pickle their argparse.Namespace of training args. Allow-listing
+# that one plain class keeps torch.load(weights_only=True) working for them, also through timm's checkpoint_path=.
+torch.serialization.add_safe_globals([argparse.Namespace])
+
 __all__ = [
     "VARIANTS",
     "OFFICIAL_PARAMS",
