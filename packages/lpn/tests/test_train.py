@@ -140,6 +140,7 @@ def test_bad_training_input():
         TrainConfig(num_steps=10, num_steps_pretrain=10)
 
 
+@pytest.mark.slow
 def test_torchrun_data_parallel_training(tmp_path):
     """2 gloo processes: gradients averaged, ranks stay identical (checked inside train), rank 0 checkpoints."""
     from iclr24.paperkit.distributed import run_torchrun
