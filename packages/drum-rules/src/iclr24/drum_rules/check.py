@@ -96,8 +96,10 @@ def check_faithfulness(
     datasets: KG | list[KG],
     beta: float | None = None,
     heads: Iterable[int] | None = None,
+    cache: dict | None = None,
 ) -> FaithfulnessReport:
-    """Compare ``T_Pi(D)`` with ``T_M(D)`` on each dataset (``beta`` defaults to the program's)."""
+    """Compare ``T_Pi(D)`` with ``T_M(D)`` on each dataset (``beta`` defaults to the program's). ``cache``: a dict
+    to reuse ``T_M(D)`` across calls with the same (unchanged) model and datasets."""
     if isinstance(datasets, KG):
         datasets = [datasets]
     if not datasets:
@@ -110,7 +112,13 @@ def check_faithfulness(
     hs = list(rules.heads or model.head_relations) if heads is None else list(heads)
     rep = FaithfulnessReport(program_complete=rules.complete)
     for kg in datasets:
-        m = model_consequences(model, kg, beta, hs)
+        key = (id(model), id(kg), beta, tuple(hs), model.normalize, model.aggregation)
+        if cache is not None and key in cache:
+            m = cache[key]
+        else:
+            m = model_consequences(model, kg, beta, hs)
+            if cache is not None:
+                cache[key] = m
         p = consequences(rules, kg, hs)
         both = len(np.intersect1d(m, p, assume_unique=True))
         rep.per_dataset.append(

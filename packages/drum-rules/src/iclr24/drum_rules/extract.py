@@ -221,7 +221,7 @@ def _sm_rules(attn: np.ndarray, beta: float, q: int, budget: int) -> tuple[list[
 
 # ---------------------------------------------------------------------------------------------------- DRUM (sum)
 def _drum_rules(
-    attn: np.ndarray, beta: float, q: int, budget: int, max_nodes: int
+    attn: np.ndarray, beta: float, q: int, budget: int, max_nodes: int, deadline: float = math.inf
 ) -> tuple[list[Rule], bool]:
     w = {p: v for p, v in path_weights(attn).items() if v > 0}
     types = sorted(w.items(), key=lambda kv: -kv[1])
@@ -235,29 +235,29 @@ def _drum_rules(
     nodes = 0
     complete = True
 
-    def rec(i: int, cur: float, chosen: list[tuple[Path, int, float]]) -> None:
+    def rec(start: int, cur: float, chosen: list[tuple[Path, int, float]]) -> None:
+        # choose the next type (index >= start) to take copies of; types in between get count 0
         nonlocal nodes, complete
-        if not complete:
-            return
-        nodes += 1
-        if nodes > max_nodes:
-            complete = False
-            return
-        if i == len(types) or cur + rest[i] < beta:
-            return
-        p, v = types[i]
-        for c in range(1, caps[i] + 1):
-            tot = cur + c * v
-            if tot >= beta:
-                if tot - v < beta and all(tot - wv < beta for _, _, wv in chosen):
-                    rules.append(Rule(q, tuple((pp, cc) for pp, cc, _ in chosen) + ((p, c),), tot))
-                    if len(rules) > budget:
-                        complete = False
-                break
-            rec(i + 1, tot, chosen + [(p, c, v)])
-            if not complete:
+        for i in range(start, len(types)):
+            if not complete or cur + rest[i] < beta:
+                return  # rest[] only shrinks with i
+            nodes += 1
+            if nodes > max_nodes or (nodes % 1024 == 0 and time.perf_counter() > deadline):
+                complete = False
                 return
-        rec(i + 1, cur, chosen)
+            p, v = types[i]
+            for c in range(1, caps[i] + 1):
+                tot = cur + c * v
+                if tot >= beta:
+                    # minimal: dropping one copy of any chosen type (all heavier than v) falls below beta
+                    if tot - v < beta:
+                        rules.append(Rule(q, tuple((pp, cc) for pp, cc, _ in chosen) + ((p, c),), tot))
+                        if len(rules) > budget:
+                            complete = False
+                    break
+                rec(i + 1, tot, chosen + [(p, c, v)])
+                if not complete:
+                    return
 
     rec(0, 0.0, [])
     return rules, complete
@@ -271,6 +271,7 @@ def faithful_rules(
     relations: list[str] | None = None,
     max_rules: int = 20_000,
     max_nodes: int = 2_000_000,
+    max_seconds: float | None = None,
 ) -> RuleProgram:
     """A program ``Pi`` with ``T_Pi(D) = T_M(D)`` for every dataset ``D`` (score ``>= beta``), for the model's
     variant: ``"mm"`` chain rules, ``"sm"`` conjunctions, ``"drum"`` multipath rules with inequalities.
@@ -293,6 +294,7 @@ def faithful_rules(
             f"{own!r}); build the model with the aggregation you want to extract from"
         )
     t0 = time.perf_counter()
+    deadline = t0 + max_seconds if max_seconds is not None else math.inf
     rules: list[Rule] = []
     complete = True
     hs = _heads(model, heads)
@@ -305,13 +307,13 @@ def faithful_rules(
             rules += r
             complete &= ok
         else:
-            r, ok = _drum_rules(attn, beta, q, max_rules, max_nodes)
+            r, ok = _drum_rules(attn, beta, q, max_rules, max_nodes, deadline)
             rules += r
             complete &= ok
     note = (
         ""
         if complete
-        else f"rule budget ({max_rules} per head) or search budget exceeded: partial, sound only"
+        else f"rule budget ({max_rules} per head), search or time budget exceeded: partial, sound only"
     )
     return RuleProgram(
         rules,
