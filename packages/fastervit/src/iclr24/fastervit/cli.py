@@ -26,12 +26,15 @@ def _json_dict(s: str) -> dict:
 
 
 def count_macs(model, img_size: tuple[int, int]) -> int:
-    """Multiply-accumulates of one forward pass at batch 1 (torch's FLOP counter / 2)."""
+    """Multiply-accumulates of one inference forward pass at batch 1 (torch's FLOP counter / 2), counted after a
+    warm-up pass so that cached position biases are not counted (as in deploy mode)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     x = torch.zeros(1, getattr(model, "in_chans", 3), *img_size)
     model.eval()
+    with torch.no_grad():
+        model(x)
     with torch.no_grad(), FlopCounterMode(display=False) as fc:
         model(x)
     return fc.get_total_flops() // 2

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from timm.layers import DropPath, LayerNorm2d, trunc_normal_
 from torch import nn
 
@@ -648,6 +649,7 @@ class FasterViT(nn.Module):
         self.norm = LayerNorm2d(self.num_features) if layer_norm_last else nn.BatchNorm2d(self.num_features)
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.head = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
+        self.grad_checkpointing = False
         self.apply(self._init_weights)
 
     @staticmethod
@@ -691,8 +693,16 @@ class FasterViT(nn.Module):
         self.check_input(x)
         x = self.patch_embed(x)
         for level in self.levels:
-            x = level(x)
+            if self.grad_checkpointing and torch.is_grad_enabled():
+                x = torch.utils.checkpoint.checkpoint(level, x, use_reentrant=False)
+            else:
+                x = level(x)
         return self.norm(x)
+
+    @torch.jit.ignore
+    def set_grad_checkpointing(self, enable: bool = True) -> None:
+        """Recompute each stage in the backward pass instead of storing its activations (timm's API)."""
+        self.grad_checkpointing = enable
 
     def forward_head(self, x: torch.Tensor, pre_logits: bool = False) -> torch.Tensor:
         if self.global_pool == "avg":
