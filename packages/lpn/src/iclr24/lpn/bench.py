@@ -31,7 +31,7 @@ def _naive(model):
 
 def run_benchmarks(quick: bool = True) -> list[BenchResult]:
     torch.manual_seed(0)
-    reps = 5 if quick else 15
+    reps = 9 if quick else 21
     out: list[BenchResult] = []
     cases = [
         (
