@@ -134,3 +134,16 @@ def test_build_model_round_trip(image_model):
     assert isinstance(build_model(s.config()), SIREN)
     with pytest.raises(ValueError):
         build_model({"model": "nerf"})
+
+
+def test_8192_squared_grid_renders_in_bounded_blocks():
+    torch.manual_seed(6)
+    m = ASMR(2, 1, (8192, 8192), [[4, 4, 4, 4, 2, 16]] * 2, hidden=4).eval()
+    with torch.no_grad():
+        y = m.render(chunk_size=1 << 20)
+        assert y.shape == (8192 * 8192, 1)
+        assert (
+            m.last_render_peak_cells <= 1 << 20
+        )  # never a hidden block above 2^20 cells x 4 (unchunked: 2^26)
+        idx = torch.tensor([[0, 0], [8191, 8191], [1234, 5678], [4096, 17], [8000, 3]])
+        assert (y[idx[:, 0] * 8192 + idx[:, 1]] - m(idx)).abs().max() <= 1e-5
