@@ -147,7 +147,34 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
         )
     )
 
-    # 4. local model: batched vs one at a time
+    # 4. statistics: McNemar over ~1.4k paired answers (official scale: 24 datasets x ~60 questions per persona)
+    import numpy as np
+
+    from . import stats as _stats
+
+    rng = np.random.default_rng(0)
+    c, t = (rng.random((24, 60)) < 0.75).astype(int), (rng.random((24, 60)) < 0.6).astype(int)
+
+    def sig() -> None:
+        for j in range(24):
+            _stats.mcnemar_pairs(c[j], t[j])
+
+    res.append(benchmark(sig, repeats=5, warmup=1, name="McNemar on 24 datasets x 60 pairs (1,440 pairs)"))
+
+    # 5. MBPP sandbox: one program in a fresh, isolated Python process
+    from .scoring import run_mbpp
+
+    prog = "```python\ndef add(a, b):\n    return a + b\n```"
+    res.append(
+        benchmark(
+            lambda: run_mbpp(prog, [], ["assert add(1, 2) == 3"]),
+            repeats=3,
+            warmup=1,
+            name="MBPP sandbox, one program",
+        )
+    )
+
+    # 6. local model: batched vs one at a time
     from .backends import TransformersBackend
 
     if quick:
