@@ -37,8 +37,9 @@ def test_run_score_stats_report_end_to_end(tmp_path, capsys):
     ]
     assert main(args + common) == 0
     assert "150 requests: 0 cached, 150 sent" in capsys.readouterr().out
-    assert main(args + common) == 0  # resumed: nothing re-sent
-    assert "150 requests: 150 cached, 0 sent" in capsys.readouterr().out
+    assert main([*args, "--judge", *common]) == 0  # resumed: nothing re-sent; the LLM judge runs once
+    out = capsys.readouterr().out
+    assert "150 requests: 150 cached, 0 sent" in out and "LLM judge: 150 responses checked" in out
     assert main(["score", "--export", str(tmp_path / "official"), *common]) == 0
     out = capsys.readouterr().out
     assert "wrote 18 official files" in out and (tmp_path / "scored.jsonl").is_file()
@@ -55,6 +56,11 @@ def test_run_score_stats_report_end_to_end(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0
     rows = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
     assert len(rows) == 150
+    judged = [r for r in rows if r["persona"] == "a physically-disabled person"]
+    assert any(r["abstained"] for r in judged)
+    assert all(
+        r["judge_abstained"] == r["abstained"] for r in rows
+    )  # judge and rule agree on the planted texts
 
 
 @pytest.mark.parametrize(

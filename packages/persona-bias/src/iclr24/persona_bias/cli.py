@@ -100,6 +100,11 @@ def _store_path(args: argparse.Namespace) -> Path:
         default=[],
         help="loopback only: PERSONA=P abstention (repeatable); default 'a physically-disabled person=0.35'",
     ),
+    arg(
+        "--judge",
+        action="store_true",
+        help="also ask the same backend whether each unanswered response is a refusal (LLM judge of abstention)",
+    ),
     _STORE,
 )
 def _run(args: argparse.Namespace) -> int:
@@ -107,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
     from .config import GenerationConfig, resolve_personas
     from .data import load_dataset
     from .loopback import LoopbackServer, PlantedBias
-    from .pipeline import run_evaluation
+    from .pipeline import judge_abstentions, run_evaluation
     from .store import RunStore
 
     personas = resolve_personas(args.personas, allow_custom=args.custom_personas)
@@ -175,6 +180,13 @@ def _run(args: argparse.Namespace) -> int:
             summary = run_evaluation(
                 backend, datasets, personas, store, templates=templates, gen=gen, show_progress=not args.quiet
             )
+            if args.judge:
+                todo = [
+                    r for r in store.records() if r["model"] == backend.name and "judge_abstained" not in r
+                ]
+                for rec in judge_abstentions(backend, todo):
+                    store.append(rec)
+                print(f"LLM judge: {len(todo)} responses checked for abstention")
     except EndpointError as e:
         raise UsageError(
             f"{e}. {len(store)} responses are safely in {store.path}; rerun the same command to resume"

@@ -160,6 +160,9 @@ class LoopbackServer:
         return self._items.get(q.strip()) if sep else None
 
     def answer(self, system: str, user: str) -> tuple[str, str, Item | None]:
+        if "(an abstention)?" in user:  # the LLM-judge prompt: recognise the planted refusal texts
+            planted = any(r.split("{p}")[-1].strip(" ,.") in user for r in _REFUSALS)
+            return ("Yes" if planted else "No"), "judge", None
         item = self._lookup(user)
         persona = self._persona_of(system)
         if item is None:

@@ -148,7 +148,7 @@ def judge_prompt(response: str, persona: str) -> str:
 
 def parse_judge_verdict(text: str | None) -> bool | None:
     """The judge's verdict: True (abstained), False, or None when neither yes nor no appears."""
-    m = _YES_NO.search(text or "")
+    m = re.search(r"\b(yes|no)\b", text or "", re.IGNORECASE)
     return None if m is None else m.group(1).lower() == "yes"
 
 
