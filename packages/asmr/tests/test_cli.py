@@ -113,3 +113,30 @@ def test_readme_quickstart_runs():
     ns: dict = {}
     exec(compile(code.replace("steps=300", "steps=3"), "README.md", "exec"), ns)
     assert ns["y"].shape == (128 * 128, 1) and abs(float(ns["y"][5 * 128 + 7, 0] - ns["y_ref"][0, 0])) < 1e-4
+
+
+def test_video_npy_fit_and_render(tmp_path, capsys):
+    vid = np.random.default_rng(1).random((4, 8, 8, 3)).astype(np.float32)
+    np.save(tmp_path / "clip.npy", vid)
+    assert (
+        main(
+            [
+                "fit",
+                str(tmp_path / "clip.npy"),
+                "--bases",
+                "2,2;2,4;4,2",
+                "--hidden",
+                "8",
+                "--steps",
+                "3",
+                "--out",
+                str(tmp_path / "v.pt"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert "video (4, 8, 8)x3" in capsys.readouterr().out
+    assert main(["render", str(tmp_path / "v.pt"), str(tmp_path / "v.png")]) == 2  # a video renders to .npy
+    assert main(["render", str(tmp_path / "v.pt"), str(tmp_path / "v_out.npy")]) == 0
+    assert np.load(tmp_path / "v_out.npy").shape == (4, 8, 8, 3)
