@@ -1,6 +1,6 @@
 """iclr24.paperkit: the small toolkit every iclr24 paper package uses."""
 
-from .bench import BenchResult, bench_table, benchmark
+from .bench import BenchResult, bench_table, benchmark, benchmark_many, peak_rss_delta
 from .claims import MODES, Claim, Paper, RunConfig, claims_to_markdown, evaluate_rule, write_claims_json
 from .io import atomic_torch_save, atomic_write_bytes, atomic_write_json, atomic_write_text, ensure_out_dir
 from .progress import is_quiet, progress, set_quiet
@@ -18,6 +18,8 @@ __all__ = [
     "atomic_write_text",
     "bench_table",
     "benchmark",
+    "benchmark_many",
+    "peak_rss_delta",
     "claims_to_markdown",
     "deterministic",
     "ensure_out_dir",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["BenchResult", "benchmark", "bench_table"]
+__all__ = ["BenchResult", "benchmark", "benchmark_many", "bench_table", "peak_rss_delta"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,34 @@ class BenchResult:
         if self.baseline_median_s is not None:
             s += f" | {self.baseline_name}: {self.baseline_median_s * 1e3:.3f} ms | speedup x{self.speedup:.2f}"
         return s
+
+
+def _read_proc_status(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def peak_rss_delta(fn: Callable[[], Any]) -> int | None:
+    """Growth of the process's peak resident memory (bytes) while ``fn()`` runs: Linux's VmHWM after resetting it
+    through ``/proc/self/clear_refs``. Sees torch CPU tensors (tracemalloc does not). ``None`` where unavailable."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    before = _read_proc_status("VmRSS")
+    fn()
+    peak = _read_proc_status("VmHWM")
+    if before is None or peak is None:
+        return None
+    return max(peak - before, 0)
 
 
 def _peak_python_mem(fn: Callable[[], Any]) -> int:
@@ -76,23 +104,29 @@ def benchmark(
     baseline_name: str = "baseline",
     memory: bool = False,
     sync: Callable[[], None] | None = None,
+    clock: str = "wall",
 ) -> BenchResult:
     """Time ``fn`` (and ``baseline``) ``repeats`` times each, interleaved (ours, baseline, ours, ...), after
     ``warmup`` untimed calls of each. Reports medians and the speedup baseline/ours. ``memory=True`` also records
-    peak memory (CUDA when available, else Python allocations traced by tracemalloc; torch CPU tensors are not
-    seen by tracemalloc). ``sync`` is called before each clock read (e.g. ``torch.cuda.synchronize``)."""
+    peak memory (CUDA when available, else the growth of peak RSS, else Python allocations by tracemalloc).
+    ``sync`` is called before each clock read (e.g. ``torch.cuda.synchronize``).
+    ``clock="cpu"`` times with the process's CPU time (all threads) instead of the wall clock: steadier on a
+    shared machine, and equal to the wall time of a single-threaded run on an idle one."""
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be >= 1 and warmup >= 0, got repeats={repeats}, warmup={warmup}")
     if not callable(fn) or (baseline is not None and not callable(baseline)):
         raise ValueError("fn and baseline must be callables taking no arguments")
     sync = sync or (lambda: None)
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
+    now = time.perf_counter if clock == "wall" else time.process_time
 
     def timed(f: Callable[[], Any]) -> float:
         sync()
-        t0 = time.perf_counter()
+        t0 = now()
         f()
         sync()
-        return time.perf_counter() - t0
+        return now() - t0
 
     for _ in range(warmup):
         fn()
@@ -107,9 +141,17 @@ def benchmark(
                 acc.append(timed(f))
     peak = bpeak = None
     if memory:
-        peak = _peak_cuda_mem(fn) or _peak_python_mem(fn)
+
+        def mem(f: Callable[[], Any]) -> int | None:
+            cuda = _peak_cuda_mem(f)
+            if cuda is not None:
+                return cuda
+            rss = peak_rss_delta(f)
+            return rss if rss is not None else _peak_python_mem(f)
+
+        peak = mem(fn)
         if baseline is not None:
-            bpeak = _peak_cuda_mem(baseline) or _peak_python_mem(baseline)
+            bpeak = mem(baseline)
     return BenchResult(
         name=name,
         median_s=statistics.median(ours_t),
@@ -120,6 +162,52 @@ def benchmark(
         peak_mem_bytes=peak,
         baseline_peak_mem_bytes=bpeak,
     )
+
+
+def benchmark_many(
+    cases: dict[str, Callable[[], Any]],
+    *,
+    baseline: str,
+    repeats: int = 5,
+    warmup: int = 1,
+    clock: str = "wall",
+    sync: Callable[[], None] | None = None,
+) -> list[BenchResult]:
+    """Time several callables round-robin (the order rotates every repeat) and report each against the one named
+    ``baseline``: one ``BenchResult`` per case, with the baseline's medians attached."""
+    if baseline not in cases:
+        raise ValueError(f"baseline {baseline!r} is not one of the cases {list(cases)}")
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"repeats must be >= 1 and warmup >= 0, got repeats={repeats}, warmup={warmup}")
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f"clock must be 'wall' or 'cpu', got {clock!r}")
+    now = time.perf_counter if clock == "wall" else time.process_time
+    sync = sync or (lambda: None)
+    names = list(cases)
+    for _ in range(warmup):
+        for n in names:
+            cases[n]()
+    times: dict[str, list[float]] = {n: [] for n in names}
+    for i in range(repeats):
+        k = i % len(names)
+        for n in names[k:] + names[:k]:
+            sync()
+            t0 = now()
+            cases[n]()
+            sync()
+            times[n].append(now() - t0)
+    base = times[baseline]
+    return [
+        BenchResult(
+            name=n,
+            median_s=statistics.median(times[n]),
+            times_s=times[n],
+            baseline_name=baseline,
+            baseline_median_s=statistics.median(base),
+            baseline_times_s=base,
+        )
+        for n in names
+    ]
 
 
 def bench_table(results: list[BenchResult]) -> str:
