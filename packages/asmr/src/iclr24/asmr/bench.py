@@ -9,12 +9,11 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 
 import torch
 
-from iclr24.paperkit import BenchResult, benchmark
+from iclr24.paperkit import BenchResult, benchmark, peak_rss_delta
 
 from .decomposition import grid_coords, suggest_bases
 from .models import ASMR, SIREN
@@ -31,34 +30,6 @@ def _models(size: int) -> tuple[ASMR, SIREN]:
     shape = (size, size)
     bases = [suggest_bases(size, LEVELS)] * 2
     return ASMR(2, 1, shape, bases, HIDDEN).eval(), SIREN(2, 1, shape, HIDDEN, LEVELS).eval()
-
-
-def _read_status(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
-
-
-def peak_rss_delta(fn) -> int | None:
-    """Peak resident memory growth (bytes) while ``fn()`` runs, from Linux's VmHWM after resetting it through
-    ``/proc/self/clear_refs``; ``None`` where that is not available."""
-    gc.collect()
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return None
-    before = _read_status("VmRSS")
-    fn()
-    peak = _read_status("VmHWM")
-    if before is None or peak is None:
-        return None
-    return max(peak - before, 0)
 
 
 def run_benchmarks_with_notes(quick: bool = True) -> tuple[list[BenchResult], list[str]]:
