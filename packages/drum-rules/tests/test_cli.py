@@ -40,6 +40,7 @@ def test_cli_end_to_end(tmp_path, capsys):
                 "0.01",
                 "--loss",
                 "nll",
+                "--no-train-norm",
                 *common,
             ]
         )

@@ -43,6 +43,12 @@ def _model_path(args: argparse.Namespace) -> Path:
     arg("--batch-size", type=positive_int, default=64),
     arg("--lr", type=positive_float, default=1e-3),
     arg("--loss", choices=["ce", "nll"], default="ce"),
+    arg(
+        "--train-norm",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="L1-normalise during training (the reference); --no-train-norm trains in the analysed semantics",
+    ),
 )
 def _train(args: argparse.Namespace) -> int:
     data = resolve_data(args.data, seed=args.seed)
@@ -59,7 +65,12 @@ def _train(args: argparse.Namespace) -> int:
         m,
         data,
         TrainConfig(
-            epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, loss=args.loss, seed=33 + args.seed
+            normalize=args.train_norm,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            loss=args.loss,
+            seed=33 + args.seed,
         ),
         show_progress=not args.quiet,
     )
