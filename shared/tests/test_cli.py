@@ -67,6 +67,19 @@ def test_user_errors_are_one_line_exit_2(capsys):
     assert "no such file: data.csv" in capsys.readouterr().err
 
 
+def test_extra_user_error_types():
+    class EndpointDown(Exception):
+        pass
+
+    app = App("demo", "A demo tool.", user_errors=(EndpointDown,))
+
+    @app.command("call", "Call it.")
+    def call(args):
+        raise EndpointDown("http://127.0.0.1:9 refused the connection")
+
+    assert app.main(["call"]) == 2
+
+
 def test_real_bugs_still_raise():
     with pytest.raises(RuntimeError):
         make_app({}).main(["go", "--k", "15"])

@@ -111,8 +111,17 @@ def add_common_flags(p: argparse.ArgumentParser, default_out: str = "results") -
 class App:
     """A tiny argparse application with subcommands and the common flags."""
 
-    def __init__(self, prog: str, description: str, version: str | None = None) -> None:
+    def __init__(
+        self,
+        prog: str,
+        description: str,
+        version: str | None = None,
+        user_errors: tuple[type[BaseException], ...] = (),
+    ) -> None:
+        """``user_errors``: extra exception types of the package that are the user's doing (e.g. an unreachable
+        endpoint); like ``ValueError`` they print one line and exit 2."""
         self.prog = prog
+        self.user_errors = USER_ERRORS + tuple(user_errors)
         self.parser = argparse.ArgumentParser(
             prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
         )
@@ -176,7 +185,7 @@ class App:
         except UsageError as e:
             print(f"{self.prog} {args.command}: error: {e}", file=sys.stderr)
             return 2
-        except USER_ERRORS as e:
+        except self.user_errors as e:
             print(f"{self.prog} {args.command}: error: {e}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
