@@ -73,3 +73,40 @@ def test_perturbed_datasets_count_and_vocab():
     ds = perturbed_datasets(kg, 10, 10, 9, seed=0)
     assert len(ds) == 30 and all(d.relations == kg.relations for d in ds)
     assert len(ds[1]) < len(kg)
+
+
+def test_faithfulre_and_grail_folders(tmp_path):
+    from iclr24.drum_rules import load_faithfulre_dir, load_grail
+
+    data = synthetic.family(3, seed=0)
+    kg = data.kg
+    E, R = kg.entities, kg.relations
+
+    def rows(a):
+        return "".join(
+            "\t".join([E[x[0]], R[x[1]], E[x[2]], *[str(v) for v in x[3:]]]) + "\n" for x in a.tolist()
+        )
+
+    f = tmp_path / "fre"
+    f.mkdir()
+    (f / "entities.txt").write_text("\n".join(E) + "\n")
+    (f / "relations.txt").write_text("\n".join(R) + "\n")
+    (f / "train_facts.txt").write_text(rows(kg.facts))
+    (f / "test_facts.txt").write_text(rows(kg.facts[::2]))
+    (f / "train.txt").write_text(rows(data.train))
+    (f / "valid_positive_negative_score.txt").write_text(rows(data.valid_labelled))
+    (f / "test_positive_negative_score.txt").write_text(rows(data.test_labelled))
+    d = load_faithfulre_dir(f)
+    assert len(d.eval_kg) == len(kg.facts[::2]) and np.array_equal(d.valid_labelled, data.valid_labelled)
+    (f / "valid_positive_negative_score.txt").write_text("a\tb\tc\n")
+    with pytest.raises(ValueError, match="expected 4 fields"):
+        load_faithfulre_dir(f)
+
+    g, gi = tmp_path / "g", tmp_path / "g_ind"
+    g.mkdir()
+    gi.mkdir()
+    (g / "train.txt").write_text(rows(kg.facts))
+    (g / "valid.txt").write_text(rows(data.valid))
+    (gi / "train.txt").write_text(rows(kg.facts[::3]))
+    d = load_grail(g)
+    assert len(d.kg) + len(d.train) == len(kg) and d.test_kg is not None
