@@ -391,8 +391,8 @@ class Sparsifier:
         return {layer.name: layer.n_ablated for layer in self.layers}
 
     def check_invariants(self) -> None:
-        """Raise ``AssertionError``-free ``RuntimeError`` when a mask breaks its budget (and, for constant fan-in
-        methods, when an active row does not have exactly ``k`` ones); masked weights must be zero."""
+        """Raise ``RuntimeError`` when a mask exceeds its layer budget, when a masked weight is not zero, or (constant
+        fan-in methods) when the active rows do not all have the same number of connections."""
         for layer in self.layers:
             if layer.nnz > layer.budget:
                 raise RuntimeError(
