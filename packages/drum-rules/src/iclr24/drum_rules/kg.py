@@ -230,7 +230,9 @@ class KG:
             E = self.n_entities
             idx = torch.as_tensor(np.stack([op * E + dst, src]), dtype=torch.long)
             vals = torch.ones(idx.shape[1], dtype=dtype)
-            self._cache[key] = torch.sparse_coo_tensor(idx, vals, (self.n_operators * E, E)).coalesce()
+            self._cache[key] = torch.sparse_coo_tensor(
+                idx, vals, (self.n_operators * E, E), check_invariants=False
+            ).coalesce()
         return self._cache[key]
 
     def torch_edges(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
