@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -212,4 +211,4 @@ def main(argv=None) -> int:
     return app.main(argv)
 
 
-__all__ = ["app", "main", "json"]
+__all__ = ["app", "main"]
