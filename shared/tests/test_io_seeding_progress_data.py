@@ -69,6 +69,18 @@ def test_deterministic_switch_restores():
     assert torch.are_deterministic_algorithms_enabled() == before
 
 
+def test_torch_threads_restores():
+    from iclr24.paperkit import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError):
+        with torch_threads(0):
+            pass
+
+
 def test_progress_quiet_and_non_tty():
     set_quiet(True)
     try:

@@ -4,7 +4,7 @@ from .bench import BenchResult, bench_table, benchmark, benchmark_many, peak_rss
 from .claims import MODES, Claim, Paper, RunConfig, claims_to_markdown, evaluate_rule, write_claims_json
 from .io import atomic_torch_save, atomic_write_bytes, atomic_write_json, atomic_write_text, ensure_out_dir
 from .progress import is_quiet, progress, set_quiet
-from .seeding import deterministic, seed_everything, set_deterministic
+from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 
 __all__ = [
     "MODES",
@@ -29,5 +29,6 @@ __all__ = [
     "seed_everything",
     "set_deterministic",
     "set_quiet",
+    "torch_threads",
     "write_claims_json",
 ]
