@@ -169,7 +169,7 @@ class MLPLPN(ICNN):
 
     def forward(self, y: torch.Tensor, create_graph: bool | None = None) -> torch.Tensor:
         """f(y) = grad psi(y). By default computed by a hand-written backward pass through the MLP (the same
-        maths as autograd, fewer graph nodes: faster training); set ``analytic_gradient = False`` for autograd."""
+        maths as autograd with fewer graph nodes; about as fast on CPU); ``analytic_gradient = False`` uses autograd."""
         if not self.analytic_gradient:
             return super().forward(y, create_graph)
         self.check_input(y)
