@@ -247,6 +247,10 @@ def _drum_rules(
                 return
             p, v = types[i]
             for c in range(1, caps[i] + 1):
+                nodes += 1
+                if nodes > max_nodes or (nodes % 1024 == 0 and time.perf_counter() > deadline):
+                    complete = False
+                    return
                 tot = cur + c * v
                 if tot >= beta:
                     # minimal: dropping one copy of any chosen type (all heavier than v) falls below beta
