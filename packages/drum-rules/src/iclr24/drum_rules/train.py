@@ -102,7 +102,7 @@ def train(
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss) * len(b)
+            total += float(loss.detach()) * len(b)
         hist["train_loss"].append(total / len(train_q))
         model.eval()
         vl = _epoch_loss(model, valid_q, data.kg, cfg) if len(valid_q) else hist["train_loss"][-1]
