@@ -75,7 +75,10 @@ def init_distributed(backend: str | None = None, device: str | None = None) -> D
 
 
 def cleanup_distributed() -> None:
+    """Tear the process group down on every rank together: a barrier first, so no rank closes its connections
+    while a peer still uses them (which can abort gloo's background threads)."""
     if is_distributed():
+        dist.barrier()
         dist.destroy_process_group()
 
 
