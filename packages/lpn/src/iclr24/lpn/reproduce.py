@@ -149,7 +149,7 @@ def run(config: RunConfig) -> list[Claim]:
             ours=lap["pm_soft_max_err"],
             baseline_name="LPN trained with l2 loss",
             baseline=l2_err,
-            paper_value=0.0,
+            paper_value=None,  # the paper shows this in a figure, with no number to compare
             rule="ours <= 0.15",
             seconds=t_lap / 3,
             details=common,
@@ -165,7 +165,7 @@ def run(config: RunConfig) -> list[Claim]:
             ours=abs(f_pm),
             baseline_name="LPN trained with l2 loss",
             baseline=f_l2,
-            paper_value=0.0,
+            paper_value=None,  # the paper shows this in a figure, with no number to compare
             rule="ours < 0.1 and 0.18 <= baseline <= 0.30",
             variables={"mmse_reference": lap["mmse_at_probe"][0]},
             seconds=t_lap / 3,
@@ -182,7 +182,7 @@ def run(config: RunConfig) -> list[Claim]:
             ours=lap["prior_max_err"],
             baseline_name="same for the l2-trained LPN",
             baseline=l2_prior_err,
-            paper_value=0.0,
+            paper_value=None,  # the paper shows this in a figure, with no number to compare
             rule="ours <= 0.2",
             seconds=t_lap / 3,
             details={
