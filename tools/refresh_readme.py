@@ -2,7 +2,8 @@
 """Refresh the table of papers in the root README from the packages on disk.
 
 ``python tools/refresh_readme.py`` rewrites the block between the ``papers`` markers; ``--check`` exits 1 when
-the README is stale (a test runs it). Title and one-line claim come from each package's ``reproduce.py``
+the README is stale (a test runs it). ``--report results/claims.json`` (from ``iclr24 reproduce``) first records,
+per paper, how many claims held in that measured run into ``tools/measured.json``, which the status column shows. Title and one-line claim come from each package's ``reproduce.py``
 (``Paper(title=..., summary=...)``); papers without a package yet are listed as planned.
 """
 
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- papers:start -->", "<!-- papers:end -->"
+MEASURED = ROOT / "tools" / "measured.json"
 
 # The nineteen papers of the project, in the order of PAPERS.md: package -> title (for those not yet built).
 PAPERS = {
@@ -56,8 +59,29 @@ def paper_record(pkg_dir: Path) -> dict[str, str] | None:
     return None
 
 
+def load_measured() -> dict:
+    return json.loads(MEASURED.read_text()) if MEASURED.exists() else {}
+
+
+def record_report(report: Path) -> None:
+    """Keep, per paper, the mode and the count of claims that held in a measured ``iclr24 reproduce`` run."""
+    doc = json.loads(report.read_text())
+    measured = load_measured()
+    for p in doc["papers"]:
+        if p["status"] == "ok":
+            n, k = len(p["claims"]), sum(bool(c["holds"]) for c in p["claims"])
+            measured[p["name"]] = f"{k}/{n} claims hold (`--{doc['mode']}`, {p['seconds']:.0f} s)"
+        else:
+            measured[p["name"]] = f"failed in `--{doc['mode']}`: {p['error'][:60]}"
+    MEASURED.write_text(json.dumps(dict(sorted(measured.items())), indent=2) + "\n")
+
+
 def table() -> str:
-    lines = ["| package | paper (ICLR 2024) | one-line claim | status |", "|---|---|---|---|"]
+    measured = load_measured()
+    lines = [
+        "| package | paper (ICLR 2024) | one-line claim | status (last measured run) |",
+        "|---|---|---|---|",
+    ]
     pkgs = ROOT / "packages"
     names = list(PAPERS) + sorted(p.name for p in pkgs.iterdir() if p.is_dir() and p.name not in PAPERS)
     for name in names:
@@ -65,9 +89,9 @@ def table() -> str:
         rec = paper_record(d) if d.is_dir() else None
         if rec:
             link = f"[`{name}`](packages/{name})"
-            lines.append(
-                f"| {link} | {rec.get('title', PAPERS.get(name, ''))} | {rec.get('summary', '')} | package |"
-            )
+            status = measured.get(name, "package, not measured yet")
+            title, summary = rec.get("title", PAPERS.get(name, "")), rec.get("summary", "")
+            lines.append(f"| {link} | {title} | {summary} | {status} |")
         else:
             lines.append(f"| `{name}` | {PAPERS.get(name, '')} | | planned |")
     return "\n".join(lines)
@@ -84,7 +108,10 @@ def refreshed(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--check", action="store_true", help="exit 1 if the README table is stale")
+    ap.add_argument("--report", type=Path, help="a claims.json from `iclr24 reproduce` to record first")
     a = ap.parse_args(argv)
+    if a.report:
+        record_report(a.report)
     readme = ROOT / "README.md"
     text = readme.read_text()
     new = refreshed(text)
