@@ -1,0 +1,3 @@
+"""Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering."""
+
+__all__: list[str] = []

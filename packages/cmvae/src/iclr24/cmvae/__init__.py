@@ -1,0 +1,3 @@
+"""Deep Generative Clustering with Multimodal Diffusion Variational Autoencoders."""
+
+__all__: list[str] = []

@@ -1,0 +1,17 @@
+"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes."""
+
+from __future__ import annotations
+
+from iclr24.paperkit import Claim, Paper, RunConfig
+
+
+def run(config: RunConfig) -> list[Claim]:
+    return []  # placeholder until the claim checks are written
+
+
+PAPER = Paper(
+    name="cmvae",
+    title="Deep Generative Clustering with Multimodal Diffusion Variational Autoencoders",
+    summary="(in progress)",
+    run=run,
+)

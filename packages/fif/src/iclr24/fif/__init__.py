@@ -1,0 +1,3 @@
+"""Lifting Architectural Constraints of Injective Flows."""
+
+__all__: list[str] = []

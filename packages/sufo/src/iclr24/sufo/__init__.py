@@ -1,0 +1,3 @@
+"""Interpreting fine-tuned transformer feature spaces with SUFO."""
+
+__all__: list[str] = []
