@@ -67,10 +67,15 @@ def record_report(report: Path) -> None:
     """Keep, per paper, the mode and the count of claims that held in a measured ``iclr24 reproduce`` run."""
     doc = json.loads(report.read_text())
     measured = load_measured()
+    if doc["mode"] == "smoke":
+        raise SystemExit("a smoke run carries no verdicts: record a --quick or --full run")
     for p in doc["papers"]:
-        if p["status"] == "ok":
-            n, k = len(p["claims"]), sum(bool(c["holds"]) for c in p["claims"])
-            measured[p["name"]] = f"{k}/{n} claims hold (`--{doc['mode']}`, {p['seconds']:.0f} s)"
+        if p["status"] in ("ok", "partial"):
+            verdicts = [c.get("verdict", "holds" if c["holds"] else "fails") for c in p["claims"]]
+            k, n = verdicts.count("holds"), verdicts.count("holds") + verdicts.count("fails")
+            other = ", ".join(f"{verdicts.count(v)} {v}" for v in ("skipped", "error") if v in verdicts)
+            extra = f"; {other}" if other else ""
+            measured[p["name"]] = f"{k}/{n} claims hold{extra} (`--{doc['mode']}`, {p['seconds']:.0f} s)"
         else:
             measured[p["name"]] = f"failed in `--{doc['mode']}`: {p['error'][:60]}"
     MEASURED.write_text(json.dumps(dict(sorted(measured.items())), indent=2) + "\n")

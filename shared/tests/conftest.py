@@ -4,7 +4,9 @@ import textwrap
 import pytest
 
 FAKE_MODULE = """
-from iclr24.paperkit import Claim, Paper
+import os
+
+from iclr24.paperkit import Claim, ClaimSet, Paper
 
 
 def _ok(cfg):
@@ -21,8 +23,21 @@ def _crash(cfg):
     raise RuntimeError("boom in fake-crash")
 
 
+def _v2(cfg):
+    cs = ClaimSet("fake-v2", cfg)
+    with cs.timed("a measurement"):
+        (cfg.out / "p.png").write_bytes(b"png")
+        cs.add(claim="v2 beats base", metric="m", ours=3.0, baseline_name="base", baseline=1.0,
+               rule="ours > baseline", artifacts=[cs.artifact("p.png")])
+    with cs.timed("a measurement that raises"):
+        raise ValueError("measured nothing")
+    cs.fact("threads", value=int(os.environ.get("OMP_NUM_THREADS", "0")), description="the worker's threads")
+    return cs
+
+
 OK = Paper(name="fake-ok", title="A fake paper", summary="fake one-line claim", run=_ok)
 CRASH = Paper(name="fake-crash", title="A crashing paper", summary="crashes", run=_crash)
+V2 = Paper(name="fake-v2", title="A v2 paper", summary="claim set", run=_v2, data=("mnist",))
 NOT_A_PAPER = 42
 """
 
@@ -38,7 +53,7 @@ def fake_papers(tmp_path, monkeypatch):
     (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-fake-papers\nVersion: 0.0.1\n")
     (di / "entry_points.txt").write_text(
         "[iclr24.papers]\nfake-ok = iclr24_fake_papers:OK\nfake-crash = iclr24_fake_papers:CRASH\n"
-        "fake-bad = iclr24_fake_papers:NOT_A_PAPER\n"
+        "fake-bad = iclr24_fake_papers:NOT_A_PAPER\nfake-v2 = iclr24_fake_papers:V2\n"
     )
     monkeypatch.syspath_prepend(str(root))
     yield root

@@ -110,14 +110,16 @@ def test_schema_and_roundtrip(tmp_path):
         "baseline",
         "paper_value",
         "rule",
+        "verdict",
         "holds",
+        "message",
         "seconds",
         "details",
         "artifacts",
     ]
     assert d["details"]["rule_variables"] == {"k": 0.5}
     assert Claim.from_dict(json.loads(json.dumps(d))) == c
-    bad = dict(d, holds=not d["holds"])
+    bad = dict(d, verdict="fails")
     with pytest.raises(ValueError, match="disagrees"):
         Claim.from_dict(bad)
     p = write_claims_json(tmp_path / "c.json", [c], version=1)
@@ -147,7 +149,7 @@ def test_runconfig(tmp_path):
 def test_paper_check_validates_return():
     p = Paper("demo", "Demo", "one line", run=lambda cfg: [make()])
     assert p.check(RunConfig(mode="smoke"))[0].paper == "demo"
-    with pytest.raises(TypeError, match="list of Claim"):
+    with pytest.raises(TypeError, match="must return a ClaimSet"):
         Paper("demo", "Demo", "one line", run=lambda cfg: [1.0]).check(RunConfig())
     with pytest.raises(ValueError):
         Paper("", "Demo", "x", run=lambda cfg: [])

@@ -11,6 +11,8 @@ def make_app(seen):
         "Do it.",
         arg("--k", type=positive_int, default=3, help="how many"),
         arg("--p", type=probability, default=0.5, help="a probability"),
+        modes=True,
+        device=True,
     )
     def go(args):
         seen.update(vars(args))
@@ -25,13 +27,15 @@ def make_app(seen):
     return app
 
 
-def test_common_flags_and_defaults(tmp_path):
+def test_common_flags_and_defaults(tmp_path, monkeypatch):
     seen = {}
     assert make_app(seen).main(["go", "--out", str(tmp_path), "--seed", "5", "--full", "--quiet"]) == 0
     assert seen["mode"] == "full" and seen["seed"] == 5 and seen["out"] == tmp_path and seen["quiet"]
     seen.clear()
+    monkeypatch.chdir(tmp_path)
     make_app(seen).main(["go"])
     assert seen["mode"] == "quick" and seen["device"] == "cpu" and seen["k"] == 3
+    assert str(seen["out"]) == "results/demo/go" and (tmp_path / "results" / "demo" / "go").is_dir()
 
 
 def test_help_shows_defaults(capsys):
@@ -40,6 +44,7 @@ def test_help_shows_defaults(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "(default: 3)" in out and "--smoke" in out and "--out" in out
+    assert out.count("(default: quick)") == 0 and "(the default)" in out  # said once, on --quick only
 
 
 @pytest.mark.parametrize(
@@ -90,3 +95,93 @@ def test_resolve_device():
     assert resolve_device("auto") in ("cpu", "cuda")
     with pytest.raises(UsageError):
         resolve_device("tpu")
+
+
+def test_flags_only_where_declared(capsys):
+    app = App("demo", "A demo tool.")
+
+    @app.command("plain", "No modes, no device.")
+    def plain(args):
+        assert not hasattr(args, "mode") and not hasattr(args, "device") and not hasattr(args, "data_dir")
+
+    @app.command("data", "With a data folder.", data=True)
+    def data(args):
+        assert args.data_dir is None
+
+    for flag in ("--smoke", "--device"):
+        with pytest.raises(SystemExit) as e:
+            app.main(["plain", flag, "cpu"] if flag == "--device" else ["plain", flag])
+        assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("demo: error: unrecognized arguments") for line in err)
+
+
+def test_out_that_is_a_file_or_unwritable_is_refused_before_work(tmp_path, capsys):
+    ran = []
+    app = App("demo", "A demo tool.")
+
+    @app.command("go", "Do it.")
+    def go(args):
+        ran.append(1)
+
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    assert app.main(["go", "--out", str(f)]) == 2
+    assert app.main(["go", "--out", str(f / "sub")]) == 2
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        import os
+
+        if os.geteuid() != 0:  # root writes anywhere
+            assert app.main(["go", "--out", str(ro / "x")]) == 2
+    finally:
+        ro.chmod(0o700)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert ran == [] and all(line.startswith("demo go: error: --out") for line in err), err
+    assert f.read_text() == "x"
+
+
+def test_bench_command(tmp_path, capsys):
+    from iclr24.paperkit.bench import BenchReport, BenchResult
+
+    def good(mode):
+        r = BenchResult(
+            name="ours", median_s=0.001, times_s=[0.001], baseline_name="base", baseline_median_s=0.002
+        )
+        return BenchReport(results=[r], notes=[f"mode {mode}"])
+
+    app = App("demo", "A demo tool.")
+    app.add_bench(good)
+    assert app.main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "x2.00" in out and "mode smoke" in out
+    assert (tmp_path / "bench.json").exists() and (tmp_path / "bench.md").exists()
+    bad = App("demo", "A demo tool.")
+    bad.add_bench(lambda mode: [1, 2])
+    with pytest.raises(TypeError, match="must return a BenchReport"):
+        bad.main(["bench", "--out", str(tmp_path / "b")])
+    with pytest.raises(TypeError, match="list of BenchResult"):
+        BenchReport(results=[1.0])
+
+
+def test_paper_cli_contract_helper(tmp_path):
+    from iclr24.paperkit import ClaimSet, Paper
+    from iclr24.paperkit.testing import check_cli_contract
+
+    def run(cfg):
+        cs = ClaimSet("demo", cfg)
+        cs.add(claim="c", metric="m", ours=1.0, baseline_name="b", baseline=0.5, rule="ours > baseline")
+        return cs
+
+    app = App("demo", "A demo tool.")
+    app.add_reproduce(lambda: Paper("demo", "Demo", "one line", run=run))
+    check_cli_contract(app.main, tmp_path)
+
+    @app.command("undocumented", "An option without help.", arg("--x", type=int, default=1))
+    def undocumented(args):
+        pass
+
+    with pytest.raises(AssertionError, match="has no help text"):
+        check_cli_contract(app.main, tmp_path / "2")

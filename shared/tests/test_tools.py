@@ -55,6 +55,27 @@ def test_new_package_scaffolds_the_conventional_layout(tmp_path):
     assert (tmp_path / "pyproject.toml").read_text().count('"iclr24-demo-paper"') == 1
     bad = subprocess.run([*cmd[:2], "Bad_Name", *cmd[3:]], capture_output=True, text=True)
     assert bad.returncode == 2 and "lower-case" in bad.stderr
+    # the scaffold's own tests pass as generated (run against this paperkit, the package on the path)
+    (src / "demo_paper" / "data.py").write_text('"""Data."""\n')
+    env = {**__import__("os").environ, "PYTHONPATH": str(pkg / "src")}
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            str(pkg / "tests"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert "3 passed" in p.stdout
 
 
 def test_root_workspace_depends_on_every_member():

@@ -1,6 +1,11 @@
 import pytest
 
 from iclr24.drum_rules.cli import main
+from iclr24.paperkit.testing import check_cli_contract
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
 
 
 def test_help_exits_zero(capsys):
@@ -10,6 +15,18 @@ def test_help_exits_zero(capsys):
     assert "reproduce" in capsys.readouterr().out
 
 
+def test_modes_and_device_only_where_they_mean_something(capsys):
+    for cmd in (["eval", "--smoke"], ["train", "family:3", "--device", "cpu"], ["check", "--out", "x"]):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
+    assert "speedup" in capsys.readouterr().out and (tmp_path / "bench.json").exists()
+
+
 def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
@@ -17,8 +34,8 @@ def test_bad_argument_exits_2():
 
 
 def test_cli_end_to_end(tmp_path, capsys):
-    out = str(tmp_path)
-    common = ["--out", out, "--quiet"]
+    model = ["--model", str(tmp_path / "train" / "model.pt")]
+    common = [*model, "--quiet"]
     assert (
         main(
             [
@@ -41,7 +58,9 @@ def test_cli_end_to_end(tmp_path, capsys):
                 "--loss",
                 "nll",
                 "--no-train-norm",
-                *common,
+                "--out",
+                str(tmp_path / "train"),
+                "--quiet",
             ]
         )
         == 0
@@ -49,10 +68,10 @@ def test_cli_end_to_end(tmp_path, capsys):
     assert "beta =" in capsys.readouterr().out
     assert main(["eval", *common]) == 0
     assert '"mrr"' in capsys.readouterr().out
-    assert main(["extract", "--variant", "mm", *common]) == 0
+    assert main(["extract", "--variant", "mm", *common, "--out", str(tmp_path / "ex")]) == 0
     text = capsys.readouterr().out
-    assert "complete" in text and (tmp_path / "rules.dl").exists()
-    assert main(["check", "--datasets", "4", *common]) == 0
+    assert "complete" in text and (tmp_path / "ex" / "rules.dl").exists()
+    assert main(["check", "--datasets", "4", *common, "--rules", str(tmp_path / "ex" / "rules.json")]) == 0
     assert "FAITHFUL" in capsys.readouterr().out.splitlines()[-1]
     from iclr24.drum_rules import synthetic
 
@@ -62,6 +81,8 @@ def test_cli_end_to_end(tmp_path, capsys):
     assert "score" in capsys.readouterr().out
     assert main(["explain", "uncle(nobody,x)", *common]) == 2
     assert "unknown entity" in capsys.readouterr().err
-    assert main(["extract", "--variant", "drum", *common]) == 2  # does not match an MM model
-    assert main(["eval", "--model", str(tmp_path / "missing.pt"), *common]) == 2
-    assert main(["train", str(tmp_path / "nowhere"), *common]) == 2
+    assert (
+        main(["extract", "--variant", "drum", *common, "--out", str(tmp_path / "ex2")]) == 2
+    )  # not an MM model
+    assert main(["eval", "--model", str(tmp_path / "missing.pt"), "--quiet"]) == 2
+    assert main(["train", str(tmp_path / "nowhere"), "--out", str(tmp_path / "t2"), "--quiet"]) == 2

@@ -1,8 +1,8 @@
 from iclr24.drum_rules.reproduce import PAPER
-from iclr24.paperkit import Claim, RunConfig
+from iclr24.paperkit.testing import check_paper_smoke
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):
-    claims = PAPER.check(RunConfig(mode="smoke", seed=0, out=tmp_path, progress=False))
-    assert claims and all(isinstance(c, Claim) for c in claims)
-    assert all(c.paper == "drum-rules" for c in claims)
+    cs = check_paper_smoke(PAPER, tmp_path)
+    assert len(cs) == 7 and all(c.paper == "drum-rules" for c in cs)
+    assert [f.name for f in cs.facts] == ["datasets checked"]

@@ -1,15 +1,44 @@
-"""iclr24.paperkit: the small toolkit every iclr24 paper package uses."""
+"""iclr24.paperkit: the small toolkit every iclr24 paper package uses.
 
-from .bench import BenchResult, bench_table, benchmark, benchmark_many, peak_rss_delta
-from .claims import MODES, Claim, Paper, RunConfig, claims_to_markdown, evaluate_rule, write_claims_json
-from .io import atomic_torch_save, atomic_write_bytes, atomic_write_json, atomic_write_text, ensure_out_dir
+The core imports neither torch, scikit-learn, scikit-image nor matplotlib: those come with the extras
+``iclr24-paperkit[torch]``, ``[data]`` and ``[plots]`` and are imported only by the functions that need them.
+"""
+
+from .bench import BenchReport, BenchResult, bench_table, benchmark, benchmark_many, peak_rss_delta
+from .claims import (
+    MODES,
+    VERDICTS,
+    Claim,
+    ClaimSet,
+    Fact,
+    Paper,
+    RunConfig,
+    claims_to_markdown,
+    evaluate_rule,
+    facts_to_markdown,
+    write_claims_json,
+)
+from .io import (
+    atomic_torch_save,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    ensure_out_dir,
+    load_image,
+    load_npz,
+)
+from .plots import save_figure
 from .progress import is_quiet, progress, set_quiet
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 
 __all__ = [
     "MODES",
+    "VERDICTS",
+    "BenchReport",
     "BenchResult",
     "Claim",
+    "ClaimSet",
+    "Fact",
     "Paper",
     "RunConfig",
     "atomic_torch_save",
@@ -24,8 +53,12 @@ __all__ = [
     "deterministic",
     "ensure_out_dir",
     "evaluate_rule",
+    "facts_to_markdown",
     "is_quiet",
+    "load_image",
+    "load_npz",
     "progress",
+    "save_figure",
     "seed_everything",
     "set_deterministic",
     "set_quiet",

@@ -7,10 +7,11 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["BenchResult", "benchmark", "benchmark_many", "bench_table", "peak_rss_delta"]
+__all__ = ["BenchReport", "BenchResult", "benchmark", "benchmark_many", "bench_table", "peak_rss_delta"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,56 @@ class BenchResult:
         if self.baseline_median_s is not None:
             s += f" | {self.baseline_name}: {self.baseline_median_s * 1e3:.3f} ms | speedup x{self.speedup:.2f}"
         return s
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    """What a package's ``run_benchmarks(mode)`` returns: the results, notes on how they were measured, and the
+    files it wrote (paths relative to the bench's out folder)."""
+
+    results: list[BenchResult]
+    notes: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.results, BenchResult) or not all(isinstance(r, BenchResult) for r in self.results):
+            raise TypeError(f"BenchReport.results must be a list of BenchResult, got {self.results!r:.80}")
+        if isinstance(self.notes, str) or not all(isinstance(n, str) for n in self.notes):
+            raise TypeError("BenchReport.notes must be a list of strings")
+        object.__setattr__(self, "results", list(self.results))
+        object.__setattr__(self, "notes", list(self.notes))
+        object.__setattr__(self, "artifacts", [str(a) for a in self.artifacts])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "results": [r.to_dict() for r in self.results],
+            "notes": list(self.notes),
+            "artifacts": list(self.artifacts),
+        }
+
+    def to_markdown(self) -> str:
+        text = bench_table(self.results)
+        if self.notes:
+            text += "\n" + "\n".join(f"- {n}" for n in self.notes) + "\n"
+        return text
+
+
+def _threads(threads: int | None):
+    if threads is None:
+        return nullcontext()
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive int or None, got {threads!r}")
+    try:
+        import torch  # noqa: F401
+    except ImportError:  # a numpy-only package: pin BLAS threads where threadpoolctl is there
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            return nullcontext()
+        return threadpool_limits(threads)
+    from .seeding import torch_threads
+
+    return torch_threads(threads)
 
 
 def _read_proc_status(field: str) -> int | None:
@@ -105,13 +156,20 @@ def benchmark(
     memory: bool = False,
     sync: Callable[[], None] | None = None,
     clock: str = "wall",
+    threads: int | None = None,
 ) -> BenchResult:
     """Time ``fn`` (and ``baseline``) ``repeats`` times each, interleaved (ours, baseline, ours, ...), after
     ``warmup`` untimed calls of each. Reports medians and the speedup baseline/ours. ``memory=True`` also records
     peak memory (CUDA when available, else the growth of peak RSS, else Python allocations by tracemalloc).
     ``sync`` is called before each clock read (e.g. ``torch.cuda.synchronize``).
     ``clock="cpu"`` times with the process's CPU time (all threads) instead of the wall clock: steadier on a
-    shared machine, and equal to the wall time of a single-threaded run on an idle one."""
+    shared machine, and equal to the wall time of a single-threaded run on an idle one.
+    ``threads=N`` pins torch's intra-op thread count for every call (warm-up and timed), restored afterwards."""
+    with _threads(threads):
+        return _benchmark(fn, baseline, repeats, warmup, name, baseline_name, memory, sync, clock)
+
+
+def _benchmark(fn, baseline, repeats, warmup, name, baseline_name, memory, sync, clock) -> BenchResult:
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be >= 1 and warmup >= 0, got repeats={repeats}, warmup={warmup}")
     if not callable(fn) or (baseline is not None and not callable(baseline)):
@@ -172,9 +230,16 @@ def benchmark_many(
     warmup: int = 1,
     clock: str = "wall",
     sync: Callable[[], None] | None = None,
+    threads: int | None = None,
 ) -> list[BenchResult]:
     """Time several callables round-robin (the order rotates every repeat) and report each against the one named
-    ``baseline``: one ``BenchResult`` per case, with the baseline's medians attached."""
+    ``baseline``: one ``BenchResult`` per case, with the baseline's medians attached. ``threads`` as in
+    :func:`benchmark`."""
+    with _threads(threads):
+        return _benchmark_many(cases, baseline, repeats, warmup, clock, sync)
+
+
+def _benchmark_many(cases, baseline, repeats, warmup, clock, sync) -> list[BenchResult]:
     if baseline not in cases:
         raise ValueError(f"baseline {baseline!r} is not one of the cases {list(cases)}")
     if repeats < 1 or warmup < 0:

@@ -1,18 +1,28 @@
-"""`Claim` (one checked claim of a paper), `Paper` (what a package registers), `RunConfig`, and the report writers.
+"""Claims, facts and papers: what a package's ``reproduce.py`` builds and what the reports show.
 
-A claim's ``holds`` is never typed in: it is computed from ``rule``, a small arithmetic/boolean expression over
-``ours``, ``baseline``, ``paper_value`` and any extra named numbers given in ``variables``, e.g.
-``"ours <= 0.5 * baseline"`` or ``"ours >= baseline and ours_std < 0.1"``.
+- ``Claim``: one experiment whose outcome was not known when its ``rule`` was written. Its verdict is never typed
+  in: ``holds``/``fails`` is computed from ``rule``, a small arithmetic/boolean expression over ``ours``,
+  ``baseline``, ``paper_value`` and any extra numbers in ``variables`` (``"ours <= 0.5 * baseline"``). In smoke mode
+  a claim carries no verdict (``smoke``: pipeline only); ``skipped`` (real data missing) and ``error`` (its
+  measurement raised) carry no numbers.
+- ``Fact``: a closed form, a tabulated formula, a property that holds by construction, a set-up precondition. Shown
+  apart from claims, never counted as reproduced.
+- ``ClaimSet``: the builder ``run(config)`` returns: ``with claims.timed("name"): ... claims.add(...)``.
+- ``Paper``: what a package registers under the ``iclr24.papers`` entry point.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 import operator
 import os
-from collections.abc import Callable, Mapping
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,16 +31,21 @@ from .io import atomic_write_json, atomic_write_text
 
 __all__ = [
     "MODES",
+    "VERDICTS",
     "Claim",
+    "ClaimSet",
+    "Fact",
     "Paper",
     "RunConfig",
     "evaluate_rule",
     "claims_to_markdown",
+    "facts_to_markdown",
     "write_claims_json",
     "write_claims_markdown",
 ]
 
 MODES = ("smoke", "quick", "full")
+VERDICTS = ("holds", "fails", "smoke", "skipped", "error")
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -133,48 +148,97 @@ def _check_json(name: str, obj: Any) -> None:
         raise ValueError(f"Claim.{name} must be JSON-serialisable with finite numbers: {e}") from None
 
 
-@dataclass(frozen=True)
+def _text(owner: str, name: str, v: Any) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"{owner}.{name} must be a non-empty string, got {v!r}")
+    return v
+
+
+def _artifacts(owner: str, arts: Any) -> list[str]:
+    if isinstance(arts, str | os.PathLike):
+        raise ValueError(f"{owner}.artifacts must be a list of paths, got the single path {arts!r}")
+    out = []
+    for a in arts:
+        if not isinstance(a, str) or not a or os.path.isabs(a):
+            raise ValueError(f"{owner}.artifacts must be paths relative to the paper's out folder, got {a!r}")
+        out.append(a)
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
 class Claim:
-    """One checked claim of a paper. ``holds`` is computed from ``rule`` at construction."""
+    """One checked claim of a paper (keyword arguments only).
+
+    ``status`` is ``"auto"`` (the default: the verdict is ``holds`` or ``fails`` as the rule says), ``"smoke"``
+    (the rule is checked to be evaluable but no verdict is kept), ``"skipped"`` or ``"error"`` (no numbers needed;
+    ``message`` says why). After construction ``status`` is one of :data:`VERDICTS` and ``holds`` is ``True``,
+    ``False`` or ``None`` (no verdict). ``rule_value`` is the rule evaluated on the numbers whatever the mode
+    (``None`` for skipped/error records)."""
 
     paper: str
     claim: str
-    metric: str
-    ours: float
-    baseline_name: str
-    baseline: float | None
-    rule: str
+    metric: str = ""
+    ours: float | None = None
+    baseline_name: str = ""
+    baseline: float | None = None
+    rule: str = ""
     paper_value: float | None = None
     seconds: float = 0.0
     details: dict = field(default_factory=dict)
     artifacts: list[str] = field(default_factory=list)
     variables: dict = field(default_factory=dict)
-    holds: bool = field(init=False)
+    status: str = "auto"
+    message: str = ""
+    holds: bool | None = field(init=False)
+    rule_value: bool | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        for name in ("paper", "claim", "metric", "baseline_name", "rule"):
-            v = getattr(self, name)
-            if not isinstance(v, str) or not v.strip():
-                raise ValueError(f"Claim.{name} must be a non-empty string, got {v!r}")
-        object.__setattr__(self, "ours", _finite("ours", self.ours, False))
-        object.__setattr__(self, "baseline", _finite("baseline", self.baseline, True))
-        object.__setattr__(self, "paper_value", _finite("paper_value", self.paper_value, True))
+        _text("Claim", "paper", self.paper)
+        _text("Claim", "claim", self.claim)
+        if self.status not in ("auto", *VERDICTS):
+            raise ValueError(f"Claim.status must be 'auto' or one of {VERDICTS}, got {self.status!r}")
         object.__setattr__(self, "seconds", _finite("seconds", self.seconds, False))
         if not isinstance(self.details, dict):
             raise ValueError(f"Claim.details must be a dict, got {type(self.details).__name__}")
         _check_json("details", self.details)
-        arts = list(self.artifacts)
-        for a in arts:
-            if not isinstance(a, str) or os.path.isabs(a):
-                raise ValueError(f"Claim.artifacts must be paths relative to --out, got {a!r}")
-        object.__setattr__(self, "artifacts", arts)
+        object.__setattr__(self, "artifacts", _artifacts("Claim", self.artifacts))
+        if not isinstance(self.message, str):
+            raise ValueError(f"Claim.message must be a string, got {type(self.message).__name__}")
+        if self.status in ("skipped", "error"):
+            if not self.message.strip():
+                raise ValueError(f"a {self.status} claim needs a message saying why")
+            for name in ("ours", "baseline", "paper_value"):
+                object.__setattr__(self, name, _finite(name, getattr(self, name), True))
+            object.__setattr__(self, "holds", None)
+            object.__setattr__(self, "rule_value", None)
+            return
+        for name in ("metric", "baseline_name"):
+            _text("Claim", name, getattr(self, name))
+        if not isinstance(self.rule, str) or not self.rule.strip():
+            raise ValueError(
+                f"Claim {self.claim!r} has no rule: give rule='ours >= baseline' or similar, fixed before the run"
+            )
+        object.__setattr__(self, "ours", _finite("ours", self.ours, False))
+        object.__setattr__(self, "baseline", _finite("baseline", self.baseline, True))
+        object.__setattr__(self, "paper_value", _finite("paper_value", self.paper_value, True))
         vars_ = {k: _finite(f"variables[{k!r}]", v, False) for k, v in dict(self.variables).items()}
         object.__setattr__(self, "variables", vars_)
         env = {"ours": self.ours, "baseline": self.baseline, "paper_value": self.paper_value, **vars_}
-        object.__setattr__(self, "holds", evaluate_rule(self.rule, env))
+        value = evaluate_rule(self.rule, env)
+        object.__setattr__(self, "rule_value", value)
+        if self.status == "smoke":
+            object.__setattr__(self, "holds", None)
+        else:
+            object.__setattr__(self, "status", "holds" if value else "fails")
+            object.__setattr__(self, "holds", value)
+
+    @property
+    def verdict(self) -> str:
+        """One of :data:`VERDICTS`."""
+        return self.status
 
     def to_dict(self) -> dict:
-        """The serialised form (the schema of claims.json); extra rule variables travel inside ``details``."""
+        """The serialised form (one entry of claims.json ``claims``); rule variables travel inside ``details``."""
         details = dict(self.details)
         if self.variables:
             details["rule_variables"] = dict(self.variables)
@@ -187,7 +251,9 @@ class Claim:
             "baseline": self.baseline,
             "paper_value": self.paper_value,
             "rule": self.rule,
+            "verdict": self.status,
             "holds": self.holds,
+            "message": self.message,
             "seconds": self.seconds,
             "details": details,
             "artifacts": list(self.artifacts),
@@ -195,34 +261,77 @@ class Claim:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Claim:
-        """Rebuild a claim; ``holds`` is recomputed and must agree with the stored value."""
+        """Rebuild a claim; a stored ``holds``/``fails`` verdict is recomputed from the rule and must agree."""
         details = dict(d.get("details", {}))
         variables = details.pop("rule_variables", {})
+        stored = d.get("verdict")
+        if stored is None:  # claims.json version 1: only `holds`
+            stored = "holds" if d.get("holds") else "fails"
+        if stored not in VERDICTS:
+            raise ValueError(f"unknown verdict {stored!r}; expected one of {VERDICTS}")
         c = cls(
             paper=d["paper"],
             claim=d["claim"],
-            metric=d["metric"],
-            ours=d["ours"],
-            baseline_name=d["baseline_name"],
+            metric=d.get("metric", ""),
+            ours=d.get("ours"),
+            baseline_name=d.get("baseline_name", ""),
             baseline=d.get("baseline"),
-            rule=d["rule"],
+            rule=d.get("rule", ""),
             paper_value=d.get("paper_value"),
             seconds=d.get("seconds", 0.0),
             details=details,
             artifacts=list(d.get("artifacts", [])),
             variables=variables,
+            status=stored if stored in ("smoke", "skipped", "error") else "auto",
+            message=d.get("message", ""),
         )
-        if "holds" in d and bool(d["holds"]) != c.holds:
+        if stored in ("holds", "fails") and c.status != stored:
             raise ValueError(
-                f"stored holds={d['holds']} disagrees with its rule {c.rule!r} (recomputed {c.holds})"
+                f"stored verdict {stored!r} disagrees with its rule {c.rule!r} (recomputed {c.status})"
             )
         return c
 
 
+@dataclass(frozen=True, kw_only=True)
+class Fact:
+    """A number or statement that holds by construction: a closed form, a tabulated formula (a MAC or parameter
+    count), a set-up precondition. Reported apart from claims and never counted as reproduced."""
+
+    paper: str
+    name: str
+    value: float | int | str | bool
+    description: str = ""
+    paper_value: float | int | str | None = None
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _text("Fact", "paper", self.paper)
+        _text("Fact", "name", self.name)
+        for n in ("value", "paper_value"):
+            v = getattr(self, n)
+            if v is None and n == "paper_value":
+                continue
+            if isinstance(v, bool | str):
+                continue
+            object.__setattr__(self, n, _finite(n, v, False) if not isinstance(v, int) else v)
+        if not isinstance(self.details, dict):
+            raise ValueError(f"Fact.details must be a dict, got {type(self.details).__name__}")
+        _check_json("details", self.details)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Fact:
+        return cls(
+            **{k: d[k] for k in ("paper", "name", "value", "description", "paper_value", "details") if k in d}
+        )
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    """What ``Paper.run`` receives. ``out`` is the folder the paper may write into (``root/<paper name>`` under
-    ``iclr24 reproduce``); ``root`` is the report folder that artifact paths are relative to."""
+    """What ``Paper.run`` receives. ``out`` is the folder the paper writes into; artefact paths are recorded
+    relative to ``root`` (default: ``out``). ``data_dir``: where real datasets live (None: paperkit's default)."""
 
     mode: str = "quick"
     seed: int = 0
@@ -230,6 +339,7 @@ class RunConfig:
     device: str = "cpu"
     progress: bool = True
     root: Path | None = None
+    data_dir: Path | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -238,6 +348,8 @@ class RunConfig:
             raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
         object.__setattr__(self, "out", Path(self.out))
         object.__setattr__(self, "root", Path(self.root) if self.root is not None else Path(self.out))
+        if self.data_dir is not None:
+            object.__setattr__(self, "data_dir", Path(self.data_dir))
 
     def artifact(self, path: str | os.PathLike) -> str:
         """The path to record in ``Claim.artifacts`` for a file written under ``out``: relative to ``root``."""
@@ -251,28 +363,188 @@ class RunConfig:
         return {"smoke": smoke, "quick": quick, "full": full}[self.mode]
 
 
+def _one_line(e: BaseException) -> str:
+    msg = " ".join(str(e).split())
+    return f"{type(e).__name__}: {msg}"[:500]
+
+
+class ClaimSet:
+    """The claims, facts and artefacts of one run of a paper, built as the run measures::
+
+        claims = ClaimSet("rdmc", cfg)
+        with claims.timed("GMM, 3 seeds"):        # claims added inside record this block's seconds
+            res = measure(...)
+            claims.add(claim="...", metric="...", ours=res.a, baseline_name="ULA", baseline=res.b,
+                       rule="ours <= baseline", artifacts=[claims.figure(fig, "gmm.png")])
+        claims.fact("MACs per point", value=123, description="closed form of the architecture")
+        return claims
+
+    A ``timed`` block that raises records one ``error`` claim (one-line message) and the run goes on; a missing real
+    dataset (``datadir.DataMissing``) records a ``skipped`` claim naming the command that fetches it. In smoke mode
+    every added claim's verdict is ``smoke``.
+    """
+
+    def __init__(self, paper: str, config: RunConfig | None = None) -> None:
+        self.paper = _text("ClaimSet", "paper", paper)
+        self.config = config if config is not None else RunConfig(mode="quick")
+        self.claims: list[Claim] = []
+        self.facts: list[Fact] = []
+        self.artifacts: list[str] = []
+        self._t0 = time.perf_counter()
+        self._open: list[int] | None = None  # indices of claims added in the open timed block
+
+    # -- building --------------------------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self.config.mode
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self._t0
+
+    @property
+    def partial(self) -> bool:
+        """True when a measurement raised (some claims are ``error`` records)."""
+        return any(c.status == "error" for c in self.claims)
+
+    def add(self, **kwargs: Any) -> Claim:
+        """Add a claim (``Claim``'s keyword arguments without ``paper``); returns it."""
+        if "paper" in kwargs and kwargs["paper"] != self.paper:
+            raise ValueError(f"claim of paper {kwargs['paper']!r} added to the claim set of {self.paper!r}")
+        kwargs["paper"] = self.paper
+        if self.mode == "smoke" and kwargs.get("status", "auto") == "auto":
+            kwargs["status"] = "smoke"
+        c = Claim(**kwargs)
+        if self._open is not None:
+            self._open.append(len(self.claims))
+        self.claims.append(c)
+        return c
+
+    def fact(self, name: str, value: Any, description: str = "", **kwargs: Any) -> Fact:
+        """Record a fact (holds by construction; never counted as a reproduced claim)."""
+        f = Fact(paper=self.paper, name=name, value=value, description=description, **kwargs)
+        self.facts.append(f)
+        return f
+
+    def skip(self, claim: str, reason: str, seconds: float = 0.0) -> Claim:
+        """Record a claim that could not be checked here (e.g. its real dataset is missing)."""
+        return self.add(claim=claim, status="skipped", message=reason, seconds=seconds)
+
+    def error(self, claim: str, message: str, seconds: float = 0.0, details: dict | None = None) -> Claim:
+        return self.add(claim=claim, status="error", message=message, seconds=seconds, details=details or {})
+
+    @contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        """Time a measurement; claims added inside record its seconds. Exceptions become ``error``/``skipped``."""
+        try:
+            from .datadir import DataMissing
+        except ImportError:  # pragma: no cover - datadir ships with paperkit
+
+            class DataMissing(FileNotFoundError):  # type: ignore[no-redef]
+                pass
+
+        _text("ClaimSet.timed", "name", name)
+        if self._open is not None:
+            raise RuntimeError("ClaimSet.timed blocks cannot be nested")
+        self._open = []
+        t0 = time.perf_counter()
+        try:
+            yield
+        except DataMissing as e:
+            self._close(time.perf_counter() - t0)
+            self.skip(name, f"real data missing: {e}", seconds=time.perf_counter() - t0)
+        except Exception as e:  # noqa: BLE001 - one failing measurement must not stop the other claims
+            self._close(time.perf_counter() - t0)
+            tb = traceback.format_exc(limit=6)
+            self.error(
+                name, _one_line(e), seconds=time.perf_counter() - t0, details={"traceback": tb[-3000:]}
+            )
+        else:
+            self._close(time.perf_counter() - t0)
+
+    def _close(self, seconds: float) -> None:
+        for i in self._open or []:
+            self.claims[i] = dataclasses.replace(self.claims[i], seconds=seconds)
+        self._open = None
+
+    def artifact(self, path: str | os.PathLike) -> str:
+        """Register a file written under the config's ``out``; returns the path to put in ``artifacts=``."""
+        a = self.config.artifact(path)
+        if a not in self.artifacts:
+            self.artifacts.append(a)
+        return a
+
+    def figure(self, fig: Any, filename: str) -> str:
+        """Save a matplotlib figure atomically into ``out/filename`` (closed afterwards); returns its artefact path."""
+        from .plots import save_figure
+
+        return self.artifact(save_figure(fig, self.config.out / filename))
+
+    # -- reading ---------------------------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[Claim]:
+        return iter(self.claims)
+
+    def __len__(self) -> int:
+        return len(self.claims)
+
+    def __getitem__(self, i: int) -> Claim:
+        return self.claims[i]
+
+    def counts(self) -> dict[str, int]:
+        return {v: sum(c.status == v for c in self.claims) for v in VERDICTS}
+
+    def to_dict(self) -> dict:
+        arts = list(self.artifacts)
+        for c in self.claims:
+            arts += [a for a in c.artifacts if a not in arts]
+        return {
+            "claims": [c.to_dict() for c in self.claims],
+            "facts": [f.to_dict() for f in self.facts],
+            "artifacts": arts,
+        }
+
+    @classmethod
+    def from_claims(cls, paper: str, config: RunConfig, claims: list[Claim]) -> ClaimSet:
+        """Wrap a plain list of claims (the version-1 shape of ``run``); in smoke mode verdicts become ``smoke``."""
+        cs = cls(paper, config)
+        for c in claims:
+            if config.mode == "smoke" and c.status in ("holds", "fails"):
+                c = dataclasses.replace(c, status="smoke")
+            cs.claims.append(c)
+        return cs
+
+
 @dataclass(frozen=True)
 class Paper:
-    """What a paper package registers under the ``iclr24.papers`` entry-point group."""
+    """What a paper package registers under the ``iclr24.papers`` entry-point group. ``data``: the names of the
+    real datasets (``iclr24 data list``) its ``--full`` run uses."""
 
     name: str
     title: str
     summary: str
-    run: Callable[[RunConfig], list[Claim]]
+    run: Callable[[RunConfig], ClaimSet | list[Claim]]
+    data: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for n in ("name", "title", "summary"):
             if not isinstance(getattr(self, n), str) or not getattr(self, n).strip():
                 raise ValueError(f"Paper.{n} must be a non-empty string")
         if not callable(self.run):
-            raise ValueError("Paper.run must be callable: run(config: RunConfig) -> list[Claim]")
+            raise ValueError("Paper.run must be callable: run(config: RunConfig) -> ClaimSet")
+        if isinstance(self.data, str) or not all(isinstance(d, str) and d for d in self.data):
+            raise ValueError(f"Paper.data must be a tuple of data names, got {self.data!r}")
+        object.__setattr__(self, "data", tuple(self.data))
 
-    def check(self, config: RunConfig) -> list[Claim]:
-        """Run the claim checks and validate what came back."""
-        claims = self.run(config)
-        if not isinstance(claims, list | tuple) or not all(isinstance(c, Claim) for c in claims):
-            raise TypeError(f"{self.name}: run() must return a list of Claim, got {type(claims).__name__}")
-        return list(claims)
+    def check(self, config: RunConfig) -> ClaimSet:
+        """Run the claim checks and validate what came back (a ``ClaimSet``, or a list of ``Claim``)."""
+        res = self.run(config)
+        if isinstance(res, ClaimSet):
+            if res.paper != self.name:
+                raise TypeError(f"{self.name}: run() returned the claims of paper {res.paper!r}")
+            return res
+        if isinstance(res, list | tuple) and all(isinstance(c, Claim) for c in res):
+            return ClaimSet.from_claims(self.name, config, list(res))
+        raise TypeError(f"{self.name}: run() must return a ClaimSet, got {type(res).__name__}")
 
 
 def _fmt(v: float | None) -> str:
@@ -284,8 +556,21 @@ def _fmt(v: float | None) -> str:
     return f"{v:.4g}"
 
 
-def claims_to_markdown(claims: list[Claim]) -> str:
-    """A Markdown table: paper, claim, ours, baseline, paper's number, rule, holds, seconds."""
+_VERDICT_CELL = {
+    "holds": "yes",
+    "fails": "**no**",
+    "smoke": "smoke: pipeline only",
+    "skipped": "skipped",
+    "error": "**error**",
+}
+
+
+def _cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def claims_to_markdown(claims: list[Claim] | ClaimSet) -> str:
+    """A Markdown table: paper, claim, ours, baseline, paper's number, rule, verdict, seconds."""
     lines = [
         "| paper | claim | metric | ours | baseline | paper's number | rule | holds | seconds |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -301,11 +586,24 @@ def claims_to_markdown(claims: list[Claim]) -> str:
             _fmt(c.ours),
             base,
             _fmt(c.paper_value),
-            f"`{c.rule}`",
-            "yes" if c.holds else "**no**",
+            f"`{c.rule}`" if c.rule else "-",
+            _VERDICT_CELL[c.status] + (f": {c.message}" if c.message else ""),
             f"{c.seconds:.1f}",
         ]
-        lines.append("| " + " | ".join(s.replace("|", "\\|").replace("\n", " ") for s in cells) + " |")
+        lines.append("| " + " | ".join(_cell(s) for s in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def facts_to_markdown(facts: list[Fact]) -> str:
+    """A Markdown table of facts: paper, fact, value, paper's value, description."""
+    lines = ["| paper | fact | value | paper's value | description |", "|---|---|---|---|---|"]
+    for f in facts:
+
+        def show(v: Any) -> str:
+            return _fmt(v) if isinstance(v, float) else "-" if v is None else str(v)
+
+        cells = [f.paper, f.name, show(f.value), show(f.paper_value), f.description or "-"]
+        lines.append("| " + " | ".join(_cell(s) for s in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

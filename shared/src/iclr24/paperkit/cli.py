@@ -3,14 +3,19 @@
     from iclr24.paperkit.cli import App, arg
     app = App("srigl", "Structured sparse training (SRigL).")
 
-    @app.command("train", "Train a sparse model.", arg("--sparsity", type=float, default=0.9, help="..."))
-    def train(args):            # args.out, args.seed, args.mode, args.device, args.quiet are always there
+    @app.command("train", "Train a sparse model.", arg("--sparsity", type=float, default=0.9, help="..."),
+                 device=True)
+    def train(args):   # args.out (a folder, default results/srigl/train), args.seed, args.quiet; + args.device
         ...
 
-    app.add_reproduce(lambda: PAPER)
+    app.add_reproduce(lambda: PAPER)      # reproduce [--smoke|--quick|--full] [--data-dir DIR] [--device D]
+    app.add_bench(bench.run_benchmarks)   # bench [--smoke|--quick|--full]
     main = app.main
 
-User errors (``UsageError``, ``ValueError``, ``FileNotFoundError``, ...) print one line and exit 2, no traceback.
+Each command declares the common flags it has: ``modes=True`` (``--smoke/--quick/--full``, ``args.mode``),
+``device=True`` (``--device``, resolved before the call), ``data=True`` (``--data-dir``). ``--out`` is always a
+folder, checked (a writable folder, not a file) before the command runs. User errors (``UsageError``,
+``ValueError``, ``FileNotFoundError``, ``PermissionError``, ...) and bad flags print one line and exit 2.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ __all__ = [
     "UsageError",
     "arg",
     "add_common_flags",
+    "exit_code",
     "resolve_device",
     "positive_int",
     "probability",
@@ -36,7 +42,14 @@ __all__ = [
     "positive_float",
 ]
 
-USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError)
+USER_ERRORS = (
+    ValueError,
+    FileNotFoundError,
+    NotADirectoryError,
+    IsADirectoryError,
+    FileExistsError,
+    PermissionError,
+)
 
 
 class UsageError(Exception):
@@ -71,45 +84,88 @@ probability = _typed("probability", float, lambda v: 0.0 <= v <= 1.0, "a number 
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when available else ``cpu``; ``cuda`` without a GPU is a clear error."""
-    import torch
-
+    """``auto`` -> ``cuda`` when available else ``cpu``; ``cuda`` without a GPU is a clear error. ``cpu`` needs no
+    torch (light packages)."""
     d = (device or "auto").lower()
+    if d == "cpu":
+        return d
+    if d != "auto" and not d.startswith("cuda") and d != "mps":
+        raise UsageError(f"--device must be cpu, cuda[:N], mps or auto, got {device!r}")
+    try:
+        import torch
+    except ImportError:
+        if d == "auto":
+            return "cpu"
+        raise UsageError(f"--device {device}: torch is not installed here; use --device cpu") from None
     if d == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if d.startswith("cuda") and not torch.cuda.is_available():
         raise UsageError(f"--device {device}: no CUDA device is available here; use --device cpu")
-    if d != "cpu" and not d.startswith("cuda") and d != "mps":
-        raise UsageError(f"--device must be cpu, cuda[:N], mps or auto, got {device!r}")
     return d
 
 
-def add_common_flags(p: argparse.ArgumentParser, default_out: str = "results") -> None:
-    """``--out DIR``, ``--seed``, ``--smoke/--quick/--full``, ``--device``, ``--quiet``."""
+MODE_HELP = {
+    "smoke": "seconds: the pipeline only, claims carry no verdict",
+    "quick": "about a minute: the smallest config that shows the effect (the default)",
+    "full": "the CPU-scale reproduction, up to ~10 minutes, real data where present",
+}
+
+_seed_type = _typed("seed", int, lambda v: 0 <= v < 2**32, "a seed in [0, 2**32)")
+
+
+def add_common_flags(
+    p: argparse.ArgumentParser,
+    default_out: str | None = "results",
+    *,
+    modes: bool = True,
+    device: bool = True,
+    data: bool = False,
+) -> None:
+    """The common flags: ``--out DIR``, ``--seed``, ``--quiet``; ``--smoke/--quick/--full`` with ``modes``,
+    ``--device`` with ``device``, ``--data-dir`` with ``data``."""
     g = p.add_argument_group("common options")
-    g.add_argument("--out", type=Path, default=Path(default_out), help="output folder")
-    g.add_argument(
-        "--seed",
-        type=_typed("seed", int, lambda v: 0 <= v < 2**32, "a seed in [0, 2**32)"),
-        default=0,
-        help="random seed",
-    )
-    m = g.add_mutually_exclusive_group()
-    for mode in MODES:
-        m.add_argument(
-            f"--{mode}",
-            dest="mode",
-            action="store_const",
-            const=mode,
-            help=f"{mode} size ({'seconds, for tests' if mode == 'smoke' else 'about a minute' if mode == 'quick' else 'CPU-scale reproduction, up to ~10 min'})",
+    if default_out is not None:
+        g.add_argument("--out", type=Path, default=Path(default_out), metavar="DIR", help="output folder")
+    g.add_argument("--seed", type=_seed_type, default=0, help="random seed")
+    if modes:
+        m = g.add_mutually_exclusive_group()
+        for mode in MODES:
+            m.add_argument(
+                f"--{mode}",
+                dest="mode",
+                action="store_const",
+                const=mode,
+                default=argparse.SUPPRESS,
+                help=MODE_HELP[mode],
+            )
+    if device:
+        g.add_argument("--device", default="cpu", help="cpu, cuda[:N], mps or auto")
+    if data:
+        g.add_argument(
+            "--data-dir",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="folder of the real datasets fetched with `iclr24 data get` "
+            "(default: $ICLR24_DATA, else ~/.cache/iclr24/data)",
         )
-    g.add_argument("--device", default="cpu", help="cpu, cuda[:N] or auto")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(mode="quick")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (``prog: error: ... (see --help)``) and exit 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
 
 
 class App:
-    """A tiny argparse application with subcommands and the common flags."""
+    """A tiny argparse application with subcommands and the common flags.
+
+    ``user_errors``: extra exception types of the package that are the user's doing (e.g. an unreachable endpoint);
+    like ``ValueError`` they print one line and exit 2. ``legacy_flags=True`` gives every command all the common
+    flags and skips the out-folder check, as paperkit 1 did (for packages not yet moved to paperkit 2)."""
 
     def __init__(
         self,
@@ -117,17 +173,17 @@ class App:
         description: str,
         version: str | None = None,
         user_errors: tuple[type[BaseException], ...] = (),
+        legacy_flags: bool = False,
     ) -> None:
-        """``user_errors``: extra exception types of the package that are the user's doing (e.g. an unreachable
-        endpoint); like ``ValueError`` they print one line and exit 2."""
         self.prog = prog
         self.user_errors = USER_ERRORS + tuple(user_errors)
-        self.parser = argparse.ArgumentParser(
+        self.legacy_flags = legacy_flags
+        self.parser = _Parser(
             prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
         )
         if version:
             self.parser.add_argument("--version", action="version", version=f"%(prog)s {version}")
-        self.sub = self.parser.add_subparsers(dest="command", metavar="COMMAND")
+        self.sub = self.parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
         self.sub.required = True
 
     def command(
@@ -135,11 +191,17 @@ class App:
         name: str,
         help: str,
         *args: tuple[tuple[str, ...], dict[str, Any]],
+        modes: bool | None = None,
+        device: bool | None = None,
+        data: bool = False,
+        out: bool = True,
         common: bool = True,
-        default_out: str = "results",
+        default_out: str | None = None,
     ) -> Callable:
         """Register a subcommand; ``args`` are :func:`arg` specs. The function takes the parsed namespace and
-        returns an exit code (or None for 0)."""
+        returns an exit code (or None for 0). ``out=False`` for a command that writes nothing (no ``--out``);
+        ``default_out`` defaults to ``results/<prog>/<name>``; ``common=False`` adds no common flag at all."""
+        legacy = self.legacy_flags and modes is None and device is None
 
         def deco(fn: Callable[[argparse.Namespace], int | None]) -> Callable:
             p = self.sub.add_parser(
@@ -147,46 +209,102 @@ class App:
             )
             for flags, kw in args:
                 p.add_argument(*flags, **kw)
+            has_modes = bool(modes) or legacy
             if common:
-                add_common_flags(p, default_out=default_out)
-            p.set_defaults(_fn=fn)
+                folder = default_out if default_out is not None else f"results/{self.prog}/{name}"
+                add_common_flags(
+                    p,
+                    default_out=folder if (out or legacy) else None,
+                    modes=has_modes,
+                    device=bool(device) or legacy,
+                    data=data,
+                )
+            p.set_defaults(
+                _fn=fn,
+                _has_modes=has_modes and common,
+                _check_out=common and not legacy,
+                _device=bool(device),
+            )
             return fn
 
         return deco
 
     def add_reproduce(self, get_paper: Callable[[], Any]) -> None:
-        """The standard ``reproduce`` subcommand: run this package's claim checks, write REPORT.md/claims.json."""
+        """The standard ``reproduce`` subcommand: run this package's claim checks, write REPORT.md/claims.json and
+        the plots into ``--out`` (default ``results/<prog>/reproduce``)."""
 
         @self.command(
             "reproduce",
-            "Run this paper's claim checks and write REPORT.md and claims.json to --out.",
-            arg("--strict", action="store_true", help="exit 1 when a claim does not hold"),
+            "Run this paper's claim checks and write REPORT.md, claims.json and plots to --out.",
+            arg(
+                "--strict",
+                action="store_true",
+                help="exit 1 when a claim does not hold or a measurement failed",
+            ),
+            modes=True,
+            device=True,
+            data=True,
         )
         def _reproduce(args: argparse.Namespace) -> int:
-            from .report import run_papers
+            from .report import run_paper_folder
 
             paper = get_paper()
-            res = run_papers(
-                {paper.name: paper},
+            rec = run_paper_folder(
+                paper,
                 mode=args.mode,
                 seed=args.seed,
                 out=args.out,
-                device=resolve_device(args.device),
+                device=args.device,
                 show_progress=not args.quiet,
+                data_dir=args.data_dir,
             )
-            return exit_code(res, strict=args.strict, out=args.out)
+            return exit_code([rec], strict=args.strict, out=args.out)
+
+    def add_bench(self, run_benchmarks: Callable[[str], Any], device: bool = False) -> None:
+        """The standard ``bench`` subcommand: ``run_benchmarks(mode) -> BenchReport``, printed as a table with its
+        notes and written to ``--out`` as bench.json and bench.md."""
+        from .bench import BenchReport
+
+        @self.command(
+            "bench",
+            "Benchmark ours against the baseline in one run (interleaved medians, ratios); writes bench.json/md.",
+            modes=True,
+            device=device,
+        )
+        def _bench(args: argparse.Namespace) -> int:
+            from .io import atomic_write_json, atomic_write_text
+
+            rep = run_benchmarks(args.mode)
+            if not isinstance(rep, BenchReport):
+                raise TypeError(
+                    f"{self.prog}: run_benchmarks(mode) must return a BenchReport, got {type(rep).__name__}"
+                )
+            text = rep.to_markdown()
+            print(text, end="")
+            atomic_write_json(Path(args.out) / "bench.json", {"mode": args.mode, **rep.to_dict()})
+            atomic_write_text(Path(args.out) / "bench.md", f"# {self.prog} bench ({args.mode})\n\n{text}")
+            return 0
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         args = self.parser.parse_args(argv)
+        if getattr(args, "_has_modes", False) and not hasattr(args, "mode"):
+            args.mode = "quick"
         if getattr(args, "quiet", False):
             set_quiet(True)
+        where = f"{self.prog} {args.command}"
         try:
+            if getattr(args, "_device", False):
+                args.device = resolve_device(args.device)
+            if getattr(args, "_check_out", False) and getattr(args, "out", None) is not None:
+                from .io import ensure_out_dir
+
+                ensure_out_dir(args.out)
             rc = args._fn(args)
         except UsageError as e:
-            print(f"{self.prog} {args.command}: error: {e}", file=sys.stderr)
+            print(f"{where}: error: {e}", file=sys.stderr)
             return 2
         except self.user_errors as e:
-            print(f"{self.prog} {args.command}: error: {e}", file=sys.stderr)
+            print(f"{where}: error: {e}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(f"{self.prog}: interrupted", file=sys.stderr)
@@ -201,15 +319,18 @@ class App:
 
 
 def exit_code(results: list[dict], strict: bool, out: Path | str) -> int:
-    """0 when every package ran; 1 when one crashed (or, with ``strict``, when a claim does not hold)."""
-    from .claims import claims_to_markdown, Claim  # noqa: I001
+    """Print the claims; 0 when every package ran; 1 when one crashed (or, with ``strict``, when a claim fails or a
+    measurement raised)."""
+    from .claims import Claim, claims_to_markdown
 
     claims = [Claim.from_dict(c) for r in results for c in r["claims"]]
     if claims:
         print(claims_to_markdown(claims))
     print(f"wrote {Path(out) / 'REPORT.md'} and {Path(out) / 'claims.json'}")
-    if any(r["status"] != "ok" for r in results):
+    if any(r["status"] == "failed" for r in results):
         return 1
-    if strict and not all(c.holds for c in claims):
+    if strict and (
+        any(c.status in ("fails", "error") for c in claims) or any(r["status"] != "ok" for r in results)
+    ):
         return 1
     return 0

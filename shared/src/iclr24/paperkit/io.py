@@ -14,6 +14,8 @@ __all__ = [
     "atomic_write_json",
     "atomic_torch_save",
     "ensure_out_dir",
+    "load_npz",
+    "load_image",
 ]
 
 
@@ -59,10 +61,87 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> Path:
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def ensure_out_dir(out: str | os.PathLike) -> Path:
-    """Create the output folder ``out`` (and parents); a clear error when it exists as a file."""
+def ensure_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """Create the output folder ``out`` (and parents) and check it is writable: a one-line ``NotADirectoryError``
+    when it (or a parent) is a file, a ``PermissionError`` naming the folder when it cannot be written."""
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise NotADirectoryError(f"--out {out} exists and is a file; expected a folder (existing or new)")
-    out.mkdir(parents=True, exist_ok=True)
+    for p in (out, *out.parents):
+        if p.exists() and not p.is_dir():
+            what = "is a file" if p == out else f"has a file in its path ({p})"
+            raise NotADirectoryError(f"{flag} {out} {what}; expected a folder (existing or new)")
+        if p.exists():
+            break
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except PermissionError:
+        raise PermissionError(f"{flag} {out} is not writable: choose a folder you can write to") from None
+    except OSError as e:
+        raise PermissionError(f"{flag} {out} cannot be used as an output folder: {e.strerror or e}") from None
     return out
+
+
+def _readable_file(path: str | os.PathLike, what: str) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{what} {p} does not exist")
+    if p.is_dir():
+        raise IsADirectoryError(f"{what} {p} is a folder; expected a file")
+    if p.stat().st_size == 0:
+        raise ValueError(f"{what} {p} is empty (0 bytes)")
+    return p
+
+
+def load_npz(path: str | os.PathLike, keys: tuple[str, ...] | None = None) -> dict:
+    """Read a NumPy ``.npz`` archive into a dict of arrays (eagerly, no pickled objects). A missing, empty,
+    truncated or foreign file, or one without the ``keys`` asked for, is one clear error naming the file."""
+    import zipfile
+
+    import numpy as np
+
+    p = _readable_file(path, ".npz file")
+    if not zipfile.is_zipfile(p):
+        raise ValueError(
+            f"{p} is not a readable .npz archive: damaged, truncated or another format (expected a zip written by numpy.savez)"
+        )
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError) as e:
+        raise ValueError(f"{p} is a damaged .npz archive (truncated or corrupt): {e}") from None
+    except ValueError as e:
+        if "pickle" in str(e):
+            raise ValueError(
+                f"{p} holds Python objects, not plain arrays; only numeric arrays are read"
+            ) from None
+        raise ValueError(f"{p} is a damaged .npz archive: {e}") from None
+    if keys is not None:
+        missing = [k for k in keys if k not in data]
+        if missing:
+            raise ValueError(f"{p} lacks the array(s) {missing}; it has {sorted(data)}")
+    return data
+
+
+def load_image(path: str | os.PathLike, mode: str = "RGB"):
+    """Read an image file as float32 in [0, 1]: ``(H, W, 3)`` for ``mode="RGB"``, ``(H, W)`` for ``"L"``. A missing,
+    empty, truncated or non-image file is one clear ``ValueError`` naming the file. Needs Pillow (``[data]``)."""
+    import numpy as np
+
+    if mode not in ("RGB", "L"):
+        raise ValueError(f"mode must be 'RGB' or 'L', got {mode!r}")
+    p = _readable_file(path, "image file")
+    try:
+        from PIL import Image, UnidentifiedImageError
+    except ImportError:  # pragma: no cover
+        raise ImportError("load_image needs Pillow: pip install 'iclr24-paperkit[data]'") from None
+    try:
+        with Image.open(p) as im:
+            im.load()
+            arr = np.asarray(im.convert(mode), dtype=np.float32) / 255.0
+    except UnidentifiedImageError:
+        raise ValueError(f"{p} is not an image file Pillow can read (PNG, JPEG, ...)") from None
+    except (OSError, SyntaxError) as e:
+        raise ValueError(f"{p} is a damaged image file (truncated or corrupt): {e}") from None
+    return arr

@@ -1,4 +1,4 @@
-"""The umbrella command ``iclr24``: ``iclr24 list`` and ``iclr24 reproduce [NAMES...]``."""
+"""The umbrella command ``iclr24``: ``iclr24 list``, ``iclr24 reproduce [NAMES...]`` and ``iclr24 data``."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .cli import App, UsageError, arg, exit_code, resolve_device
+from .cli import App, UsageError, arg, exit_code, positive_int
 from .report import discover_papers, load_paper, run_papers
 
-app = App("iclr24", "ICLR 2024 papers as installable packages: list them, and reproduce their claims.")
+app = App(
+    "iclr24", "ICLR 2024 papers as installable packages: list them, reproduce their claims, fetch real data."
+)
 
 
 @app.command("list", "List the installed paper packages and their one-line claims.", common=False)
@@ -29,10 +31,20 @@ def _list(args: argparse.Namespace) -> int:
 
 @app.command(
     "reproduce",
-    "Run the claim checks of the named (default: all installed) paper packages; writes "
-    "REPORT.md, claims.json and plots into --out.",
+    "Run the claim checks of the named (default: all installed) paper packages; writes REPORT.md and claims.json "
+    "into --out and each paper's report and plots into --out/<name>/reproduce/.",
     arg("names", nargs="*", metavar="NAME", help="paper packages to run (default: all installed)"),
-    arg("--strict", action="store_true", help="exit 1 when a claim does not hold"),
+    arg("--strict", action="store_true", help="exit 1 when a claim does not hold or a measurement failed"),
+    arg(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        help="papers run in parallel processes (cores split between them)",
+    ),
+    modes=True,
+    device=True,
+    data=True,
+    default_out="results",
 )
 def _reproduce(args: argparse.Namespace) -> int:
     eps = discover_papers()
@@ -41,16 +53,25 @@ def _reproduce(args: argparse.Namespace) -> int:
     if unknown:
         known = ", ".join(eps) or "none installed"
         raise UsageError(f"unknown paper package(s): {', '.join(unknown)} (installed: {known})")
-    device = resolve_device(args.device)
     res = run_papers(
         {n: eps[n] for n in dict.fromkeys(names)},
         mode=args.mode,
         seed=args.seed,
         out=args.out,
-        device=device,
+        device=args.device,
         show_progress=not args.quiet,
+        data_dir=args.data_dir,
+        jobs=args.jobs,
     )
     return exit_code(res, strict=args.strict, out=args.out)
+
+
+try:  # the data folder commands (`iclr24 data list|get NAME`)
+    from .datacli import add_data_commands
+except ImportError:  # pragma: no cover - datacli ships with paperkit
+    add_data_commands = None
+if add_data_commands is not None:
+    add_data_commands(app)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

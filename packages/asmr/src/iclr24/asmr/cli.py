@@ -35,7 +35,7 @@ from .models import ASMR, MODULATORS, SIREN, build_model
 from .reproduce import PAPER
 from .train import fit
 
-app = App("asmr", PAPER.title)
+app = App("asmr", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 _SEED = arg("--seed", type=int, default=0, help="random seed (model init and batch sampling)")

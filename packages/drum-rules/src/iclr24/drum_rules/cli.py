@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from iclr24.paperkit import atomic_write_json, bench_table, ensure_out_dir
+from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, arg, positive_float, positive_int
 
 from . import bench
@@ -21,28 +21,30 @@ from .train import TrainConfig, link_prediction, select_beta, train
 
 app = App("drum-rules", PAPER.title)
 app.add_reproduce(lambda: PAPER)
+app.add_bench(bench.run_benchmarks)
 
-_MODEL = arg("--model", type=Path, default=None, help="checkpoint (default: OUT/model.pt)")
-
-
-def _model_path(args: argparse.Namespace) -> Path:
-    return args.model if args.model is not None else args.out / "model.pt"
+_MODEL = arg(
+    "--model",
+    type=Path,
+    default=Path("results/drum-rules/train/model.pt"),
+    help="checkpoint written by train",
+)
 
 
 @app.command(
     "train",
     "Train DRUM / SMDRUM / MMDRUM on a dataset folder (or 'family[:N]', the synthetic KG), "
-    "choose beta by validation F1, save OUT/model.pt.",
+    "choose beta by validation F1, save OUT/model.pt and OUT/train.json.",
     arg("data", help="DRUM/FaithfulRE/pykeen-style dataset folder, or family[:N]"),
     arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="DRUM, SMDRUM or MMDRUM"),
-    arg("--rank", type=positive_int, default=3),
+    arg("--rank", type=positive_int, default=3, help="rank L: rule bodies per head"),
     arg("--steps", type=positive_int, default=2, help="T (the reference's num_step - 1)"),
-    arg("--embed-dim", type=positive_int, default=128),
-    arg("--hidden-dim", type=positive_int, default=128),
-    arg("--epochs", type=positive_int, default=10),
-    arg("--batch-size", type=positive_int, default=64),
-    arg("--lr", type=positive_float, default=1e-3),
-    arg("--loss", choices=["ce", "nll"], default="ce"),
+    arg("--embed-dim", type=positive_int, default=128, help="relation embedding size"),
+    arg("--hidden-dim", type=positive_int, default=128, help="BiLSTM hidden size"),
+    arg("--epochs", type=positive_int, default=10, help="training epochs (at most)"),
+    arg("--batch-size", type=positive_int, default=64, help="queries per batch"),
+    arg("--lr", type=positive_float, default=1e-3, help="Adam learning rate"),
+    arg("--loss", choices=["ce", "nll"], default="ce", help="cross-entropy (the reference) or -log score"),
     arg(
         "--train-norm",
         action=argparse.BooleanOptionalAction,
@@ -76,7 +78,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     beta, cls = select_beta(m, data)
     lp = link_prediction(m, data)
-    out = ensure_out_dir(args.out)
+    out = args.out
     save_checkpoint(out / "model.pt", m, beta, args.data, {"history": hist, "link_prediction": lp, **cls})
     atomic_write_json(out / "train.json", {"history": hist, "link_prediction": lp, **cls})
     print(f"{data!r}\ntrained {args.aggregation} ({hist['epochs_run']} epochs), beta = {beta:.6g}")
@@ -93,9 +95,10 @@ def _train(args: argparse.Namespace) -> int:
     "Link prediction (filtered MRR/Hits) and classification at beta of a trained model.",
     _MODEL,
     arg("--data", default=None, help="dataset (default: the one the model was trained on)"),
+    out=False,
 )
 def _eval(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(_model_path(args))
+    m, beta, spec = load_checkpoint(args.model)
     data = resolve_data(args.data or spec, seed=args.seed)
     lp = link_prediction(m, data)
     _, cls = select_beta(m, data) if data.valid_labelled is not None else (beta, {})
@@ -122,7 +125,7 @@ def _eval(args: argparse.Namespace) -> int:
     arg("--top", type=positive_int, default=20, help="rules to print"),
 )
 def _extract(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(_model_path(args))
+    m, beta, spec = load_checkpoint(args.model)
     data = resolve_data(spec, seed=args.seed)
     beta = args.beta or beta
     rel = list(data.kg.relations)
@@ -130,7 +133,7 @@ def _extract(args: argparse.Namespace) -> int:
         prog = path_rules(m, beta, relations=rel)
     else:
         prog = faithful_rules(m, beta, variant=args.variant, relations=rel, max_rules=args.max_rules)
-    out = ensure_out_dir(args.out)
+    out = args.out
     prog.save(out / "rules.json")
     prog.save(out / "rules.dl")
     print(
@@ -148,13 +151,19 @@ def _extract(args: argparse.Namespace) -> int:
     "Soundness/completeness of extracted rules against the model on the test KB and perturbed "
     "copies (precision/recall of consequences).",
     _MODEL,
-    arg("--rules", type=Path, default=None, help="rules JSON (default: OUT/rules.json)"),
+    arg(
+        "--rules",
+        type=Path,
+        default=Path("results/drum-rules/extract/rules.json"),
+        help="rules written by extract",
+    ),
     arg("--datasets", type=positive_int, default=30, help="how many datasets (1 = the test KB only)"),
+    out=False,
 )
 def _check(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(_model_path(args))
+    m, beta, spec = load_checkpoint(args.model)
     data = resolve_data(spec, seed=args.seed)
-    prog = RuleProgram.load(args.rules or args.out / "rules.json")
+    prog = RuleProgram.load(args.rules)
     n = args.datasets - 1
     ds = perturbed_datasets(data.eval_kg, n // 3 + (n % 3 > 0), n // 3 + (n % 3 > 1), n // 3, seed=args.seed)
     model = m.copy_with(normalize=False) if prog.variant != "path" else m
@@ -174,19 +183,13 @@ def _check(args: argparse.Namespace) -> int:
     "Explain one prediction, e.g. 'uncle(f0_p2,f0_p7)': the walks and the rule that fires.",
     arg("fact", help="relation(head,tail) with the dataset's names"),
     _MODEL,
+    out=False,
 )
 def _explain(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(_model_path(args))
+    m, beta, spec = load_checkpoint(args.model)
     data = resolve_data(spec, seed=args.seed)
     print(explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta).format(data.eval_kg))
     return 0
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
-    return 0
-
-
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main

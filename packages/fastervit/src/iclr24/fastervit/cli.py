@@ -11,7 +11,7 @@ from iclr24.paperkit.cli import App, arg, positive_int, resolve_device
 
 from .reproduce import PAPER
 
-app = App("fastervit", PAPER.title)
+app = App("fastervit", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 

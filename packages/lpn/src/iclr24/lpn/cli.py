@@ -28,7 +28,7 @@ from .prior import INVERSION_METHODS, evaluate_prior
 from .reproduce import PAPER
 from .train import CHECKPOINT_NAME, NonFiniteLossError, TrainConfig, load_model, train
 
-app = App("lpn", PAPER.title)
+app = App("lpn", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 

@@ -14,7 +14,7 @@ from .envs import make_model
 from .reproduce import PAPER
 from .sample import Dyna, MoCoDyna, OSDyna, QLearning, TDLearning
 
-app = App("maxent-moco", PAPER.title)
+app = App("maxent-moco", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 EXACT = ("mocovi", "vi", "mbrl", "osvi")

@@ -13,7 +13,7 @@ from iclr24.paperkit.io import atomic_write_text
 from . import bench
 from .reproduce import PAPER
 
-app = App("persona-bias", PAPER.title)
+app = App("persona-bias", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 DEFAULT_DATASETS = "builtin-arithmetic,builtin-comparison,builtin-sequence,builtin-units"

@@ -15,7 +15,7 @@ from iclr24.paperkit.cli import App, UsageError, arg, positive_int, resolve_devi
 from . import bench
 from .reproduce import PAPER
 
-app = App("rdmc", PAPER.title)
+app = App("rdmc", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 

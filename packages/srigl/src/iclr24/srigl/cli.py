@@ -19,7 +19,7 @@ from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
 
 from .reproduce import PAPER
 
-app = App("srigl", PAPER.title)
+app = App("srigl", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
 app.add_reproduce(lambda: PAPER)
 
 CKPT_VERSION = 1
