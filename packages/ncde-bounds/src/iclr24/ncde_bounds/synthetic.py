@@ -1,0 +1,181 @@
+"""The paper's synthetic setting (Sec. 5, reconstructed): smooth and Brownian controls on a fine grid, a random true
+CDE as teacher, coarse uniform and irregular sub-grids, and the sampling-bias oracle.
+
+Well-specified model (paper Sec. 4): ``y = <alpha, z*_1> + eps`` with ``dz* = G*(z*) dx`` driven by the
+*continuous* path ``x``; the fine grid (2048 steps by default) stands in for ``x``. The paper's generators are not
+public, so the constants below are this package's reconstruction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .model import VectorField, solve_cde
+from .paths import add_time_channel, build_control, sampling_gap, total_variation
+
+__all__ = [
+    "TrueCDE",
+    "brownian_paths",
+    "irregular_grid_indices",
+    "sampling_bias_oracle",
+    "smooth_paths",
+    "subsample",
+    "true_cde",
+    "uniform_grid_indices",
+]
+
+
+def _generator(seed: int) -> torch.Generator:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int, got {seed!r}")
+    return torch.Generator().manual_seed(seed)
+
+
+def _check_sizes(n: int, n_fine: int) -> None:
+    for name, v in (("n", n), ("n_fine", n_fine)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+
+
+def smooth_paths(n: int, *, n_fine: int = 2048, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """``x_t = 1/2 sum_{m=1..3} A_m sin(2 pi m t + phi_m)``, ``A_m ~ N(0, 1)``, ``phi_m ~ U(0, 2 pi)`` on
+    ``n_fine + 1`` uniform points of [0, 1]. Returns ``(times (n_fine + 1,), values (n, n_fine + 1, 1))``, float64."""
+    _check_sizes(n, n_fine)
+    g = _generator(seed)
+    t = torch.linspace(0, 1, n_fine + 1, dtype=torch.float64)
+    amp = torch.randn(n, 3, generator=g, dtype=torch.float64)
+    phase = 2 * math.pi * torch.rand(n, 3, generator=g, dtype=torch.float64)
+    m = torch.arange(1, 4, dtype=torch.float64)
+    x = 0.5 * (amp[:, None, :] * torch.sin(2 * math.pi * m * t[:, None] + phase[:, None, :])).sum(-1)
+    return t, x.unsqueeze(-1)
+
+
+def brownian_paths(n: int, *, n_fine: int = 2048, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Standard Brownian motion ``W_t`` on ``n_fine + 1`` uniform points of [0, 1], ``W_0 = 0``, float64."""
+    _check_sizes(n, n_fine)
+    g = _generator(seed)
+    t = torch.linspace(0, 1, n_fine + 1, dtype=torch.float64)
+    inc = torch.randn(n, n_fine, generator=g, dtype=torch.float64) * math.sqrt(1.0 / n_fine)
+    w = torch.cat([torch.zeros(n, 1, dtype=torch.float64), inc.cumsum(1)], dim=1)
+    return t, w.unsqueeze(-1)
+
+
+def uniform_grid_indices(n_fine: int, k: int) -> torch.Tensor:
+    """``K + 1`` uniform indices into a fine grid of ``n_fine + 1`` points (``n_fine`` divisible by ``K``)."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or n_fine % k:
+        raise ValueError(f"K must be a positive int dividing the fine grid size {n_fine}, got {k!r}")
+    return torch.arange(0, n_fine + 1, n_fine // k)
+
+
+def irregular_grid_indices(n_fine: int, k: int, batch: int, *, seed: int = 0) -> torch.Tensor:
+    """Per-series irregular grids: ``0``, ``n_fine`` and ``K - 1`` distinct interior indices drawn uniformly.
+    Returns ``(batch, K + 1)`` sorted indices."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n_fine:
+        raise ValueError(f"K must be an int in [1, {n_fine}], got {k!r}")
+    g = _generator(seed)
+    interior = torch.rand(batch, n_fine - 1, generator=g).argsort(dim=1)[:, : k - 1] + 1
+    ends = torch.tensor([0, n_fine]).expand(batch, 2)
+    return torch.cat([ends, interior], dim=1).sort(dim=1).values
+
+
+def subsample(
+    times: torch.Tensor, values: torch.Tensor, idx: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Observe fine-grid series at indices ``idx`` (``(K + 1,)`` shared or ``(B, K + 1)``)."""
+    b = values.shape[0]
+    if idx.dim() == 1:
+        idx = idx.unsqueeze(0).expand(b, -1)
+    t = times[idx] if times.dim() == 1 else times.gather(1, idx)
+    v = values.gather(1, idx.unsqueeze(-1).expand(-1, -1, values.shape[-1]))
+    return t, v
+
+
+@dataclass
+class TrueCDE:
+    """Teacher ``y = <alpha, z*_1>``, ``dz* = G*(z*) dx``, ``G*(z) = tanh(W z + b)``, ``z*_0 = z0`` (float64).
+    The control is ``(t, x_t)``: time is channel 0."""
+
+    vector_field: VectorField
+    z0: torch.Tensor
+    alpha: torch.Tensor
+
+    @torch.no_grad()
+    def __call__(
+        self,
+        times: torch.Tensor,
+        values: torch.Tensor,
+        *,
+        solver: str = "rk4",
+        substeps: int = 4,
+    ) -> torch.Tensor:
+        """Outputs ``(B,)`` for series ``values (B, L, c)`` observed at ``times`` (piecewise-linear path)."""
+        v = values.to(torch.float64)
+        t = times.to(torch.float64)
+        x = add_time_channel(t, v)
+        ctrl = build_control(t if t.dim() == 2 else t.expand(v.shape[0], -1), x)
+        z0 = self.z0.expand(v.shape[0], -1)
+        z1 = solve_cde(self.vector_field, z0, ctrl, solver=solver, substeps=substeps)
+        # Sec. 4 (well-specified model): y = <alpha, z*_1>
+        return z1 @ self.alpha
+
+
+def true_cde(
+    hidden: int = 3, control_dim: int = 2, *, weight_scale: float = 1.5, bias_std: float = 0.5, seed: int = 0
+) -> TrueCDE:
+    """Random teacher: ``W ~ N(0, weight_scale^2 / p)``, ``b ~ N(0, bias_std^2)``, ``z0 = 0.5 * 1``,
+    ``alpha ~ N(0, I)``; ``p = hidden``, ``d = control_dim``."""
+    g = _generator(seed)
+    vf = VectorField(hidden, control_dim, depth=0).double()
+    with torch.no_grad():
+        lin = vf.layers[0]
+        lin.weight.copy_(
+            torch.randn(lin.weight.shape, generator=g, dtype=torch.float64) * weight_scale / hidden**0.5
+        )
+        lin.bias.copy_(torch.randn(lin.bias.shape, generator=g, dtype=torch.float64) * bias_std)
+    vf.requires_grad_(False)
+    z0 = torch.full((1, hidden), 0.5, dtype=torch.float64)
+    alpha = torch.randn(hidden, generator=g, dtype=torch.float64)
+    return TrueCDE(vf, z0, alpha)
+
+
+@torch.no_grad()
+def sampling_bias_oracle(
+    teacher: TrueCDE,
+    times: torch.Tensor,
+    values: torch.Tensor,
+    grids: dict[str, torch.Tensor],
+    *,
+    substeps: int = 4,
+    reference_substeps: int = 1,
+) -> dict[str, dict[str, torch.Tensor]]:
+    """The sampling-induced bias with no learning: the same CDE on the fine path vs on ``x~^D``.
+
+    ``grids`` maps a name to indices into the fine grid (``(K + 1,)`` shared or ``(B, K + 1)`` per series). For
+    each returns per-series tensors ``(B,)``: ``sq_err = (y(x~^D) - y(x))^2``, ``tv`` (total variation of
+    ``x~^D``, time channel included) and ``gap`` (``|D|``). All grids run as one padded batch (zero increments)."""
+    if not grids:
+        raise ValueError("grids must name at least one sub-grid")
+    b = values.shape[0]
+    y_ref = teacher(times, values, substeps=reference_substeps)
+    ts, vs, lens = [], [], []
+    for idx in grids.values():
+        t, v = subsample(times, values, idx)
+        ts.append(t)
+        vs.append(v)
+        lens.append(t.shape[1])
+    length = max(lens)
+    tp = torch.cat([torch.cat([t, t[:, -1:].expand(-1, length - t.shape[1])], 1) for t in ts])
+    vp = torch.cat([torch.cat([v, v[:, -1:].expand(-1, length - v.shape[1], -1)], 1) for v in vs])
+    y = teacher(tp, vp, substeps=substeps).view(len(grids), b)
+    out: dict[str, dict[str, torch.Tensor]] = {}
+    for i, (key, t, v) in enumerate(zip(grids, ts, vs, strict=True)):
+        out[key] = {
+            "sq_err": (y[i] - y_ref) ** 2,
+            "tv": total_variation(add_time_channel(t, v)),
+            "gap": sampling_gap(t),
+            "y_ref": y_ref,
+        }
+    return out

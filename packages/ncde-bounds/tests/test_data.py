@@ -1,0 +1,80 @@
+import math
+
+import pytest
+import torch
+
+from iclr24.ncde_bounds.data import downsample, load_aeon, load_ts
+from iclr24.ncde_bounds.model import NCDE
+
+TS = """# a tiny file in the UEA format
+@problemName Tiny
+@timeStamps false
+@missing true
+@univariate false
+@dimensions 2
+@equalLength false
+@classLabel true up down
+@data
+0.0,1.0,2.0,3.0:1.0,1.0,1.0,1.0:up
+3.0,2.0,?,0.0:0.5,0.5,0.5,0.5:down
+1.0,2.0,3.0:0.0,0.0,0.0:up
+"""
+
+
+def test_load_ts_reads_the_uea_format(tmp_path):
+    p = tmp_path / "Tiny_TRAIN.ts"
+    p.write_text(TS)
+    d = load_ts(p)
+    assert d.values.shape == (3, 4, 2) and d.class_names == ["up", "down"]
+    assert d.labels.tolist() == [0, 1, 0] and d.lengths.tolist() == [4, 4, 3]
+    assert math.isnan(float(d.values[1, 2, 0])) and math.isnan(float(d.values[2, 3, 0]))
+    assert float(d.values[0, 3, 0]) == 3.0 and float(d.times[2, 2]) == 1.0
+    # the loaded set goes straight into an NCDE (missing values via the mask, unequal lengths via lengths)
+    out = NCDE(2, output_dim=2)(d.times, d.values, d.lengths, d.mask)
+    assert out.shape == (3, 2) and torch.isfinite(out).all()
+
+
+def test_downsample_keeps_the_ends():
+    t = torch.linspace(0, 1, 11).expand(2, -1)
+    from iclr24.ncde_bounds.data import TimeSeriesDataset
+
+    d = TimeSeriesDataset(
+        torch.arange(22.0).view(2, 11, 1), t.clone(), torch.tensor([11, 11]), torch.tensor([0, 1]), ["a", "b"]
+    )
+    c = downsample(d, 5)
+    assert c.values[0, :, 0].tolist() == [0.0, 5.0, 10.0]
+    r = downsample(d, 5, seed=0)
+    assert r.values.shape == (2, 3, 1) and (r.times[:, 0] == 0).all() and (r.times[:, -1] == 1).all()
+    with pytest.raises(ValueError, match="rate"):
+        downsample(d, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("@problemName X\n@classLabel true a\n", "no @data"),
+        ("@problemName X\n@classLabel true a\n@data\n", "empty"),
+        ("@problemName X\n@classLabel true a\n@data\n1,2,x:a\n", "expected a number"),
+        ("@problemName X\n@classLabel true a\n@data\n1,2:b\n", "not in the @classLabel"),
+        ("@timeStamps true\n@data\n(0,1):a\n", "timeStamps"),
+        ("hello\n", "header"),
+        ("@classLabel true a\n@data\n1,2:a\n1,2:3,4:a\n", "channel counts"),
+    ],
+)
+def test_corrupt_ts_files_are_refused(tmp_path, text, match):
+    p = tmp_path / "bad.ts"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        load_ts(p)
+
+
+def test_missing_files_name_what_to_do(tmp_path):
+    with pytest.raises(FileNotFoundError, match="timeseriesclassification.com"):
+        load_ts(tmp_path / "nope.ts")
+    with pytest.raises(ValueError, match="folder"):
+        load_ts(tmp_path)
+    try:
+        import aeon  # noqa: F401
+    except ImportError:
+        with pytest.raises(FileNotFoundError, match="aeon"):
+            load_aeon("BasicMotions")

@@ -1,0 +1,99 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from iclr24.ncde_bounds.cli import main
+from iclr24.ncde_bounds.reproduce import PAPER
+from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+
+
+@pytest.mark.slow  # trains 6 tiny models and draws 3 plots
+def test_smoke_records(tmp_path):
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=6)
+    names = " ".join(c.claim for c in cs.claims)
+    assert "smooth" in names and "brownian" in names and "trained NCDE" in names and "soft" in names
+    assert {"oracle_bias.png", "trained_vs_k.png", "gap_vs_proxy.png"} <= {
+        Path(a).name for a in cs.to_dict()["artifacts"]
+    }
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_cli_bias_and_train_end_to_end(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "bias",
+                "--series",
+                "6",
+                "--n-fine",
+                "64",
+                "--ks",
+                "4,8",
+                "--out",
+                str(tmp_path / "b"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    rows = json.loads((tmp_path / "b" / "bias.json").read_text())["rows"]
+    assert [r["K"] for r in rows] == [4, 8] and rows[0]["mse"] > rows[1]["mse"]
+    assert (tmp_path / "b" / "bias.png").stat().st_size > 0
+    out = tmp_path / "t"
+    assert (
+        main(
+            [
+                "train",
+                "--series",
+                "8",
+                "--k",
+                "4",
+                "--epochs",
+                "2",
+                "--substeps",
+                "1",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test"]["loss"] > 0 and (out / "model.pt").is_file()
+    import torch
+
+    state = torch.load(out / "model.pt", weights_only=True)
+    assert "vector_field.layers.0.weight" in state
+    # user errors: one line, exit 2
+    assert main(["bias", "--ks", "3", "--series", "2", "--n-fine", "64", "--out", str(tmp_path / "c")]) == 2
+    assert main(["train", "--ts-file", str(tmp_path / "missing.ts"), "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "dividing" in err and "missing.ts" in err
+
+
+def test_readme_quickstart(tmp_path):
+    ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
+    assert ns["bias"]["4"]["sq_err"].mean() > ns["bias"]["32"]["sq_err"].mean()
+    assert ns["y_hat"].shape == (3, 1)
+
+
+@pytest.mark.slow  # two torchrun ranks (gloo) and one single-process run of the same training
+def test_torchrun_data_parallel_matches_one_process(tmp_path):
+    import torch
+
+    from iclr24.paperkit.distributed import run_torchrun
+
+    common = ["train", "--series", "8", "--k", "4", "--epochs", "3", "--substeps", "1", "--quiet"]
+    run_torchrun(
+        ["-m", "iclr24.ncde_bounds.cli", *common, "--out", str(tmp_path / "two")], nproc=2, timeout=600
+    )
+    assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    two = torch.load(tmp_path / "two" / "model.pt", weights_only=True)
+    one = torch.load(tmp_path / "one" / "model.pt", weights_only=True)
+    assert all(torch.allclose(two[k], one[k], atol=1e-5) for k in one)
+    assert json.loads((tmp_path / "two" / "metrics.json").read_text())["processes"] == 2
