@@ -1,3 +1,22 @@
-"""Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering."""
+"""Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering (Fan, Chen, Zhang, Ding; ICLR 2024)."""
 
-__all__: list[str] = []
+from .completion import AEMC, AEMCNE, AutoRec, FitConfig, MatrixFactorization, load_model, relative_rmse, rmse
+from .data import Ratings, load_monti, load_movielens, load_movielens_split, make_synthetic, movielens_100k_u1
+
+__all__ = [
+    "AEMC",
+    "AEMCNE",
+    "AutoRec",
+    "MatrixFactorization",
+    "FitConfig",
+    "Ratings",
+    "make_synthetic",
+    "load_movielens",
+    "load_movielens_split",
+    "load_monti",
+    "movielens_100k_u1",
+    "load_model",
+    "rmse",
+    "relative_rmse",
+    "bound_terms",
+]

@@ -1,24 +1,194 @@
-"""The ``aemc-ne`` command: a thin shell over the API."""
+"""The ``aemc-ne`` command: a thin shell over the API (train, predict, reproduce, bench)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+import numpy as np
+
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
 
 from . import bench
+from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, load_model, relative_rmse, rmse
+from .data import (
+    RESPONSES,
+    Ratings,
+    load_monti,
+    load_movielens,
+    load_movielens_split,
+    make_synthetic,
+    movielens_100k_u1,
+)
 from .reproduce import PAPER
 
 app = App("aemc-ne", PAPER.title)
 app.add_reproduce(lambda: PAPER)
+app.add_bench(bench.run_benchmarks)
+
+MODELS = ("aemcne", "aemc", "autorec", "mf")
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+def _widths(text: str) -> tuple[int, ...]:
+    try:
+        w = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated layer widths like 500 or 30,30; got {text!r}"
+        ) from None
+    if not w or min(w) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive layer widths, got {text!r}")
+    return w
+
+
+def _clip(text: str) -> tuple[float, float] | None:
+    if text.lower() == "none":
+        return None
+    try:
+        lo, hi = (float(t) for t in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LOW,HIGH such as 1,5 (or none), got {text!r}") from None
+    return lo, hi
+
+
+def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Ratings | None, str]:
+    """``synthetic[:RESPONSE]``, ``movielens-100k`` (the data folder), ``movielens:PATH`` (a ratings file, or a
+    folder with ``u1.base``/``u1.test``), ``monti:PATH`` (Douban/Flixster ``.mat``). Returns (train, test, what)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "synthetic":
+        response = rest or "sigmoid5"
+        if response not in RESPONSES:
+            raise UsageError(f"--data synthetic:RESPONSE needs one of {sorted(RESPONSES)}, got {response!r}")
+        d = make_synthetic(response=response, seed=seed)
+        return d.train, d.test, f"synthetic {response} {d.x.shape}"
+    if kind == "movielens-100k" and not rest:
+        from iclr24.paperkit.datadir import require_data
+
+        train, test = movielens_100k_u1(require_data("movielens-100k", data_dir))
+        return train, test, "MovieLens-100K u1 split"
+    if kind == "movielens" and rest:
+        p = Path(rest)
+        if p.is_dir():
+            if (p / "u1.base").is_file():
+                train, test = load_movielens_split(p / "u1.base", p / "u1.test")
+                return train, test, f"{p} u1.base/u1.test"
+            files = [p / n for n in ("u.data", "ratings.dat", "ml-100k.inter") if (p / n).is_file()]
+            if not files:
+                raise FileNotFoundError(
+                    f"{p} holds neither u1.base/u1.test, u.data, ratings.dat nor ml-100k.inter"
+                )
+            p = files[0]
+        ratings = load_movielens(p)
+        if len(ratings) == 100_000:
+            train, test = movielens_100k_u1(p)
+            return train, test, f"{p} (u1 split: first 20,000 rows as test)"
+        train, test = ratings.split(0.1, seed=seed)  # the ML-1M protocol: random 90/10
+        return train, test, f"{p} (random 90/10 split, seed {seed})"
+    if kind == "monti" and rest:
+        train, test = load_monti(rest)
+        return train, test, f"{rest} (Monti et al. split)"
+    raise UsageError(
+        f"--data must be synthetic[:RESPONSE], movielens-100k, movielens:PATH or monti:PATH; got {spec!r}"
+    )
+
+
+@app.command(
+    "train",
+    "Train AEMC-NE (or a baseline) on a ratings matrix; writes model.pt and metrics.json.",
+    arg(
+        "--data",
+        default="synthetic",
+        help="synthetic[:RESPONSE] | movielens-100k | movielens:PATH | monti:PATH",
+    ),
+    arg(
+        "--model", choices=MODELS, default="aemcne", help="aemcne, aemc (no g), autorec (1 sigmoid layer), mf"
+    ),
+    arg("--orientation", choices=("item", "user"), default="item", help="which side are the samples"),
+    arg(
+        "--main-hidden", type=_widths, default=(500,), help="hidden widths of the main autoencoder, e.g. 500"
+    ),
+    arg("--elem-hidden", type=_widths, default=(20, 20), help="hidden widths of the element-wise net g"),
+    arg(
+        "--activation",
+        choices=("tanh", "sigmoid", "relu", "elu"),
+        default="sigmoid",
+        help="main-net activation",
+    ),
+    arg("--per-output", action="store_true", help="one g per output row instead of one shared g"),
+    arg("--skip", type=float, default=0.8, help="g(y) = E(y) + skip * y"),
+    arg("--rank", type=positive_int, default=10, help="rank of the mf baseline"),
+    arg("--epochs", type=positive_int, default=300, help="training epochs"),
+    arg("--lr", type=positive_float, default=1e-3, help="AdamW learning rate"),
+    arg("--weight-decay", type=nonneg_float, default=0.0, help="AdamW decoupled weight decay"),
+    arg("--l2", type=nonneg_float, default=1.0, help="AutoRec-style L2 penalty lambda on the weights"),
+    arg(
+        "--batch-size", type=positive_int, default=None, help="samples (columns) per step; unset = full batch"
+    ),
+    arg("--val-fraction", type=float, default=0.05, help="training ratings held out to select the epoch"),
+    arg("--eval-every", type=positive_int, default=10, help="epochs between validation checks"),
+    arg("--standardize", action="store_true", help="train on standardised values (synthetic data)"),
+    arg("--clip", type=_clip, default=None, help="clamp predictions to LOW,HIGH (e.g. 1,5), or none"),
+    data=True,
+    device=True,
+)
+def _train(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.io import atomic_write_json
+
+    train, test, what = load_data(args.data, args.data_dir, args.seed)
+    if args.model == "mf":
+        model = MatrixFactorization(rank=args.rank)
+    elif args.model == "autorec":
+        model = AutoRec(args.orientation, args.main_hidden[0])
+    elif args.model == "aemc":
+        model = AEMC(main_hidden=args.main_hidden, activation=args.activation, orientation=args.orientation)
+    else:
+        model = AEMCNE(main_hidden=args.main_hidden, activation=args.activation, elem_hidden=args.elem_hidden,
+                       skip=args.skip, shared=not args.per_output, orientation=args.orientation)  # fmt: skip
+    fit = dict(epochs=args.epochs, lr=args.lr, l2=args.l2, val_fraction=args.val_fraction,
+               eval_every=args.eval_every, clip=args.clip, seed=args.seed, quiet=args.quiet)  # fmt: skip
+    if args.model != "mf":
+        fit.update(weight_decay=args.weight_decay, batch_size=args.batch_size, standardize=args.standardize,
+                   device=args.device)  # fmt: skip
+    model.fit(train, **fit)
+    out = Path(args.out)
+    metrics = {"data": what, "model": args.model, "n_train": len(train), "best_epoch": model.best_epoch_,
+               "val_rmse": model.best_val_rmse_, "fit_seconds": model.fit_seconds_}  # fmt: skip
+    if test is not None and len(test):
+        pred = model.predict(test.users, test.items)
+        metrics.update(test_rmse=rmse(pred, test.values), test_relative_rmse=relative_rmse(pred, test.values))
+    if args.model != "mf":
+        model.save(out / "model.pt")
+    atomic_write_json(out / "metrics.json", metrics)
+    print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
+    print(f"wrote {out}")
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+@app.command(
+    "predict",
+    "Predict ratings for (user, item) index pairs with a model written by `aemc-ne train`.",
+    arg("--model", type=Path, required=True, help="model.pt written by aemc-ne train"),
+    arg(
+        "--pairs", type=Path, required=True, help="text file of 0-based 'user item' index pairs, one per line"
+    ),
+)
+def _predict(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.io import atomic_write_text
+
+    model = load_model(args.model)
+    if not args.pairs.is_file():
+        raise FileNotFoundError(f"pairs file not found: {args.pairs}")
+    try:
+        pairs = np.loadtxt(args.pairs, dtype=np.int64, ndmin=2, delimiter=None)
+    except ValueError as e:
+        raise ValueError(f"{args.pairs}: expected two integer columns 'user item' per line ({e})") from None
+    if pairs.shape[1] != 2:
+        raise ValueError(f"{args.pairs}: expected two columns 'user item', got {pairs.shape[1]}")
+    pred = model.predict(pairs[:, 0], pairs[:, 1])
+    lines = ["user,item,prediction"] + [f"{u},{i},{p:.6f}" for (u, i), p in zip(pairs, pred)]
+    atomic_write_text(Path(args.out) / "predictions.csv", "\n".join(lines) + "\n")
+    print(f"wrote {len(pred)} predictions to {Path(args.out) / 'predictions.csv'}")
+    return 0
+
+
+main = app.main

@@ -1,0 +1,626 @@
+"""Estimators on sparse ratings: :class:`AEMC`, :class:`AEMCNE`, the AutoRec special cases and a biased
+matrix-factorisation baseline, all with one ``fit(train, ...) / predict(users, items) / complete()`` interface.
+
+Training (the released ``training_RCAutoRec``): full-batch AdamW on the masked loss, g applied only at the observed
+entries. Differences: model selection on a validation hold-out carved out of the *training* entries (the released
+code reports the best epoch on the test set), optional column minibatches so that a large matrix is never
+densified, an optional AutoRec-style L2 penalty, optional standardisation of the observed values."""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import nn
+
+from iclr24.paperkit.progress import progress
+
+from .data import Ratings
+from .model import AutoencoderMC, ElementwiseNetwork, MainAutoencoder, l2_penalty
+
+__all__ = [
+    "AdamW",
+    "FitConfig",
+    "AEMC",
+    "AEMCNE",
+    "AutoRec",
+    "MatrixFactorization",
+    "rmse",
+    "relative_rmse",
+    "load_model",
+]
+
+ORIENTATIONS = ("item", "user")
+
+
+def rmse(pred: np.ndarray, target: np.ndarray) -> float:
+    """``sqrt(mean((pred - target)^2))`` (plain RMSE, used for ratings)."""
+    pred, target = np.asarray(pred, dtype=np.float64), np.asarray(target, dtype=np.float64)
+    if pred.shape != target.shape or pred.size == 0:
+        raise ValueError(f"rmse needs two non-empty arrays of one shape, got {pred.shape} and {target.shape}")
+    return float(np.sqrt(np.mean((pred - target) ** 2)))
+
+
+def relative_rmse(pred: np.ndarray, target: np.ndarray) -> float:
+    """``||P - X||_Omega / ||X||_Omega`` over the given entries (the released code's metric for synthetic data)."""
+    target = np.asarray(target, dtype=np.float64)
+    denom = float(np.sqrt(np.mean(target**2)))
+    if denom == 0.0:
+        raise ValueError("relative_rmse is undefined when every target is 0")
+    return rmse(pred, target) / denom
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """Training settings. Defaults: the released code's (AdamW lr 1e-3, weight decay 0, full batch, 30 epochs)
+    plus a 5% validation hold-out for model selection."""
+
+    epochs: int = 30
+    lr: float = 1e-3
+    weight_decay: float = 0.0  # AdamW's decoupled decay (released code)
+    l2: float = 0.0  # AutoRec-style penalty: objective += (l2 / 2) * sum ||W||_F^2 / |Omega|
+    l2_elem: float = 0.0  # the same penalty on g's weights (lambda_theta)
+    batch_size: int | None = None  # samples (columns) per step; None = full batch
+    val_fraction: float = 0.05  # of the training entries, when no explicit validation set is given
+    eval_every: int = 10
+    patience: int | None = None  # evaluations without improvement before stopping; None = run all epochs
+    standardize: bool = False  # train on (x - mean) / std of the observed training values
+    clip: tuple[float, float] | None = None  # clamp predictions, e.g. (1, 5) for ratings; off by default
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "eval_every"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        for name in ("lr",):
+            v = getattr(self, name)
+            if not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        for name in ("weight_decay", "l2", "l2_elem"):
+            v = getattr(self, name)
+            if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if self.batch_size is not None and (
+            isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1
+        ):
+            raise ValueError(
+                f"batch_size must be a positive int or None (full batch), got {self.batch_size!r}"
+            )
+        if not isinstance(self.val_fraction, int | float) or not 0.0 <= self.val_fraction < 1.0:
+            raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
+        if self.patience is not None and (not isinstance(self.patience, int) or self.patience < 1):
+            raise ValueError(f"patience must be a positive int or None, got {self.patience!r}")
+        if self.clip is not None and (len(self.clip) != 2 or not self.clip[0] < self.clip[1]):
+            raise ValueError(f"clip must be (low, high) with low < high, got {self.clip!r}")
+
+
+def _fit_config(config: FitConfig | None, overrides: dict) -> FitConfig:
+    base = asdict(config) if config is not None else {}
+    unknown = set(overrides) - set(FitConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(
+            f"unknown fit option(s) {sorted(unknown)}; valid: {sorted(FitConfig.__dataclass_fields__)}"
+        )
+    return FitConfig(**{**base, **overrides})
+
+
+def _check_ratings(name: str, r: object) -> Ratings:
+    if not isinstance(r, Ratings):
+        raise ValueError(
+            f"{name} must be an iclr24.aemc_ne.Ratings (use Ratings(users, items, values, n_users, n_items) or "
+            f"Ratings.from_dense(X, mask)), got {type(r).__name__}"
+        )
+    if len(r) == 0:
+        raise ValueError(f"{name} holds no ratings")
+    return r
+
+
+@dataclass
+class _Split:
+    train: Ratings
+    val: Ratings | None
+    weights: np.ndarray | None
+
+
+def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig) -> _Split:
+    weights = None
+    if propensity is not None:
+        p = np.asarray(propensity, dtype=np.float64)
+        if p.shape != (len(train),) or not np.all(np.isfinite(p)) or p.min() <= 0 or p.max() > 1:
+            raise ValueError(
+                f"propensity must be {len(train)} probabilities in (0, 1], one per training rating; got shape "
+                f"{p.shape}" + (f", range [{p.min():.3g}, {p.max():.3g}]" if p.size else "")
+            )
+        weights = 1.0 / p
+    if val is not None:
+        val = _check_ratings("val", val)
+        if val.shape != train.shape:
+            raise ValueError(f"val has shape {val.shape} but train has {train.shape}")
+        return _Split(train, val, weights)
+    if cfg.val_fraction == 0.0:
+        return _Split(train, None, weights)
+    k = int(round(cfg.val_fraction * len(train)))
+    if k == 0 or k == len(train):
+        raise ValueError(
+            f"val_fraction={cfg.val_fraction} of {len(train)} training ratings leaves {k} validation entries; "
+            "pass more ratings, a larger val_fraction, an explicit val=, or val_fraction=0 to train without selection"
+        )
+    perm = np.random.default_rng(cfg.seed).permutation(len(train))
+    keep, held = np.sort(perm[k:]), np.sort(perm[:k])
+    return _Split(train.subset(keep), train.subset(held), None if weights is None else weights[keep])
+
+
+class AdamW:
+    """Decoupled-weight-decay Adam (Loshchilov & Hutter 2019), the released code's optimiser, written out: the same
+    update as ``torch.optim.AdamW`` (betas 0.9/0.999, eps 1e-8) in a few tensor operations."""
+
+    def __init__(self, params, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.wd, self.b1, self.b2, self.eps = lr, weight_decay, betas[0], betas[1], eps
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        c1, c2 = 1 - self.b1**self.t, 1 - self.b2**self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            p.mul_(1 - self.lr * self.wd)
+            m.mul_(self.b1).add_(p.grad, alpha=1 - self.b1)
+            v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
+            p.addcdiv_(m, (v / c2).sqrt_().add_(self.eps), value=-self.lr / c1)
+
+
+class _Estimator:
+    """Shared plumbing: orientation, standardisation, validation-based model selection, save/load."""
+
+    orientation: str
+    history: list[dict]
+
+    def _check_orientation(self, orientation: str) -> str:
+        if orientation not in ORIENTATIONS:
+            raise ValueError(f"orientation must be 'item' (items are samples) or 'user', got {orientation!r}")
+        return orientation
+
+    def _require_fitted(self) -> None:
+        if not getattr(self, "fitted_", False):
+            raise ValueError(f"{type(self).__name__} is not fitted yet; call fit(train) first")
+
+    def _check_ids(self, users, items) -> tuple[np.ndarray, np.ndarray]:
+        u = np.asarray(users)
+        i = np.asarray(items)
+        if u.shape != i.shape or u.ndim != 1:
+            raise ValueError(f"users and items must be 1-D arrays of one length, got {u.shape} and {i.shape}")
+        if u.size and not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(i.dtype, np.integer)):
+            raise ValueError(f"users and items must be integer indices, got dtypes {u.dtype}, {i.dtype}")
+        nu, ni = self.shape_
+        if u.size and (u.min() < 0 or u.max() >= nu):
+            raise ValueError(
+                f"user index out of range: expected 0 <= user < {nu}, got [{u.min()}, {u.max()}]"
+            )
+        if i.size and (i.min() < 0 or i.max() >= ni):
+            raise ValueError(
+                f"item index out of range: expected 0 <= item < {ni}, got [{i.min()}, {i.max()}]"
+            )
+        return u.astype(np.int64), i.astype(np.int64)
+
+    def _post(self, z: np.ndarray) -> np.ndarray:
+        y = z * self.scale_ + self.shift_
+        if self.cfg_.clip is not None:
+            y = np.clip(y, *self.cfg_.clip)
+        return y
+
+    def predict(self, users, items) -> np.ndarray:
+        """Predicted ratings at ``(users[k], items[k])`` (0-based indices of the training matrix)."""
+        self._require_fitted()
+        u, i = self._check_ids(users, items)
+        if u.size == 0:
+            return np.zeros(0)
+        return self._post(self._predict_std(u, i))
+
+    def complete(self) -> np.ndarray:
+        """The completed ``n_users x n_items`` matrix."""
+        self._require_fitted()
+        nu, ni = self.shape_
+        u, i = np.meshgrid(np.arange(nu), np.arange(ni), indexing="ij")
+        return self.predict(u.ravel(), i.ravel()).reshape(nu, ni)
+
+    def score(self, test: Ratings) -> float:
+        """Test RMSE on held-out ratings (call only for final reporting, never for selection)."""
+        test = _check_ratings("test", test)
+        return rmse(self.predict(test.users, test.items), test.values)
+
+    def _select_loop(self, cfg: FitConfig, params_module: nn.Module, epoch_fn, val_fn, quiet: bool) -> None:
+        """Run ``epoch_fn`` for ``cfg.epochs`` epochs; every ``eval_every`` epochs compute the validation RMSE
+        (``val_fn``; ``None`` without a validation set) and keep the parameters of the best one."""
+        self.history = []
+        best, best_state, best_epoch, stale = math.inf, None, cfg.epochs, 0
+        t0 = time.perf_counter()
+        bar = progress(range(1, cfg.epochs + 1), desc=type(self).__name__, disable=True if quiet else None)
+        for epoch in bar:
+            loss = epoch_fn(epoch)
+            if not math.isfinite(loss):
+                raise ValueError(f"training diverged at epoch {epoch} (loss {loss}); lower lr")
+            if epoch % cfg.eval_every == 0 or epoch == cfg.epochs:
+                v = val_fn()
+                self.history.append(
+                    {"epoch": epoch, "train_loss": loss, "val_rmse": v, "seconds": time.perf_counter() - t0}
+                )
+                if v is not None:
+                    if v < best:
+                        best, best_epoch, stale = v, epoch, 0
+                        best_state = copy.deepcopy(params_module.state_dict())
+                    else:
+                        stale += 1
+                        if cfg.patience is not None and stale >= cfg.patience:
+                            break
+        if best_state is not None:
+            params_module.load_state_dict(best_state)
+        self.best_epoch_ = best_epoch
+        self.best_val_rmse_ = None if best == math.inf else float(best)
+        self.fit_seconds_ = time.perf_counter() - t0
+
+
+class AEMC(_Estimator):
+    """Autoencoder matrix completion: ``X_hat = h(M * X)`` column-wise, trained on the observed entries only.
+
+    ``orientation='item'``: items are the samples (I-AutoRec layout: the input of one sample is an item's ratings
+    by all users); ``'user'``: users are the samples. ``main_hidden`` are the hidden widths of ``h``."""
+
+    def __init__(
+        self,
+        *,
+        main_hidden: Sequence[int] = (500,),
+        activation: str = "tanh",
+        orientation: str = "item",
+    ):
+        self.main_hidden = tuple(main_hidden) if not isinstance(main_hidden, str | bytes) else main_hidden
+        self.activation = activation
+        self.orientation = self._check_orientation(orientation)
+        self.fitted_ = False
+        MainAutoencoder(1, self.main_hidden, activation)  # validate the architecture now
+
+    # -- architecture -------------------------------------------------------------------------------------------
+    def _element(self, n_features: int) -> ElementwiseNetwork | None:
+        return None
+
+    def _build(self, n_features: int) -> AutoencoderMC:
+        main = MainAutoencoder(n_features, self.main_hidden, self.activation)
+        return AutoencoderMC(main, self._element(n_features))
+
+    def spec(self) -> dict:
+        return {"kind": "AEMC", "main_hidden": list(self.main_hidden), "activation": self.activation,
+                "orientation": self.orientation}  # fmt: skip
+
+    # -- orientation: samples x features ------------------------------------------------------------------------
+    def _to_internal(self, users: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return (items, users) if self.orientation == "item" else (users, items)
+
+    def _csr(self, r: Ratings, values: np.ndarray) -> sp.csr_matrix:
+        s, f = self._to_internal(r.users, r.items)
+        n_s, n_f = self._to_internal(np.array(r.n_users), np.array(r.n_items))
+        return sp.csr_matrix((values, (s, f)), shape=(int(n_s), int(n_f)))
+
+    # -- training -----------------------------------------------------------------------------------------------
+    def fit(
+        self,
+        train: Ratings,
+        *,
+        val: Ratings | None = None,
+        propensity: np.ndarray | None = None,
+        config: FitConfig | None = None,
+        quiet: bool = False,
+        device: str = "cpu",
+        **options,
+    ):
+        """Train on the observed ``train`` ratings. Options are :class:`FitConfig` fields (``epochs``, ``lr``,
+        ``weight_decay``, ``l2``, ``batch_size``, ``val_fraction``, ``eval_every``, ``patience``, ``standardize``,
+        ``clip``, ``seed``). The validation set (``val=`` or ``val_fraction`` of ``train``) selects the epoch; no
+        test entry is ever read. ``propensity``: the observation probability of each training rating (MNAR), its
+        inverse weights the loss. Returns ``self``."""
+        train = _check_ratings("train", train)
+        cfg = _fit_config(config, options)
+        split = _make_split(train, val, propensity, cfg)
+        tr = split.train
+        s_idx, f_idx = self._to_internal(tr.users, tr.items)
+        n_samples, n_features = (
+            (tr.n_items, tr.n_users) if self.orientation == "item" else (tr.n_users, tr.n_items)
+        )
+        if len(np.unique(s_idx * n_features + f_idx)) != len(tr):
+            raise ValueError(
+                "train holds the same (user, item) pair more than once; keep one rating per pair"
+            )
+        empty = np.setdiff1d(np.arange(n_features), f_idx)
+        if len(empty):
+            kind = "user" if self.orientation == "item" else "item"
+            raise ValueError(
+                f"{len(empty)} {kind}(s) (e.g. index {int(empty[0])}) have no training rating, so their output of "
+                f"the autoencoder can never be fitted; drop them or use orientation="
+                f"{'user' if self.orientation == 'item' else 'item'!r}"
+            )
+        self.cfg_ = cfg
+        self.shape_ = tr.shape
+        self.shift_ = float(tr.values.mean()) if cfg.standardize else 0.0
+        self.scale_ = float(tr.values.std()) if cfg.standardize and tr.values.std() > 0 else 1.0
+        values = (tr.values - self.shift_) / self.scale_
+        dev = torch.device(device)
+        self.device_ = dev
+        self._x = self._csr(tr, values).astype(np.float32)  # zero-filled training input, samples x features
+        self._train = tr
+        weights = np.ones(len(tr)) if split.weights is None else split.weights
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.seed)
+            self.net_ = self._build(n_features).to(dev)
+        opt = AdamW(self.net_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        n_obs = len(tr)
+        rng = np.random.default_rng(cfg.seed)
+        full = cfg.batch_size is None or cfg.batch_size >= n_samples
+        if full:
+            x_dense = torch.as_tensor(self._x.toarray(), device=dev)
+            rows = torch.as_tensor(s_idx, device=dev)
+            cols = torch.as_tensor(f_idx, device=dev)
+            target = torch.as_tensor(values, dtype=torch.float32, device=dev)
+            w_t = torch.as_tensor(weights, dtype=torch.float32, device=dev)
+        else:  # entries grouped by sample: those of sample j are by_sample[ptr[j]:ptr[j + 1]]
+            by_sample = np.argsort(s_idx, kind="stable")
+            ptr = np.searchsorted(s_idx[by_sample], np.arange(n_samples + 1))
+
+        def objective(pred, tgt, w):
+            # Eq. (loss): (1/|Omega_b|) sum w_ij (X_ij - X_hat_ij)^2 + (l2/2) ||W||^2 / |Omega| (+ g's penalty)
+            loss = (w * (tgt - pred).square()).sum() / len(tgt)
+            if cfg.l2 > 0:
+                loss = loss + 0.5 * cfg.l2 * l2_penalty(self.net_.main) / n_obs
+            if cfg.l2_elem > 0 and self.net_.element is not None:
+                loss = loss + 0.5 * cfg.l2_elem * l2_penalty(self.net_.element) / n_obs
+            return loss
+
+        def epoch_fn(epoch: int) -> float:
+            self.net_.train()
+            if full:
+                opt.zero_grad()
+                loss = objective(self.net_.predict_entries(x_dense, rows, cols), target, w_t)
+                loss.backward()
+                opt.step()
+                return float(loss.detach())
+            total, count = 0.0, 0
+            for b in np.array_split(rng.permutation(n_samples), math.ceil(n_samples / cfg.batch_size)):
+                idx = np.concatenate([by_sample[ptr[j] : ptr[j + 1]] for j in b])
+                if len(idx) == 0:
+                    continue
+                local = np.empty(n_samples, dtype=np.int64)
+                local[b] = np.arange(len(b))
+                opt.zero_grad()
+                pred = self.net_.predict_entries(
+                    torch.as_tensor(self._x[b].toarray(), device=dev),
+                    torch.as_tensor(local[s_idx[idx]], device=dev),
+                    torch.as_tensor(f_idx[idx], device=dev),
+                )
+                tgt = torch.as_tensor(values[idx], dtype=torch.float32, device=dev)
+                loss = objective(pred, tgt, torch.as_tensor(weights[idx], dtype=torch.float32, device=dev))
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(idx)
+                count += len(idx)
+            return total / max(count, 1)
+
+        self.fitted_ = True
+        vr = split.val
+
+        def val_fn() -> float | None:
+            if vr is None:
+                return None
+            return rmse(self.predict(vr.users, vr.items), vr.values)
+
+        self._select_loop(cfg, self.net_, epoch_fn, val_fn, quiet)
+        self.n_val_ = 0 if vr is None else len(vr)
+        return self
+
+    @torch.no_grad()
+    def _predict_std(self, users: np.ndarray, items: np.ndarray, chunk: int = 1024) -> np.ndarray:
+        self.net_.eval()
+        s, f = self._to_internal(users, items)
+        uniq, inv = np.unique(s, return_inverse=True)
+        out = np.empty(len(s), dtype=np.float64)
+        order = np.argsort(inv, kind="stable")
+        inv_sorted = inv[order]
+        starts = np.searchsorted(inv_sorted, np.arange(0, len(uniq), chunk))
+        ends = np.append(starts[1:], len(order))
+        for k, (a, b) in enumerate(zip(starts, ends)):
+            sel = order[a:b]
+            block = uniq[k * chunk : (k + 1) * chunk]
+            xb = torch.as_tensor(self._x[block].toarray(), device=self.device_)
+            local = torch.as_tensor(inv[sel] - k * chunk, device=self.device_)
+            pred = self.net_.predict_entries(xb, local, torch.as_tensor(f[sel], device=self.device_))
+            out[sel] = pred.double().cpu().numpy()
+        return out
+
+    # -- persistence --------------------------------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """A ``torch.load(weights_only=True)``-safe checkpoint: architecture, fit settings, weights and the
+        training ratings (the autoencoder needs them as its input at predict time)."""
+        from iclr24.paperkit.io import atomic_torch_save
+
+        self._require_fitted()
+        cfg = asdict(self.cfg_)
+        cfg["clip"] = None if cfg["clip"] is None else list(cfg["clip"])
+        obj = {
+            "format": "iclr24.aemc_ne/1",
+            "spec": self.spec(),
+            "config": cfg,
+            "shape": list(self.shape_),
+            "shift": self.shift_,
+            "scale": self.scale_,
+            "state": {k: v.detach().cpu() for k, v in self.net_.state_dict().items()},
+            "users": torch.as_tensor(self._train.users),
+            "items": torch.as_tensor(self._train.items),
+            "values": torch.as_tensor(self._train.values),
+        }
+        return atomic_torch_save(obj, path)
+
+
+class AEMCNE(AEMC):
+    """AEMC-NE: AEMC plus the element-wise network ``g`` on each output, ``g(y) = E(y) + skip * y``.
+
+    ``shared=True`` (the released code) uses one ``E`` for all outputs, ``shared=False`` one per output row.
+    ``elem_hidden`` are the hidden widths of ``E`` (released code: 20, 20; tanh)."""
+
+    def __init__(
+        self,
+        *,
+        main_hidden: Sequence[int] = (500,),
+        activation: str = "tanh",
+        elem_hidden: Sequence[int] = (20, 20),
+        elem_activation: str = "tanh",
+        skip: float = 0.8,
+        shared: bool = True,
+        orientation: str = "item",
+    ):
+        super().__init__(main_hidden=main_hidden, activation=activation, orientation=orientation)
+        self.elem_hidden = tuple(elem_hidden) if not isinstance(elem_hidden, str | bytes) else elem_hidden
+        self.elem_activation = elem_activation
+        self.skip = skip
+        self.shared = bool(shared)
+        ElementwiseNetwork(self.elem_hidden, elem_activation, skip, True)  # validate now
+
+    def _element(self, n_features: int) -> ElementwiseNetwork:
+        return ElementwiseNetwork(
+            self.elem_hidden,
+            self.elem_activation,
+            self.skip,
+            self.shared,
+            None if self.shared else n_features,
+        )
+
+    def spec(self) -> dict:
+        return {**super().spec(), "kind": "AEMCNE", "elem_hidden": list(self.elem_hidden),
+                "elem_activation": self.elem_activation, "skip": float(self.skip), "shared": self.shared}  # fmt: skip
+
+    @torch.no_grad()
+    def response_curve(self, y: np.ndarray, row: int = 0) -> np.ndarray:
+        """The learned output activation ``g`` evaluated at ``y`` (in training units), for output ``row`` (any row
+        when ``g`` is shared)."""
+        self._require_fitted()
+        t = torch.as_tensor(np.asarray(y, dtype=np.float32), device=self.device_)
+        g = self.net_.element
+        if g.shared:
+            return g(t).double().cpu().numpy()
+        full = torch.zeros(len(t), g.n_outputs, device=self.device_)
+        full[:, row] = t
+        return g(full)[:, row].double().cpu().numpy()
+
+
+def AutoRec(kind: str = "item", hidden: int = 500) -> AEMC:
+    """I-AutoRec / U-AutoRec (Sedhain et al. 2015): one sigmoid hidden layer, identity output; the paper's AEMC
+    with ``L = 2``. Train it with ``l2=`` (AutoRec's lambda) for the published setting."""
+    if kind not in ("item", "user"):
+        raise ValueError(f"kind must be 'item' (I-AutoRec) or 'user' (U-AutoRec), got {kind!r}")
+    return AEMC(main_hidden=(hidden,), activation="sigmoid", orientation=kind)
+
+
+class _MFNet(nn.Module):
+    def __init__(self, n_users: int, n_items: int, rank: int, mean: float):
+        super().__init__()
+        self.p = nn.Parameter(0.1 * torch.randn(n_users, rank))
+        self.q = nn.Parameter(0.1 * torch.randn(n_items, rank))
+        self.bu = nn.Parameter(torch.zeros(n_users))
+        self.bi = nn.Parameter(torch.zeros(n_items))
+        self.mu = mean
+
+    def forward(self, u: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        # biased MF: r_hat_ui = mu + b_u + b_i + p_u . q_i
+        return self.mu + self.bu[u] + self.bi[i] + (self.p[u] * self.q[i]).sum(-1)
+
+
+class MatrixFactorization(_Estimator):
+    """Biased matrix factorisation ``mu + b_u + b_i + p_u^T q_i`` trained full-batch with Adam on the same masked
+    loss, with the L2 penalty ``l2 * (||P||^2 + ||Q||^2) / |Omega|`` (the classic MF baseline)."""
+
+    def __init__(self, *, rank: int = 10):
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+            raise ValueError(f"rank must be a positive int, got {rank!r}")
+        self.rank = rank
+        self.orientation = "item"
+        self.fitted_ = False
+
+    def fit(self, train: Ratings, *, val: Ratings | None = None, config: FitConfig | None = None,
+            quiet: bool = False, **options):  # fmt: skip
+        """Same options and validation-based selection as :meth:`AEMC.fit`."""
+        train = _check_ratings("train", train)
+        cfg = _fit_config(config, options)
+        split = _make_split(train, val, None, cfg)
+        tr = split.train
+        self.cfg_, self.shape_, self.shift_, self.scale_ = cfg, tr.shape, 0.0, 1.0
+        self.device_ = torch.device("cpu")
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(cfg.seed)
+            self.net_ = _MFNet(tr.n_users, tr.n_items, self.rank, float(tr.values.mean()))
+        opt = AdamW(self.net_.parameters(), lr=cfg.lr)
+        u, i = torch.as_tensor(tr.users), torch.as_tensor(tr.items)
+        y = torch.as_tensor(tr.values, dtype=torch.float32)
+
+        def epoch_fn(epoch: int) -> float:
+            opt.zero_grad()
+            loss = (self.net_(u, i) - y).square().mean()
+            reg = cfg.l2 * (self.net_.p.square().sum() + self.net_.q.square().sum()) / len(y)
+            (loss + reg).backward()
+            opt.step()
+            return float(loss.detach())
+
+        self.fitted_ = True
+        vr = split.val
+        self._select_loop(
+            cfg, self.net_, epoch_fn, lambda: None if vr is None else rmse(self.predict(vr.users, vr.items), vr.values),
+            quiet,
+        )  # fmt: skip
+        return self
+
+    @torch.no_grad()
+    def _predict_std(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        return self.net_(torch.as_tensor(users), torch.as_tensor(items)).double().numpy()
+
+
+def load_model(path: str | Path) -> AEMC:
+    """Load a checkpoint written by :meth:`AEMC.save` (``weights_only=True``: no pickle)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(
+            f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`"
+        )
+    try:
+        obj = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise ValueError(f"{p} is not a readable aemc-ne checkpoint: {type(e).__name__}: {e}") from None
+    if not isinstance(obj, dict) or obj.get("format") != "iclr24.aemc_ne/1":
+        raise ValueError(f"{p} is not an aemc-ne checkpoint (format tag missing)")
+    spec = dict(obj["spec"])
+    kind = spec.pop("kind")
+    model = AEMCNE(**spec) if kind == "AEMCNE" else AEMC(**spec)
+    cfg = dict(obj["config"])
+    cfg["clip"] = None if cfg["clip"] is None else tuple(cfg["clip"])
+    model.cfg_ = FitConfig(**cfg)
+    model.shape_ = tuple(obj["shape"])
+    model.shift_, model.scale_ = float(obj["shift"]), float(obj["scale"])
+    tr = Ratings(obj["users"].numpy(), obj["items"].numpy(), obj["values"].numpy(), *model.shape_)
+    model._train = tr
+    model._x = model._csr(tr, (tr.values - model.shift_) / model.scale_).astype(np.float32)
+    n_features = tr.n_users if model.orientation == "item" else tr.n_items
+    model.net_ = model._build(n_features)
+    model.net_.load_state_dict(obj["state"])
+    model.device_ = torch.device("cpu")
+    model.fitted_ = True
+    return model

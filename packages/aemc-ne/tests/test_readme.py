@@ -1,0 +1,21 @@
+from pathlib import Path
+
+from iclr24.paperkit.testing import readme_blocks, run_readme_blocks
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_readme_quickstart_runs_and_shows_the_gain(tmp_path):
+    ns = run_readme_blocks(README, cwd=tmp_path, blocks=[0])
+    ae, ne, data = ns["ae"], ns["ne"], ns["data"]
+    assert ne.score(data.test) < ae.score(data.test)
+    assert "AEMC-NE" in ns["__stdout__"]
+
+
+def test_readme_own_data_block_uses_public_api():
+    import iclr24.aemc_ne as pkg
+
+    block = readme_blocks(README)[1]
+    first = block.splitlines()[0]
+    names = [n.strip() for n in first.split("import", 1)[1].split(",")]
+    assert all(n in pkg.__all__ for n in names)

@@ -1,0 +1,281 @@
+"""A plain FIF training loop: Adam + one-cycle LR (official ``configs/fif``), optional NLL warm-up, non-finite
+guard, checkpoints that resume exactly, and data-parallel training under ``torchrun`` (gradients all-reduced).
+
+One ``torch.Generator`` drives batch indices, SoftFlow noise and the Hutchinson probes; its state is in the
+checkpoint, so ``fit(steps=N)`` equals ``fit(steps=k)`` + resume to ``N`` bit for bit on the same device.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+
+from iclr24.paperkit import atomic_torch_save, progress
+
+from .data import check_data
+from .model import FreeFormInjectiveFlow
+
+__all__ = [
+    "TrainConfig",
+    "NonFiniteLossError",
+    "fit",
+    "save_checkpoint",
+    "load_checkpoint",
+    "nll_warmup_weight",
+]
+
+CHECKPOINT_FORMAT = "iclr24-fif/1"
+
+
+class NonFiniteLossError(ValueError):
+    """Training hit a NaN/inf loss or gradient (``on_nonfinite="stop"``); ``step`` names the step."""
+
+    def __init__(self, step: int, checkpoint: str | None):
+        self.step = step
+        self.checkpoint = checkpoint
+        kept = f"; the last good checkpoint is {checkpoint}" if checkpoint else "; no checkpoint was written"
+        super().__init__(
+            f"non-finite loss or gradient at step {step}{kept} (try a smaller lr or a larger beta)"
+        )
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training options; defaults are the official toy config (``configs/fif/toy.yaml``) except ``steps``."""
+
+    steps: int = 3000
+    batch_size: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    one_cycle: bool = True
+    warm_up_steps: tuple[int, int] = (
+        0,
+        0,
+    )  # NLL weight ramps 0 -> 1 over [start, end) (official warm_up_epochs)
+    grad_clip: float | None = None
+    on_nonfinite: str = "stop"  # "stop" (raise, keep last checkpoint) or "skip" (official SkipBatch)
+    max_skips: int = 10
+    seed: int = 0
+    checkpoint_every: int = 0  # 0: only at the end (when a checkpoint path is given)
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if not (isinstance(self.lr, int | float) and math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
+        if not (isinstance(self.weight_decay, int | float) and self.weight_decay >= 0):
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        if self.on_nonfinite not in ("stop", "skip"):
+            raise ValueError(f"on_nonfinite must be 'stop' or 'skip', got {self.on_nonfinite!r}")
+        s, e = self.warm_up_steps
+        if s < 0 or (s > 0 and e <= s):
+            raise ValueError(
+                f"warm_up_steps must be (start, end) with 0 <= start < end, got {self.warm_up_steps}"
+            )
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+
+
+def nll_warmup_weight(step: int, start: int, end: int) -> float:
+    """Soft Heaviside of the official ``soft_heaviside``: 1 when ``start == 0``, else clip((step-start)/(end-start))."""
+    if start == 0:
+        return 1.0
+    return max(0.0, min(1.0, (step - start) / (end - start)))
+
+
+def _make_optim(model: torch.nn.Module, cfg: TrainConfig):
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    sched = (
+        torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=cfg.steps)
+        if cfg.one_cycle
+        else None
+    )
+    return opt, sched
+
+
+def save_checkpoint(path: str | Path, model: FreeFormInjectiveFlow, **state) -> Path:
+    """Atomically save the model (with its architecture signature) and any training state."""
+    return atomic_torch_save(
+        {
+            "format": CHECKPOINT_FORMAT,
+            "architecture": model.architecture(),
+            "model": model.state_dict(),
+            **state,
+        },
+        path,
+    )
+
+
+def load_checkpoint(path: str | Path, model: FreeFormInjectiveFlow) -> dict:
+    """Load a checkpoint into ``model`` (``weights_only=True``); a checkpoint of another architecture is refused
+    with the first mismatching parameter named. Returns the whole checkpoint dict."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(
+            f"checkpoint not found: {p} (written by `fif train --out DIR` as DIR/model.pt)"
+        )
+    try:
+        ckpt = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - truncated / foreign files
+        raise ValueError(f"{p} is not a readable torch checkpoint ({type(e).__name__}: {e})") from e
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{p} is not an iclr24-fif checkpoint (expected format {CHECKPOINT_FORMAT!r})")
+    want, got = model.architecture(), ckpt["architecture"]
+    if want != got:
+        for key in ("encoder", "decoder", "data_dim", "latent_dim"):
+            if want[key] != got.get(key):
+                raise ValueError(
+                    f"{p} is from another architecture: {key} is {got.get(key)!r}, model has {want[key]!r}"
+                )
+        for name, shape in want["params"].items():
+            if got["params"].get(name) != shape:
+                raise ValueError(
+                    f"{p} is from another architecture: parameter {name} has shape {got['params'].get(name)} "
+                    f"in the checkpoint, {shape} in the model"
+                )
+        extra = sorted(set(got["params"]) - set(want["params"]))
+        raise ValueError(f"{p} is from another architecture: extra parameters {extra[:3]}")
+    model.load_state_dict(ckpt["model"])
+    return ckpt
+
+
+def fit(
+    model: FreeFormInjectiveFlow,
+    data: torch.Tensor,
+    cfg: TrainConfig = TrainConfig(),
+    *,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    device: str | torch.device = "cpu",
+    show_progress: bool = True,
+    log_every: int = 0,
+    until: int | None = None,
+) -> dict:
+    """Train ``model`` on ``data`` (n, D) for ``cfg.steps`` steps; returns a history dict.
+
+    ``checkpoint``: a path written every ``cfg.checkpoint_every`` steps and at the end; with ``resume=True`` and
+    an existing file, training continues from it exactly. Under ``torchrun`` every rank draws its own batches
+    (seed + rank) and gradients are averaged over ranks; rank 0 writes the checkpoint. ``until``: stop (and
+    checkpoint) after that many of the ``cfg.steps`` steps; a later ``resume=True`` call finishes the schedule.
+    """
+    import torch.distributed as dist
+
+    from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed
+
+    if not isinstance(model, FreeFormInjectiveFlow):
+        raise ValueError(f"model must be a FreeFormInjectiveFlow, got {type(model).__name__}")
+    if not isinstance(cfg, TrainConfig):
+        raise ValueError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+    data = check_data(data, "training data")
+    if data.shape[1] != model.data_dim:
+        raise ValueError(
+            f"training data has D={data.shape[1]} columns, the model expects data_dim={model.data_dim}"
+        )
+    rank = dist.get_rank() if is_distributed() else 0
+    world = dist.get_world_size() if is_distributed() else 1
+    device = torch.device(device)
+    model.to(device)
+    data = data.to(device=device, dtype=next(model.parameters()).dtype)
+    opt, sched = _make_optim(model, cfg)
+    gen = torch.Generator().manual_seed(cfg.seed + 1000 * rank)
+    step = 0
+    history: dict[str, list] = {"step": [], "loss": [], "nll": [], "noisy_reconstruction": [], "skipped": []}
+    ckpt_path = Path(checkpoint) if checkpoint is not None else None
+    if resume and ckpt_path is not None and ckpt_path.exists():
+        ck = load_checkpoint(ckpt_path, model)
+        opt.load_state_dict(ck["optimizer"])
+        if sched is not None and ck.get("scheduler") is not None:
+            sched.load_state_dict(ck["scheduler"])
+        gen.set_state(ck["generator"])
+        step = int(ck["step"])
+        history = ck.get("history", history)
+        if ck.get("config") and ck["config"].get("steps") != cfg.steps:
+            raise ValueError(
+                f"{ckpt_path} was trained with steps={ck['config']['steps']}; resume with the same steps "
+                f"(the one-cycle schedule depends on it), got {cfg.steps}"
+            )
+    elif is_distributed():
+        for p in model.parameters():
+            broadcast_(p.data)
+    n_skipped = 0
+    last_good: str | None = str(ckpt_path) if ckpt_path is not None and ckpt_path.exists() else None
+
+    def _save(at: int) -> None:
+        nonlocal last_good
+        if ckpt_path is None or rank != 0:
+            return
+        save_checkpoint(
+            ckpt_path,
+            model,
+            optimizer=opt.state_dict(),
+            scheduler=sched.state_dict() if sched is not None else None,
+            generator=gen.get_state(),
+            step=at,
+            history=history,
+            config={f.name: getattr(cfg, f.name) for f in fields(cfg)}
+            | {"warm_up_steps": list(cfg.warm_up_steps)},
+            hparams={
+                "beta": model.beta,
+                "noise": model.noise,
+                "hutchinson_samples": model.hutchinson_samples,
+                "gradient_side": model.gradient_side,
+                "log_det": model.log_det,
+            },
+        )
+        last_good = str(ckpt_path)
+
+    stop = cfg.steps if until is None else int(until)
+    if not 0 < stop <= cfg.steps:
+        raise ValueError(f"until must be in [1, steps={cfg.steps}], got {until!r}")
+    model.train()
+    bar = progress(range(step, stop), desc="fif train", disable=None if show_progress else True)
+    for step in bar:
+        idx = torch.randint(0, data.shape[0], (cfg.batch_size,), generator=gen).to(device)
+        terms = model.loss_terms(data[idx], generator=gen)
+        w = nll_warmup_weight(step, *cfg.warm_up_steps)
+        loss = (model.beta * terms["noisy_reconstruction"] + w * terms["nll"]).mean()
+        opt.zero_grad(set_to_none=True)
+        ok = bool(torch.isfinite(loss))
+        if ok:
+            loss.backward()
+            grads = [p.grad for p in model.parameters() if p.grad is not None]
+            if world > 1:
+                for g in grads:
+                    all_reduce_mean(g)
+            ok = all(bool(torch.isfinite(g).all()) for g in grads)
+        if world > 1:
+            flag = torch.tensor([1.0 if ok else 0.0])
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+            ok = bool(flag.item() > 0)
+        if not ok:
+            if cfg.on_nonfinite == "stop":
+                raise NonFiniteLossError(step, last_good)
+            n_skipped += 1
+            history["skipped"].append(step)
+            if n_skipped > cfg.max_skips:
+                raise NonFiniteLossError(step, last_good)
+            opt.zero_grad(set_to_none=True)
+            if sched is not None:
+                sched.step()
+            continue
+        if cfg.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        if sched is not None:
+            sched.step()
+        if log_every and (step % log_every == 0 or step == cfg.steps - 1):
+            history["step"].append(step)
+            history["loss"].append(float(loss.detach()))
+            history["nll"].append(float(terms["nll"].detach().mean()))
+            history["noisy_reconstruction"].append(float(terms["noisy_reconstruction"].detach().mean()))
+        if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < stop:
+            _save(step + 1)
+    _save(max(stop, step))
+    model.eval()
+    history["config"] = asdict(cfg)
+    return history

@@ -1,0 +1,85 @@
+"""The CLI contract, the claims pipeline in smoke mode, the bench in smoke mode, and the README quickstart."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iclr24.fif.bench import run_benchmarks
+from iclr24.fif.cli import main
+from iclr24.fif.reproduce import PAPER
+from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_smoke_records(tmp_path):
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=5)
+    names = {Path(a).name for a in cs.to_dict()["artifacts"]}
+    assert {"samples_sine.png", "manifold_s_curve.png"} <= names
+
+
+def test_train_sample_nll_end_to_end(tmp_path, capsys):
+    out = tmp_path / "run"
+    rng = np.random.default_rng(0)
+    t = rng.standard_normal(300)
+    np.save(tmp_path / "circle.npy", np.stack([np.cos(t), np.sin(t), 0.1 * t], 1))
+    args = ["train", "--data", str(tmp_path / "circle.npy"), "--latent-dim", "1", "--steps", "4"]
+    assert (
+        main([*args, "--batch-size", "16", "--width", "8", "--n-blocks", "1", "--out", str(out), "--quiet"])
+        == 0
+    )
+    assert (out / "model.pt").is_file() and (out / "samples.png").is_file()
+    assert (
+        main(["sample", "--checkpoint", str(out / "model.pt"), "--n", "5", "--out", str(tmp_path / "s")]) == 0
+    )
+    assert np.load(tmp_path / "s" / "samples.npy").shape == (5, 3)
+    nll_args = ["nll", "--checkpoint", str(out / "model.pt"), "--data", str(tmp_path / "circle.npy")]
+    assert main([*nll_args, "--out", str(tmp_path / "n")]) == 0
+    assert np.isfinite(json.loads((tmp_path / "n" / "nll.json").read_text())["mean_nll"])
+    capsys.readouterr()
+    # user errors: one line, exit 2
+    assert main(["sample", "--checkpoint", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "x")]) == 2
+    assert main(["train", "--data", "nosuchset", "--out", str(tmp_path / "y")]) == 2
+    assert main(["train", "--data", "sine", "--latent-dim", "2", "--out", str(tmp_path / "z")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and "checkpoint not found" in err[0] and "latent-dim" in err[2]
+
+
+def test_bench_smoke():
+    rep = run_benchmarks("smoke")
+    assert len(rep.results) == 3
+    assert all(r.speedup is not None and r.speedup > 0 for r in rep.results)
+
+
+@pytest.mark.slow  # trains the quickstart model for 300 steps
+def test_readme_quickstart(tmp_path):
+    ns = run_readme_blocks(README, cwd=tmp_path, blocks=[0])
+    assert ns["samples"].shape == (1000, 2)
+    assert ns["nll"].shape == (500,)
+
+
+def test_full_mode_mnist_claim_runs_on_a_tiny_stand_in(tmp_path, monkeypatch):
+    """The --full MNIST path end to end on random 'digits' (the real file comes from `iclr24 data get mnist`)."""
+    import iclr24.paperkit.datasets.mnist as mnist_mod
+    from iclr24.fif.reproduce import SMOKE, _mnist_claim
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    rng = np.random.default_rng(0)
+
+    def fake(data_dir=None):
+        x = rng.random((300, 784), dtype=np.float32)
+        return {s: (x, np.zeros(300, dtype=np.int64)) for s in ("train", "val", "test")}
+
+    monkeypatch.setattr(mnist_mod, "load_mnist", fake)
+    cfg = RunConfig(mode="smoke", out=tmp_path, progress=False)
+    cs = ClaimSet("fif", cfg)
+    _mnist_claim(cs, SMOKE.__class__(**{**vars(SMOKE), "mnist_steps": 2, "mnist_latent": 4}), cfg)
+    (c,) = cs.claims
+    assert c.status == "smoke", c.message
+    assert (tmp_path / "mnist_samples.png").is_file()
