@@ -283,6 +283,7 @@ class App:
             print(text, end="")
             atomic_write_json(Path(args.out) / "bench.json", {"mode": args.mode, **rep.to_dict()})
             atomic_write_text(Path(args.out) / "bench.md", f"# {self.prog} bench ({args.mode})\n\n{text}")
+            print(f"wrote {Path(args.out) / 'bench.json'} and {Path(args.out) / 'bench.md'}")
             return 0
 
     def main(self, argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,7 @@ outside torchrun everything here degrades to a single process (rank 0 of 1), so 
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import subprocess
@@ -70,16 +71,63 @@ def init_distributed(backend: str | None = None, device: str | None = None) -> D
     if use_cuda:
         torch.cuda.set_device(dev)
     if not dist.is_initialized():
+        _import_group_default_modules()
         dist.init_process_group(backend=backend, rank=rank, world_size=world)
     return DistInfo(rank, world, local, dev, backend)
 
 
+# Modules whose functions take ``group=group.WORLD`` as a default argument. The default is evaluated when the module
+# is imported: imported after ``init_process_group`` (DDP's first construction imports torch._dynamo, which imports
+# torch.distributed.nn.functional), ten function defaults pin the default process group for the life of the
+# interpreter. ``destroy_process_group`` then cannot free it: the gloo backend's worker threads and its transport
+# loop thread keep running into interpreter exit, where they race the C++ static destructors, the cause of the
+# occasional "terminate called without an active exception" (SIGABRT) after a 2-rank run had finished its work.
+_GROUP_DEFAULT_MODULES = ("torch.distributed.nn.functional",)
+
+
+def _import_group_default_modules() -> None:
+    """Import :data:`_GROUP_DEFAULT_MODULES` while no group exists, so their defaults are ``None`` (= WORLD)."""
+    import importlib
+
+    for name in _GROUP_DEFAULT_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # pragma: no cover - a torch build without these modules
+            pass
+
+
+def _unpin_group_defaults(pg: object) -> int:
+    """Replace ``pg`` by ``None`` in the default arguments of :data:`_GROUP_DEFAULT_MODULES` (for a group that was
+    created outside :func:`init_distributed`, before those modules were imported); ``None`` means the default
+    group to every collective there. Returns how many defaults were replaced."""
+    n = 0
+    for name in _GROUP_DEFAULT_MODULES:
+        mod = sys.modules.get(name)
+        for fn in vars(mod).values() if mod is not None else ():
+            defaults = getattr(fn, "__defaults__", None)
+            if isinstance(defaults, tuple) and any(d is pg for d in defaults):
+                fn.__defaults__ = tuple(None if d is pg else d for d in defaults)
+                n += 1
+    return n
+
+
 def cleanup_distributed() -> None:
-    """Tear the process group down on every rank together: a barrier first, so no rank closes its connections
-    while a peer still uses them (which can abort gloo's background threads)."""
-    if is_distributed():
-        dist.barrier()
-        dist.destroy_process_group()
+    """Tear the process group down on every rank together and let its backend go.
+
+    A barrier first, so no rank closes its connections while a peer still uses them; then
+    ``destroy_process_group``, and the references torch itself keeps to the default group in module-level
+    default arguments are dropped, so the backend (gloo: its worker and transport threads) is freed as soon as the
+    caller's last DDP wrapper is, rather than living on into interpreter exit. Drop DDP-wrapped models before
+    calling this (``del ddp``) to free it here and now.
+    """
+    if not is_distributed():
+        return
+    dist.barrier()
+    pg = dist.group.WORLD
+    dist.destroy_process_group()
+    _unpin_group_defaults(pg)
+    del pg
+    gc.collect()  # DDP wrappers in reference cycles hold the backend until collected
 
 
 def wrap_ddp(model: torch.nn.Module, info: DistInfo, **kwargs) -> torch.nn.Module:
