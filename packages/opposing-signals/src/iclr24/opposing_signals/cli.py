@@ -1,24 +1,155 @@
-"""The ``opposing-signals`` command: a thin shell over the API."""
+"""The ``opposing-signals`` command: a thin shell over the API.
+
+opposing-signals run --dataset digits --alpha 10 --lr 0.3 --steps 1500 --optimizer gd --out DIR
+opposing-signals plot DIR/results.json --out DIR
+opposing-signals reproduce [--smoke|--quick|--full]
+opposing-signals bench [--smoke|--quick|--full]
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.io import atomic_write_json
+from iclr24.paperkit.progress import progress
 
 from . import bench
 from .reproduce import PAPER
 
 app = App("opposing-signals", PAPER.title)
 app.add_reproduce(lambda: PAPER)
+app.add_bench(bench.run_benchmarks)
+
+DATASETS = ("digits", "mnist", "cifar10")
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+@app.command(
+    "run",
+    "Train an MLP with every example's loss tracked; find the opposing groups; write results.json.",
+    arg(
+        "--dataset",
+        choices=DATASETS,
+        default="digits",
+        help="digits (built in, signal planted), mnist, cifar10",
+    ),
+    arg(
+        "--alpha", type=nonneg_float, default=10.0, help="digits: magnitude of the planted patch (0 = clean)"
+    ),
+    arg("--lr", type=positive_float, default=0.3, help="learning rate"),
+    arg("--steps", type=positive_int, default=1500, help="training steps"),
+    arg(
+        "--optimizer",
+        choices=("gd", "sgd", "adam"),
+        default="gd",
+        help="full-batch GD, minibatch SGD or Adam",
+    ),
+    arg("--batch-size", type=positive_int, default=None, help="minibatch size (sgd only)"),
+    arg("--momentum", type=nonneg_float, default=0.0, help="heavy-ball momentum (gd/sgd)"),
+    arg(
+        "--loss",
+        choices=("mse", "ce"),
+        default="mse",
+        help="one-hot MSE (the EoS convention) or cross-entropy",
+    ),
+    arg("--k", type=positive_int, default=24, help="size of the top-k mover sets"),
+    arg(
+        "--sharpness-every", type=int, default=50, help="measure sharpness every this many steps (0 = never)"
+    ),
+    arg("--n", type=positive_int, default=5000, help="mnist/cifar10: training images drawn"),
+    arg("--cifar-path", type=Path, default=None, help="cifar10: the cifar-10-batches-py folder"),
+    data=True,
+    device=True,
+)
+def _run(args: argparse.Namespace) -> int:
+    from .data import cifar10_subset, make_opposing_digits, mnist_subset
+    from .experiment import ExperimentConfig, run_experiment
+
+    if args.optimizer == "sgd" and args.batch_size is None:
+        raise UsageError("--optimizer sgd needs --batch-size")
+    if args.sharpness_every < 0:
+        raise UsageError(f"--sharpness-every must be >= 0, got {args.sharpness_every}")
+    ga = gb = None
+    if args.dataset == "digits":
+        d = make_opposing_digits(alpha=args.alpha, seed=args.seed)
+        x, y = d.x_train, d.y_train
+        if args.alpha > 0:
+            ga, gb = d.group_a, d.group_b
+    elif args.dataset == "mnist":
+        x, y = mnist_subset(args.data_dir, n=args.n, seed=args.seed)
+    else:
+        if args.cifar_path is None:
+            raise UsageError("--dataset cifar10 needs --cifar-path (the unpacked cifar-10-batches-py folder)")
+        x, y = cifar10_subset(args.cifar_path, n=args.n, seed=args.seed)
+    cfg = ExperimentConfig(
+        optimizer=args.optimizer,
+        lr=args.lr,
+        steps=args.steps,
+        loss=args.loss,
+        momentum=args.momentum,
+        batch_size=args.batch_size,
+        k=min(args.k, x.shape[0]),
+        sharpness_every=args.sharpness_every,
+        seed=args.seed,
+        device=args.device,
+    )
+    bar = progress(total=args.steps + 1, desc=f"{args.dataset} {args.optimizer}")
+    try:
+        summary, _ = run_experiment(x, y, cfg, ga, gb, progress=lambda t: bar.update(1))
+    finally:
+        bar.close()
+    summary["dataset"] = args.dataset
+    summary["alpha"] = args.alpha if args.dataset == "digits" else None
+    path = atomic_write_json(Path(args.out) / "results.json", summary)
+    best = summary["groups"]["pairs"][0] if summary["groups"]["pairs"] else None
+    if best:
+        print(f"most opposed groups: {best['a']} vs {best['b']} (corr {best['corr']:.3f})")
+    if "corr" in summary:
+        print(
+            f"planted groups: precision {summary['precision']:.3f} (base {summary['base_rate']:.3f}), "
+            f"corr {summary['corr']:.3f}"
+        )
+    if "eos" in summary:
+        e = summary["eos"]
+        print(f"sharpness: late median {e['late_median_sharpness']:.3f} vs 2/lr {e['threshold']:.3f}")
+    print(f"loss-increase steps: {summary['loss_increase_steps']}; final loss {summary['final_loss']:.4g}")
+    print(f"wrote {path}")
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+@app.command(
+    "plot",
+    "Plot a results.json written by `run`: group losses over time and sharpness vs 2/lr.",
+    arg("results", type=Path, help="the results.json written by `opposing-signals run`"),
+)
+def _plot(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.plots import save_figure
+
+    from .plots import plot_group_losses, plot_sharpness
+
+    src = Path(args.results)
+    if not src.is_file():
+        raise FileNotFoundError(f"results file not found: {src} (write one with `opposing-signals run`)")
+    try:
+        res = json.loads(src.read_text())
+        curves, cfg = res["curves"], res["config"]
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
+    out = Path(args.out)
+    written = [
+        save_figure(
+            plot_group_losses(curves, f"{res.get('dataset', '')} {cfg['optimizer']}"),
+            out / "group_losses.png",
+        )
+    ]
+    if res.get("sharpness"):
+        fig = plot_sharpness({"sharpness": (res["sharpness_steps"], res["sharpness"])}, 2.0 / cfg["lr"])
+        written.append(save_figure(fig, out / "sharpness.png"))
+    for w in written:
+        print(f"wrote {w}")
+    return 0
+
+
+main = app.main

@@ -3,22 +3,150 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int, probability
 
 from . import bench
 from .reproduce import PAPER
+from .students import ACTIVATIONS
 
 app = App("task-geometry", PAPER.title)
 app.add_reproduce(lambda: PAPER)
+app.add_bench(bench.run_benchmarks)
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+@app.command(
+    "run",
+    "Train students of each nonlinearity on a task and print their hidden-layer geometry.",
+    arg(
+        "--task",
+        choices=("cube", "random"),
+        default="cube",
+        help="Walsh cube or random kernel classification",
+    ),
+    arg("--P", type=positive_int, default=8, help="number of conditions (a power of two for the cube)"),
+    arg("--k", type=positive_int, default=1, help="number of binary targets"),
+    arg(
+        "--a", type=nonneg_float, default=1.0, help="cube: variance on the target directions (1 = isotropic)"
+    ),
+    arg("--alignment", type=probability, default=None, help="input-label alignment c (overrides --a)"),
+    arg("--act", nargs="+", default=["tanh", "relu"], choices=sorted(ACTIVATIONS), help="nonlinearities"),
+    arg("--seeds", type=positive_int, default=3, help="initialisations per nonlinearity (seeds 0..N-1)"),
+    arg("--epochs", type=positive_int, default=30, help="training epochs (Adam lr 1e-2, batch 64)"),
+    arg("--n-samples", type=positive_int, default=5000, help="training samples"),
+    arg("--width", type=positive_int, default=128, help="hidden units"),
+    arg("--noise", type=nonneg_float, default=1.0, help="input noise std during training"),
+    arg("--classifier", choices=("svc", "ridge"), default="ridge", help="linear classifier of CCGP and SD"),
+)
+def _run(args: argparse.Namespace) -> int:
+    from .experiment import SweepConfig, run_sweep, summarise
+    from .plots import plot_alignment_sweep
+    from .students import TrainConfig
+    from .tasks import a_of_alignment
+
+    if args.task == "random":
+        return _run_random(args)
+    if args.P & (args.P - 1) or args.P < 4:
+        raise UsageError(f"--P must be a power of two >= 4 for the cube task, got {args.P}")
+    n_bits = args.P.bit_length() - 1
+    a = a_of_alignment(args.alignment, args.P, args.k) if args.alignment is not None else args.a
+    cfg = SweepConfig(
+        cells=((args.k, a),),
+        acts=tuple(args.act),
+        seeds=tuple(range(args.seeds)),
+        n_bits=n_bits,
+        n_samples=args.n_samples,
+        noise=args.noise,
+        train=TrainConfig(width=args.width, epochs=args.epochs),
+        classifier=args.classifier,
+    )
+    rows = run_sweep(cfg, show_progress=not args.quiet)
+    summary = summarise(rows)
+    _print_summary(summary)
+    from iclr24.paperkit.plots import save_figure
+
+    save_figure(plot_alignment_sweep(summary), Path(args.out) / "geometry.png")
+    public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+    atomic_write_json(Path(args.out) / "results.json", {"rows": public})
+    print(f"wrote {Path(args.out) / 'results.json'}")
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+def _run_random(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .measure import measure
+    from .students import TrainConfig, train_students
+    from .tasks import random_kernel
+
+    c = 0.5 if args.alignment is None else args.alignment
+    tasks = [
+        random_kernel(args.P, args.k, c, n_samples=args.n_samples, noise=args.noise, seed=s)
+        for s in range(args.seeds)
+    ]
+    acts = [a for a in args.act for _ in tasks]
+    students = train_students(
+        tasks * len(args.act), acts, list(range(args.seeds)) * len(args.act),
+        TrainConfig(width=args.width, epochs=args.epochs), show_progress=not args.quiet,
+    )  # fmt: skip
+    rows = []
+    for st, task in zip(students, tasks * len(args.act), strict=True):
+        Xt, ct = task.trials(50, noise=0.5, seed=1000 + st.seed)
+        g = measure(
+            st.representation(Xt), ct, targets=task.targets, means=st.representation(task.means),
+            input_kernel=task.K_x, classifier=args.classifier, max_splits=36, max_dichotomies=64, seed=st.seed,
+        )  # fmt: skip
+        rows.append({"act": st.act, "seed": st.seed, "alignment": task.alignment, **g.as_dict()})
+    for act in args.act:
+        rs = [r for r in rows if r["act"] == act]
+        print(
+            f"{act:>10}  c={rs[0]['alignment']:.3f}  CKA_y={np.mean([r['cka_target'] for r in rs]):.3f}  "
+            f"CKA_x={np.mean([r['cka_input'] for r in rs]):.3f}  PS={np.mean([r['ps'] for r in rs]):.3f}  "
+            f"CCGP={np.mean([r['ccgp'] for r in rs]):.3f}"
+        )
+    atomic_write_json(Path(args.out) / "results.json", {"rows": rows})
+    print(f"wrote {Path(args.out) / 'results.json'}")
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
+    cols = ("cka_y", "cka_x", "ps", "ccgp", "sd_untrained", "acc_means")
+    print(f"{'k':>2} {'a':>6} {'c':>6} {'act':>10} " + " ".join(f"{c:>12}" for c in cols))
+    for (k, a, act), v in summary.items():
+        print(
+            f"{k:>2} {a:>6.3g} {v['alignment']:>6.3f} {act:>10} " + " ".join(f"{v[c]:>12.3f}" for c in cols)
+        )
+
+
+@app.command(
+    "measure",
+    "Geometry metrics of your own activations (a .npz with activations, conditions, targets).",
+    arg("activations", type=Path, help=".npz with 'activations' (n, N), 'conditions' (n,), 'targets' (P, k)"),
+    arg("--classifier", choices=("svc", "ridge"), default="svc", help="linear classifier of CCGP and SD"),
+    arg("--rep-noise", type=nonneg_float, default=0.0, help="noise std added to the activations for SD"),
+)
+def _measure(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.io import load_npz
+
+    from .measure import measure
+
+    d = load_npz(args.activations, keys=("activations", "conditions", "targets"))
+    g = measure(
+        d["activations"],
+        d["conditions"],
+        targets=d["targets"],
+        input_kernel=d.get("input_kernel"),
+        classifier=args.classifier,
+        rep_noise=args.rep_noise,
+        seed=args.seed,
+    )
+    print(json.dumps(g.as_dict(), indent=2))
+    atomic_write_json(Path(args.out) / "geometry.json", g.as_dict())
+    print(f"wrote {Path(args.out) / 'geometry.json'}")
+    return 0
+
+
+main = app.main

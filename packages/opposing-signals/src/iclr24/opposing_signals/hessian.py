@@ -1,0 +1,238 @@
+"""Sharpness: the top eigenvalue of the training-loss Hessian, from Hessian-vector products.
+
+Notation (paper Sec. 1-2, following Cohen et al. 2021): parameters ``theta`` (flattened to a ``P``-vector),
+training loss ``L(theta)``, Hessian ``H = nabla^2 L(theta)``, sharpness ``S(theta) = lambda_max(H)``.
+
+    Hv            = d/de nabla L(theta + e v) |_{e=0}          forward-over-reverse (``torch.func.jvp`` of ``grad``)
+    v_{k+1}       = H v_k / ||H v_k||,   S ~ v_k^T H v_k       power iteration (largest |eigenvalue|)
+    H Q_m = Q_m T_m + r e_m^T                                   Lanczos: ``S ~ lambda_max(T_m)`` (largest algebraic)
+
+Under full-batch GD with step size ``eta`` the loss along the top eigenvector is stable only while
+``S < 2 / eta``; with heavy-ball momentum ``beta`` the threshold is ``(2 + 2 beta) / eta`` (Cohen et al. 2021).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, grad, jvp
+
+__all__ = [
+    "HVP_METHODS",
+    "SHARPNESS_METHODS",
+    "trainable_parameters",
+    "make_hvp",
+    "power_iteration",
+    "lanczos",
+    "top_eigenvalue",
+    "sharpness",
+    "stability_threshold",
+]
+
+SHARPNESS_METHODS = ("power", "lanczos")
+HVP_METHODS = ("func", "double_backward")
+
+
+def trainable_parameters(model: nn.Module) -> dict[str, Tensor]:
+    """The parameters of ``model`` that require grad, by name; a clear error if there are none."""
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    params = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    if not params:
+        raise ValueError(
+            f"{type(model).__name__} has no parameters that require grad; sharpness and tracking need at least "
+            "one trainable parameter (did you call requires_grad_(False) on the whole model?)"
+        )
+    return params
+
+
+def _check_data(data: object) -> tuple[Tensor, Tensor]:
+    if not (isinstance(data, tuple | list) and len(data) == 2):
+        raise ValueError(f"data must be a pair (X, y) of tensors, got {type(data).__name__}")
+    x, y = data
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise ValueError(f"data must be a pair of tensors, got ({type(x).__name__}, {type(y).__name__})")
+    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(f"X and y must have the same non-zero length, got {x.shape[0]} and {y.shape[0]}")
+    return x, y
+
+
+def make_hvp(
+    model: nn.Module,
+    loss_fn: Callable[[Tensor, Tensor], Tensor],
+    data: tuple[Tensor, Tensor],
+    method: str = "func",
+) -> tuple[Callable[[Tensor], Tensor], int]:
+    """``(hvp, P)``: ``hvp(v)`` = ``H v`` for a flat ``P``-vector ``v``, ``H`` the Hessian of
+    ``loss_fn(model(X), y)`` in the trainable parameters at their current values.
+
+    ``method="func"`` is forward-over-reverse through ``torch.func`` (``jvp`` of ``grad`` of a
+    ``functional_call``); ``"double_backward"`` is ``autograd.grad(create_graph=True)`` twice.
+    """
+    if method not in HVP_METHODS:
+        raise ValueError(f"method must be one of {HVP_METHODS}, got {method!r}")
+    x, y = _check_data(data)
+    params = trainable_parameters(model)
+    names = list(params)
+    primals = {n: p.detach() for n, p in params.items()}
+    shapes = [p.shape for p in primals.values()]
+    sizes = [p.numel() for p in primals.values()]
+    dim = sum(sizes)
+
+    def unflatten(v: Tensor) -> dict[str, Tensor]:
+        return {n: c.view(s) for n, c, s in zip(names, torch.split(v, sizes), shapes, strict=True)}
+
+    if method == "func":
+        buffers = dict(model.named_buffers())
+        frozen = {n: p.detach() for n, p in model.named_parameters() if not p.requires_grad}
+
+        def loss_of(ps: dict[str, Tensor]) -> Tensor:
+            return loss_fn(functional_call(model, {**frozen, **buffers, **ps}, (x,)), y)
+
+        grad_fn = grad(loss_of)
+
+        def hvp(v: Tensor) -> Tensor:
+            _, tangent_out = jvp(grad_fn, (primals,), (unflatten(v.to(x.dtype)),))
+            return torch.cat([tangent_out[n].reshape(-1) for n in names])
+
+        return hvp, dim
+
+    plist = [params[n] for n in names]
+
+    def hvp_db(v: Tensor) -> Tensor:
+        with torch.enable_grad():
+            loss = loss_fn(model(x), y)
+            g = torch.autograd.grad(loss, plist, create_graph=True)
+            flat = torch.cat([gi.reshape(-1) for gi in g])
+            hv = torch.autograd.grad(flat @ v.to(flat.dtype), plist)
+        return torch.cat([h.reshape(-1) for h in hv]).detach()
+
+    return hvp_db, dim
+
+
+def _start_vector(dim: int, seed: int, dtype: torch.dtype, device=None) -> Tensor:
+    g = torch.Generator().manual_seed(int(seed))
+    v = torch.randn(dim, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+    return v / v.norm()
+
+
+def power_iteration(
+    hvp: Callable[[Tensor], Tensor],
+    dim: int,
+    iters: int = 20,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device=None,
+) -> tuple[float, Tensor]:
+    """Largest-magnitude eigenvalue of a symmetric operator by power iteration: ``(lambda, v)``."""
+    if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
+        raise ValueError(f"iters must be an int >= 1, got {iters!r}")
+    v = _start_vector(dim, seed, dtype, device)
+    lam = 0.0
+    for _ in range(iters):
+        hv = hvp(v)
+        # Rayleigh quotient: lambda ~ v^T H v with ||v|| = 1
+        lam = float(v @ hv)
+        nrm = hv.norm()
+        if not torch.isfinite(nrm):
+            raise ValueError(
+                "Hessian-vector product is not finite; the loss or the parameters contain NaN/inf"
+            )
+        if nrm == 0:
+            return 0.0, v
+        # v_{k+1} = H v_k / ||H v_k||
+        v = hv / nrm
+    return lam, v
+
+
+def lanczos(
+    hvp: Callable[[Tensor], Tensor],
+    dim: int,
+    iters: int = 20,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device=None,
+) -> tuple[float, Tensor]:
+    """Largest algebraic eigenvalue by ``iters`` Lanczos steps with full re-orthogonalisation: ``(lambda, v)``."""
+    if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
+        raise ValueError(f"iters must be an int >= 1, got {iters!r}")
+    m = min(iters, dim)
+    q = _start_vector(dim, seed, dtype, device)
+    qs = [q]
+    alphas: list[float] = []
+    betas: list[float] = []
+    for j in range(m):
+        w = hvp(qs[j]).to(dtype)
+        if not torch.isfinite(w).all():
+            raise ValueError(
+                "Hessian-vector product is not finite; the loss or the parameters contain NaN/inf"
+            )
+        a = float(qs[j] @ w)
+        alphas.append(a)
+        Q = torch.stack(qs)
+        # H Q_m = Q_m T_m + r e_m^T: remove the components along every previous Lanczos vector (twice, for stability)
+        w = w - Q.T @ (Q @ w)
+        w = w - Q.T @ (Q @ w)
+        b = float(w.norm())
+        if j == m - 1 or b < 1e-10:
+            break
+        betas.append(b)
+        qs.append(w / b)
+    k = len(alphas)
+    T = torch.diag(torch.tensor(alphas, dtype=torch.float64))
+    if k > 1:
+        off = torch.tensor(betas[: k - 1], dtype=torch.float64)
+        T = T + torch.diag(off, 1) + torch.diag(off, -1)
+    evals, evecs = torch.linalg.eigh(T)
+    v = (torch.stack(qs[:k]).to(torch.float64).T @ evecs[:, -1].to(qs[0].device)).to(dtype)
+    return float(evals[-1]), v / v.norm()
+
+
+def top_eigenvalue(
+    hvp: Callable[[Tensor], Tensor],
+    dim: int,
+    iters: int = 20,
+    method: str = "power",
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device=None,
+) -> float:
+    """``lambda_max`` of a symmetric operator given by ``hvp``, by ``"power"`` iteration or ``"lanczos"``."""
+    if method not in SHARPNESS_METHODS:
+        raise ValueError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
+    fn = power_iteration if method == "power" else lanczos
+    return fn(hvp, dim, iters=iters, seed=seed, dtype=dtype, device=device)[0]
+
+
+def sharpness(
+    model: nn.Module,
+    loss_fn: Callable[[Tensor, Tensor], Tensor],
+    data: tuple[Tensor, Tensor],
+    iters: int = 20,
+    method: str = "power",
+    seed: int = 0,
+    hvp_method: str = "func",
+) -> float:
+    """Sharpness ``lambda_max(nabla^2 L(theta))`` of ``L = loss_fn(model(X), y)`` at the model's current parameters.
+
+    ``iters`` Hessian-vector products (each about two backward passes). ``method="power"`` returns the
+    largest-magnitude eigenvalue (the sharpness whenever it dominates the most negative one, as in training);
+    ``"lanczos"`` the largest algebraic one.
+    """
+    if method not in SHARPNESS_METHODS:
+        raise ValueError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
+    hvp, dim = make_hvp(model, loss_fn, data, method=hvp_method)
+    p0 = next(iter(trainable_parameters(model).values()))
+    return top_eigenvalue(hvp, dim, iters=iters, method=method, seed=seed, dtype=p0.dtype, device=p0.device)
+
+
+def stability_threshold(lr: float, momentum: float = 0.0) -> float:
+    """The edge of stability: ``2 / eta`` for GD, ``(2 + 2 beta) / eta`` for heavy-ball momentum ``beta``."""
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not lr > 0:
+        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    if isinstance(momentum, bool) or not isinstance(momentum, int | float) or not 0 <= momentum < 1:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+    # 2/eta (GD), (2 + 2 beta)/eta (heavy ball)
+    return (2.0 + 2.0 * momentum) / lr

@@ -1,0 +1,88 @@
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+from iclr24.opposing_signals.cli import app, main
+from iclr24.paperkit.testing import check_cli_contract
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path, app=app)
+
+
+@pytest.mark.slow  # a 12-step run end to end, then the plots (imports matplotlib)
+def test_run_then_plot(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["run", "--steps", "12", "--sharpness-every", "6", "--k", "8", "--out", str(out), "--quiet"])
+    assert rc == 0
+    res = json.loads((out / "results.json").read_text())
+    assert len(res["loss"]) == 13 and res["sharpness_steps"] == [0, 6, 12]
+    assert 0 <= res["precision"] <= 1 and -1 <= res["corr"] <= 1
+    assert {"group A", "group B", "all"} <= set(res["curves"])
+    rc = main(["plot", str(out / "results.json"), "--out", str(tmp_path / "plots"), "--quiet"])
+    assert rc == 0
+    assert (tmp_path / "plots" / "group_losses.png").stat().st_size > 0
+    assert (tmp_path / "plots" / "sharpness.png").stat().st_size > 0
+
+
+def test_cli_user_errors(tmp_path, capsys):
+    assert main(["plot", str(tmp_path / "missing.json"), "--out", str(tmp_path), "--quiet"]) == 2
+    assert "results file not found" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["plot", str(bad), "--out", str(tmp_path), "--quiet"]) == 2
+    assert "is not a results.json" in capsys.readouterr().err
+    assert main(["run", "--optimizer", "sgd", "--out", str(tmp_path), "--quiet"]) == 2
+    assert "needs --batch-size" in capsys.readouterr().err
+    assert main(["run", "--dataset", "cifar10", "--out", str(tmp_path), "--quiet"]) == 2
+    assert "needs --cifar-path" in capsys.readouterr().err
+    rc = main(
+        [
+            "run",
+            "--dataset",
+            "cifar10",
+            "--cifar-path",
+            str(tmp_path / "nope"),
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
+    assert rc == 2 and "CIFAR-10 folder not found" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--lr", "-1", "--out", str(tmp_path), "--quiet"])
+    assert e.value.code == 2 and "expected a positive number" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_real_data_loaders_on_tiny_files(tmp_path):
+    import gzip
+
+    from iclr24.opposing_signals.data import cifar10_subset, mnist_subset
+
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        batch = {"data": rng.integers(0, 256, (4, 3072), dtype=np.uint8), "labels": [0, 1, 2, 3]}
+        (folder / name).write_bytes(pickle.dumps(batch))
+    x, y = cifar10_subset(folder, n=6, seed=0)
+    assert x.shape == (6, 3, 32, 32) and float(x.max()) <= 1.0 and y.dtype.is_floating_point is False
+    with pytest.raises(ValueError, match="n must be an int in"):
+        cifar10_subset(folder, n=100)
+    (folder / "test_batch").unlink()
+    with pytest.raises(FileNotFoundError, match="test_batch"):
+        cifar10_subset(folder, n=2)
+
+    mdir = tmp_path / "data"
+    split = (rng.random((5, 784), dtype=np.float32), np.arange(5) % 10)
+    from iclr24.paperkit.datadir import data_path
+
+    p = data_path("mnist", mdir)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(p, "wb") as fh:
+        pickle.dump((split, split, split), fh)
+    x, y = mnist_subset(mdir, n=3)
+    assert x.shape == (3, 784) and y.tolist() == sorted(y.tolist())

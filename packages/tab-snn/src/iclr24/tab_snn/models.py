@@ -1,0 +1,243 @@
+"""Spiking networks built from a linear/conv layer -> temporal norm -> LIF: an MLP, VGG-9 and ResNet-19.
+
+All networks take ``[N, T, ...]`` (a static ``[N, ...]`` input is direct-encoded, i.e. repeated T times, as the
+official ``input_expand``) and return per-step logits ``[N, T, classes]``; the prediction is their mean over t
+(official ``main.py``: ``CE(outputs.mean(1), labels)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from .neurons import LIF, direct_encoding
+from .norms import NORMS, make_norm
+
+__all__ = ["SeqToANN", "SpikingMLP", "SpikingResNet19", "SpikingVGG9", "build_model"]
+
+
+class SeqToANN(nn.Module):
+    """Apply a stateless module to every step: fold ``[N, T, ...]`` into ``[N*T, ...]`` and back."""
+
+    def __init__(self, *modules: nn.Module) -> None:
+        super().__init__()
+        self.module = modules[0] if len(modules) == 1 else nn.Sequential(*modules)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        N, T = x.shape[:2]
+        y = self.module(x.flatten(0, 1))
+        return y.view(N, T, *y.shape[1:])
+
+
+def _check_common(T: int, norm: str) -> None:
+    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
+        raise ValueError(f"T (number of time steps) must be an int >= 1, got {T!r}")
+    if not isinstance(norm, str) or norm.lower() not in NORMS:
+        raise ValueError(f"unknown norm {norm!r}; expected one of {', '.join(NORMS)}")
+
+
+class _SpikingNet(nn.Module):
+    T: int
+    static_dims: int  # number of dims of one static sample (1 for vectors, 3 for images)
+
+    def _expand(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise ValueError(f"{type(self).__name__} expects a torch.Tensor, got {type(x).__name__}")
+        if x.dim() == self.static_dims + 1:
+            return direct_encoding(x, self.T)
+        if x.dim() == self.static_dims + 2:
+            if x.shape[1] != self.T:
+                raise ValueError(
+                    f"{type(self).__name__}: input {tuple(x.shape)} read as [N, T, ...] has {x.shape[1]} steps, "
+                    f"but the model was built with T={self.T}"
+                )
+            return x
+        raise ValueError(
+            f"{type(self).__name__} expects [N, T, ...] with {self.static_dims + 2} dims or a static "
+            f"[N, ...] with {self.static_dims + 1} dims, got shape {tuple(x.shape)}"
+        )
+
+
+class SpikingMLP(_SpikingNet):
+    """``Linear(no bias) -> Norm -> LIF`` per hidden layer, then ``Linear -> classes`` per step.
+
+    The CPU experiments of this package use ``hidden=(128, 128)``.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        T: int,
+        *,
+        hidden: Sequence[int] = (128, 128),
+        norm: str = "tab",
+        tau: float = 0.9,
+        v_th: float = 1.0,
+        gamma: float = 1.0,
+    ) -> None:
+        super().__init__()
+        _check_common(T, norm)
+        if in_features < 1 or num_classes < 1 or any(h < 1 for h in hidden):
+            raise ValueError(
+                f"in_features, num_classes and hidden sizes must be >= 1, got {in_features}, {num_classes}, "
+                f"{tuple(hidden)}"
+            )
+        self.T, self.static_dims, self.norm = T, 1, norm.lower()
+        layers: list[nn.Module] = []
+        d = in_features
+        for h in hidden:
+            layers += [SeqToANN(nn.Linear(d, h, bias=False)), make_norm(norm, h, T, layout="NT")]
+            layers.append(LIF(tau, v_th, gamma=gamma))
+            d = h
+        self.features = nn.Sequential(*layers)
+        self.head = SeqToANN(nn.Linear(d, num_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(self._expand(x)))
+
+
+def _conv_norm(cin: int, cout: int, T: int, norm: str, *, stride: int = 1, k: int = 3, alpha: float = 1.0):
+    return nn.Sequential(
+        SeqToANN(nn.Conv2d(cin, cout, k, stride, k // 2, bias=False)),
+        make_norm(norm, cout, T, layout="NT", alpha=alpha),
+    )
+
+
+def _init_convs(model: nn.Module) -> None:
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+
+class SpikingVGG9(_SpikingNet):
+    """The paper's VGG-9 (official ``models.py:VGG9``): conv3x3 -> norm -> LIF for
+    [64, 64, AP2, 128, 128, AP2, 256, 256, 256, AP2], then Dropout 0.25 + FC 1024, Dropout 0.25 + FC classes.
+
+    ``width`` scales every channel count (1.0 = the paper's); ``input_size`` is the image side (32 for CIFAR,
+    48 for DVS-CIFAR10 frames).
+    """
+
+    plan = (64, 64, "A", 128, 128, "A", 256, 256, 256, "A")
+
+    def __init__(
+        self,
+        num_classes: int = 10,
+        T: int = 4,
+        *,
+        in_channels: int = 3,
+        input_size: int = 32,
+        norm: str = "tab",
+        tau: float = 0.9,
+        v_th: float = 1.0,
+        gamma: float = 1.0,
+        width: float = 1.0,
+        dropout: float = 0.25,
+    ) -> None:
+        super().__init__()
+        _check_common(T, norm)
+        if input_size % 8 != 0 or input_size < 8:
+            raise ValueError(f"input_size must be a multiple of 8 (three 2x2 poolings), got {input_size}")
+        if not width > 0:
+            raise ValueError(f"width must be > 0, got {width}")
+        self.T, self.static_dims, self.norm = T, 3, norm.lower()
+        layers: list[nn.Module] = []
+        c = in_channels
+        for item in self.plan:
+            if item == "A":
+                layers.append(SeqToANN(nn.AvgPool2d(2, 2)))
+                continue
+            cout = max(1, round(item * width))
+            layers += [*_conv_norm(c, cout, T, norm), LIF(tau, v_th, gamma=gamma)]
+            c = cout
+        self.features = nn.Sequential(*layers)
+        flat = c * (input_size // 8) ** 2
+        hidden = max(1, round(1024 * width))
+        self.fc1 = SeqToANN(nn.Dropout(dropout), nn.Linear(flat, hidden))
+        self.fc2 = SeqToANN(nn.Dropout(dropout), nn.Linear(hidden, num_classes))
+        _init_convs(self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.features(self._expand(x))
+        return self.fc2(self.fc1(torch.flatten(x, 2)))
+
+
+class _BasicBlock(nn.Module):
+    """conv-norm-LIF-conv-norm (+ shortcut) -> LIF; the norms before the addition get tdBN's alpha = 1/sqrt(2)."""
+
+    def __init__(
+        self, cin: int, cout: int, stride: int, T: int, norm: str, tau: float, v_th: float, gamma: float
+    ):
+        super().__init__()
+        a = 2**-0.5
+        self.conv1 = _conv_norm(cin, cout, T, norm, stride=stride)
+        self.lif1 = LIF(tau, v_th, gamma=gamma)
+        self.conv2 = _conv_norm(cout, cout, T, norm, alpha=a)
+        self.shortcut = (
+            _conv_norm(cin, cout, T, norm, stride=stride, k=1, alpha=a)
+            if stride != 1 or cin != cout
+            else nn.Identity()
+        )
+        self.lif2 = LIF(tau, v_th, gamma=gamma)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lif2(self.conv2(self.lif1(self.conv1(x))) + self.shortcut(x))
+
+
+class SpikingResNet19(_SpikingNet):
+    """ResNet-19 as used by TET/TEBN/TAB: conv 128, blocks [3, 3, 2] at 128/256/512 channels (strides 1, 2, 2),
+    AvgPool2 -> FC 256 -> FC classes (the official ``models.py:ResNet`` layout, which itself does not run).
+    """
+
+    def __init__(
+        self,
+        num_classes: int = 10,
+        T: int = 4,
+        *,
+        in_channels: int = 3,
+        input_size: int = 32,
+        norm: str = "tab",
+        tau: float = 0.9,
+        v_th: float = 1.0,
+        gamma: float = 1.0,
+        width: float = 1.0,
+        blocks: Sequence[int] = (3, 3, 2),
+        dropout: float = 0.25,
+    ) -> None:
+        super().__init__()
+        _check_common(T, norm)
+        if input_size % 8 != 0 or input_size < 8:
+            raise ValueError(f"input_size must be a multiple of 8, got {input_size}")
+        if not width > 0:
+            raise ValueError(f"width must be > 0, got {width}")
+        self.T, self.static_dims, self.norm = T, 3, norm.lower()
+        chans = [max(1, round(c * width)) for c in (128, 256, 512)]
+        self.stem = nn.Sequential(*_conv_norm(in_channels, chans[0], T, norm), LIF(tau, v_th, gamma=gamma))
+        layers: list[nn.Module] = []
+        c = chans[0]
+        for i, (cout, n) in enumerate(zip(chans, blocks, strict=True)):
+            for j in range(n):
+                stride = 2 if (i > 0 and j == 0) else 1
+                layers.append(_BasicBlock(c, cout, stride, T, norm, tau, v_th, gamma))
+                c = cout
+        self.layers = nn.Sequential(*layers)
+        self.pool = SeqToANN(nn.AvgPool2d(2))
+        flat = c * (input_size // 8) ** 2
+        hidden = max(1, round(256 * width))
+        self.fc1 = SeqToANN(nn.Dropout(dropout), nn.Linear(flat, hidden))
+        self.fc2 = SeqToANN(nn.Dropout(dropout), nn.Linear(hidden, num_classes))
+        _init_convs(self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.pool(self.layers(self.stem(self._expand(x))))
+        return self.fc2(self.fc1(torch.flatten(x, 2)))
+
+
+def build_model(arch: str, **kwargs) -> nn.Module:
+    """``arch`` in ``mlp | vgg9 | resnet19``; keyword arguments go to the class."""
+    table = {"mlp": SpikingMLP, "vgg9": SpikingVGG9, "resnet19": SpikingResNet19}
+    if arch not in table:
+        raise ValueError(f"unknown architecture {arch!r}; expected one of {', '.join(table)}")
+    return table[arch](**kwargs)

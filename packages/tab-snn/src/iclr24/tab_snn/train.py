@@ -1,0 +1,234 @@
+"""Training and evaluation (official ``main.py``): CE on the time-averaged logits, SGD + cosine annealing.
+
+Runs in one process or under ``torchrun`` (each rank takes a shard of every epoch through paperkit's
+``distributed_sampler``; gradients are averaged by DDP).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .data import TemporalData
+from .models import SpikingMLP
+from .neurons import firing_rates
+
+__all__ = ["CosineSGD", "TrainConfig", "TrainResult", "crop_flip", "evaluate", "train_model", "train_on"]
+
+
+def crop_flip(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
+    """The official CIFAR/DVS augmentation on a batch ``[B, ..., H, W]``: random crop after zero-padding by ``pad``,
+    and a horizontal flip with probability 1/2 (one crop and flip per sample, shared over time steps)."""
+    B, H, W = x.shape[0], x.shape[-2], x.shape[-1]
+    padded = F.pad(x, (pad, pad, pad, pad))
+    dy = torch.randint(0, 2 * pad + 1, (B,), generator=generator).tolist()
+    dx = torch.randint(0, 2 * pad + 1, (B,), generator=generator).tolist()
+    flip = torch.rand(B, generator=generator) < 0.5
+    out = torch.stack([padded[i, ..., dy[i] : dy[i] + H, dx[i] : dx[i] + W] for i in range(B)])
+    return torch.where(flip.reshape(B, *([1] * (x.dim() - 1))).to(x.device), out.flip(-1), out)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Defaults are the official ``main.py``'s (VGG-9 on CIFAR-10: 200 epochs, batch 64, seed 42)."""
+
+    epochs: int = 200
+    batch_size: int = 64
+    lr: float = 0.02
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    seed: int = 42
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1:
+            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs}, {self.batch_size}")
+        if not self.lr > 0 or not 0 <= self.momentum < 1 or self.weight_decay < 0:
+            raise ValueError(
+                f"need lr > 0, 0 <= momentum < 1, weight_decay >= 0; got {self.lr}, {self.momentum}, "
+                f"{self.weight_decay}"
+            )
+
+
+class CosineSGD:
+    """``torch.optim.SGD(lr, momentum, weight_decay)`` (no dampening, no Nesterov) under
+    ``CosineAnnealingLR(T_max=total_steps, eta_min=0)`` stepped every batch, in closed form.
+
+    Written out (a dozen lines) because ``torch.optim`` imports ``torch._dynamo`` on first use, which costs tens of
+    seconds per process where byte-code caching is off; the update is the same:
+    ``d = g + wd * w;  b = m * b + d (b = d at the first step);  w -= lr_k * b``,
+    ``lr_k = lr * (1 + cos(pi * k / total_steps)) / 2`` at step k = 0, 1, ...
+    """
+
+    def __init__(self, params, lr: float, momentum: float, weight_decay: float, total_steps: int) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, self.momentum, self.weight_decay = lr, momentum, weight_decay
+        self.total_steps, self.k = max(int(total_steps), 1), 0
+        self.buffers: list[torch.Tensor | None] = [None] * len(self.params)
+
+    @property
+    def current_lr(self) -> float:
+        return self.lr * (1 + math.cos(math.pi * min(self.k, self.total_steps) / self.total_steps)) / 2
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        lr = self.current_lr
+        for i, p in enumerate(self.params):
+            if p.grad is None:
+                continue
+            d = p.grad.add(p, alpha=self.weight_decay) if self.weight_decay else p.grad
+            if self.momentum:
+                b = self.buffers[i]
+                self.buffers[i] = b = d.clone() if b is None else b.mul_(self.momentum).add_(d)
+                d = b
+            p.add_(d, alpha=-lr)
+        self.k += 1
+
+
+@dataclass
+class TrainResult:
+    test_acc: float  # % on the test split after the last epoch (never the best epoch: no selection on test)
+    train_loss: list[float] = field(default_factory=list)
+    firing_rate: dict[str, float] = field(default_factory=dict)
+    firing_rate_per_step: dict[str, list[float]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _check_data(x: torch.Tensor, y: torch.Tensor, what: str) -> None:
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise ValueError(f"{what}: expected tensors, got {type(x).__name__} and {type(y).__name__}")
+    if len(x) == 0:
+        raise ValueError(f"{what}: the split is empty")
+    if len(x) != len(y):
+        raise ValueError(f"{what}: {len(x)} inputs but {len(y)} labels")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{what}: the inputs contain NaN or inf values")
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, batch_size: int = 512, device="cpu"
+) -> float:
+    """Accuracy (%) of ``argmax_c mean_t logits[:, t, c]`` in eval mode (running statistics)."""
+    _check_data(x, y, "evaluate")
+    model.eval()
+    correct = 0
+    for i in range(0, len(x), batch_size):
+        out = model(x[i : i + batch_size].to(device)).mean(1)
+        correct += int((out.argmax(1).cpu() == y[i : i + batch_size]).sum())
+    return 100.0 * correct / len(x)
+
+
+def train_model(
+    model: nn.Module,
+    x_train: torch.Tensor,
+    y_train: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    cfg: TrainConfig | None = None,
+    *,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+    desc: str = "train",
+    augment: bool = False,
+) -> TrainResult:
+    """Train ``model`` (which returns ``[N, T, classes]``) with CE(mean_t logits) and report test accuracy.
+
+    SGD(lr, momentum, weight decay on all parameters) with cosine annealing to 0, stepped every batch
+    (:class:`CosineSGD`).
+    Under ``torchrun`` the model is wrapped in DDP and each rank trains on its shard. ``augment``: random crop
+    (pad 4) and flip of image inputs (:func:`crop_flip`), as the official CIFAR/DVS loaders.
+    """
+    from iclr24.paperkit import progress as pbar
+
+    cfg = cfg or TrainConfig()
+    from iclr24.paperkit.distributed import distributed_sampler, init_distributed, wrap_ddp
+
+    _check_data(x_train, y_train, "train split")
+    _check_data(x_test, y_test, "test split")
+    t0 = time.perf_counter()
+    info = init_distributed(device=str(device))
+    dev = info.device if info.world_size > 1 else torch.device(device)
+    net = wrap_ddp(model, info) if info.world_size > 1 else model.to(dev)
+    if info.world_size > 1:
+        sampler = distributed_sampler(range(len(x_train)), shuffle=True, seed=cfg.seed)
+        n_local = len(sampler)
+    else:  # one seeded permutation per epoch (what :func:`.packed.train_packed` reproduces)
+        sampler, n_local, gen = None, len(x_train), torch.Generator().manual_seed(cfg.seed)
+    steps_per_epoch = -(-n_local // cfg.batch_size)
+    opt = CosineSGD(net.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.epochs * steps_per_epoch)
+    result = TrainResult(test_acc=float("nan"))
+    aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
+    bar = pbar(range(cfg.epochs), desc=desc, disable=None if progress else True)
+    for epoch in bar:
+        if sampler is not None:
+            sampler.set_epoch(epoch)
+            idx = torch.as_tensor(list(iter(sampler)), dtype=torch.long)
+        else:
+            idx = torch.randperm(len(x_train), generator=gen)
+        net.train()
+        total, n = 0.0, 0
+        for b in range(0, len(idx), cfg.batch_size):
+            sel = idx[b : b + cfg.batch_size]
+            xb, yb = x_train[sel], y_train[sel].to(dev)
+            if augment:
+                xb = crop_flip(xb, aug_gen)
+            xb = xb.to(dev)
+            loss = F.cross_entropy(net(xb).mean(1), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(sel)
+            n += len(sel)
+        result.train_loss.append(total / max(n, 1))
+        if hasattr(bar, "set_postfix"):
+            bar.set_postfix(loss=f"{result.train_loss[-1]:.3f}")
+    result.test_acc = evaluate(model, x_test, y_test, device=dev)
+    result.firing_rate = firing_rates(model)
+    result.firing_rate_per_step = firing_rates(model, per_step=True)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def train_on(
+    data: TemporalData,
+    norm: str,
+    cfg: TrainConfig | None = None,
+    *,
+    hidden: tuple[int, ...] = (128, 128),
+    tau: float = 0.9,
+    v_th: float = 1.0,
+    gamma: float = 1.0,
+    device: str = "cpu",
+    progress: bool = True,
+) -> TrainResult:
+    """Seed, build this package's :class:`SpikingMLP` with ``norm`` for ``data`` and train it."""
+    from iclr24.paperkit import seed_everything
+
+    cfg = cfg or TrainConfig()
+    seed_everything(cfg.seed)
+    model = SpikingMLP(
+        data.in_features, data.num_classes, data.T, hidden=hidden, norm=norm, tau=tau, v_th=v_th, gamma=gamma
+    )
+    return train_model(
+        model,
+        data.x_train,
+        data.y_train,
+        data.x_test,
+        data.y_test,
+        cfg,
+        device=device,
+        progress=progress,
+        desc=f"{data.name} {norm} seed {cfg.seed}",
+    )

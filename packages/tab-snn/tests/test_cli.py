@@ -1,0 +1,103 @@
+"""The CLI contract, the smoke-mode claims, the README quickstart, and training under torchrun."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.tab_snn.cli import main
+from iclr24.tab_snn.reproduce import PAPER
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_smoke_records(tmp_path):
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=5)
+    names = {c.claim for c in cs.claims}
+    assert any("tdBN" in n for n in names) and any("BNTT" in n for n in names)
+    assert (tmp_path / "seq_digits_firing_rates.png").is_file()
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_cli_train_end_to_end(tmp_path, capsys):
+    rc = main(
+        [
+            "train",
+            "--data",
+            "seq-digits",
+            "--norm",
+            "tab",
+            "--epochs",
+            "1",
+            "--limit",
+            "128",
+            "--quiet",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert rc == 0
+    m = json.loads((tmp_path / "metrics.json").read_text())
+    assert m["norm"] == "tab" and m["T"] == 8 and 0 <= m["test_acc"] <= 100 and m["firing_rate"]
+    assert (tmp_path / "model.pt").is_file()
+
+
+def test_cli_user_errors(tmp_path, capsys):
+    assert main(["train", "--data", "seq-digits", "--T", "5", "--out", str(tmp_path)]) == 2
+    assert "rows (8)" in capsys.readouterr().err
+    assert main(["train", "--data", "imagenet", "--out", str(tmp_path)]) == 2
+    assert main(["train", "--data", "cifar10:/no/such/folder", "--out", str(tmp_path)]) == 2
+    assert "not found" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:  # argparse: one line, exit 2
+        main(["train", "--norm", "layer", "--out", str(tmp_path)])
+    assert e.value.code == 2
+    assert main(["train", "--data", "seq-digits", "--lr", "-1", "--out", str(tmp_path)]) == 2
+
+
+def test_readme_quickstart(tmp_path):
+    ns = run_readme_blocks(README, cwd=tmp_path)
+    assert "y" in ns
+
+
+@pytest.mark.slow
+def test_train_under_torchrun(tmp_path):
+    from iclr24.paperkit.distributed import run_torchrun
+
+    out = tmp_path / "dist"
+    run_torchrun(
+        [
+            "-m",
+            "iclr24.tab_snn.cli",
+            "train",
+            "--data",
+            "seq-digits",
+            "--epochs",
+            "1",
+            "--limit",
+            "128",
+            "--quiet",
+            "--out",
+            str(out),
+        ],
+        nproc=2,
+        timeout=600,
+    )
+    assert json.loads((out / "metrics.json").read_text())["test_acc"] >= 0
+
+
+def test_bench_smoke():
+    from iclr24.tab_snn.bench import run_benchmarks
+
+    rep = run_benchmarks("smoke")
+    names = [r.name for r in rep.results]
+    assert "MLP T=8 tab" in names and "TAB cumsum T=8" in names
+    assert any("[8,8,8,4,4] tab" in n for n in names)
+    assert all(r.median_s > 0 and r.speedup is not None for r in rep.results)
+    with pytest.raises(ValueError, match="mode"):
+        run_benchmarks("huge")

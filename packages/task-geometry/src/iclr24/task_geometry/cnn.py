@@ -1,0 +1,116 @@
+"""The paper's image setting: a small CNN (2 conv + 2 fully connected layers) trained on binary
+dichotomies of image classes, with the geometry of its last hidden layer measured over the classes.
+
+On MNIST the conditions are the 10 digits and the targets two balanced dichotomies of them: parity (odd = 1) and
+magnitude (>= 5 = 1). For CIFAR-10 (from a user path, :func:`iclr24.paperkit.datasets.load_cifar10`) pass the
+classes' own dichotomies (e.g. animal vs vehicle) with ``in_channels=3``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from .measure import Geometry, activations, measure
+from .students import Adam, make_activation
+
+__all__ = ["SmallCNN", "digit_dichotomies", "train_cnn", "measure_cnn"]
+
+
+def digit_dichotomies() -> np.ndarray:
+    """``(10, 2)`` 0/1 targets of the digits: parity (odd) and magnitude (>= 5)."""
+    d = np.arange(10)
+    return np.stack([d % 2, (d >= 5).astype(int)], axis=1).astype(np.float64)
+
+
+class SmallCNN(nn.Module):
+    """conv(5x5, 16) - phi - maxpool - conv(5x5, 32) - phi - maxpool - fc(128) - phi - fc(k) for square images."""
+
+    def __init__(self, k: int, *, act: str = "tanh", in_channels: int = 1, side: int = 28, width: int = 128):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, 16, 5, padding=2),
+            make_activation(act),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 5, padding=2),
+            make_activation(act),
+            nn.MaxPool2d(2),
+        )
+        self.fc = nn.Linear(32 * (side // 4) ** 2, width)
+        self.act = make_activation(act)
+        self.readout = nn.Linear(width, k)
+        self.side, self.in_channels = side, in_channels
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.reshape(x.shape[0], self.in_channels, self.side, self.side)
+        return self.readout(self.act(self.fc(self.features(x).flatten(1))))
+
+
+def _images(x: np.ndarray | torch.Tensor, in_channels: int, side: int) -> torch.Tensor:
+    t = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, dtype=torch.float32)
+    if t.ndim < 2 or t[0].numel() != in_channels * side * side:
+        raise ValueError(
+            f"images must have {in_channels}x{side}x{side} values each, got shape {tuple(t.shape)}"
+        )
+    if not torch.isfinite(t).all():
+        raise ValueError("images contain NaN/inf values")
+    return t.reshape(t.shape[0], in_channels, side, side)
+
+
+def train_cnn(
+    x: np.ndarray,
+    labels: np.ndarray,
+    targets: np.ndarray,
+    *,
+    act: str = "tanh",
+    epochs: int = 2,
+    lr: float = 1e-3,
+    batch_size: int = 64,
+    in_channels: int = 1,
+    side: int = 28,
+    seed: int = 0,
+) -> SmallCNN:
+    """Train :class:`SmallCNN` with Adam on the Bernoulli loss for the class dichotomies ``targets (C, k)``;
+    ``labels (n,)`` are the class of each image."""
+    X = _images(x, in_channels, side)
+    y = np.asarray(labels)
+    T = np.asarray(targets, dtype=np.float32)
+    if y.shape != (X.shape[0],) or y.min() < 0 or y.max() >= T.shape[0]:
+        raise ValueError(f"labels must be (n,) = ({X.shape[0]},) class indices in 0..{T.shape[0] - 1}")
+    Y = torch.as_tensor(T[y])
+    torch.manual_seed(seed)
+    model = SmallCNN(T.shape[1], act=act, in_channels=in_channels, side=side)
+    opt = Adam(list(model.parameters()), lr=lr)
+    g = torch.Generator().manual_seed(seed)
+    loss_fn = nn.BCEWithLogitsLoss()
+    for _ in range(epochs):
+        perm = torch.randperm(X.shape[0], generator=g)
+        for start in range(0, X.shape[0], batch_size):
+            idx = perm[start : start + batch_size]
+            loss = loss_fn(model(X[idx]), Y[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    model.eval()
+    return model
+
+
+def measure_cnn(
+    model: SmallCNN,
+    x: np.ndarray,
+    labels: np.ndarray,
+    targets: np.ndarray,
+    *,
+    classifier: str = "ridge",
+    seed: int = 0,
+) -> tuple[Geometry, float]:
+    """The geometry of the last hidden layer (``act`` after ``fc``) over the classes, against the pixel kernel;
+    and the target accuracy on these images."""
+    X = _images(x, model.in_channels, model.side)
+    Z = activations(model, X, "act")
+    geo = measure(Z, labels, targets=targets, inputs=X.flatten(1), classifier=classifier, seed=seed)
+    with torch.no_grad():
+        logits = torch.cat([model(X[i : i + 1024]) for i in range(0, X.shape[0], 1024)])
+    T = torch.as_tensor(np.asarray(targets, dtype=np.float32)[np.asarray(labels)])
+    return geo, float(((logits > 0).float() == T).float().mean())

@@ -1,0 +1,124 @@
+"""The paper's main experiment, the input-label alignment sweep: students with different nonlinearities trained on
+Walsh cube tasks of varying input-label alignment, and the geometry of their hidden layer."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from iclr24.paperkit import progress
+
+from .measure import measure
+from .students import TrainConfig, make_activation, train_students
+from .tasks import walsh_cube
+
+__all__ = ["SweepConfig", "run_sweep", "summarise"]
+
+METRICS = ("cka_x", "cka_y", "ps", "ccgp", "sd", "sd_untrained", "pr", "acc_means")
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A grid of Walsh cube cells ``(k, a)`` x nonlinearities x seeds, and how the geometry is measured.
+    Defaults: the CPU plan of the paper's alignment sweep (P = 8, D = 100, sigma = 1, test sigma = 0.5)."""
+
+    cells: tuple[tuple[int, float], ...] = ((1, 0.0), (1, 1.0), (1, 3.5), (3, 0.0), (3, 1.0), (3, 7 / 6))
+    acts: tuple[str, ...] = ("tanh", "relu")
+    seeds: tuple[int, ...] = (0, 1, 2)
+    n_bits: int = 3
+    dim: int = 100
+    noise: float = 1.0
+    n_samples: int = 5000
+    train: TrainConfig = field(default_factory=TrainConfig)
+    test_noise: float = 0.5
+    trials_per_condition: int = 250
+    classifier: str = "svc"
+    rep_noise: float = 0.2
+
+    def __post_init__(self) -> None:
+        if not self.cells or not self.acts or not self.seeds:
+            raise ValueError("a sweep needs at least one cell, one activation and one seed")
+        for a in self.acts:
+            make_activation(a)
+        for cell in self.cells:
+            if len(cell) != 2:
+                raise ValueError(f"each cell is a pair (k, a), got {cell!r}")
+
+
+def run_sweep(cfg: SweepConfig, *, show_progress: bool = True) -> list[dict]:
+    """Train every student of the grid (one batched ensemble) and measure it. One row per (k, a, act, seed);
+    keys starting with ``_`` hold arrays (hidden and input condition means, targets)."""
+    members = []
+    for k, a in cfg.cells:
+        for seed in cfg.seeds:
+            task = walsh_cube(
+                cfg.n_bits, k, a, dim=cfg.dim, noise=cfg.noise, n_samples=cfg.n_samples, seed=seed
+            )
+            for act in cfg.acts:
+                members.append((k, a, act, seed, task))
+    t0 = time.perf_counter()
+    students = train_students(
+        [m[4] for m in members],
+        [m[2] for m in members],
+        [m[3] for m in members],
+        cfg.train,
+        show_progress=show_progress,
+    )
+    train_seconds = time.perf_counter() - t0
+    rows = []
+    for (k, a, act, seed, task), st in progress(
+        list(zip(members, students, strict=True)),
+        desc="measuring geometry",
+        disable=None if show_progress else True,
+    ):
+        Xt, ct = task.trials(cfg.trials_per_condition, noise=cfg.test_noise, seed=1000 + seed)
+        g = measure(
+            st.representation(Xt),
+            ct,
+            targets=task.targets,
+            means=st.representation(task.means),
+            input_kernel=task.K_x,
+            classifier=cfg.classifier,
+            rep_noise=cfg.rep_noise,
+            seed=seed,
+        )
+        rows.append(
+            {
+                "k": k,
+                "a": float(a),
+                "alignment": task.alignment,
+                "act": act,
+                "seed": seed,
+                "cka_x": g.cka_input,
+                "cka_y": g.cka_target,
+                "ps": g.ps,
+                "ccgp": g.ccgp,
+                "sd": g.sd,
+                "sd_untrained": g.sd_untrained,
+                "pr": g.participation_ratio,
+                "acc_means": st.accuracy(task.means, task.targets),
+                "epochs": st.epochs_run,
+                "final_loss": st.losses[-1],
+                "train_seconds_all": train_seconds,
+                "_hidden_means": st.representation(task.means),  # arrays: not for JSON
+                "_input_means": task.means,
+                "_targets": task.targets,
+            }
+        )
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict[tuple[int, float, str], dict[str, float]]:
+    """Mean (over seeds) of every metric per ``(k, a, act)``; also ``alignment`` and ``n_seeds``."""
+    groups: dict[tuple[int, float, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["k"], r["a"], r["act"])].append(r)
+    out = {}
+    for key, rs in groups.items():
+        out[key] = {m: float(np.mean([r[m] for r in rs])) for m in METRICS}
+        out[key]["alignment"] = rs[0]["alignment"]
+        out[key]["n_seeds"] = len(rs)
+    return out

@@ -1,0 +1,400 @@
+"""Student networks and the authors' training loop.
+
+Notation (the paper's): input ``x in R^D``, hidden ``z = phi(W x + b) in R^N``, read-out ``y_hat = J z + c``
+for ``k`` binary targets, trained with a Bernoulli likelihood:
+
+    z     = phi(W x + b)                                                                              (Eq. S1)
+    y_hat = J z + c                                                                                   (Eq. S2)
+    L     = mean_i BCE(sigmoid(y_hat_i), y_i)                                                         (Eq. S3)
+
+``depth > 1`` stacks hidden layers ``z_l = phi(W_l z_{l-1} + b_l)``; the geometry is measured on the last one.
+With ``fixed_readout`` (Sec. 3.1.1) ``J`` is a fixed +-1 matrix (scaled by ``1/N``) and only ``W, b`` learn.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = [
+    "ACTIVATIONS",
+    "TWO_SIDED",
+    "TrainConfig",
+    "AUTHORS",
+    "MLP",
+    "Student",
+    "make_activation",
+    "train_student",
+    "train_students",
+    "weight_projections",
+    "Adam",
+]
+
+
+def _clipped_relu(x: torch.Tensor) -> torch.Tensor:
+    return x.clamp(0.0, 1.0)
+
+
+# Sec. 7: symmetric two-sided saturation (tanh, hardtanh, sigmoid-like) vs one-sided (relu, softplus, ...)
+ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
+    "tanh": nn.Tanh,
+    "relu": nn.ReLU,
+    "hardtanh": nn.Hardtanh,
+    "sigmoid": nn.Sigmoid,
+    "softplus": nn.Softplus,
+    "leaky_relu": lambda: nn.LeakyReLU(0.1),
+    "elu": nn.ELU,
+    "clipped_relu": lambda: _Lambda(_clipped_relu),
+}
+TWO_SIDED = ("tanh", "hardtanh", "sigmoid", "clipped_relu")
+
+
+class _Lambda(nn.Module):
+    def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x)
+
+
+def make_activation(name: str) -> nn.Module:
+    """The nonlinearity ``phi`` by name: one of ``ACTIVATIONS``."""
+    if not isinstance(name, str) or name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; expected one of {sorted(ACTIVATIONS)}")
+    return ACTIVATIONS[name]()
+
+
+def _check_int(name: str, v: object, minimum: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+    return int(v)
+
+
+def _check_pos(name: str, v: object) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    return float(v)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Student and optimiser settings. Defaults: the paper's CPU-scale recipe (width 128, Adam lr 1e-2, batch 64,
+    30 epochs); ``AUTHORS`` is the authors' long run (up to 1000 epochs, stop when no parameter moves by more
+    than ``stop_tol`` in an epoch)."""
+
+    width: int = 128
+    depth: int = 1
+    lr: float = 1e-2
+    batch_size: int = 64
+    epochs: int = 30
+    stop_tol: float | None = None
+    fixed_readout: bool = False
+    record_every: int = 0  # steps between snapshots of the first layer (0: none)
+
+    def __post_init__(self) -> None:
+        _check_int("width", self.width, 1)
+        _check_int("depth", self.depth, 1)
+        _check_pos("lr", self.lr)
+        _check_int("batch_size", self.batch_size, 1)
+        _check_int("epochs", self.epochs, 1)
+        _check_int("record_every", self.record_every, 0)
+        if self.stop_tol is not None:
+            _check_pos("stop_tol", self.stop_tol)
+
+
+AUTHORS = TrainConfig(epochs=1000, stop_tol=1e-5)
+
+
+class MLP(nn.Module):
+    """``depth`` hidden layers of ``width`` units with nonlinearity ``act`` and a linear read-out to ``k`` logits
+    (Eqs. S1-S2); PyTorch's default initialisation, as the authors."""
+
+    def __init__(
+        self,
+        dim_in: int,
+        k: int,
+        *,
+        width: int = 128,
+        depth: int = 1,
+        act: str = "tanh",
+        fixed_readout: bool = False,
+    ):
+        super().__init__()
+        dim_in, k = _check_int("dim_in", dim_in, 1), _check_int("k", k, 1)
+        width, depth = _check_int("width", width, 1), _check_int("depth", depth, 1)
+        self.act_name = act
+        layers: list[nn.Module] = []
+        d = dim_in
+        for _ in range(depth):
+            # Eq. S1: z = phi(W x + b)
+            layers += [nn.Linear(d, width), make_activation(act)]
+            d = width
+        self.hidden = nn.Sequential(*layers)
+        # Eq. S2: y_hat = J z + c
+        self.readout = nn.Linear(width, k)
+        if fixed_readout:
+            with torch.no_grad():
+                g = torch.Generator().manual_seed(12345)
+                sign = torch.randint(0, 2, (k, width), generator=g).float() * 2 - 1
+                self.readout.weight.copy_(sign / width)
+                self.readout.bias.zero_()
+            self.readout.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.readout(self.hidden(x))
+
+    @torch.no_grad()
+    def representation(self, x: torch.Tensor | np.ndarray, layer: int = -1) -> np.ndarray:
+        """Hidden activations ``z`` of hidden layer ``layer`` (default: the last) for inputs ``x``: ``(n, N)``."""
+        h = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, dtype=torch.float32)
+        n_hidden = len(self.hidden) // 2
+        stop = (layer % n_hidden) + 1
+        out = self.hidden[: 2 * stop](h)
+        return out.double().numpy()
+
+
+@dataclass
+class Student:
+    """A trained student: the model, its settings, the per-epoch loss, and (optionally) first-layer snapshots."""
+
+    model: MLP
+    act: str
+    config: TrainConfig
+    seed: int
+    losses: list[float] = field(default_factory=list)
+    epochs_run: int = 0
+    snapshots: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)  # (step, W, b)
+
+    def representation(self, x, layer: int = -1) -> np.ndarray:
+        return self.model.representation(x, layer)
+
+    @torch.no_grad()
+    def accuracy(self, x, y) -> float:
+        """Fraction of targets (all ``k`` of every row) predicted right by the sign of the logits."""
+        logits = self.model(
+            torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, dtype=torch.float32)
+        )
+        y = torch.as_tensor(np.asarray(y) if not torch.is_tensor(y) else y, dtype=torch.float32)
+        return float(((logits > 0).float() == y).float().mean())
+
+
+class Adam:
+    """Adam (Kingma & Ba 2015) exactly as ``torch.optim.Adam`` with its defaults (betas 0.9/0.999, eps 1e-8, no
+    weight decay), written out so that training does not import ``torch._dynamo`` (tens of seconds on a cold start):
+
+        m <- b1 m + (1-b1) g,   v <- b2 v + (1-b2) g^2,   p <- p - lr/(1-b1^t) * m / (sqrt(v/(1-b2^t)) + eps)
+    """
+
+    def __init__(self, params: list[torch.Tensor], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params = list(params)
+        self.lr, self.b1, self.b2, self.eps = float(lr), float(betas[0]), float(betas[1]), float(eps)
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        bc1 = 1 - self.b1**self.t
+        bc2_sqrt = math.sqrt(1 - self.b2**self.t)
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            if p.grad is None:
+                continue
+            g = p.grad
+            m.lerp_(g, 1 - self.b1)
+            v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+            denom = (v.sqrt() / bc2_sqrt).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / bc1)
+
+
+def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
+    X, Y = (task.X, task.Y) if hasattr(task, "X") else task
+    X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=torch.float32)
+    Y = torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y, dtype=torch.float32)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0]:
+        raise ValueError(
+            f"X must be (n, D) and Y (n, k) with the same n, got {tuple(X.shape)} and {tuple(Y.shape)}"
+        )
+    if not torch.isfinite(X).all():
+        raise ValueError("the inputs X contain NaN/inf values")
+    if not ((Y == 0) | (Y == 1)).all():
+        raise ValueError("the targets Y must be 0/1 labels")
+    return X, Y
+
+
+def train_student(
+    task, act: str = "tanh", config: TrainConfig | None = None, *, seed: int = 0, **overrides
+) -> Student:
+    """Train one student on ``task`` (a :class:`~.tasks.Task`, or a pair ``(X, Y)``) with Adam on the Bernoulli
+    loss (Eq. S3). ``overrides`` replace fields of ``config`` (e.g. ``epochs=5``)."""
+    return train_students([task], [act], [seed], config, **overrides)[0]
+
+
+def train_students(
+    tasks: list,
+    acts: list[str],
+    seeds: list[int],
+    config: TrainConfig | None = None,
+    *,
+    show_progress: bool = False,
+    **overrides,
+) -> list[Student]:
+    """Train several independent students at once (one per ``(task, act, seed)`` triple), exactly as
+    :func:`train_student` would train each alone: each member has its own PyTorch-default initialisation from its
+    seed, its own mini-batch order, and its own Adam state (Adam is element-wise, so a stacked optimiser is the
+    same as separate ones). The members' layers are stacked and run with batched matrix products, which makes an
+    ensemble of inits or activations cost about as much as one student. All tasks need the same ``n``, ``D``, ``k``.
+    """
+    cfg = replace(config or TrainConfig(), **overrides) if overrides else (config or TrainConfig())
+    if not (len(tasks) == len(acts) == len(seeds)) or not tasks:
+        raise ValueError(
+            f"give one task, act and seed per student, got {len(tasks)}, {len(acts)}, {len(seeds)}"
+        )
+    for a in acts:
+        make_activation(a)
+    data = [_as_xy(t) for t in tasks]
+    shapes = {tuple(x.shape) for x, _ in data}
+    if len(shapes) != 1:
+        raise ValueError(f"all tasks of one ensemble need the same X shape (n, D), got {sorted(shapes)}")
+    ks = [y.shape[1] for _, y in data]
+    k = max(ks)
+    X = torch.stack([x for x, _ in data])  # (S, n, D)
+    Y = torch.stack([nn.functional.pad(y, (0, k - y.shape[1])) for _, y in data])  # (S, n, k_max)
+    mask = torch.stack([(torch.arange(k) < ki).float() for ki in ks])[:, None, :]  # (S, 1, k_max)
+    k_per = torch.tensor(ks, dtype=torch.float32)
+    S, n, D = X.shape
+    models = []
+    for a, sd, ki in zip(acts, seeds, ks, strict=True):
+        torch.manual_seed(int(sd))
+        models.append(MLP(D, ki, width=cfg.width, depth=cfg.depth, act=a, fixed_readout=cfg.fixed_readout))
+    layers = [
+        [
+            nn.Parameter(torch.stack([m.hidden[2 * i].weight.detach().T for m in models]))
+            for i in range(cfg.depth)
+        ],
+        [
+            nn.Parameter(torch.stack([m.hidden[2 * i].bias.detach() for m in models])[:, None, :])
+            for i in range(cfg.depth)
+        ],
+    ]
+    J = nn.Parameter(torch.stack([_pad(m.readout.weight.detach().T, k) for m in models]))
+    c = nn.Parameter(torch.stack([_pad(m.readout.bias.detach(), k) for m in models])[:, None, :])
+    params = layers[0] + layers[1] + ([] if cfg.fixed_readout else [J, c])
+    opt = Adam(params, lr=cfg.lr)
+    groups = {a: torch.tensor([i for i, b in enumerate(acts) if b == a]) for a in dict.fromkeys(acts)}
+    fns = {a: make_activation(a) for a in groups}
+
+    def hidden(xb: torch.Tensor) -> torch.Tensor:
+        h = xb
+        for W, b in zip(layers[0], layers[1], strict=True):
+            # Eq. S1: z = phi(W x + b), every member at once
+            pre = torch.baddbmm(b, h, W)
+            if len(groups) == 1:
+                h = fns[acts[0]](pre)
+            else:
+                h = torch.empty_like(pre)
+                for a, idx in groups.items():
+                    h[idx] = fns[a](pre[idx])
+        return h
+
+    gens = [torch.Generator().manual_seed(int(sd)) for sd in seeds]
+    students = [
+        Student(model=m, act=a, config=cfg, seed=int(sd))
+        for m, a, sd in zip(models, acts, seeds, strict=True)
+    ]
+    active = torch.ones(S, dtype=torch.bool)
+    rows = torch.arange(S)[:, None]
+    step = 0
+    from iclr24.paperkit import progress
+
+    bar = progress(range(cfg.epochs), desc=f"training {S} students", disable=None if show_progress else True)
+    for _epoch in bar:
+        before = [p.detach().clone() for p in params] if cfg.stop_tol is not None else None
+        perms = torch.stack([torch.randperm(n, generator=g) for g in gens])  # (S, n)
+        total = torch.zeros(S)
+        for start in range(0, n, cfg.batch_size):
+            idx = perms[:, start : start + cfg.batch_size]
+            if cfg.record_every and step % cfg.record_every == 0:
+                _snapshot(students, layers, step)
+            # Eq. S2-S3: y_hat = J z + c; L = sum over members of mean BCE
+            logits = torch.baddbmm(c, hidden(X[rows, idx]), J)
+            bce = nn.functional.binary_cross_entropy_with_logits(logits, Y[rows, idx], reduction="none")
+            per = (bce * mask).sum((1, 2)) / (idx.shape[1] * k_per)
+            opt.zero_grad(set_to_none=True)
+            per.sum().backward()
+            if before is not None and not active.all():
+                saved = [p.detach()[~active].clone() for p in params]
+            opt.step()
+            if before is not None and not active.all():
+                with torch.no_grad():
+                    for p, sv in zip(params, saved, strict=True):
+                        p[~active] = sv  # a member that met the stopping rule stays where it stopped
+            total += per.detach() * idx.shape[1]
+            step += 1
+        for i, st in enumerate(students):
+            if active[i]:
+                st.losses.append(float(total[i]) / n)
+                st.epochs_run += 1
+        if before is not None:
+            moved = (
+                torch.stack(
+                    [
+                        (p.detach() - b).abs().flatten(1).max(1).values
+                        for p, b in zip(params, before, strict=True)
+                    ]
+                )
+                .max(0)
+                .values
+            )
+            active &= moved > cfg.stop_tol
+            if not active.any():
+                break
+    if cfg.record_every:
+        _snapshot(students, layers, step)
+    with torch.no_grad():
+        for i, m in enumerate(models):
+            for li in range(cfg.depth):
+                m.hidden[2 * li].weight.copy_(layers[0][li][i].T)
+                m.hidden[2 * li].bias.copy_(layers[1][li][i, 0])
+            m.readout.weight.copy_(J[i, :, : ks[i]].T)
+            m.readout.bias.copy_(c[i, 0, : ks[i]])
+            m.eval()
+    return students
+
+
+def _pad(t: torch.Tensor, k: int) -> torch.Tensor:
+    return nn.functional.pad(t, (0, k - t.shape[-1]))
+
+
+def _snapshot(students: list[Student], layers, step: int) -> None:
+    W, b = layers[0][0].detach(), layers[1][0].detach()
+    for i, st in enumerate(students):
+        st.snapshots.append((step, W[i].T.numpy().copy(), b[i, 0].numpy().copy()))
+
+
+def weight_projections(W: np.ndarray, means: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Sec. 3.1.1: each hidden unit's input weights ``W (N, D)`` projected on the unit inter-class axis (difference
+    of the class centroids of the input means) and on the intra-class axis (top principal axis of the means after
+    removing their class centroid, orthogonalised to the first): ``(N, 2)``."""
+    W = np.asarray(W, dtype=np.float64)
+    M = np.asarray(means, dtype=np.float64)
+    y = np.asarray(labels).reshape(-1)
+    if y.shape[0] != M.shape[0] or not np.isin(y, (0, 1)).all() or y.min() == y.max():
+        raise ValueError(f"labels must be 0/1 per condition with both classes present (length {M.shape[0]})")
+    inter = M[y == 1].mean(0) - M[y == 0].mean(0)
+    inter /= np.linalg.norm(inter)
+    within = M - np.where(y[:, None] == 1, M[y == 1].mean(0), M[y == 0].mean(0))
+    within = within - np.outer(within @ inter, inter)
+    _, _, vt = np.linalg.svd(within, full_matrices=False)
+    intra = vt[0]
+    return np.stack([W @ inter, W @ intra], axis=1)

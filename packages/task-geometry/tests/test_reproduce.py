@@ -1,0 +1,105 @@
+import json
+from pathlib import Path
+
+import numpy as np
+
+from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.task_geometry.cli import main
+from iclr24.task_geometry.reproduce import FULL, PAPER, QUICK
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def test_smoke_records(tmp_path):
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=8)
+    assert {Path(a).name for a in cs.to_dict()["artifacts"]} >= {
+        "alignment_sweep.png",
+        "condition_means_pca.png",
+    }
+    facts = {f.name: f.value for f in cs.facts}
+    assert facts["input-label alignment c(a=1) for k=1, P=8"] == round(1 / np.sqrt(7), 6)
+
+
+def test_configs_keep_the_gates_and_the_recipe():
+    for c in (QUICK, FULL):
+        assert {(1, 1.0), (3, 1.0), (1, 3.5)} <= set(c.sweep.cells)
+        assert c.sweep.train.lr == 1e-2 and c.sweep.train.batch_size == 64 and c.sweep.train.width == 128
+    assert FULL.sweep.train.epochs == 30 and FULL.sweep.seeds == (0, 1, 2) and FULL.images
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_cli_run_and_measure(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["run", "--k", "1", "--a", "1", "--act", "tanh", "relu", "--seeds", "1", "--epochs", "1",
+               "--n-samples", "128", "--out", str(out), "--quiet"])  # fmt: skip
+    assert rc == 0
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert {r["act"] for r in rows} == {"tanh", "relu"} and (out / "geometry.png").is_file()
+    rc = main(["run", "--task", "random", "--P", "8", "--k", "2", "--alignment", "0.4", "--act", "tanh", "--seeds",
+               "1", "--epochs", "1", "--n-samples", "64", "--out", str(tmp_path / "rk"), "--quiet"])  # fmt: skip
+    assert rc == 0
+    (row,) = json.loads((tmp_path / "rk" / "results.json").read_text())["rows"]
+    assert abs(row["alignment"] - 0.4) < 1e-9
+    g = np.random.default_rng(0)
+    cond = np.repeat(np.arange(4), 5)
+    npz = tmp_path / "acts.npz"
+    np.savez(
+        npz, activations=g.standard_normal((20, 3)), conditions=cond, targets=np.array([[0], [0], [1], [1.0]])
+    )
+    assert main(["measure", str(npz), "--classifier", "ridge", "--out", str(tmp_path / "m"), "--quiet"]) == 0
+    assert "cka_target" in json.loads((tmp_path / "m" / "geometry.json").read_text())
+    capsys.readouterr()
+    # user errors: one line, exit 2, nothing written
+    assert main(["measure", str(tmp_path / "missing.npz"), "--out", str(tmp_path / "m2")]) == 2
+    assert main(["run", "--P", "12", "--out", str(tmp_path / "r2")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "missing.npz" in err[0] and "power of two" in err[1]
+    np.savez(
+        npz, activations=np.full((20, 3), np.nan), conditions=cond, targets=np.array([[0], [0], [1], [1.0]])
+    )
+    assert main(["measure", str(npz), "--out", str(tmp_path / "m3")]) == 2
+    assert "NaN" in capsys.readouterr().err
+    assert not (tmp_path / "m3" / "geometry.json").exists()
+
+
+def test_readme_quickstart(tmp_path):
+    ns = run_readme_blocks(README, cwd=tmp_path)
+    assert ns["g_tanh"].cka_target > ns["g_relu"].cka_target
+
+
+def test_mnist_claim_path(tmp_path, monkeypatch):
+    """The --full MNIST claim end to end on tiny stand-in arrays (the real file ships through `iclr24 data get`);
+    a missing data folder is a skipped claim, never a failure."""
+    import iclr24.paperkit.datasets as datasets
+    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.task_geometry.reproduce import SMOKE, ReproConfig, _image_claim
+
+    g = np.random.default_rng(0)
+    y = np.tile(np.arange(10), 6)
+    x = np.clip(g.random((10, 784))[y] + 0.05 * g.standard_normal((60, 784)), 0, 1).astype(np.float32)
+    cfg = RunConfig(mode="full", out=tmp_path, progress=False, data_dir=tmp_path / "data")
+    c = ReproConfig(sweep=SMOKE.sweep, images=True, mnist_train=60, mnist_test=60, mnist_epochs=1)
+    cs = ClaimSet("task-geometry", cfg)
+    _image_claim(cs, cfg, c, "mnist")
+    assert cs[0].status == "skipped" and "iclr24 data get mnist" in cs[0].message
+    monkeypatch.setattr(datasets, "load_mnist", lambda data_dir=None: {"train": (x, y), "test": (x, y)})
+    cs = ClaimSet("task-geometry", cfg)
+    _image_claim(cs, cfg, c, "mnist")
+    assert cs[0].status in ("holds", "fails"), cs[0].message
+    assert 0 <= cs[0].details["tanh"]["test_accuracy"] <= 1
+
+
+def test_digits_claim_on_real_images(tmp_path):
+    """The --full claim on scikit-learn's real 8x8 digits, one epoch: a verdict, finite numbers, both accuracies."""
+    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.task_geometry.reproduce import SMOKE, ReproConfig, _image_claim
+
+    cfg = RunConfig(mode="full", out=tmp_path, progress=False)
+    cs = ClaimSet("task-geometry", cfg)
+    _image_claim(cs, cfg, ReproConfig(sweep=SMOKE.sweep, images=True, digits_epochs=1), "digits")
+    assert cs[0].status in ("holds", "fails"), cs[0].message
+    assert cs[0].details["train_images"] == 1200
+    assert all(cs[0].details[a]["test_accuracy"] > 0.5 for a in ("tanh", "relu"))

@@ -1,0 +1,111 @@
+import numpy as np
+import pytest
+import torch
+
+from iclr24.task_geometry.students import (
+    MLP,
+    Adam,
+    TrainConfig,
+    make_activation,
+    train_student,
+    train_students,
+    weight_projections,
+)
+from iclr24.task_geometry.tasks import walsh_cube
+
+
+def test_adam_first_step_is_signed_lr():
+    # closed form of Adam's first step: m_hat = g, v_hat = g^2, so dp = -lr g / (|g| + eps)
+    p = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    opt = Adam([p], lr=0.1)
+    (p * torch.tensor([2.0, -0.5, 1e-3])).sum().backward()
+    opt.step()
+    g = torch.tensor([2.0, -0.5, 1e-3])
+    expected = torch.tensor([1.0, -2.0, 3.0]) - 0.1 * g / (g.abs() + 1e-8)
+    np.testing.assert_allclose(p.detach().numpy(), expected.numpy(), rtol=1e-6)
+
+
+def _reference_training(task, act, seed, epochs, batch=64, lr=1e-2):
+    """The plain one-model loop the ensemble must reproduce."""
+    torch.manual_seed(seed)
+    model = MLP(task.X.shape[1], task.Y.shape[1], act=act)
+    opt = Adam(list(model.parameters()), lr=lr)
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        perm = torch.randperm(task.X.shape[0], generator=g)
+        for s in range(0, task.X.shape[0], batch):
+            idx = perm[s : s + batch]
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(model(task.X[idx]), task.Y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model
+
+
+def test_ensemble_equals_separate_training():
+    t1 = walsh_cube(3, k=1, a=1.0, n_samples=300, seed=0)
+    t3 = walsh_cube(3, k=3, a=1.0, n_samples=300, seed=1)
+    sts = train_students([t1, t3, t1], ["tanh", "relu", "relu"], [0, 1, 2], epochs=2)
+    for st, task in zip(sts, [t1, t3, t1], strict=True):
+        ref = _reference_training(task, st.act, st.seed, epochs=2)
+        for (n, a), (_, b) in zip(st.model.state_dict().items(), ref.state_dict().items(), strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=2e-5, rtol=1e-4, err_msg=n)
+    assert sts[1].model.readout.out_features == 3 and sts[0].model.readout.out_features == 1
+
+
+@pytest.mark.slow  # 10 students x 780 steps
+def test_students_reach_full_accuracy_on_condition_means():
+    cells = [(1, 0.0), (1, 1.0), (1, 3.5), (3, 0.0), (3, 1.0)]
+    tasks = [walsh_cube(3, k=k, a=a, n_samples=5000, seed=0) for k, a in cells]
+    sts = train_students(tasks * 2, ["tanh"] * 5 + ["relu"] * 5, [0] * 10, epochs=10)
+    for st, task in zip(sts, tasks * 2, strict=True):
+        assert st.accuracy(task.means, task.targets) == 1.0, (st.act, task.name)
+        assert st.losses[-1] < st.losses[0]
+
+
+def test_stop_rule_fixed_readout_and_snapshots():
+    t = walsh_cube(3, k=1, a=1.0, n_samples=256)
+    st = train_student(t, "tanh", TrainConfig(epochs=5, stop_tol=10.0), seed=0)
+    assert st.epochs_run == 1  # nothing moves by more than 10 in an epoch
+    st = train_student(t, "relu", TrainConfig(epochs=2, fixed_readout=True, record_every=2), seed=0)
+    w = st.model.readout.weight.detach()
+    assert torch.equal(w.abs(), torch.full_like(w, 1 / 128)) and torch.equal(
+        st.model.readout.bias, torch.zeros(1)
+    )
+    assert [s for s, _, _ in st.snapshots] == [0, 2, 4, 6, 8]
+    proj = weight_projections(st.snapshots[-1][1], t.means, t.targets[:, 0])
+    assert proj.shape == (128, 2) and np.isfinite(proj).all()
+
+
+def test_representation_depth():
+    m = MLP(5, 2, width=7, depth=3, act="hardtanh")
+    x = torch.randn(4, 5)
+    assert m.representation(x).shape == (4, 7)
+    assert np.abs(m.representation(x)).max() <= 1.0
+    with torch.no_grad():
+        first = m.hidden[:2](x).double().numpy()
+    np.testing.assert_allclose(m.representation(x, layer=0), first, atol=1e-6)
+
+
+def test_activations_known():
+    assert isinstance(make_activation("tanh"), torch.nn.Tanh)
+    out = make_activation("clipped_relu")(torch.tensor([-1.0, 0.5, 3.0]))
+    np.testing.assert_array_equal(out.numpy(), [0.0, 0.5, 1.0])
+
+
+def test_bad_inputs():
+    t = walsh_cube(3, k=1, a=1.0, n_samples=64)
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        train_student(t, "swish")
+    with pytest.raises(ValueError, match="0/1 labels"):
+        train_student((t.X, t.Y * 2), "tanh", epochs=1)
+    X = t.X.clone()
+    X[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        train_student((X, t.Y), "tanh", epochs=1)
+    with pytest.raises(ValueError, match="same n"):
+        train_student((t.X[:10], t.Y), "tanh", epochs=1)
+    with pytest.raises(ValueError, match="lr must be a positive"):
+        TrainConfig(lr=0)
+    with pytest.raises(ValueError, match="one task, act and seed"):
+        train_students([t], ["tanh", "relu"], [0])
