@@ -1,24 +1,238 @@
-"""The ``sfda2`` command: a thin shell over the API."""
+"""The ``sfda2`` command: a thin shell over the API (train-source, adapt, reproduce, bench)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+import torch
+
+from iclr24.paperkit import seed_everything
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.io import atomic_torch_save, atomic_write_json
 
 from . import bench
+from .adapt import (
+    METHODS,
+    VISDA,
+    SFDA2Config,
+    SourceConfig,
+    accuracy,
+    adapt,
+    per_class_accuracy,
+    predict,
+    train_source,
+)
+from .models import SFDAModel, digits_model, pointnet_model, split_timm
 from .reproduce import PAPER
 
 app = App("sfda2", PAPER.title)
 app.add_reproduce(lambda: PAPER)
+app.add_bench(bench.run_benchmarks)
+
+ARCHS = "digits | pointnet | timm:<model name> (e.g. timm:resnet18, built without pretrained weights)"
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+def build_model(arch: str, num_classes: int, bottleneck_dim: int) -> SFDAModel:
+    """The F/B/C model named by ``arch`` (see ``ARCHS``)."""
+    if arch == "digits":
+        return digits_model(num_classes=num_classes, bottleneck_dim=bottleneck_dim)
+    if arch == "pointnet":
+        return pointnet_model(num_classes=num_classes, bottleneck_dim=bottleneck_dim)
+    if arch.startswith("timm:") and len(arch) > 5:
+        return split_timm(arch[5:], num_classes=num_classes, bottleneck_dim=bottleneck_dim)
+    raise UsageError(f"--arch must be {ARCHS}; got {arch!r}")
+
+
+def load_domain(path: str, arch: str, size: int, class_names: list[str] | None = None, role: str = "target"):
+    """``(x, y, class_names)`` of a domain: ``digits`` (built-in shift: its source or target side), a folder of
+    class subfolders of images (Office-31/Office-Home layout), or of ``.npy`` point clouds (with ``--arch pointnet``)."""
+    if path == "digits":
+        from .reproduce import _digits_target
+
+        d = _digits_target(0)
+        names = [str(i) for i in range(10)]
+        return (d.source_x, d.source_y, names) if role == "source" else (d.target_x, d.target_y, names)
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(
+            f"{role} folder not found: {p} (expected <folder>/<class>/<files>, or 'digits')"
+        )
+    if arch == "pointnet":
+        from .data import point_cloud_folder
+
+        x, y, names = point_cloud_folder(p)
+    else:
+        from .data import image_folder_domain
+
+        x, y, names = image_folder_domain(p, size=size, class_names=class_names)
+        if arch == "digits":  # the digits CNN takes one channel
+            x = torch.nn.functional.interpolate(x.mean(1, keepdim=True), size=(8, 8), mode="area")
+    if class_names is not None and list(names) != list(class_names):
+        raise ValueError(
+            f"the {role} classes {names[:5]}... do not match the checkpoint's {class_names[:5]}..."
+        )
+    return x, y, names
+
+
+def save_checkpoint(path: Path, model: SFDAModel, meta: dict) -> Path:
+    return atomic_torch_save({"state_dict": model.state_dict(), "meta": meta}, path)
+
+
+def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
+    """A checkpoint written by ``sfda2 train-source`` (``torch.load(weights_only=True)``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"source checkpoint not found: {path} (write one with `sfda2 train-source`)")
+    try:
+        ck = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - a truncated/foreign file is a user error
+        raise ValueError(f"{path}: not a readable sfda2 checkpoint: {type(e).__name__}: {e}") from None
+    if not isinstance(ck, dict) or "state_dict" not in ck or "meta" not in ck:
+        raise ValueError(f"{path}: not an sfda2 checkpoint (expected keys state_dict and meta)")
+    meta = ck["meta"]
+    model = build_model(meta["arch"], int(meta["num_classes"]), int(meta["bottleneck_dim"]))
+    try:
+        model.load_state_dict(ck["state_dict"])
+    except RuntimeError as e:
+        raise ValueError(
+            f"{path}: weights do not fit the architecture {meta['arch']}: {str(e)[:200]}"
+        ) from None
+    return model, meta
+
+
+@app.command(
+    "train-source",
+    "Train a source model with label smoothing (SHOT's recipe) and write source.pt.",
+    arg(
+        "--source",
+        default="digits",
+        help="'digits' (built-in) or a folder <class>/<files> of labelled source data",
+    ),
+    arg("--arch", default="digits", help=ARCHS),
+    arg(
+        "--bottleneck", type=positive_int, default=64, help="bottleneck width A (the official code uses 256)"
+    ),
+    arg("--size", type=positive_int, default=224, help="image side for image folders"),
+    arg("--epochs", type=positive_int, default=30, help="source epochs (official: 10)"),
+    arg("--lr", type=positive_float, default=1e-2, help="learning rate (official: 1e-3)"),
+    arg(
+        "--backbone-lr-mult",
+        type=nonneg_float,
+        default=1.0,
+        help="feature-extractor lr multiplier (official: 0.1)",
+    ),
+    arg("--smooth", type=nonneg_float, default=0.1, help="label smoothing"),
+    arg("--batch-size", type=positive_int, default=64, help="batch size"),
+    device=True,
+)
+def _train_source(args: argparse.Namespace) -> int:
+    x, y, names = load_domain(args.source, args.arch, args.size, role="source")
+    seed_everything(args.seed)  # the initialisation follows --seed
+    model = build_model(args.arch, len(names), args.bottleneck)
+    cfg = SourceConfig(
+        lr=args.lr,
+        backbone_lr_mult=args.backbone_lr_mult,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        label_smoothing=args.smooth,
+        weight_decay=5e-4,
+    )
+    model = train_source(model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet)
+    acc = accuracy(predict(model, x, device=args.device)[1].argmax(1), y)
+    meta = {
+        "arch": args.arch,
+        "num_classes": len(names),
+        "bottleneck_dim": args.bottleneck,
+        "class_names": names,
+        "size": args.size,
+    }
+    ck = save_checkpoint(Path(args.out) / "source.pt", model.cpu(), meta)
+    atomic_write_json(
+        Path(args.out) / "source.json", {**meta, "source_train_accuracy": acc, "config": vars_jsonable(cfg)}
+    )
+    print(f"source accuracy (train) {acc:.2f}%")
+    print(f"wrote {ck}")
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+def vars_jsonable(cfg) -> dict:
+    from dataclasses import asdict
+
+    return asdict(cfg)
+
+
+@app.command(
+    "adapt",
+    "Adapt a source checkpoint to an unlabelled target (SF(DA)^2, AaD or SHOT-IM); writes target.pt + history.",
+    arg("--source-ckpt", type=Path, required=True, help="checkpoint written by `sfda2 train-source`"),
+    arg(
+        "--target",
+        default="digits",
+        help="'digits' (built-in rotated digits) or a target folder <class>/<files>",
+    ),
+    arg("--method", choices=METHODS, default="sfda2", help="objective"),
+    arg(
+        "--num-classes",
+        type=positive_int,
+        default=None,
+        help="expected class count (checked against the checkpoint)",
+    ),
+    arg("--k", type=positive_int, default=VISDA.K, help="neighbours in the augmentation graph"),
+    arg("--alpha-1", type=nonneg_float, default=VISDA.alpha_1, help="IFA weight"),
+    arg(
+        "--alpha-2",
+        type=nonneg_float,
+        default=1.0,
+        help="FD weight (official VisDA: 10; rescale it, see README)",
+    ),
+    arg("--lambda-0", type=nonneg_float, default=VISDA.lambda_0, help="IFA strength lambda_0"),
+    arg("--lr", type=positive_float, default=1e-2, help="learning rate (official VisDA: 1e-3)"),
+    arg("--epochs", type=positive_int, default=VISDA.max_epoch, help="adaptation epochs"),
+    arg("--batch-size", type=positive_int, default=VISDA.batch_size, help="batch size"),
+    device=True,
+)
+def _adapt(args: argparse.Namespace) -> int:
+    model, meta = load_checkpoint(args.source_ckpt)
+    if args.num_classes is not None and args.num_classes != int(meta["num_classes"]):
+        raise ValueError(
+            f"--num-classes {args.num_classes} but the checkpoint {args.source_ckpt} has {meta['num_classes']} classes"
+        )
+    x, y, _ = load_domain(
+        args.target, meta["arch"], int(meta.get("size", 224)), list(meta["class_names"]), role="target"
+    )
+    cfg = SFDA2Config(
+        method=args.method,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        max_epoch=args.epochs,
+        K=args.k,
+        alpha_1=args.alpha_1,
+        alpha_2=args.alpha_2,
+        lambda_0=args.lambda_0,
+    )
+    res = adapt(model, x, cfg, labels=y, seed=args.seed, device=args.device, quiet=args.quiet)
+    _, logits = predict(model, x, device=args.device)
+    pred = logits.argmax(1).cpu()
+    summary = {
+        "method": args.method,
+        "accuracy": accuracy(pred, y),
+        "mean_class_accuracy": float(torch.nanmean(per_class_accuracy(pred, y, model.num_classes))),
+        "source_accuracy": res.evals[0]["acc"],
+        "seconds": res.seconds,
+        "nonfinite_iterations": res.nonfinite,
+        "config": res.config,
+    }
+    out = Path(args.out)
+    save_checkpoint(out / "target.pt", model.cpu(), meta)
+    atomic_write_json(out / "history.json", {"history": res.history, "evals": res.evals})
+    atomic_write_json(out / "summary.json", summary)
+    print(
+        f"{args.method}: target accuracy {summary['source_accuracy']:.2f}% -> {summary['accuracy']:.2f}% "
+        f"(mean-class {summary['mean_class_accuracy']:.2f}%) in {res.seconds:.1f}s"
+    )
+    print(f"wrote {out / 'target.pt'}")
+    return 0
+
+
+main = app.main

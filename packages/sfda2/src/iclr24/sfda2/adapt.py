@@ -1,0 +1,476 @@
+"""Source training and the source-free adaptation loop (the official ``src_pretrain.py`` / ``tar_adaptation.py``).
+
+One loop serves SF(DA)^2 (``method="sfda2"``: SNC + IFA + FD), its ablation AaD (``"aad"``: SNC only, which is
+exactly AaD's objective) and SHOT-IM (``"shot-im"``: information maximisation with the classifier frozen), so the
+baselines get the same data, budget, optimiser and seeds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+from iclr24.paperkit import progress, seed_everything
+
+from .banks import SFDA2Loss
+from .losses import information_maximization_loss, lr_decay
+from .models import SFDAModel
+
+__all__ = [
+    "METHODS",
+    "SFDA2Config",
+    "VISDA",
+    "SourceConfig",
+    "SOURCE_VISDA",
+    "AdaptResult",
+    "adapt",
+    "train_source",
+    "predict",
+    "accuracy",
+    "per_class_accuracy",
+]
+
+METHODS = ("sfda2", "aad", "shot-im")
+
+
+@dataclass(frozen=True)
+class SFDA2Config:
+    """Adaptation settings; the defaults are the official VisDA-2017 ones (``visda.sh`` + ``tar_adaptation.py``)."""
+
+    method: str = "sfda2"
+    lr: float = 1e-3
+    batch_size: int = 64
+    max_epoch: int = 15
+    K: int = 5
+    alpha_1: float = 1e-4  # weight of L_IFA
+    alpha_2: float = 10.0  # weight of L_FD
+    lambda_0: float = 5.0  # IFA strength lambda_t = lambda_0 t / T
+    alpha: float = 1.0  # negative-term weight alpha_t = alpha (1 + 10 t/T)^(-beta)
+    beta: float = 5.0
+    lr_F: float = 0.1  # learning-rate multipliers of the feature extractor, bottleneck and classifier
+    lr_B: float = 1.0
+    lr_C: float = 1.0
+    momentum: float = 0.9
+    weight_decay: float = 1e-3
+    nesterov: bool = True
+    interval: int = 15  # evaluations over the run (when labels are given)
+
+    def validate(self) -> SFDA2Config:
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        for name in ("batch_size", "max_epoch", "K", "interval"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if self.batch_size < 2:
+            raise ValueError(
+                f"batch_size must be >= 2 (the negative term needs pairs), got {self.batch_size}"
+            )
+        for name in (
+            "lr",
+            "alpha_1",
+            "alpha_2",
+            "lambda_0",
+            "alpha",
+            "beta",
+            "lr_F",
+            "lr_B",
+            "lr_C",
+            "momentum",
+            "weight_decay",
+        ):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        return self
+
+
+VISDA = SFDA2Config()
+"""The official VisDA-2017 settings (ResNet-101, bottleneck 256, 12 classes)."""
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """Source training; defaults are the official ``src_pretrain.py`` (VisDA): label smoothing 0.1, lr 1e-3 with the
+    backbone at 0.1x, 10 epochs, SGD momentum 0.9 nesterov, weight decay 1e-3, lr (1 + 10 t/T)^-0.75."""
+
+    lr: float = 1e-3
+    backbone_lr_mult: float = 0.1
+    epochs: int = 10
+    batch_size: int = 64
+    label_smoothing: float = 0.1
+    momentum: float = 0.9
+    weight_decay: float = 1e-3
+    nesterov: bool = True
+
+
+SOURCE_VISDA = SourceConfig()
+
+
+@dataclass
+class AdaptResult:
+    """``model`` (adapted in place), ``history`` (one dict of floats per iteration: the loss terms, alpha_t,
+    lambda_t, lr), ``evals`` (``{"iter", "acc", "mean_class_acc"}`` at iteration 0 and ``interval`` times after,
+    when labels were given), ``seconds`` and ``nonfinite`` (iterations with a NaN/inf term; they are skipped)."""
+
+    model: SFDAModel
+    history: list[dict[str, float]] = field(default_factory=list)
+    evals: list[dict[str, float]] = field(default_factory=list)
+    seconds: float = 0.0
+    nonfinite: int = 0
+    config: dict = field(default_factory=dict)
+
+    @property
+    def final_acc(self) -> float | None:
+        return self.evals[-1]["acc"] if self.evals else None
+
+
+class _Indexed(Dataset):
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self):
+        return len(self.base)
+
+    def __getitem__(self, i):
+        item = self.base[i]
+        x = item[0] if isinstance(item, tuple | list) else item
+        return x, i
+
+
+def _as_source(target, name: str = "target"):
+    """A tensor [N, ...] or a map-style Dataset (items ``x`` or ``(x, ...)``; a DataLoader's dataset is used)."""
+    if isinstance(target, DataLoader):
+        target = target.dataset
+    if isinstance(target, np.ndarray):
+        target = torch.as_tensor(target)
+    if isinstance(target, torch.Tensor):
+        if target.ndim < 2:
+            raise ValueError(
+                f"the {name} inputs must be a tensor [N, ...] of samples, got shape {tuple(target.shape)}"
+            )
+        if not target.dtype.is_floating_point:
+            raise ValueError(f"the {name} inputs must be floating point, got {target.dtype}")
+        if not torch.isfinite(target).all():
+            raise ValueError(f"the {name} inputs contain NaN or inf")
+    elif not (hasattr(target, "__getitem__") and hasattr(target, "__len__")):
+        raise ValueError(
+            f"the {name} data must be a tensor, a Dataset or a DataLoader, got {type(target).__name__}"
+        )
+    if len(target) == 0:
+        raise ValueError(f"the {name} data is empty (0 samples)")
+    return target
+
+
+def _batches(src, idx: torch.Tensor, batch_size: int):
+    """Yield ``(x, idx_batch)`` over ``idx`` in chunks."""
+    if isinstance(src, torch.Tensor):
+        for s in range(0, len(idx), batch_size):
+            b = idx[s : s + batch_size]
+            yield src[b], b
+    else:
+        loader = DataLoader(
+            torch.utils.data.Subset(_Indexed(src), idx.tolist()), batch_size=batch_size, shuffle=False
+        )
+        for x, b in loader:
+            yield x, b
+
+
+@torch.no_grad()
+def predict(model: SFDAModel, data, batch_size: int = 256, device: str | torch.device = "cpu"):
+    """Eval-mode ``(z [N, A], logits [N, C])`` over ``data`` (tensor or Dataset), in order."""
+    src = _as_source(data, "input")
+    was = model.training
+    model.eval()
+    zs, ls = [], []
+    for x, _ in _batches(src, torch.arange(len(src)), batch_size):
+        z, logit = model.forward_with_features(x.to(device))
+        zs.append(z)
+        ls.append(logit)
+    model.train(was)
+    return torch.cat(zs), torch.cat(ls)
+
+
+def accuracy(pred: torch.Tensor, labels: torch.Tensor) -> float:
+    """Top-1 accuracy in percent."""
+    return float((pred.cpu() == labels.cpu()).float().mean() * 100)
+
+
+def per_class_accuracy(
+    pred: torch.Tensor, labels: torch.Tensor, num_classes: int | None = None
+) -> torch.Tensor:
+    """Recall of every class present in ``labels`` (percent; NaN for an absent class). Its nan-mean is VisDA's
+    mean-class accuracy."""
+    pred, labels = pred.cpu().long(), labels.cpu().long()
+    C = int(num_classes if num_classes is not None else max(int(labels.max()), int(pred.max())) + 1)
+    out = torch.full((C,), float("nan"))
+    for c in range(C):
+        m = labels == c
+        if m.any():
+            out[c] = (pred[m] == c).float().mean() * 100
+    return out
+
+
+def _evaluate(model, data, labels, it, device, batch_size) -> dict[str, float]:
+    _, logits = predict(model, data, batch_size=batch_size, device=device)
+    pred = logits.argmax(1)
+    pc = per_class_accuracy(pred, labels, model.num_classes)
+    return {"iter": float(it), "acc": accuracy(pred, labels), "mean_class_acc": float(torch.nanmean(pc))}
+
+
+def _check_labels(labels, n, num_classes, what="labels") -> torch.Tensor:
+    labels = torch.as_tensor(labels)
+    if labels.ndim != 1 or len(labels) != n:
+        raise ValueError(f"{what} must be a 1-D tensor of {n} class indices, got shape {tuple(labels.shape)}")
+    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+        raise ValueError(f"{what} must be integer class indices, got {labels.dtype}")
+    labels = labels.long()
+    if n and (int(labels.min()) < 0 or int(labels.max()) >= num_classes):
+        raise ValueError(
+            f"{what} must lie in [0, {num_classes}) (the classifier has {num_classes} classes), got range "
+            f"[{int(labels.min())}, {int(labels.max())}]"
+        )
+    return labels
+
+
+def _check_model(model) -> SFDAModel:
+    if not isinstance(model, SFDAModel):
+        raise ValueError(
+            f"expected an SFDAModel(features, bottleneck, classifier) (see split_timm / digits_model), got "
+            f"{type(model).__name__}"
+        )
+    return model
+
+
+class SGD:
+    """Plain SGD with momentum, weight decay and Nesterov, the update of ``torch.optim.SGD`` (dampening 0)::
+
+        d = g + wd p;  b = mu b + d (b = d at the first step);  d = d + mu b (Nesterov) or b;  p -= lr d
+
+    written out because constructing ``torch.optim`` optimisers imports ``torch._dynamo`` (seconds per process).
+    ``param_groups`` are dicts with ``params``, ``lr`` and ``lr0`` (the base rate the schedule scales)."""
+
+    def __init__(self, groups, momentum: float = 0.9, weight_decay: float = 1e-3, nesterov: bool = True):
+        self.param_groups = [
+            {"params": list(g["params"]), "lr": g["lr"], "lr0": g["lr"]} for g in groups if g["params"]
+        ]
+        self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
+        self.state: dict[int, torch.Tensor] = {}
+
+    def zero_grad(self) -> None:
+        for g in self.param_groups:
+            for p in g["params"]:
+                p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        mu, wd = self.momentum, self.weight_decay
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                d = p.grad.add(p, alpha=wd) if wd else p.grad.clone()
+                if mu:
+                    buf = self.state.get(id(p))
+                    if buf is None:
+                        buf = self.state[id(p)] = d.clone()
+                    else:
+                        buf.mul_(mu).add_(d)
+                    d = d.add(buf, alpha=mu) if self.nesterov else buf
+                p.add_(d, alpha=-g["lr"])
+
+
+def _sgd(groups, momentum, weight_decay, nesterov) -> SGD:
+    return SGD(groups, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
+
+
+def _set_lr(opt, factor):
+    for g in opt.param_groups:
+        g["lr"] = g["lr0"] * factor
+
+
+def train_source(
+    model: SFDAModel,
+    x,
+    y,
+    config: SourceConfig = SOURCE_VISDA,
+    *,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    quiet: bool = True,
+) -> SFDAModel:
+    """Train ``model`` on labelled source data (``x`` tensor or Dataset, ``y`` [N] labels) with label-smoothed
+    cross-entropy, SHOT's recipe (:class:`SourceConfig`). Returns the model (trained in place, left in eval mode)."""
+    model = _check_model(model)
+    src = _as_source(x, "source")
+    y = _check_labels(y, len(src), model.num_classes, "source labels")
+    if not 0 <= config.label_smoothing < 1:
+        raise ValueError(f"label_smoothing must be in [0, 1), got {config.label_smoothing}")
+    if config.epochs < 1 or config.batch_size < 2 or config.lr <= 0:
+        raise ValueError(f"need epochs >= 1, batch_size >= 2 and lr > 0, got {config}")
+    seed_everything(seed)
+    model.to(device).train()
+    opt = _sgd(
+        [
+            {"params": list(model.features.parameters()), "lr": config.lr * config.backbone_lr_mult},
+            {
+                "params": list(model.bottleneck.parameters()) + list(model.classifier.parameters()),
+                "lr": config.lr,
+            },
+        ],
+        config.momentum,
+        config.weight_decay,
+        config.nesterov,
+    )
+    n = len(src)
+    per_epoch = math.ceil(n / config.batch_size)
+    max_iter = config.epochs * per_epoch
+    g = torch.Generator().manual_seed(seed)
+    it = 0
+    for _ in progress(range(config.epochs), desc="source training", disable=True if quiet else None):
+        for xb, b in _batches(src, torch.randperm(n, generator=g), config.batch_size):
+            if len(b) < 2:
+                continue
+            it += 1
+            _set_lr(opt, lr_decay(it, max_iter))
+            logits = model(xb.to(device))
+            loss = F.cross_entropy(logits, y[b].to(device), label_smoothing=config.label_smoothing)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model.eval()
+
+
+def adapt(
+    model: SFDAModel,
+    target,
+    config: SFDA2Config = VISDA,
+    *,
+    labels=None,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    quiet: bool = True,
+    callback: Callable[[int, dict[str, float]], None] | None = None,
+) -> AdaptResult:
+    """Source-free adaptation of ``model`` (an :class:`SFDAModel`, adapted in place) to unlabelled ``target``
+    (a tensor [N, ...], a Dataset whose items are ``x`` or ``(x, ...)``, or a DataLoader, whose dataset is used with
+    ``config.batch_size``). ``labels`` (optional, [N]) are used only to log accuracy ``config.interval`` times.
+
+    Per iteration: forward in train mode, update the banks, find the K neighbours, then the loss of
+    ``config.method``; two SGD optimisers (F+B, C) with the lr ``lr (1 + 10 t/T)^-0.75``; size-1 batches skipped.
+    """
+    model = _check_model(model)
+    config = config.validate()
+    src = _as_source(target, "target")
+    n = len(src)
+    if config.K > n - 1:
+        raise ValueError(f"K={config.K} neighbours is larger than the target set allows (N - 1 = {n - 1})")
+    if labels is not None:
+        labels = _check_labels(labels, n, model.num_classes, "target labels")
+    seed_everything(seed)
+    t0 = time.perf_counter()
+    model.to(device)
+    eval_bs = 3 * config.batch_size
+    z_all, logits_all = predict(model, src, batch_size=eval_bs, device=device)
+    if not torch.isfinite(z_all).all():
+        raise ValueError("the source model gives non-finite (NaN/inf) features on the target data")
+    res = AdaptResult(model=model, config={**asdict(config), "seed": seed})
+    if labels is not None:
+        res.evals.append(_evaluate(model, src, labels, 0, device, eval_bs))
+    crit = SFDA2Loss(
+        model.num_classes,
+        model.bottleneck_dim,
+        K=config.K,
+        alpha_1=config.alpha_1,
+        alpha_2=config.alpha_2,
+        lambda_0=config.lambda_0,
+        alpha=config.alpha,
+        beta=config.beta,
+        use_ifa=config.method == "sfda2",
+        use_fd=config.method == "sfda2",
+    )
+    crit.init_banks(z_all, logits_all)
+    train_classifier = (
+        config.method != "shot-im"
+    )  # SHOT freezes the classifier (hypothesis); SF(DA)^2/AaD train it
+    for p in model.classifier.parameters():
+        p.requires_grad_(train_classifier)
+    opt = _sgd(
+        [
+            {"params": list(model.features.parameters()), "lr": config.lr * config.lr_F},
+            {"params": list(model.bottleneck.parameters()), "lr": config.lr * config.lr_B},
+        ],
+        config.momentum,
+        config.weight_decay,
+        config.nesterov,
+    )
+    opt_c = _sgd(
+        [{"params": list(model.classifier.parameters()), "lr": config.lr * config.lr_C}],
+        config.momentum,
+        config.weight_decay,
+        config.nesterov,
+    )
+    per_epoch = math.ceil(n / config.batch_size)
+    max_iter = config.max_epoch * per_epoch
+    interval_iter = max(1, max_iter // config.interval)
+    g = torch.Generator().manual_seed(seed)
+    model.train()
+    bar = progress(total=max_iter, desc=f"adapt ({config.method})", disable=True if quiet else None)
+    it = 0
+    while it < max_iter:
+        for xb, idx in _batches(src, torch.randperm(n, generator=g), config.batch_size):
+            if it >= max_iter:
+                break
+            if len(idx) < 2:
+                continue
+            idx = idx.to(device)
+            factor = lr_decay(it + 1, max_iter)
+            _set_lr(opt, factor)
+            _set_lr(opt_c, factor)
+            z, logits = model.forward_with_features(xb.to(device))
+            if config.method == "shot-im":
+                loss = information_maximization_loss(torch.softmax(logits, 1))
+                terms = {"im": loss, "total": loss}
+            else:
+                terms = crit(z, logits, idx, it, max_iter, model.classifier_weight())
+                loss = terms["total"]
+            rec = {k: float(v.detach()) for k, v in terms.items()}
+            rec["lr"] = config.lr * factor
+            finite = all(math.isfinite(v) for v in rec.values())
+            if finite:
+                opt.zero_grad()
+                opt_c.zero_grad()
+                loss.backward()
+                opt.step()
+                if train_classifier:
+                    opt_c.step()
+            else:
+                res.nonfinite += 1
+            it += 1
+            res.history.append(rec)
+            if callback is not None:
+                callback(it, rec)
+            bar.update(1)
+            if labels is not None and (it % interval_iter == 0 or it == max_iter):
+                res.evals.append(_evaluate(model, src, labels, it, device, eval_bs))
+                model.train()
+    bar.close()
+    for p in model.classifier.parameters():
+        p.requires_grad_(True)
+    model.eval()
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def with_method(config: SFDA2Config, method: str, **changes) -> SFDA2Config:
+    """``config`` with another ``method`` (and any other field changed): the baselines' configs."""
+    return replace(config, method=method, **changes).validate()

@@ -1,0 +1,213 @@
+"""The SHOT-style split every SFDA codebase uses: feature extractor ``F`` -> bottleneck ``B`` -> classifier ``C``.
+
+``B`` = Linear(d -> A) + BatchNorm1d (SHOT's ``feat_bootleneck`` type "bn"; its dropout is unused), ``C`` = a
+weight-normalised Linear(A -> C) (``feat_classifier`` type "wn"). ``z = B(F(x))`` is the bottleneck feature that the
+banks, the covariances and the implicit augmentation work on; the classifier's effective weight
+``w = g * v / |v|`` enters IFA.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn.utils import parametrizations
+
+__all__ = [
+    "SFDAModel",
+    "Bottleneck",
+    "weight_norm_classifier",
+    "digits_backbone",
+    "digits_model",
+    "pointnet_backbone",
+    "pointnet_model",
+    "split_timm",
+    "load_shot_checkpoint",
+]
+
+
+class Bottleneck(nn.Sequential):
+    """Linear(in_dim -> bottleneck_dim) + BatchNorm1d (SHOT's bottleneck)."""
+
+    def __init__(self, in_dim: int, bottleneck_dim: int = 256):
+        super().__init__(nn.Linear(in_dim, bottleneck_dim), nn.BatchNorm1d(bottleneck_dim))
+        self.in_dim, self.bottleneck_dim = in_dim, bottleneck_dim
+
+
+def weight_norm_classifier(bottleneck_dim: int, num_classes: int) -> nn.Linear:
+    """A weight-normalised Linear(bottleneck_dim -> num_classes); ``.weight`` is the effective ``g v / |v|``."""
+    return parametrizations.weight_norm(nn.Linear(bottleneck_dim, num_classes), dim=0)
+
+
+class SFDAModel(nn.Module):
+    """``logits = classifier(bottleneck(features(x)))`` with each part reachable by name.
+
+    ``classifier`` must be linear in ``z`` (an ``nn.Linear``, weight-normalised or not): IFA needs its weight rows.
+    """
+
+    def __init__(self, features: nn.Module, bottleneck: nn.Module, classifier: nn.Module):
+        super().__init__()
+        weight = getattr(classifier, "weight", None)
+        if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
+            raise ValueError(
+                f"the classifier must be a linear layer with a 2-D .weight [C, A], got {type(classifier).__name__}"
+            )
+        self.features, self.bottleneck, self.classifier = features, bottleneck, classifier
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.classifier.weight.shape[0])
+
+    @property
+    def bottleneck_dim(self) -> int:
+        return int(self.classifier.weight.shape[1])
+
+    def classifier_weight(self) -> torch.Tensor:
+        """The effective weight rows ``w`` [C, A] (``g v / |v|`` for a weight-normalised layer)."""
+        return self.classifier.weight
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """``z = B(F(x))`` [N, A]."""
+        f = self.features(x)
+        if f.ndim != 2:
+            f = torch.flatten(f, 1)
+        return self.bottleneck(f)
+
+    def forward_with_features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.embed(x)
+        if z.ndim != 2 or z.shape[1] != self.bottleneck_dim:
+            raise ValueError(
+                f"the bottleneck gives features of shape {tuple(z.shape)} but the classifier expects "
+                f"[N, {self.bottleneck_dim}]: the bottleneck output and the classifier input do not compose"
+            )
+        return z, self.classifier(z)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_with_features(x)[1]
+
+
+def digits_backbone(in_channels: int = 1, width: int = 32) -> nn.Sequential:
+    """Conv(1->32)+BN+ReLU -> Conv(32->64)+BN+ReLU -> AdaptiveAvgPool(2) -> flatten: a 4*2*width = 256-d feature
+    for 8x8 (or larger) images."""
+    return nn.Sequential(
+        nn.Conv2d(in_channels, width, 3, padding=1),
+        nn.BatchNorm2d(width),
+        nn.ReLU(),
+        nn.Conv2d(width, 2 * width, 3, padding=1),
+        nn.BatchNorm2d(2 * width),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2),
+        nn.Flatten(),
+    )
+
+
+def digits_model(
+    num_classes: int = 10, bottleneck_dim: int = 64, in_channels: int = 1, width: int = 32
+) -> SFDAModel:
+    """The small CNN of the CPU reproduction: 256-d features, an ``A``-d bottleneck, a weight-norm classifier."""
+    for name, v in (("num_classes", num_classes), ("bottleneck_dim", bottleneck_dim), ("width", width)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    return SFDAModel(
+        digits_backbone(in_channels, width),
+        Bottleneck(8 * width, bottleneck_dim),
+        weight_norm_classifier(bottleneck_dim, num_classes),
+    )
+
+
+def split_timm(
+    model: nn.Module | str, num_classes: int, bottleneck_dim: int = 256, **create_kwargs
+) -> SFDAModel:
+    """Turn a timm model (or a timm model name, built with ``pretrained=False`` unless ``create_kwargs`` say
+    otherwise) into the F/B/C split: its head is removed (``reset_classifier(0)``), so ``F(x)`` is the pooled
+    ``num_features``-d feature; ``B`` and ``C`` are new. Train them with :func:`iclr24.sfda2.train_source`."""
+    if isinstance(model, str):
+        import timm
+
+        create_kwargs.setdefault("pretrained", False)
+        model = timm.create_model(model, **create_kwargs)
+    if not hasattr(model, "reset_classifier") or not hasattr(model, "num_features"):
+        raise ValueError(
+            f"expected a timm model (with reset_classifier and num_features), got {type(model).__name__}"
+        )
+    model.reset_classifier(0)
+    d = int(model.num_features)
+    return SFDAModel(
+        model, Bottleneck(d, bottleneck_dim), weight_norm_classifier(bottleneck_dim, num_classes)
+    )
+
+
+def pointnet_backbone(width: int = 64) -> nn.Sequential:
+    """A small PointNet feature extractor for ``(N, 3, P)`` clouds: shared MLP 3 -> w -> 2w -> 4w (Conv1d + BN +
+    ReLU) and a max over points, giving a ``4w``-d feature (PointDA-10's baselines use PointNet)."""
+    layers: list[nn.Module] = []
+    dims = [3, width, 2 * width, 4 * width]
+    for a, b in zip(dims[:-1], dims[1:]):
+        layers += [nn.Conv1d(a, b, 1), nn.BatchNorm1d(b), nn.ReLU()]
+    return nn.Sequential(*layers, nn.AdaptiveMaxPool1d(1), nn.Flatten())
+
+
+def pointnet_model(num_classes: int = 10, bottleneck_dim: int = 256, width: int = 64) -> SFDAModel:
+    """PointNet -> bottleneck -> weight-norm classifier, for point-cloud folders (:func:`point_cloud_folder`)."""
+    return SFDAModel(
+        pointnet_backbone(width),
+        Bottleneck(4 * width, bottleneck_dim),
+        weight_norm_classifier(bottleneck_dim, num_classes),
+    )
+
+
+def load_shot_checkpoint(folder: str | os.PathLike, model: SFDAModel, prefix: str = "source") -> SFDAModel:
+    """Load SHOT/SF(DA)^2-format source weights (``<folder>/<prefix>_F.pt``, ``_B.pt``, ``_C.pt``, as written by the
+    official ``src_pretrain.py`` and SHOT's released checkpoints) into ``model`` (e.g. ``split_timm("resnet101",
+    12)``). F's keys are torchvision ResNet names (timm ResNets share them); B's are ``bottleneck.*`` and ``bn.*``; C's
+    are ``fc.weight_g``, ``fc.weight_v``, ``fc.bias`` (old-style weight norm). Read with ``weights_only=True``."""
+    folder = Path(folder)
+    parts = {}
+    for part in ("F", "B", "C"):
+        path = folder / f"{prefix}_{part}.pt"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"missing {path}: expected {prefix}_F.pt, {prefix}_B.pt and {prefix}_C.pt from the official "
+                "src_pretrain.py (or SHOT's released source models)"
+            )
+        try:
+            parts[part] = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 - a truncated or foreign file is the user's
+            raise ValueError(f"{path}: not a readable state dict: {type(e).__name__}: {e}") from None
+    b_map = {"bottleneck.": "0.", "bn.": "1."}
+    bsd = {}
+    for k, v in parts["B"].items():
+        for old, new in b_map.items():
+            if k.startswith(old):
+                bsd[new + k[len(old) :]] = v
+    c = parts["C"]
+    if "fc.weight_v" not in c:
+        raise ValueError(
+            f"{folder / (prefix + '_C.pt')}: expected weight-norm keys fc.weight_g/fc.weight_v/fc.bias"
+        )
+    csd = {
+        "parametrizations.weight.original0": c["fc.weight_g"],
+        "parametrizations.weight.original1": c["fc.weight_v"],
+        "bias": c["fc.bias"],
+    }
+    C, A = c["fc.weight_v"].shape
+    if (C, A) != (model.num_classes, model.bottleneck_dim):
+        raise ValueError(
+            f"the checkpoint's classifier is {C} classes x {A} bottleneck but the model has "
+            f"{model.num_classes} x {model.bottleneck_dim}"
+        )
+    fsd = {k: v for k, v in parts["F"].items() if not k.startswith("fc.")}
+    for name, module, sd in (
+        ("F", model.features, fsd),
+        ("B", model.bottleneck, bsd),
+        ("C", model.classifier, csd),
+    ):
+        try:
+            module.load_state_dict(sd)
+        except RuntimeError as e:
+            raise ValueError(
+                f"{prefix}_{name}.pt does not fit the model's {name} part: {str(e)[:300]}"
+            ) from None
+    return model

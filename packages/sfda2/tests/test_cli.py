@@ -1,0 +1,86 @@
+"""The CLI: the common contract, train-source -> adapt end to end on tiny settings, and user errors."""
+
+import json
+
+import pytest
+import torch
+
+from iclr24.paperkit.testing import check_cli_contract
+from iclr24.sfda2.cli import main
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def source_ckpt(tmp_path_factory):
+    out = tmp_path_factory.mktemp("src")
+    rc = main(["train-source", "--epochs", "1", "--out", str(out), "--quiet"])
+    assert rc == 0
+    return out / "source.pt"
+
+
+def test_train_source_then_adapt(source_ckpt, tmp_path, capsys):
+    meta = torch.load(source_ckpt, weights_only=True)["meta"]
+    assert meta["num_classes"] == 10 and meta["arch"] == "digits"
+    rc = main(
+        [
+            "adapt",
+            "--source-ckpt",
+            str(source_ckpt),
+            "--epochs",
+            "1",
+            "--method",
+            "aad",
+            "--out",
+            str(tmp_path),
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["method"] == "aad" and summary["nonfinite_iterations"] == 0
+    assert (tmp_path / "target.pt").is_file() and (tmp_path / "history.json").is_file()
+    assert "target accuracy" in capsys.readouterr().out
+
+
+def test_adapt_user_errors(source_ckpt, tmp_path, capsys):
+    assert main(["adapt", "--source-ckpt", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "o")]) == 2
+    assert "not found" in capsys.readouterr().err
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    assert main(["adapt", "--source-ckpt", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "not a readable" in capsys.readouterr().err
+    rc = main(
+        ["adapt", "--source-ckpt", str(source_ckpt), "--num-classes", "12", "--out", str(tmp_path / "o")]
+    )
+    assert rc == 2 and "has 10 classes" in capsys.readouterr().err
+    empty = tmp_path / "empty_target"
+    empty.mkdir()
+    rc = main(
+        ["adapt", "--source-ckpt", str(source_ckpt), "--target", str(empty), "--out", str(tmp_path / "o")]
+    )
+    assert rc == 2 and "empty" in capsys.readouterr().err
+    rc = main(
+        [
+            "adapt",
+            "--source-ckpt",
+            str(source_ckpt),
+            "--k",
+            "5000",
+            "--epochs",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
+    assert rc == 2 and "larger than the target set" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "target.pt").exists()
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "SF(DA)^2/AaD time" in text and "explicit M=16/implicit" in text
+    assert (tmp_path / "bench.json").is_file()
