@@ -1,12 +1,14 @@
-"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes."""
+"""Placeholder: this package is scaffolded but its method and claims are not built yet (no claims are run)."""
 
 from __future__ import annotations
 
-from iclr24.paperkit import Claim, Paper, RunConfig
+from iclr24.paperkit import ClaimSet, Paper, RunConfig
+
+NAME = "cmvae"
 
 
-def run(config: RunConfig) -> list[Claim]:
-    return []  # placeholder until the claim checks are written
+def run(config: RunConfig) -> ClaimSet:
+    return ClaimSet(NAME, config)  # no claims until the method is built
 
 
 PAPER = Paper(
