@@ -6,6 +6,13 @@ import pytest
 from iclr24.maxent_moco import TabularMDP, cliffwalk
 from iclr24.maxent_moco.cli import main
 from iclr24.maxent_moco.data import load_env, load_mdp, save_mdp
+from iclr24.paperkit.testing import check_cli_contract
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(
+        main, tmp_path
+    )  # --help everywhere, help on every option, bad flag -> 2, --out at a file
 
 
 def test_help_exits_zero(capsys):
@@ -14,6 +21,25 @@ def test_help_exits_zero(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "reproduce" in out and "run" in out and "bench" in out
+
+
+def test_common_flags_per_command(capsys):
+    for cmd, has, lacks in (
+        ("reproduce", ("--smoke", "--out", "--data-dir"), ("--device",)),
+        ("bench", ("--smoke", "--out"), ("--device",)),
+        ("run", ("--out", "--seed"), ("--smoke", "--device")),
+    ):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        text = capsys.readouterr().out
+        assert all(f in text for f in has) and not any(f in text for f in lacks), cmd
+
+
+def test_bench_smoke_writes_report(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
+    rep = json.loads((tmp_path / "bench.json").read_text())
+    assert rep["mode"] == "smoke" and rep["results"] and rep["notes"]
+    assert (tmp_path / "bench.md").exists() and "MoCoDyna" in capsys.readouterr().out
 
 
 def test_bad_argument_exits_2():

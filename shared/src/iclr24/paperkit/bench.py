@@ -75,21 +75,27 @@ class BenchReport:
 
 
 def _threads(threads: int | None):
+    """Pin BLAS/OpenMP threads (threadpoolctl, when installed) and, if torch is already imported, torch's
+    intra-op threads; restored afterwards. Never imports torch into a package that does not use it."""
     if threads is None:
         return nullcontext()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int or None, got {threads!r}")
-    try:
-        import torch  # noqa: F401
-    except ImportError:  # a numpy-only package: pin BLAS threads where threadpoolctl is there
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            return nullcontext()
-        return threadpool_limits(threads)
-    from .seeding import torch_threads
+    import sys
+    from contextlib import ExitStack
 
-    return torch_threads(threads)
+    stack = ExitStack()
+    try:
+        from threadpoolctl import threadpool_limits
+
+        stack.enter_context(threadpool_limits(threads))
+    except ImportError:
+        pass
+    if "torch" in sys.modules:
+        from .seeding import torch_threads
+
+        stack.enter_context(torch_threads(threads))
+    return stack
 
 
 def _read_proc_status(field: str) -> int | None:
@@ -164,7 +170,8 @@ def benchmark(
     ``sync`` is called before each clock read (e.g. ``torch.cuda.synchronize``).
     ``clock="cpu"`` times with the process's CPU time (all threads) instead of the wall clock: steadier on a
     shared machine, and equal to the wall time of a single-threaded run on an idle one.
-    ``threads=N`` pins torch's intra-op thread count for every call (warm-up and timed), restored afterwards."""
+    ``threads=N`` pins the thread count for every call (warm-up and timed): BLAS/OpenMP through threadpoolctl
+    where installed, and torch's intra-op threads when torch is in use; restored afterwards."""
     with _threads(threads):
         return _benchmark(fn, baseline, repeats, warmup, name, baseline_name, memory, sync, clock)
 

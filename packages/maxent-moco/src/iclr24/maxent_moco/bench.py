@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit import BenchResult, benchmark
+from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark
 
 from .envs import cliffwalk, garnet, locally_smoothed
 from .moco import correct, correct_bfgs
 from .planning import policy_kernel
 from .sample import Dyna, MoCoDyna
 
-LAST_NOTES: list[str] = []
+__all__ = ["run_benchmarks"]
 
 
 def _instance(S: int, d: int, seed: int = 0):
@@ -40,15 +40,16 @@ def _violation(P_bar, Phi, Psi) -> float:
     return float((np.abs(P_bar @ Phi - Psi) / scale).max())
 
 
-def run_benchmarks(quick: bool = True) -> list[BenchResult]:
-    LAST_NOTES.clear()
+def _solver_cases(mode: str) -> tuple[list[BenchResult], list[str]]:
+    """MoCo solve time: batched Newton against the joint BFGS (Newton alone at |S| = 400)."""
     results: list[BenchResult] = []
+    notes: list[str] = []
     # The joint BFGS takes seconds to minutes per call beyond |S| = 36 (tens of minutes at |S| = 400), so quick mode
     # keeps to |S| = 36, and full mode times Newton alone at |S| = 400 (the README gives one-off BFGS timings there).
-    cases = [(36, d) for d in (1, 2, 3, 5)]
-    if not quick:
+    cases = [(36, d) for d in ((1,) if mode == "smoke" else (1, 2, 3, 5))]
+    if mode == "full":
         cases += [(S, d) for S in (100, 400) for d in (1, 2, 3, 5)]
-    repeats = 3
+    repeats = 1 if mode == "smoke" else 3
     for S, d in cases:
         Phat, Phi, Psi = _instance(S, d)
         args = (Phat, Phi, Psi)
@@ -61,7 +62,7 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
                 name=f"MoCo |S|={S} d={d} newton (viol {e_new:.1e})",
             )
             results.append(r)
-            LAST_NOTES.append(f"|S|={S} d={d}: max relative violation newton {e_new:.2e} (BFGS not timed)")
+            notes.append(f"|S|={S} d={d}: max relative violation newton {e_new:.2e} (BFGS not timed)")
             continue
         e_ref = _violation(correct_bfgs(*args)[0], Phi, Psi)
         r = benchmark(
@@ -73,33 +74,55 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
             baseline_name=f"joint BFGS (viol {e_ref:.1e})",
         )
         results.append(r)
-        LAST_NOTES.append(f"|S|={S} d={d}: max relative violation newton {e_new:.2e}, BFGS {e_ref:.2e}")
+        notes.append(f"|S|={S} d={d}: max relative violation newton {e_new:.2e}, BFGS {e_ref:.2e}")
+    return results, notes
+
+
+def _cliffwalk_cases(mode: str) -> tuple[list[BenchResult], list[str]]:
+    """One CliffWalk control correction (144 rows, d = 3) and MoCoDyna's samples per second against Dyna's."""
     mdp = cliffwalk()
     P_hat = locally_smoothed(mdp.P, 1.0)
     rng = np.random.default_rng(0)
     Phi = rng.normal(size=(36, 3)) * 50
     Psi = mdp.P @ Phi
-    results.append(
+    smoke = mode == "smoke"
+    results = [
         benchmark(
             lambda: correct(P_hat, Phi, Psi),
-            repeats=5,
-            warmup=1,
+            repeats=1 if smoke else 5,
+            warmup=0 if smoke else 1,
             name="MoCo CliffWalk control, 144 rows, d=3",
         )
-    )
-    n = 30_000 if quick else 150_000
+    ]
+    n = {"smoke": 4000, "quick": 30_000, "full": 150_000}[mode]
     kw = dict(alpha=1.0, planning_interval=2000, eval_every=n)
     r = benchmark(
         lambda: MoCoDyna(2, val_queue_interval=6000, **kw).run(mdp, n, seed=0),
         baseline=lambda: Dyna(**kw).run(mdp, n, seed=0),
-        repeats=3 if quick else 5,
+        repeats={"smoke": 1, "quick": 3, "full": 5}[mode],
         warmup=0,
         name=f"MoCoDyna(d=2) {n} samples",
         baseline_name="Dyna",
     )
     results.append(r)
-    LAST_NOTES.append(
+    notes = [
         f"MoCoDyna(d=2): {n / r.median_s:,.0f} samples/s; Dyna: {n / r.baseline_median_s:,.0f} "
         "samples/s (CliffWalk control, planning every 2000 samples)"
-    )
-    return results
+    ]
+    return results, notes
+
+
+def run_benchmarks(mode: str = "quick") -> BenchReport:
+    """The MoCo solver (Newton vs joint BFGS), one CliffWalk correction and MoCoDyna's throughput. ``mode``: smoke
+    (one tiny case each, pipeline only), quick or full."""
+    if mode not in ("smoke", "quick", "full"):
+        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+    solver, solver_notes = _solver_cases(mode)
+    cliff, cliff_notes = _cliffwalk_cases(mode)
+    notes = [
+        "BLAS threads as the environment sets them (run with OMP_NUM_THREADS=1 for one core); interleaved "
+        "repeats, medians; speedup = baseline median / ours median",
+        *solver_notes,
+        *cliff_notes,
+    ]
+    return BenchReport(results=solver + cliff, notes=notes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from iclr24.paperkit import atomic_write_json, bench_table, ensure_out_dir
+from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
 
 from . import bench
@@ -14,8 +14,9 @@ from .envs import make_model
 from .reproduce import PAPER
 from .sample import Dyna, MoCoDyna, OSDyna, QLearning, TDLearning
 
-app = App("maxent-moco", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
+app = App("maxent-moco", PAPER.title)
+app.add_reproduce(lambda: PAPER, device=False)  # numpy only: the claims run on the CPU
+app.add_bench(bench.run_benchmarks)
 
 EXACT = ("mocovi", "vi", "mbrl", "osvi")
 SAMPLE = ("mocodyna", "dyna", "osdyna", "qlearning", "td")
@@ -120,7 +121,6 @@ def _run(args: argparse.Namespace) -> int:
         else:
             tr = algo.run(mdp, args.iters)
             results[algo.name] = {"iteration": list(range(args.iters + 1)), "errors": tr.errors.tolist()}
-    out = ensure_out_dir(args.out)
     payload = {
         "env": mdp.name,
         "lam": args.lam,
@@ -130,7 +130,7 @@ def _run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "results": results,
     }
-    path = atomic_write_json(out / "run.json", payload)
+    path = atomic_write_json(args.out / "run.json", payload)
     metric = "normalised policy error" if args.mode_rl == "control" else "normalised value error"
     print(f"{mdp.name}, lambda={args.lam}, {args.mode_rl}: {metric}")
     for name, r in results.items():
@@ -143,19 +143,4 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-@app.command("bench", "Benchmark the MoCo solver (batched Newton vs joint BFGS) and MoCoDyna's throughput.")
-def _bench(args: argparse.Namespace) -> int:
-    results = bench.run_benchmarks(quick=args.mode != "full")
-    print(bench_table(results))
-    for line in bench.LAST_NOTES:
-        print(line)
-    out = ensure_out_dir(args.out)
-    atomic_write_json(
-        out / "bench.json", {"results": [r.to_dict() for r in results], "notes": bench.LAST_NOTES}
-    )
-    print(f"wrote {out / 'bench.json'}")
-    return 0
-
-
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main
