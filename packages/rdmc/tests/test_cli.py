@@ -3,7 +3,26 @@ import json
 import numpy as np
 import pytest
 
+from iclr24.paperkit.testing import check_cli_contract
 from iclr24.rdmc.cli import main
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_flags_only_where_they_mean_something():
+    for cmd in (["sample", "--smoke"], ["reproduce", "--device", "cpu"], ["bench", "--device", "cpu"]):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_sample_help_calls_out_a_folder_and_samples_a_file(capsys):
+    with pytest.raises(SystemExit):
+        main(["sample", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--out DIR" in text and "output folder" in text and "--samples FILE" in text
 
 
 def test_help_exits_zero(capsys):
@@ -33,8 +52,10 @@ def test_sample_end_to_end(tmp_path, capsys):
             "200",
             "--K",
             "10",
-            "--out",
+            "--samples",
             str(out),
+            "--out",
+            str(tmp_path / "unused"),
             "--plot",
             "--quiet",
         ]
@@ -85,10 +106,11 @@ def test_sample_with_a_user_mixture_file(tmp_path):
         (["--target", "missing.npz"], "not found"),
         (["--budget", "5"], "below K"),
         (["--T", "-1"], "--T must be"),
+        (["--samples", "x.txt"], "ending in .npz"),
     ],
 )
 def test_sample_user_errors_exit_2(tmp_path, capsys, argv, msg):
-    rc = main(["sample", *argv, "--n", "10", "--out", str(tmp_path / "x.npz"), "--quiet"])
+    rc = main(["sample", *argv, "--n", "10", "--out", str(tmp_path), "--quiet"])
     assert rc == 2
     err = capsys.readouterr().err
     assert msg in err and "Traceback" not in err
@@ -99,4 +121,5 @@ def test_bench_smoke(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "rdmc-is" in out and "samples/s" in out and "memory" in out
     res = json.loads((tmp_path / "bench.json").read_text())
-    assert len(res["results"]) == 3 and res["memory"]["n"] == 10_000
+    assert len(res["results"]) == 3 and any("n=10,000 particles" in n for n in res["notes"])
+    assert (tmp_path / "bench.md").is_file()

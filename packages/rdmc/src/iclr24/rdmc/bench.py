@@ -6,16 +6,37 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 
-from iclr24.paperkit import BenchResult, benchmark
+from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark
 
 from .data import gmm2d
 from .recipes import sample_with_budget
 from .sampler import rdmc_sample
 
-__all__ = ["run_benchmarks", "oracle_table", "memory_check", "MemoryCheck"]
+__all__ = ["run_benchmarks", "sampler_benchmarks", "oracle_lines", "memory_check", "MemoryCheck"]
 
 
-def run_benchmarks(
+def run_benchmarks(mode: str = "quick") -> BenchReport:
+    """The ``bench`` command: :func:`sampler_benchmarks` (smoke: n = 100, 400 calls/sample, 1 repeat; quick: n = 1000,
+    4000 calls, 3 repeats; full: 5 repeats), the oracle table and :func:`memory_check` (n = 10^4 in smoke, else
+    10^5) as notes."""
+    if mode not in ("smoke", "quick", "full"):
+        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+    smoke = mode == "smoke"
+    n, budget = (100, 400) if smoke else (1000, 4000)
+    results = sampler_benchmarks(quick=mode != "full", n=n, budget=budget, repeats=1 if smoke else None)
+    mem = memory_check(n=10_000 if smoke else 100_000)
+    notes = [
+        f"n = {n} samples at {budget} oracle calls per sample; each sampler timed against ULA in the same run "
+        "(interleaved medians, torch's default threads); speedup = ULA median / ours median",
+        *oracle_lines(results, n=n, budget=budget),
+        f"memory: rdMC-IS on n={mem.n:,} particles, m={mem.m}, d={mem.d}, K=2: proposals chunked to "
+        f"{mem.chunk_bytes / 2**20:.0f} MiB per chunk (unchunked: {mem.unchunked_bytes / 2**20:.0f} MiB per outer "
+        f"step); peak RSS grew by {mem.rss_growth_bytes / 2**20:.0f} MiB; {mem.seconds:.1f} s",
+    ]
+    return BenchReport(results=results, notes=notes)
+
+
+def sampler_benchmarks(
     quick: bool = True, n: int = 1000, budget: int = 4000, repeats: int | None = None
 ) -> list[BenchResult]:
     """rdMC-IS, rdMC-IS+ULA and MALA against ULA at ``budget`` oracle calls per sample on the 2-D mixture
@@ -41,20 +62,18 @@ def run_benchmarks(
     return out
 
 
-def oracle_table(results: list[BenchResult], n: int = 1000, budget: int = 4000) -> str:
-    """Samples/s and oracle calls per sample for the benchmarked samplers."""
+def oracle_lines(results: list[BenchResult], n: int = 1000, budget: int = 4000) -> list[str]:
+    """One line per benchmarked sampler (and ULA): samples/s and oracle calls per sample."""
     target = gmm2d()
-    lines = [
-        "| sampler | samples/s | gradient calls/sample | log-density calls/sample |",
-        "|---|---|---|---|",
-    ]
     rows = [(r.name.split(" ")[0], r.median_s) for r in results] + [("ula", results[0].baseline_median_s)]
+    out = []
     for method, med in rows:
         _, info = sample_with_budget(target, method, 10, budget, seed=0)
-        lines.append(
-            f"| {method} | {n / med:,.0f} | {info.grad_calls_per_sample:g} | {info.logp_calls_per_sample:g} |"
+        out.append(
+            f"{method}: {n / med:,.0f} samples/s; per sample {info.grad_calls_per_sample:g} gradient + "
+            f"{info.logp_calls_per_sample:g} log-density calls"
         )
-    return "\n".join(lines) + "\n"
+    return out
 
 
 @dataclass(frozen=True)

@@ -9,20 +9,21 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit import atomic_write_bytes, atomic_write_json, bench_table
-from iclr24.paperkit.cli import App, UsageError, arg, positive_int, resolve_device
+from iclr24.paperkit import atomic_write_bytes, atomic_write_json
+from iclr24.paperkit.cli import App, UsageError, arg, positive_int
 
 from . import bench
 from .reproduce import PAPER
 
-app = App("rdmc", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
+app = App("rdmc", PAPER.title)
+app.add_reproduce(lambda: PAPER, device=False)  # the claims run on the CPU
+app.add_bench(bench.run_benchmarks)
 
 
 @app.command(
     "sample",
-    "Draw samples from a target at a given oracle budget per sample; writes an .npz (samples, info) and prints the "
-    "oracle counts and, for the built-in mixtures, mode-TV / MMD^2 against exact draws.",
+    "Draw samples from a target at a given oracle budget per sample; writes an .npz (samples, info) with a .json "
+    "(and with --plot a .png) beside it, and prints the oracle counts and mode-TV / MMD^2 against exact draws.",
     arg(
         "--target", default="gmm2d", help="gmm2d, gmm10d, or a mixture .npz with arrays means, covs, weights"
     ),
@@ -31,8 +32,15 @@ app.add_reproduce(lambda: PAPER)
     arg("--budget", type=positive_int, default=4000, help="oracle calls (gradient + log-density) per sample"),
     arg("--T", type=float, default=2.0, help="rdMC diffusion horizon T"),
     arg("--K", type=positive_int, default=20, help="rdMC outer (reverse) steps"),
+    arg(
+        "--samples",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the samples file (.npz); its .json info and --plot .png go beside it (default: OUT/samples.npz)",
+    ),
     arg("--plot", action="store_true", help="also write a scatter of the samples over the target's contours"),
-    default_out="samples.npz",
+    device=True,
 )
 def _sample(args: argparse.Namespace) -> int:
     import torch
@@ -43,6 +51,11 @@ def _sample(args: argparse.Namespace) -> int:
 
     if not (args.T > 0):
         raise UsageError(f"--T must be > 0, got {args.T}")
+    out = Path(args.samples) if args.samples is not None else Path(args.out) / "samples.npz"
+    if out.suffix != ".npz":
+        raise UsageError(f"--samples must be a file ending in .npz, got {out}")
+    if out.is_dir():
+        raise UsageError(f"--samples {out} is a folder; expected a .npz file name")
     target = get_target(args.target)
     x, info = sample_with_budget(
         target,
@@ -51,12 +64,9 @@ def _sample(args: argparse.Namespace) -> int:
         args.budget,
         seed=args.seed,
         settings=BudgetSettings(T=args.T, K=args.K),
-        device=resolve_device(args.device),
+        device=args.device,
     )
     x = x.cpu()
-    out = Path(args.out)
-    if out.suffix != ".npz":
-        out = out / "samples.npz"
     report = info.to_dict()
     ref = target.sample(2000, generator=torch.Generator().manual_seed(10_000 + args.seed))
     report["metrics"] = {
@@ -82,28 +92,4 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
-@app.command(
-    "bench", "Samples/s and oracle calls per sample at equal budget (medians of repeats, ratios to ULA)."
-)
-def _bench(args: argparse.Namespace) -> int:
-    smoke = args.mode == "smoke"
-    n, budget = (100, 400) if smoke else (1000, 4000)
-    results = bench.run_benchmarks(
-        quick=args.mode != "full", n=n, budget=budget, repeats=1 if smoke else None
-    )
-    print(bench_table(results))
-    print(bench.oracle_table(results, n=n, budget=budget))
-    mem = bench.memory_check(n=10_000 if args.mode == "smoke" else 100_000)
-    print(
-        f"memory: rdMC-IS on n={mem.n:,} particles, m={mem.m}, d={mem.d}, K=2: proposals chunked to "
-        f"{mem.chunk_bytes / 2**20:.0f} MiB per chunk (unchunked: {mem.unchunked_bytes / 2**20:.0f} MiB per outer "
-        f"step); peak RSS grew by {mem.rss_growth_bytes / 2**20:.0f} MiB; {mem.seconds:.1f} s"
-    )
-    atomic_write_json(
-        Path(args.out) / "bench.json", {"results": [r.to_dict() for r in results], "memory": mem.__dict__}
-    )
-    return 0
-
-
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from iclr24.paperkit import atomic_write_bytes
+from iclr24.paperkit.plots import pyplot, save_figure
 
 from .targets import GaussianMixture
 
-__all__ = ["plot_samples", "plot_budget_curve"]
-
-
-def _save(fig, path: str | os.PathLike) -> Path:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return atomic_write_bytes(path, buf.getvalue())
+__all__ = ["samples_figure", "budget_curve_figure", "plot_samples", "plot_budget_curve"]
 
 
 def plot_samples(
@@ -32,11 +22,28 @@ def plot_samples(
     titles: dict[str, str] | None = None,
     lim: float = 7.5,
 ) -> Path:
-    """One panel per sampler: its samples (first two coordinates) over the contours of the target's density."""
-    import matplotlib
+    """:func:`samples_figure` saved atomically to ``path`` (closed afterwards)."""
+    return save_figure(samples_figure(target, samples, titles=titles, lim=lim), path, dpi=110)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plot_budget_curve(
+    budgets: list[int],
+    curves: dict[str, dict[str, list[float]]],
+    path: str | os.PathLike,
+    metrics: tuple[str, ...] = ("mode_tv", "mmd2"),
+) -> Path:
+    """:func:`budget_curve_figure` saved atomically to ``path`` (closed afterwards)."""
+    return save_figure(budget_curve_figure(budgets, curves, metrics=metrics), path, dpi=110)
+
+
+def samples_figure(
+    target: GaussianMixture,
+    samples: dict[str, torch.Tensor],
+    titles: dict[str, str] | None = None,
+    lim: float = 7.5,
+):
+    """One panel per sampler: its samples (first two coordinates) over the contours of the target's density."""
+    plt = pyplot()
 
     grid = torch.linspace(-lim, lim, 200, dtype=torch.float64)
     gx, gy = torch.meshgrid(grid, grid, indexing="xy")
@@ -61,20 +68,16 @@ def plot_samples(
         ax.set_aspect("equal")
         ax.set_xticks([])
         ax.set_yticks([])
-    return _save(fig, path)
+    return fig
 
 
-def plot_budget_curve(
+def budget_curve_figure(
     budgets: list[int],
     curves: dict[str, dict[str, list[float]]],
-    path: str | os.PathLike,
     metrics: tuple[str, ...] = ("mode_tv", "mmd2"),
-) -> Path:
+):
     """Error versus oracle calls per sample on log axes; ``curves[method][metric]`` = mean over seeds per budget."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
@@ -94,4 +97,4 @@ def plot_budget_curve(
         ax.set_ylabel({"mode_tv": "mode-TV", "mmd2": "MMD²", "sliced_w2": "sliced W2"}.get(metric, metric))
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    return _save(fig, path)
+    return fig

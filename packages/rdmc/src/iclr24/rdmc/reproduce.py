@@ -1,4 +1,4 @@
-"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes.
+"""The paper's claims, checked at CPU scale: ``run(config) -> ClaimSet`` in smoke/quick/full modes.
 
 Claim (abstract; spec §4): on a multimodal Gaussian mixture rdMC "greatly improves over Langevin-style MCMC". Checked
 on the spec's 2-D four-mode mixture with unequal weights, every sampler at the same oracle budget per sample
@@ -8,19 +8,20 @@ on the spec's 2-D four-mode mixture with unequal weights, every sampler at the s
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import asdict, dataclass, field
 
 import torch
 
-from iclr24.paperkit import Claim, Paper, RunConfig, progress
+from iclr24.paperkit import ClaimSet, Paper, RunConfig, progress
 
 from .data import get_target
 from .metrics import mmd2, mode_tv, sliced_w2
 from .recipes import METHOD_NAMES, BudgetSettings, budget_settings, sample_with_budget
 from .targets import GaussianMixture
 
-__all__ = ["ComparisonConfig", "SMOKE", "QUICK", "FULL", "compare_at_budget", "run", "PAPER"]
+NAME = "rdmc"
+
+__all__ = ["NAME", "ComparisonConfig", "SMOKE", "QUICK", "FULL", "compare_at_budget", "run", "PAPER"]
 
 
 @dataclass(frozen=True)
@@ -108,14 +109,26 @@ def _summary(results: dict[str, list[dict]]) -> dict:
     }
 
 
-def run(config: RunConfig) -> list[Claim]:
-    cfg: ComparisonConfig = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
-    target = get_target(cfg.target)
-    t0 = time.perf_counter()
+def _budget_facts(claims: ClaimSet, cfg: ComparisonConfig, summ: dict) -> None:
+    """The equal-budget precondition, as counted by the samplers: oracle calls per sample of each method."""
+    for m in cfg.methods:
+        claims.fact(
+            f"oracle calls per sample, {m}",
+            value=summ[m]["grad_calls_per_sample"] + summ[m]["logp_calls_per_sample"],
+            description=f"equal-budget precondition (budget {cfg.budget}): gradient "
+            f"{summ[m]['grad_calls_per_sample']:g} + log-density {summ[m]['logp_calls_per_sample']:g}, counted",
+        )
+
+
+def _equal_budget(
+    claims: ClaimSet, config: RunConfig, cfg: ComparisonConfig, target: GaussianMixture
+) -> None:
+    """The four claims at one equal oracle budget on the 2-D mixture (one measurement: every sampler, every seed)."""
+    from .plots import samples_figure
+
     results, first = compare_at_budget(
         target, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress
     )
-    seconds = time.perf_counter() - t0
     summ = _summary(results)
     budgets = {m: budget_settings(m, cfg.budget, cfg.settings) for m in cfg.methods}
     common = {
@@ -125,122 +138,125 @@ def run(config: RunConfig) -> list[Claim]:
         "per_seed": results,
         "summary": summ,
     }
-    from .plots import plot_budget_curve, plot_samples
+    titles = {m: f"{m}: mode-TV {results[m][0]['mode_tv']:.3f}" for m in cfg.methods}
+    exact = target.sample(cfg.n, generator=torch.Generator().manual_seed(7))
+    fig = samples_figure(target, {"exact": exact, **first}, titles=titles)
+    arts = [claims.figure(fig, "samples_vs_target.png")]
+    _budget_facts(claims, cfg, summ)
 
-    titles = {
-        m: f"{m}: mode-TV {first_tv:.3f}"
-        for m, first_tv in ((m, results[m][0]["mode_tv"]) for m in cfg.methods)
-    }
-    scatter = plot_samples(
-        target,
-        {"exact": target.sample(cfg.n, generator=torch.Generator().manual_seed(7)), **first},
-        config.out / "samples_vs_target.png",
-        titles=titles,
-    )
-    arts = [config.artifact(scatter)]
-
-    def claim(name: str, metric: str, ours: str, base: str, rule: str, **variables: float) -> Claim:
-        return Claim(
-            paper="rdmc",
+    def claim(name: str, metric: str, ours: str, base: str, rule: str) -> None:
+        claims.add(
             claim=name,
             metric=f"{metric} (mean of {len(cfg.seeds)} seeds, {cfg.budget} oracle calls/sample)",
             ours=summ[ours][metric],
             baseline_name=base,
             baseline=summ[base][metric],
             rule=rule,
-            seconds=seconds,
             details=common,
             artifacts=arts,
-            variables=variables,
         )
 
-    claims = [
-        claim(
-            "rdMC-IS recovers the mode weights: mode-TV <= 0.08 and <= 0.5x ULA's at equal budget",
-            "mode_tv",
-            "rdmc-is",
-            "ula",
-            "ours <= 0.08 and ours <= 0.5 * baseline",
-        ),
-        claim(
-            "rdMC-IS MMD^2 <= 0.3x ULA's at equal budget", "mmd2", "rdmc-is", "ula", "ours <= 0.3 * baseline"
-        ),
-        claim(
-            "rdMC-IS mode-TV <= 0.5x MALA's at equal budget",
-            "mode_tv",
-            "rdmc-is",
-            "mala",
-            "ours <= 0.5 * baseline",
-        ),
-        claim(
-            "rdMC with IS-initialised ULA inner chains (paper's MCMC variant): mode-TV <= 0.08 and <= 0.5x ULA's",
-            "mode_tv",
-            "rdmc-is+ula",
-            "ula",
-            "ours <= 0.08 and ours <= 0.5 * baseline",
-        ),
-    ]
+    claim(
+        "rdMC-IS recovers the mode weights: mode-TV <= 0.08 and <= 0.5x ULA's at equal budget",
+        "mode_tv",
+        "rdmc-is",
+        "ula",
+        "ours <= 0.08 and ours <= 0.5 * baseline",
+    )
+    claim("rdMC-IS MMD^2 <= 0.3x ULA's at equal budget", "mmd2", "rdmc-is", "ula", "ours <= 0.3 * baseline")
+    claim(
+        "rdMC-IS mode-TV <= 0.5x MALA's at equal budget",
+        "mode_tv",
+        "rdmc-is",
+        "mala",
+        "ours <= 0.5 * baseline",
+    )
+    claim(
+        "rdMC with IS-initialised ULA inner chains (paper's MCMC variant): mode-TV <= 0.08 and <= 0.5x ULA's",
+        "mode_tv",
+        "rdmc-is+ula",
+        "ula",
+        "ours <= 0.08 and ours <= 0.5 * baseline",
+    )
+
+
+def _budget_curve(
+    claims: ClaimSet, config: RunConfig, cfg: ComparisonConfig, target: GaussianMixture
+) -> None:
+    """Error vs oracle budget over ``cfg.curve_budgets`` (full mode)."""
+    from .plots import budget_curve_figure
+
+    curves: dict[str, dict[str, list[float]]] = {m: {"mode_tv": [], "mmd2": []} for m in cfg.methods}
+    per_budget = {}
+    for b in cfg.curve_budgets:
+        res, _ = compare_at_budget(target, cfg, b, base_seed=config.seed, show_progress=config.progress)
+        per_budget[str(b)] = _summary(res)
+        for m in cfg.methods:
+            for k in ("mode_tv", "mmd2"):
+                curves[m][k].append(per_budget[str(b)][m][k])
+    art = claims.figure(budget_curve_figure(list(cfg.curve_budgets), curves), "error_vs_budget.png")
+    best = {m: min(curves[m]["mode_tv"]) for m in cfg.methods}
+    claims.add(
+        claim="Error vs budget: rdMC-IS plateaus lower than ULA (best mode-TV over budgets "
+        f"{cfg.curve_budgets[0]}..{cfg.curve_budgets[-1]})",
+        metric="best mode-TV over the budget grid",
+        ours=best["rdmc-is"],
+        baseline_name="ula",
+        baseline=best["ula"],
+        rule="ours <= 0.5 * baseline",
+        details={
+            "budgets": list(cfg.curve_budgets),
+            "curves": curves,
+            "per_budget": per_budget,
+            "best_mala": best["mala"],
+        },
+        artifacts=[art],
+    )
+
+
+def _high_dim(claims: ClaimSet, config: RunConfig, cfg: ComparisonConfig) -> None:
+    """The 10-D stretch target at the claims' budget (full mode), reported as measured."""
+    from .plots import samples_figure
+
+    hd = get_target(cfg.high_dim_target)
+    res, hd_first = compare_at_budget(
+        hd, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress
+    )
+    hs = _summary(res)
+    art = claims.figure(samples_figure(hd, hd_first), "samples_10d.png")
+    best_rdmc = min(("rdmc-is", "rdmc-is+ula"), key=lambda m: hs[m]["mode_tv"])
+    claims.add(
+        claim=f"10-D mixture (stretch goal, no calibrated margin): best rdMC variant ({best_rdmc}) "
+        "vs ULA, reported as measured",
+        metric=f"mode_tv (mean of {len(cfg.seeds)} seeds)",
+        ours=hs[best_rdmc]["mode_tv"],
+        baseline_name="ula",
+        baseline=hs["ula"]["mode_tv"],
+        rule="ours <= baseline",
+        details={"target": cfg.high_dim_target, "summary": hs, "per_seed": res},
+        artifacts=[art],
+    )
+
+
+def run(config: RunConfig) -> ClaimSet:
+    """Equal-budget comparison on the 2-D mixture (four claims); in full mode also the error-vs-budget curve and
+    the 10-D mixture, each timed in its own block."""
+    cfg: ComparisonConfig = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
+    claims = ClaimSet(NAME, config)
+    target = get_target(cfg.target)
+    with claims.timed(f"2-D mixture, {cfg.budget} oracle calls/sample, {len(cfg.seeds)} seeds"):
+        _equal_budget(claims, config, cfg, target)
     if cfg.curve_budgets:
-        t1 = time.perf_counter()
-        curves: dict[str, dict[str, list[float]]] = {m: {"mode_tv": [], "mmd2": []} for m in cfg.methods}
-        per_budget = {}
-        for b in cfg.curve_budgets:
-            res, _ = compare_at_budget(target, cfg, b, base_seed=config.seed, show_progress=config.progress)
-            per_budget[str(b)] = _summary(res)
-            for m in cfg.methods:
-                for k in ("mode_tv", "mmd2"):
-                    curves[m][k].append(per_budget[str(b)][m][k])
-        curve_png = plot_budget_curve(list(cfg.curve_budgets), curves, config.out / "error_vs_budget.png")
-        best = {m: min(curves[m]["mode_tv"]) for m in cfg.methods}
-        claims.append(
-            Claim(
-                paper="rdmc",
-                claim="Error vs budget: rdMC-IS plateaus lower than ULA (best mode-TV over budgets "
-                f"{cfg.curve_budgets[0]}..{cfg.curve_budgets[-1]})",
-                metric="best mode-TV over the budget grid",
-                ours=best["rdmc-is"],
-                baseline_name="ula",
-                baseline=best["ula"],
-                rule="ours <= 0.5 * baseline",
-                seconds=time.perf_counter() - t1,
-                details={
-                    "budgets": list(cfg.curve_budgets),
-                    "curves": curves,
-                    "per_budget": per_budget,
-                    "best_mala": best["mala"],
-                },
-                artifacts=[config.artifact(curve_png)],
-            )
-        )
+        with claims.timed("error vs oracle budget"):
+            _budget_curve(claims, config, cfg, target)
     if cfg.high_dim_target:
-        t1 = time.perf_counter()
-        hd = get_target(cfg.high_dim_target)
-        res, hd_first = compare_at_budget(
-            hd, cfg, cfg.budget, base_seed=config.seed, show_progress=config.progress
-        )
-        hs = _summary(res)
-        hd_png = plot_samples(hd, hd_first, config.out / "samples_10d.png")
-        best_rdmc = min(("rdmc-is", "rdmc-is+ula"), key=lambda m: hs[m]["mode_tv"])
-        claims.append(
-            Claim(
-                paper="rdmc",
-                claim=f"10-D mixture (stretch goal, no calibrated margin): best rdMC variant ({best_rdmc}) "
-                "vs ULA, reported as measured",
-                metric=f"mode_tv (mean of {len(cfg.seeds)} seeds)",
-                ours=hs[best_rdmc]["mode_tv"],
-                baseline_name="ula",
-                baseline=hs["ula"]["mode_tv"],
-                rule="ours <= baseline",
-                seconds=time.perf_counter() - t1,
-                details={"target": cfg.high_dim_target, "summary": hs, "per_seed": res},
-                artifacts=[config.artifact(hd_png)],
-            )
-        )
+        with claims.timed(f"{cfg.high_dim_target} mixture"):
+            _high_dim(claims, config, cfg)
     return claims
 
 
 PAPER = Paper(
-    name="rdmc",
+    name=NAME,
     title="Reverse Diffusion Monte Carlo",
     summary="rdMC samples multimodal unnormalised densities better than Langevin (ULA/MALA) at equal oracle budget.",
     run=run,
