@@ -1,0 +1,101 @@
+"""The aesthetic constraints of LACE: alignment and overlap, as metrics and as differentiable losses.
+
+Notation: boxes b (B, L, 4) centre format in [0, 1], mask m (B, L) of real elements. For element i the six
+coordinates X_i = (xl, xc, xr, yt, yc, yb). PIoU_ij is the pairwise IoU (0 on the diagonal and for padding).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .layout import xywh_to_ltrb
+
+__all__ = [
+    "alignment_matrix",
+    "alignment_score",
+    "pairwise_iou",
+    "overlap_score",
+    "overlap_loss",
+    "alignment_loss",
+]
+
+
+def _coords6(bbox: torch.Tensor) -> torch.Tensor:
+    xc, yc, w, h = bbox.unbind(-1)
+    return torch.stack([xc - w / 2, xc, xc + w / 2, yc - h / 2, yc, yc + h / 2], dim=-1)  # (B, L, 6)
+
+
+def alignment_matrix(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """A[b, i, k, j] = |X_ik - X_jk| for real i != j, else 1; shape (B, L, 6, L)."""
+    X = _coords6(bbox).transpose(1, 2)  # (B, 6, L)
+    A = (X.unsqueeze(-1) - X.unsqueeze(-2)).abs().permute(0, 2, 1, 3)  # (B, L_i, 6, L_j)
+    L = bbox.shape[1]
+    m = mask.bool()
+    off = ~torch.eye(L, dtype=torch.bool, device=bbox.device)
+    valid = m[:, :, None, None] & m[:, None, None, :] & off[None, :, None, :]
+    return torch.where(valid, A, torch.ones_like(A))
+
+
+def alignment_score(bbox: torch.Tensor, mask: torch.Tensor, eps: float = 0.0) -> torch.Tensor:
+    """LayoutGAN++ alignment per layout: a_i = min_{k, j != i} |X_ik - X_jk| (1 -> 0), Align = sum_i -log(1 - a_i) / #real.
+
+    ``eps`` > 0 clamps 1 - a_i away from 0 (used by the loss only)."""
+    m = mask.bool()
+    a = alignment_matrix(bbox, m).amin(dim=(-1, -2))  # (B, L)
+    a = torch.where(a == 1.0, torch.zeros_like(a), a)
+    a = torch.where(m, a, torch.zeros_like(a))
+    one_minus = (1 - a).clamp_min(eps) if eps > 0 else 1 - a
+    # Eq. (Align): sum_i -log(1 - a_i) / |valid|
+    s = (-torch.log(one_minus)).sum(-1)
+    n = m.sum(-1)
+    return torch.where(n > 0, s / n.clamp_min(1), torch.zeros_like(s))
+
+
+def alignment_loss(bbox: torch.Tensor, mask: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
+    """The official 'local' alignment loss, 20 * Align(b_hat, mask), per layout (B,)."""
+    return scale * alignment_score(bbox, mask, eps=1e-6)
+
+
+def pairwise_iou(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False) -> torch.Tensor:
+    """PIoU (B, L, L): IoU of every pair of real elements, 0 on the diagonal. ``detach_wh`` as the official
+    ``PIoU_xywh(xy_only=True)``: gradients reach the centres only."""
+    if detach_wh:
+        bbox = torch.cat([bbox[..., :2], bbox[..., 2:].detach().abs()], dim=-1)
+    box = xywh_to_ltrb(bbox)
+    area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
+    lt = torch.maximum(box[:, :, None, :2], box[:, None, :, :2])
+    rb = torch.minimum(box[:, :, None, 2:], box[:, None, :, 2:])
+    wh = (rb - lt).clamp_min(0)
+    inter = wh[..., 0] * wh[..., 1]
+    union = area[:, :, None] + area[:, None, :] - inter
+    iou = inter / (union + 1e-10)
+    L = bbox.shape[1]
+    m = mask.to(bbox.dtype)
+    keep = m[:, :, None] * m[:, None, :] * (1 - torch.eye(L, dtype=bbox.dtype, device=bbox.device))
+    return iou * keep
+
+
+def overlap_score(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """LayoutGAN++ overlap per layout: sum_{i != j} |b_i cap b_j| / |b_i|, divided by #real."""
+    box = xywh_to_ltrb(bbox)
+    area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
+    lt = torch.maximum(box[:, :, None, :2], box[:, None, :, :2])
+    rb = torch.minimum(box[:, :, None, 2:], box[:, None, :, 2:])
+    wh = (rb - lt).clamp_min(0)
+    inter = wh[..., 0] * wh[..., 1]
+    ai = inter / area[:, :, None].clamp_min(1e-10)
+    L = bbox.shape[1]
+    m = mask.to(bbox.dtype)
+    keep = m[:, :, None] * m[:, None, :] * (1 - torch.eye(L, dtype=bbox.dtype, device=bbox.device))
+    n = mask.sum(-1)
+    s = (ai * keep).sum((1, 2))
+    return torch.where(n > 0, s / n.clamp_min(1), torch.zeros_like(s))
+
+
+def overlap_loss(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The official overlap loss per layout: mean_ij PIoU_ij + mean_ij 1[PIoU_ij != 0] exp(-||c_i - c_j||_2),
+    means over all L x L pairs, PIoU with detached w, h."""
+    piou = pairwise_iou(bbox, mask, detach_wh=True)
+    d = torch.cdist(bbox[..., :2], bbox[..., :2]) if bbox.shape[1] > 1 else torch.zeros_like(piou)
+    # Eq. (L_overlap): mean PIoU + mean 1[PIoU != 0] exp(-dist)
+    return piou.mean((1, 2)) + ((piou != 0).to(bbox.dtype) * torch.exp(-d)).mean((1, 2))

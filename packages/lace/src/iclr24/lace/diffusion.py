@@ -1,0 +1,334 @@
+"""LACE's continuous layout diffusion: training loss with the aesthetic constraints, DDIM sampling with conditions
+re-imposed through masks (official ``model_diffusion.py``, ``train.py``, ``test.py``).
+
+Notation: x_0 the clean tokens (B, L, C+5), eps ~ N(0, I), x_t = sqrt(ab_t) x_0 + sqrt(1 - ab_t) eps with ab the
+cumulative alphas; eps_hat = f(x_t, t) the network; x0_hat = (x_t - sqrt(1 - ab_t) eps_hat) / sqrt(ab_t);
+b_hat = clamp(x0_hat[bbox], -1, 1) / 2 + 0.5; w(t) = 0.96^(t+1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from ._adam import Adam
+from .constraints import alignment_loss, overlap_loss
+from .layout import DEFAULT_CATEGORIES, encode_layout, finalize
+from .model import LayoutDenoiser
+from .schedule import alphas_cumprod, constraint_weight, cosine_betas, ddim_timesteps, refinement_timesteps
+
+__all__ = [
+    "TASKS",
+    "LaceConfig",
+    "make_model",
+    "condition_mask",
+    "predict_x0",
+    "ddim_step",
+    "constraint_term",
+    "training_loss",
+    "ddim_sample",
+    "guide_x0",
+    "train",
+    "generate",
+    "save_checkpoint",
+    "load_checkpoint",
+]
+
+TASKS = ("uncond", "c", "cwh", "complete", "refine")
+
+
+@dataclass
+class LaceConfig:
+    """Defaults: the spec's CPU scale (d = 64, 3 layers, 4 heads, FF 128, lr 5e-4); the official PubLayNet model is
+    d = 1024, 16 heads, 4 layers, FF 2048, lr 1e-5, batch 256, 100 DDIM steps."""
+
+    categories: tuple[str, ...] = DEFAULT_CATEGORIES
+    max_elements: int = 12
+    dim: int = 64
+    heads: int = 4
+    layers: int = 3
+    ff: int = 128
+    num_timesteps: int = 1000
+    align_weight: float = 1.0  # lambda_a (0 = the no-constraint baseline)
+    overlap_weight: float = 1.0  # lambda_o (0 on Rico in the official code)
+    align_scale: float = 20.0  # the 'local' alignment loss is 20 * Align
+    complete_keep: float = 0.2  # rand_fix: each real element kept with probability u * 0.2, u ~ U(0, 1)
+    lr: float = 5e-4
+    batch_size: int = 64
+    steps: int = 2000
+    grad_clip: float = 1.0
+    ddim_steps: int = 50
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.categories = tuple(self.categories)
+        if len(self.categories) < 1 or len(set(self.categories)) != len(self.categories):
+            raise ValueError(f"categories must be distinct names, got {self.categories!r}")
+        for n in ("max_elements", "dim", "heads", "layers", "ff", "batch_size", "steps", "ddim_steps"):
+            v = getattr(self, n)
+            if not isinstance(v, int) or v < 1:
+                raise ValueError(f"LaceConfig.{n} must be a positive int, got {v!r}")
+        if self.align_weight < 0 or self.overlap_weight < 0:
+            raise ValueError("constraint weights must be >= 0")
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.categories)
+
+    @property
+    def seq_dim(self) -> int:
+        return self.num_classes + 5
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def make_model(cfg: LaceConfig) -> LayoutDenoiser:
+    return LayoutDenoiser(
+        cfg.seq_dim, cfg.max_elements, cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.num_timesteps
+    )
+
+
+def _ab(cfg: LaceConfig) -> torch.Tensor:
+    return torch.tensor(alphas_cumprod(cosine_betas(cfg.num_timesteps)), dtype=torch.float32)
+
+
+def condition_mask(task: str, x0: torch.Tensor, num_classes: int, generator: torch.Generator | None = None):
+    """Which token entries a task fixes to the real layout: (B, L, C+5) bool (True = fixed).
+
+    ``c``: the one-hot; ``cwh``: the one-hot and w, h; ``complete``: whole tokens of a random subset of the real
+    elements (each kept with probability 0.2 u, u ~ U(0, 1) once per batch, at least one element); ``uncond``:
+    nothing; ``refine``: the one-hot (the boxes start from the noisy layout)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+    B, L, D = x0.shape
+    m = torch.zeros(B, L, D, dtype=torch.bool)
+    if task in ("c", "cwh", "refine"):
+        m[..., : num_classes + 1] = True
+    if task == "cwh":
+        m[..., num_classes + 3 :] = True
+    if task == "complete":
+        real = x0[..., : num_classes + 1].argmax(-1) != num_classes
+        u = torch.rand((), generator=generator)
+        keep = (torch.rand(B, L, generator=generator) < 0.2 * u) & real
+        # at least the first real element of each layout, so completion always has a condition
+        first = real & (real.long().cumsum(-1) == 1)
+        keep = keep | first
+        m |= keep[..., None]
+    return m
+
+
+def predict_x0(x_t: torch.Tensor, eps_hat: torch.Tensor, ab_t: torch.Tensor) -> torch.Tensor:
+    """x0_hat = (x_t - sqrt(1 - ab_t) eps_hat) / sqrt(ab_t); ``ab_t`` broadcastable (B, 1, 1)."""
+    # Eq. (x0_hat): Tweedie-style inversion of x_t = sqrt(ab) x0 + sqrt(1 - ab) eps
+    return (x_t - (1 - ab_t).sqrt() * eps_hat) / ab_t.sqrt()
+
+
+def ddim_step(x_t: torch.Tensor, eps_hat: torch.Tensor, ab_t, ab_prev) -> tuple[torch.Tensor, torch.Tensor]:
+    """One DDIM step with eta = 0: returns (x_prev, x0_hat)."""
+    ab_t, ab_prev = torch.as_tensor(ab_t, dtype=x_t.dtype), torch.as_tensor(ab_prev, dtype=x_t.dtype)
+    x0_hat = predict_x0(x_t, eps_hat, ab_t)
+    # Eq. (DDIM, eta = 0): x' = sqrt(ab') x0_hat + sqrt(1 - ab') eps_hat
+    return ab_prev.sqrt() * x0_hat + (1 - ab_prev).sqrt() * eps_hat, x0_hat
+
+
+def constraint_term(
+    bbox_hat: torch.Tensor, mask: torch.Tensor, t: torch.Tensor, cfg: LaceConfig
+) -> torch.Tensor:
+    """w(t) (lambda_a L_align + lambda_o L_overlap) per layout (B,)."""
+    terms = torch.zeros(bbox_hat.shape[0], dtype=bbox_hat.dtype)
+    if cfg.align_weight:
+        terms = terms + cfg.align_weight * alignment_loss(bbox_hat, mask, scale=cfg.align_scale)
+    if cfg.overlap_weight:
+        terms = terms + cfg.overlap_weight * overlap_loss(bbox_hat, mask)
+    # Eq. (L): the constraints are weighted by w(t) = 0.96^(t+1)
+    return constraint_weight(t.to(bbox_hat.dtype)) * terms
+
+
+def guide_x0(x0_hat: torch.Tensor, t: int, cfg: LaceConfig, scale: float) -> torch.Tensor:
+    """EXTENSION (not in the official code): one gradient step on x0_hat's boxes against
+    w(t) (L_align + L_overlap), real elements read from x0_hat's one-hot; ``scale`` is the step size."""
+    C = cfg.num_classes
+    real = x0_hat[..., : C + 1].argmax(-1) != C
+    with torch.enable_grad():
+        box = x0_hat[..., C + 1 :].detach().clamp(-1, 1).requires_grad_(True)
+        b = box / 2 + 0.5
+        w = constraint_weight(torch.full((x0_hat.shape[0],), float(t), dtype=x0_hat.dtype))
+        loss = (w * (alignment_loss(b, real, cfg.align_scale) + overlap_loss(b, real))).sum()
+        (g,) = torch.autograd.grad(loss, box)
+    out = x0_hat.clone()
+    out[..., C + 1 :] = x0_hat[..., C + 1 :] - scale * g
+    return out
+
+
+def training_loss(
+    model: torch.nn.Module, x0: torch.Tensor, cfg: LaceConfig, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, dict]:
+    """The official training objective on a batch of clean tokens x0 (B, L, C+5), as one 4B batch:
+    (x_t, c-conditioned, cwh-conditioned, completion) sharing t and eps.
+
+    L = L_diff + mean_b[w(t) (lambda_a L_align + lambda_o L_overlap)] + L_rec."""
+    B = x0.shape[0]
+    C = cfg.num_classes
+    ab = _ab(cfg)
+    t = torch.randint(0, cfg.num_timesteps - 1, (B,), generator=generator)  # 0..T-2, as the official randint
+    eps = torch.randn(x0.shape, generator=generator)
+    ab_t = ab[t][:, None, None]
+    x_t = ab_t.sqrt() * x0 + (1 - ab_t).sqrt() * eps
+    inputs = [x_t] + [
+        torch.where(condition_mask(k, x0, C, generator), x0, x_t) for k in ("c", "cwh", "complete")
+    ]
+    X = torch.cat(inputs)
+    t4, eps4, x04, ab4 = t.repeat(4), eps.repeat(4, 1, 1), x0.repeat(4, 1, 1), ab_t.repeat(4, 1, 1)
+    eps_hat = model(X, t4)
+    # Eq. (L_diff): ||eps_hat - eps||^2 over all dims
+    l_diff = torch.nn.functional.mse_loss(eps_hat, eps4)
+    x0_hat = predict_x0(X, eps_hat, ab4)
+    box_hat = x0_hat[..., C + 1 :].clamp(-1, 1)
+    # Eq. (L_rec): ||clamp(x0_hat[bbox]) - x0[bbox]||^2
+    l_rec = torch.nn.functional.mse_loss(box_hat, x04[..., C + 1 :])
+    loss = l_diff + l_rec
+    parts = {"diff": l_diff.item(), "rec": l_rec.item(), "constraint": 0.0}
+    if cfg.align_weight or cfg.overlap_weight:
+        real = x04[..., : C + 1].argmax(-1) != C
+        l_con = constraint_term(box_hat / 2 + 0.5, real, t4, cfg).mean()
+        loss = loss + l_con
+        parts["constraint"] = l_con.item()
+    return loss, parts
+
+
+@torch.no_grad()
+def ddim_sample(
+    model: torch.nn.Module,
+    x_T: torch.Tensor,
+    cfg: LaceConfig,
+    steps: int | None = None,
+    x_cond: torch.Tensor | None = None,
+    cond_mask: torch.Tensor | None = None,
+    timesteps: np.ndarray | None = None,
+    guidance: float = 0.0,
+) -> torch.Tensor:
+    """Deterministic DDIM (eta = 0) from x_T; the entries ``cond_mask`` fixes are set to ``x_cond`` before and after
+    every step. ``timesteps`` (descending order applied) defaults to the uniform ``steps`` DDIM grid.
+    ``guidance`` > 0 turns on the constraint-gradient guidance of x0_hat at each step (an extension, see
+    :func:`guide_x0`; the official code has none)."""
+    if guidance < 0:
+        raise ValueError(f"guidance must be >= 0, got {guidance}")
+    if (x_cond is None) != (cond_mask is None):
+        raise ValueError("x_cond and cond_mask go together")
+    if cond_mask is not None and bool(cond_mask.all()):
+        raise ValueError("the condition mask fixes every entry: there is nothing to generate")
+    ab = _ab(cfg)
+    full = ddim_timesteps(steps or cfg.ddim_steps, cfg.num_timesteps)
+    ts = full if timesteps is None else np.asarray(timesteps)
+    prev = {int(full[i]): (int(full[i - 1]) if i > 0 else 0) for i in range(len(full))}
+    x = x_T.clone()
+    for t in ts[::-1]:
+        t = int(t)
+        if cond_mask is not None:
+            x = torch.where(cond_mask, x_cond, x)
+        eps_hat = model(x, torch.full((x.shape[0],), t, dtype=torch.long))
+        if guidance > 0:
+            ab_t, ab_p = ab[t], ab[prev.get(t, 0)]
+            x0_hat = guide_x0(predict_x0(x, eps_hat, ab_t), t, cfg, guidance)
+            x = ab_p.sqrt() * x0_hat + (1 - ab_p).sqrt() * eps_hat
+        else:
+            x, _ = ddim_step(x, eps_hat, ab[t], ab[prev.get(t, 0)])
+        if cond_mask is not None:
+            x = torch.where(cond_mask, x_cond, x)
+    return x
+
+
+def train(
+    cfg: LaceConfig,
+    tokens: torch.Tensor,
+    seed: int = 0,
+    steps: int | None = None,
+    progress=None,
+) -> tuple[LayoutDenoiser, list[dict]]:
+    """Train a denoiser on (N, L, C+5) tokens with Adam and gradient-norm clipping; returns (model, loss history)."""
+    if tokens.ndim != 3 or tokens.shape[1:] != (cfg.max_elements, cfg.seq_dim):
+        raise ValueError(f"tokens must be (N, {cfg.max_elements}, {cfg.seq_dim}), got {tuple(tokens.shape)}")
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    model = make_model(cfg)
+    opt = Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999))
+    hist = []
+    n = tokens.shape[0]
+    for step in range(steps if steps is not None else cfg.steps):
+        idx = torch.randint(0, n, (min(cfg.batch_size, n),), generator=g)
+        loss, parts = training_loss(model, tokens[idx], cfg, g)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        hist.append({"step": step, "loss": loss.item(), **parts})
+        if progress is not None:
+            progress(step)
+    model.eval()
+    return model, hist
+
+
+def generate(
+    model: torch.nn.Module,
+    cfg: LaceConfig,
+    task: str = "uncond",
+    n: int | None = None,
+    layouts: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+    steps: int | None = None,
+    seed: int = 0,
+    refine_noise: float = 0.1,
+    guidance: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sample layouts: ``uncond`` needs ``n``; the conditional tasks need ``layouts = (bbox, labels, mask)`` (the
+    conditions: categories for ``c``, categories + sizes for ``cwh``, some elements for ``complete``, a noisy layout
+    for ``refine``). ``guidance`` > 0 turns on the constraint-gradient extension (not in the official code).
+    Returns (bbox (B, L, 4) in [0, 1], labels (B, L), mask (B, L))."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+    g = torch.Generator().manual_seed(seed)
+    C = cfg.num_classes
+    if task == "uncond":
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"unconditional sampling needs n >= 1 layouts, got {n!r}")
+        x_T = torch.randn(n, cfg.max_elements, cfg.seq_dim, generator=g)
+        return finalize(ddim_sample(model, x_T, cfg, steps, guidance=guidance), C)
+    if layouts is None:
+        raise ValueError(f"task {task!r} needs layouts=(bbox, labels, mask) to condition on")
+    x0 = encode_layout(*layouts, num_classes=C, max_elements=cfg.max_elements)
+    m = condition_mask(task, x0, C, g)
+    if task == "refine":
+        bbox, labels, mask = layouts
+        noisy = (bbox + refine_noise * torch.randn(bbox.shape, generator=g)).clamp(0, 1)
+        x_start = encode_layout(noisy, labels, mask, C, cfg.max_elements)
+        ts = refinement_timesteps(steps or cfg.ddim_steps, cfg.num_timesteps)
+        return finalize(ddim_sample(model, x_start, cfg, steps, x0, m, timesteps=ts, guidance=guidance), C)
+    x_T = torch.randn(x0.shape, generator=g)
+    return finalize(ddim_sample(model, x_T, cfg, steps, x0, m, guidance=guidance), C)
+
+
+def save_checkpoint(model: torch.nn.Module, cfg: LaceConfig, path) -> None:
+    """Save {config, state_dict} (this package's own format)."""
+    torch.save({"config": cfg.to_dict(), "state_dict": model.state_dict()}, path)
+
+
+def load_checkpoint(path, categories: tuple[str, ...] | None = None) -> tuple[LayoutDenoiser, LaceConfig]:
+    """Load a checkpoint written by :func:`save_checkpoint`. ``categories``: the category set the caller expects;
+    a checkpoint trained on another set is a ValueError."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no checkpoint at {p}")
+    obj = torch.load(p, map_location="cpu", weights_only=True)
+    if not isinstance(obj, dict) or "config" not in obj or "state_dict" not in obj:
+        raise ValueError(f"{p} is not a lace checkpoint (expected keys 'config' and 'state_dict')")
+    cfg = LaceConfig(**obj["config"])
+    if categories is not None and tuple(categories) != cfg.categories:
+        raise ValueError(f"{p} was trained on categories {list(cfg.categories)}, expected {list(categories)}")
+    model = make_model(cfg)
+    model.load_state_dict(obj["state_dict"])
+    model.eval()
+    return model, cfg

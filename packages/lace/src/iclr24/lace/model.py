@@ -1,0 +1,86 @@
+"""The LACE denoiser: a transformer encoder over layout tokens with time-conditioned AdaLN (official
+``util/backbone.py``).
+
+Notation: tokens x (B, L, C+5), timestep t (B,), width d. Per block: x <- AdaLN(x, t); x <- x + MHA(x);
+x <- x + FF(LN(x)); AdaLN(x, t) = LN(x) (1 + s_t) + h_t with (s_t, h_t) = Linear(SiLU(Emb(t))).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = ["LayoutDenoiser"]
+
+
+def sinusoidal_positions(length: int, dim: int, scale: float) -> torch.Tensor:
+    """Fixed sinusoidal embedding of positions 0..length-1, argument pos * scale (official: 4000 / 25)."""
+    pos = torch.arange(length, dtype=torch.float32)[:, None] * scale
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, dim, 2, dtype=torch.float32) / dim)
+    pe = torch.zeros(length, dim)
+    pe[:, 0::2] = torch.sin(pos * freq)
+    pe[:, 1::2] = torch.cos(pos * freq[: pe[:, 1::2].shape[1]])
+    return pe
+
+
+class AdaLN(nn.Module):
+    def __init__(self, dim: int, num_timesteps: int) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(num_timesteps, dim)
+        self.proj = nn.Linear(dim, 2 * dim)
+        self.norm = nn.LayerNorm(dim, elementwise_affine=False)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        s, h = self.proj(nn.functional.silu(self.emb(t)))[:, None, :].chunk(2, dim=-1)
+        return self.norm(x) * (1 + s) + h
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int, ff: int, num_timesteps: int) -> None:
+        super().__init__()
+        self.ada = AdaLN(dim, num_timesteps)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, ff), nn.ReLU(), nn.Linear(ff, dim))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        x = self.ada(x, t)  # the residual is added to the normalised x, as the official code
+        x = x + self.attn(x, x, x, need_weights=False)[0]
+        return x + self.ff(self.ln(x))
+
+
+class LayoutDenoiser(nn.Module):
+    """eps-prediction network: (B, L, seq_dim) tokens and (B,) timesteps -> (B, L, seq_dim)."""
+
+    def __init__(
+        self,
+        seq_dim: int,
+        max_elements: int,
+        dim: int = 64,
+        heads: int = 4,
+        layers: int = 3,
+        ff: int = 128,
+        num_timesteps: int = 1000,
+    ) -> None:
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"dim must be divisible by heads, got dim={dim}, heads={heads}")
+        self.seq_dim, self.max_elements = seq_dim, max_elements
+        self.inp = nn.Linear(seq_dim, dim)
+        self.register_buffer("pos", sinusoidal_positions(max_elements, dim, 4000.0 / 25.0), persistent=False)
+        self.blocks = nn.ModuleList(Block(dim, heads, ff, num_timesteps) for _ in range(layers))
+        self.out = nn.Linear(dim, seq_dim)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        if x.ndim != 3 or x.shape[1] != self.max_elements or x.shape[2] != self.seq_dim:
+            raise ValueError(
+                f"expected tokens (B, {self.max_elements}, {self.seq_dim}), got {tuple(x.shape)}"
+            )
+        h = nn.functional.softplus(self.inp(x)) + self.pos
+        for k, blk in enumerate(self.blocks):
+            h = blk(h, t)
+            if k < len(self.blocks) - 1:
+                h = nn.functional.softplus(h)
+        return self.out(h)
