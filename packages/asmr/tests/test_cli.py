@@ -5,6 +5,11 @@ import pytest
 
 from iclr24.asmr import load_image, save_signal
 from iclr24.asmr.cli import main
+from iclr24.paperkit.testing import check_cli_contract
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
 
 
 def test_help_exits_zero(capsys):
@@ -20,6 +25,26 @@ def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "--seed", "-1"])
     assert e.value.code == 2
+
+
+def test_flags_only_where_they_mean_something():
+    for cmd in (
+        ["fit", "x.png", "--smoke"],
+        ["fit", "x.png", "--out", "somewhere"],
+        ["render", "m.pt", "o.png", "--quick"],
+        ["macs", "--bases", "2,2", "--device", "cpu"],
+        ["bench", "--device", "cpu"],
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
+    assert "speedup" in capsys.readouterr().out
+    rec = json.loads((tmp_path / "bench.json").read_text())
+    assert rec["mode"] == "smoke" and rec["results"] and (tmp_path / "bench.md").is_file()
 
 
 def test_macs_command(capsys):
@@ -45,7 +70,7 @@ def test_fit_then_render_end_to_end(tmp_path, capsys):
             "8",
             "--steps",
             "5",
-            "--out",
+            "--checkpoint",
             str(ckpt),
             "--quiet",
         ]
@@ -68,7 +93,7 @@ def test_fit_then_render_end_to_end(tmp_path, capsys):
                 "8",
                 "--steps",
                 "3",
-                "--out",
+                "--checkpoint",
                 str(tmp_path / "a.pt"),
                 "--quiet",
             ]
@@ -90,7 +115,7 @@ def test_user_errors_exit_2(tmp_path, capsys):
                 "2,2,2;2,2,2",
                 "--steps",
                 "1",
-                "--out",
+                "--checkpoint",
                 str(tmp_path / "m.pt"),
             ]
         )
@@ -98,7 +123,7 @@ def test_user_errors_exit_2(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert "axis 1: the bases [2, 2, 2] multiply to 8" in err and "Traceback" not in err
-    assert main(["fit", str(tmp_path / "nope.png"), "--out", str(tmp_path / "m.pt")]) == 2
+    assert main(["fit", str(tmp_path / "nope.png"), "--checkpoint", str(tmp_path / "m.pt")]) == 2
     assert main(["render", str(tmp_path / "nope.pt"), str(tmp_path / "o.png")]) == 2
     assert main(["macs"]) == 2
 
@@ -129,7 +154,7 @@ def test_video_npy_fit_and_render(tmp_path, capsys):
                 "8",
                 "--steps",
                 "3",
-                "--out",
+                "--checkpoint",
                 str(tmp_path / "v.pt"),
                 "--quiet",
             ]

@@ -4,6 +4,8 @@
 * ASMR's shared render vs its own per-coordinate forward (the same numbers, computed without sharing);
 * training seconds per full-batch iteration (ASMR through its shared render vs SIREN) at 128^2;
 * peak resident memory of the shared render at 1024^2 with and without chunking.
+
+``--smoke`` runs the 128^2 cases only (one repeat each, no memory study): the pipeline, in seconds.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import os
 
 import torch
 
-from iclr24.paperkit import BenchResult, benchmark, peak_rss_delta
+from iclr24.paperkit import BenchReport, BenchResult, benchmark, peak_rss_delta
 
 from .decomposition import grid_coords, suggest_bases
 from .models import ASMR, SIREN
 
-__all__ = ["run_benchmarks", "run_benchmarks_with_notes", "peak_rss_delta"]
+__all__ = ["run_benchmarks", "peak_rss_delta"]
 
 HIDDEN = 128
 LEVELS = 4
@@ -32,19 +34,31 @@ def _models(size: int) -> tuple[ASMR, SIREN]:
     return ASMR(2, 1, shape, bases, HIDDEN).eval(), SIREN(2, 1, shape, HIDDEN, LEVELS).eval()
 
 
-def run_benchmarks_with_notes(quick: bool = True) -> tuple[list[BenchResult], list[str]]:
-    """The benchmark results and a few lines of notes (memory, threads)."""
+def run_benchmarks(mode: str = "quick") -> BenchReport:
+    """The benchmark results and a few lines of notes (memory, threads). ``mode``: smoke, quick or full."""
+    if mode not in ("smoke", "quick", "full"):
+        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+    results, notes = _render_benches(mode)
+    results.append(_train_bench(mode))
+    if mode != "smoke":
+        _memory_benches(mode == "quick", results, notes)
+    return BenchReport(results=results, notes=notes)
+
+
+def _render_benches(mode: str) -> tuple[list[BenchResult], list[str]]:
+    """Full-grid render: ASMR's shared render vs SIREN, and vs ASMR's own per-coordinate forward."""
+    quick, smoke = mode != "full", mode == "smoke"
     results: list[BenchResult] = []
     notes = [
         f"torch threads: {torch.get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}), "
         f"ASMR L={LEVELS} h={HIDDEN} (bases from suggest_bases) vs SIREN {LEVELS}x{HIDDEN}, float32 CPU"
     ]
-    sizes = (128, 512, 1024)
+    sizes = (128,) if smoke else (128, 512, 1024)
     with torch.no_grad():
         for size in sizes:
             asmr, siren = _models(size)
             big = size >= 1024
-            reps = (1 if big else 3) if quick else (3 if big else 7)
+            reps = 1 if smoke else (1 if big else 3) if quick else (3 if big else 7)
             results.append(
                 benchmark(
                     lambda a=asmr: a.render(),
@@ -67,7 +81,11 @@ def run_benchmarks_with_notes(quick: bool = True) -> tuple[list[BenchResult], li
                 )
             )
             del asmr, siren, coords
-    # Training: seconds per full-batch step at 128^2.
+    return results, notes
+
+
+def _train_bench(mode: str) -> BenchResult:
+    """Training: seconds per full-batch step at 128^2."""
     asmr, siren = _models(128)
     target = torch.rand(128 * 128, 1)
 
@@ -79,16 +97,18 @@ def run_benchmarks_with_notes(quick: bool = True) -> tuple[list[BenchResult], li
 
     oa = torch.optim.Adam(asmr.parameters(), 1e-4)
     os_ = torch.optim.Adam(siren.parameters(), 1e-4)
-    results.append(
-        benchmark(
-            lambda: step(asmr, oa),
-            baseline=lambda: step(siren, os_),
-            repeats=5 if quick else 11,
-            warmup=1,
-            name="ASMR train step 128^2 (full batch)",
-            baseline_name=f"SIREN {LEVELS}x{HIDDEN} train step 128^2",
-        )
+    return benchmark(
+        lambda: step(asmr, oa),
+        baseline=lambda: step(siren, os_),
+        repeats={"smoke": 1, "quick": 5, "full": 11}[mode],
+        warmup=1,
+        name="ASMR train step 128^2 (full batch)",
+        baseline_name=f"SIREN {LEVELS}x{HIDDEN} train step 128^2",
     )
+
+
+def _memory_benches(quick: bool, results: list[BenchResult], notes: list[str]) -> None:
+    """Peak memory of the 1024^2 render, chunked vs not; in --full also an 8192^2 chunked render."""
     # Memory: 1024^2 shared render, unchunked vs chunked (2^16 cells per hidden block).
     asmr, _ = _models(1024)
     with torch.no_grad():
@@ -133,8 +153,3 @@ def run_benchmarks_with_notes(quick: bool = True) -> tuple[list[BenchResult], li
         f"(largest block {cells_chunk:,} cells = {cells_chunk * HIDDEN * 4 / 2**20:.0f} MiB; the 4 MiB "
         "output is the floor)"
     )
-    return results, notes
-
-
-def run_benchmarks(quick: bool = True) -> list[BenchResult]:
-    return run_benchmarks_with_notes(quick)[0]

@@ -1,10 +1,10 @@
 """The ``asmr`` command: a thin shell over the API.
 
-asmr fit IMAGE.png --bases "4,4,4,8;4,4,6,8" --hidden 256 --out model.pt
+asmr fit IMAGE.png --bases "4,4,4,8;4,4,6,8" --hidden 256 --checkpoint model.pt
 asmr render model.pt out.png
 asmr macs --bases "4,4,4,8;4,4,4,8" --hidden 256
 asmr reproduce --quick
-asmr bench
+asmr bench --quick
 """
 
 from __future__ import annotations
@@ -16,16 +16,8 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import atomic_torch_save, bench_table, seed_everything
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    nonneg_float,
-    positive_float,
-    positive_int,
-    resolve_device,
-)
+from iclr24.paperkit import atomic_torch_save, seed_everything
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
 
 from . import bench
 from .data import load_signal, save_signal
@@ -35,12 +27,9 @@ from .models import ASMR, MODULATORS, SIREN, build_model
 from .reproduce import PAPER
 from .train import fit
 
-app = App("asmr", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
-
-_SEED = arg("--seed", type=int, default=0, help="random seed (model init and batch sampling)")
-_DEVICE = arg("--device", default="cpu", help="cpu, cuda[:N] or auto")
-_QUIET = arg("--quiet", action="store_true", help="no progress bar")
+app = App("asmr", PAPER.title)
+app.add_reproduce(lambda: PAPER)  # asmr reproduce [--smoke|--quick|--full] [--out DIR] [--device D]
+app.add_bench(bench.run_benchmarks)  # asmr bench [--smoke|--quick|--full] [--out DIR]
 
 
 def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[list[int]]:
@@ -77,15 +66,13 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
     arg("--lr", type=positive_float, default=1e-4, help="Adam learning rate (cosine-annealed)"),
     arg("--lr-min", type=nonneg_float, default=1e-5, help="final learning rate of the cosine schedule"),
     arg("--batch-size", type=positive_int, default=None, help="points per step (default: full batch)"),
-    arg("--out", type=Path, default=Path("model.pt"), help="checkpoint to write"),
-    _SEED,
-    _DEVICE,
-    _QUIET,
-    common=False,
+    arg("--checkpoint", type=Path, default=Path("model.pt"), metavar="FILE", help="checkpoint file to write"),
+    device=True,
+    out=False,
 )
-def _fit(args: argparse.Namespace) -> int:
+def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampling
     signal = load_signal(args.input)
-    device = resolve_device(args.device)
+    device = args.device
     seed_everything(args.seed)
     shape, dim = signal.shape, len(signal.shape)
     if args.model == "asmr":
@@ -116,13 +103,13 @@ def _fit(args: argparse.Namespace) -> int:
         },
         "fit": res.to_dict(),
     }
-    atomic_torch_save(ckpt, args.out)
+    atomic_torch_save(ckpt, args.checkpoint)
     desc = f"bases {format_bases(model.bases)}" if isinstance(model, ASMR) else f"{args.levels}x{args.hidden}"
     ssim_s = f", SSIM {res.ssim:.4f}" if res.ssim is not None else ""
     print(
         f"{args.model} ({desc}, hidden {args.hidden}) on {signal.kind} {shape}x{signal.channels}: "
         f"PSNR {res.psnr:.2f} dB{ssim_s}, {macs_per_point(model):,.2f} MAC/point, {res.seconds:.1f} s; "
-        f"wrote {args.out}"
+        f"wrote {args.checkpoint}"
     )
     return 0
 
@@ -131,7 +118,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN
     """A model and its signal metadata from a checkpoint written by ``asmr fit``."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --out {p}`")
+        raise FileNotFoundError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --checkpoint {p}`")
     try:
         ckpt = torch.load(p, map_location=device, weights_only=True)
     except Exception as e:  # noqa: BLE001 - any unpickling failure means "not our checkpoint"
@@ -152,12 +139,11 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN
     arg(
         "--chunk-size", type=positive_int, default=1 << 20, help="max cells per hidden block (bounds memory)"
     ),
-    _DEVICE,
-    _QUIET,
-    common=False,
+    device=True,
+    out=False,
 )
 def _render(args: argparse.Namespace) -> int:
-    model, meta = load_checkpoint(args.checkpoint, resolve_device(args.device))
+    model, meta = load_checkpoint(args.checkpoint, args.device)
     kind = meta.get("kind", "image")
     lo, hi = meta.get("value_range", [0.0, 1.0])
     suffix = args.output.suffix.lower()
@@ -243,22 +229,4 @@ def _macs(args: argparse.Namespace) -> int:
     return 0
 
 
-@app.command(
-    "bench",
-    "Render and training speed: ASMR shared render vs per-coordinate forward vs SIREN; memory.",
-    arg("--json", type=Path, default=None, help="also write the results as JSON here"),
-)
-def _bench(args: argparse.Namespace) -> int:
-    results, extra = bench.run_benchmarks_with_notes(quick=args.mode != "full")
-    print(bench_table(results))
-    for line in extra:
-        print(line)
-    if args.json is not None:
-        from iclr24.paperkit import atomic_write_json
-
-        atomic_write_json(args.json, {"results": [r.to_dict() for r in results], "notes": extra})
-    return 0
-
-
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main
