@@ -3,7 +3,12 @@ import json
 import numpy as np
 import pytest
 
+from iclr24.paperkit.testing import check_cli_contract
 from iclr24.srigl.cli import main
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
 
 
 def test_help_exits_zero(capsys):
@@ -22,6 +27,24 @@ def test_bad_argument_exits_2():
     with pytest.raises(SystemExit) as e:
         main(["train", "--sparsity", "1.0"])
     assert e.value.code == 2
+
+
+def test_modes_and_device_only_where_they_mean_something(tmp_path):
+    for cmd in (
+        ["condense", str(tmp_path / "c.pt"), "--smoke"],
+        ["train", "--device", "cpu"],
+        ["reproduce", "--device", "cpu"],
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_out_at_a_file_is_refused_before_training(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("keep")
+    assert main(["train", "--epochs", "1", "--out", str(f), "--quiet"]) == 2
+    assert str(f) in capsys.readouterr().err and f.read_text() == "keep"
 
 
 def test_train_then_condense_end_to_end(tmp_path, capsys):
@@ -97,8 +120,16 @@ def test_train_on_users_npz(tmp_path):
     assert json.loads((tmp_path / "o" / "train.json").read_text())["density"] == pytest.approx(0.5, abs=0.01)
 
 
-def test_bench_smoke(tmp_path):
+def test_bench_smoke(tmp_path, capsys):
     assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
-    rows = json.loads((tmp_path / "bench.json").read_text())["rows"]
+    rep = json.loads((tmp_path / "bench.json").read_text())
+    assert rep["mode"] == "smoke" and len(rep["results"]) == 3  # gather vs dense, vs CSR; training overhead
+    assert any(n.startswith("max |condensed - dense|") for n in rep["notes"])
+    assert "speedup" in capsys.readouterr().out and (tmp_path / "bench.md").exists()
+
+
+def test_bench_smoke_grid_is_exact():
+    from iclr24.srigl.bench import SMOKE_GRID, time_condensed_layer
+
+    rows = time_condensed_layer(SMOKE_GRID)
     assert rows and rows[0]["max_abs_err"] < 1e-4
-    assert (tmp_path / "speedup.png").stat().st_size > 0

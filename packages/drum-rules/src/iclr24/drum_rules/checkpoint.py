@@ -51,7 +51,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[DRUM, float, str]:
             f"{p} does not exist; train a model first (drum-rules train DATA --out DIR) and "
             "pass --model DIR/model.pt"
         )
-    ck = torch.load(p, map_location="cpu", weights_only=False)
+    ck = torch.load(p, map_location="cpu", weights_only=True)
     if not isinstance(ck, dict) or "config" not in ck:
         raise ValueError(f"{p} is not a drum-rules checkpoint")
     c = ck["config"]

@@ -8,19 +8,15 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import (
-    atomic_torch_save,
-    atomic_write_json,
-    atomic_write_text,
-    bench_table,
-    ensure_out_dir,
-)
+from iclr24.paperkit import atomic_torch_save, atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
 
+from . import bench
 from .reproduce import PAPER
 
-app = App("srigl", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
+app = App("srigl", PAPER.title)
+app.add_reproduce(lambda: PAPER, device=False)  # the claims run on the CPU only
+app.add_bench(bench.run_benchmarks)
 
 CKPT_VERSION = 1
 
@@ -40,7 +36,12 @@ def _sparsity(s: str) -> float:
     "Train a model with SRigL, RigL, a static mask or densely; save a checkpoint to --out.",
     arg("--data", default="digits", help="'digits' (built in) or an .npz file with arrays x, y"),
     arg("--model", default="mlp", help="'mlp' or 'timm:<name>' (e.g. timm:resnet18, untrained)"),
-    arg("--method", default="srigl", choices=["srigl", "rigl", "static", "static-cfi", "dense"]),
+    arg(
+        "--method",
+        default="srigl",
+        choices=["srigl", "rigl", "static", "static-cfi", "dense"],
+        help="sparse training method (static-cfi: a fixed random constant fan-in mask)",
+    ),
     arg("--sparsity", type=_sparsity, default=0.9, help="overall sparsity S in [0, 1)"),
     arg("--gamma-sal", type=nonneg_float, default=0.3, help="SRigL's ablation threshold (0 disables)"),
     arg(
@@ -55,9 +56,10 @@ def _sparsity(s: str) -> float:
         default=None,
         help="epochs (default: 60, or 30 with --quick, 2 with --smoke)",
     ),
-    arg("--batch-size", type=positive_int, default=64),
-    arg("--lr", type=float, default=0.1),
+    arg("--batch-size", type=positive_int, default=64, help="training batch size"),
+    arg("--lr", type=float, default=0.1, help="SGD learning rate"),
     arg("--delta-t", type=positive_int, default=20, help="steps between mask updates"),
+    modes=True,
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import load_data
@@ -80,7 +82,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     t0 = time.perf_counter()
     r = train(cfg, data, show_progress=not args.quiet)
-    out = ensure_out_dir(args.out)
+    out = args.out
     ckpt = {
         "version": CKPT_VERSION,
         "config": r.config,
@@ -116,7 +118,12 @@ def _train(args: argparse.Namespace) -> int:
     "condense",
     "Condense a checkpoint from `srigl train` for inference; check it against the masked model.",
     arg("checkpoint", type=Path, help="checkpoint.pt written by `srigl train`"),
-    arg("--variant", default="gather", choices=["gather", "gather_kmajor", "embedding_bag", "fused"]),
+    arg(
+        "--variant",
+        default="gather",
+        choices=["gather", "gather_kmajor", "embedding_bag", "fused"],
+        help="condensed layer implementation (fused: the C++ kernel)",
+    ),
 )
 def _condense(args: argparse.Namespace) -> int:
     from .condensed import condense
@@ -128,7 +135,7 @@ def _condense(args: argparse.Namespace) -> int:
     if not p.exists():
         raise FileNotFoundError(f"checkpoint {p} does not exist; create one with `srigl train --out DIR`")
     try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=False)
+        ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - unreadable file: a user error
         raise UsageError(f"cannot read {p} as a torch checkpoint ({type(e).__name__})") from None
     if not isinstance(ckpt, dict) or ckpt.get("version") != CKPT_VERSION or "sparsifier" not in ckpt:
@@ -146,7 +153,7 @@ def _condense(args: argparse.Namespace) -> int:
         rel = diff / max(float(ref.abs().max()), 1e-30)
     n_dense = sum(p.numel() for p in model.parameters())
     n_small = sum(p.numel() for p in small.parameters())
-    out = ensure_out_dir(args.out)
+    out = args.out
     path = atomic_torch_save(small, out / "condensed.pt")
     info = {
         "max_abs_diff_vs_masked": diff,
@@ -167,48 +174,6 @@ def _condense(args: argparse.Namespace) -> int:
     return 0
 
 
-@app.command(
-    "bench",
-    "Time the condensed layer vs dense and CSR (sparsity x batch x threads x variant) and the "
-    "training overhead of SRigL; writes bench.md, bench.json and speedup.png to --out.",
-)
-def _bench(args: argparse.Namespace) -> int:
-    from .bench import SpeedGrid, plot_speedups, run_benchmarks, speed_table
-
-    quick = args.mode != "full"
-    grid = (
-        SpeedGrid(
-            out_features=96,
-            in_features=384,
-            sparsities=(0.9,),
-            batches=(1,),
-            threads=(1,),
-            variants=("gather",),
-            repeats=5,
-        )
-        if args.mode == "smoke"
-        else None
-    )
-    rows: list[dict] = []
-    results = run_benchmarks(quick=quick, grid=grid, show_progress=not args.quiet, rows_out=rows)
-    for r in rows:
-        r.pop("bench", None)
-    out = ensure_out_dir(args.out)
-    table = speed_table(rows)
-    train_tab = bench_table(results[-1:])
-    atomic_write_text(
-        out / "bench.md", "## Condensed layer\n\n" + table + "\n## Training step\n\n" + train_tab
-    )
-    atomic_write_json(out / "bench.json", {"rows": rows, "results": [r.to_dict() for r in results]})
-    plot_speedups(rows, out / "speedup.png", batch=1)
-    print(table)
-    print(train_tab)
-    print(f"wrote {out / 'bench.md'}, {out / 'bench.json'}, {out / 'speedup.png'}")
-    return 0
-
-
-def main(argv=None) -> int:
-    return app.main(argv)
-
+main = app.main
 
 __all__ = ["app", "main"]

@@ -1,4 +1,4 @@
-"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes.
+"""The paper's claims, checked at CPU scale: ``run(config) -> ClaimSet`` in smoke/quick/full modes.
 
 A. Accuracy (sklearn digits, MLP 64-256-256-10): SRigL vs RigL at equal sparsity, budget and seeds, with the dense,
    static-unstructured, static-constant-fan-in and SRigL(gamma_sal=0) baselines.
@@ -7,18 +7,29 @@ B. Speed: the condensed 3072->768 constant fan-in layer at batch 1 (online infer
 
 from __future__ import annotations
 
-import io
 import statistics
-import time
 from dataclasses import asdict, dataclass, field
 
-from iclr24.paperkit import Claim, Paper, RunConfig, atomic_write_bytes, atomic_write_json, progress
+from iclr24.paperkit import ClaimSet, Paper, RunConfig, atomic_write_json, progress
 
-from .bench import SpeedGrid, _threads, plot_speedups, speed_table, time_condensed_layer
+from .bench import SpeedGrid, _threads, speed_table, speedup_figure, time_condensed_layer
 from .data import digits_split
+from .masks import layer_budget
 from .train import TrainConfig, train
 
-__all__ = ["AccuracyConfig", "ReproduceConfig", "SMOKE", "QUICK", "FULL", "PAPER", "run", "accuracy_table"]
+NAME = "srigl"
+
+__all__ = [
+    "NAME",
+    "AccuracyConfig",
+    "ReproduceConfig",
+    "SMOKE",
+    "QUICK",
+    "FULL",
+    "PAPER",
+    "run",
+    "accuracy_table",
+]
 
 # (label, method, gamma_sal)
 METHOD_ROWS = (
@@ -134,12 +145,10 @@ def accuracy_table(res: dict, sparsities) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plot_accuracy(res: dict, sparsities, path) -> None:
-    import matplotlib
+def _accuracy_figure(res: dict, sparsities):
+    from iclr24.paperkit.plots import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     width = 0.8 / len(METHOD_ROWS)
     for j, (lab, m, _) in enumerate(METHOD_ROWS):
@@ -158,24 +167,13 @@ def _plot_accuracy(res: dict, sparsities, path) -> None:
     ax.set_title("digits MLP 64-256-256-10")
     ax.legend(fontsize=7, ncol=3, loc="lower right")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+    return fig
 
 
-def run(config: RunConfig) -> list[Claim]:
-    cfg: ReproduceConfig = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
-    claims: list[Claim] = []
-    acc_cfg = cfg.accuracy
-    t0 = time.perf_counter()
-    res = run_accuracy(acc_cfg, seed=config.seed, show_progress=config.progress)
-    t_acc = time.perf_counter() - t0
+def _accuracy_claims(claims: ClaimSet, res: dict, acc_cfg: AccuracyConfig, art: list[str]) -> None:
+    """SRigL vs RigL at every sparsity; RigL vs a static unstructured mask at the highest."""
     sps = acc_cfg.sparsities
     table = accuracy_table(res, sps)
-    plot = config.out / "accuracy.png"
-    _plot_accuracy(res, sps, plot)
-    art = [config.artifact(plot)]
     serial = {lab: {str(s): rec for s, rec in v.items()} for lab, v in res.items()}
     common = {
         "table": table,
@@ -184,127 +182,134 @@ def run(config: RunConfig) -> list[Claim]:
         "train_config": asdict(acc_cfg.train),
         "data": "sklearn digits, 80/20 stratified split (seed 0)",
     }
-    atomic_write_json(config.out / "accuracy.json", {"per_seed": serial, "table": table})
     mean = lambda lab, s: statistics.fmean(res[lab][s]["acc"])
     sd = lambda lab, s: _mean_sd(res[lab][s]["acc"])[1]
-    per = t_acc / 5
     for s in sps:
-        claims.append(
-            Claim(
-                paper="srigl",
-                claim=f"SRigL (gamma_sal 0.3) matches RigL's accuracy at {s:.0%} sparsity (within 2 pp)",
-                metric="test accuracy (%), digits MLP, mean over seeds",
-                ours=mean("SRigL g=0.3", s),
-                baseline_name="RigL",
-                baseline=mean("RigL", s),
-                rule="ours >= baseline - 2.0",
-                seconds=per,
-                details={
-                    **common,
-                    "ours_sd": sd("SRigL g=0.3", s),
-                    "baseline_sd": sd("RigL", s),
-                    "srigl_gamma0": mean("SRigL g=0", s),
-                    "dense": mean("dense", 0.0),
-                },
-                artifacts=art,
-            )
+        claims.add(
+            claim=f"SRigL (gamma_sal 0.3) matches RigL's accuracy at {s:.0%} sparsity (within 2 pp)",
+            metric="test accuracy (%), digits MLP, mean over seeds",
+            ours=mean("SRigL g=0.3", s),
+            baseline_name="RigL",
+            baseline=mean("RigL", s),
+            rule="ours >= baseline - 2.0",
+            details={
+                **common,
+                "ours_sd": sd("SRigL g=0.3", s),
+                "baseline_sd": sd("RigL", s),
+                "srigl_gamma0": mean("SRigL g=0", s),
+                "dense": mean("dense", 0.0),
+            },
+            artifacts=art,
         )
     s_hi = max(sps)
-    claims.append(
-        Claim(
-            paper="srigl",
-            claim=f"RigL beats a static random unstructured mask at {s_hi:.0%} sparsity",
-            metric="test accuracy (%)",
-            ours=mean("RigL", s_hi),
-            baseline_name="static unstructured",
-            baseline=mean("static-uns", s_hi),
-            rule="ours >= baseline",
-            seconds=per,
-            details={"table": table, "ours_sd": sd("RigL", s_hi), "baseline_sd": sd("static-uns", s_hi)},
-            artifacts=art,
-        )
+    claims.add(
+        claim=f"RigL beats a static random unstructured mask at {s_hi:.0%} sparsity",
+        metric="test accuracy (%)",
+        ours=mean("RigL", s_hi),
+        baseline_name="static unstructured",
+        baseline=mean("static-uns", s_hi),
+        rule="ours >= baseline",
+        details={"table": table, "ours_sd": sd("RigL", s_hi), "baseline_sd": sd("static-uns", s_hi)},
+        artifacts=art,
     )
-    sparse_means = {lab: mean(lab, s_hi) for lab, m, _ in METHOD_ROWS if m != "dense"}
+
+
+def _ablation_claims(claims: ClaimSet, res: dict, sps, art: list[str]) -> None:
+    """Every sparse method's floor at the highest sparsity; SRigL's neuron ablation with constant fan-in."""
+    s_hi = max(sps)
+    sparse_means = {lab: statistics.fmean(res[lab][s_hi]["acc"]) for lab, m, _ in METHOD_ROWS if m != "dense"}
     worst = min(sparse_means, key=sparse_means.get)
-    claims.append(
-        Claim(
-            paper="srigl",
-            claim=f"every sparse method keeps >= 94% test accuracy at {s_hi:.0%} sparsity",
-            metric="lowest mean test accuracy (%) over sparse methods",
-            ours=sparse_means[worst],
-            baseline_name="dense",
-            baseline=mean("dense", 0.0),
-            rule="ours >= 94.0",
-            seconds=per,
-            details={"per_method": sparse_means, "worst": worst},
-            artifacts=art,
-        )
+    claims.add(
+        claim=f"every sparse method keeps >= 94% test accuracy at {s_hi:.0%} sparsity",
+        metric="lowest mean test accuracy (%) over sparse methods",
+        ours=sparse_means[worst],
+        baseline_name="dense",
+        baseline=statistics.fmean(res["dense"][0.0]["acc"]),
+        rule="ours >= 94.0",
+        details={"per_method": sparse_means, "worst": worst},
+        artifacts=art,
     )
     rec = res["SRigL g=0.3"][s_hi]
     inv = float(all(all(v["invariants"]) for lab in res for v in res[lab].values()))
-    claims.append(
-        Claim(
-            paper="srigl",
-            claim=f"SRigL ablates hidden neurons at {s_hi:.0%} sparsity and keeps constant fan-in",
-            metric="ablated hidden neurons (mean over seeds)",
-            ours=statistics.fmean(rec["ablated"]),
-            baseline_name="SRigL gamma_sal=0",
-            baseline=statistics.fmean(res["SRigL g=0"][s_hi]["ablated"]),
-            rule="ours >= 1 and invariants_ok == 1",
-            variables={"invariants_ok": inv},
-            seconds=per,
-            details={"per_seed": rec["ablated"], "invariants_all_runs": bool(inv)},
-            artifacts=art,
-        )
+    claims.add(
+        claim=f"SRigL ablates hidden neurons at {s_hi:.0%} sparsity and keeps constant fan-in",
+        metric="ablated hidden neurons (mean over seeds)",
+        ours=statistics.fmean(rec["ablated"]),
+        baseline_name="SRigL gamma_sal=0",
+        baseline=statistics.fmean(res["SRigL g=0"][s_hi]["ablated"]),
+        rule="ours >= 1 and invariants_ok == 1",
+        variables={"invariants_ok": inv},
+        details={"per_seed": rec["ablated"], "invariants_all_runs": bool(inv)},
+        artifacts=art,
     )
 
-    # B. Speed of the condensed layer, batch 1, float32.
-    t1 = time.perf_counter()
-    rows = time_condensed_layer(cfg.speed, show_progress=config.progress)
-    t_speed = time.perf_counter() - t1
-    for r in rows:
-        r.pop("bench", None)
-    splot = config.out / "speedup.png"
-    plot_speedups(rows, splot, batch=1)
+
+def _speed_claims(claims: ClaimSet, rows: list[dict], grid: SpeedGrid, art: list[str]) -> None:
+    """The condensed layer vs dense and vs CSR at batch 1: the best (variant, threads) configuration; each ratio
+    compares both sides at the same thread count."""
     stable = speed_table(rows)
-    atomic_write_json(config.out / "speed.json", {"rows": rows, "table": stable})
-    s_claim = 0.9 if 0.9 in cfg.speed.sparsities else cfg.speed.sparsities[0]
-    # the best (variant, threads) configuration; each ratio compares both sides at the same thread count
+    s_claim = 0.9 if 0.9 in grid.sparsities else grid.sparsities[0]
     sel = [r for r in rows if r["batch"] == 1 and r["sparsity"] == s_claim]
     for key, base, pv, bname in (
         ("x_dense", "dense_us", PAPER_SPEEDUP_DENSE, "dense F.linear"),
         ("x_csr", "csr_us", PAPER_SPEEDUP_CSR, "torch CSR F.linear"),
     ):
         best = max(sel, key=lambda r: r[key])
-        claims.append(
-            Claim(
-                paper="srigl",
-                claim=f"condensed layer is >= {pv}x faster than {bname.split()[0]} at {s_claim:.0%} sparsity, batch 1 "
-                f"(best variant: {best['variant']}, {best['threads']} thread(s))",
-                metric=f"speed-up over {bname} (ratio of medians)",
-                ours=best[key],
-                baseline_name=bname,
-                baseline=1.0,
-                paper_value=pv,
-                rule="ours >= paper_value",
-                seconds=t_speed / 2,
-                details={
-                    "best_variant": best["variant"],
-                    "condensed_us": best["us"],
-                    "baseline_us": best[base],
-                    "layer": f"{cfg.speed.in_features}->{cfg.speed.out_features}",
-                    "k": best["k"],
-                    "all_variants": {
-                        f"{r['variant']}@{r['threads']}thr": r[key]
-                        for r in rows
-                        if r["batch"] == 1 and r["sparsity"] == s_claim
-                    },
-                    "table": stable,
-                    "paper_setting": "4 threads, inductor max-autotune, Intel CPU",
-                },
-                artifacts=[config.artifact(splot)],
-            )
+        claims.add(
+            claim=f"condensed layer is >= {pv}x faster than {bname.split()[0]} at {s_claim:.0%} sparsity, batch 1 "
+            f"(best variant: {best['variant']}, {best['threads']} thread(s))",
+            metric=f"speed-up over {bname} (ratio of medians)",
+            ours=best[key],
+            baseline_name=bname,
+            baseline=1.0,
+            paper_value=pv,
+            rule="ours >= paper_value",
+            details={
+                "best_variant": best["variant"],
+                "condensed_us": best["us"],
+                "baseline_us": best[base],
+                "layer": f"{grid.in_features}->{grid.out_features}",
+                "k": best["k"],
+                "all_variants": {f"{r['variant']}@{r['threads']}thr": r[key] for r in sel},
+                "table": stable,
+                "paper_setting": "4 threads, inductor max-autotune, Intel CPU",
+            },
+            artifacts=art,
         )
+
+
+def run(config: RunConfig) -> ClaimSet:
+    cfg: ReproduceConfig = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
+    claims = ClaimSet(NAME, config)
+    acc_cfg = cfg.accuracy
+    with claims.timed(f"A. digits accuracy, {len(METHOD_ROWS)} methods x {acc_cfg.n_seeds} seed(s)"):
+        res = run_accuracy(acc_cfg, seed=config.seed, show_progress=config.progress)
+        art = [claims.figure(_accuracy_figure(res, acc_cfg.sparsities), "accuracy.png")]
+        serial = {lab: {str(s): rec for s, rec in v.items()} for lab, v in res.items()}
+        table = accuracy_table(res, acc_cfg.sparsities)
+        claims.artifact(atomic_write_json(config.out / "accuracy.json", {"per_seed": serial, "table": table}))
+        _accuracy_claims(claims, res, acc_cfg, art)
+        _ablation_claims(claims, res, acc_cfg.sparsities, art)
+    with claims.timed("B. condensed layer speed, batch 1, float32"):
+        rows = time_condensed_layer(cfg.speed, show_progress=config.progress)
+        for r in rows:
+            r.pop("bench", None)
+        art = [claims.figure(speedup_figure(rows, batch=1), "speedup.png")]
+        claims.artifact(
+            atomic_write_json(config.out / "speed.json", {"rows": rows, "table": speed_table(rows)})
+        )
+        _speed_claims(claims, rows, cfg.speed, art)
+    g = cfg.speed
+    ks = {
+        str(s): layer_budget(g.out_features * g.in_features, 1.0 - s) // g.out_features for s in g.sparsities
+    }
+    claims.fact(
+        "constant fan-in k of the timed condensed layer",
+        value=ks[str(0.9 if 0.9 in g.sparsities else g.sparsities[0])],
+        description=f"closed form: k = floor(floor({g.out_features} * {g.in_features} * (1 - S)) / "
+        f"{g.out_features}) at the claim's sparsity; details: every sparsity of the grid",
+        details={"k_by_sparsity": ks},
+    )
     return claims
 
 

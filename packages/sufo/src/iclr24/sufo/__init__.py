@@ -1,3 +1,42 @@
-"""Interpreting fine-tuned transformer feature spaces with SUFO."""
+"""SUFO: supervised probing, unsupervised similarity, feature dynamics and outlier analysis of fine-tuned
+transformer feature spaces (Hsu et al., ICLR 2024)."""
 
-__all__: list[str] = []
+from .data import TextDataset, icd10cm_chapters, load_labelled, split, synthetic_reports
+from .features import extract_features, load_encoder, minilm_path, tiny_encoder
+from .finetune import FineTuneConfig, FineTuneResult, balanced_sampler, fine_tune, predict
+from .outliers import OutlierReport, common_outliers, outliers_pc12
+from .probing import freeze_for_probe, layerwise_probe, logistic_probe
+from .similarity import layerwise_rsa, linear_cka, rdm, rsa
+from .sparsity import explained_variance, label_separation, low_rank_approx, pc_removal_curve, rank_1_approx
+
+__all__ = [
+    "FineTuneConfig",
+    "FineTuneResult",
+    "OutlierReport",
+    "TextDataset",
+    "balanced_sampler",
+    "common_outliers",
+    "explained_variance",
+    "extract_features",
+    "fine_tune",
+    "freeze_for_probe",
+    "icd10cm_chapters",
+    "label_separation",
+    "layerwise_probe",
+    "layerwise_rsa",
+    "linear_cka",
+    "load_encoder",
+    "load_labelled",
+    "logistic_probe",
+    "low_rank_approx",
+    "minilm_path",
+    "outliers_pc12",
+    "pc_removal_curve",
+    "predict",
+    "rank_1_approx",
+    "rdm",
+    "rsa",
+    "split",
+    "synthetic_reports",
+    "tiny_encoder",
+]

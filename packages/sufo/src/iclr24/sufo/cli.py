@@ -1,24 +1,160 @@
-"""The ``sufo`` command: a thin shell over the API."""
+"""The ``sufo`` command: a thin shell over the API. Each analysis reads a model folder (default: the offline
+all-MiniLM-L6-v2) and a labelled CSV/JSONL (default: the synthetic reports) and writes JSON + a plot into --out."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from iclr24.paperkit import bench_table
-from iclr24.paperkit.cli import App
+import numpy as np
+
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App, arg, positive_int
 
 from . import bench
 from .reproduce import PAPER
 
 app = App("sufo", PAPER.title)
-app.add_reproduce(lambda: PAPER)
+app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
+app.add_bench(bench.run_benchmarks)
+
+_MODEL = arg(
+    "--model", type=Path, default=None, help="Hugging Face encoder folder (default: all-MiniLM-L6-v2)"
+)
+_REF = arg(
+    "--reference", type=Path, default=None, help="second model folder to compare with (default: --model)"
+)
+_DATA = arg(
+    "--data", type=Path, default=None, help="CSV/JSONL with text,label (default: 400 synthetic reports)"
+)
+_N = arg("--max-examples", type=positive_int, default=400, help="use at most this many examples")
+_LEN = arg("--max-length", type=positive_int, default=64, help="tokens per text")
+_POOL = arg("--pooling", choices=["cls", "mean"], default="cls", help="[CLS] (the paper) or masked mean")
 
 
-@app.command("bench", "Benchmark against the baseline (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
+def _dataset(args: argparse.Namespace):
+    from .data import load_labelled, synthetic_reports
+
+    ds = (
+        synthetic_reports(args.max_examples, seed=args.seed)
+        if args.data is None
+        else load_labelled(args.data)
+    )
+    if len(ds) > args.max_examples:
+        ds = ds.subset(np.random.default_rng(args.seed).permutation(len(ds))[: args.max_examples])
+    return ds
+
+
+def _features(path, ds, args, random_init: bool = False):
+    from .features import extract_features, load_encoder
+
+    model, tok = load_encoder(path, num_labels=max(ds.n_classes, 2), random_init=random_init, seed=args.seed)
+    return extract_features(
+        model, tok, ds.texts, pooling=args.pooling, max_length=args.max_length, show_progress=not args.quiet
+    )
+
+
+@app.command(
+    "probe",
+    "S: logistic probes on every layer's standardised features (train/test split).",
+    _MODEL,
+    _DATA,
+    _N,
+    _LEN,
+    _POOL,
+)
+def _probe(args: argparse.Namespace) -> int:
+    from .data import split
+    from .probing import layerwise_probe
+
+    ds = _dataset(args)
+    f = _features(args.model, ds, args)
+    tr, te = split(ds, 0.3, seed=args.seed)
+    idx = {t: i for i, t in enumerate(ds.texts)}
+    itr, ite = [idx[t] for t in tr.texts], [idx[t] for t in te.texts]
+    f1 = layerwise_probe(f[:, itr], tr.labels, f[:, ite], te.labels)
+    atomic_write_json(args.out / "probe.json", {"macro_f1_per_layer": f1.tolist()})
+    for i, v in enumerate(f1):
+        print(f"layer {i}: probe macro-F1 {v:.3f}")
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+@app.command(
+    "rsa",
+    "U: RSA (Spearman of Euclidean RDMs) and linear CKA per layer between two models.",
+    _MODEL,
+    _REF,
+    _DATA,
+    _N,
+    _LEN,
+    _POOL,
+    arg("--random-reference", action="store_true", help="compare with a random-init copy of --model"),
+)
+def _rsa(args: argparse.Namespace) -> int:
+    from .similarity import layerwise_rsa, linear_cka
+
+    ds = _dataset(args)
+    fa = _features(args.model, ds, args)
+    fb = _features(args.reference or args.model, ds, args, random_init=args.random_reference)
+    r = layerwise_rsa(fa, fb)
+    cka = [linear_cka(fa[i], fb[i]) for i in range(len(fa))]
+    atomic_write_json(
+        args.out / "rsa.json", {"rsa": [None if np.isnan(v) else v for v in r.tolist()], "cka": cka}
+    )
+    for i, (a, b) in enumerate(zip(r, cka)):
+        print(f"layer {i}: RSA {a:.3f}  CKA {b:.3f}")
+    return 0
+
+
+@app.command(
+    "sparsity",
+    "F: cumulative explained variance of the top PCs of the last layer.",
+    _MODEL,
+    _DATA,
+    _N,
+    _LEN,
+    _POOL,
+    arg("--k", type=positive_int, default=5, help="PCs to report"),
+)
+def _sparsity(args: argparse.Namespace) -> int:
+    from .sparsity import explained_variance, label_separation
+
+    ds = _dataset(args)
+    f = _features(args.model, ds, args)[-1]
+    ev = explained_variance(f, args.k)
+    sep = label_separation(f, ds.labels)
+    atomic_write_json(args.out / "sparsity.json", {"cumulative_evr": ev.tolist(), **sep})
+    print("cumulative explained variance:", " ".join(f"{v:.3f}" for v in ev))
+    print(f"silhouette {sep['silhouette']:.3f}, 5-NN accuracy in PC1-2 {sep['knn_accuracy']:.3f}")
+    return 0
+
+
+@app.command(
+    "outliers",
+    "O: outliers of the last-layer features by the PC1 x PC2 cell rule, most isolated first.",
+    _MODEL,
+    _DATA,
+    _N,
+    _LEN,
+    _POOL,
+    arg("--rule", choices=["gap", "kmeans1d"], default="kmeans1d", help="1-D clustering rule"),
+    arg("--gap-factor", type=float, default=10.0, help="gap rule: split at gaps > factor x median gap"),
+    arg("--show", type=positive_int, default=10, help="outliers to print"),
+)
+def _outliers(args: argparse.Namespace) -> int:
+    from .outliers import outliers_pc12
+
+    ds = _dataset(args)
+    f = _features(args.model, ds, args)[-1]
+    rep = outliers_pc12(f, ds.n_classes, rule=args.rule, gap_factor=args.gap_factor)
+    rows = [
+        {"index": int(i), "label": ds.label_names[ds.labels[i]], "text": ds.texts[i]} for i in rep.outliers
+    ]
+    atomic_write_json(args.out / "outliers.json", {"outliers": rows, "kept_cells": rep.kept_cells})
+    print(f"{len(rows)} outliers of {len(ds)} examples")
+    for r in rows[: args.show]:
+        print(f"  #{r['index']} [{r['label']}] {r['text'][:100]}")
+    return 0
+
+
+main = app.main

@@ -1,1 +1,205 @@
-"""Built-in offline data, and loaders for the real datasets from a path the user gives."""
+"""Labelled text for the SUFO analyses: a seeded synthetic pathology-report generator (the paper's private UCSF
+reports cannot ship), ICD-10-CM descriptions -> chapter as a real short-text task (``simple-icd-10-cm``, offline),
+and a loader for any CSV/JSONL of (text, label)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["TextDataset", "synthetic_reports", "icd10cm_chapters", "load_labelled", "split"]
+
+_NUM = {3: "three", 4: "four", 5: "five"}
+_FILLER = (
+    "the specimen is received in formalin",
+    "sections show prostatic adenocarcinoma",
+    "perineural invasion is identified",
+    "no lymphovascular invasion is seen",
+    "the margins were inked prior to sectioning",
+    "tissue is submitted entirely in cassettes",
+    "benign prostatic tissue is present in the remaining cores",
+    "immunostains were reviewed with appropriate controls",
+    "the tumor involves both lobes",
+    "high grade prostatic intraepithelial neoplasia is present",
+)
+_DEFERRED = "grading deferred to the addendum"
+
+
+@dataclass(frozen=True)
+class TextDataset:
+    """Texts, integer labels ``(N,)`` int64, label names, and a mask of planted outliers (all False for real data)."""
+
+    texts: list[str]
+    labels: np.ndarray
+    label_names: list[str]
+    planted: np.ndarray
+
+    def __post_init__(self) -> None:
+        labels = np.asarray(self.labels)
+        if len(self.texts) != len(labels) or len(self.texts) != len(self.planted):
+            raise ValueError(
+                f"texts, labels and planted must have the same length, got {len(self.texts)}, {len(labels)} "
+                f"and {len(self.planted)}"
+            )
+        if len(self.texts) == 0:
+            raise ValueError("the dataset is empty: expected at least one (text, label) pair")
+        if not all(isinstance(t, str) and t.strip() for t in self.texts):
+            raise ValueError("every text must be a non-empty string")
+        if labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() >= len(self.label_names):
+            raise ValueError(f"labels must be integers in [0, {len(self.label_names)}), got {labels[:5]}...")
+        object.__setattr__(self, "labels", labels.astype(np.int64))
+        object.__setattr__(self, "planted", np.asarray(self.planted, dtype=bool))
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.label_names)
+
+    def subset(self, idx: np.ndarray) -> TextDataset:
+        idx = np.asarray(idx)
+        return TextDataset(
+            [self.texts[i] for i in idx], self.labels[idx], self.label_names, self.planted[idx]
+        )
+
+
+def synthetic_reports(
+    n: int,
+    seed: int = 0,
+    proportions: tuple[float, float, float] = (0.6, 0.3, 0.1),
+    outlier_fraction: float = 0.05,
+    n_filler: int = 4,
+) -> TextDataset:
+    """Synoptic "prostate reports" whose label is the primary Gleason grade 3/4/5 (classes 0/1/2, imbalanced by
+    ``proportions``). The grade is written as a digit or a word, as "gleason score p+s" or "primary gleason grade:
+    p", among shuffled filler sentences. A planted outlier mode (``outlier_fraction``) says "grading deferred to the
+    addendum" instead and carries a random label: a failure mode no model can learn."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an int >= 2, got {n!r}")
+    p = np.asarray(proportions, dtype=float)
+    if p.shape != (3,) or (p < 0).any() or not np.isclose(p.sum(), 1.0):
+        raise ValueError(f"proportions must be three non-negative numbers summing to 1, got {proportions}")
+    if not 0.0 <= outlier_fraction < 1.0:
+        raise ValueError(f"outlier_fraction must be in [0, 1), got {outlier_fraction}")
+    rng = np.random.default_rng(seed)
+    labels = rng.choice(3, size=n, p=p)
+    planted = rng.random(n) < outlier_fraction
+    texts = []
+    for i in range(n):
+        sentences = list(rng.choice(_FILLER, size=n_filler, replace=False))
+        if planted[i]:
+            labels[i] = rng.integers(3)
+            sentences.append(_DEFERRED)
+        else:
+            primary = int(labels[i]) + 3
+            secondary = int(rng.integers(3, 6))
+            word = rng.random() < 0.5
+            pg = _NUM[primary] if word else str(primary)
+            sg = _NUM[secondary] if word else str(secondary)
+            if rng.random() < 0.5:
+                sentences.append(f"gleason score {pg}+{sg}")
+            else:
+                sentences.append(f"primary gleason grade: {pg}; secondary gleason grade: {sg}")
+        rng.shuffle(sentences)
+        texts.append(". ".join(sentences) + ".")
+    return TextDataset(texts, labels.astype(np.int64), ["gleason 3", "gleason 4", "gleason 5"], planted)
+
+
+def icd10cm_chapters(n: int | None = 2000, seed: int = 0, min_per_chapter: int = 50) -> TextDataset:
+    """Real short clinical text: ICD-10-CM leaf-code descriptions labelled by their chapter (``simple-icd-10-cm``,
+    offline; 74,736 leaves in 22 chapters, imbalanced). Chapters with fewer than ``min_per_chapter`` leaves are
+    dropped; ``n`` draws a seeded random subset (None: all)."""
+    try:
+        import simple_icd_10_cm as cm
+    except ImportError:  # pragma: no cover
+        raise ImportError("icd10cm_chapters needs simple-icd-10-cm: pip install simple-icd-10-cm") from None
+    codes = [c for c in cm.get_all_codes(True) if cm.is_leaf(c)]
+    chapters = []
+    for c in codes:
+        a = cm.get_ancestors(c)
+        chapters.append(a[-1] if a else c)
+    names, counts = np.unique(chapters, return_counts=True)
+    keep = set(names[counts >= min_per_chapter])
+    pairs = [(cm.get_description(c), ch) for c, ch in zip(codes, chapters) if ch in keep]
+    kept = sorted(keep, key=lambda s: (len(s), s))
+    index = {ch: i for i, ch in enumerate(kept)}
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(pairs))
+    if n is not None:
+        if n < 2:
+            raise ValueError(f"n must be >= 2 or None, got {n}")
+        order = order[:n]
+    texts = [pairs[i][0].lower() for i in order]
+    labels = np.array([index[pairs[i][1]] for i in order], dtype=np.int64)
+    names_out = [f"chapter {ch}" for ch in kept]
+    return TextDataset(texts, labels, names_out, np.zeros(len(texts), dtype=bool))
+
+
+def load_labelled(
+    path: str | os.PathLike, text_field: str = "text", label_field: str = "label"
+) -> TextDataset:
+    """A CSV (with a header) or JSONL file of (text, label) rows; labels may be strings or integers. A missing
+    field or a malformed line is one clear error naming the line."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(
+            f"{p} does not exist (expected a .csv or .jsonl file of {text_field}, {label_field})"
+        )
+    rows: list[tuple[str, str]] = []
+    if p.suffix.lower() == ".jsonl":
+        with open(p, encoding="utf-8") as f:
+            for i, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    d = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{p}:{i}: not valid JSON ({e.msg})") from None
+                if not isinstance(d, dict) or text_field not in d or label_field not in d:
+                    raise ValueError(f"{p}:{i}: expected an object with {text_field!r} and {label_field!r}")
+                rows.append((str(d[text_field]), str(d[label_field])))
+    elif p.suffix.lower() == ".csv":
+        with open(p, encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            if (
+                reader.fieldnames is None
+                or text_field not in reader.fieldnames
+                or label_field not in reader.fieldnames
+            ):
+                raise ValueError(
+                    f"{p}: the header must name {text_field!r} and {label_field!r}, got {reader.fieldnames}"
+                )
+            for i, r in enumerate(reader, 2):
+                if r.get(text_field) in (None, "") or r.get(label_field) in (None, ""):
+                    raise ValueError(f"{p}:{i}: empty {text_field!r} or {label_field!r}")
+                rows.append((r[text_field], r[label_field]))
+    else:
+        raise ValueError(f"{p}: expected a .csv or .jsonl file, got {p.suffix or 'no suffix'}")
+    if not rows:
+        raise ValueError(f"{p} holds no rows")
+    names = sorted({lab for _, lab in rows}, key=lambda s: (len(s), s))
+    if len(names) < 2:
+        raise ValueError(f"{p}: a single class ({names[0]!r}); the analyses need at least two")
+    index = {n: i for i, n in enumerate(names)}
+    labels = np.array([index[lab] for _, lab in rows], dtype=np.int64)
+    return TextDataset([t for t, _ in rows], labels, names, np.zeros(len(rows), dtype=bool))
+
+
+def split(ds: TextDataset, test_fraction: float = 0.3, seed: int = 0) -> tuple[TextDataset, TextDataset]:
+    """A seeded stratified split keeping the class proportions (the official code re-splits with
+    ``train_test_split(random_state=run)``)."""
+    from sklearn.model_selection import train_test_split
+
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    idx = np.arange(len(ds))
+    counts = np.bincount(ds.labels, minlength=ds.n_classes)
+    strat = ds.labels if counts[counts > 0].min() >= 2 else None
+    tr, te = train_test_split(idx, test_size=test_fraction, random_state=seed, stratify=strat)
+    return ds.subset(np.sort(tr)), ds.subset(np.sort(te))

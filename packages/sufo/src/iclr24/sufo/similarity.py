@@ -1,0 +1,70 @@
+"""U: unsupervised similarity of feature spaces (paper Sec. 3.2, official ``compute_RSA``).
+
+Notation: X, Y are (N, d) features of the same N stimuli from two models (or layers, or checkpoints).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["rdm", "rsa", "layerwise_rsa", "linear_cka"]
+
+
+def _check_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.ndim != 2 or y.ndim != 2:
+        raise ValueError(f"expected two (N, d) feature arrays, got shapes {x.shape} and {y.shape}")
+    if len(x) != len(y):
+        raise ValueError(f"both feature arrays must describe the same N stimuli, got {len(x)} and {len(y)}")
+    if len(x) < 3:
+        raise ValueError(f"need at least 3 stimuli, got {len(x)}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("features contain NaN or inf")
+    return x, y
+
+
+def rdm(x: np.ndarray, metric: str = "euclidean") -> np.ndarray:
+    """Representational dissimilarity matrix as its upper triangle (the order of ``np.triu_indices(N, 1)``, as
+    ``scipy.spatial.distance.pdist``): length N(N-1)/2. ``metric``: euclidean (the official default) or cosine."""
+    from scipy.spatial.distance import pdist
+
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or len(x) < 2:
+        raise ValueError(f"expected (N, d) features with N >= 2, got shape {x.shape}")
+    if metric not in ("euclidean", "cosine"):
+        raise ValueError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
+    return pdist(x, metric=metric)
+
+
+def rsa(x: np.ndarray, y: np.ndarray, metric: str = "euclidean") -> float:
+    """RSA = Spearman rho between the two RDMs (official ``compute_RSA``). Invariant to orthogonal maps and uniform
+    scaling of either space. NaN when an RDM is constant (e.g. all-equal embeddings)."""
+    from scipy.stats import spearmanr
+
+    x, y = _check_pair(x, y)
+    a, b = rdm(x, metric), rdm(y, metric)
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
+
+
+def layerwise_rsa(fa: np.ndarray, fb: np.ndarray, metric: str = "euclidean") -> np.ndarray:
+    """RSA per layer of two (L+1, N, d) feature stacks (layer 0 = embeddings): shape (L+1,)."""
+    fa, fb = np.asarray(fa), np.asarray(fb)
+    if fa.ndim != 3 or fb.ndim != 3 or fa.shape[:2] != fb.shape[:2]:
+        raise ValueError(
+            f"expected two (L+1, N, d) stacks with equal L+1 and N, got {fa.shape} and {fb.shape}"
+        )
+    return np.array([rsa(fa[layer], fb[layer], metric) for layer in range(len(fa))])
+
+
+def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
+    """Linear CKA (an extension; not in the official code): ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F) on centred
+    X, Y. Invariant to orthogonal maps and isotropic scaling; 1 for identical spaces."""
+    x, y = _check_pair(x, y)
+    x = x - x.mean(0)
+    y = y - y.mean(0)
+    # Eq. (CKA): HSIC(K, L) with linear kernels, normalised
+    num = np.linalg.norm(y.T @ x, "fro") ** 2
+    den = np.linalg.norm(x.T @ x, "fro") * np.linalg.norm(y.T @ y, "fro")
+    return float(num / den) if den > 0 else float("nan")

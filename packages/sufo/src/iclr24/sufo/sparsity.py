@@ -1,0 +1,115 @@
+"""F: feature dynamics and sparsification (paper Sec. 3.3-3.4, official ``PC_intepretation`` notebook).
+
+Features F are (N, d), centred per model before PCA. (The official notebook centres a list of five models' arrays
+together, i.e. subtracts the cross-model mean; we centre each model's features on their own sample mean.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "center",
+    "principal_components",
+    "explained_variance",
+    "low_rank_approx",
+    "rank_1_approx",
+    "pc_removal_curve",
+    "label_separation",
+]
+
+
+def _features(f: np.ndarray) -> np.ndarray:
+    f = np.asarray(f, dtype=np.float64)
+    if f.ndim != 2 or len(f) < 2:
+        raise ValueError(f"expected (N, d) features with N >= 2, got shape {f.shape}")
+    if not np.isfinite(f).all():
+        raise ValueError("features contain NaN or inf")
+    return f
+
+
+def center(f: np.ndarray) -> np.ndarray:
+    """Subtract the sample mean (per model)."""
+    f = _features(f)
+    return f - f.mean(0)
+
+
+def principal_components(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SVD of the centred features: (U, S, Vt) with F_c = U diag(S) Vt."""
+    return np.linalg.svd(center(f), full_matrices=False)
+
+
+def explained_variance(f: np.ndarray, k: int = 5, cumulative: bool = True) -> np.ndarray:
+    """Explained-variance ratio of the top ``k`` PCs (cumulative by default): the paper's sparsification measure
+    (a fine-tuned space is dominated by one or two PCs). For rank-1 data PC1 explains 1.0."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    _, s, _ = principal_components(f)
+    var = s**2
+    total = var.sum()
+    if total == 0:
+        raise ValueError("all features are identical: explained variance is undefined")
+    ratio = var[:k] / total
+    return np.cumsum(ratio) if cumulative else ratio
+
+
+def low_rank_approx(f: np.ndarray, k: int) -> np.ndarray:
+    """The centred features rebuilt without their top ``k`` PCs (``low_rank_approx(0)`` = the centred features)."""
+    u, s, vt = principal_components(f)
+    if not 0 <= k <= len(s):
+        raise ValueError(f"k must be in [0, {len(s)}], got {k}")
+    return (u[:, k:] * s[k:]) @ vt[k:]
+
+
+def rank_1_approx(f: np.ndarray, k: int) -> np.ndarray:
+    """The rank-1 reconstruction on PC k (0-based); the sum over all k is the centred features."""
+    u, s, vt = principal_components(f)
+    if not 0 <= k < len(s):
+        raise ValueError(f"k must be in [0, {len(s)}), got {k}")
+    return np.outer(u[:, k] * s[k], vt[k])
+
+
+def pc_removal_curve(
+    f: np.ndarray, predict, labels: np.ndarray, ks, mean: np.ndarray | None = None
+) -> np.ndarray:
+    """Macro-F1 of ``predict(features) -> class ids`` on the features with their top k PCs removed, for each k in
+    ``ks``. The reconstructions share one SVD (vectorised: each step subtracts one rank-1 term). ``mean`` is added
+    back before predicting (default: the features' own mean), so a head trained on raw features applies."""
+    from sklearn.metrics import f1_score
+
+    f = _features(f)
+    labels = np.asarray(labels)
+    if len(labels) != len(f):
+        raise ValueError(f"labels ({len(labels)}) and features ({len(f)}) differ in length")
+    ks = sorted(int(k) for k in ks)
+    mu = f.mean(0) if mean is None else np.asarray(mean)
+    u, s, vt = principal_components(f)
+    if ks and not 0 <= ks[0] <= ks[-1] <= len(s):
+        raise ValueError(f"ks must lie in [0, {len(s)}], got {ks[0]}..{ks[-1]}")
+    cur = f - f.mean(0)
+    done = 0
+    out = []
+    for k in ks:
+        for j in range(done, k):
+            cur = cur - np.outer(u[:, j] * s[j], vt[j])
+        done = max(done, k)
+        out.append(f1_score(labels, predict(cur + mu), average="macro"))
+    return np.array(out)
+
+
+def label_separation(f: np.ndarray, labels: np.ndarray, n_components: int = 2) -> dict[str, float]:
+    """How label-wise clustered the top-PC projection is ("disambiguation", quantified): silhouette score by
+    label and 5-NN accuracy (leave-one-out) in PC1..PC``n_components``."""
+    from sklearn.metrics import silhouette_score
+    from sklearn.neighbors import NearestNeighbors
+
+    u, s, _ = principal_components(f)
+    z = u[:, :n_components] * s[:n_components]
+    labels = np.asarray(labels)
+    if len(labels) != len(z) or len(np.unique(labels)) < 2:
+        raise ValueError("label_separation needs one label per feature row and at least two classes")
+    sil = float(silhouette_score(z, labels))
+    k = min(6, len(z))
+    idx = NearestNeighbors(n_neighbors=k).fit(z).kneighbors(z, return_distance=False)[:, 1:]  # drop self
+    votes = np.array([np.bincount(labels[i], minlength=labels.max() + 1).argmax() for i in idx])
+    return {"silhouette": sil, "knn_accuracy": float((votes == labels).mean())}

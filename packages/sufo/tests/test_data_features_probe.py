@@ -1,0 +1,122 @@
+"""Data, feature extraction, probing and fine-tuning plumbing (acceptance checks 4, 6, 7) and bad input."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from iclr24.sufo.data import TextDataset, icd10cm_chapters, load_labelled, split, synthetic_reports
+from iclr24.sufo.features import extract_features, load_encoder, tiny_encoder
+from iclr24.sufo.finetune import balanced_sampler
+from iclr24.sufo.probing import freeze_for_probe, logistic_probe
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tiny_encoder(num_labels=3, seed=0)
+
+
+def test_synthetic_reports_are_seeded_imbalanced_and_planted():
+    a, b = synthetic_reports(600, seed=1), synthetic_reports(600, seed=1)
+    assert a.texts == b.texts and (a.labels == b.labels).all()
+    share = np.bincount(a.labels, minlength=3) / len(a)
+    assert share[0] > share[1] > share[2]
+    assert 0.01 < a.planted.mean() < 0.1
+    assert all("deferred" in t for t, p in zip(a.texts, a.planted) if p)
+    assert not any("gleason" in t for t, p in zip(a.texts, a.planted) if p)
+    tr, te = split(a, 0.25, seed=0)
+    assert len(tr) + len(te) == 600 and abs(len(te) - 150) <= 1
+
+
+def test_icd10cm_is_real_short_text():
+    ds = icd10cm_chapters(300, seed=0)
+    assert len(ds) == 300 and ds.n_classes >= 15 and not ds.planted.any()
+    assert all(isinstance(t, str) and len(t) > 3 for t in ds.texts)
+
+
+def test_features_have_l_plus_1_layers_and_layer0_is_embeddings(tiny):
+    model, tok = tiny
+    texts = ["gleason score 3+4.", "benign tissue is present in the cores."]
+    f = extract_features(model, tok, texts, max_length=16)
+    assert f.shape == (3, 2, 32) and f.dtype == np.float32
+    b = tok(texts, padding=True, truncation=True, max_length=16, return_tensors="pt")
+    with torch.no_grad():
+        emb = model.base_model.embeddings(input_ids=b["input_ids"], token_type_ids=b["token_type_ids"])
+    np.testing.assert_allclose(f[0], emb[:, 0].numpy(), atol=1e-5)  # [CLS] is position 0
+    assert extract_features(model, tok, texts, layers=[-1], pooling="mean", max_length=16).shape == (1, 2, 32)
+
+
+def test_feature_cache_is_reused(tiny, tmp_path):
+    model, tok = tiny
+    a = extract_features(model, tok, ["a b c", "d e f"], cache_dir=tmp_path, max_length=8)
+    assert len(list(tmp_path.glob("features-*.npz"))) == 1
+    np.testing.assert_array_equal(
+        a, extract_features(model, tok, ["a b c", "d e f"], cache_dir=tmp_path, max_length=8)
+    )
+
+
+def test_probe_freezing_leaves_only_pooler_and_classifier(tiny):
+    model, _ = tiny
+    freeze_for_probe(model, model.config.num_hidden_layers)
+    trainable = {
+        n.split(".")[0] if n.startswith("classifier") else ".".join(n.split(".")[:2])
+        for n, p in model.named_parameters()
+        if p.requires_grad
+    }
+    assert trainable == {"bert.pooler", "classifier"}
+    with pytest.raises(ValueError, match="freeze_layer_count"):
+        freeze_for_probe(model, 3)
+    for p in model.parameters():
+        p.requires_grad = True
+
+
+def test_weighted_sampler_balances_classes_in_expectation():
+    labels = np.r_[np.zeros(600, int), np.ones(300, int), np.full(100, 2)]
+    draws = np.array(list(balanced_sampler(labels, num_samples=10_000, seed=0)))
+    share = np.bincount(labels[draws], minlength=3) / len(draws)
+    assert np.all(np.abs(share - 1 / 3) < 0.05)
+
+
+def test_logistic_probe_on_separable_features():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 50)
+    x = rng.standard_normal((100, 4)) * 10 + 300 * y[:, None]  # unscaled: standardisation makes it work
+    assert logistic_probe(x[::2], y[::2], x[1::2], y[1::2]) == pytest.approx(1.0)
+
+
+def test_bad_input(tmp_path, tiny):
+    model, tok = tiny
+    (tmp_path / "nocfg").mkdir()
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        load_encoder(tmp_path / "nocfg")
+    (tmp_path / "notok").mkdir()
+    (tmp_path / "notok" / "config.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="tokenizer"):
+        load_encoder(tmp_path / "notok")
+    with pytest.raises(ValueError, match="same length"):
+        TextDataset(["a", "b"], np.array([0]), ["x", "y"], np.zeros(2, bool))
+    with pytest.raises(ValueError, match="layers must be"):
+        extract_features(model, tok, ["a"], layers=[9])
+    with pytest.raises(ValueError, match="two classes"):
+        logistic_probe(np.zeros((4, 2)), np.zeros(4), np.zeros((2, 2)), np.zeros(2))
+    j = tmp_path / "d.jsonl"
+    j.write_text(json.dumps({"text": "a", "label": "x"}) + "\n{not json\n")
+    with pytest.raises(ValueError, match=r"d\.jsonl:2: not valid JSON"):
+        load_labelled(j)
+    c = tmp_path / "d.csv"
+    c.write_text("text,label\nhello,a\nworld,a\n")
+    with pytest.raises(ValueError, match="single class"):
+        load_labelled(c)
+    c.write_text("words,label\nhello,a\n")
+    with pytest.raises(ValueError, match="header must name"):
+        load_labelled(c)
+    with pytest.raises(FileNotFoundError):
+        load_labelled(tmp_path / "missing.csv")
+
+
+def test_load_labelled_roundtrip(tmp_path):
+    c = tmp_path / "d.csv"
+    c.write_text("text,label\nhello there,pos\nbad day,neg\nok,pos\n")
+    ds = load_labelled(c)
+    assert ds.label_names == ["neg", "pos"] and ds.labels.tolist() == [1, 0, 1]

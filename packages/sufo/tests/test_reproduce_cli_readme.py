@@ -1,0 +1,48 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.sufo.cli import main
+from iclr24.sufo.reproduce import PAPER
+
+
+@pytest.mark.slow  # fine-tunes a tiny BERT for one epoch
+def test_smoke_claims_run_end_to_end(tmp_path):
+    cs = check_paper_smoke(PAPER, tmp_path)
+    assert len(cs) == 5 and cs.facts[0].value == 3  # tiny BERT: 2 layers + embeddings
+    assert (tmp_path / "synthetic.png").is_file()
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_cli_outliers_on_a_csv(tmp_path, capsys):
+    from iclr24.sufo.data import synthetic_reports
+
+    ds = synthetic_reports(24, seed=0)
+    csv = tmp_path / "d.csv"
+    csv.write_text(
+        "text,label\n" + "".join(f'"{t}",{ds.label_names[y]}\n' for t, y in zip(ds.texts, ds.labels))
+    )
+    assert (
+        main(["sparsity", "--data", str(csv), "--out", str(tmp_path / "o"), "--quiet", "--max-length", "32"])
+        == 0
+    )
+    assert (tmp_path / "o" / "sparsity.json").exists()
+    assert (
+        main(["probe", "--data", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "p"), "--quiet"]) == 2
+    )
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_bench_smoke(tmp_path):
+    assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
+
+
+def test_readme_quickstart(tmp_path):
+    ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
+    assert ns["f_pre"].shape == (7, 40, 384)
+    assert np.isfinite(ns["f_rnd"]).all()
