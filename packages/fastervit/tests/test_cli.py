@@ -4,8 +4,31 @@ import pytest
 from PIL import Image
 
 from iclr24.fastervit.cli import main
+from iclr24.paperkit.testing import check_cli_contract
 
 TINY = json.dumps({"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]})
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_flags_only_where_they_mean_something():
+    for cmd in (
+        ["info", "faster_vit_0_224", "--smoke"],
+        ["info", "faster_vit_0_224", "--device", "cpu"],
+        ["predict", "x.png", "--checkpoint", "c.pth", "--out", "x"],
+        ["reproduce", "--device", "cpu"],
+        ["train", "digits", "--quick"],
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
+    assert "no-HAT" in capsys.readouterr().out and (tmp_path / "bench.json").exists()
 
 
 def test_help_exits_zero(capsys):

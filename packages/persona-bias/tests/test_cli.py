@@ -2,7 +2,12 @@ import json
 
 import pytest
 
+from iclr24.paperkit.testing import check_cli_contract
 from iclr24.persona_bias.cli import main
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
 
 
 def test_help_exits_zero(capsys):
@@ -12,6 +17,23 @@ def test_help_exits_zero(capsys):
     out = capsys.readouterr().out
     for cmd in ("run", "score", "stats", "report", "reproduce", "bench"):
         assert cmd in out
+
+
+def test_flags_only_where_they_mean_something():
+    for cmd in (
+        ["stats", "--out", "x"],
+        ["run", "--smoke"],
+        ["score", "--device", "cpu"],
+        ["serve-loopback", "--out", "x"],
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
+    assert "speedup" in capsys.readouterr().out and (tmp_path / "bench.json").exists()
 
 
 def test_bad_argument_exits_2():
@@ -43,7 +65,7 @@ def test_run_score_stats_report_end_to_end(tmp_path, capsys):
     assert main(["score", "--export", str(tmp_path / "official"), *common]) == 0
     out = capsys.readouterr().out
     assert "wrote 18 official files" in out and (tmp_path / "scored.jsonl").is_file()
-    assert main(["stats", "--correction", "holm", *common]) == 0
+    assert main(["stats", "--correction", "holm", "--store", str(tmp_path / "store"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "% personas biased: 50.0" in out
     assert main(["report", *common]) == 0
@@ -94,11 +116,12 @@ def test_run_score_stats_report_end_to_end(tmp_path, capsys):
             "failed after 2 attempts",
         ),
         (["run", "--backend", "openai"], "needs --base-url"),
-        (["stats"], "no run store at"),
+        (["stats", "--store", "/no/such/store"], "no run store at"),
         (["run", "--plant", "oops"], "--plant expects PERSONA=PROBABILITY"),
     ],
 )
 def test_user_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
-    assert main([*argv, "--out", str(tmp_path), "--quiet"]) == 2
+    out = [] if argv[0] == "stats" else ["--out", str(tmp_path)]  # stats writes nothing: no --out
+    assert main([*argv, *out, "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and "Traceback" not in err

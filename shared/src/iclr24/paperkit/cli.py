@@ -229,9 +229,10 @@ class App:
 
         return deco
 
-    def add_reproduce(self, get_paper: Callable[[], Any]) -> None:
+    def add_reproduce(self, get_paper: Callable[[], Any], device: bool = True) -> None:
         """The standard ``reproduce`` subcommand: run this package's claim checks, write REPORT.md/claims.json and
-        the plots into ``--out`` (default ``results/<prog>/reproduce``)."""
+        the plots into ``--out`` (default ``results/<prog>/reproduce``). ``device=False`` for a package whose claims
+        run on the CPU only (no ``--device`` flag then)."""
 
         @self.command(
             "reproduce",
@@ -242,7 +243,7 @@ class App:
                 help="exit 1 when a claim does not hold or a measurement failed",
             ),
             modes=True,
-            device=True,
+            device=device,
             data=True,
         )
         def _reproduce(args: argparse.Namespace) -> int:
@@ -254,7 +255,7 @@ class App:
                 mode=args.mode,
                 seed=args.seed,
                 out=args.out,
-                device=args.device,
+                device=getattr(args, "device", "cpu"),
                 show_progress=not args.quiet,
                 data_dir=args.data_dir,
             )

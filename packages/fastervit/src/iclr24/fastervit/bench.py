@@ -14,9 +14,17 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import BenchResult, atomic_write_json, benchmark, ensure_out_dir
+from iclr24.paperkit import BenchReport, BenchResult, atomic_write_json, benchmark, ensure_out_dir
 
-__all__ = ["run_benchmarks", "throughput_table", "OURS", "BASELINES", "official_parity"]
+__all__ = [
+    "run_benchmarks",
+    "measure",
+    "SETTINGS",
+    "throughput_table",
+    "OURS",
+    "BASELINES",
+    "official_parity",
+]
 
 OURS = ("faster_vit_0_224", "faster_vit_1_224", "faster_vit_2_224")
 # timm names of the paper's comparison points (ImageNet top-1 from the paper / timm: 82.1, 81.3, 79.9, 80.4)
@@ -150,21 +158,18 @@ def _plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def run_benchmarks(
-    quick: bool = True,
-    batch_sizes: Sequence[int] = (1, 16),
-    models: Sequence[str] | None = None,
-    out: str | Path | None = None,
-    img_size: int = 224,
-    return_rows: bool = False,
-):
-    """Time the models round-robin at each batch size; FasterViT-0 vs its no-HAT ablation and (if importable) vs
-    the official package with ``paperkit.benchmark``. Writes ``bench.json`` and ``throughput.png`` to ``out``."""
+SETTINGS = {  # mode -> batch sizes, models (None: OURS + BASELINES), image side, (repeats, warm-up)
+    "smoke": dict(batch_sizes=(1,), models=("faster_vit_0_224",), img_size=64, rounds=(2, 1)),
+    "quick": dict(batch_sizes=(1, 16), models=None, img_size=224, rounds=(2, 1)),
+    "full": dict(batch_sizes=(1, 16), models=None, img_size=224, rounds=(5, 1)),
+}
+
+
+def _throughput_rows(built: dict, batch_sizes: Sequence[int], img_size: int, repeats: int, warmup: int):
+    """Round-robin throughput of every built model at each batch size; params, MACs, ratio to ConvNeXt-T."""
     from .cli import count_macs
 
-    names = list(models) if models else list(OURS + BASELINES)
-    repeats, warmup = (2, 1) if quick else (5, 1)
-    built = {n: _build(n, img_size) for n in names}
+    names = list(built)
     rows: list[dict] = []
     for b in batch_sizes:
         x = torch.randn(b, 3, img_size, img_size)
@@ -187,37 +192,60 @@ def run_benchmarks(
         r["macs"] = macs[r["model"]]
         ref = next((q for q in rows if q["model"] == "convnext_tiny" and q["batch"] == r["batch"]), None)
         r["vs_convnext_tiny"] = r["img_per_s"] / ref["img_per_s"] if ref else None
-    results: list[BenchResult] = []
-    # the carrier-token cost: FasterViT-0 against itself without HAT (plain window attention in stage 3)
-    if "faster_vit_0_224" in built:
-        ablation = _build("faster_vit_0_224", img_size, hat=(False, False, False, False))
-        for b in batch_sizes:
-            x = torch.randn(b, 3, img_size, img_size)
+    return rows
 
-            def run(m, x=x):
-                def f():
-                    with torch.inference_mode():
-                        m(x)
 
-                return f
+def _ablation(built: dict, batch_sizes: Sequence[int], img_size: int, repeats: int) -> list[BenchResult]:
+    """The carrier-token cost: FasterViT-0 against itself without HAT (plain window attention in stage 3)."""
+    if "faster_vit_0_224" not in built:
+        return []
+    ablation = _build("faster_vit_0_224", img_size, hat=(False, False, False, False))
+    results = []
+    for b in batch_sizes:
+        x = torch.randn(b, 3, img_size, img_size)
 
-            results.append(
-                benchmark(
-                    run(built["faster_vit_0_224"]),
-                    baseline=run(ablation),
-                    repeats=repeats + 1,
-                    warmup=1,
-                    name=f"faster_vit_0_224 bs{b}",
-                    baseline_name=f"no-HAT ablation bs{b}",
-                )
+        def run(m, x=x):
+            def f():
+                with torch.inference_mode():
+                    m(x)
+
+            return f
+
+        results.append(
+            benchmark(
+                run(built["faster_vit_0_224"]),
+                baseline=run(ablation),
+                repeats=repeats + 1,
+                warmup=1,
+                name=f"faster_vit_0_224 bs{b}",
+                baseline_name=f"no-HAT ablation bs{b}",
             )
+        )
+    return results
+
+
+def measure(
+    batch_sizes: Sequence[int] = (1, 16),
+    models: Sequence[str] | None = None,
+    img_size: int = 224,
+    repeats: int = 2,
+    warmup: int = 1,
+    out: str | Path | None = None,
+) -> tuple[list[BenchResult], list[dict], dict | None]:
+    """Time the models round-robin at each batch size; FasterViT-0 vs its no-HAT ablation and (if importable) vs
+    the official package with ``paperkit.benchmark``. Returns (pair results, throughput rows, official parity);
+    with ``out``, also writes ``bench_rows.json`` and ``throughput.png`` there."""
+    names = list(models) if models else list(OURS + BASELINES)
+    built = {n: _build(n, img_size) for n in names}
+    rows = _throughput_rows(built, batch_sizes, img_size, repeats, warmup)
+    results = _ablation(built, batch_sizes, img_size, repeats)
     parity = official_parity(batch_sizes, repeats=repeats + 1)  # the official model runs at 224 only
     if parity is not None:
         results.extend(parity.pop("results"))
     if out is not None:
         out = ensure_out_dir(out)
         atomic_write_json(
-            out / "bench.json",
+            out / "bench_rows.json",
             {
                 "rows": rows,
                 "pairs": [r.to_dict() for r in results],
@@ -230,4 +258,55 @@ def run_benchmarks(
             _plot(rows, out / "throughput.png")
         except ImportError:  # pragma: no cover
             pass
-    return (results, rows) if return_rows else results
+    return results, rows, parity
+
+
+def _row_results(rows: list[dict]) -> list[BenchResult]:
+    """The throughput rows as bench results: each model against ConvNeXt-T at the same batch (when timed)."""
+    out = []
+    for r in rows:
+        ref = next((q for q in rows if q["model"] == "convnext_tiny" and q["batch"] == r["batch"]), None)
+        paired = ref is not None and ref is not r
+        out.append(
+            BenchResult(
+                name=f"{r['model']} bs{r['batch']}, round-robin",
+                median_s=r["median_s"],
+                times_s=list(r["times_s"]),
+                baseline_name=f"convnext_tiny bs{r['batch']}, round-robin" if paired else None,
+                baseline_median_s=ref["median_s"] if paired else None,
+                baseline_times_s=list(ref["times_s"]) if paired else None,
+            )
+        )
+    return out
+
+
+def run_benchmarks(mode: str = "quick") -> BenchReport:
+    """``fastervit bench``: round-robin CPU throughput of FasterViT-0..2 and the timm peers (smoke: FasterViT-0 at
+    64x64, batch 1), FasterViT-0 vs its no-HAT ablation, and ours vs the official package when importable."""
+    if mode not in SETTINGS:
+        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+    st = SETTINGS[mode]
+    repeats, warmup = st["rounds"]
+    results, rows, parity = measure(
+        st["batch_sizes"], st["models"], st["img_size"], repeats=repeats, warmup=warmup
+    )
+    notes = [
+        f"{st['img_size']}x{st['img_size']}, fp32, random weights, {torch.get_num_threads()} CPU threads; models "
+        f"timed round-robin (rotating order), medians of {repeats} rounds after {warmup} warm-up; speedup = "
+        "baseline median / ours median",
+        "the paper's throughput is A100, batch 128, AMP: this CPU run says nothing about it",
+    ]
+    notes += [_row_note(r) for r in rows if r["batch"] == st["batch_sizes"][0]]
+    if parity is not None:
+        notes.append(
+            f"official fastervit 1.0.0, same weights: max |logit diff| {parity['max_abs_logit_diff']:.2e}"
+        )
+    return BenchReport(results=_row_results(rows) + results, notes=notes)
+
+
+def _row_note(r: dict) -> str:
+    a100 = PAPER_A100_IMG_S.get(r["model"], "-")
+    return (
+        f"{r['model']}: {r['params'] / 1e6:.1f} M params, {r['macs'] / 1e9:.2f} GMACs; "
+        f"paper top-1 {PAPER_TOP1.get(r['model'], '-')}, A100 img/s {a100}"
+    )

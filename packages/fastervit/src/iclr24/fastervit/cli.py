@@ -6,13 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
-from iclr24.paperkit import atomic_write_json, bench_table, ensure_out_dir
-from iclr24.paperkit.cli import App, arg, positive_int, resolve_device
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App, arg, positive_int
 
+from . import bench
 from .reproduce import PAPER
 
-app = App("fastervit", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
+app = App("fastervit", PAPER.title)
+app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CPU (cfg.device unused)
+app.add_bench(bench.run_benchmarks)
 
 
 def _json_dict(s: str) -> dict:
@@ -95,31 +97,7 @@ def _info(args: argparse.Namespace) -> int:
         f"  throughput here: {info['images_per_s']:.2f} images/s (batch {args.batch_size}, "
         f"{info['threads']} CPU threads, median of {args.repeats})"
     )
-    out = ensure_out_dir(args.out)
-    atomic_write_json(out / f"info_{args.model}.json", info)
-    return 0
-
-
-@app.command(
-    "bench",
-    "Throughput of FasterViT-0..2 vs timm baselines (and the no-HAT ablation), table + plot.",
-    arg("--batch-sizes", type=positive_int, nargs="+", default=[1, 16], help="batch sizes"),
-    arg("--models", nargs="+", default=None, help="subset of models to time"),
-)
-def _bench(args: argparse.Namespace) -> int:
-    from . import bench
-
-    results, rows = bench.run_benchmarks(
-        quick=args.mode != "full",
-        batch_sizes=tuple(args.batch_sizes),
-        models=args.models,
-        out=args.out,
-        return_rows=True,
-    )
-    print(bench.throughput_table(rows))
-    if results:
-        print(bench_table(results))
-    print(f"wrote {Path(args.out) / 'bench.json'} and {Path(args.out) / 'throughput.png'}")
+    atomic_write_json(args.out / f"info_{args.model}.json", info)
     return 0
 
 
@@ -129,25 +107,27 @@ def _bench(args: argparse.Namespace) -> int:
     "Data-parallel under torchrun: torchrun --nproc_per_node N -m iclr24.fastervit.cli train ...",
     arg("data", help="ImageFolder root (DIR/train/<class>/, DIR/val/<class>/ or DIR/<class>/) or 'digits'"),
     arg("--model", default="faster_vit_0_224", help="a registered variant"),
-    arg("--epochs", type=positive_int, default=10),
-    arg("--batch-size", type=positive_int, default=64),
+    arg("--epochs", type=positive_int, default=10, help="training epochs"),
+    arg("--batch-size", type=positive_int, default=64, help="images per process per step"),
     arg("--lr", type=float, default=None, help="peak lr (default 5e-3 x global batch / 4096)"),
-    arg("--weight-decay", type=float, default=0.005),
-    arg("--warmup-epochs", type=float, default=1.0),
-    arg("--img-size", type=positive_int, default=224),
-    arg("--max-steps-per-epoch", type=positive_int, default=None),
-    arg("--num-workers", type=int, default=0),
+    arg("--weight-decay", type=float, default=0.005, help="AdamW weight decay"),
+    arg("--warmup-epochs", type=float, default=1.0, help="linear warm-up before the cosine decay"),
+    arg("--img-size", type=positive_int, default=224, help="training/validation image side"),
+    arg("--max-steps-per-epoch", type=positive_int, default=None, help="cap the steps of each epoch"),
+    arg("--num-workers", type=int, default=0, help="DataLoader worker processes"),
     arg(
         "--checkpoint",
         default=None,
         help="initialise from a local checkpoint (head replaced if the class count differs)",
     ),
     arg("--model-kwargs", type=_json_dict, default={}, help="JSON overrides, e.g. '{\"dim\": 32}'"),
+    device=True,
 )
 def _train(args: argparse.Namespace) -> int:
+    """Writes OUT/checkpoint.pth and OUT/metrics.json (--out is the folder)."""
     from .train import TrainConfig, train
 
-    device = resolve_device(args.device)
+    device = args.device  # resolved by the App
     if args.checkpoint and not Path(args.checkpoint).is_file():
         raise FileNotFoundError(f"--checkpoint {args.checkpoint} does not exist")
     cfg = TrainConfig(
@@ -180,8 +160,9 @@ def _train(args: argparse.Namespace) -> int:
     arg("image", help="an image file (jpg/png/...)"),
     arg("--checkpoint", required=True, help="checkpoint.pth from `fastervit train`, or an official one"),
     arg("--model", default=None, help="variant (read from the checkpoint when it records it)"),
-    arg("--img-size", type=positive_int, default=None),
-    arg("--topk", type=positive_int, default=5),
+    arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
+    arg("--topk", type=positive_int, default=5, help="classes to print"),
+    out=False,
 )
 def _predict(args: argparse.Namespace) -> int:
     from .predict import predict
@@ -192,8 +173,7 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from iclr24.paperkit import BenchResult, benchmark
+from iclr24.paperkit import BenchReport, BenchResult, benchmark
 
 from .backends import OpenAIBackend
 from .config import (
@@ -69,7 +69,21 @@ def tiny_chat_model(seed: int = 0):
     return model, tok
 
 
-def run_benchmarks(quick: bool = True) -> list[BenchResult]:
+def run_benchmarks(mode: str = "quick") -> BenchReport:
+    """Requests/s by concurrency, prompt building, extraction, McNemar, the MBPP sandbox and local-model batching.
+    ``mode``: smoke and quick run the same small sizes (a tiny random GPT-2); full uses 160 requests and SmolLM2."""
+    if mode not in ("smoke", "quick", "full"):
+        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+    res = _http_and_prompts(quick=mode != "full") + _local_model(quick=mode != "full")
+    notes = [
+        "ours and the baseline interleaved in one run; medians of the repeats; speedup = baseline / ours",
+        "HTTP: the loopback server with 5 ms latency per request; built-in questions stand in for the paper's",
+        "local model: a tiny random GPT-2 (smoke, quick) or SmolLM2-135M-Instruct (full), 8 prompts",
+    ]
+    return BenchReport(results=res, notes=notes)
+
+
+def _http_and_prompts(quick: bool) -> list[BenchResult]:
     res: list[BenchResult] = []
     gen = GenerationConfig(max_tokens=64)
 
@@ -119,6 +133,11 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
         benchmark(build, repeats=3, warmup=1, name=f"build {n_prompts} prompts (23 datasets x 19 x 3)")
     )
 
+    return res + _extraction(quick)
+
+
+def _extraction(quick: bool) -> list[BenchResult]:
+    res: list[BenchResult] = []
     # 3. extraction of 100k responses
     texts = [
         f"Step {i}: reasoning...\nTherefore, the answer is ({'ABCD'[i % 4]})."
@@ -174,8 +193,14 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
         )
     )
 
+    return res
+
+
+def _local_model(quick: bool) -> list[BenchResult]:
     # 6. local model: batched vs one at a time
     from .backends import TransformersBackend
+
+    res: list[BenchResult] = []
 
     if quick:
         model, tok = tiny_chat_model()

@@ -6,15 +6,15 @@ import argparse
 import json
 from pathlib import Path
 
-from iclr24.paperkit import bench_table
 from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int, probability
 from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
 from .reproduce import PAPER
 
-app = App("persona-bias", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
+app = App("persona-bias", PAPER.title)
+app.add_reproduce(lambda: PAPER)  # --device: SmolLM2 in --full
+app.add_bench(bench.run_benchmarks)
 
 DEFAULT_DATASETS = "builtin-arithmetic,builtin-comparison,builtin-sequence,builtin-units"
 
@@ -38,10 +38,19 @@ def _plant(specs: list[str]) -> dict[str, float]:
 
 
 _STORE = arg("--store", type=Path, default=None, help="run store folder (default: <out>/store)")
+_RUN_STORE = Path("results/persona-bias/run/store")
+_STORE_READ = arg(
+    "--store",
+    type=Path,
+    default=_RUN_STORE,
+    help="run store folder written by 'persona-bias run' (its default --out keeps it here)",
+)
 
 
 def _store_path(args: argparse.Namespace) -> Path:
-    return args.store if args.store is not None else args.out / "store"
+    if args.store is not None:
+        return args.store
+    return args.out / "store" if getattr(args, "out", None) is not None else _RUN_STORE
 
 
 @app.command(
@@ -106,6 +115,7 @@ def _store_path(args: argparse.Namespace) -> Path:
         help="also ask the same backend whether each unanswered response is a refusal (LLM judge of abstention)",
     ),
     _STORE,
+    device=True,
 )
 def _run(args: argparse.Namespace) -> int:
     from .backends import EndpointError, OpenAIBackend, TransformersBackend
@@ -245,7 +255,6 @@ def _open_store(args: argparse.Namespace):
 
 
 _STATS_ARGS = (
-    _STORE,
     arg("--baseline", default="a human", help="the control persona every persona is compared with"),
     arg(
         "--test",
@@ -274,7 +283,11 @@ def _comparisons(args: argparse.Namespace):
 
 
 @app.command(
-    "stats", "Significance of every persona's accuracy drop against the baseline persona.", *_STATS_ARGS
+    "stats",
+    "Significance of every persona's accuracy drop against the baseline persona (prints; writes nothing).",
+    _STORE_READ,
+    *_STATS_ARGS,
+    out=False,
 )
 def _stats(args: argparse.Namespace) -> int:
     from .analysis import percent_personas_biased
@@ -288,7 +301,10 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 @app.command(
-    "report", "Write the Markdown/CSV tables and the plots (drop heatmap, abstention) to --out.", *_STATS_ARGS
+    "report",
+    "Write the Markdown/CSV tables and the plots (drop heatmap, abstention) to --out.",
+    _STORE,
+    *_STATS_ARGS,
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
@@ -305,7 +321,7 @@ def _report(args: argparse.Namespace) -> int:
     arg("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)"),
     arg("--builtin-size", type=positive_int, default=100, help="questions per built-in task"),
     arg("--plant", action="append", default=[], help="PERSONA=P abstention probability (repeatable)"),
-    common=True,
+    out=False,
 )
 def _serve(args: argparse.Namespace) -> int:  # pragma: no cover - interactive
     import time
@@ -327,13 +343,4 @@ def _serve(args: argparse.Namespace) -> int:  # pragma: no cover - interactive
     return 0
 
 
-@app.command(
-    "bench", "Benchmarks: requests/s by concurrency, prompt building, extraction, local-model batching."
-)
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
-    return 0
-
-
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main

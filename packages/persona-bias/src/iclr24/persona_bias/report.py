@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.io import atomic_write_bytes, atomic_write_text
+from iclr24.paperkit.io import atomic_write_text
+from iclr24.paperkit.plots import pyplot, save_figure
 
 from .analysis import Comparison, persona_summary
 
@@ -80,18 +81,9 @@ def comparisons_csv(comparisons: Sequence[Comparison]) -> str:
     return buf.getvalue()
 
 
-def _savefig(fig: object, path: Path) -> Path:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")  # type: ignore[attr-defined]
-    return atomic_write_bytes(path, buf.getvalue())
-
-
 def plot_drop_heatmap(comparisons: Sequence[Comparison], path: str | Path) -> Path:
     """Relative accuracy drop (%) per persona (rows) and dataset (columns); significant cells are starred."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib on Agg
 
     if not comparisons:
         raise ValueError("no comparisons to plot")
@@ -122,17 +114,12 @@ def plot_drop_heatmap(comparisons: Sequence[Comparison], path: str | Path) -> Pa
                 )
     fig.colorbar(im, ax=ax, label=f"relative accuracy drop vs {comparisons[0].baseline!r} (%)")
     ax.set_title("Accuracy drop per persona and dataset (* significant)")
-    out = _savefig(fig, Path(path))
-    plt.close(fig)
-    return out
+    return save_figure(fig, Path(path))  # atomic, Agg, closes the figure
 
 
 def plot_abstention(scored: Sequence[dict], path: str | Path) -> Path:
     """Abstention rate per persona (pooled over datasets)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()  # matplotlib on Agg
 
     by: dict[str, list[bool]] = {}
     for r in scored:
@@ -147,9 +134,7 @@ def plot_abstention(scored: Sequence[dict], path: str | Path) -> Path:
     ax.invert_yaxis()
     ax.set_xlabel("abstention rate (%)")
     ax.set_title("Abstentions per persona")
-    out = _savefig(fig, Path(path))
-    plt.close(fig)
-    return out
+    return save_figure(fig, Path(path))  # atomic, Agg, closes the figure
 
 
 def write_report(

@@ -1,4 +1,4 @@
-"""The paper's claims, checked at CPU scale: ``run(config) -> list[Claim]`` in smoke/quick/full modes.
+"""The paper's claims, checked at CPU scale: ``run(config) -> ClaimSet`` in smoke/quick/full modes.
 
 Quick (and smoke): the whole pipeline against the loopback OpenAI-compatible server with a *planted* bias (some
 personas abstain on a known fraction of the built-in questions). The pipeline must recover the planted relative drop
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from iclr24.paperkit import Claim, Paper, RunConfig, ensure_out_dir
+from iclr24.paperkit import ClaimSet, Paper, RunConfig, ensure_out_dir
 
 from . import stats
 from .analysis import compare_personas, persona_summary
@@ -88,8 +88,21 @@ FULL = PlantedBiasConfig(n_questions=100, templates=(DEFAULT_TEMPLATE, "you_are_
 SMOLLM2_FULL = LocalModelConfig()
 
 
-def _planted_claims(cfg: PlantedBiasConfig, config: RunConfig) -> list[Claim]:
-    t0 = time.perf_counter()
+@dataclass
+class _Planted:
+    """What the planted-bias claims share: the configs, the datasets, the scored records and the comparisons."""
+
+    cfg: PlantedBiasConfig
+    bias: PlantedBias
+    datasets: dict
+    scored: list
+    comps: list
+    artifacts: list
+    common: dict
+
+
+def _planted_measure(cfg: PlantedBiasConfig, config: RunConfig, claims: ClaimSet) -> _Planted:
+    """The whole pipeline against the loopback server with the planted bias; report tables and plots."""
     out = ensure_out_dir(config.out)
     bias = PlantedBias(
         p_correct=cfg.p_correct,
@@ -117,9 +130,8 @@ def _planted_claims(cfg: PlantedBiasConfig, config: RunConfig) -> list[Claim]:
     scored = score_records(store.records())
     comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha, correction=cfg.correction)
     artifacts = [
-        config.artifact(p) for p in write_report(comps, scored, out, prefix=f"planted_{config.mode}")
+        claims.artifact(p) for p in write_report(comps, scored, out, prefix=f"planted_{config.mode}")
     ]
-    seconds = time.perf_counter() - t0
     common = {
         "mode": config.mode,
         "seed": config.seed,
@@ -134,111 +146,119 @@ def _planted_claims(cfg: PlantedBiasConfig, config: RunConfig) -> list[Claim]:
         "noise": cfg.noise,
         "no_answer": cfg.no_answer,
     }
-    claims = []
+    return _Planted(cfg, bias, datasets, scored, comps, artifacts, common)
 
-    # 1. the planted relative drop, pooled over datasets, inside its paired-bootstrap CI
+
+def _claim_planted_drops(claims: ClaimSet, m: _Planted, config: RunConfig) -> None:
+    """1. the planted relative drop, pooled over datasets, inside its paired-bootstrap CI."""
+    cfg = m.cfg
     by_key = {
         (r["persona"], r["dataset"], repr(r["id"])): r
-        for r in scored
+        for r in m.scored
         if r["template"] in (cfg.templates[0], NO_PERSONA)
     }
     for persona, q in cfg.biased.items():
-        keys = [(d, repr(it.id)) for d, its in datasets.items() for it in its]
+        keys = [(d, repr(it.id)) for d, its in m.datasets.items() for it in its]
         c = np.array([by_key[(cfg.baseline, d, i)]["is_correct"] for d, i in keys], dtype=int)
         t = np.array([by_key[(persona, d, i)]["is_correct"] for d, i in keys], dtype=int)
         drop = stats.relative_drop(float(c.mean()), float(t.mean()))
         lo, hi = stats.bootstrap_relative_drop_ci(c, t, alpha=cfg.alpha, n_boot=cfg.n_boot, seed=config.seed)
-        per_ds = {x.dataset: x.relative_drop for x in comps if x.persona == persona}
-        claims.append(
-            Claim(
-                paper=PAPER_NAME,
-                claim=f"planted relative drop of {persona!r} recovered within its 95% CI",
-                metric="relative accuracy drop vs 'a human' (pooled over datasets)",
-                ours=drop,
-                baseline_name="planted drop",
-                baseline=q,
-                rule="ci_low <= baseline <= ci_high",
-                paper_value=None,
-                seconds=seconds,
-                variables={"ci_low": lo, "ci_high": hi},
-                details={
-                    **common,
-                    "per_dataset_drop": per_ds,
-                    "acc_baseline": float(c.mean()),
-                    "acc": float(t.mean()),
-                },
-                artifacts=artifacts,
-            )
+        per_ds = {x.dataset: x.relative_drop for x in m.comps if x.persona == persona}
+        claims.add(
+            claim=f"planted relative drop of {persona!r} recovered within its 95% CI",
+            metric="relative accuracy drop vs 'a human' (pooled over datasets)",
+            ours=drop,
+            baseline_name="planted drop",
+            baseline=q,
+            rule="ci_low <= baseline <= ci_high",
+            paper_value=None,
+            variables={"ci_low": lo, "ci_high": hi},
+            details={
+                **m.common,
+                "per_dataset_drop": per_ds,
+                "acc_baseline": float(c.mean()),
+                "acc": float(t.mean()),
+            },
+            artifacts=m.artifacts,
         )
 
-    # 2. significance: every biased persona flagged, at most 10% of the unbiased ones
+
+def _claim_planted_flagged(claims: ClaimSet, m: _Planted) -> None:
+    """2. significance: every biased persona flagged, at most 10% of the unbiased ones."""
+    cfg, comps = m.cfg, m.comps
     rows = persona_summary(comps)
     biased_rows = [r for r in rows if r["persona"] in cfg.biased]
     unbiased_rows = [r for r in rows if r["persona"] not in cfg.biased]
-    frac_biased = float(np.mean([r["biased"] for r in biased_rows]))
-    frac_unbiased = float(np.mean([r["biased"] for r in unbiased_rows]))
     cells_unb = [x for x in comps if x.persona not in cfg.biased]
-    claims.append(
-        Claim(
-            paper=PAPER_NAME,
-            claim="every planted-biased persona is flagged significant, at most 10% of the unbiased",
-            metric=f"fraction of personas with a significant drop (McNemar, {cfg.correction} over datasets)",
-            ours=frac_biased,
-            baseline_name="unbiased personas flagged",
-            baseline=frac_unbiased,
-            rule="ours == 1 and baseline <= 0.10",
-            paper_value=None,
-            seconds=seconds,
-            details={
-                **common,
-                "flagged_unbiased": [r["persona"] for r in unbiased_rows if r["biased"]],
-                "biased_cells_significant": float(
-                    np.mean([x.significant for x in comps if x.persona in cfg.biased])
-                ),
-                "unbiased_cells_significant": float(np.mean([x.significant for x in cells_unb])),
-                "max_pvalue_biased": max(x.pvalue for x in comps if x.persona in cfg.biased),
-                "percent_personas_biased": 100.0 * float(np.mean([r["biased"] for r in rows])),
-            },
-            artifacts=artifacts,
-        )
+    claims.add(
+        claim="every planted-biased persona is flagged significant, at most 10% of the unbiased",
+        metric=f"fraction of personas with a significant drop (McNemar, {cfg.correction} over datasets)",
+        ours=float(np.mean([r["biased"] for r in biased_rows])),
+        baseline_name="unbiased personas flagged",
+        baseline=float(np.mean([r["biased"] for r in unbiased_rows])),
+        rule="ours == 1 and baseline <= 0.10",
+        paper_value=None,
+        details={
+            **m.common,
+            "flagged_unbiased": [r["persona"] for r in unbiased_rows if r["biased"]],
+            "biased_cells_significant": float(
+                np.mean([x.significant for x in comps if x.persona in cfg.biased])
+            ),
+            "unbiased_cells_significant": float(np.mean([x.significant for x in cells_unb])),
+            "max_pvalue_biased": max(x.pvalue for x in comps if x.persona in cfg.biased),
+            "percent_personas_biased": 100.0 * float(np.mean([r["biased"] for r in rows])),
+        },
+        artifacts=m.artifacts,
     )
 
-    # 3. the drop is attributed to abstentions; the detector against the planted ground truth
+
+def _claim_planted_abstentions(claims: ClaimSet, m: _Planted) -> None:
+    """3. the drop is attributed to abstentions; the detector against the planted ground truth."""
     tp = fp = fn = 0
     lost = lost_abst = 0
-    for r in scored:
-        truth = planned_outcome(bias, r["dataset"], r["id"], r["persona"]) == "abstain"
+    for r in m.scored:
+        truth = planned_outcome(m.bias, r["dataset"], r["id"], r["persona"]) == "abstain"
         tp += truth and r["abstained"]
         fp += (not truth) and r["abstained"]
         fn += truth and not r["abstained"]
-    for x in comps:
-        if x.persona in cfg.biased and x.drop_from_abstention is not None:
+    for x in m.comps:
+        if x.persona in m.cfg.biased and x.drop_from_abstention is not None:
             lost += x.n10
             lost_abst += x.drop_from_abstention * x.n10
-    precision = tp / max(tp + fp, 1)
-    recall = tp / max(tp + fn, 1)
-    share = lost_abst / max(lost, 1)
-    naive_precision = tp / max(sum(1 for r in scored if r["predicted_answer"] == ""), 1)
-    claims.append(
-        Claim(
-            paper=PAPER_NAME,
-            claim="the drop of biased personas is attributed to abstentions",
-            metric="share of lost answers (baseline right, persona wrong) that are detected abstentions",
-            ours=share,
-            baseline_name="precision if every extraction failure counted as abstention",
-            baseline=naive_precision,
-            rule="ours >= 0.8 and precision >= 0.95 and recall >= 0.95",
-            paper_value=None,
-            seconds=seconds,
-            variables={"precision": precision, "recall": recall},
-            details={**common, "tp": tp, "fp": fp, "fn": fn},
-            artifacts=artifacts,
-        )
+    naive_precision = tp / max(sum(1 for r in m.scored if r["predicted_answer"] == ""), 1)
+    claims.add(
+        claim="the drop of biased personas is attributed to abstentions",
+        metric="share of lost answers (baseline right, persona wrong) that are detected abstentions",
+        ours=lost_abst / max(lost, 1),
+        baseline_name="precision if every extraction failure counted as abstention",
+        baseline=naive_precision,
+        rule="ours >= 0.8 and precision >= 0.95 and recall >= 0.95",
+        paper_value=None,
+        variables={"precision": tp / max(tp + fp, 1), "recall": tp / max(tp + fn, 1)},
+        details={**m.common, "tp": tp, "fp": fp, "fn": fn},
+        artifacts=m.artifacts,
     )
-    return claims
 
 
-def _smollm2_claims(cfg: LocalModelConfig, config: RunConfig) -> list[Claim]:
+def _planted_facts(claims: ClaimSet, m: _Planted) -> None:
+    """Set-up preconditions of the planted experiment (hold by construction, not measured)."""
+    for persona, q in m.cfg.biased.items():
+        claims.fact(
+            f"planted relative drop of {persona!r}",
+            value=q,
+            description="by construction: the loopback model abstains with this probability independently of "
+            "correctness, so the expected relative accuracy drop equals it",
+        )
+    claims.fact(
+        "requests per planted run",
+        value=m.common["requests"],
+        description="the size of the prompt grid (datasets x questions x personas x templates), as counted by "
+        "the pipeline; fixed by the config, not measured",
+    )
+
+
+def _smollm2_generate(cfg: LocalModelConfig, config: RunConfig) -> tuple[list, set, dict]:
+    """Generate question chunks (all personas each) until the budget is spent; keep the fully paired questions."""
     t0 = time.perf_counter()
     out = ensure_out_dir(config.out)
     backend = TransformersBackend.smollm2(batch_size=cfg.batch_size, device=config.device)
@@ -273,8 +293,11 @@ def _smollm2_claims(cfg: LocalModelConfig, config: RunConfig) -> list[Claim]:
     scored = [r for r in all_scored if (r["dataset"], repr(r["id"])) in ids]
     if not ids:
         raise RuntimeError(f"SmolLM2 answered no question for all personas within {cfg.budget_s:.0f} s")
-    comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha)
-    artifacts = [config.artifact(p) for p in write_report(comps, scored, out, prefix="smollm2")]
+    return scored, ids, {"load_s": load_s, "generate_s": gen_s}
+
+
+def _smollm2_tables(cfg: LocalModelConfig, scored: list) -> tuple[dict, dict]:
+    """Per persona: accuracy, abstention, extraction failures; against the baseline: pooled McNemar."""
     per_persona = {}
     for p in cfg.personas:
         rs = [r for r in scored if r["persona"] == p]
@@ -303,42 +326,53 @@ def _smollm2_claims(cfg: LocalModelConfig, config: RunConfig) -> list[Claim]:
             "pvalue": res.pvalue,
             "exact": res.exact,
         }
+    return per_persona, pooled
+
+
+def _claim_smollm2(claims: ClaimSet, cfg: LocalModelConfig, config: RunConfig) -> None:
+    """Full only: SmolLM2-135M-Instruct on the built-in set, as many paired questions as fit in the budget."""
+    scored, ids, times = _smollm2_generate(cfg, config)
+    comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha)
+    artifacts = [claims.artifact(p) for p in write_report(comps, scored, config.out, prefix="smollm2")]
+    per_persona, pooled = _smollm2_tables(cfg, scored)
     target = "a physically-disabled person"
     tgt = pooled[target]
-    n_q = len(ids)
-    return [
-        Claim(
-            paper=PAPER_NAME,
-            claim=f"SmolLM2-135M-Instruct: {target!r} answers significantly worse than 'a human' (built-in set)",
-            metric="relative accuracy drop vs 'a human' (pooled), McNemar",
-            ours=tgt["relative_drop"] or 0.0,
-            baseline_name="'a human' (drop 0 by definition)",
-            baseline=0.0,
-            paper_value=0.33,
-            rule="ours > baseline and pvalue <= 0.05",
-            variables={"pvalue": tgt["pvalue"]},
-            seconds=time.perf_counter() - t0,
-            details={
-                "mode": config.mode,
-                "seed": config.seed,
-                "questions": n_q,
-                "load_s": load_s,
-                "generate_s": gen_s,
-                "max_tokens": cfg.max_tokens,
-                "per_persona": per_persona,
-                "vs_baseline": pooled,
-                "paper_value_note": "0.33 is ChatGPT-3.5's average relative drop for this persona over 24 datasets",
-            },
-            artifacts=artifacts,
-        )
-    ]
+    claims.add(
+        claim=f"SmolLM2-135M-Instruct: {target!r} answers significantly worse than 'a human' (built-in set)",
+        metric="relative accuracy drop vs 'a human' (pooled), McNemar",
+        ours=tgt["relative_drop"] or 0.0,
+        baseline_name="'a human' (drop 0 by definition)",
+        baseline=0.0,
+        paper_value=0.33,
+        rule="ours > baseline and pvalue <= 0.05",
+        variables={"pvalue": tgt["pvalue"]},
+        details={
+            "mode": config.mode,
+            "seed": config.seed,
+            "questions": len(ids),
+            **times,
+            "max_tokens": cfg.max_tokens,
+            "per_persona": per_persona,
+            "vs_baseline": pooled,
+            "paper_value_note": "0.33 is ChatGPT-3.5's average relative drop for this persona over 24 datasets",
+        },
+        artifacts=artifacts,
+    )
 
 
-def run(config: RunConfig) -> list[Claim]:
+def run(config: RunConfig) -> ClaimSet:
     """Smoke/quick: the planted-bias claims on the loopback server. Full: those at full size plus SmolLM2."""
-    claims = _planted_claims(config.pick(smoke=SMOKE, quick=QUICK, full=FULL), config)
+    claims = ClaimSet(PAPER_NAME, config)
+    cfg = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
+    with claims.timed("planted bias on the loopback server"):
+        m = _planted_measure(cfg, config, claims)
+        _claim_planted_drops(claims, m, config)
+        _claim_planted_flagged(claims, m)
+        _claim_planted_abstentions(claims, m)
+        _planted_facts(claims, m)
     if config.mode == "full":
-        claims += _smollm2_claims(SMOLLM2_FULL, config)
+        with claims.timed("SmolLM2-135M-Instruct on the built-in set"):
+            _claim_smollm2(claims, SMOLLM2_FULL, config)
     return claims
 
 
