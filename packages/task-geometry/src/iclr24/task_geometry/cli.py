@@ -14,7 +14,7 @@ from .reproduce import PAPER
 from .students import ACTIVATIONS
 
 app = App("task-geometry", PAPER.title)
-app.add_reproduce(lambda: PAPER)
+app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
 app.add_bench(bench.run_benchmarks)
 
 
