@@ -2,6 +2,30 @@ import numpy as np
 import pytest
 
 from iclr24.lpn.cli import main
+from iclr24.paperkit.testing import check_cli_contract
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_modes_device_and_out_only_where_they_mean_something():
+    for cmd in (
+        ["denoise", "--smoke"],
+        ["prior", "--out", "x"],
+        ["solve", "--device", "cpu"],
+        ["reproduce", "--device", "cpu"],
+    ):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+
+
+def test_train_out_at_a_file_is_refused(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("keep")
+    assert main(["train", "--smoke", "--out", str(f), "--quiet"]) == 2
+    assert str(f) in capsys.readouterr().err and f.read_text() == "keep"
 
 
 def test_help_exits_zero(capsys):
@@ -187,3 +211,10 @@ def test_user_errors_exit_2_with_one_line(tmp_path, capsys):
     assert main(["prior", "--checkpoint", str(run), "--input", str(tmp_path / "range.npy")]) == 2
     assert "[0, 1]" in capsys.readouterr().err
     assert main(["train", "--arch", "conv28", "--data", "digits", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_bench_smoke(tmp_path, capsys):
+    assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "speedup" in out and "invert (cvx_cg)" in out
+    assert (tmp_path / "bench.json").is_file() and (tmp_path / "bench.md").is_file()

@@ -1,10 +1,9 @@
-import re
 from pathlib import Path
 
+from iclr24.paperkit.testing import run_readme_blocks
 
-def test_readme_quickstart_runs(capsys):
-    text = (Path(__file__).parents[1] / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    exec(compile(code, "README quickstart", "exec"), {})
-    out = capsys.readouterr().out
+
+def test_readme_quickstart_runs(tmp_path):
+    ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
+    out = ns["__stdout__"]
     assert "PSNR noisy" in out and "prior at 5 test digits" in out and "PnP-PGD" in out

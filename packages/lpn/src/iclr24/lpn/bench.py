@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit import BenchResult, benchmark
+from iclr24.paperkit import BenchReport, BenchResult, benchmark
 
 from .data import digits_split
 from .experiments import UnconstrainedDenoiser
@@ -29,9 +29,43 @@ def _naive(model):
     return lambda y: ICNN.forward(model, y, create_graph=True)
 
 
-def run_benchmarks(quick: bool = True) -> list[BenchResult]:
+def run_benchmarks(mode: str = "quick") -> BenchReport:
+    """Denoiser latency, training steps, prior inversion and PnP-PGD iterations against the naive/official path.
+    ``mode``: quick (the README's table) or full (the 256-channel 128x128 net, more repeats); smoke runs the quick
+    cases once each (pipeline only, for tests)."""
+    if mode not in ("smoke", "quick", "full"):
+        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+    quick = mode != "full"
+    reps = {"smoke": 1, "quick": 9, "full": 21}[mode]
+    notes = [
+        f"interleaved repeats ({reps}; {_inv_reps(quick, reps)} for the inversion), medians; speedup = baseline median / ours median",
+        "per-image / per-iteration rows divide each timing by the batch size or the iteration count",
+        "threads: torch's default (not pinned)",
+    ]
+    results = _denoise_cases(quick, reps)
+    train_results, lpn, tr, yb = _train_steps(reps)
+    results += train_results + _invert_and_pnp(lpn, tr, yb, quick, reps)
+    return BenchReport(results=results, notes=notes)
+
+
+def _inv_reps(quick: bool, reps: int) -> int:
+    return 1 if reps == 1 else 3 if quick else 5
+
+
+def _per(r: BenchResult, n: int) -> BenchResult:
+    """The same timings per image (or per iteration): every time divided by ``n``."""
+    return BenchResult(
+        r.name,
+        r.median_s / n,
+        [t / n for t in r.times_s],
+        r.baseline_name,
+        r.baseline_median_s / n,
+        [t / n for t in r.baseline_times_s],
+    )
+
+
+def _denoise_cases(quick: bool, reps: int) -> list[BenchResult]:
     torch.manual_seed(0)
-    reps = 9 if quick else 21
     out: list[BenchResult] = []
     cases = [
         (
@@ -56,17 +90,12 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
             name=name,
             baseline_name="official forward (create_graph=True)",
         )
-        out.append(
-            BenchResult(
-                r.name,
-                r.median_s / n,
-                [t / n for t in r.times_s],
-                r.baseline_name,
-                r.baseline_median_s / n,
-                [t / n for t in r.baseline_times_s],
-            )
-        )
+        out.append(_per(r, n))
+    return out
 
+
+def _train_steps(reps: int) -> tuple[list[BenchResult], MLPLPN, torch.Tensor, torch.Tensor]:
+    out: list[BenchResult] = []
     # training step: double backprop (LPN) vs a plain unconstrained MLP step
     tr, _ = digits_split(1500)
     xb = tr[:200]
@@ -113,6 +142,13 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
         )
     )
 
+    return out, lpn, tr, yb
+
+
+def _invert_and_pnp(
+    lpn: MLPLPN, tr: torch.Tensor, yb: torch.Tensor, quick: bool, reps: int
+) -> list[BenchResult]:
+    out: list[BenchResult] = []
     # prior inversion: batched CG vs per-image CG (official)
     lpn.eval()
     nb = 8 if quick else 32
@@ -120,21 +156,12 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
     r = benchmark(
         lambda: invert(lpn, x),
         baseline=lambda: invert(lpn, x, per_sample=True),
-        repeats=3 if quick else 5,
+        repeats=_inv_reps(quick, reps),
         warmup=1,
         name=f"invert (cvx_cg), per image of {nb}",
         baseline_name="per-image CG loop (official)",
     )
-    out.append(
-        BenchResult(
-            r.name,
-            r.median_s / nb,
-            [t / nb for t in r.times_s],
-            r.baseline_name,
-            r.baseline_median_s / nb,
-            [t / nb for t in r.baseline_times_s],
-        )
-    )
+    out.append(_per(r, nb))
 
     # PnP-PGD iterations
     op = inpainting_operator((64,), 0.4)
@@ -147,14 +174,5 @@ def run_benchmarks(quick: bool = True) -> list[BenchResult]:
         name="PnP-PGD iteration (64 digits)",
         baseline_name="with create_graph",
     )
-    out.append(
-        BenchResult(
-            r.name,
-            r.median_s / iters,
-            [t / iters for t in r.times_s],
-            r.baseline_name,
-            r.baseline_median_s / iters,
-            [t / iters for t in r.baseline_times_s],
-        )
-    )
+    out.append(_per(r, iters))
     return out

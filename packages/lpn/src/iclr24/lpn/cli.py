@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit import bench_table, ensure_out_dir, seed_everything
+from iclr24.paperkit import seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int, probability
 
 from . import bench
@@ -28,14 +28,9 @@ from .prior import INVERSION_METHODS, evaluate_prior
 from .reproduce import PAPER
 from .train import CHECKPOINT_NAME, NonFiniteLossError, TrainConfig, load_model, train
 
-app = App("lpn", PAPER.title, legacy_flags=True)  # paperkit-1 flags until its second-round issue
-app.add_reproduce(lambda: PAPER)
-
-
-@app.command("bench", "Benchmark against the naive path (medians of repeats, ratios).")
-def _bench(args: argparse.Namespace) -> int:
-    print(bench_table(bench.run_benchmarks(quick=args.mode != "full")))
-    return 0
+app = App("lpn", PAPER.title)
+app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CPU
+app.add_bench(bench.run_benchmarks)
 
 
 def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
@@ -80,9 +75,11 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
         "--loss", choices=["pm", "l1", "l2"], default="pm", help="pm: the official schedule; l1/l2: baselines"
     ),
     arg("--sigma", type=nonneg_float, default=0.1, help="training noise level"),
-    arg("--batch-size", type=positive_int, default=200),
+    arg(
+        "--batch-size", type=positive_int, default=200, help="samples per step (split across torchrun ranks)"
+    ),
     arg("--lr", type=positive_float, default=1e-4, help="learning rate of the PM stages"),
-    arg("--pretrain-lr", type=positive_float, default=1e-3),
+    arg("--pretrain-lr", type=positive_float, default=1e-3, help="learning rate of the l1 pre-training"),
     arg("--hidden", type=positive_int, default=None, help="hidden width (default per architecture)"),
     arg("--layers", type=positive_int, default=3, help="hidden layers (mlp)"),
     arg("--beta", type=positive_float, default=None, help="softplus beta (default per architecture)"),
@@ -92,9 +89,11 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
         "--image-size", type=positive_int, default=128, help="patch size for patch128 / mlp on image folders"
     ),
     arg("--patches-per-image", type=positive_int, default=8, help="random crops per folder image"),
-    arg("--checkpoint-every", type=positive_int, default=1000),
+    arg("--checkpoint-every", type=positive_int, default=1000, help="steps between checkpoints"),
     arg("--no-resume", action="store_true", help="start afresh even if --out holds a checkpoint"),
     default_out="runs/lpn",
+    modes=True,
+    device=True,
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
@@ -116,7 +115,6 @@ def _train(args: argparse.Namespace) -> int:
         pre = args.pretrain_steps if args.pretrain_steps is not None else steps // 2
         if args.loss == "pm" and not 0 <= pre < steps:
             raise UsageError(f"--pretrain-steps must be in [0, --steps), got {pre} with --steps {steps}")
-        ensure_out_dir(args.out)
         cfg = TrainConfig(
             num_steps=steps,
             num_steps_pretrain=pre,
@@ -167,6 +165,7 @@ def _check_channels(model, x: torch.Tensor, path: Path) -> torch.Tensor:
     arg("--input", type=Path, required=True, help="image (.png/.npy)"),
     arg("--output", type=Path, required=True, help="denoised image (.png/.npy)"),
     arg("--add-noise", type=nonneg_float, default=0.0, help="add N(0, s^2) noise first (a demo), seeded"),
+    out=False,
 )
 def _denoise(args: argparse.Namespace) -> int:
     model = load_model(args.checkpoint)
@@ -183,9 +182,12 @@ def _denoise(args: argparse.Namespace) -> int:
 @app.command(
     "prior",
     "Evaluate the learned prior R(x) at images (inverts the LPN; R is defined on its range).",
-    arg("--checkpoint", type=Path, required=True),
+    arg("--checkpoint", type=Path, required=True, help="checkpoint file or training folder"),
     arg("--input", type=Path, nargs="+", required=True, help="images (.png/.npy) of the model's input size"),
-    arg("--method", choices=INVERSION_METHODS, default="cvx_cg"),
+    arg(
+        "--method", choices=INVERSION_METHODS, default="cvx_cg", help="how f is inverted to find y = f^-1(x)"
+    ),
+    out=False,
 )
 def _prior(args: argparse.Namespace) -> int:
     model = load_model(args.checkpoint)
@@ -214,19 +216,22 @@ def _prior(args: argparse.Namespace) -> int:
 @app.command(
     "solve",
     "Simulate an inverse problem on an image and solve it with PnP (the LPN as the prox).",
-    arg("--checkpoint", type=Path, required=True),
+    arg("--checkpoint", type=Path, required=True, help="checkpoint file or training folder"),
     arg("--input", type=Path, required=True, help="clean image (.png/.npy in [0, 1])"),
     arg("--output", type=Path, required=True, help="reconstruction (.png/.npy)"),
-    arg("--operator", choices=["inpaint", "blur", "denoise"], default="inpaint"),
+    arg(
+        "--operator", choices=["inpaint", "blur", "denoise"], default="inpaint", help="the forward operator A"
+    ),
     arg("--missing", type=probability, default=0.4, help="fraction of pixels removed (inpaint)"),
     arg("--blur-sigma", type=positive_float, default=1.0, help="Gaussian blur std in pixels (blur)"),
     arg("--noise", type=nonneg_float, default=0.0, help="measurement noise std"),
-    arg("--solver", choices=["pgd", "admm"], default="pgd"),
-    arg("--iters", type=positive_int, default=100),
+    arg("--solver", choices=["pgd", "admm"], default="pgd", help="PnP-PGD or PnP-ADMM"),
+    arg("--iters", type=positive_int, default=100, help="solver iterations"),
     arg("--step", type=positive_float, default=1.0, help="PGD step size"),
     arg("--rho", type=positive_float, default=0.1, help="ADMM penalty"),
     arg("--scale", type=positive_float, default=0.5, help="ADMM data-term weight"),
     arg("--measurement-out", type=Path, default=None, help="also write the measurement (A^T y)"),
+    out=False,
 )
 def _solve(args: argparse.Namespace) -> int:
     model = load_model(args.checkpoint)
@@ -261,8 +266,7 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    return app.main(argv)
+main = app.main
 
 
 if __name__ == "__main__":  # ``python -m iclr24.lpn.cli`` (used under torchrun)
