@@ -164,8 +164,7 @@ class App:
     """A tiny argparse application with subcommands and the common flags.
 
     ``user_errors``: extra exception types of the package that are the user's doing (e.g. an unreachable endpoint);
-    like ``ValueError`` they print one line and exit 2. ``legacy_flags=True`` gives every command all the common
-    flags and skips the out-folder check, as paperkit 1 did (for packages not yet moved to paperkit 2)."""
+    like ``ValueError`` they print one line and exit 2."""
 
     def __init__(
         self,
@@ -173,11 +172,9 @@ class App:
         description: str,
         version: str | None = None,
         user_errors: tuple[type[BaseException], ...] = (),
-        legacy_flags: bool = False,
     ) -> None:
         self.prog = prog
         self.user_errors = USER_ERRORS + tuple(user_errors)
-        self.legacy_flags = legacy_flags
         self.parser = _Parser(
             prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
         )
@@ -191,8 +188,8 @@ class App:
         name: str,
         help: str,
         *args: tuple[tuple[str, ...], dict[str, Any]],
-        modes: bool | None = None,
-        device: bool | None = None,
+        modes: bool = False,
+        device: bool = False,
         data: bool = False,
         out: bool = True,
         common: bool = True,
@@ -201,7 +198,6 @@ class App:
         """Register a subcommand; ``args`` are :func:`arg` specs. The function takes the parsed namespace and
         returns an exit code (or None for 0). ``out=False`` for a command that writes nothing (no ``--out``);
         ``default_out`` defaults to ``results/<prog>/<name>``; ``common=False`` adds no common flag at all."""
-        legacy = self.legacy_flags and modes is None and device is None
 
         def deco(fn: Callable[[argparse.Namespace], int | None]) -> Callable:
             p = self.sub.add_parser(
@@ -209,20 +205,20 @@ class App:
             )
             for flags, kw in args:
                 p.add_argument(*flags, **kw)
-            has_modes = bool(modes) or legacy
+            has_modes = bool(modes)
             if common:
                 folder = default_out if default_out is not None else f"results/{self.prog}/{name}"
                 add_common_flags(
                     p,
-                    default_out=folder if (out or legacy) else None,
+                    default_out=folder if out else None,
                     modes=has_modes,
-                    device=bool(device) or legacy,
+                    device=bool(device),
                     data=data,
                 )
             p.set_defaults(
                 _fn=fn,
                 _has_modes=has_modes and common,
-                _check_out=common and not legacy,
+                _check_out=common and out,
                 _device=bool(device),
             )
             return fn
