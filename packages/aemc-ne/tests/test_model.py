@@ -96,28 +96,6 @@ def test_per_output_g_matches_independent_mlps_and_gradients_stay_per_row():
     assert not torch.allclose(g(y[:, perm]), g(y)[:, perm])
 
 
-@pytest.mark.slow  # the first torch.optim use imports torch._dynamo (tens of seconds without cached bytecode)
-def test_handwritten_adamw_matches_torch_optim():
-    from iclr24.aemc_ne.completion import AdamW
-
-    torch.manual_seed(0)
-    a = torch.nn.Linear(3, 2)
-    b = torch.nn.Linear(3, 2)
-    b.load_state_dict(a.state_dict())
-    ours, ref = (
-        AdamW(a.parameters(), lr=1e-2, weight_decay=0.1),
-        torch.optim.AdamW(b.parameters(), 1e-2, weight_decay=0.1),
-    )
-    x = torch.randn(8, 3)
-    for _ in range(5):
-        for net, opt in ((a, ours), (b, ref)):
-            opt.zero_grad()
-            net(x).square().sum().backward()
-            opt.step()
-    for p, q in zip(a.parameters(), b.parameters()):
-        assert torch.allclose(p, q, atol=1e-6)
-
-
 def test_identity_g_reduces_to_aemc_exactly():
     """Spec check 4: skip = 1 and the last layer of E zeroed give g = identity, so AEMC-NE = AEMC."""
     ne = _net(skip=1.0)

@@ -9,7 +9,7 @@ from iclr24.tab_snn.data import seq_digits
 from iclr24.tab_snn.models import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
 from iclr24.tab_snn.norms import TAB, TDBN
 from iclr24.tab_snn.packed import PackedSpikingMLP, train_packed
-from iclr24.tab_snn.train import CosineSGD, TrainConfig, train_on
+from iclr24.tab_snn.train import TrainConfig, train_on
 
 torch.set_num_threads(1)
 
@@ -43,19 +43,6 @@ def test_model_bad_input():
         SpikingVGG9(T=0)
     with pytest.raises(ValueError, match="architecture"):
         build_model("vit")
-
-
-def test_cosine_sgd_closed_form():
-    """Two steps of the closed-form SGD(momentum 0.9, wd 0.1) under a cosine over 4 steps, by hand."""
-    w = torch.nn.Parameter(torch.tensor([1.0]))
-    opt = CosineSGD([w], lr=0.1, momentum=0.9, weight_decay=0.1, total_steps=4)
-    w.grad = torch.tensor([1.0])
-    opt.step()  # lr_0 = 0.1; d = 1 + 0.1 = 1.1; b = 1.1; w = 1 - 0.11 = 0.89
-    assert w.item() == pytest.approx(0.89)
-    w.grad = torch.tensor([1.0])
-    opt.step()  # lr_1 = 0.1 (1 + cos(pi/4)) / 2; d = 1.089; b = 0.99 + 1.089
-    lr1 = 0.1 * (1 + 2**-0.5) / 2
-    assert w.item() == pytest.approx(0.89 - lr1 * (0.9 * 1.1 + 1.089))
 
 
 def test_packed_training_equals_separate_runs():

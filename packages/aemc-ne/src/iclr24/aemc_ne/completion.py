@@ -26,7 +26,6 @@ from .data import Ratings
 from .model import AutoencoderMC, ElementwiseNetwork, MainAutoencoder, l2_penalty
 
 __all__ = [
-    "AdamW",
     "FitConfig",
     "AEMC",
     "AEMCNE",
@@ -156,34 +155,6 @@ def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig)
     perm = np.random.default_rng(cfg.seed).permutation(len(train))
     keep, held = np.sort(perm[k:]), np.sort(perm[:k])
     return _Split(train.subset(keep), train.subset(held), None if weights is None else weights[keep])
-
-
-class AdamW:
-    """Decoupled-weight-decay Adam (Loshchilov & Hutter 2019), the released code's optimiser, written out: the same
-    update as ``torch.optim.AdamW`` (betas 0.9/0.999, eps 1e-8) in a few tensor operations."""
-
-    def __init__(self, params, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.params = [p for p in params if p.requires_grad]
-        self.lr, self.wd, self.b1, self.b2, self.eps = lr, weight_decay, betas[0], betas[1], eps
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.t += 1
-        c1, c2 = 1 - self.b1**self.t, 1 - self.b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v):
-            if p.grad is None:
-                continue
-            p.mul_(1 - self.lr * self.wd)
-            m.mul_(self.b1).add_(p.grad, alpha=1 - self.b1)
-            v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
-            p.addcdiv_(m, (v / c2).sqrt_().add_(self.eps), value=-self.lr / c1)
 
 
 class _Estimator:
@@ -366,7 +337,7 @@ class AEMC(_Estimator):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed)
             self.net_ = self._build(n_features).to(dev)
-        opt = AdamW(self.net_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        opt = torch.optim.AdamW(self.net_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         n_obs = len(tr)
         rng = np.random.default_rng(cfg.seed)
         full = cfg.batch_size is None or cfg.batch_size >= n_samples
@@ -569,7 +540,7 @@ class MatrixFactorization(_Estimator):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed)
             self.net_ = _MFNet(tr.n_users, tr.n_items, self.rank, float(tr.values.mean()))
-        opt = AdamW(self.net_.parameters(), lr=cfg.lr)
+        opt = torch.optim.AdamW(self.net_.parameters(), lr=cfg.lr, weight_decay=0.0)
         u, i = torch.as_tensor(tr.users), torch.as_tensor(tr.items)
         y = torch.as_tensor(tr.values, dtype=torch.float32)
 

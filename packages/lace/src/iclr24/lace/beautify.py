@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import torch
 
-from ._adam import Adam
 from .constraints import alignment_matrix, pairwise_iou
 
 __all__ = ["beautify"]
@@ -34,7 +33,7 @@ def beautify(
     scale = torch.tensor([10 / 4, 10 / 6, 10 / 4, 10 / 6], dtype=bbox.dtype)
     init = (bbox.detach() * scale).clone()
     param = torch.nn.Parameter(init.clone())
-    opt = Adam([param], lr=lr, betas=(0.9, 0.999))
+    opt = torch.optim.Adam([param], lr=lr, betas=(0.9, 0.999))
     mask = mask.bool().clone()
     with torch.enable_grad():
         for _ in range(iterations):

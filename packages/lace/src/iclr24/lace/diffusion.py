@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from ._adam import Adam
 from .constraints import alignment_loss, overlap_loss
 from .layout import DEFAULT_CATEGORIES, encode_layout, finalize
 from .model import LayoutDenoiser
@@ -254,7 +253,7 @@ def train(
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     model = make_model(cfg)
-    opt = Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999))
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999))
     hist = []
     n = tokens.shape[0]
     for step in range(steps if steps is not None else cfg.steps):

@@ -12,7 +12,7 @@ from torch import nn
 from .model import NCDE, SOLVERS
 from .paths import INTERPOLATIONS, add_time_channel, validate_series
 
-__all__ = ["LOSSES", "Adam", "FitResult", "GRUBaseline", "TrainConfig", "evaluate", "fit", "make_ncde"]
+__all__ = ["LOSSES", "FitResult", "GRUBaseline", "TrainConfig", "evaluate", "fit", "make_ncde"]
 
 LOSSES = ("mse", "cross_entropy")
 
@@ -102,36 +102,6 @@ class GRUBaseline(nn.Module):
         return self.readout(last)
 
 
-class Adam:
-    """Adam (Kingma & Ba 2015; betas 0.9 / 0.999, eps 1e-8, as torch.optim.Adam's defaults), written out: it keeps
-    ``torch.optim`` (and the torch._dynamo import it pulls in, tens of seconds on a loaded machine) out of the CLI."""
-
-    def __init__(
-        self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8
-    ) -> None:
-        self.params = [p for p in params if p.requires_grad]
-        self.lr, self.betas, self.eps = float(lr), betas, eps
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.t += 1
-        b1, b2 = self.betas
-        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v, strict=True):
-            if p.grad is None:
-                continue
-            m.mul_(b1).add_(p.grad, alpha=1 - b1)
-            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-            p.addcdiv_(m / c1, (v / c2).sqrt_().add_(self.eps), value=-self.lr)
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-
 def _loss_fn(kind: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     if kind == "mse":
         return lambda out, y: ((out.squeeze(-1) - y) ** 2).mean()
@@ -190,15 +160,16 @@ def fit(
         world, rank = dist.get_world_size(), dist.get_rank()
         for p in model.parameters():
             broadcast_(p.data)
-    opt = Adam(model.parameters(), lr=config.lr)
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=config.lr)
     gamma = (config.lr_final / config.lr) ** (1.0 / max(config.epochs - 1, 1))
+    # geometric decay: lr at epoch e = lr * gamma**e, so the last epoch's lr = lr_final
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: gamma**e)
     loss_fn = _loss_fn(config.loss)
     g = torch.Generator().manual_seed(seed)
     bs = config.batch_size or b
     res = FitResult(model)
     model.train()
     for epoch in range(config.epochs):
-        opt.lr = config.lr * gamma**epoch  # geometric decay: lr at the last epoch = lr_final
         order = torch.randperm(b, generator=g) if bs < b else torch.arange(b)
         total = 0.0
         for start in range(0, b, bs):
@@ -218,6 +189,7 @@ def fit(
                 loss = all_reduce_mean(loss.detach().clone())
             opt.step()
             total += float(loss.detach()) * len(order[start : start + bs])
+        sched.step()
         res.losses.append(total / b)
         if on_epoch is not None:
             on_epoch(epoch, res.losses[-1] * sd * sd)

@@ -21,7 +21,7 @@ from .data import TemporalData
 from .models import SpikingMLP
 from .neurons import direct_encoding, lif_forward
 from .norms import NORMS, TAB, TEBN, make_norm
-from .train import CosineSGD, TrainConfig, TrainResult, _check_data
+from .train import TrainConfig, TrainResult, _check_data, cosine_sgd
 
 __all__ = ["PackedSpikingMLP", "train_packed"]
 
@@ -171,7 +171,7 @@ def train_packed(
     xtr, ytr = data.x_train.to(dev), data.y_train.to(dev)
     n = len(xtr)
     steps = -(-n // cfg.batch_size)
-    opt = CosineSGD(model.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.epochs * steps)
+    opt, sched = cosine_sgd(model.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.epochs * steps)
     # the same per-seed batch order as train_on: paperkit's RandomSampler seeded with the run's seed
     gens = {s: torch.Generator().manual_seed(int(s)) for s in seeds}
     losses = torch.zeros(cfg.epochs, G)
@@ -189,6 +189,7 @@ def train_packed(
             opt.zero_grad()
             per_group.sum().backward()
             opt.step()
+            sched.step()
             losses[epoch] += per_group.detach().cpu() * sel.shape[1]
     losses /= n
     model.eval()

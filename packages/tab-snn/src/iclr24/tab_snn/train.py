@@ -6,7 +6,6 @@ Runs in one process or under ``torchrun`` (each rank takes a shard of every epoc
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -18,7 +17,7 @@ from .data import TemporalData
 from .models import SpikingMLP
 from .neurons import firing_rates
 
-__all__ = ["CosineSGD", "TrainConfig", "TrainResult", "crop_flip", "evaluate", "train_model", "train_on"]
+__all__ = ["cosine_sgd", "TrainConfig", "TrainResult", "crop_flip", "evaluate", "train_model", "train_on"]
 
 
 def crop_flip(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
@@ -54,43 +53,15 @@ class TrainConfig:
             )
 
 
-class CosineSGD:
-    """``torch.optim.SGD(lr, momentum, weight_decay)`` (no dampening, no Nesterov) under
-    ``CosineAnnealingLR(T_max=total_steps, eta_min=0)`` stepped every batch, in closed form.
-
-    Written out (a dozen lines) because ``torch.optim`` imports ``torch._dynamo`` on first use, which costs tens of
-    seconds per process where byte-code caching is off; the update is the same:
-    ``d = g + wd * w;  b = m * b + d (b = d at the first step);  w -= lr_k * b``,
-    ``lr_k = lr * (1 + cos(pi * k / total_steps)) / 2`` at step k = 0, 1, ...
-    """
-
-    def __init__(self, params, lr: float, momentum: float, weight_decay: float, total_steps: int) -> None:
-        self.params = [p for p in params if p.requires_grad]
-        self.lr, self.momentum, self.weight_decay = lr, momentum, weight_decay
-        self.total_steps, self.k = max(int(total_steps), 1), 0
-        self.buffers: list[torch.Tensor | None] = [None] * len(self.params)
-
-    @property
-    def current_lr(self) -> float:
-        return self.lr * (1 + math.cos(math.pi * min(self.k, self.total_steps) / self.total_steps)) / 2
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        lr = self.current_lr
-        for i, p in enumerate(self.params):
-            if p.grad is None:
-                continue
-            d = p.grad.add(p, alpha=self.weight_decay) if self.weight_decay else p.grad
-            if self.momentum:
-                b = self.buffers[i]
-                self.buffers[i] = b = d.clone() if b is None else b.mul_(self.momentum).add_(d)
-                d = b
-            p.add_(d, alpha=-lr)
-        self.k += 1
+def cosine_sgd(
+    params, lr: float, momentum: float, weight_decay: float, total_steps: int
+) -> tuple[torch.optim.SGD, torch.optim.lr_scheduler.CosineAnnealingLR]:
+    """``torch.optim.SGD(lr, momentum, weight_decay)`` (no dampening, no Nesterov) and
+    ``CosineAnnealingLR(T_max=total_steps, eta_min=0)``, to be stepped once per batch."""
+    opt = torch.optim.SGD(
+        [p for p in params if p.requires_grad], lr=lr, momentum=momentum, weight_decay=weight_decay
+    )
+    return opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(int(total_steps), 1), eta_min=0.0)
 
 
 @dataclass
@@ -146,7 +117,7 @@ def train_model(
     """Train ``model`` (which returns ``[N, T, classes]``) with CE(mean_t logits) and report test accuracy.
 
     SGD(lr, momentum, weight decay on all parameters) with cosine annealing to 0, stepped every batch
-    (:class:`CosineSGD`).
+    (``torch.optim.SGD`` + ``CosineAnnealingLR``, :func:`cosine_sgd`).
     Under ``torchrun`` the model is wrapped in DDP and each rank trains on its shard. ``augment``: random crop
     (pad 4) and flip of image inputs (:func:`crop_flip`), as the official CIFAR/DVS loaders.
     """
@@ -167,7 +138,9 @@ def train_model(
     else:  # one seeded permutation per epoch (what :func:`.packed.train_packed` reproduces)
         sampler, n_local, gen = None, len(x_train), torch.Generator().manual_seed(cfg.seed)
     steps_per_epoch = -(-n_local // cfg.batch_size)
-    opt = CosineSGD(net.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.epochs * steps_per_epoch)
+    opt, sched = cosine_sgd(
+        net.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.epochs * steps_per_epoch
+    )
     result = TrainResult(test_acc=float("nan"))
     aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
     bar = pbar(range(cfg.epochs), desc=desc, disable=None if progress else True)
@@ -189,6 +162,7 @@ def train_model(
             opt.zero_grad()
             loss.backward()
             opt.step()
+            sched.step()
             total += loss.item() * len(sel)
             n += len(sel)
         result.train_loss.append(total / max(n, 1))

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from .measure import Geometry, activations, measure
-from .students import Adam, make_activation
+from .students import make_activation
 
 __all__ = ["SmallCNN", "digit_dichotomies", "train_cnn", "measure_cnn"]
 
@@ -81,7 +81,7 @@ def train_cnn(
     Y = torch.as_tensor(T[y])
     torch.manual_seed(seed)
     model = SmallCNN(T.shape[1], act=act, in_channels=in_channels, side=side)
-    opt = Adam(list(model.parameters()), lr=lr)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed)
     loss_fn = nn.BCEWithLogitsLoss()
     for _ in range(epochs):

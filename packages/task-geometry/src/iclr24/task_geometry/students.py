@@ -32,7 +32,6 @@ __all__ = [
     "train_student",
     "train_students",
     "weight_projections",
-    "Adam",
 ]
 
 
@@ -184,39 +183,6 @@ class Student:
         return float(((logits > 0).float() == y).float().mean())
 
 
-class Adam:
-    """Adam (Kingma & Ba 2015) exactly as ``torch.optim.Adam`` with its defaults (betas 0.9/0.999, eps 1e-8, no
-    weight decay), written out so that training does not import ``torch._dynamo`` (tens of seconds on a cold start):
-
-        m <- b1 m + (1-b1) g,   v <- b2 v + (1-b2) g^2,   p <- p - lr/(1-b1^t) * m / (sqrt(v/(1-b2^t)) + eps)
-    """
-
-    def __init__(self, params: list[torch.Tensor], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.params = list(params)
-        self.lr, self.b1, self.b2, self.eps = float(lr), float(betas[0]), float(betas[1]), float(eps)
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.t += 1
-        bc1 = 1 - self.b1**self.t
-        bc2_sqrt = math.sqrt(1 - self.b2**self.t)
-        for p, m, v in zip(self.params, self.m, self.v, strict=True):
-            if p.grad is None:
-                continue
-            g = p.grad
-            m.lerp_(g, 1 - self.b1)
-            v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
-            denom = (v.sqrt() / bc2_sqrt).add_(self.eps)
-            p.addcdiv_(m, denom, value=-self.lr / bc1)
-
-
 def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
     X, Y = (task.X, task.Y) if hasattr(task, "X") else task
     X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=torch.float32)
@@ -290,7 +256,7 @@ def train_students(
     J = nn.Parameter(torch.stack([_pad(m.readout.weight.detach().T, k) for m in models]))
     c = nn.Parameter(torch.stack([_pad(m.readout.bias.detach(), k) for m in models])[:, None, :])
     params = layers[0] + layers[1] + ([] if cfg.fixed_readout else [J, c])
-    opt = Adam(params, lr=cfg.lr)
+    opt = torch.optim.Adam(params, lr=cfg.lr)
     groups = {a: torch.tensor([i for i, b in enumerate(acts) if b == a]) for a in dict.fromkeys(acts)}
     fns = {a: make_activation(a) for a in groups}
 
