@@ -251,51 +251,21 @@ def _check_model(model) -> SFDAModel:
     return model
 
 
-class SGD:
-    """Plain SGD with momentum, weight decay and Nesterov, the update of ``torch.optim.SGD`` (dampening 0)::
-
-        d = g + wd p;  b = mu b + d (b = d at the first step);  d = d + mu b (Nesterov) or b;  p -= lr d
-
-    written out because constructing ``torch.optim`` optimisers imports ``torch._dynamo`` (seconds per process).
-    ``param_groups`` are dicts with ``params``, ``lr`` and ``lr0`` (the base rate the schedule scales)."""
-
-    def __init__(self, groups, momentum: float = 0.9, weight_decay: float = 1e-3, nesterov: bool = True):
-        self.param_groups = [
-            {"params": list(g["params"]), "lr": g["lr"], "lr0": g["lr"]} for g in groups if g["params"]
-        ]
-        self.momentum, self.weight_decay, self.nesterov = momentum, weight_decay, nesterov
-        self.state: dict[int, torch.Tensor] = {}
-
-    def zero_grad(self) -> None:
-        for g in self.param_groups:
-            for p in g["params"]:
-                p.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        mu, wd = self.momentum, self.weight_decay
-        for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                d = p.grad.add(p, alpha=wd) if wd else p.grad.clone()
-                if mu:
-                    buf = self.state.get(id(p))
-                    if buf is None:
-                        buf = self.state[id(p)] = d.clone()
-                    else:
-                        buf.mul_(mu).add_(d)
-                    d = d.add(buf, alpha=mu) if self.nesterov else buf
-                p.add_(d, alpha=-g["lr"])
+def _sgd(groups, momentum, weight_decay, nesterov) -> torch.optim.SGD:
+    """``torch.optim.SGD`` (dampening 0) over the non-empty ``groups``; Nesterov only with momentum > 0 (torch
+    rejects it at momentum 0, where it is plain SGD anyway)."""
+    return torch.optim.SGD(
+        [g for g in groups if g["params"]],
+        momentum=momentum,
+        weight_decay=weight_decay,
+        nesterov=bool(nesterov and momentum > 0),
+    )
 
 
-def _sgd(groups, momentum, weight_decay, nesterov) -> SGD:
-    return SGD(groups, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
-
-
-def _set_lr(opt, factor):
-    for g in opt.param_groups:
-        g["lr"] = g["lr0"] * factor
+def _poly_schedule(opt, max_iter: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """The official ``lr_scheduler``: iteration ``t`` (1-based) runs at ``lr0 (1 + 10 t/T)^-0.75``; the scheduler is
+    stepped once per iteration, after the update."""
+    return torch.optim.lr_scheduler.LambdaLR(opt, lambda e: lr_decay(min(e + 1, max_iter), max_iter))
 
 
 def train_source(
@@ -334,19 +304,18 @@ def train_source(
     n = len(src)
     per_epoch = math.ceil(n / config.batch_size)
     max_iter = config.epochs * per_epoch
+    sched = _poly_schedule(opt, max_iter)
     g = torch.Generator().manual_seed(seed)
-    it = 0
     for _ in progress(range(config.epochs), desc="source training", disable=True if quiet else None):
         for xb, b in _batches(src, torch.randperm(n, generator=g), config.batch_size):
             if len(b) < 2:
                 continue
-            it += 1
-            _set_lr(opt, lr_decay(it, max_iter))
             logits = model(xb.to(device))
             loss = F.cross_entropy(logits, y[b].to(device), label_smoothing=config.label_smoothing)
             opt.zero_grad()
             loss.backward()
             opt.step()
+            sched.step()
     return model.eval()
 
 
@@ -422,6 +391,7 @@ def adapt(
     per_epoch = math.ceil(n / config.batch_size)
     max_iter = config.max_epoch * per_epoch
     interval_iter = max(1, max_iter // config.interval)
+    sched, sched_c = _poly_schedule(opt, max_iter), _poly_schedule(opt_c, max_iter)
     g = torch.Generator().manual_seed(seed)
     model.train()
     bar = progress(total=max_iter, desc=f"adapt ({config.method})", disable=True if quiet else None)
@@ -434,8 +404,6 @@ def adapt(
                 continue
             idx = idx.to(device)
             factor = lr_decay(it + 1, max_iter)
-            _set_lr(opt, factor)
-            _set_lr(opt_c, factor)
             z, logits = model.forward_with_features(xb.to(device))
             if config.method == "shot-im":
                 loss = information_maximization_loss(torch.softmax(logits, 1))
@@ -455,6 +423,9 @@ def adapt(
                     opt_c.step()
             else:
                 res.nonfinite += 1
+            sched.step()
+            if train_classifier:  # opt_c never steps under SHOT-IM (frozen classifier)
+                sched_c.step()
             it += 1
             res.history.append(rec)
             if callback is not None:
