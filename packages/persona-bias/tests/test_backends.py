@@ -39,7 +39,8 @@ def test_chat_and_completion_endpoints(small_items, planted):
         with OpenAIBackend(srv.base_url, "planted", chat=False) as be:
             p = build_prompt(items[0], "a man", chat=False)
             assert "answer is (" in be.complete(p).text
-        assert srv.log[0] == ("a man", items[0].dataset, items[0].id)
+        # two concurrent requests arrive in either order: check the log as a set
+        assert {("a man", it.dataset, it.id) for it in items} <= set(srv.log)
 
 
 def test_retries_injected_429_and_500(small_items, planted):
