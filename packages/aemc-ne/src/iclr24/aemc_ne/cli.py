@@ -132,7 +132,7 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
     device=True,
 )
 def _train(args: argparse.Namespace) -> int:
-    from iclr24.paperkit.io import atomic_write_json
+    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 
     train, test, what = load_data(args.data, args.data_dir, args.seed)
     if args.model == "mf":
@@ -149,7 +149,23 @@ def _train(args: argparse.Namespace) -> int:
     if args.model != "mf":
         fit.update(weight_decay=args.weight_decay, batch_size=args.batch_size, standardize=args.standardize,
                    device=args.device)  # fmt: skip
-    model.fit(train, **fit)
+    info = init_distributed(
+        device=args.device
+    )  # under torchrun: each rank trains on its share of the samples
+    try:
+        if info.world_size > 1 and args.model == "mf":
+            raise UsageError("torchrun training is for the autoencoders (aemcne, aemc, autorec), not mf")
+        model.fit(train, **fit)
+        if info.is_main:
+            _write_train(args, model, train, test, what)
+    finally:
+        cleanup_distributed()
+    return 0
+
+
+def _write_train(args: argparse.Namespace, model, train: Ratings, test: Ratings | None, what: str) -> None:
+    from iclr24.paperkit.io import atomic_write_json
+
     out = Path(args.out)
     metrics = {"data": what, "model": args.model, "n_train": len(train), "best_epoch": model.best_epoch_,
                "val_rmse": model.best_val_rmse_, "fit_seconds": model.fit_seconds_}  # fmt: skip
@@ -161,7 +177,6 @@ def _train(args: argparse.Namespace) -> int:
     atomic_write_json(out / "metrics.json", metrics)
     print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
     print(f"wrote {out}")
-    return 0
 
 
 @app.command(
@@ -192,3 +207,6 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 main = app.main
+
+if __name__ == "__main__":  # torchrun --nproc_per_node 2 -m iclr24.aemc_ne.cli train ...
+    raise SystemExit(main())

@@ -157,6 +157,35 @@ def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig)
     return _Split(train.subset(keep), train.subset(held), None if weights is None else weights[keep])
 
 
+def _process_group() -> tuple[int, int]:
+    """``(rank, world_size)`` of an initialised ``torch.distributed`` group (torchrun), else ``(0, 1)``."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _sum_gradients(net: nn.Module, loss: torch.Tensor, world: int) -> float:
+    """Sum every rank's gradient (and loss) in place: each rank's loss already carries the global normaliser, so
+    the sum is the single-process full-batch gradient. A no-op in one process."""
+    if world == 1:
+        return float(loss)
+    import torch.distributed as dist
+
+    params = [p for p in net.parameters() if p.requires_grad]
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+    flat = torch.cat([p.grad.reshape(-1) for p in params] + [loss.reshape(1).to(params[0].grad)])
+    dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+    k = 0
+    for p in params:
+        p.grad.copy_(flat[k : k + p.numel()].view_as(p.grad))
+        k += p.numel()
+    return float(flat[-1])
+
+
 class _Estimator:
     """Shared plumbing: orientation, standardisation, validation-based model selection, save/load."""
 
@@ -340,53 +369,65 @@ class AEMC(_Estimator):
         opt = torch.optim.AdamW(self.net_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         n_obs = len(tr)
         rng = np.random.default_rng(cfg.seed)
+        rank, world = _process_group()  # under torchrun: this rank's share of the samples, gradients summed
         full = cfg.batch_size is None or cfg.batch_size >= n_samples
+        # entries grouped by sample: those of sample j are by_sample[ptr[j]:ptr[j + 1]]
+        by_sample = np.argsort(s_idx, kind="stable")
+        ptr = np.searchsorted(s_idx[by_sample], np.arange(n_samples + 1))
         if full:
-            x_dense = torch.as_tensor(self._x.toarray(), device=dev)
-            rows = torch.as_tensor(s_idx, device=dev)
-            cols = torch.as_tensor(f_idx, device=dev)
-            target = torch.as_tensor(values, dtype=torch.float32, device=dev)
-            w_t = torch.as_tensor(weights, dtype=torch.float32, device=dev)
-        else:  # entries grouped by sample: those of sample j are by_sample[ptr[j]:ptr[j + 1]]
-            by_sample = np.argsort(s_idx, kind="stable")
-            ptr = np.searchsorted(s_idx[by_sample], np.arange(n_samples + 1))
+            mine = np.arange(rank, n_samples, world)
+            idx = (
+                np.concatenate([by_sample[ptr[j] : ptr[j + 1]] for j in mine]) if len(mine) else by_sample[:0]
+            )
+            local = np.empty(n_samples, dtype=np.int64)
+            local[mine] = np.arange(len(mine))
+            x_dense = torch.as_tensor(self._x[mine].toarray(), device=dev)
+            rows = torch.as_tensor(local[s_idx[idx]], device=dev)
+            cols = torch.as_tensor(f_idx[idx], device=dev)
+            target = torch.as_tensor(values[idx], dtype=torch.float32, device=dev)
+            w_t = torch.as_tensor(weights[idx], dtype=torch.float32, device=dev)
 
-        def objective(pred, tgt, w):
-            # Eq. (loss): (1/|Omega_b|) sum w_ij (X_ij - X_hat_ij)^2 + (l2/2) ||W||^2 / |Omega| (+ g's penalty)
-            loss = (w * (tgt - pred).square()).sum() / len(tgt)
-            if cfg.l2 > 0:
+        def objective(pred, tgt, w, denom):
+            # Eq. (loss): (1/|Omega_b|) sum w_ij (X_ij - X_hat_ij)^2 + (l2/2) ||W||^2 / |Omega| (+ g's penalty);
+            # each rank sums its own entries over the batch's global |Omega_b|, the penalty counted once (rank 0)
+            loss = (w * (tgt - pred).square()).sum() / denom
+            if cfg.l2 > 0 and rank == 0:
                 loss = loss + 0.5 * cfg.l2 * l2_penalty(self.net_.main) / n_obs
-            if cfg.l2_elem > 0 and self.net_.element is not None:
+            if cfg.l2_elem > 0 and self.net_.element is not None and rank == 0:
                 loss = loss + 0.5 * cfg.l2_elem * l2_penalty(self.net_.element) / n_obs
+            return loss
+
+        def step(x, r, c, tgt, w, denom) -> float:
+            opt.zero_grad()
+            loss = objective(self.net_.predict_entries(x, r, c), tgt, w, denom)
+            loss.backward()
+            loss = _sum_gradients(self.net_, loss.detach(), world)
+            opt.step()
             return loss
 
         def epoch_fn(epoch: int) -> float:
             self.net_.train()
             if full:
-                opt.zero_grad()
-                loss = objective(self.net_.predict_entries(x_dense, rows, cols), target, w_t)
-                loss.backward()
-                opt.step()
-                return float(loss.detach())
+                return step(x_dense, rows, cols, target, w_t, n_obs)
             total, count = 0.0, 0
             for b in np.array_split(rng.permutation(n_samples), math.ceil(n_samples / cfg.batch_size)):
-                idx = np.concatenate([by_sample[ptr[j] : ptr[j + 1]] for j in b])
-                if len(idx) == 0:
+                n_b = int((ptr[b + 1] - ptr[b]).sum())  # the batch's entries, over every rank's share
+                if n_b == 0:
                     continue
+                b = b[rank::world]
+                idx = np.concatenate([by_sample[ptr[j] : ptr[j + 1]] for j in b]) if len(b) else by_sample[:0]
                 local = np.empty(n_samples, dtype=np.int64)
                 local[b] = np.arange(len(b))
-                opt.zero_grad()
-                pred = self.net_.predict_entries(
+                loss = step(
                     torch.as_tensor(self._x[b].toarray(), device=dev),
                     torch.as_tensor(local[s_idx[idx]], device=dev),
                     torch.as_tensor(f_idx[idx], device=dev),
+                    torch.as_tensor(values[idx], dtype=torch.float32, device=dev),
+                    torch.as_tensor(weights[idx], dtype=torch.float32, device=dev),
+                    n_b,
                 )
-                tgt = torch.as_tensor(values[idx], dtype=torch.float32, device=dev)
-                loss = objective(pred, tgt, torch.as_tensor(weights[idx], dtype=torch.float32, device=dev))
-                loss.backward()
-                opt.step()
-                total += float(loss.detach()) * len(idx)
-                count += len(idx)
+                total += loss * n_b
+                count += n_b
             return total / max(count, 1)
 
         self.fitted_ = True
