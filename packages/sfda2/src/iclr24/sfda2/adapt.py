@@ -268,6 +268,15 @@ def _poly_schedule(opt, max_iter: int) -> torch.optim.lr_scheduler.LambdaLR:
     return torch.optim.lr_scheduler.LambdaLR(opt, lambda e: lr_decay(min(e + 1, max_iter), max_iter))
 
 
+def _process_group() -> tuple[int, int]:
+    """``(rank, world_size)`` of an initialised ``torch.distributed`` group (torchrun), else ``(0, 1)``."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
 def train_source(
     model: SFDAModel,
     x,
@@ -279,7 +288,11 @@ def train_source(
     quiet: bool = True,
 ) -> SFDAModel:
     """Train ``model`` on labelled source data (``x`` tensor or Dataset, ``y`` [N] labels) with label-smoothed
-    cross-entropy, SHOT's recipe (:class:`SourceConfig`). Returns the model (trained in place, left in eval mode)."""
+    cross-entropy, SHOT's recipe (:class:`SourceConfig`). Returns the model (trained in place, left in eval mode).
+
+    Under ``torchrun`` (an initialised ``torch.distributed`` group) the model is wrapped in DDP and each rank takes
+    every world-size-th sample of each global batch of ``batch_size`` (the same seeded order on every rank);
+    DDP averages the gradients, so every rank holds the same weights."""
     model = _check_model(model)
     src = _as_source(x, "source")
     y = _check_labels(y, len(src), model.num_classes, "source labels")
@@ -306,11 +319,22 @@ def train_source(
     max_iter = config.epochs * per_epoch
     sched = _poly_schedule(opt, max_iter)
     g = torch.Generator().manual_seed(seed)
+    rank, world = _process_group()
+    net = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=None if str(device) == "cpu" else [device])
     for _ in progress(range(config.epochs), desc="source training", disable=True if quiet else None):
-        for xb, b in _batches(src, torch.randperm(n, generator=g), config.batch_size):
-            if len(b) < 2:
+        order = torch.randperm(n, generator=g)
+        starts = range(0, n, config.batch_size)
+        for s in starts:
+            b = order[s : s + config.batch_size]
+            if len(b) < 2 * world:  # every rank needs >= 2 samples for batch norm
                 continue
-            logits = model(xb.to(device))
+            b = b[rank::world]
+            xb, _ = next(_batches(src, b, len(b)))
+            logits = net(xb.to(device))
             loss = F.cross_entropy(logits, y[b].to(device), label_smoothing=config.label_smoothing)
             opt.zero_grad()
             loss.backward()

@@ -138,7 +138,15 @@ def _train_source(args: argparse.Namespace) -> int:
         label_smoothing=args.smooth,
         weight_decay=5e-4,
     )
-    model = train_source(model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet)
+    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+
+    info = init_distributed(device=args.device)  # under torchrun: DDP, each rank a share of every batch
+    try:
+        model = train_source(model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet)
+    finally:
+        cleanup_distributed()
+    if not info.is_main:
+        return 0
     acc = accuracy(predict(model, x, device=args.device)[1].argmax(1), y)
     meta = {
         "arch": args.arch,
@@ -236,3 +244,6 @@ def _adapt(args: argparse.Namespace) -> int:
 
 
 main = app.main
+
+if __name__ == "__main__":  # torchrun --nproc_per_node 2 -m iclr24.sfda2.cli train-source ...
+    raise SystemExit(main())
