@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import torch
 
+from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, arg, positive_int
 
 from .bench import run_benchmarks
@@ -46,10 +46,18 @@ def _train(args: argparse.Namespace) -> int:
     tok = encode_layout(
         *synthetic_aligned_layouts(args.layouts, seed=10_000 + args.seed), 4, cfg.max_elements
     )
-    model, hist = train(cfg, tok, seed=args.seed)
+    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+
+    info = init_distributed()  # under torchrun: DDP, each rank a share of every batch
+    try:
+        model, hist = train(cfg, tok, seed=args.seed)
+    finally:
+        cleanup_distributed()
+    if not info.is_main:
+        return 0
     out = Path(args.out)
     save_checkpoint(model, cfg, out / "model.pt")
-    (out / "history.json").write_text(json.dumps(hist[-50:]))
+    atomic_write_json(out / "history.json", hist[-50:])
     print(f"trained {args.steps} steps, final loss {hist[-1]['loss']:.4f}; wrote {out / 'model.pt'}")
     return 0
 
@@ -101,7 +109,7 @@ def _sample(args: argparse.Namespace) -> int:
         ]
         for i in range(b.shape[0])
     ]
-    (out / "samples.json").write_text(json.dumps(rows, indent=1))
+    atomic_write_json(out / "samples.json", rows, indent=1)
     print(f"wrote {out / 'samples.png'} and {out / 'samples.json'}")
     return 0
 
@@ -130,8 +138,11 @@ def _eval(args: argparse.Namespace) -> int:
         out = generate(model, cfg, task, n=args.layouts, layouts=cond, steps=args.steps, seed=args.seed)
         res[task] = _metrics(out, test, cfg.num_classes, task)
         print(task, " ".join(f"{k}={v:.4g}" for k, v in res[task].items()))
-    (Path(args.out) / "metrics.json").write_text(json.dumps(res, indent=1))
+    atomic_write_json(Path(args.out) / "metrics.json", res, indent=1)
     return 0
 
 
 main = app.main
+
+if __name__ == "__main__":  # torchrun --nproc_per_node 2 -m iclr24.lace.cli train ...
+    raise SystemExit(main())

@@ -247,18 +247,32 @@ def train(
     steps: int | None = None,
     progress=None,
 ) -> tuple[LayoutDenoiser, list[dict]]:
-    """Train a denoiser on (N, L, C+5) tokens with Adam and gradient-norm clipping; returns (model, loss history)."""
+    """Train a denoiser on (N, L, C+5) tokens with Adam and gradient-norm clipping; returns (model, loss history).
+
+    Under ``torchrun`` (an initialised ``torch.distributed`` group) the model is wrapped in DDP: every rank draws
+    the same global batch of ``batch_size`` indices and trains on its every world-size-th share, with its own
+    noise stream; DDP averages the gradients, so every rank holds the same weights. The loss history is the rank's
+    own."""
     if tokens.ndim != 3 or tokens.shape[1:] != (cfg.max_elements, cfg.seq_dim):
         raise ValueError(f"tokens must be (N, {cfg.max_elements}, {cfg.seq_dim}), got {tuple(tokens.shape)}")
+    rank, world = _process_group()
+    if world > min(cfg.batch_size, tokens.shape[0]):
+        raise ValueError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")
     torch.manual_seed(seed)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)  # batch indices: the same on every rank
+    g_noise = g if world == 1 else torch.Generator().manual_seed(seed + 7919 * (rank + 1))
     model = make_model(cfg)
+    net = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999))
     hist = []
     n = tokens.shape[0]
     for step in range(steps if steps is not None else cfg.steps):
-        idx = torch.randint(0, n, (min(cfg.batch_size, n),), generator=g)
-        loss, parts = training_loss(model, tokens[idx], cfg, g)
+        idx = torch.randint(0, n, (min(cfg.batch_size, n),), generator=g)[rank::world]
+        loss, parts = training_loss(net, tokens[idx], cfg, g_noise)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -268,6 +282,15 @@ def train(
             progress(step)
     model.eval()
     return model, hist
+
+
+def _process_group() -> tuple[int, int]:
+    """``(rank, world_size)`` of an initialised ``torch.distributed`` group (torchrun), else ``(0, 1)``."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
 
 
 def generate(
