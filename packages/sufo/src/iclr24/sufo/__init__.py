@@ -2,6 +2,7 @@
 transformer feature spaces (Hsu et al., ICLR 2024)."""
 
 from .data import TextDataset, icd10cm_chapters, load_labelled, split, synthetic_reports
+from .dynamics import Dynamics, feature_dynamics, plot_dynamics
 from .features import extract_features, load_encoder, minilm_path, tiny_encoder
 from .finetune import FineTuneConfig, FineTuneResult, balanced_sampler, fine_tune, predict
 from .outliers import OutlierReport, common_outliers, outliers_pc12
@@ -10,6 +11,7 @@ from .similarity import layerwise_rsa, linear_cka, rdm, rsa
 from .sparsity import explained_variance, label_separation, low_rank_approx, pc_removal_curve, rank_1_approx
 
 __all__ = [
+    "Dynamics",
     "FineTuneConfig",
     "FineTuneResult",
     "OutlierReport",
@@ -18,6 +20,7 @@ __all__ = [
     "common_outliers",
     "explained_variance",
     "extract_features",
+    "feature_dynamics",
     "fine_tune",
     "freeze_for_probe",
     "icd10cm_chapters",
@@ -32,6 +35,7 @@ __all__ = [
     "minilm_path",
     "outliers_pc12",
     "pc_removal_curve",
+    "plot_dynamics",
     "predict",
     "rank_1_approx",
     "rdm",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, positive_int
+from iclr24.paperkit.cli import App, arg, positive_float, positive_int
 
 from . import bench
 from .reproduce import PAPER
@@ -154,6 +154,91 @@ def _outliers(args: argparse.Namespace) -> int:
     print(f"{len(rows)} outliers of {len(ds)} examples")
     for r in rows[: args.show]:
         print(f"  #{r['index']} [{r['label']}] {r['text'][:100]}")
+    return 0
+
+
+_EPOCHS = arg(
+    "--epochs", type=positive_int, default=3, help="fine-tuning epochs (official: 25 on a 110M BERT)"
+)
+_LR = arg(
+    "--lr", type=positive_float, default=5e-5, help="peak learning rate (official: 7.6e-6 on a 110M BERT)"
+)
+_BS = arg("--batch-size", type=positive_int, default=16, help="fine-tuning batch size (official: 8)")
+
+
+def _split3(args: argparse.Namespace):
+    """train / validation (best epoch) / test (every measurement), stratified and seeded."""
+    from .data import split
+
+    ds = _dataset(args)
+    if len(ds) < 10:
+        raise ValueError(f"need at least 10 labelled texts to split train/validation/test, got {len(ds)}")
+    train, test = split(ds, 0.3, seed=args.seed)
+    return ds, train, test
+
+
+def _ft_config(args: argparse.Namespace):
+    from .finetune import FineTuneConfig
+
+    return FineTuneConfig(
+        lr=args.lr, batch_size=args.batch_size, epochs=args.epochs, max_length=args.max_length, seed=args.seed
+    )
+
+
+@app.command(
+    "dynamics",
+    "F: fine-tune and track the last layer's PC1-2 projection of the test texts at every epoch.",
+    _MODEL,
+    _DATA,
+    _N,
+    _LEN,
+    _POOL,
+    _EPOCHS,
+    _LR,
+    _BS,
+)
+def _dynamics(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.plots import save_figure
+
+    from .data import split
+    from .dynamics import feature_dynamics, plot_dynamics
+    from .features import load_encoder
+
+    ds, train, test = _split3(args)
+    fit, val = split(train, 0.2, seed=args.seed)
+    model, tok = load_encoder(args.model, num_labels=max(ds.n_classes, 2), seed=args.seed)
+    dyn = feature_dynamics(
+        model, tok, fit, val, test, _ft_config(args), pooling=args.pooling, show_progress=not args.quiet
+    )
+    atomic_write_json(args.out / "dynamics.json", dyn.to_dict())
+    save_figure(plot_dynamics(dyn), args.out / "dynamics.png")
+    for e, s, k, v in zip(dyn.epochs, dyn.silhouette, dyn.knn_accuracy, dyn.evr_top2):
+        print(f"epoch {e}: silhouette {s:.3f}  5-NN acc {k:.3f}  top-2 EVR {v:.3f}")
+    return 0
+
+
+@app.command(
+    "report",
+    "All four analyses (S, U, F, O) of one model on one task in report.md with every plot.",
+    _MODEL,
+    _DATA,
+    _N,
+    _LEN,
+    _EPOCHS,
+    _LR,
+    _BS,
+)
+def _report(args: argparse.Namespace) -> int:
+    from .report import write_report
+    from .reproduce import ReproConfig, analyse
+
+    ds, train, test = _split3(args)
+    c = ReproConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, max_length=args.max_length)
+    res = analyse(train, test, c, args.seed, progress=not args.quiet, model_path=args.model)
+    model = str(args.model) if args.model is not None else "all-MiniLM-L6-v2"
+    task = f"{args.data.name if args.data else 'synthetic pathology reports'}, {ds.n_classes} classes"
+    path = write_report(res, args.out, args.data.stem if args.data else "synthetic reports", model, task)
+    print(f"wrote {path}")
     return 0
 
 

@@ -16,8 +16,9 @@ import numpy as np
 from iclr24.paperkit import ClaimSet, Paper, RunConfig, seed_everything, torch_threads
 
 from .data import TextDataset, icd10cm_chapters, split, synthetic_reports
+from .dynamics import feature_dynamics, plot_dynamics
 from .features import extract_features, load_encoder, tiny_encoder
-from .finetune import FineTuneConfig, fine_tune, predict
+from .finetune import FineTuneConfig, predict
 from .outliers import outliers_pc12
 from .probing import logistic_probe
 from .similarity import layerwise_rsa
@@ -41,6 +42,9 @@ class ReproConfig:
     icd: bool = False  # full: the ICD-10-CM task too
     icd_n: int = 1200
     icd_epochs: int = 3
+    val_fraction: float = (
+        0.2  # of the training texts, held out to pick the best epoch (official: a val split)
+    )
     threads: int = 2
 
 
@@ -49,18 +53,27 @@ QUICK = ReproConfig()
 FULL = ReproConfig(n_train=600, n_test=300, epochs=4, max_length=80, icd=True)
 
 
-def _models(c: ReproConfig, n_labels: int, seed: int):
+def _models(c: ReproConfig, n_labels: int, seed: int, model_path=None):
     if c.tiny:
         return tiny_encoder(n_labels, seed=seed), tiny_encoder(n_labels, seed=seed + 1)
-    return load_encoder(num_labels=n_labels, seed=seed), load_encoder(
-        num_labels=n_labels, random_init=True, seed=seed
+    n_labels = max(n_labels, 2)
+    return load_encoder(model_path, num_labels=n_labels, seed=seed), load_encoder(
+        model_path, num_labels=n_labels, random_init=True, seed=seed
     )
 
 
-def analyse(train: TextDataset, test: TextDataset, c: ReproConfig, seed: int, progress: bool = False) -> dict:
-    """The four analyses on one task: probes (pre-trained and random control), fine-tuning, RSA per layer,
-    explained variance before/after, accuracy on planted outliers, PC1 x PC2 outliers."""
-    (pre, tok), (rnd, rtok) = _models(c, train.n_classes, seed)
+def analyse(
+    train: TextDataset,
+    test: TextDataset,
+    c: ReproConfig,
+    seed: int,
+    progress: bool = False,
+    model_path=None,
+) -> dict:
+    """The four analyses on one task: probes (pre-trained and random control), fine-tuning with the per-epoch
+    feature dynamics, RSA per layer, explained variance before/after, accuracy on planted outliers, PC1 x PC2
+    outliers. ``model_path``: any Hugging Face encoder folder (default: all-MiniLM-L6-v2)."""
+    (pre, tok), (rnd, rtok) = _models(c, train.n_classes, seed, model_path)
     kw = dict(max_length=c.max_length, show_progress=progress)
     f_pre_tr, f_pre_te = (
         extract_features(pre, tok, train.texts, **kw),
@@ -75,7 +88,10 @@ def analyse(train: TextDataset, test: TextDataset, c: ReproConfig, seed: int, pr
     ft_cfg = FineTuneConfig(
         lr=c.lr, batch_size=c.batch_size, epochs=c.epochs, max_length=c.max_length, seed=seed
     )
-    hist = fine_tune(pre, tok, train, test, ft_cfg, show_progress=progress)
+    # the best epoch is chosen on a validation part of the training data, never on the test texts
+    fit, val = split(train, test_fraction=c.val_fraction, seed=seed)
+    dyn = feature_dynamics(pre, tok, fit, val, test, ft_cfg, show_progress=progress)
+    hist = dyn.finetune
     pred = predict(pre, tok, test.texts, max_length=c.max_length)
     from sklearn.metrics import f1_score
 
@@ -92,6 +108,8 @@ def analyse(train: TextDataset, test: TextDataset, c: ReproConfig, seed: int, pr
         "probe_random": probe_rnd,
         "finetuned_macro_f1": ft_f1,
         "finetune": hist.to_dict(),
+        "dynamics": {k: v for k, v in dyn.to_dict().items() if k != "finetune"},
+        "_dynamics": dyn,
         "rsa_per_layer": [
             None if np.isnan(v) else float(v) for v in rsa
         ],  # layer 0: [CLS] embedding is constant
@@ -135,7 +153,7 @@ def _plot(res: dict, title: str):
 
 
 def _strip(res: dict) -> dict:
-    return {k: v for k, v in res.items() if k not in ("projection", "labels", "planted")}
+    return {k: v for k, v in res.items() if k not in ("projection", "labels", "planted", "_dynamics")}
 
 
 def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict) -> None:
@@ -209,6 +227,7 @@ def run(cfg: RunConfig) -> ClaimSet:
         train, test = split(ds, test_fraction=c.n_test / (c.n_train + c.n_test), seed=cfg.seed)
         r = analyse(train, test, c, cfg.seed, progress=cfg.progress)
         art = claims.figure(_plot(r, "synthetic reports"), "synthetic.png")
+        claims.figure(plot_dynamics(r["_dynamics"], "F: feature dynamics, synthetic reports"), "dynamics.png")
         _synthetic_claims(claims, r, art, base)
         claims.fact("hidden-state layers analysed (L+1, layer 0 = embeddings)", value=r["layers"])
     if c.icd:
@@ -217,6 +236,9 @@ def run(cfg: RunConfig) -> ClaimSet:
             train, test = split(ds, test_fraction=0.3, seed=cfg.seed)
             r = analyse(train, test, replace(c, epochs=c.icd_epochs), cfg.seed, progress=cfg.progress)
             art = claims.figure(_plot(r, "ICD-10-CM chapters"), "icd10cm.png")
+            claims.figure(
+                plot_dynamics(r["_dynamics"], "F: feature dynamics, ICD-10-CM"), "icd10cm-dynamics.png"
+            )
             details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **_strip(r)}
             claims.add(
                 claim="ICD-10-CM: pre-trained features beat the random-init control by >= 0.1 probe macro-F1",

@@ -1,0 +1,110 @@
+"""F, feature dynamics: how the last layer's feature space changes over fine-tuning epochs.
+
+The official ``Feature_dynamics.ipynb`` (missing from the released snapshot) projects the last-layer [CLS]
+features of a fixed sample onto their top-2 PCs at every epoch checkpoint and shows label-wise clusters emerging
+("disambiguation"). This module records the same projections from the ``on_epoch`` checkpoint series of
+:func:`~iclr24.sufo.finetune.fine_tune` and makes them quantitative per epoch: silhouette by label and 5-NN
+accuracy in PC1-2 (:func:`~iclr24.sufo.sparsity.label_separation`), and the top-2 cumulative explained-variance
+ratio (the sparsification of the paper's Fig. 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .data import TextDataset
+from .features import extract_features
+from .finetune import FineTuneConfig, FineTuneResult, fine_tune
+from .sparsity import explained_variance, label_separation, principal_components
+
+__all__ = ["Dynamics", "feature_dynamics", "plot_dynamics"]
+
+
+@dataclass
+class Dynamics:
+    """One row per checkpoint (epoch 0 = the pre-trained model before any update)."""
+
+    epochs: list[int] = field(default_factory=list)
+    silhouette: list[float] = field(default_factory=list)
+    knn_accuracy: list[float] = field(default_factory=list)
+    evr_top2: list[float] = field(default_factory=list)
+    projections: list[np.ndarray] = field(default_factory=list)  # (N, 2) per epoch
+    labels: np.ndarray | None = None
+    finetune: FineTuneResult | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "epochs": self.epochs,
+            "silhouette": self.silhouette,
+            "knn_accuracy": self.knn_accuracy,
+            "evr_top2": self.evr_top2,
+            "finetune": self.finetune.to_dict() if self.finetune is not None else None,
+        }
+
+
+def _record(dyn: Dynamics, epoch: int, last: np.ndarray, labels: np.ndarray) -> None:
+    sep = label_separation(last, labels)
+    u, s, _ = principal_components(last)
+    dyn.epochs.append(epoch)
+    dyn.silhouette.append(sep["silhouette"])
+    dyn.knn_accuracy.append(sep["knn_accuracy"])
+    dyn.evr_top2.append(float(explained_variance(last, 2)[-1]))
+    dyn.projections.append((u[:, :2] * s[:2]).astype(np.float32))
+
+
+def feature_dynamics(
+    model,
+    tokenizer,
+    train: TextDataset,
+    val: TextDataset,
+    probe: TextDataset,
+    config: FineTuneConfig | None = None,
+    pooling: str = "cls",
+    show_progress: bool = False,
+) -> Dynamics:
+    """Fine-tune ``model`` in place (best-validation epoch kept, as :func:`fine_tune`) and record the last-layer
+    features of ``probe`` (a fixed sample, never trained on) at every epoch checkpoint."""
+    if len(probe) < 3 or len(np.unique(probe.labels)) < 2:
+        raise ValueError(
+            f"the probe sample needs at least 3 texts and 2 classes, got {len(probe)} texts, "
+            f"{len(np.unique(probe.labels))} classes"
+        )
+    config = config if config is not None else FineTuneConfig()
+    dyn = Dynamics(labels=np.asarray(probe.labels))
+
+    def on_epoch(epoch: int, m) -> None:
+        last = extract_features(
+            m, tokenizer, probe.texts, layers=[-1], pooling=pooling, max_length=config.max_length
+        )[0]
+        _record(dyn, epoch, last, dyn.labels)
+
+    dyn.finetune = fine_tune(
+        model, tokenizer, train, val, config, on_epoch=on_epoch, show_progress=show_progress
+    )
+    return dyn
+
+
+def plot_dynamics(dyn: Dynamics, title: str = "feature dynamics", max_panels: int = 4):
+    """PC1-2 scatter at up to ``max_panels`` checkpoints (first, last and evenly between) and the per-epoch
+    silhouette / kNN accuracy / top-2 EVR curves."""
+    from iclr24.paperkit.plots import pyplot
+
+    plt = pyplot()
+    n = len(dyn.epochs)
+    pick = sorted(set(np.linspace(0, n - 1, min(max_panels, n)).round().astype(int).tolist()))
+    fig, axes = plt.subplots(1, len(pick) + 1, figsize=(3.0 * (len(pick) + 1), 3.0))
+    for ax, i in zip(axes[:-1], pick):
+        p = dyn.projections[i]
+        ax.scatter(p[:, 0], p[:, 1], c=dyn.labels, s=6, cmap="viridis")
+        ax.set(title=f"epoch {dyn.epochs[i]}", xlabel="PC1", ylabel="PC2")
+    ax = axes[-1]
+    ax.plot(dyn.epochs, dyn.silhouette, "o-", label="silhouette")
+    ax.plot(dyn.epochs, dyn.knn_accuracy, "s-", label="5-NN acc. (PC1-2)")
+    ax.plot(dyn.epochs, dyn.evr_top2, "^-", label="top-2 EVR")
+    ax.set(xlabel="epoch", ylim=(-0.2, 1.05), title="per epoch")
+    ax.legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

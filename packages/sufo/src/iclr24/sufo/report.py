@@ -1,0 +1,75 @@
+"""``sufo report``: the four analyses of one task in one Markdown file with every plot beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from iclr24.paperkit import atomic_write_json, atomic_write_text
+from iclr24.paperkit.plots import save_figure
+
+__all__ = ["write_report"]
+
+
+def _f(v) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def write_report(res: dict, out: Path, title: str, model: str, task: str) -> Path:
+    """Write ``report.md``, ``report.json``, ``analyses.png`` and ``dynamics.png`` into ``out`` from the dict
+    :func:`iclr24.sufo.reproduce.analyse` returns. Returns the Markdown path."""
+    from .dynamics import plot_dynamics
+    from .reproduce import _plot, _strip
+
+    out = Path(out)
+    save_figure(_plot(res, title), out / "analyses.png")
+    dyn = res["_dynamics"]
+    save_figure(plot_dynamics(dyn, f"F: feature dynamics, {title}"), out / "dynamics.png")
+    atomic_write_json(out / "report.json", {"model": model, "task": task, **_strip(res)})
+    rsa = res["rsa_per_layer"]
+    ft = res["finetune"]
+    lines = [
+        f"# SUFO report: {title}",
+        "",
+        f"Model: `{model}`; task: {task}; layers analysed: {res['layers']} (0 = embeddings).",
+        "",
+        "## S: supervised probing (last layer, [CLS], logistic probe; test macro-F1)",
+        "",
+        "| probe, pre-trained | probe, random-init control | fine-tuned classifier (test) |",
+        "|---|---|---|",
+        f"| {_f(res['probe_pretrained'])} | {_f(res['probe_random'])} | {_f(res['finetuned_macro_f1'])} |",
+        "",
+        f"Fine-tuning: best epoch {ft['best_epoch']} by validation macro-F1 {ft['best_val_f1']:.3f} "
+        f"({ft['seconds']:.0f} s).",
+        "",
+        "## U: RSA(fine-tuned, pre-trained) per layer",
+        "",
+        "| layer | " + " | ".join(str(i) for i in range(len(rsa))) + " |",
+        "|---" * (len(rsa) + 1) + "|",
+        "| RSA | " + " | ".join(_f(v) for v in rsa) + " |",
+        "",
+        "## F: feature dynamics and sparsification (last layer, PC1-2)",
+        "",
+        "| epoch | silhouette | 5-NN accuracy | top-2 explained variance |",
+        "|---|---|---|---|",
+        *(
+            f"| {e} | {s:.3f} | {k:.3f} | {v:.3f} |"
+            for e, s, k, v in zip(dyn.epochs, dyn.silhouette, dyn.knn_accuracy, dyn.evr_top2)
+        ),
+        "",
+        f"Top-2 explained variance of the best checkpoint: {res['evr_top2_after']:.3f} "
+        f"(pre-trained {res['evr_top2_before']:.3f}).",
+        "",
+        "![feature dynamics](dynamics.png)",
+        "",
+        "## O: outliers (PC1 x PC2 cell rule, fine-tuned last layer)",
+        "",
+        f"{res['outliers_flagged']} of {len(res['labels'])} test texts flagged.",
+    ]
+    if res["planted_accuracy"] is not None:
+        lines += [
+            f" Planted outliers: {res['n_planted']}; precision of the flagged set {_f(res['outlier_precision'])} "
+            f"(base rate {res['outlier_base_rate']:.3f}); accuracy on them {_f(res['planted_accuracy'])} vs "
+            f"{_f(res['inlier_accuracy'])} on the inliers.",
+        ]
+    lines += ["", "![RSA per layer and the PC1-2 projection](analyses.png)", ""]
+    return atomic_write_text(out / "report.md", "\n".join(lines))
