@@ -111,3 +111,17 @@ def test_model_missing_true_successors_is_detected_and_fallback_runs(cw):
     assert np.isfinite(tr.errors).all()
     # with lambda < 1 the support covers the true successors and MoCoVI converges
     assert MoCoVI(identity_smoothed(cw.P, 0.5), 2).run(cw, 15).errors[15] < 1e-6
+
+
+def test_zero_reward_mdp_reports_absolute_error_not_nan():
+    # V_true = 0: the normalised error would be 0/0; it is reported absolute (and is 0 for every method here)
+    rng = np.random.default_rng(2)
+    mdp = TabularMDP(rng.dirichlet(np.ones(5), size=(5, 2)), np.zeros((5, 2)), 0.9)
+    P_hat = locally_smoothed(mdp.P, 0.5)
+    for mode in ("pe", "control"):
+        tr = MoCoVI(P_hat, 2, mode=mode).run(mdp, 4)
+        assert np.isfinite(tr.errors).all() and np.abs(tr.errors).max() == 0
+    from iclr24.maxent_moco import error_scale, normalized_error
+
+    assert error_scale(np.zeros(3)) == 1.0
+    assert normalized_error(np.ones(3), np.zeros(3)) == 3.0

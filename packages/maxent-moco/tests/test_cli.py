@@ -27,7 +27,7 @@ def test_common_flags_per_command(capsys):
     for cmd, has, lacks in (
         ("reproduce", ("--smoke", "--out", "--data-dir"), ("--device",)),
         ("bench", ("--smoke", "--out"), ("--device",)),
-        ("run", ("--out", "--seed"), ("--smoke", "--device")),
+        ("run", ("--out", "--seed", "--osdyna-variant", "--wait-for-values"), ("--smoke", "--device")),
     ):
         with pytest.raises(SystemExit):
             main([cmd, "--help"])
@@ -122,3 +122,52 @@ def test_load_env():
     assert load_env("garnet", seed=3).name == "garnet3"
     with pytest.raises(ValueError, match="unknown environment"):
         load_env("mountaincar")
+
+
+def test_corrupt_or_foreign_npz_is_one_clear_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    mdp = TabularMDP(rng.dirichlet(np.ones(4), size=(4, 2)), rng.normal(size=(4, 2)), 0.9)
+    good = save_mdp(mdp, tmp_path / "good.npz").read_bytes()
+    (tmp_path / "cut.npz").write_bytes(good[: len(good) // 2])  # truncated
+    (tmp_path / "text.npz").write_text("P R gamma\n1 2 3\n")  # not an archive at all
+    for name in ("cut.npz", "text.npz"):
+        with pytest.raises(ValueError, match="not a readable .npz archive|damaged"):
+            load_mdp(tmp_path / name)
+        assert main(["run", "--mdp", str(tmp_path / name), "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and name in err
+        assert "allow_pickle" not in err and "BadZipFile" not in err
+
+
+def test_bad_number_message_has_no_internal_name(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--lam", "abc"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "_unit" not in err and "expected a number in [0, 1], got 'abc'" in err
+
+
+def test_zero_reward_mdp_runs_and_reports_absolute_error(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    mdp = TabularMDP(rng.dirichlet(np.ones(5), size=(5, 2)), np.zeros((5, 2)), 0.9)
+    path = save_mdp(mdp, tmp_path / "zero.npz")
+    assert (
+        main(["run", "--mdp", str(path), "--iters", "4", "--algo", "all", "--out", str(tmp_path / "o")]) == 0
+    )
+    out = json.loads((tmp_path / "o" / "run.json").read_text())
+    assert out["error"].startswith("absolute")
+    assert all(np.isfinite(r["errors"]).all() for r in out["results"].values())
+    assert "absolute value error" in capsys.readouterr().out
+
+
+def test_maze_and_sample_model_options_from_the_cli(tmp_path):
+    args = ["--steps", "1500", "--planning-interval", "500", "--eval-every", "500", "--mode", "control"]
+    assert (
+        main(["run", "--env", "maze33", "--algo", "all", "--iters", "6", "--out", str(tmp_path / "a")]) == 0
+    )
+    assert set(json.loads((tmp_path / "a" / "run.json").read_text())["results"]) >= {"MoCoVI(d=2)", "OS-VI"}
+    for extra in (
+        ["--algo", "osdyna"],
+        ["--algo", "mocodyna", "--model", "adversarial", "--wait-for-values"],
+    ):
+        assert main(["run", *args, *extra, "--out", str(tmp_path / "b"), "--quiet"]) == 0

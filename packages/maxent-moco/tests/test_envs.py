@@ -55,3 +55,27 @@ def test_user_arrays_are_validated():
         TabularMDP(P, np.zeros(3), 1.0)
     with pytest.raises(ValueError, match="R must have shape"):
         TabularMDP(P, np.zeros((2, 2)), 0.5)
+
+
+def test_maze33_as_the_official_code():
+    from iclr24.maxent_moco import maze33
+
+    m = maze33()
+    assert m.P.shape == (9, 4, 9) and m.start == 0 and np.allclose(m.P.sum(axis=2), 1)
+    # walls between 0|1, 1|2, 3|4, 7|8: "right" from 0 is blocked (stay), "down" from 0 reaches 3
+    assert m.P[0, 1, 0] == pytest.approx(0.9 + 0.1 / 3 * 2)  # right blocked, up and left hit the border
+    assert m.P[0, 2, 3] == pytest.approx(0.9)
+    assert m.P[4, 3, 4] == pytest.approx(0.9)  # left from 4 to 3 is walled
+    # reward 1 when the intended move lands on the goal (state 2): "up" from 5, and from 2 itself up, right (the
+    # border) and left (the wall 1|2) stay there; "right" from 1 is walled
+    assert m.R[5, 0] == 1 and m.R[1, 1] == 0 and list(m.R[2]) == [1, 1, 0, 1] and m.R.sum() == 4
+    assert not (m.P[np.arange(9), :, np.arange(9)] == 1).all(axis=1).any()  # nothing absorbing
+
+
+def test_adversarial_model_moves_every_action_like_action_0():
+    from iclr24.maxent_moco import adversarial_smoothed
+
+    mdp = cliffwalk()
+    Ph = adversarial_smoothed(mdp.P, 1.0)
+    assert np.array_equal(Ph[:, 2], mdp.P[:, 0]) and np.allclose(Ph.sum(axis=2), 1)
+    assert np.array_equal(make_model(mdp, "adversarial", 0.0), mdp.P)

@@ -2,7 +2,13 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from iclr24.maxent_moco import beta_from_paper, correct, correct_bfgs, kl_divergence
+from iclr24.maxent_moco import Correction, beta_from_paper, correct, correct_bfgs, kl_divergence
+
+
+def _pl(c: Correction):
+    """(P_bar, lam) of a Correction record."""
+    assert isinstance(c, Correction)
+    return c.P_bar, c.lam
 
 
 def _span_distance(V, Phi):
@@ -21,7 +27,7 @@ def _span_distance(V, Phi):
 def test_noop_when_constraints_already_hold(make_instance):
     # check 1: psi = P_hat phi  =>  P_bar = P_hat and lam = 0
     _, P_hat, Phi, _ = make_instance(1)
-    P_bar, lam = correct(P_hat, Phi, P_hat @ Phi)
+    P_bar, lam = _pl(correct(P_hat, Phi, P_hat @ Phi))
     assert np.abs(P_bar - P_hat).max() < 1e-10
     assert np.abs(lam).max() < 1e-10
 
@@ -30,7 +36,7 @@ def test_noop_when_constraints_already_hold(make_instance):
 def test_constraints_met_support_kept(make_instance, seed):
     # check 2: |E_P_bar phi - psi| < 1e-8, rows sum to 1, zeros exactly where P_hat = 0
     _, P_hat, Phi, Psi = make_instance(seed, d=1 + seed % 4)
-    P_bar, lam = correct(P_hat, Phi, Psi)
+    P_bar, lam = _pl(correct(P_hat, Phi, Psi))
     assert np.abs(P_bar @ Phi - Psi).max() < 1e-8
     assert np.abs(P_bar.sum(axis=1) - 1).max() < 1e-12
     assert np.array_equal(P_bar == 0, P_hat == 0)
@@ -43,7 +49,7 @@ def test_constraints_met_support_kept(make_instance, seed):
 def test_pythagorean_identity(make_instance, seed):
     # check 3: KL(P||P_hat) = KL(P||P_bar) + KL(P_bar||P_hat) when P meets the constraints
     P, P_hat, Phi, Psi = make_instance(10 + seed)
-    P_bar, _ = correct(P_hat, Phi, Psi)
+    P_bar, _ = _pl(correct(P_hat, Phi, Psi))
     lhs = kl_divergence(P, P_hat)
     rhs = kl_divergence(P, P_bar) + kl_divergence(P_bar, P_hat)
     assert np.abs(lhs - rhs).max() < 1e-8
@@ -67,7 +73,7 @@ def test_pinsker_span_bound_on_100_random_cases():
         V = rng.normal(size=S) * 5
         if case % 3 == 0:  # values close to the span make the bound tight-ish
             V = Phi @ rng.normal(size=d) + 0.1 * V
-        P_bar, _ = correct(P_hat[None], Phi, (P @ Phi)[None])
+        P_bar, _ = _pl(correct(P_hat[None], Phi, (P @ Phi)[None]))
         lhs = abs((P - P_bar[0]) @ V)
         rhs = np.sqrt(2 * kl_divergence(P, P_hat)) * _span_distance(V, Phi)
         assert lhs <= rhs + 1e-9, (case, lhs, rhs)
@@ -85,7 +91,7 @@ def test_exact_recovery_when_value_in_span():
     V = evaluate_policy(mdp.P, mdp.R, mdp.gamma, pi)
     Ppi, rpi = policy_kernel(mdp.P, mdp.R, pi)
     Phat_pi, _ = policy_kernel(P_hat, mdp.R, pi)
-    P_bar, _ = correct(Phat_pi, V, Ppi @ V)
+    P_bar, _ = _pl(correct(Phat_pi, V, Ppi @ V))
     V_bar = np.linalg.solve(np.eye(mdp.n_states) - mdp.gamma * P_bar, rpi)
     assert np.abs(V_bar - V).max() < 1e-8
     V_hat = np.linalg.solve(np.eye(mdp.n_states) - mdp.gamma * Phat_pi, rpi)
@@ -99,9 +105,9 @@ def test_invariance_to_affine_rescaling_and_mixing(make_instance, seed):
     _, P_hat, Phi, Psi = make_instance(20 + seed)
     M = rng.normal(size=(3, 3)) * 100 + np.eye(3)
     b = rng.normal(size=3) * 1e3
-    P1, _ = correct(P_hat, Phi, Psi)
-    P2, _ = correct(P_hat, Phi @ M + b, Psi @ M + b)
-    P3, _ = correct(P_hat, Phi * [1e-3, 1.0, 1e4], Psi * [1e-3, 1.0, 1e4])
+    P1, _ = _pl(correct(P_hat, Phi, Psi))
+    P2, _ = _pl(correct(P_hat, Phi @ M + b, Psi @ M + b))
+    P3, _ = _pl(correct(P_hat, Phi * [1e-3, 1.0, 1e4], Psi * [1e-3, 1.0, 1e4]))
     assert np.abs(P1 - P2).max() < 1e-8
     assert np.abs(P1 - P3).max() < 1e-8
 
@@ -109,12 +115,12 @@ def test_invariance_to_affine_rescaling_and_mixing(make_instance, seed):
 def test_beta_limits(make_instance):
     # check 7: beta -> inf gives the exact solution, beta -> 0 gives P_hat; the violation shrinks as beta grows
     _, P_hat, Phi, Psi = make_instance(3)
-    exact, _ = correct(P_hat, Phi, Psi)
-    assert np.array_equal(correct(P_hat, Phi, Psi, beta=np.inf)[0], exact)
-    assert np.abs(correct(P_hat, Phi, Psi, beta=1e14)[0] - exact).max() < 1e-8
-    assert np.abs(correct(P_hat, Phi, Psi, beta=1e-14)[0] - P_hat).max() < 1e-8
-    assert np.array_equal(correct(P_hat, Phi, Psi, beta=0)[0], P_hat)
-    viol = [np.abs(correct(P_hat, Phi, Psi, beta=b)[0] @ Phi - Psi).max() for b in (1e-2, 1, 1e2, 1e4)]
+    exact, _ = _pl(correct(P_hat, Phi, Psi))
+    assert np.array_equal(correct(P_hat, Phi, Psi, beta=np.inf).P_bar, exact)
+    assert np.abs(correct(P_hat, Phi, Psi, beta=1e14).P_bar - exact).max() < 1e-8
+    assert np.abs(correct(P_hat, Phi, Psi, beta=1e-14).P_bar - P_hat).max() < 1e-8
+    assert np.array_equal(correct(P_hat, Phi, Psi, beta=0).P_bar, P_hat)
+    viol = [np.abs(correct(P_hat, Phi, Psi, beta=b).P_bar @ Phi - Psi).max() for b in (1e-2, 1, 1e2, 1e4)]
     assert all(v1 > v2 for v1, v2 in zip(viol, viol[1:]))
     assert beta_from_paper(0.02) == pytest.approx(1e4)
 
@@ -123,28 +129,29 @@ def test_collinear_basis_reaches_high_accuracy(make_instance):
     # nearly collinear past values (as late MoCoVI iterations produce): the SVD keeps the span, Newton converges
     P, P_hat, Phi, _ = make_instance(5)
     B = np.column_stack([Phi[:, 0], Phi[:, 0] * (1 + 1e-10) + 1e-10 * Phi[:, 1], Phi[:, 1]])
-    P_bar, _, info = correct(P_hat, B, P @ B, return_info=True)
+    _c = correct(P_hat, B, P @ B)
+    P_bar, info = _c.P_bar, _c.info
     assert info.rank == 2
     assert np.abs(P_bar @ B - P @ B).max() < 1e-8 * np.abs(B).max()
 
 
 def test_matches_reference_bfgs_on_a_well_conditioned_case(make_instance):
     _, P_hat, Phi, Psi = make_instance(6, S=10, n=8, d=2)
-    P1, lam1 = correct(P_hat, Phi, Psi)
-    P2, lam2 = correct_bfgs(P_hat, Phi, Psi)
+    P1, lam1 = _pl(correct(P_hat, Phi, Psi))
+    P2, lam2 = _pl(correct_bfgs(P_hat, Phi, Psi))
     assert np.abs(P1 - P2).max() < 1e-5
     assert np.abs(P1 @ Phi - P2 @ Phi).max() < 1e-4
 
 
 def test_shapes_sa_rows_and_vector_basis(make_instance):
     P, P_hat, Phi, Psi = make_instance(7, S=12, n=12)
-    P_bar, lam = correct(P_hat.reshape(4, 3, 12), Phi, Psi.reshape(4, 3, -1))
+    P_bar, lam = _pl(correct(P_hat.reshape(4, 3, 12), Phi, Psi.reshape(4, 3, -1)))
     assert P_bar.shape == (4, 3, 12) and lam.shape == (4, 3, 3)
-    P_bar1, lam1 = correct(P_hat, Phi[:, 0], Psi[:, 0])
+    P_bar1, lam1 = _pl(correct(P_hat, Phi[:, 0], Psi[:, 0]))
     assert lam1.shape == (12,)
     assert np.abs(P_bar1 @ Phi[:, 0] - Psi[:, 0]).max() < 1e-8
-    P_row, lam_row = correct(P_hat[0], Phi, Psi[0])
-    assert P_row.shape == (12,) and np.allclose(P_row, correct(P_hat, Phi, Psi)[0][0])
+    P_row, lam_row = _pl(correct(P_hat[0], Phi, Psi[0]))
+    assert P_row.shape == (12,) and np.allclose(P_row, correct(P_hat, Phi, Psi).P_bar[0])
 
 
 def test_degenerate_rows_and_zero_basis():
@@ -152,10 +159,10 @@ def test_degenerate_rows_and_zero_basis():
     P_hat = np.array([[1.0, 0, 0], [0.2, 0.3, 0.5]])
     Phi = np.array([[1.0, 0.0], [2.0, 1.0], [4.0, 0.0]])
     Psi = np.array([[1.0, 0.0], [3.0, 0.3]])
-    P_bar, _ = correct(P_hat, Phi, Psi)
+    P_bar, _ = _pl(correct(P_hat, Phi, Psi))
     assert np.array_equal(P_bar[0], P_hat[0])
     assert np.abs(P_bar[1] @ Phi - Psi[1]).max() < 1e-9
-    P0, lam0 = correct(P_hat, np.zeros((3, 2)), np.zeros((2, 2)))
+    P0, lam0 = _pl(correct(P_hat, np.zeros((3, 2)), np.zeros((2, 2))))
     assert np.array_equal(P0, P_hat) and not lam0.any()
 
 
@@ -193,9 +200,19 @@ def test_infeasible_constraints_detected_and_fallback_only_when_allowed():
         ValueError, match=r"cannot be met for 1 of 2 rows.*outside the convex hull.*fallback_beta"
     ):
         correct(P_hat, Phi, Psi)
-    P_bar, _, info = correct(P_hat, Phi, Psi, fallback_beta=1e3, return_info=True)
+    _c = correct(P_hat, Phi, Psi, fallback_beta=1e3)
+    P_bar, info = _c.P_bar, _c.info
     assert list(info.fallback_rows) == [1]
     assert abs(P_bar[0] @ Phi - 1.5) < 1e-9  # the feasible row is still exact
     assert P_bar[1, 2] == 0.0 and P_bar[1, 1] > 0.9  # the regularised row moves toward psi, support kept
-    P_reg, _ = correct(P_hat, Phi, Psi, beta=1e3)  # a finite beta never raises
+    P_reg = correct(P_hat, Phi, Psi, beta=1e3).P_bar  # a finite beta never raises
     assert np.isfinite(P_reg).all()
+
+
+def test_correct_returns_one_record_with_solver_info(make_instance):
+    _, P_hat, Phi, Psi = make_instance(8)
+    c = correct(P_hat, Phi, Psi)
+    assert isinstance(c, Correction) and c.P_bar.shape == P_hat.shape and c.lam.shape == Psi.shape
+    assert c.info.rank == 3 and c.info.max_violation < 1e-8 and c.info.iterations >= 1
+    b = correct_bfgs(P_hat, Phi, Psi)
+    assert isinstance(b, Correction) and b.info.rank == 3

@@ -12,12 +12,22 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     assert all(c.verdict == "smoke" for c in claims)
     # the exact-query claims are deterministic and already hold at smoke size
     exact = [c for c in claims if not c.claim.startswith("Samples")]
-    assert len(exact) == 7 and all(c.rule_value for c in exact)  # smoke: no verdict, the rule still evaluates
+    assert len(exact) == 6 and all(c.rule_value for c in exact)  # smoke: no verdict, the rule still evaluates
     assert any(c.claim.startswith("Samples") for c in claims)
     for c in claims:
         for a in c.artifacts:
             assert (tmp_path / a).exists()
     curves = json.loads((tmp_path / "curves.json").read_text())
-    assert set(curves["exact"]) == {"pe", "control", "garnet"}
+    assert set(curves["exact"]) == {"pe", "control", "garnet", "maze"}
     (gate,) = claims.facts
-    assert gate.value == (2 + 2) * 1500  # SMOKE: d = 2, a value pushed every 1500 samples
+    assert gate.value == 1  # the official gate: corrected from the first plan on
+    # the control claim gates MoCoVI at iteration 4 against VI at iteration 6 and keeps both whole curves
+    (ctl,) = [c for c in claims if c.claim.startswith("Control")]
+    assert (
+        len(ctl.details["VI_error_by_iteration"]) == 16
+        and ctl.baseline == ctl.details["VI_error_by_iteration"][6]
+    )
+    # OS-Dyna stands among the baselines of the sample claim
+    (smp,) = [c for c in claims if c.claim.startswith("Samples")]
+    assert "OS-Dyna" in smp.claim and "OS-Dyna" in smp.details["mean_error"]
+    assert any(c.claim.startswith("Maze") for c in claims)

@@ -5,9 +5,28 @@ corrected model; VI, model-based planning, OS-VI, Q-learning/TD, Dyna and OS-Dyn
 """
 
 from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, Trace, ValueIteration
-from .envs import TabularMDP, cliffwalk, garnet, identity_smoothed, locally_smoothed, make_model
-from .moco import CorrectionInfo, beta_from_paper, correct, correct_bfgs, kl_divergence, moment_residual
+from .envs import (
+    MODEL_KINDS,
+    TabularMDP,
+    adversarial_smoothed,
+    cliffwalk,
+    garnet,
+    identity_smoothed,
+    locally_smoothed,
+    make_model,
+    maze33,
+)
+from .moco import (
+    Correction,
+    CorrectionInfo,
+    beta_from_paper,
+    correct,
+    correct_bfgs,
+    kl_divergence,
+    moment_residual,
+)
 from .planning import (
+    error_scale,
     evaluate_policy,
     greedy_policy,
     normalized_error,
@@ -16,11 +35,26 @@ from .planning import (
     q_values,
     solve_control,
 )
-from .sample import PAPER_BETA, Dyna, MoCoDyna, OSDyna, QLearning, SampleTrace, TDLearning, sample_stream
+from .sample import (
+    COUNT_MODELS,
+    OS_DYNA_VARIANTS,
+    PAPER_BETA,
+    Dyna,
+    MoCoDyna,
+    OSDyna,
+    QLearning,
+    SampleTrace,
+    TDLearning,
+    sample_stream,
+)
 
 __all__ = [
+    "COUNT_MODELS",
+    "MODEL_KINDS",
     "OSVI",
+    "OS_DYNA_VARIANTS",
     "PAPER_BETA",
+    "Correction",
     "CorrectionInfo",
     "Dyna",
     "ModelBasedPlanning",
@@ -33,10 +67,12 @@ __all__ = [
     "TabularMDP",
     "Trace",
     "ValueIteration",
+    "adversarial_smoothed",
     "beta_from_paper",
     "cliffwalk",
     "correct",
     "correct_bfgs",
+    "error_scale",
     "evaluate_policy",
     "garnet",
     "greedy_policy",
@@ -44,6 +80,7 @@ __all__ = [
     "kl_divergence",
     "locally_smoothed",
     "make_model",
+    "maze33",
     "moment_residual",
     "normalized_error",
     "policy_error",

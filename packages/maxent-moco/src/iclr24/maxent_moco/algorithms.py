@@ -108,6 +108,7 @@ class ValueIteration(_Planner):
     def _run_pe(self, mdp, pi, Ppi, rpi, K):
         V = [np.zeros(mdp.n_states)]
         for _ in range(K):
+            # Eq. (VI): V_{k+1} = r^pi + gamma P^pi V_k
             V.append(rpi + mdp.gamma * Ppi @ V[-1])
         return np.array(V)
 
@@ -157,6 +158,7 @@ class OSVI(_Planner):
         A = np.eye(mdp.n_states) - mdp.gamma * Phat_pi
         V = [np.zeros(mdp.n_states)]
         for _ in range(K):
+            # Eq. (OS-VI): V_{k+1} = (I - gamma P_hat^pi)^{-1} (r^pi + gamma (P^pi - P_hat^pi) V_k)
             V.append(np.linalg.solve(A, rpi + mdp.gamma * (Ppi @ V[-1] - Phat_pi @ V[-1])))
         return np.array(V)
 
@@ -165,6 +167,7 @@ class OSVI(_Planner):
         V = [np.zeros(mdp.n_states)]
         pols = [np.argmax(mdp.R, axis=1)]
         for _ in range(K):
+            # Eq. (OS-VI, control): V_{k+1} = V* of P_hat for the reward R + gamma (P - P_hat) V_k
             R_k = mdp.R + mdp.gamma * (mdp.P @ V[-1] - P_hat @ V[-1])
             Vk, pk = solve_control(P_hat, R_k, mdp.gamma)
             V.append(Vk)
@@ -219,13 +222,16 @@ class MoCoVI(_Planner):
         I = np.eye(mdp.n_states)
         V, queries = [np.zeros(mdp.n_states)], []
         for k in range(K):
+            # Eq. (MoCoVI query): psi_k = P^pi phi_k with phi_k = V_k, the one new query of iteration k
             queries.append(Ppi @ V[k])  # the one new query of iteration k
             if self.d:
                 Phi, Psi = self._basis(V, queries, k)
-                P_bar, _ = correct(Phat_pi, Phi, Psi, self.beta, fallback_beta=self.fallback_beta)
+                # Eq. (MoCo primal): P_bar = argmin_{q << P_hat} KL(q || P_hat) s.t. E_q[Phi_k] = Psi_k, row-wise
+                P_bar = correct(Phat_pi, Phi, Psi, self.beta, fallback_beta=self.fallback_beta).P_bar
             else:
                 P_bar = Phat_pi
             # V_{k+1} = (I - gamma P_bar^pi)^{-1} r^pi
+            # Eq. (MoCoVI update): V_{k+1} = (I - gamma P_bar_k^pi)^{-1} r^pi, P_bar_k = MoCo(P_hat, [V_k..V_{k-d+1}], psi)
             V.append(np.linalg.solve(I - mdp.gamma * P_bar, rpi))
         return np.array(V)
 
@@ -234,12 +240,14 @@ class MoCoVI(_Planner):
         V, queries = [np.zeros(mdp.n_states)], []
         pols = [np.argmax(mdp.R, axis=1)]
         for k in range(K):
+            # Eq. (MoCoVI query, control): psi_k(x,a) = (P V_k)(x,a)
             queries.append(mdp.P @ V[k])  # (S, A): the one new query of iteration k
             if self.d:
                 Phi, Psi = self._basis(V, queries, k)
-                P_bar, _ = correct(P_hat, Phi, Psi, self.beta, fallback_beta=self.fallback_beta)
+                P_bar = correct(P_hat, Phi, Psi, self.beta, fallback_beta=self.fallback_beta).P_bar
             else:
                 P_bar = P_hat
+            # Eq. (MoCoVI update, control): V_{k+1} = V*(P_bar_k), pi_{k+1} greedy in P_bar_k
             Vk, pk = solve_control(P_bar, mdp.R, mdp.gamma)
             V.append(Vk)
             pols.append(pk)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int, probability
 
 from . import bench
 from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
 from .data import ENVIRONMENTS, load_env, load_mdp
-from .envs import make_model
+from .envs import MODEL_KINDS, make_model
+from .planning import evaluate_policy, solve_control
 from .reproduce import PAPER
-from .sample import Dyna, MoCoDyna, OSDyna, QLearning, TDLearning
+from .sample import OS_DYNA_VARIANTS, Dyna, MoCoDyna, OSDyna, QLearning, TDLearning
 
 app = App("maxent-moco", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # numpy only: the claims run on the CPU
@@ -20,13 +23,6 @@ app.add_bench(bench.run_benchmarks)
 
 EXACT = ("mocovi", "vi", "mbrl", "osvi")
 SAMPLE = ("mocodyna", "dyna", "osdyna", "qlearning", "td")
-
-
-def _unit(s: str) -> float:
-    v = float(s)
-    if not 0 <= v <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {s!r}")
-    return v
 
 
 def _build(name: str, args, P_hat):
@@ -39,20 +35,22 @@ def _build(name: str, args, P_hat):
         return ModelBasedPlanning(P_hat, mode=mode)
     if name == "osvi":
         return OSVI(P_hat, mode=mode)
-    common = dict(planning_interval=args.planning_interval, eval_every=args.eval_every, mode=mode)
+    common = dict(
+        planning_interval=args.planning_interval, eval_every=args.eval_every, mode=mode, model=args.model
+    )
     if name == "mocodyna":
         return MoCoDyna(
             args.d,
             alpha=args.lam,
             beta=args.beta,
             val_queue_interval=args.queue_interval,
-            wait_for_values=not args.correct_from_start,
+            wait_for_values=args.wait_for_values,
             **common,
         )
     if name == "dyna":
         return Dyna(alpha=args.lam, **common)
     if name == "osdyna":
-        return OSDyna(alpha=args.lam, **common)
+        return OSDyna(alpha=args.lam, variant=args.osdyna_variant, **common)
     if name == "qlearning":
         if mode != "control":
             raise UsageError("--algo qlearning is a control method; use --algo td with --mode pe")
@@ -65,16 +63,22 @@ def _build(name: str, args, P_hat):
 @app.command(
     "run",
     "Run MoCoVI/MoCoDyna or a baseline on an environment with a given model error; print and save the errors.",
-    arg("--env", choices=ENVIRONMENTS, default="cliffwalk", help="built-in environment"),
+    arg(
+        "--env", choices=ENVIRONMENTS, default="cliffwalk", help="built-in environment (maze33: the 3x3 maze)"
+    ),
     arg("--mdp", default=None, help="your own MDP as .npz (P (S,A,S), R (S,A), gamma); overrides --env"),
     arg(
-        "--lam", type=_unit, default=1.0, help="model error level lambda (count-model smoothing for samples)"
+        "--lam",
+        type=probability,
+        default=1.0,
+        help="model error level lambda in [0, 1] (the count model's smoothing weight for the sample-based ones)",
     ),
     arg(
         "--model",
-        choices=("locally_smoothed", "identity_smoothed"),
+        choices=MODEL_KINDS,
         default="locally_smoothed",
-        help="model-error maker for the exact-query algorithms",
+        help="model error: (1-lam) P + lam * {uniform over P's successors | stay | every action moves like action 0}"
+        " (for the sample-based ones the same smoothing of the count model)",
     ),
     arg(
         "--algo",
@@ -102,9 +106,16 @@ def _build(name: str, args, P_hat):
     arg("--queue-interval", type=positive_int, default=6000, help="samples between basis pushes (MoCoDyna)"),
     arg("--eval-every", type=positive_int, default=5000, help="samples between evaluations (sample-based)"),
     arg(
-        "--correct-from-start",
+        "--wait-for-values",
         action="store_true",
-        help="MoCoDyna: correct with the initial random basis instead of waiting for d+2 pushed values",
+        help="MoCoDyna variant: plan on the uncorrected model until d+2 values were pushed (the official code "
+        "corrects from the first plan on, with its initial random basis)",
+    ),
+    arg(
+        "--osdyna-variant",
+        choices=OS_DYNA_VARIANTS,
+        default="official",
+        help="OS-Dyna: re-solve after every sample (official) or re-plan every --planning-interval samples",
     ),
     arg("--garnet-seed", type=int, default=0, help="seed of the Garnet MDP"),
 )
@@ -130,8 +141,15 @@ def _run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "results": results,
     }
+    V_star, pi_star = solve_control(mdp.P, mdp.R, mdp.gamma)
+    V_ref = V_star if args.mode_rl == "control" else evaluate_policy(mdp.P, mdp.R, mdp.gamma, pi_star)
+    absolute = (
+        not np.abs(V_ref).sum() > 0
+    )  # e.g. no reward: the true value is 0, the error is reported absolute
+    payload["error"] = "absolute (the true value is 0)" if absolute else "normalised by ||V_true||_1"
     path = atomic_write_json(args.out / "run.json", payload)
-    metric = "normalised policy error" if args.mode_rl == "control" else "normalised value error"
+    kind = "absolute" if absolute else "normalised"
+    metric = f"{kind} policy error" if args.mode_rl == "control" else f"{kind} value error"
     print(f"{mdp.name}, lambda={args.lam}, {args.mode_rl}: {metric}")
     for name, r in results.items():
         xs = r.get("iteration", r.get("steps"))

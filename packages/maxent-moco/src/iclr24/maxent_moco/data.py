@@ -1,6 +1,6 @@
 """Built-in offline environments, and a loader for a user's own tabular MDP saved as ``.npz``.
 
-Everything this package needs is generated (CliffWalk, Garnet): nothing is downloaded. Your own MDP:
+Everything this package needs is generated (CliffWalk, Garnet, the maze): nothing is downloaded. Your own MDP:
 ``np.savez("my_mdp.npz", P=P, R=R, gamma=0.9)`` with ``P`` (S, A, S), ``R`` (S, A) or (S,), then
 ``load_mdp("my_mdp.npz")`` or ``maxent-moco run --mdp my_mdp.npz``.
 """
@@ -12,17 +12,22 @@ from pathlib import Path
 
 import numpy as np
 
-from .envs import TabularMDP, cliffwalk, garnet
+from iclr24.paperkit import load_npz
+
+from .envs import TabularMDP, cliffwalk, garnet, maze33
 
 __all__ = ["ENVIRONMENTS", "load_env", "load_mdp", "save_mdp"]
 
-ENVIRONMENTS = ("cliffwalk", "garnet")
+ENVIRONMENTS = ("cliffwalk", "garnet", "maze33")
 
 
 def load_env(name: str, *, seed: int = 0, gamma: float = 0.9) -> TabularMDP:
-    """A built-in environment by name: "cliffwalk" (the paper's 6x6) or "garnet" (36 states, seeded)."""
+    """A built-in environment by name: "cliffwalk" (the paper's 6x6), "garnet" (36 states, seeded) or "maze33" (the
+    official code's 3x3 maze)."""
     if name == "cliffwalk":
         return cliffwalk(gamma=gamma)
+    if name == "maze33":
+        return maze33(gamma=gamma)
     if name == "garnet":
         return garnet(seed=seed, gamma=gamma)
     raise ValueError(
@@ -38,21 +43,23 @@ def load_mdp(path: str | os.PathLike) -> TabularMDP:
             f"no MDP file at {p}; save one with np.savez('{p.name}', P=P, R=R, gamma=0.9) "
             "(P of shape (S, A, S), R of shape (S, A) or (S,))"
         )
-    if p.is_dir():
-        raise IsADirectoryError(f"{p} is a folder; expected an .npz file with arrays P, R and gamma")
     try:
-        with np.load(p, allow_pickle=False) as z:
-            missing = [k for k in ("P", "R", "gamma") if k not in z.files]
-            if missing:
-                raise ValueError(
-                    f"{p} lacks the arrays {missing}; it has {sorted(z.files)}. Expected P (S, A, S), "
-                    "R (S, A) or (S,) and a scalar gamma"
-                )
-            P, R, gamma = z["P"], z["R"], float(z["gamma"])
-            start = int(z["start"]) if "start" in z.files else 0
-    except (OSError, EOFError) as e:
-        raise ValueError(f"could not read {p} as an .npz archive ({e}); save it with np.savez") from None
-    return TabularMDP(P, R, gamma, name=p.stem, start=start)
+        # paperkit's reader: plain arrays only (no pickle); a truncated, corrupt or foreign file is one clear error
+        z = load_npz(p)
+    except ValueError as e:
+        raise ValueError(f"{e}; expected an .npz written by np.savez with arrays P, R and gamma") from None
+    missing = [k for k in ("P", "R", "gamma") if k not in z]
+    if missing:
+        raise ValueError(
+            f"{p} lacks the arrays {missing}; it has {sorted(z)}. Expected P (S, A, S), "
+            "R (S, A) or (S,) and a scalar gamma"
+        )
+    try:
+        gamma = float(z["gamma"])
+        start = int(z["start"]) if "start" in z else 0
+    except (TypeError, ValueError):
+        raise ValueError(f"{p}: gamma (and start, if given) must be scalars") from None
+    return TabularMDP(z["P"], z["R"], gamma, name=p.stem, start=start)
 
 
 def save_mdp(mdp: TabularMDP, path: str | os.PathLike) -> Path:

@@ -9,7 +9,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TabularMDP", "cliffwalk", "garnet", "identity_smoothed", "locally_smoothed", "make_model"]
+__all__ = [
+    "MODEL_KINDS",
+    "TabularMDP",
+    "adversarial_kernel",
+    "adversarial_smoothed",
+    "cliffwalk",
+    "garnet",
+    "identity_smoothed",
+    "locally_smoothed",
+    "make_model",
+    "maze33",
+]
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,39 @@ def cliffwalk(success_prob: float = 0.9, gamma: float = 0.9) -> TabularMDP:
     return TabularMDP(P, np.repeat(reward[:, None], A, axis=1), gamma, name="cliffwalk", start=0)
 
 
+# Maze33: 3x3 grid, state = 3 * row + col; a wall between the pairs of neighbouring cells below (blocked moves stay).
+_MAZE_WALLS = ({0, 1}, {3, 4}, {1, 2}, {7, 8})
+
+
+def maze33(success_prob: float = 0.9, gamma: float = 0.9) -> TabularMDP:
+    """The 3x3 maze of the official code (``env/Maze.py``, taken over from the OS-VI code): 4 actions (up, right,
+    down, left), the chosen move with ``success_prob``, otherwise one of the other three directions uniformly; a move
+    into the outer wall or through one of the inner walls between cells {0,1}, {1,2}, {3,4} and {7,8} stays put.
+    No state is absorbing. The reward is ``R(s, a) = 1`` when the *intended* move of ``a`` from ``s`` lands on the
+    goal, state 2 (top-right), and 0 otherwise; the start state is 0.
+    """
+    if not (0 <= success_prob <= 1):
+        raise ValueError(f"success_prob must be in [0, 1], got {success_prob!r}")
+    n = 3
+    S, A, goal = n * n, 4, 2
+
+    def target(s: int, a: int) -> int:
+        row, col = divmod(s, n)
+        dr, dc = _MOVES[a]
+        r2, c2 = min(max(row + dr, 0), n - 1), min(max(col + dc, 0), n - 1)
+        s2 = n * r2 + c2
+        return s if {s, s2} in _MAZE_WALLS else s2
+
+    P = np.zeros((S, A, S))
+    R = np.zeros((S, A))
+    for s in range(S):
+        for a in range(A):
+            R[s, a] = 1.0 if target(s, a) == goal else 0.0
+            for b in range(A):
+                P[s, a, target(s, b)] += success_prob if a == b else (1 - success_prob) / 3
+    return TabularMDP(P, R, gamma, name="maze33", start=0)
+
+
 def garnet(
     seed: int = 0,
     n_states: int = 36,
@@ -165,9 +209,34 @@ def identity_smoothed(P: np.ndarray | TabularMDP, lam: float) -> np.ndarray:
     return (1 - lam) * P + lam * eye
 
 
+def adversarial_kernel(P: np.ndarray) -> np.ndarray:
+    """The "adversarial" direction of the official ``model/CliffWalkAdvModel.py``: every action moves like action 0
+    ("up" in CliffWalk and the maze), ``P_adv[s, a, :] = P[s, 0, :]``. P of shape (S, A, S)."""
+    P = _as_kernel(P)
+    if P.ndim != 3:
+        raise ValueError(f"the adversarial model needs P of shape (S, A, S), got {P.shape}")
+    return np.repeat(P[:, :1, :], P.shape[1], axis=1)
+
+
+def adversarial_smoothed(P: np.ndarray | TabularMDP, lam: float) -> np.ndarray:
+    """The adversarial model of the official code: ``P_hat = (1 - lam) P + lam P_adv`` with ``P_adv`` every action
+    moving like action 0 (:func:`adversarial_kernel`); for CliffWalk it drags every action towards the cliffs above."""
+    P = _as_kernel(P)
+    lam = _check_lam(lam)
+    return (1 - lam) * P + lam * adversarial_kernel(P)
+
+
+#: The model-error makers by name (exact-query setting; the count models of ``sample.py`` use the same names).
+MODEL_KINDS = ("locally_smoothed", "identity_smoothed", "adversarial")
+
+
 def make_model(mdp: TabularMDP, kind: str, lam: float) -> np.ndarray:
-    """``kind`` in {"locally_smoothed", "identity_smoothed"} -> the approximate model P_hat (S, A, S)."""
-    makers = {"locally_smoothed": locally_smoothed, "identity_smoothed": identity_smoothed}
+    """``kind`` in :data:`MODEL_KINDS` -> the approximate model P_hat (S, A, S)."""
+    makers = {
+        "locally_smoothed": locally_smoothed,
+        "identity_smoothed": identity_smoothed,
+        "adversarial": adversarial_smoothed,
+    }
     if kind not in makers:
         raise ValueError(f"unknown model-error kind {kind!r}; expected one of {sorted(makers)}")
     return makers[kind](mdp.P, lam)

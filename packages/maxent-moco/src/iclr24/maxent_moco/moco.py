@@ -14,7 +14,7 @@ whose solution is the exponential tilt ``P_bar(y) = p(y) exp(lam^T phi(y) - Lamb
 ``min_q KL(q||p) + ||E_q phi - psi||^2 / beta_paper**2``.) Its gradient is ``E_q[phi] - psi (+ 2 lam / beta)`` and its
 Hessian ``Cov_q[phi] (+ 2 I / beta)``.
 
-The solver here is the robust one of the spec: the basis is centred, standardised and orthonormalised by an SVD
+The solver here is a robust one: the basis is centred, standardised and orthonormalised by an SVD
 (dropping directions whose singular value is below ``1e-8`` of the largest: the span, hence the primal solution, is
 unchanged), then every row runs its own Newton iteration with a backtracking line search, all rows at once
 (vectorised, float64). ``correct_bfgs`` is the reference approach (one joint BFGS on the mean dual), kept for the
@@ -31,6 +31,7 @@ from scipy.optimize import linprog, minimize
 
 __all__ = [
     "BasisTransform",
+    "Correction",
     "CorrectionInfo",
     "beta_from_paper",
     "correct",
@@ -94,6 +95,7 @@ class BasisTransform:
         mag = np.maximum(np.abs(Phi).max(axis=0), 1.0)
         constant = std <= _STD_RTOL * mag
         std = np.where(constant, 1.0, std)
+        # standardise over states as the official calc_Pbar_mat, then orthonormalise: the span {1, phi} is kept
         Z = (Phi - mean) / std
         Z[:, constant] = 0.0
         U, sig, Vt = np.linalg.svd(Z, full_matrices=False)
@@ -136,8 +138,19 @@ class CorrectionInfo:
     fallback_rows: np.ndarray
 
 
+@dataclass(frozen=True)
+class Correction:
+    """What :func:`correct` returns: the corrected model ``P_bar`` (same shape as ``P_hat``), the multipliers ``lam``
+    (shape (..., d); ``P_bar = P_hat * exp(Phi @ lam - Lambda)`` row-wise) and the solver's :class:`CorrectionInfo`."""
+
+    P_bar: np.ndarray
+    lam: np.ndarray
+    info: CorrectionInfo
+
+
 def _tilt(logp: np.ndarray, Phi_t: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """q = p exp(Phi_t lam - Lambda): returns (q (n,S), Lambda (n,)). ``logp`` is -inf off the support."""
+    # Eq. (MoCo solution): P_bar(y|x,a) = P_hat(y|x,a) exp(lam^T phi(y) - Lambda(lam)), Lambda = log E_P_hat e^{lam^T phi}
     logits = logp + lam @ Phi_t.T
     mx = logits.max(axis=1, keepdims=True)
     w = np.exp(logits - mx)
@@ -149,8 +162,10 @@ def _dual_parts(logp, Phi_t, psi_t, lam, pen):
     """Dual value (n,), gradient (n,r) and tilted distribution for rows; pen (r,) = 2/beta * w (0 when exact)."""
     q, Lam = _tilt(logp, Phi_t, lam)
     # Dual: D(lam) = Lambda(lam) - lam^T psi + (1/beta) sum_k w_k lam_k^2
+    # Eq. (MoCo dual): lam* = argmin_lam Lambda(lam) - lam^T psi (+ ||lam||^2 / beta for estimated psi)
     f = Lam - np.einsum("nr,nr->n", lam, psi_t) + 0.5 * (lam**2 @ pen)
     # Gradient: E_q[phi] - psi + (2/beta) w * lam
+    # Eq. (MoCo dual gradient): E_{P_bar_lam}[phi] - psi (+ 2 lam / beta)
     g = q @ Phi_t - psi_t + lam * pen
     return f, g, q
 
@@ -170,6 +185,7 @@ def _newton(logp, Phi_t, psi_t, pen, tol, max_iter):
         qa, ga, fa, la = q[idx], g[idx], f[idx], lam[idx]
         mean = qa @ Phi_t
         # Hessian: Cov_q[phi] + (2/beta) diag(w)
+        # Eq. (MoCo dual Hessian): Cov_{P_bar_lam}[phi] (+ 2 I / beta)
         H = np.einsum("ns,sk,sl->nkl", qa, Phi_t, Phi_t) - mean[:, :, None] * mean[:, None, :]
         H[:, np.arange(r), np.arange(r)] += pen
         ev, Q = np.linalg.eigh(H)
@@ -278,8 +294,7 @@ def correct(
     fallback_beta: float | None = None,
     tol: float = 1e-11,
     max_iter: int = 100,
-    return_info: bool = False,
-):
+) -> Correction:
     """MoCo: the I-projection of every row of ``P_hat`` onto ``{q : E_q[phi] = psi}`` (MaxEnt MoCo: primal above, dual solved).
 
     Args:
@@ -294,12 +309,11 @@ def correct(
             are an error unless this is given; then those rows (only) are solved with the regularised dual.
         tol: the largest dual gradient accepted (in the orthonormal solver coordinates).
         max_iter: the most Newton iterations.
-        return_info: also return a :class:`CorrectionInfo`.
 
     Returns:
-        ``(P_bar, lam)``: the corrected model, same shape as ``P_hat`` (same support, rows sum to 1), and the
-        multipliers, shape (..., d), with ``P_bar = P_hat * exp(Phi @ lam - Lambda)`` row-wise. With
-        ``return_info=True``, ``(P_bar, lam, info)``.
+        A :class:`Correction`: ``.P_bar`` the corrected model, same shape as ``P_hat`` (same support, rows sum to
+        1), ``.lam`` the multipliers, shape (..., d), with ``P_bar = P_hat * exp(Phi @ lam - Lambda)`` row-wise, and
+        ``.info`` what the solver did.
 
     Raises:
         ValueError: malformed inputs, or (exact constraints, no ``fallback_beta``) constraints that no distribution
@@ -365,16 +379,14 @@ def correct(
     lam_out = lam.reshape(*lead, d) if lead else lam[0]
     if vec:
         lam_out = lam_out[..., 0]
-    if return_info:
-        info = CorrectionInfo(
-            iterations=iters,
-            max_grad=gmax,
-            max_violation=float(viol.max(initial=0.0)),
-            rank=basis.rank,
-            fallback_rows=fallback_rows,
-        )
-        return P_bar, lam_out, info
-    return P_bar, lam_out
+    info = CorrectionInfo(
+        iterations=iters,
+        max_grad=gmax,
+        max_violation=float(viol.max(initial=0.0)),
+        rank=basis.rank,
+        fallback_rows=fallback_rows,
+    )
+    return Correction(P_bar, lam_out, info)
 
 
 def correct_bfgs(
@@ -385,11 +397,11 @@ def correct_bfgs(
     *,
     gtol: float = 1e-10,
     max_iter: int = 2000,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Correction:
     """The reference approach, for comparison: standardise the basis (``(phi - mean) / max(std, 1e-4)``) and minimise
     the mean over rows of the dual with one joint BFGS (scipy) on all ``n * d`` multipliers.
 
-    Same arguments and return as :func:`correct` (no infeasibility handling). It stalls on nearly collinear bases,
+    Same arguments and return (a :class:`Correction`) as :func:`correct` (no infeasibility handling). It stalls on nearly collinear bases,
     which is why :func:`correct` orthonormalises first.
     """
     P, Phi2, Psi2, lead, vec = _as_rows(P_hat, Phi, Psi)
@@ -409,15 +421,22 @@ def correct_bfgs(
         g = (q @ Z - Zpsi + 2 * c * lam) / n
         return f, g.ravel()
 
+    nit = 0
     if beta_v == 0:
         lam = np.zeros((n, d))
     else:
         res = minimize(
             fun, np.zeros(n * d), jac=True, method="BFGS", options={"gtol": gtol / n, "maxiter": max_iter}
         )
-        lam = res.x.reshape(n, d)
+        lam, nit = res.x.reshape(n, d), int(res.nit)
     q, _ = _tilt(logp, Z, lam)
+    grad = np.abs(q @ Z - Zpsi).max(initial=0.0)
+    rng = np.maximum(Phi2.max(axis=0) - Phi2.min(axis=0), 1e-300)
+    viol = float((np.abs(q @ Phi2 - Psi2) / rng).max(initial=0.0))
     lam = lam / std
     P_bar = q.reshape(*lead, S) if lead else q[0]
     lam_out = lam.reshape(*lead, d) if lead else lam[0]
-    return P_bar, (lam_out[..., 0] if vec else lam_out)
+    info = CorrectionInfo(
+        iterations=nit, max_grad=float(grad), max_violation=viol, rank=d, fallback_rows=np.zeros(0, np.int64)
+    )
+    return Correction(P_bar, lam_out[..., 0] if vec else lam_out, info)

@@ -6,6 +6,7 @@ import numpy as np
 
 __all__ = [
     "as_policy_matrix",
+    "error_scale",
     "evaluate_policy",
     "greedy_policy",
     "normalized_error",
@@ -81,16 +82,25 @@ def solve_control(
     return V, greedy_policy(P, R, gamma, V)
 
 
+def error_scale(V_true: np.ndarray) -> float:
+    """The denominator of the normalised errors: ``||V_true||_1``, or 1 where ``V_true = 0`` (e.g. an MDP without
+    reward), so that the error is then the absolute ``||V - V_true||_1`` instead of 0/0."""
+    norm = float(np.abs(np.asarray(V_true, dtype=np.float64)).sum())
+    return norm if norm > 0 else 1.0
+
+
 def normalized_error(V: np.ndarray, V_true: np.ndarray) -> np.ndarray:
-    """``||V_k - V_true||_1 / ||V_true||_1`` for one value (S,) or a trace (K, S)."""
+    """``||V_k - V_true||_1 / ||V_true||_1`` for one value (S,) or a trace (K, S); the absolute error
+    ``||V_k - V_true||_1`` where ``V_true = 0`` (see :func:`error_scale`)."""
     V = np.asarray(V, dtype=np.float64)
-    return np.abs(V - V_true).sum(axis=-1) / np.abs(V_true).sum()
+    return np.abs(V - V_true).sum(axis=-1) / error_scale(V_true)
 
 
 def policy_error(
     P: np.ndarray, R: np.ndarray, gamma: float, policies: np.ndarray, V_star: np.ndarray
 ) -> np.ndarray:
-    """Normalised sub-optimality of each policy in the TRUE MDP: ``||V^{pi_k} - V*||_1 / ||V*||_1`` for (K, S) policies."""
+    """Normalised sub-optimality of each policy in the TRUE MDP: ``||V^{pi_k} - V*||_1 / ||V*||_1`` for (K, S)
+    policies (absolute where ``V* = 0``, see :func:`error_scale`)."""
     pols = np.atleast_2d(policies)
     out = np.array([normalized_error(evaluate_policy(P, R, gamma, p), V_star) for p in pols])
     return out if np.ndim(policies) == 2 else out[0]
