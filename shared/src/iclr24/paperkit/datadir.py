@@ -135,6 +135,18 @@ def _pykeen(name: str, title: str, digests: tuple[str, str, str], size: int) -> 
     )
 
 
+def _aeon(name: str, folder: str, what: str, digests: tuple[str, str], size: int) -> DataFile:
+    return DataFile(
+        name=name,
+        wheel="aeon==1.6.0",
+        member=tuple(f"aeon/datasets/data/{folder}/{folder}_{split}.ts" for split in ("TRAIN", "TEST")),
+        sha256=digests,
+        licence="BSD-3-Clause (aeon's copy of the UCR/UEA archive dataset; cite Dau et al. 2019 / Bagnall et al. 2018)",
+        description=f"{what}; the archive's train/test split as two .ts files (sktime/aeon text format)",
+        size=size,
+    )
+
+
 DATA_FILES: dict[str, DataFile] = {
     f.name: f
     for f in (
@@ -205,6 +217,36 @@ DATA_FILES: dict[str, DataFile] = {
             licence="Apache-2.0 (SmolLM2, Hugging Face)",
             description="SmolLM2-135M-Instruct causal LM, Q4_1 GGUF weights (load with transformers' gguf_file=)",
             size=98362432,
+        ),
+        _aeon(
+            "basicmotions",
+            "BasicMotions",
+            "UEA BasicMotions: 6-channel accelerometer/gyroscope series of length 100, 4 activities, 40/40",
+            (
+                "8dc43cc6306cb679c888c01e26f91772ac4441a916da43bac8b79734a538b9d6",
+                "79213102bc6fca1a398ad98ce1185dff0208fa3d1465e687f48288946b0ff8dc",
+            ),
+            455503,
+        ),
+        _aeon(
+            "gunpoint",
+            "GunPoint",
+            "UCR GunPoint: univariate hand-position series of length 150, 2 classes, 50/150",
+            (
+                "f842401779fd9800d247d8b33121a1a4643710a19b24917dbdd9a060ca8630d5",
+                "79332750788a6227b325b96bd0d70130c8eb707b9731f8d7dec62b7a7d36017e",
+            ),
+            336493,
+        ),
+        _aeon(
+            "japanesevowels",
+            "JapaneseVowels",
+            "UEA JapaneseVowels: 12 LPC cepstrum coefficients, variable length 7-29, 9 speakers, 270/370",
+            (
+                "68a430eabd919cc77f40b1f5f3bc0dcafacc1486bca9260785aeb7d262cc78cd",
+                "b3d41d6a0ca3bcad3afb9ca7d4365382aa51341e2e58bae2a574babdda5b9462",
+            ),
+            1137103,
         ),
     )
 }

@@ -1,5 +1,6 @@
-"""Real time series: UEA/UCR ``.ts`` files from a user path, and aeon's bundled UCR/UEA sets (BasicMotions, GunPoint,
-...) when aeon is installed. No network: aeon's bundled sets ship inside its wheel."""
+"""Real time series: UEA/UCR ``.ts`` files from a user path, and the UCR/UEA sets bundled in aeon's wheel
+(BasicMotions, GunPoint, JapaneseVowels) through paperkit's data folder (``iclr24 data get basicmotions``: the
+two ``.ts`` files are extracted from the wheel, aeon is never installed). No network at run time."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit.datadir import DataMissing
+from iclr24.paperkit.datadir import DATA_FILES, DataMissing, require_data
 
 __all__ = ["TimeSeriesDataset", "downsample", "load_aeon", "load_ts"]
 
@@ -126,18 +127,32 @@ def _finish(
     )
 
 
-def load_aeon(name: str, split: str = "train") -> TimeSeriesDataset:
-    """A UCR/UEA set bundled with aeon (e.g. ``"BasicMotions"``, ``"GunPoint"``), offline."""
+#: UCR/UEA sets of the data folder (``iclr24 data get NAME``): registry name -> the archive's folder name
+BUNDLED = {"basicmotions": "BasicMotions", "gunpoint": "GunPoint", "japanesevowels": "JapaneseVowels"}
+
+
+def load_aeon(name: str, split: str = "train", data_dir: str | Path | None = None) -> TimeSeriesDataset:
+    """A UCR/UEA set bundled in aeon's wheel (``"BasicMotions"``, ``"GunPoint"``, ``"JapaneseVowels"``), offline.
+
+    Read from paperkit's data folder (fetch once with ``iclr24 data get basicmotions``; ``data_dir`` overrides the
+    folder); a missing file raises :class:`DataMissing` naming that command. Other aeon set names are read with
+    aeon itself when it happens to be installed."""
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a dataset name such as 'BasicMotions', got {name!r}")
+    key = name.lower()
+    if key in BUNDLED and key in DATA_FILES:
+        folder = require_data(key, data_dir)
+        return load_ts(folder / f"{BUNDLED[key]}_{split.upper()}.ts")
     try:
         from aeon.datasets import load_classification
     except ImportError as e:
         raise DataMissing(
-            "aeon is not installed, so its bundled UCR/UEA sets are not available; `pip install aeon` or pass a "
-            ".ts file to load_ts"
+            f"{name!r} is not in the data folder's registry ({', '.join(BUNDLED.values())}: `iclr24 data get "
+            f"basicmotions`) and aeon is not installed; pass a .ts file to load_ts instead"
         ) from e
-    x, y = load_classification(name, split=split)  # bundled sets load offline
+    x, y = load_classification(name, split=split)  # aeon's bundled sets load offline
     x = torch.as_tensor(x, dtype=torch.float32).transpose(1, 2)  # (N, C, L) -> (N, L, C)
     names = sorted({str(s) for s in y})
     lengths = torch.full((x.shape[0],), x.shape[1])
