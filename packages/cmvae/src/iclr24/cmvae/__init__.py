@@ -1,3 +1,42 @@
-"""Deep Generative Clustering with Multimodal Diffusion Variational Autoencoders."""
+"""CMVAE: deep generative clustering with multimodal diffusion VAEs (Palumbo et al., ICLR 2024)."""
 
-__all__: list[str] = []
+from .data import MultimodalData, load_multimodal_npz, load_polymnist, poly_digits, poly_mnist
+from .diffusion import DiffusionRefiner
+from .metrics import cluster_accuracy, clustering_scores, conditional_coherence, unconditional_coherence
+from .model import (
+    CMVAE,
+    ClusterPrediction,
+    ClusterSelection,
+    MLPDecoder,
+    MLPEncoder,
+    MMVAEPlus,
+    build_mlp_model,
+    load_checkpoint,
+    majority_vote,
+    save_checkpoint,
+)
+from .train import fit
+
+__all__ = [
+    "CMVAE",
+    "MMVAEPlus",
+    "MLPEncoder",
+    "MLPDecoder",
+    "ClusterPrediction",
+    "ClusterSelection",
+    "DiffusionRefiner",
+    "MultimodalData",
+    "build_mlp_model",
+    "cluster_accuracy",
+    "clustering_scores",
+    "conditional_coherence",
+    "unconditional_coherence",
+    "fit",
+    "load_checkpoint",
+    "load_multimodal_npz",
+    "load_polymnist",
+    "majority_vote",
+    "poly_digits",
+    "poly_mnist",
+    "save_checkpoint",
+]

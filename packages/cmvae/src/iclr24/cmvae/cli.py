@@ -1,11 +1,193 @@
-"""The ``cmvae`` command: a thin shell over the API (the package is scaffolded; its method is not built yet)."""
+"""The ``cmvae`` command: a thin shell over the API (train, cluster, sample, reproduce, bench)."""
 
 from __future__ import annotations
 
-from iclr24.paperkit.cli import App
+import argparse
+from pathlib import Path
 
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int
+
+from . import bench
 from .reproduce import PAPER
 
 app = App("cmvae", PAPER.title)
-app.add_reproduce(lambda: PAPER, device=False)
+app.add_reproduce(lambda: PAPER, device=False)  # CPU-scale claims
+app.add_bench(bench.run_benchmarks)
+
+_DATA = (
+    arg("--data", choices=("poly_digits", "poly_mnist", "npz", "polymnist"), default="poly_digits",
+        help="built-in poly_digits (sklearn digits), poly_mnist (MNIST from the data folder), your own .npz "
+             "(x0, x1, ..., labels) or PolyMNIST folders"),
+    arg("--path", type=Path, default=None, help="the .npz file or PolyMNIST root for --data npz / polymnist"),
+    arg("--n-train", type=positive_int, default=6000, help="train tuples of poly_digits / poly_mnist"),
+    arg("--n-test", type=positive_int, default=1000, help="test tuples of poly_digits / poly_mnist"),
+    arg("--modalities", type=positive_int, default=3, help="modalities of poly_digits / poly_mnist"),
+)  # fmt: skip
+
+
+def _load(args: argparse.Namespace):
+    from .data import load_multimodal_npz, load_polymnist, poly_digits, poly_mnist
+
+    if args.data in ("npz", "polymnist") and args.path is None:
+        raise UsageError(f"--data {args.data} needs --path")
+    if args.data == "poly_digits":
+        return poly_digits(args.n_train, args.n_test, args.modalities, seed=args.seed)
+    if args.data == "poly_mnist":
+        return poly_mnist(args.data_dir, args.n_train, args.n_test, args.modalities, seed=args.seed)
+    if args.data == "npz":
+        return load_multimodal_npz(args.path, seed=args.seed)
+    return load_polymnist(args.path)
+
+
+@app.command(
+    "train",
+    "Train a CMVAE (MLP encoders/decoders) on a multimodal data set and save model.pt.",
+    *_DATA,
+    arg("--n-clusters-max", type=positive_int, default=20, help="clusters to start from (K_max, >= 2)"),
+    arg("--latent-dim", type=positive_int, default=10, help="shared latent size d"),
+    arg("--modality-latent-dim", type=positive_int, default=4, help="modality-specific latent size d_w"),
+    arg("--hidden", type=positive_int, nargs="+", default=[256, 256], help="MLP hidden widths"),
+    arg("--beta", type=positive_float, default=2.5, help="weight of the regulariser"),
+    arg("--likelihood", choices=("laplace", "normal", "bernoulli"), default="laplace", help="p(x_m|z, w_m)"),
+    arg(
+        "--likelihood-scale",
+        type=positive_float,
+        default=0.1,
+        help="scale of the Laplace / normal likelihood",
+    ),
+    arg("--K", type=positive_int, default=1, help="importance samples per modality"),
+    arg(
+        "--estimator",
+        choices=("iwae_looser", "dreg_looser"),
+        default="iwae_looser",
+        help="objective estimator",
+    ),
+    arg("--epochs", type=positive_int, default=40, help="training epochs"),
+    arg("--batch-size", type=positive_int, default=128, help="mini-batch size"),
+    arg("--lr", type=positive_float, default=1e-3, help="Adam (amsgrad) learning rate"),
+    arg("--select", action="store_true", help="select the number of clusters after training and keep K*"),
+    data=True,
+)
+def _train(args: argparse.Namespace) -> int:
+    import torch
+
+    from .metrics import clustering_scores
+    from .model import build_mlp_model, save_checkpoint
+    from .train import fit
+
+    if args.n_clusters_max < 2:
+        raise UsageError(f"--n-clusters-max must be >= 2, got {args.n_clusters_max}")
+    data = _load(args)
+    torch.manual_seed(args.seed)
+    model = build_mlp_model(
+        data.input_dims, latent_dim=args.latent_dim, modality_latent_dim=args.modality_latent_dim,
+        hidden=tuple(args.hidden), n_clusters_max=args.n_clusters_max, beta=args.beta, likelihood=args.likelihood,
+        likelihood_scale=args.likelihood_scale, K=args.K, estimator=args.estimator,
+    )  # fmt: skip
+    hist = fit(model, data.tensors("train"), epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+               seed=args.seed, show_progress=not args.quiet)  # fmt: skip
+    info: dict = {"data": data.name, "epochs": args.epochs, "final_loss": hist[-1], "loss_per_epoch": hist}
+    if args.select:
+        sel = model.select_num_clusters(data.tensors("train"), apply=True, seed=args.seed)
+        info["k_star"], info["h"] = sel.k_star, [None if v == float("inf") else v for v in sel.h]
+    if (data.test_labels >= 0).all():
+        info["test_scores"] = clustering_scores(
+            data.test_labels, model.predict_clusters(data.tensors("test")).clusters
+        )
+    out = Path(args.out)
+    save_checkpoint(model, out / "model.pt")
+    atomic_write_json(out / "train.json", info)
+    print(f"final loss {hist[-1]:.3f}" + (f", K* = {info['k_star']}" if "k_star" in info else ""))
+    if "test_scores" in info:
+        print("test " + ", ".join(f"{k.upper()} {v:.3f}" for k, v in info["test_scores"].items()))
+    print(f"wrote {out / 'model.pt'} and {out / 'train.json'}")
+    return 0
+
+
+@app.command(
+    "cluster",
+    "Cluster a data set with a trained model; optionally select the number of clusters first (h(K) curve).",
+    arg("checkpoint", type=Path, help="model.pt written by `cmvae train`"),
+    *_DATA,
+    arg("--split", choices=("train", "test"), default="test", help="which split to cluster"),
+    arg("--select", action="store_true", help="select K* on the train split before clustering"),
+    data=True,
+)
+def _cluster(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .metrics import clustering_scores
+    from .model import load_checkpoint
+    from .plots import plot_selection
+
+    model = load_checkpoint(args.checkpoint)
+    data = _load(args)
+    if data.input_dims != list(model.spec["input_dims"]):
+        raise ValueError(
+            f"the model expects modalities of sizes {model.spec['input_dims']}, the data has {data.input_dims}"
+        )
+    out = Path(args.out)
+    info: dict = {}
+    if args.select:
+        from iclr24.paperkit import save_figure
+
+        sel = model.select_num_clusters(data.tensors("train"), apply=True, seed=args.seed)
+        info.update(
+            k_star=sel.k_star, h=[None if v == float("inf") else v for v in sel.h], removed=sel.removed
+        )
+        save_figure(plot_selection([sel.h]), out / "cluster_selection.png")
+        print(f"K* = {sel.k_star}")
+    pred = model.predict_clusters(data.tensors(args.split), seed=args.seed)
+    labels = getattr(data, f"{args.split}_labels")
+    info["clusters"] = pred.clusters.tolist()
+    info["cluster_sizes"] = np.bincount(pred.clusters, minlength=model.n_clusters_max).tolist()
+    if (labels >= 0).all():
+        info["scores"] = clustering_scores(labels, pred.clusters)
+        print(", ".join(f"{k.upper()} {v:.3f}" for k, v in info["scores"].items()))
+    atomic_write_json(out / "clusters.json", info)
+    print(f"wrote {out / 'clusters.json'}")
+    return 0
+
+
+@app.command(
+    "sample",
+    "Generate samples of every modality from a trained model: from the prior or from one cluster.",
+    arg("checkpoint", type=Path, help="model.pt written by `cmvae train`"),
+    arg("--n", type=positive_int, default=8, help="samples (per cluster for the figure)"),
+    arg("--cluster", type=int, default=None, help="sample from this cluster only (default: c ~ p(c))"),
+    arg(
+        "--side",
+        type=positive_int,
+        default=None,
+        help="image side for the figure (default: sqrt of the size)",
+    ),
+)
+def _sample(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from iclr24.paperkit import save_figure
+    from iclr24.paperkit.io import atomic_write_bytes
+
+    from .model import load_checkpoint
+    from .plots import plot_samples_per_cluster
+
+    model = load_checkpoint(args.checkpoint)
+    outs = model.sample(args.n, cluster=args.cluster, seed=args.seed)
+    out = Path(args.out)
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **{f"x{m}": o.numpy() for m, o in enumerate(outs)})
+    atomic_write_bytes(out / "samples.npz", buf.getvalue())
+    side = args.side or int(round(model.spec["input_dims"][0] ** 0.5))
+    if side * side == model.spec["input_dims"][0]:
+        save_figure(
+            plot_samples_per_cluster(model, side, n_per=min(args.n, 6), seed=args.seed),
+            out / "samples_per_cluster.png",
+        )
+    print(f"wrote {out / 'samples.npz'}")
+    return 0
+
+
 main = app.main

@@ -1,0 +1,694 @@
+"""CMVAE: MMVAE+ with a learnable clustering prior on the shared latent (Palumbo et al., ICLR 2024, Sec. 3).
+
+Notation (the paper's symbols; shapes in brackets):
+    M             number of modalities; x_m the m-th modality [B, *shape_m]
+    z             shared latent [K, B, d]            (``u`` in MultiVae)
+    w_m           modality-specific latent [K, B, d_w]
+    c             cluster 1..C with p(c) = Cat(pi), pi = softmax(l), l learnable (init 0)
+    p(z|c)        Laplace(mu_c, 1): mu_c learnable (init U(-1, 1)^d), scale fixed
+    p(w_m)        Laplace(0, 1), fixed; r_m(w) = Laplace(0, sigma_m) the auxiliary priors (sigma_m learnable)
+    q(z|x_m), q(w_m|x_m)  unimodal Laplace posteriors from encoder m; q(z|X) their mixture of experts
+    q(c|z)        the closed-form cluster posterior p(c|z)
+    lambda_m      likelihood rescaling of modality m (default 1); beta weights the regulariser
+    K             importance samples per modality (the IWAE/DReG estimators)
+
+Encoders are any ``nn.Module`` mapping ``x_m [B, *shape_m]`` to ``(z_loc, z_raw_scale, w_loc, w_raw_scale)`` with
+shapes ``[B, d], [B, d], [B, d_w], [B, d_w]``; decoders map ``[N, d + d_w]`` to the mean (or logits, for
+``bernoulli``) of ``x_m`` with shape ``[N, *shape_m]``. ``MLPEncoder``/``MLPDecoder`` are the CPU-scale ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .distributions import (
+    Q_EPS,
+    cluster_log_joint,
+    cluster_marginal_log_likelihood,
+    laplace_log_prob,
+    log_mean_exp,
+    log_moe_density,
+    normalised_entropy,
+    softmax_scale,
+)
+
+__all__ = [
+    "LIKELIHOODS",
+    "ESTIMATORS",
+    "CMVAE",
+    "MMVAEPlus",
+    "MLPEncoder",
+    "MLPDecoder",
+    "ClusterPrediction",
+    "ClusterSelection",
+    "build_mlp_model",
+    "save_checkpoint",
+    "load_checkpoint",
+    "majority_vote",
+]
+
+LIKELIHOODS = ("laplace", "normal", "bernoulli")
+ESTIMATORS = ("iwae_looser", "dreg_looser")
+
+
+class MLPEncoder(nn.Module):
+    """x_m [B, in_dim] -> (z_loc, z_raw, w_loc, w_raw): a shared trunk with one head per latent."""
+
+    def __init__(
+        self, in_dim: int, latent_dim: int, modality_latent_dim: int, hidden: Sequence[int] = (256, 256)
+    ):
+        super().__init__()
+        layers, prev = [], in_dim
+        for h in hidden:
+            layers += [nn.Linear(prev, h), nn.ReLU()]
+            prev = h
+        self.trunk = nn.Sequential(*layers)
+        self.z_head = nn.Linear(prev, 2 * latent_dim)
+        self.w_head = nn.Linear(prev, 2 * modality_latent_dim)
+        self.in_shape = (in_dim,)
+        self.latent_dim, self.modality_latent_dim = latent_dim, modality_latent_dim
+
+    def forward(self, x: torch.Tensor):
+        h = self.trunk(x.flatten(1))
+        z_loc, z_raw = self.z_head(h).chunk(2, dim=-1)
+        w_loc, w_raw = self.w_head(h).chunk(2, dim=-1)
+        return z_loc, z_raw, w_loc, w_raw
+
+
+class MLPDecoder(nn.Module):
+    """[N, d + d_w] -> [N, out_dim]: the mean (or logits) of p(x_m | z, w_m)."""
+
+    def __init__(self, in_dim: int, out_dim: int, hidden: Sequence[int] = (256, 256)):
+        super().__init__()
+        layers, prev = [], in_dim
+        for h in hidden:
+            layers += [nn.Linear(prev, h), nn.ReLU()]
+            prev = h
+        layers.append(nn.Linear(prev, out_dim))
+        self.net = nn.Sequential(*layers)
+        self.in_dim, self.out_shape = in_dim, (out_dim,)
+
+    def forward(self, zw: torch.Tensor) -> torch.Tensor:
+        return self.net(zw)
+
+
+def majority_vote(votes: torch.Tensor, n_clusters: int, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """The cluster most modalities vote for, per row of ``votes`` [N, M]; a tie goes to the smallest cluster index.
+    ``valid`` [N, M] marks the votes that count (missing modalities do not vote)."""
+    one_hot = F.one_hot(votes.long(), n_clusters)
+    if valid is not None:
+        one_hot = one_hot * valid.unsqueeze(-1).long()
+    counts = one_hot.sum(1)  # [N, C]
+    return counts.argmax(-1)  # argmax returns the first (smallest) index among the maxima
+
+
+@dataclass
+class ClusterPrediction:
+    """``clusters`` [N] (majority vote), ``per_modality`` [N, M] (argmax q(c|z_m)), ``q_c`` [N, M, C]."""
+
+    clusters: np.ndarray
+    per_modality: np.ndarray
+    q_c: np.ndarray
+
+
+@dataclass
+class ClusterSelection:
+    """The post-hoc choice of the number of clusters: ``h[k]`` the score with k active clusters (inf where not
+    evaluated, always at 0 and 1), ``k_star = argmin h``, ``active`` the cluster mask at ``k_star``, ``removed`` the
+    clusters in the order they were deactivated, ``seconds`` the time it took."""
+
+    h: list[float]
+    k_star: int
+    active: np.ndarray
+    removed: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _finite_pos(name: str, v: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    return float(v)
+
+
+class CMVAE(nn.Module):
+    """The clustering multimodal VAE. ``CMVAE(encoders, decoders, n_clusters_max=..., latent_dim=...,
+    modality_latent_dim=..., likelihood="laplace", beta=...)``; train with :func:`iclr24.cmvae.fit` or any loop
+    over ``model.loss(xs)``.
+
+    ``xs`` everywhere is a list of M tensors (one per modality, same batch size), ``None`` for a modality missing
+    from the whole batch; ``mask`` [B, M] (bool, True = present) marks modalities missing in some rows."""
+
+    _min_clusters = 2
+
+    def __init__(
+        self,
+        encoders: Sequence[nn.Module],
+        decoders: Sequence[nn.Module],
+        *,
+        n_clusters_max: int = 10,
+        latent_dim: int,
+        modality_latent_dim: int,
+        likelihood: str = "laplace",
+        likelihood_scale: float = 0.75,
+        beta: float = 1.0,
+        K: int = 1,
+        estimator: str = "iwae_looser",
+        rescale_factors: Sequence[float] | None = None,
+        learn_modality_prior: bool = True,
+        generation_prior: str = "joint_prior",
+    ) -> None:
+        super().__init__()
+        encoders, decoders = list(encoders), list(decoders)
+        if not encoders:
+            raise ValueError("CMVAE needs at least one modality: got no encoders")
+        if len(encoders) != len(decoders):
+            raise ValueError(
+                f"one encoder and one decoder per modality expected, got {len(encoders)} encoders and "
+                f"{len(decoders)} decoders"
+            )
+        for i, mod in enumerate([*encoders, *decoders]):
+            if not isinstance(mod, nn.Module):
+                raise ValueError(
+                    f"encoders and decoders must be torch.nn.Module, got {type(mod).__name__} at {i}"
+                )
+        for name, v in (("latent_dim", latent_dim), ("modality_latent_dim", modality_latent_dim), ("K", K)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if (
+            isinstance(n_clusters_max, bool)
+            or not isinstance(n_clusters_max, int)
+            or n_clusters_max < self._min_clusters
+        ):
+            raise ValueError(
+                f"n_clusters_max must be an integer >= {self._min_clusters}, got {n_clusters_max!r}"
+            )
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
+        if estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        if generation_prior not in ("joint_prior", "single_prior"):
+            raise ValueError(
+                f"generation_prior must be 'joint_prior' or 'single_prior', got {generation_prior!r}"
+            )
+        for m, enc in enumerate(encoders):
+            for attr, want in (("latent_dim", latent_dim), ("modality_latent_dim", modality_latent_dim)):
+                got = getattr(enc, attr, want)
+                if got != want:
+                    raise ValueError(f"encoder {m} has {attr}={got}, but the model has {attr}={want}")
+        for m, dec in enumerate(decoders):
+            got = getattr(dec, "in_dim", latent_dim + modality_latent_dim)
+            if got != latent_dim + modality_latent_dim:
+                raise ValueError(
+                    f"decoder {m} takes {got} inputs, but z and w_m have {latent_dim} + {modality_latent_dim} = "
+                    f"{latent_dim + modality_latent_dim} dimensions"
+                )
+        M = len(encoders)
+        rescale = [1.0] * M if rescale_factors is None else [float(r) for r in rescale_factors]
+        if len(rescale) != M or not all(math.isfinite(r) and r > 0 for r in rescale):
+            raise ValueError(f"rescale_factors must be {M} positive numbers, got {rescale_factors!r}")
+        self.encoders, self.decoders = nn.ModuleList(encoders), nn.ModuleList(decoders)
+        self.n_modalities, self.latent_dim, self.modality_latent_dim = M, latent_dim, modality_latent_dim
+        self.likelihood, self.likelihood_scale = likelihood, _finite_pos("likelihood_scale", likelihood_scale)
+        self.beta, self.K, self.estimator = _finite_pos("beta", beta), K, estimator
+        self.rescale_factors, self.generation_prior = rescale, generation_prior
+        C = n_clusters_max
+        self.n_clusters_max = C
+        # p(c) = Cat(softmax(l)), l = 0 at start: uniform 1/C
+        self.cluster_logits = nn.Parameter(torch.zeros(C))
+        # p(z|c) = Laplace(mu_c, sigma_c): mu_c ~ U(-1, 1)^d at start, raw scale 0 and fixed (sigma_c = 1 + 1e-6)
+        self.cluster_means = nn.Parameter(2 * torch.rand(C, latent_dim) - 1)
+        self.register_buffer("cluster_raw_scale", torch.zeros(C, latent_dim))
+        # p(w_m) = Laplace(0, 1) fixed; r_m(w) = Laplace(0, sigma_m), sigma_m learnable (raw 0 -> 1)
+        self.register_buffer("w_prior_raw_scale", torch.zeros(modality_latent_dim))
+        self.aux_prior_raw_scale = nn.Parameter(
+            torch.zeros(M, modality_latent_dim), requires_grad=learn_modality_prior
+        )
+        self.register_buffer("active", torch.ones(C, dtype=torch.bool))
+        self.spec: dict | None = None  # set by build_mlp_model, so save_checkpoint can rebuild the model
+
+    # ---------------------------------------------------------------- priors
+    @property
+    def n_active(self) -> int:
+        return int(self.active.sum())
+
+    def log_pi(self, active: torch.Tensor | None = None) -> torch.Tensor:
+        """log pi_c over the active clusters (-inf for a deactivated one), [C]."""
+        a = self.active if active is None else active
+        return torch.log_softmax(self.cluster_logits.masked_fill(~a, float("-inf")), dim=-1)
+
+    def cluster_scale(self) -> torch.Tensor:
+        return softmax_scale(self.cluster_raw_scale)
+
+    def cluster_posterior(self, z: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        """q(c|z) [..., C] for shared latents z [..., d]."""
+        lpc, lpzc = cluster_log_joint(z, self.log_pi(active), self.cluster_means, self.cluster_scale())
+        # Eq. (q(c|z)): q(c|z) = softmax_c(log pi_c + log p(z|c))
+        return torch.softmax(lpc + lpzc, dim=-1)
+
+    # ---------------------------------------------------------------- checks
+    def _check_inputs(self, xs: Sequence[torch.Tensor | None], mask: torch.Tensor | None):
+        if not isinstance(xs, list | tuple):
+            raise ValueError(
+                f"xs must be a list of {self.n_modalities} tensors (one per modality), got {type(xs).__name__}"
+            )
+        if len(xs) != self.n_modalities:
+            raise ValueError(f"expected {self.n_modalities} modalities, got {len(xs)}")
+        present = [x for x in xs if x is not None]
+        if not present:
+            raise ValueError("every modality of the batch is missing (all entries of xs are None)")
+        B = None
+        for m, x in enumerate(xs):
+            if x is None:
+                continue
+            if not isinstance(x, torch.Tensor):
+                raise ValueError(f"modality {m}: expected a torch.Tensor, got {type(x).__name__}")
+            if not x.is_floating_point():
+                raise ValueError(f"modality {m}: expected a floating-point tensor, got {x.dtype}")
+            shape = getattr(self.encoders[m], "in_shape", None)
+            if shape is not None and tuple(x.shape[1:]) != tuple(shape):
+                raise ValueError(
+                    f"modality {m}: expected inputs of shape [B, {', '.join(map(str, shape))}], got {list(x.shape)}"
+                )
+            if B is None:
+                B = x.shape[0]
+            elif x.shape[0] != B:
+                raise ValueError(f"modality {m} has {x.shape[0]} rows, but an earlier modality has {B}")
+            if not torch.isfinite(x).all():
+                raise ValueError(f"modality {m} has non-finite values (NaN or inf)")
+        if B == 0:
+            raise ValueError("the batch is empty (0 rows)")
+        avail = torch.tensor([x is not None for x in xs], device=present[0].device)
+        full = avail.expand(B, -1).clone()
+        if mask is not None:
+            mask = torch.as_tensor(mask, device=present[0].device)
+            if mask.shape != (B, self.n_modalities):
+                raise ValueError(f"mask must have shape [{B}, {self.n_modalities}], got {list(mask.shape)}")
+            full = full & mask.to(torch.bool)
+        if not full.any(1).all():
+            bad = int((~full.any(1)).sum())
+            raise ValueError(
+                f"{bad} row(s) of the batch have every modality missing; each row needs at least one"
+            )
+        return B, full
+
+    def _encode(self, xs, avail):
+        """Unimodal posterior parameters, stacked: z_loc, z_scale [M, B, d]; w_loc, w_scale [M, B, d_w]."""
+        B = avail.shape[0]
+        ref = next(x for x in xs if x is not None)
+        zl, zs, wl, ws = [], [], [], []
+        for m, x in enumerate(xs):
+            if x is None:
+                zl.append(ref.new_zeros(B, self.latent_dim))
+                zs.append(ref.new_ones(B, self.latent_dim))
+                wl.append(ref.new_zeros(B, self.modality_latent_dim))
+                ws.append(ref.new_ones(B, self.modality_latent_dim))
+                continue
+            out = self.encoders[m](x)
+            if not isinstance(out, tuple | list) or len(out) != 4:
+                raise ValueError(f"encoder {m} must return (z_loc, z_raw_scale, w_loc, w_raw_scale)")
+            want = [(B, self.latent_dim)] * 2 + [(B, self.modality_latent_dim)] * 2
+            for t, s, n in zip(out, want, ("z_loc", "z_raw_scale", "w_loc", "w_raw_scale"), strict=True):
+                if tuple(t.shape) != s:
+                    raise ValueError(f"encoder {m} returned {n} of shape {list(t.shape)}, expected {list(s)}")
+            zl.append(out[0])
+            zs.append(softmax_scale(out[1]))
+            wl.append(out[2])
+            ws.append(softmax_scale(out[3]))
+        return torch.stack(zl), torch.stack(zs), torch.stack(wl), torch.stack(ws)
+
+    def _decode(self, n: int, zw: torch.Tensor) -> torch.Tensor:
+        lead = zw.shape[:-1]
+        out = self.decoders[n](zw.reshape(-1, zw.shape[-1]))
+        return out.reshape(*lead, *out.shape[1:])
+
+    def log_likelihood(self, recon: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """log p(x_n | z, w_n) summed over the features of x: recon [K, B, *shape], x [B, *shape] -> [K, B]."""
+        if self.likelihood == "laplace":
+            lp = laplace_log_prob(x, recon, self.likelihood_scale)
+        elif self.likelihood == "normal":
+            s = self.likelihood_scale
+            lp = -0.5 * ((x - recon) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
+        else:
+            lp = -F.binary_cross_entropy_with_logits(recon, x.expand_as(recon), reduction="none")
+        return lp.reshape(*lp.shape[: recon.dim() - x.dim() + 1], -1).sum(-1)
+
+    def mean_of(self, recon: torch.Tensor) -> torch.Tensor:
+        """The mean of p(x|z, w) from a decoder output (sigmoid of the logits for ``bernoulli``)."""
+        return torch.sigmoid(recon) if self.likelihood == "bernoulli" else recon
+
+    # ---------------------------------------------------------------- the objective
+    def log_weights(self, xs, mask=None, K: int | None = None, detach_posteriors: bool = False):
+        """The per-modality importance log-weights lw_m [M, K, B] (0 where x_m is missing), the available mask
+        [B, M], and the sampled latents {m: (z, w_m)}."""
+        K = self.K if K is None else K
+        B, avail = self._check_inputs(xs, mask)
+        zl, zs, wl, ws = self._encode(xs, avail)
+        zl_q, zs_q, wl_q, ws_q = (
+            (t.detach() for t in (zl, zs, wl, ws)) if detach_posteriors else (zl, zs, wl, ws)
+        )
+        w_prior_scale = softmax_scale(self.w_prior_raw_scale)
+        aux_scale = softmax_scale(self.aux_prior_raw_scale)  # [M, d_w]
+        lpc_all = self.log_pi()
+        act = self.active
+        present = [m for m in range(self.n_modalities) if xs[m] is not None]
+        latents, w_for = {}, {}
+        for m in present:
+            # (z, w_m) ~ q(z|x_m) q(w_m|x_m), K reparameterised samples
+            z = torch.distributions.Laplace(zl[m], zs[m]).rsample((K,))
+            w = torch.distributions.Laplace(wl[m], ws[m]).rsample((K,))
+            latents[m] = (z, w)
+            for n in present:  # w~_n ~ r_n(w) for the cross-modal reconstructions
+                w_for[m, n] = (
+                    w
+                    if n == m
+                    else torch.distributions.Laplace(torch.zeros_like(aux_scale[n]), aux_scale[n]).rsample(
+                        (K, B)
+                    )
+                )
+        lpx = {}
+        for n in present:  # decoder n once, on the latents of every sampling modality m
+            zw = torch.stack([torch.cat([latents[m][0], w_for[m, n]], dim=-1) for m in present])
+            recon = self._decode(n, zw)  # [P, K, B, *shape_n]
+            if tuple(recon.shape[3:]) != tuple(xs[n].shape[1:]):
+                raise ValueError(
+                    f"decoder {n} outputs shape [{', '.join(map(str, recon.shape[3:]))}] per sample, but "
+                    f"modality {n} has inputs of shape [{', '.join(map(str, xs[n].shape[1:]))}]"
+                )
+            lpx[n] = self.log_likelihood(recon, xs[n]) * self.rescale_factors[n] * avail[:, n].to(zl.dtype)
+        lws = []
+        for m in range(self.n_modalities):
+            if xs[m] is None:
+                lws.append(zl.new_zeros(K, B))
+                continue
+            z, w = latents[m]
+            i = present.index(m)
+            recon_sum = sum(lpx[n][i] for n in present)  # sum_n lambda_n log p(x_n | z, w_n^(m))  [K, B]
+            lpw = laplace_log_prob(w, 0.0, w_prior_scale).sum(-1)  # log p(w_m)
+            lqw = laplace_log_prob(w, wl_q[m], ws_q[m]).sum(-1)  # log q(w_m|x_m)
+            lqz = log_moe_density(z, zl_q, zs_q, avail)  # log q(z|X)
+            lpc, lpzc = cluster_log_joint(z, lpc_all, self.cluster_means, self.cluster_scale())  # [K, B, C]
+            q = torch.softmax(lpc + lpzc, dim=-1) + Q_EPS
+            # Eq. (ELBO): lw_m = sum_c q(c|z) [ sum_n lambda_n log p(x_n|z, w_n) + beta (log pi_c + log p(z|c)
+            #                    + log p(w_m) - log q(z|X) - log q(w_m|x_m) - log q(c|z)) ]
+            inner = recon_sum.unsqueeze(-1) + self.beta * (
+                lpc + lpzc + (lpw - lqz - lqw).unsqueeze(-1) - torch.log(q)
+            )
+            lw = torch.where(act, q * inner, torch.zeros_like(inner)).sum(
+                -1
+            )  # deactivated clusters carry no mass
+            lws.append(lw * avail[:, m].to(lw.dtype))
+        return torch.stack(lws), avail, latents
+
+    def loss(self, xs, mask=None, K: int | None = None, estimator: str | None = None) -> torch.Tensor:
+        """The negative objective, averaged over the batch (``iwae_looser`` or ``dreg_looser``)."""
+        est = self.estimator if estimator is None else estimator
+        if est not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {est!r}")
+        lws, avail, latents = self.log_weights(xs, mask, K, detach_posteriors=est == "dreg_looser")
+        a = avail.T.to(lws.dtype)  # [M, B]
+        if est == "iwae_looser":
+            # Eq. (IWAE looser): L = (1/|A|) sum_m log (1/K) sum_k exp(lw_m^k)
+            per_mod = log_mean_exp(lws, dim=1)
+        else:
+            # Eq. (DReG): L = (1/|A|) sum_m sum_k w~_k lw_m^k, w~ = softmax_k(lw_m) stopped; grads on z, w times w~_k
+            with torch.no_grad():
+                wk = torch.softmax(lws, dim=1)  # [M, K, B]
+            per_mod = (wk * lws).sum(1)
+            for m, (z, w) in latents.items():
+                if z.requires_grad:
+                    z.register_hook(lambda g, wm=wk[m]: g * wm.unsqueeze(-1))
+                if w.requires_grad:
+                    w.register_hook(lambda g, wm=wk[m]: g * wm.unsqueeze(-1))
+        per_row = (per_mod * a).sum(0) / a.sum(0)
+        return -per_row.mean()
+
+    forward = loss
+
+    # ---------------------------------------------------------------- inference
+    @torch.no_grad()
+    def encode(self, xs, mask=None) -> torch.Tensor:
+        """The mean of the unimodal posterior means of z over the available modalities, [B, d]."""
+        _, avail = self._check_inputs(xs, mask)
+        zl, _, _, _ = self._encode(xs, avail)
+        a = avail.T.unsqueeze(-1).to(zl.dtype)
+        return (zl * a).sum(0) / a.sum(0)
+
+    @torch.no_grad()
+    def _sample_posterior_z(self, xs, mask=None, generator: torch.Generator | None = None):
+        _, avail = self._check_inputs(xs, mask)
+        zl, zs, _, _ = self._encode(xs, avail)
+        u = torch.rand(zl.shape, generator=generator, device=zl.device).clamp(1e-7, 1 - 1e-7) - 0.5
+        z = zl - zs * u.sign() * torch.log1p(-2 * u.abs())  # Laplace inverse CDF
+        return z.transpose(0, 1), avail  # [B, M, d], [B, M]
+
+    @torch.no_grad()
+    def predict_clusters(self, xs, mask=None, *, seed: int = 0, batch_size: int = 4096) -> ClusterPrediction:
+        """Cluster assignments: z_m ~ q(z|x_m) per modality, the argmax of q(c|z_m), then the majority vote over
+        the available modalities (a tie goes to the smallest cluster index)."""
+        g = torch.Generator().manual_seed(seed)
+        B, _ = self._check_inputs(xs, mask)
+        out_c, out_v, out_q = [], [], []
+        for s in range(0, B, batch_size):
+            sl = [None if x is None else x[s : s + batch_size] for x in xs]
+            ms = None if mask is None else torch.as_tensor(mask)[s : s + batch_size]
+            z, avail = self._sample_posterior_z(sl, ms, g)
+            q = self.cluster_posterior(z)  # [b, M, C]
+            votes = q.argmax(-1)
+            out_c.append(majority_vote(votes, self.n_clusters_max, avail))
+            out_v.append(torch.where(avail, votes, torch.full_like(votes, -1)))
+            out_q.append(q)
+        return ClusterPrediction(
+            clusters=torch.cat(out_c).cpu().numpy(),
+            per_modality=torch.cat(out_v).cpu().numpy(),
+            q_c=torch.cat(out_q).cpu().numpy(),
+        )
+
+    @torch.no_grad()
+    def select_num_clusters(
+        self, xs, mask=None, *, apply: bool = False, parity: bool = False, seed: int = 0
+    ) -> ClusterSelection:
+        """Post-hoc selection of the number of clusters: from the current number of active clusters down to 2,
+        score h(k) on ``xs`` (the training data), then deactivate the active cluster with the fewest majority-vote
+        assignments; k* = argmin h. The model changes only with ``apply=True`` (it then keeps the clusters active
+        at k*). ``parity=True`` reproduces MultiVae's divisor log(count_nonzero q(c|z)) with log(pi + 1e-20)."""
+        import time
+
+        t0 = time.perf_counter()
+        if self.n_active < 2:
+            raise ValueError(
+                f"cluster selection needs at least 2 active clusters, the model has {self.n_active}"
+            )
+        z, avail = self._sample_posterior_z(xs, mask, torch.Generator().manual_seed(seed))  # sampled once
+        a = avail.to(z.dtype)
+        C = self.n_clusters_max
+        h = [math.inf] * (C + 1)
+        snapshots: dict[int, torch.Tensor] = {}
+        active = self.active.clone()
+        removed: list[int] = []
+        mu, scale = self.cluster_means, self.cluster_scale()
+        while True:
+            k = int(active.sum())
+            if parity:
+                pi = torch.softmax(self.cluster_logits.masked_fill(~active, float("-inf")), -1)
+                log_pi = torch.log(pi + Q_EPS)
+            else:
+                log_pi = self.log_pi(active)
+            lpc, lpzc = cluster_log_joint(z, log_pi, mu, scale)
+            q = torch.softmax(lpc + lpzc, dim=-1)  # [B, M, C]
+            if parity:
+                n_eff = (q > 0).sum(-1).clamp_min(2)
+                ent = normalised_entropy(q, n_eff)
+            else:
+                ent = normalised_entropy(q, k)
+            marg = cluster_marginal_log_likelihood(z, log_pi, mu, scale)  # log sum_c pi_c p(z|c) / d
+            # Eq. (h(K)): h = mean_x [ beta (1/M) sum_m H(q(c|z_m)) / log K - (1/M) sum_m log sum_c pi_c p(z_m|c) / d ]
+            per_row = ((self.beta * ent - marg) * a).sum(-1) / a.sum(-1)
+            h[k] = float(per_row.mean())
+            snapshots[k] = active.clone()
+            if k == 2:
+                break
+            votes = majority_vote(q.argmax(-1), C, avail)
+            counts = torch.bincount(votes, minlength=C).to(torch.float64)
+            counts[~active] = math.inf
+            worst = int(torch.argmin(counts))  # the fewest assignments; ties -> smallest index
+            active[worst] = False
+            removed.append(worst)
+        k_star = int(np.argmin(h))
+        if apply:
+            self.active.copy_(snapshots[k_star])
+        return ClusterSelection(
+            h=h,
+            k_star=k_star,
+            active=snapshots[k_star].cpu().numpy(),
+            removed=removed,
+            seconds=time.perf_counter() - t0,
+        )
+
+    # ---------------------------------------------------------------- generation
+    @torch.no_grad()
+    def sample(
+        self, n: int, *, cluster: int | None = None, seed: int | None = None, return_latents: bool = False
+    ):
+        """Unconditional generation: c ~ Cat(pi) (or the given ``cluster``), z ~ p(z|c), w_m ~ p(w) (``joint_prior``)
+        or r_m(w) (``single_prior``); returns the decoded means, a list of M tensors [n, *shape_m]."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        g = torch.Generator().manual_seed(seed) if seed is not None else None
+        dev = self.cluster_means.device
+        if cluster is None:
+            c = torch.multinomial(self.log_pi().exp().cpu(), n, replacement=True, generator=g).to(dev)
+        else:
+            if (
+                isinstance(cluster, bool)
+                or not isinstance(cluster, int)
+                or not 0 <= cluster < self.n_clusters_max
+            ):
+                raise ValueError(f"cluster must be an integer in [0, {self.n_clusters_max}), got {cluster!r}")
+            if not bool(self.active[cluster]):
+                raise ValueError(
+                    f"cluster {cluster} is deactivated (active: {self.active.nonzero().flatten().tolist()})"
+                )
+            c = torch.full((n,), cluster, dtype=torch.long, device=dev)
+
+        def lap(loc, scale, shape):
+            u = torch.rand(shape, generator=g).to(dev).clamp(1e-7, 1 - 1e-7) - 0.5
+            return loc - scale * u.sign() * torch.log1p(-2 * u.abs())
+
+        z = lap(self.cluster_means[c], self.cluster_scale()[c], (n, self.latent_dim))
+        outs, ws = [], []
+        for m in range(self.n_modalities):
+            raw = (
+                self.w_prior_raw_scale
+                if self.generation_prior == "joint_prior"
+                else self.aux_prior_raw_scale[m]
+            )
+            w = lap(0.0, softmax_scale(raw), (n, self.modality_latent_dim))
+            ws.append(w)
+            outs.append(self.mean_of(self._decode(m, torch.cat([z, w], -1))))
+        return (outs, c, z, ws) if return_latents else outs
+
+    @torch.no_grad()
+    def cross_generate(self, x: torch.Tensor, source: int, *, seed: int | None = None) -> list[torch.Tensor]:
+        """Conditional generation from one modality: z ~ q(z|x_source); w_source ~ q(w|x_source), w_n ~ r_n(w) for
+        the others; the decoded means of all M modalities."""
+        if isinstance(source, bool) or not isinstance(source, int) or not 0 <= source < self.n_modalities:
+            raise ValueError(f"source must be a modality index in [0, {self.n_modalities}), got {source!r}")
+        xs = [None] * self.n_modalities
+        xs[source] = x
+        B, avail = self._check_inputs(xs, None)
+        zl, zs, wl, ws = self._encode(xs, avail)
+        g = torch.Generator().manual_seed(seed) if seed is not None else None
+
+        def lap(loc, scale):
+            u = torch.rand(loc.shape, generator=g).to(loc.device).clamp(1e-7, 1 - 1e-7) - 0.5
+            return loc - scale * u.sign() * torch.log1p(-2 * u.abs())
+
+        z = lap(zl[source], zs[source])
+        aux = softmax_scale(self.aux_prior_raw_scale)
+        outs = []
+        for n in range(self.n_modalities):
+            w = (
+                lap(wl[source], ws[source])
+                if n == source
+                else lap(torch.zeros(B, self.modality_latent_dim, device=z.device), aux[n].expand(B, -1))
+            )
+            outs.append(self.mean_of(self._decode(n, torch.cat([z, w], -1))))
+        return outs
+
+    @torch.no_grad()
+    def reconstruct(self, xs, mask=None) -> list[torch.Tensor]:
+        """Self-reconstructions at the posterior means, one [B, *shape_m] per available modality (None otherwise)."""
+        _, avail = self._check_inputs(xs, mask)
+        zl, _, wl, _ = self._encode(xs, avail)
+        return [
+            None if xs[m] is None else self.mean_of(self._decode(m, torch.cat([zl[m], wl[m]], -1)))
+            for m in range(self.n_modalities)
+        ]
+
+
+class MMVAEPlus(CMVAE):
+    """MMVAE+ (Palumbo et al., ICLR 2023): the same model and objective with a single cluster at mu = 0, i.e. the
+    fixed prior p(z) = Laplace(0, 1). The baseline CMVAE reduces to."""
+
+    _min_clusters = 1
+
+    def __init__(self, encoders, decoders, **kwargs) -> None:
+        kwargs.pop("n_clusters_max", None)
+        super().__init__(encoders, decoders, n_clusters_max=1, **kwargs)
+        with torch.no_grad():
+            self.cluster_means.zero_()
+        self.cluster_means.requires_grad_(False)
+        self.cluster_logits.requires_grad_(False)
+
+    def select_num_clusters(self, *args, **kwargs):  # type: ignore[override]
+        raise ValueError("MMVAEPlus has one cluster: there is no number of clusters to select")
+
+
+def build_mlp_model(
+    input_dims: Sequence[int],
+    *,
+    latent_dim: int = 10,
+    modality_latent_dim: int = 4,
+    hidden: Sequence[int] = (256, 256),
+    n_clusters_max: int = 20,
+    clustered: bool = True,
+    **kwargs,
+) -> CMVAE:
+    """A CMVAE (or, with ``clustered=False``, MMVAE+) with MLP encoders/decoders for flat modalities of the given
+    sizes; the model remembers how it was built, so :func:`save_checkpoint` / :func:`load_checkpoint` work."""
+    dims = [int(d) for d in input_dims]
+    if not dims or any(d < 1 for d in dims):
+        raise ValueError(f"input_dims must be positive sizes, one per modality, got {list(input_dims)!r}")
+    encs = [MLPEncoder(d, latent_dim, modality_latent_dim, hidden) for d in dims]
+    decs = [MLPDecoder(latent_dim + modality_latent_dim, d, hidden) for d in dims]
+    common = dict(latent_dim=latent_dim, modality_latent_dim=modality_latent_dim, **kwargs)
+    if clustered:
+        model: CMVAE = CMVAE(encs, decs, n_clusters_max=n_clusters_max, **common)
+    else:
+        model = MMVAEPlus(encs, decs, **common)
+    model.spec = dict(
+        input_dims=dims, latent_dim=latent_dim, modality_latent_dim=modality_latent_dim, hidden=list(hidden),
+        n_clusters_max=n_clusters_max, clustered=clustered, **kwargs,
+    )  # fmt: skip
+    return model
+
+
+def save_checkpoint(model: CMVAE, path: str | os.PathLike) -> Path:
+    """Write a model built by :func:`build_mlp_model` (its build spec and its weights) atomically."""
+    from iclr24.paperkit import atomic_torch_save
+
+    if getattr(model, "spec", None) is None:
+        raise ValueError(
+            "save_checkpoint needs a model made by build_mlp_model; for your own modules save model.state_dict()"
+        )
+    return atomic_torch_save({"spec": json.dumps(model.spec), "state": model.state_dict()}, path)
+
+
+def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> CMVAE:
+    """Rebuild a model saved by :func:`save_checkpoint` (``torch.load(weights_only=True)``: no pickle)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(
+            f"checkpoint not found: {p} (write one with `cmvae train` or save_checkpoint)"
+        )
+    try:
+        obj = torch.load(p, map_location=map_location, weights_only=True)
+        spec = json.loads(obj["spec"])
+        state = obj["state"]
+    except Exception as e:  # truncated file, foreign format
+        raise ValueError(f"{p}: not a cmvae checkpoint ({type(e).__name__}: {e})") from None
+    spec = dict(spec)
+    dims = spec.pop("input_dims")
+    model = build_mlp_model(dims, **spec)
+    model.load_state_dict(state)
+    return model

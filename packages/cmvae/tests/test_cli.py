@@ -1,0 +1,63 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from iclr24.cmvae.cli import main
+from iclr24.cmvae.reproduce import PAPER
+from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+
+
+@pytest.mark.slow  # trains CMVAE, MMVAE+ and the refiner once at toy size, plus KMeans/GMM/classifiers
+def test_smoke_records(tmp_path):
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=4)
+    names = " ".join(c.claim for c in cs.claims)
+    assert "diffusion" in names and "number of clusters" in names
+
+
+def test_cli_contract(tmp_path):
+    check_cli_contract(main, tmp_path)
+
+
+def test_cli_train_cluster_sample_end_to_end(tmp_path, capsys):
+    out = tmp_path / "train"
+    rc = main(["train", "--n-train", "200", "--n-test", "50", "--epochs", "1", "--hidden", "16",
+               "--n-clusters-max", "4", "--out", str(out), "--quiet", "--select"])  # fmt: skip
+    assert rc == 0 and (out / "model.pt").is_file()
+    info = json.loads((out / "train.json").read_text())
+    assert 2 <= info["k_star"] <= 4 and set(info["test_scores"]) == {"acc", "nmi", "ari"}
+    rc = main(["cluster", str(out / "model.pt"), "--n-train", "200", "--n-test", "50", "--out", str(tmp_path / "c"),
+               "--quiet"])  # fmt: skip
+    assert rc == 0 and len(json.loads((tmp_path / "c" / "clusters.json").read_text())["clusters"]) == 50
+    rc = main(["sample", str(out / "model.pt"), "--n", "3", "--out", str(tmp_path / "s"), "--quiet"])
+    assert (
+        rc == 0
+        and (tmp_path / "s" / "samples.npz").is_file()
+        and (tmp_path / "s" / "samples_per_cluster.png").is_file()
+    )
+
+
+def test_cli_user_errors_are_one_line(tmp_path, capsys):
+    rc = main(["cluster", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "c")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "checkpoint not found" in err[0]
+    rc = main(["train", "--data", "npz", "--out", str(tmp_path / "t")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "needs --path" in err[0]
+    rc = main(["train", "--n-clusters-max", "1", "--out", str(tmp_path / "t")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and ">= 2" in err[0]
+
+
+def test_readme_quickstart(tmp_path):
+    ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
+    assert 2 <= ns["selection"].k_star <= 6
+    assert set(ns["scores"]) == {"acc", "nmi", "ari"}
+
+
+def test_bench_smoke_returns_a_report():
+    from iclr24.cmvae.bench import run_benchmarks
+    from iclr24.paperkit.bench import BenchReport
+
+    rep = run_benchmarks("smoke")
+    assert isinstance(rep, BenchReport) and len(rep.results) == 6
