@@ -32,7 +32,7 @@ def test_bad_argument_exits_2():
 def test_modes_and_device_only_where_they_mean_something(tmp_path):
     for cmd in (
         ["condense", str(tmp_path / "c.pt"), "--smoke"],
-        ["train", "--device", "cpu"],
+        ["condense", str(tmp_path / "c.pt"), "--device", "cpu"],
         ["reproduce", "--device", "cpu"],
     ):
         with pytest.raises(SystemExit) as e:
@@ -71,10 +71,13 @@ def test_train_then_condense_end_to_end(tmp_path, capsys):
     summ = json.loads((out / "train.json").read_text())
     assert summ["invariants_ok"] and summ["accuracy"] > 0.5
     assert all(layer["fan_in"] for layer in summ["layers"])
+    assert summ["itop_rate"] > summ["density"] and summ["device"] == "cpu"
+    assert summ["updates"] and set(summ["updates"][0]) >= {"step", "itop_rate", "active_neurons"}
     rc = main(["condense", str(out / "checkpoint.pt"), "--out", str(tmp_path / "small"), "--quiet"])
     assert rc == 0
     info = json.loads((tmp_path / "small" / "condense.json").read_text())
     assert info["max_rel_diff_vs_masked"] < 1e-5
+    assert len(info["plan"]) == 3 and all(r["variant"] == "auto" for r in info["plan"])
     assert info["accuracy_condensed"] == info["accuracy_masked"]
     assert info["params_condensed"] < info["params_dense"] / 5
 
@@ -133,3 +136,61 @@ def test_bench_smoke_grid_is_exact():
 
     rows = time_condensed_layer(SMOKE_GRID)
     assert rows and rows[0]["max_abs_err"] < 1e-4
+
+
+class _Payload:
+    """A pickle that creates a marker file when unpickled (what a crafted checkpoint could do)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_malicious_checkpoint_is_refused_without_running_it(tmp_path, capsys):
+    import torch
+
+    marker = tmp_path / "pwned"
+    bad = tmp_path / "evil.pt"
+    torch.save({"version": 1, "sparsifier": _Payload(marker)}, bad)
+    assert main(["condense", str(bad), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read" in err and "Traceback" not in err
+    assert not marker.exists()  # refused by weights_only=True before anything ran
+    assert not (tmp_path / "o" / "condensed.pt").exists()
+    torch.load(bad, weights_only=False)  # the payload is real: an unrestricted load runs it
+    assert marker.exists()
+
+
+def test_bad_data_is_refused_before_training(tmp_path, capsys):
+    import torch
+
+    x = np.random.default_rng(0).normal(size=(40, 5)).astype(np.float32)
+    y = np.arange(40) % 2
+    x[3, 1] = np.nan
+    np.savez(tmp_path / "nan.npz", x=x, y=y)
+    out = tmp_path / "o"
+    assert main(["train", "--data", str(tmp_path / "nan.npz"), "--epochs", "1", "--out", str(out)]) == 2
+    assert "1 NaN/inf values" in capsys.readouterr().err and not (out / "checkpoint.pt").exists()
+    np.savez(tmp_path / "empty.npz", x=np.zeros((0, 5), np.float32), y=np.zeros(0, np.int64))
+    assert main(["train", "--data", str(tmp_path / "empty.npz"), "--epochs", "1", "--out", str(out)]) == 2
+    assert "is empty" in capsys.readouterr().err
+    assert main(["train", "--lr", "nan", "--epochs", "1", "--out", str(out)]) == 2
+    if not torch.cuda.is_available():
+        assert main(["train", "--device", "cuda", "--epochs", "1", "--out", str(out)]) == 2
+        assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_every_train_option_has_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag, words in (
+        ("--method", "sparse training method"),
+        ("--batch-size", "training batch size"),
+        ("--lr", "SGD learning rate"),
+        ("--device", "cpu, cuda"),
+        ("--keep-first-layer-dense", "keep_first_layer_dense"),
+    ):
+        assert flag in text and words in text, flag

@@ -3,7 +3,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.srigl import CondensedLinear, SRigL, condense, random_constant_fan_in_mask
+from iclr24.srigl import CondensedConv2d, CondensedLinear, SRigL, condense, random_constant_fan_in_mask
+from iclr24.srigl.condensed import AUTO_ONLINE_ROWS, auto_variant
 
 
 def _cfi_linear(out=48, inp=40, k=6, bias=True, ablate=(3, 17), seed=0):
@@ -108,7 +109,6 @@ def test_condense_with_a_trained_sparsifier(digits, helpers):
     assert sum(p.numel() for p in c.parameters()) < 0.2 * sum(p.numel() for p in model.parameters())
 
 
-@pytest.mark.slow  # torch.compile takes seconds (a minute on a cold inductor cache)
 def test_condensed_under_torch_compile():
     lin, mask = _cfi_linear(bias=True)
     c = CondensedLinear.from_linear(lin, mask, index_dtype=torch.int32).eval()
@@ -148,3 +148,92 @@ def test_fused_kernel_matches_when_available():
     with pytest.raises(ValueError, match="mode must be one of"):
         c.kernel_mode = "nope"
         c(x)
+
+
+def _cfi_conv(cin=6, cout=10, k=7, seed=0, **kw):
+    g = torch.Generator().manual_seed(seed)
+    conv = nn.Conv2d(cin, cout, 3, **kw)
+    mask = random_constant_fan_in_mask(cout, cin * 9, k, g).view(conv.weight.shape)
+    mask[2] = False  # an ablated output channel outputs its bias
+    with torch.no_grad():
+        conv.weight.mul_(mask)
+    return conv, mask
+
+
+@pytest.mark.parametrize("variant", ["gather", "dense", "auto"])
+@pytest.mark.parametrize(
+    "geom", [{}, {"stride": 2, "padding": 1}, {"padding": 2, "dilation": 2, "bias": False}]
+)
+def test_condensed_conv2d_equals_masked_conv(variant, geom):
+    conv, mask = _cfi_conv(**geom)
+    c = CondensedConv2d.from_conv(conv, mask, variant=variant)
+    assert c.k == 7 and c.out_channels == 10
+    for batch in (1, 3):
+        x = torch.randn(batch, 6, 11, 9)
+        with torch.no_grad():
+            ref, y = conv(x), c(x)
+        assert y.shape == ref.shape
+        assert torch.allclose(y, ref, atol=1e-5 * float(ref.abs().max()) + 1e-6)
+
+
+def test_auto_rule_is_the_documented_table():
+    # fused kernel: density <= 0.2 at one row, <= 0.05 from AUTO_ONLINE_ROWS rows; gather: 0.05 / 0.01
+    assert [auto_variant(d, 1, True) for d in (0.3, 0.2, 0.05)] == ["dense", "fused", "fused"]
+    assert [auto_variant(d, AUTO_ONLINE_ROWS, True) for d in (0.1, 0.05)] == ["dense", "fused"]
+    assert [auto_variant(d, 1, False) for d in (0.1, 0.05)] == ["dense", "gather"]
+    assert [auto_variant(d, 256, False) for d in (0.05, 0.01)] == ["dense", "gather"]
+
+
+def test_condense_small_cnn_and_plan():
+    torch.manual_seed(0)
+    m = nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(8, 16, 3, stride=2),
+        nn.ReLU(),
+        nn.Conv2d(16, 16, 3, groups=4),
+        nn.Flatten(),
+        nn.Linear(16 * 3 * 3, 10),
+    )
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    sp = SRigL(m, opt, 0.9, 10, distribution="erk", seed=0)
+    c = condense(m, sp, variant="gather")
+    assert isinstance(c[2], CondensedConv2d) and isinstance(c[6], CondensedLinear)
+    assert isinstance(c[4], nn.Conv2d)  # grouped: kept masked dense, and the plan says so
+    kinds = {r["name"]: r["variant"] for r in c.condense_plan}
+    assert kinds["4"] == "kept" and kinds["2"] == "gather"
+    x = torch.randn(3, 1, 12, 12)
+    m.eval()
+    with torch.no_grad():
+        assert torch.allclose(c(x), m(x), atol=1e-5)
+    auto = condense(m, sp)
+    assert {r["variant"] for r in auto.condense_plan} == {"auto", "kept"}
+    assert all(r["many_rows"] in ("fused", "gather", "dense") for r in auto.condense_plan if "many_rows" in r)
+    with torch.no_grad():
+        assert torch.allclose(auto(x), m(x), atol=1e-5)
+
+
+def test_condense_transformer_encoder_keeps_fast_path_layers():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, batch_first=True, dropout=0.0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sp = SRigL(model, opt, 0.8, 10, distribution="uniform", seed=0)
+    c = condense(model, sp)  # used to crash: the eval fast path reads linear1.weight
+    kept = {r["name"] for r in c.condense_plan if r["variant"] == "kept"}
+    assert "1.layers.0.linear1" in kept and "1.layers.1.self_attn.out_proj" in kept
+    assert isinstance(c[0], CondensedLinear)
+    model.eval()
+    x = torch.randn(2, 5, 8)
+    with torch.no_grad():
+        assert torch.allclose(c(x), model(x), atol=1e-5)
+
+
+def test_condensed_conv2d_fused_kernel_when_built():
+    if not _kernel_is_built():
+        pytest.skip("the fused C++ kernel is not built yet (it takes ~1-2 min; `srigl bench` builds it)")
+    conv, mask = _cfi_conv(cin=8, cout=12, k=30, stride=2, padding=1)
+    c = CondensedConv2d.from_conv(conv, mask, variant="fused")
+    x = torch.randn(2, 8, 9, 9)
+    with torch.no_grad():
+        assert torch.allclose(c(x), conv(x), atol=1e-5)

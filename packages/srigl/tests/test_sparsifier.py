@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.srigl import Dense, RigL, SRigL, StaticSparse, make_sparsifier
+from iclr24.srigl import Dense, NonFiniteError, RigL, SRigL, StaticSparse, make_sparsifier
 
 
 def _sgd(model):
@@ -253,3 +253,91 @@ def test_dense_gradient_is_averaged_over_grad_accumulation_n_steps(helpers):
     # after steps 3, 4, 5 the accumulator holds 3 x (g / 3) = g, whose masked part equals the masked gradient
     assert torch.allclose(seen[4][full != 0], full[full != 0], atol=1e-6)
     assert sp.layers[0].dense_grad is None  # consumed by the update
+
+
+def test_sparse_init_is_the_default_and_keeps_activation_scale():
+    # The paper's init: kept weights ~ N(0, 2/k). Masking a dense Kaiming init instead shrinks each layer's
+    # pre-activations by about sqrt(density) (here sqrt(0.1) ~ 0.32).
+    def out_std(**kw):
+        torch.manual_seed(0)
+        model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(512, 512), nn.ReLU())])
+        for lin in model[::2]:
+            nn.init.kaiming_normal_(lin.weight, nonlinearity="relu")
+            nn.init.zeros_(lin.bias)
+        SRigL(model, _sgd(model), 0.9, 100, distribution="uniform", seed=0, **kw)
+        with torch.no_grad():
+            return float(model(torch.randn(256, 512)).pow(2).mean().sqrt())
+
+    default, masked = out_std(), out_std(sparse_init=False)
+    assert 0.5 < default < 2.0  # variance preserved through 4 sparse layers (He: E[relu(z)^2] = Var(x))
+    assert masked < 0.2 * default  # about sqrt(0.1)^4 = 0.01 of the scale
+    torch.manual_seed(0)
+    lin = nn.Linear(400, 300)
+    sp = SRigL(nn.Sequential(lin), _sgd(lin), 0.9, 100, distribution="uniform", seed=0)
+    k = sp.layers[0].k0
+    kept = lin.weight.detach()[sp.layers[0].mask]
+    assert kept.numel() == 300 * k and kept.std() == pytest.approx((2.0 / k) ** 0.5, rel=0.05)
+
+
+def test_named_options_and_exclude_patterns_that_match_nothing(helpers):
+    model = helpers.make_mlp()
+    sp = SRigL(model, _sgd(model), 0.9, 100, keep_first_layer_dense=True, seed=0)
+    assert [layer.name for layer in sp.layers] == ["2.weight", "4.weight"]
+    with pytest.raises(ValueError, match=r"exclude patterns \['fc9'\] match no prunable layer.*0.weight"):
+        SRigL(model, _sgd(model), 0.9, 100, exclude=["fc9"])
+    att = nn.Sequential(nn.MultiheadAttention(16, 2, batch_first=True), nn.Linear(16, 4))
+    sp = SRigL(att, torch.optim.SGD(att.parameters(), lr=0.1), 0.5, 10, ignore_mha_layers=True, seed=0)
+    assert [layer.name for layer in sp.layers] == ["1.weight"]
+
+
+def test_conv_transpose2d_is_sparsified_per_output_channel():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.ConvTranspose2d(8, 6, 3, stride=2), nn.ReLU(), nn.Conv2d(6, 2, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    sp = SRigL(model, opt, 0.8, 20, delta_t=2, distribution="uniform", gamma_sal=0.0, seed=0)
+    layer = sp.layers[0]
+    assert layer.transposed and layer.shape2d == (6, 72)
+    for _ in range(6):
+        opt.zero_grad()
+        model(torch.randn(4, 8, 5, 5)).square().mean().backward()
+        opt.step()
+        sp.step()
+        sp.check_invariants()
+    # constant fan-in per *output channel* (dim 1 of a ConvTranspose2d weight)
+    per_out = layer.mask.transpose(0, 1).reshape(6, -1).sum(1)
+    assert (per_out == layer.k0).all() and sp.n_updates == 3
+    assert layer.mask.shape == model[0].weight.shape
+
+
+def test_nan_gradient_at_an_update_is_a_clear_error_and_masks_stay(helpers):
+    model = helpers.make_mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sp = SRigL(model, opt, 0.9, 100, delta_t=2, seed=0)
+    before = {n: m.clone() for n, m in sp.masks.items()}
+    x, y = torch.randn(8, 64), torch.randint(0, 10, (8,))
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    sp.step()
+    x[0, 0] = float("nan")
+    opt.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    with pytest.raises(NonFiniteError, match=r"non-finite \(NaN/inf\) dense gradient of '0.weight'"):
+        sp.step()
+    assert all(torch.equal(before[n], m) for n, m in sp.masks.items())
+
+
+def test_itop_rate_grows_for_dynamic_and_equals_density_for_static(digits, helpers):
+    model = helpers.make_mlp()
+    opt = _sgd(model)
+    sp = SRigL(model, opt, 0.9, 100, delta_t=5, seed=0)
+    assert sp.itop_rate() == pytest.approx(sp.density())
+    helpers.train_steps(model, opt, sp, digits, 30)
+    assert sp.itop_rate() > sp.density()
+    assert all(v > 0 for v in sp.active_neurons().values())
+    model = helpers.make_mlp()
+    opt = _sgd(model)
+    st = StaticSparse(model, opt, 0.9, 100, seed=0)
+    helpers.train_steps(model, opt, st, digits, 10)
+    assert st.itop_rate() == pytest.approx(st.density())

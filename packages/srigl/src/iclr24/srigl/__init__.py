@@ -6,7 +6,7 @@ sparsifier = SRigL(model, optimizer, sparsity=0.9, total_steps=10_000)
 fast = condense(model, sparsifier)
 """
 
-from .condensed import CondensedLinear, condense, condensed_linear
+from .condensed import CondensedConv2d, CondensedLinear, auto_variant, condense, condensed_linear
 from .data import Split, digits_split, load_data, load_npz
 from .masks import (
     ablate_neurons,
@@ -21,11 +21,23 @@ from .masks import (
     srigl_update,
 )
 from .models import build_model, mlp
-from .sparsifier import METHODS, Dense, RigL, SparseLayer, Sparsifier, SRigL, StaticSparse, make_sparsifier
+from .sparsifier import (
+    METHODS,
+    Dense,
+    NonFiniteError,
+    RigL,
+    SparseLayer,
+    Sparsifier,
+    SRigL,
+    StaticSparse,
+    make_sparsifier,
+)
 from .train import TrainConfig, TrainResult, evaluate, train
 
 __all__ = [
     "METHODS",
+    "NonFiniteError",
+    "CondensedConv2d",
     "CondensedLinear",
     "Dense",
     "RigL",
@@ -37,6 +49,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "ablate_neurons",
+    "auto_variant",
     "build_model",
     "condense",
     "condensed_linear",

@@ -34,8 +34,18 @@ def _sparsity(s: str) -> float:
 @app.command(
     "train",
     "Train a model with SRigL, RigL, a static mask or densely; save a checkpoint to --out.",
-    arg("--data", default="digits", help="'digits' (built in) or an .npz file with arrays x, y"),
-    arg("--model", default="mlp", help="'mlp' or 'timm:<name>' (e.g. timm:resnet18, untrained)"),
+    arg(
+        "--data",
+        default="digits",
+        help="'digits' (built in), 'mnist' (from the data folder: `iclr24 data get mnist`) or an .npz file with "
+        "arrays x, y",
+    ),
+    arg(
+        "--model",
+        default="mlp",
+        help="'mlp', 'cnn' (small CNN, image data) or 'timm:<name>' (e.g. timm:resnet18, untrained; on digits "
+        "about 10-20 s per epoch on one idle core, so start with --epochs 2)",
+    ),
     arg(
         "--method",
         default="srigl",
@@ -59,14 +69,26 @@ def _sparsity(s: str) -> float:
     arg("--batch-size", type=positive_int, default=64, help="training batch size"),
     arg("--lr", type=float, default=0.1, help="SGD learning rate"),
     arg("--delta-t", type=positive_int, default=20, help="steps between mask updates"),
+    arg(
+        "--keep-first-layer-dense",
+        action="store_true",
+        help="keep the first prunable layer dense (the official config's keep_first_layer_dense)",
+    ),
+    arg(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="folder of the real datasets for --data mnist (default: $ICLR24_DATA, else ~/.cache/iclr24/data)",
+    ),
     modes=True,
+    device=True,
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import load_data
     from .train import TrainConfig, train
 
-    image = args.model.startswith("timm:")
-    data = load_data(args.data, seed=0, flatten=not image)
+    image = args.model.startswith("timm:") or args.model == "cnn"
+    data = load_data(args.data, seed=0, flatten=not image, data_dir=args.data_dir)
     epochs = args.epochs or {"smoke": 2, "quick": 30, "full": 60}[args.mode]
     cfg = TrainConfig(
         method=args.method,
@@ -79,6 +101,8 @@ def _train(args: argparse.Namespace) -> int:
         lr=args.lr,
         delta_t=args.delta_t,
         seed=args.seed,
+        keep_first_layer_dense=args.keep_first_layer_dense,
+        device=args.device,
     )
     t0 = time.perf_counter()
     r = train(cfg, data, show_progress=not args.quiet)
@@ -101,14 +125,19 @@ def _train(args: argparse.Namespace) -> int:
         "density": r.sparsifier.density(),
         "ablated_hidden_neurons": r.n_ablated,
         "invariants_ok": r.invariants_ok,
+        "itop_rate": r.sparsifier.itop_rate(),
+        "active_neurons": r.sparsifier.active_neurons(),
+        "device": args.device,
         "steps": r.steps,
         "seconds": time.perf_counter() - t0,
         "layers": r.sparsifier.summary(),
+        "updates": r.log,
     }
     atomic_write_json(out / "train.json", summ)
     print(
         f"{args.method} S={cfg.sparsity}: test accuracy {100 * r.accuracy:.2f}%, density {summ['density']:.4f}, "
-        f"ablated hidden neurons {r.n_ablated}, {r.steps} steps in {summ['seconds']:.1f} s"
+        f"ITOP rate {summ['itop_rate']:.3f}, ablated hidden neurons {r.n_ablated}, {r.steps} steps in "
+        f"{summ['seconds']:.1f} s"
     )
     print(f"wrote {path}")
     return 0
@@ -120,13 +149,14 @@ def _train(args: argparse.Namespace) -> int:
     arg("checkpoint", type=Path, help="checkpoint.pt written by `srigl train`"),
     arg(
         "--variant",
-        default="gather",
-        choices=["gather", "gather_kmajor", "embedding_bag", "fused"],
-        help="condensed layer implementation (fused: the C++ kernel)",
+        default="auto",
+        choices=["auto", "gather", "gather_kmajor", "embedding_bag", "fused", "dense"],
+        help="condensed layer implementation (auto: per layer by the measured crossovers; fused: the C++ kernel; "
+        "dense: the masked dense product)",
     ),
 )
 def _condense(args: argparse.Namespace) -> int:
-    from .condensed import condense
+    from .condensed import condense, plan_table
     from .data import load_data
     from .models import build_model
     from .train import evaluate
@@ -145,7 +175,8 @@ def _condense(args: argparse.Namespace) -> int:
     model.load_state_dict(ckpt["model"])
     masks = {n: rec["mask"] for n, rec in ckpt["sparsifier"]["layers"].items()}
     small = condense(model, masks, variant=args.variant)
-    data = load_data(ckpt["data"], seed=0, flatten=not cfg["model"].startswith("timm:"))
+    image = cfg["model"].startswith("timm:") or cfg["model"] == "cnn"
+    data = load_data(ckpt["data"], seed=0, flatten=not image)
     model.eval()
     with torch.no_grad():
         ref = model(data.x_test)
@@ -162,10 +193,11 @@ def _condense(args: argparse.Namespace) -> int:
         "accuracy_condensed": evaluate(small, data.x_test, data.y_test),
         "params_dense": n_dense,
         "params_condensed": n_small,
+        "plan": small.condense_plan,
         "modules": str(small),
     }
     atomic_write_json(out / "condense.json", info)
-    print(small)
+    print(plan_table(small.condense_plan), end="")
     print(
         f"max |condensed - masked dense| = {diff:.2e} ({rel:.1e} of max |output|); accuracy {100 * info['accuracy_condensed']:.2f}% "
         f"(masked {100 * info['accuracy_masked']:.2f}%); parameters {n_small} (dense {n_dense})"

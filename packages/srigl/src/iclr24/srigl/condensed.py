@@ -7,7 +7,13 @@ A constant fan-in layer ``W [out, in]`` with ``k`` non-zeros in each active row 
 
 Ablated neurons (rows without weights) are dropped; :func:`condense` also drops the matching input columns of the
 next ``nn.Linear`` and folds their constant output ``act(bias)`` into that layer's bias, so the condensed model
-computes exactly what the masked dense model computes.
+computes exactly what the masked dense model computes. A constant fan-in ``nn.Conv2d`` condenses the same way over
+its ``in * kh * kw`` input taps (:class:`CondensedConv2d`: gather the ``k`` active taps of each output channel from
+the unfolded input).
+
+``variant="auto"`` (the default of :func:`condense`) chooses per layer and per call by a fixed rule drawn from the
+measured crossovers of ``srigl bench --full`` (:func:`auto_variant`), and keeps the masked dense product where
+condensing would be slower; ``model.condense_plan`` says what was chosen.
 """
 
 from __future__ import annotations
@@ -19,9 +25,30 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["CondensedLinear", "condense", "condensed_linear", "VARIANTS", "ELEMENTWISE_MODULES"]
+__all__ = [
+    "CondensedLinear",
+    "CondensedConv2d",
+    "condense",
+    "condensed_linear",
+    "auto_variant",
+    "VARIANTS",
+    "ELEMENTWISE_MODULES",
+    "AUTO_ONLINE_ROWS",
+    "plan_table",
+]
 
-VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused")
+VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused", "dense", "auto")
+
+# The auto rule (auto_variant), from the 3072->768 one-thread rows of `srigl bench --full` (docs/bench_full.md):
+# at batch 1 the fused AVX2 int16 kernel beats dense F.linear at every density <= 0.2 (2.5x at 0.2) and the eager
+# gather only at density <= 0.05 (1.1x; 0.6-0.7x at 0.1-0.2); at batch 256 the kernel breaks even at 0.1 (1.02x)
+# and wins at 0.05 (1.75x), the gather only at 0.01 (1.9x). Batches between were not measured: from
+# AUTO_ONLINE_ROWS rows up the batch-256 thresholds apply (conservative: dense sooner).
+AUTO_ONLINE_ROWS = 4
+_AUTO_THRESHOLDS = {  # (variant, online max density, batched max density)
+    "fused": (0.2, 0.05),
+    "gather": (0.05, 0.01),
+}
 
 # Modules that act elementwise, so an ablated neuron's constant output passes through them unchanged in shape.
 ELEMENTWISE_MODULES = (
@@ -58,6 +85,7 @@ def condensed_linear(
     """
     if variant == "gather":
         n, k = values.shape
+        # Sec. 4 (SRigL), condensed representation: y_i = sum_{j<k} W_c[i, j] * x[idx[i, j]] + b_i
         g = x.index_select(1, indices.reshape(-1)).view(x.shape[0], n, k)  # [B, n, k]
         y = (g * values).sum(-1)
     elif variant == "gather_kmajor":
@@ -72,8 +100,29 @@ def condensed_linear(
         # x^T is the embedding table [in, B]; each neuron is a bag of its k inputs weighted by its values.
         y = F.embedding_bag(indices, x.t().contiguous(), per_sample_weights=values, mode="sum").t()
     else:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        raise ValueError(f"variant must be one of {VARIANTS[:4]} here, got {variant!r}")
     return y + bias if bias is not None else y
+
+
+def auto_variant(density: float, rows: int, fused_available: bool) -> str:
+    """The rule of ``variant="auto"``: ``"fused"``, ``"gather"`` or ``"dense"`` for a layer of ``density = k /
+    fan_in`` applied to ``rows`` input rows (batch x tokens, or batch x output pixels for a convolution).
+
+    With the fused kernel: fused iff ``density <= 0.2`` (rows < AUTO_ONLINE_ROWS) or ``<= 0.05`` (more rows);
+    without it: gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise the masked dense product."""
+    online = rows < AUTO_ONLINE_ROWS
+    for v in ("fused", "gather"):
+        if v == "fused" and not fused_available:
+            continue
+        lim_online, lim_batched = _AUTO_THRESHOLDS[v]
+        return v if density <= (lim_online if online else lim_batched) else "dense"
+    return "dense"
+
+
+def _fused_built() -> bool:
+    from .kernels import kernel_built
+
+    return kernel_built()
 
 
 class CondensedLinear(nn.Module):
@@ -105,11 +154,14 @@ class CondensedLinear(nn.Module):
                 f"values and indices must both be [n, k], got {tuple(values.shape)} and "
                 f"{tuple(indices.shape)}"
             )
-        if variant == "fused":
+        self.fused_ok = variant == "fused" or (variant == "auto" and _fused_built())
+        if variant == "fused" or (variant == "auto" and self.fused_ok and in_features <= 32767):
             if index_dtype not in (torch.int16, torch.int32):
                 index_dtype = torch.int16 if in_features <= 32767 else torch.int32
             if index_dtype == torch.int16 and in_features > 32767:
                 raise ValueError(f"int16 indices address at most 32767 inputs, the layer has {in_features}")
+        elif variant in ("auto", "dense"):
+            index_dtype = torch.int32 if in_features < 2**31 else torch.int64
         elif index_dtype not in (torch.int32, torch.int64):
             raise ValueError(
                 f"index_dtype must be torch.int32 or torch.int64 (int16 only with variant='fused'), "
@@ -126,6 +178,26 @@ class CondensedLinear(nn.Module):
         self.register_buffer("indices", idx.to(index_dtype).contiguous().clone())
         self.bias = nn.Parameter(bias.detach().clone()) if bias is not None else None
         self.register_buffer("rows", rows.to(torch.int64).clone())
+        self._dense_cache: tuple[int, torch.Tensor] | None = None
+
+    @property
+    def density(self) -> float:
+        """``k / in_features``: the fraction of the inputs each kept neuron reads."""
+        return self.k / max(1, self.in_features)
+
+    def choose(self, rows: int) -> str:
+        """The implementation a call with ``rows`` input rows runs (``variant``, or the :func:`auto_variant` rule)."""
+        if self.variant != "auto":
+            return self.variant
+        return auto_variant(self.density, rows, self.fused_ok)
+
+    def dense_weight(self) -> torch.Tensor:
+        """The kept rows as a dense ``[out_features, in_features]`` weight, cached (rebuilt after an in-place
+        change of ``values``)."""
+        ver = self.values._version
+        if self._dense_cache is None or self._dense_cache[0] != ver:
+            self._dense_cache = (ver, self.to_dense_weight())
+        return self._dense_cache[1]
 
     @classmethod
     @torch.no_grad()
@@ -205,22 +277,117 @@ class CondensedLinear(nn.Module):
             raise ValueError(f"expected input with last dim {self.in_features}, got shape {tuple(x.shape)}")
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
+        return self.forward_variant(x2, self.choose(x2.shape[0])).reshape(*lead, self.out_features)
+
+    def forward_variant(self, x2: torch.Tensor, v: str) -> torch.Tensor:
+        """``[rows, in_features] -> [rows, out_features]`` with implementation ``v`` (see :meth:`choose`)."""
+        if v == "dense":
+            return F.linear(x2, self.dense_weight(), self.bias)
         chunk = max(1, self.max_chunk_elements // max(1, self.out_features * self.k))
-        if x2.shape[0] <= chunk:
-            y = condensed_linear(x2, self.values, self.indices, self.bias, self.variant, self.kernel_mode)
-        else:  # bounded memory: the gather materialises [B, n, k]
-            y = torch.cat(
-                [
-                    condensed_linear(c, self.values, self.indices, self.bias, self.variant, self.kernel_mode)
-                    for c in x2.split(chunk)
-                ]
+        if v == "fused" or x2.shape[0] <= chunk:
+            return condensed_linear(x2, self.values, self.indices, self.bias, v, self.kernel_mode)
+        # bounded memory: the gather materialises [B, n, k]
+        return torch.cat(
+            [
+                condensed_linear(c, self.values, self.indices, self.bias, v, self.kernel_mode)
+                for c in x2.split(chunk)
+            ]
+        )
+
+    def extra_repr(self) -> str:
+        v = repr(self.variant)
+        if self.variant == "auto":
+            v += f" (1 row: {self.choose(1)}, {AUTO_ONLINE_ROWS}+ rows: {self.choose(AUTO_ONLINE_ROWS)})"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, k={self.k}, "
+            f"bias={self.bias is not None}, variant={v}"
+        )
+
+
+class CondensedConv2d(nn.Module):
+    """A constant fan-in ``nn.Conv2d`` (``groups=1``, zero padding) in condensed form: each output channel gathers
+    its ``k`` active taps (channel, dy, dx) of the unfolded input and multiply-adds them with its values.
+
+    ``y[b, o, p] = sum_j values[o, j] * unfold(x)[b, indices[o, j], p] + bias[o]``; every output channel is kept
+    (an ablated channel outputs its bias), so the output shape is the convolution's. ``linear`` holds the
+    condensed ``[out, in*kh*kw]`` weight; with ``variant="dense"`` (or when ``auto`` picks it) the call is
+    ``F.conv2d`` with the masked weight."""
+
+    def __init__(
+        self, linear: CondensedLinear, in_channels: int, kernel_size, stride, padding, dilation
+    ) -> None:
+        super().__init__()
+        self.linear = linear
+        self.in_channels = int(in_channels)
+        self.out_channels = linear.out_features
+        self.kernel_size = tuple(kernel_size)
+        self.stride = tuple(stride)
+        self.padding = tuple(padding)
+        self.dilation = tuple(dilation)
+
+    @property
+    def variant(self) -> str:
+        return self.linear.variant
+
+    @property
+    def k(self) -> int:
+        return self.linear.k
+
+    @classmethod
+    @torch.no_grad()
+    def from_conv(
+        cls, conv: nn.Conv2d, mask: torch.Tensor | None = None, variant: str = "auto"
+    ) -> CondensedConv2d:
+        """Condense a (masked) ``nn.Conv2d``; ``mask`` (bool, the weight's shape) defaults to ``weight != 0``."""
+        if not isinstance(conv, nn.Conv2d):
+            raise ValueError(f"from_conv expects an nn.Conv2d, got {type(conv).__name__}")
+        if conv.groups != 1 or conv.padding_mode != "zeros" or isinstance(conv.padding, str):
+            raise ValueError(
+                f"only groups=1 convolutions with numeric zero padding condense (got groups={conv.groups}, "
+                f"padding={conv.padding!r}, padding_mode={conv.padding_mode!r}); keep this layer masked dense"
             )
-        return y.reshape(*lead, self.out_features)
+        w = conv.weight.detach()
+        m = (w != 0) if mask is None else mask.to(torch.bool)
+        if m.shape != w.shape:
+            raise ValueError(f"mask shape {tuple(m.shape)} does not match weight shape {tuple(w.shape)}")
+        out = w.shape[0]
+        lin = CondensedLinear.from_weight(
+            w.reshape(out, -1), conv.bias, m.reshape(out, -1), drop_inactive=False, variant=variant
+        )
+        return cls(lin, conv.in_channels, conv.kernel_size, conv.stride, conv.padding, conv.dilation)
+
+    def rows_for(self, x: torch.Tensor) -> int:
+        """Rows of the implicit matmul: batch x output pixels."""
+        h, w = x.shape[-2:]
+        ho, wo = (
+            (s + 2 * p - d * (k - 1) - 1) // st + 1
+            for s, p, d, k, st in zip(
+                (h, w), self.padding, self.dilation, self.kernel_size, self.stride, strict=True
+            )
+        )
+        return x.shape[0] * ho * wo
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 4 or x.shape[1] != self.in_channels:
+            raise ValueError(f"expected input [B, {self.in_channels}, H, W], got shape {tuple(x.shape)}")
+        v = self.linear.choose(self.rows_for(x))
+        if v == "dense":
+            w = self.linear.dense_weight().view(self.out_channels, self.in_channels, *self.kernel_size)
+            return F.conv2d(x, w, self.linear.bias, self.stride, self.padding, self.dilation)
+        b, _, h, w_ = x.shape
+        cols = F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)  # [B, C*kh*kw, L]
+        n_pix = cols.shape[-1]
+        x2 = cols.transpose(1, 2).reshape(b * n_pix, -1)
+        y = self.linear.forward_variant(x2, v)  # [B*L, out]
+        ho = (h + 2 * self.padding[0] - self.dilation[0] * (self.kernel_size[0] - 1) - 1) // self.stride[
+            0
+        ] + 1
+        return y.view(b, n_pix, self.out_channels).transpose(1, 2).reshape(b, self.out_channels, ho, -1)
 
     def extra_repr(self) -> str:
         return (
-            f"in_features={self.in_features}, out_features={self.out_features}, k={self.k}, "
-            f"bias={self.bias is not None}, variant={self.variant!r}"
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}, k={self.k}, variant={self.variant!r}"
         )
 
 
@@ -234,42 +401,77 @@ def _masks_of(source) -> dict[str, torch.Tensor]:
     raise ValueError(f"masks must be a Sparsifier, a dict name -> mask, or None; got {type(source).__name__}")
 
 
+# Modules that read their child Linears' weights directly (PyTorch's fused transformer fast path, attention's
+# out-projection): condensing those children would break them, so they stay masked dense.
+_READS_CHILD_WEIGHTS = (nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)
+
+
 @torch.no_grad()
 def condense(
     model: nn.Module,
     masks=None,
     *,
     drop_ablated: bool = True,
-    variant: str = "gather",
+    variant: str = "auto",
     index_dtype: torch.dtype = torch.int64,
+    convs: bool = True,
 ) -> nn.Module:
     """A condensed copy of ``model`` for inference (``eval`` mode); ``model`` is not changed.
 
-    Every ``nn.Linear`` (except attention out-projections, which ``nn.MultiheadAttention`` reads directly) becomes
-    a :class:`CondensedLinear`. Inside an ``nn.Sequential``, a Linear followed (through elementwise activations
+    Every ``nn.Linear`` becomes a :class:`CondensedLinear` and (``convs=True``) every ``groups=1`` ``nn.Conv2d`` a
+    :class:`CondensedConv2d`. Inside an ``nn.Sequential``, a Linear followed (through elementwise activations
     only) by another Linear drops its ablated neurons; the next Linear drops the matching input columns and adds
-    ``W_next[:, ablated] @ act(bias[ablated])`` to its bias, so outputs are unchanged. Other Linears keep all rows.
+    ``W_next[:, ablated] @ act(bias[ablated])`` to its bias, so outputs are unchanged. Other layers keep all rows.
+    Linears inside ``nn.MultiheadAttention`` / ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``
+    stay masked ``nn.Linear`` (PyTorch reads their weights directly), as do grouped convolutions.
 
     masks: a sparsifier, or ``{parameter name: bool mask}``; default ``weight != 0``.
+    variant: ``"auto"`` (per layer and call, :func:`auto_variant`: the fused kernel where it is already built,
+    the gather, or the masked dense product where condensing would be slower), or one of ``gather``,
+    ``gather_kmajor``, ``embedding_bag``, ``fused``, ``dense`` for every layer.
+
+    The returned model has ``condense_plan``: one dict per layer (name, kind, shape, k, density, variant, and what
+    ``auto`` runs for 1 row and for many rows, or why the layer was kept).
     """
     if not isinstance(model, nn.Module):
         raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     mask_by_name = _masks_of(masks)
     out = copy.deepcopy(model).eval()
     names = {id(m): n for n, m in out.named_modules()}
+    plan: list[dict] = []
 
-    def mask_for(lin: nn.Linear) -> torch.Tensor:
-        n = names[id(lin)]
+    def mask_for(mod: nn.Module) -> torch.Tensor:
+        n = names[id(mod)]
         key = f"{n}.weight" if n else "weight"
         m = mask_by_name.get(key)
         if m is None:
-            return lin.weight != 0
-        if m.shape != lin.weight.shape:
+            return mod.weight != 0
+        if m.shape != mod.weight.shape:
             raise ValueError(
                 f"mask for {key} has shape {tuple(m.shape)}, the model's weight "
-                f"{tuple(lin.weight.shape)}: masks come from a different architecture"
+                f"{tuple(mod.weight.shape)}: masks come from a different architecture"
             )
-        return m.to(lin.weight.device, torch.bool)
+        return m.to(mod.weight.device, torch.bool)
+
+    def record(name: str, old: nn.Module, new: nn.Module | None, reason: str = "") -> None:
+        row = {"name": name, "kind": type(old).__name__, "shape": list(old.weight.shape)}
+        lin = new.linear if isinstance(new, CondensedConv2d) else new
+        if lin is None:
+            row.update(variant="kept", reason=reason)
+        else:
+            row.update(k=lin.k, density=round(lin.density, 6), variant=lin.variant)
+            if lin.variant == "auto":
+                row.update(one_row=lin.choose(1), many_rows=lin.choose(AUTO_ONLINE_ROWS))
+        plan.append(row)
+
+    protected: dict[int, str] = {}
+    for parent in out.modules():
+        if isinstance(parent, _READS_CHILD_WEIGHTS):
+            for child in parent.modules():
+                if child is not parent and isinstance(child, nn.Linear):
+                    protected[id(child)] = f"inside {type(parent).__name__}, which reads the weight directly"
 
     done: set[int] = set()
     for seq in [m for m in out.modules() if isinstance(m, nn.Sequential)]:
@@ -277,13 +479,15 @@ def condense(
         # carried[i] = (weight, bias, mask) of the i-th child after folding from its predecessor
         carried: dict[int, tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]] = {}
         for i, (cname, child) in enumerate(kids):
-            if not isinstance(child, nn.Linear) or id(child) in done:
+            if not isinstance(child, nn.Linear) or id(child) in done or id(child) in protected:
                 continue
             w, b, m = carried.get(i, (child.weight.detach(), child.bias, mask_for(child)))
             j = i + 1
             while j < len(kids) and isinstance(kids[j][1], ELEMENTWISE_MODULES):
                 j += 1
             nxt = kids[j][1] if j < len(kids) and isinstance(kids[j][1], nn.Linear) else None
+            if nxt is not None and id(nxt) in protected:
+                nxt = None
             active = m.any(dim=1)
             if drop_ablated and nxt is not None and not bool(active.all()):
                 rows = active.nonzero().flatten()
@@ -303,13 +507,20 @@ def condense(
                 rows = torch.arange(w.shape[0])
             new = CondensedLinear.from_weight(w, b, m, rows=rows, variant=variant, index_dtype=index_dtype)
             setattr(seq, cname, new)
+            record(names[id(child)], child, new)
             done.add(id(child))
-    # Remaining Linears (outside Sequential chains): keep every row so shapes are unchanged.
+    # Remaining Linears and Conv2ds (outside Sequential chains): keep every row so shapes are unchanged.
     for parent in list(out.modules()):
-        if isinstance(parent, nn.MultiheadAttention | CondensedLinear):
+        if isinstance(parent, CondensedLinear | CondensedConv2d):
             continue
         for cname, child in list(parent.named_children()):
-            if isinstance(child, nn.Linear) and id(child) not in done:
+            if id(child) in done:
+                continue
+            if isinstance(child, nn.Linear):
+                if id(child) in protected:
+                    record(names[id(child)], child, None, protected[id(child)])
+                    done.add(id(child))
+                    continue
                 new = CondensedLinear.from_weight(
                     child.weight,
                     child.bias,
@@ -318,6 +529,35 @@ def condense(
                     variant=variant,
                     index_dtype=index_dtype,
                 )
-                setattr(parent, cname, new)
-                done.add(id(child))
+            elif isinstance(child, nn.Conv2d) and convs:
+                if child.groups != 1 or child.padding_mode != "zeros" or isinstance(child.padding, str):
+                    record(names[id(child)], child, None, "grouped or non-zero-padded convolution")
+                    done.add(id(child))
+                    continue
+                new = CondensedConv2d.from_conv(child, mask_for(child), variant=variant)
+            else:
+                continue
+            setattr(parent, cname, new)
+            record(names[id(child)], child, new)
+            done.add(id(child))
+    out.condense_plan = plan
     return out
+
+
+def plan_table(plan: list[dict]) -> str:
+    """Markdown table of a ``condense_plan``."""
+    lines = [
+        "| layer | kind | shape | k | density | variant | 1 row | many rows |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in plan:
+        if r["variant"] == "kept":
+            lines.append(
+                f"| {r['name']} | {r['kind']} | {r['shape']} | - | - | kept ({r['reason']}) | - | - |"
+            )
+        else:
+            lines.append(
+                f"| {r['name']} | {r['kind']} | {r['shape']} | {r['k']} | {r['density']:.3f} | {r['variant']} | "
+                f"{r.get('one_row', r['variant'])} | {r.get('many_rows', r['variant'])} |"
+            )
+    return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ import torch
 
 from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
 
-__all__ = ["Split", "digits_split", "load_npz", "load_data"]
+__all__ = ["Split", "digits_split", "mnist_split", "load_npz", "load_data"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,28 @@ class Split:
     y_test: torch.Tensor
     n_classes: int
     name: str = "data"
+
+    def __post_init__(self) -> None:
+        for part, x, y in (("train", self.x_train, self.y_train), ("test", self.x_test, self.y_test)):
+            if x.shape[0] == 0:
+                raise ValueError(
+                    f"{self.name}: the {part} split is empty (0 samples); give at least one sample"
+                )
+            if x.shape[0] != y.shape[0] or y.dim() != 1:
+                raise ValueError(
+                    f"{self.name}: {part} x {tuple(x.shape)} and y {tuple(y.shape)} do not match: expected "
+                    f"x [N, ...] and y [N]"
+                )
+            if not bool(torch.isfinite(x).all()):
+                bad = int((~torch.isfinite(x)).sum())
+                raise ValueError(
+                    f"{self.name}: the {part} inputs hold {bad} NaN/inf values; clean or impute them first"
+                )
+            if int(y.min()) < 0 or int(y.max()) >= self.n_classes:
+                raise ValueError(
+                    f"{self.name}: {part} labels must be integers in [0, {self.n_classes}), got "
+                    f"[{int(y.min())}, {int(y.max())}]"
+                )
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -48,6 +70,25 @@ def digits_split(seed: int = 0, flatten: bool = True) -> Split:
     return Split(x_tr, y_tr, x_te, y_te, 10, "digits")
 
 
+def mnist_split(n_train: int | None = None, data_dir: str | os.PathLike | None = None) -> Split:
+    """MNIST from paperkit's data folder (``iclr24 data get mnist``; raises paperkit's ``DataMissing`` naming that
+    command when absent): the first ``n_train`` images of the 50k training split (all by default) and the 10k test
+    split, as ``[N, 1, 28, 28]``, standardised with the training mean and std (one scalar each)."""
+    from iclr24.paperkit.datasets import load_mnist
+
+    d = load_mnist(data_dir)
+    x_tr, y_tr = d["train"]
+    x_te, y_te = d["test"]
+    if n_train is not None:
+        if not isinstance(n_train, int) or not 0 < n_train <= len(x_tr):
+            raise ValueError(f"n_train must be an int in [1, {len(x_tr)}], got {n_train!r}")
+        x_tr, y_tr = x_tr[:n_train], y_tr[:n_train]
+    a = torch.as_tensor(x_tr).view(-1, 1, 28, 28)
+    b = torch.as_tensor(x_te).view(-1, 1, 28, 28)
+    mu, sd = a.mean(), a.std().clamp(min=1e-6)
+    return Split((a - mu) / sd, torch.as_tensor(y_tr), (b - mu) / sd, torch.as_tensor(y_te), 10, "mnist")
+
+
 def load_npz(path: str | os.PathLike, seed: int = 0, flatten: bool = True) -> Split:
     """Your own data: an ``.npz`` with arrays ``x`` ``[N, ...]`` and ``y`` ``[N]`` (integer labels from 0), and
     optionally ``x_test``/``y_test`` (otherwise an 80/20 stratified split with ``seed``). Features are z-scored
@@ -67,6 +108,17 @@ def load_npz(path: str | os.PathLike, seed: int = 0, flatten: bool = True) -> Sp
                 f"{p} lacks arrays {missing} (has {d.files}); save with np.savez(path, x=x, y=y)"
             )
         arrs = {k: d[k] for k in d.files}
+    for k in ("x", "y", "x_test", "y_test"):
+        if k in arrs and arrs[k].dtype.kind not in "biuf":
+            raise ValueError(f"{p}: array {k!r} must be numeric, got dtype {arrs[k].dtype}")
+    if arrs["x"].shape[0] == 0:
+        raise ValueError(f"{p}: array 'x' is empty (0 samples); give at least a few samples per class")
+    if arrs["y"].dtype.kind == "f" and not np.all(np.mod(arrs["y"], 1) == 0):
+        raise ValueError(f"{p}: labels 'y' must be integers (class indices from 0), got non-integer floats")
+    if not np.isfinite(arrs["x"]).all():
+        raise ValueError(
+            f"{p}: array 'x' holds {int((~np.isfinite(arrs['x'])).sum())} NaN/inf values; clean or impute them"
+        )
     x = torch.as_tensor(arrs["x"], dtype=torch.float32)
     y = torch.as_tensor(arrs["y"]).long()
     if y.dim() != 1 or len(x) != len(y):
@@ -89,8 +141,16 @@ def load_npz(path: str | os.PathLike, seed: int = 0, flatten: bool = True) -> Sp
     return Split(a, y_tr, b, y_te, n_classes, p.stem)
 
 
-def load_data(spec: str, seed: int = 0, flatten: bool = True) -> Split:
-    """``"digits"`` (built in) or a path to an ``.npz`` (see :func:`load_npz`)."""
+def load_data(
+    spec: str, seed: int = 0, flatten: bool = True, data_dir: str | os.PathLike | None = None
+) -> Split:
+    """``"digits"`` (built in), ``"mnist"`` (paperkit's data folder, see :func:`mnist_split`) or a path to an
+    ``.npz`` (see :func:`load_npz`)."""
     if spec == "digits":
         return digits_split(seed=seed, flatten=flatten)
+    if spec == "mnist":
+        d = mnist_split(data_dir=data_dir)
+        if flatten:
+            d = Split(d.x_train.flatten(1), d.y_train, d.x_test.flatten(1), d.y_test, 10, "mnist")
+        return d
     return load_npz(spec, seed=seed, flatten=flatten)

@@ -10,7 +10,7 @@ import warnings
 
 import torch
 
-__all__ = ["load_kernel", "kernel_available", "fused_condensed_linear", "KERNEL_MODES"]
+__all__ = ["load_kernel", "kernel_available", "kernel_built", "fused_condensed_linear", "KERNEL_MODES"]
 
 _SOURCE = r"""
 #include <torch/extension.h>
@@ -139,6 +139,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 }
 """
 
+_NAME = "srigl_condensed_v4"
 _lock = threading.Lock()
 _module = None
 _failed: str | None = None
@@ -157,7 +158,7 @@ def load_kernel(verbose: bool = False):
             from torch.utils.cpp_extension import load_inline
 
             _module = load_inline(
-                name="srigl_condensed_v4",
+                name=_NAME,
                 cpp_sources=[_SOURCE],
                 functions=None,
                 extra_cflags=["-O3", "-march=native", "-fopenmp", "-ffast-math"],
@@ -175,7 +176,26 @@ def load_kernel(verbose: bool = False):
 
 
 def kernel_available() -> bool:
+    """True when the kernel loads (builds it first if needed: ~1-2 min once)."""
     return load_kernel() is not None
+
+
+def kernel_built() -> bool:
+    """True when the kernel is loaded or already built in torch's extension cache (so loading it is instant);
+    never builds. ``condense(variant="auto")`` uses the kernel only then."""
+    if os.environ.get("SRIGL_NO_KERNEL") or _failed is not None:
+        return False
+    if _module is not None:
+        return True
+    try:
+        from pathlib import Path
+
+        from torch.utils.cpp_extension import _get_build_directory
+
+        built = any(Path(_get_build_directory(_NAME, verbose=False)).glob("*.so"))
+    except Exception:  # noqa: BLE001 - a torch without this private helper: treat as not built
+        return False
+    return built and load_kernel() is not None
 
 
 KERNEL_MODES = {"plain": 0, "avx2": 1, "avx2_packed": 2}

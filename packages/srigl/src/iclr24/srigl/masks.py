@@ -35,6 +35,7 @@ def layer_budget(numel: int, density: float) -> int:
     """The number of weights a layer may keep: ``floor(numel * (1 - S_l))`` (``density = 1 - S_l``).
 
     A tiny tolerance keeps ``16384 * 0.1`` at 1638 despite binary floating point."""
+    # Sec. 4 (SRigL), layer budget: |W_l|_0 <= floor(numel_l * (1 - S_l))
     return int(math.floor(numel * density + 1e-9))
 
 
@@ -44,6 +45,7 @@ def constant_fan_in(budget: int, n_active: int, fan_in: int) -> int:
     ``budget`` is :func:`layer_budget`, ``n_active`` the number of non-ablated neurons (rows)."""
     if n_active <= 0:
         return 0
+    # Sec. 4 (SRigL), constant fan-in: k_l = floor(budget_l / n_active_l), every active neuron has k_l inputs
     return min(fan_in, budget // n_active)
 
 
@@ -103,11 +105,13 @@ def random_unstructured_mask(
 
 def cosine_drop_fraction(step: int, alpha: float, t_end: int) -> float:
     """RigL's cosine decay of the drop fraction: ``f(t) = alpha/2 * (1 + cos(pi * t / T_end))``."""
+    # Eq. (1) of Evci et al. (RigL): f_decay(t; alpha, T_end) = alpha / 2 * (1 + cos(t * pi / T_end))
     return alpha / 2.0 * (1.0 + math.cos(math.pi * step / t_end))
 
 
 def is_update_step(step: int, delta_t: int, t_end: int) -> bool:
     """A mask update runs at step ``t`` iff ``t % delta_t == 0`` and ``0 < t < T_end``."""
+    # Alg. 1 (RigL), line "if t mod Delta T == 0 and t < T_end": update the masks
     return step > 0 and step % delta_t == 0 and step < t_end
 
 
@@ -155,12 +159,14 @@ def ablate_neurons(
         return torch.zeros(out, dtype=torch.bool, device=weight.device)
     s_drop = torch.where(mask, weight.abs(), torch.full_like(weight, -1.0))
     salient = topk_mask(s_drop, n_keep) | topk_mask(dense_grad.abs(), n_prune)
+    # Alg. 1 (SRigL), ablation: c_i = |{salient weights in neuron i}|, salient = TopK(|W|, n_keep) u TopK(|grad|, n_prune)
     counts = salient.sum(dim=1)
     # Threshold of salient weights per neuron: gamma_sal * k (a fraction) or gamma_sal itself (an absolute count).
     thr = int(gamma_sal) if gamma_sal >= 1 else max(1, int(math.floor(gamma_sal * k0)))
     min_neurons = min(out, max(1, math.ceil(budget / fan_in)))
     c_at_min = int(counts.sort(descending=True).values[min_neurons - 1])
     thr = min(thr, c_at_min)
+    # Alg. 1 (SRigL): ablate neuron i iff c_i < gamma_sal * k
     return counts < thr
 
 
@@ -178,6 +184,7 @@ class UpdateResult:
 
 def _keep_counts(weight: torch.Tensor, mask: torch.Tensor, drop_fraction: float) -> tuple[int, int]:
     n_ones = int(mask.sum())
+    # Alg. 1 (RigL): n_prune = floor(f(t) * n_ones)
     n_prune = int(math.floor(n_ones * drop_fraction))
     n_keep = n_ones - n_prune
     nnz = int((weight * mask).count_nonzero())
@@ -199,8 +206,10 @@ def rigl_update(
     """
     n_keep, n_prune = _keep_counts(weight, mask, drop_fraction)
     s_drop = torch.where(mask, weight.abs(), torch.full_like(weight, -1.0))
+    # Alg. 1 (RigL), drop: keep = TopK(|W|, n_keep) ...
     keep = topk_mask(s_drop, n_keep) & mask
     s_grow = torch.where(keep, torch.full_like(dense_grad, -math.inf), dense_grad.abs())
+    # ... grow: TopK(|grad| outside keep, n_prune)
     grow = topk_mask(s_grow, n_prune) & ~keep
     new = keep | grow
     return UpdateResult(
@@ -236,12 +245,14 @@ def srigl_update(
     else:
         ablated = torch.zeros(out, dtype=torch.bool, device=weight.device)
     n_active = out - int(ablated.sum())
+    # Alg. 1 (SRigL): k = floor(budget / (out - n_ablated)), the fan-in after ablation
     k = constant_fan_in(budget, n_active, fan_in)
     if k == 0:
         raise ValueError(f"constant fan-in became 0 (budget {budget}, {n_active} active neurons)")
     # Drop: ablated rows and inactive connections score below every active one.
     s_drop = torch.where(mask, weight.abs(), torch.full_like(weight, -1.0))
     s_drop[ablated] = -2.0
+    # Alg. 1 (SRigL), drop: keep = TopK(|W| over active, non-ablated weights, n_keep)
     keep = topk_mask(s_drop, n_keep) & mask & ~ablated.unsqueeze(1)
     # At most k kept per row: the k largest |W| (the official code truncates in arbitrary order).
     keep &= _rowwise_topk_mask(
@@ -250,6 +261,7 @@ def srigl_update(
     )
     need = torch.where(ablated, torch.zeros_like(ablated, dtype=torch.long), k - keep.sum(dim=1))
     s_grow = torch.where(keep, torch.full_like(dense_grad, -math.inf), dense_grad.abs())
+    # Alg. 1 (SRigL), grow: per active neuron i, TopK(|grad_i| outside keep_i, k - |keep_i|)
     grow = _rowwise_topk_mask(s_grow, need) & ~keep
     new = keep | grow
     return UpdateResult(new, new & ~mask, ablated, k, n_prune)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from torch import nn
 
-__all__ = ["mlp", "build_model"]
+__all__ = ["mlp", "small_cnn", "build_model"]
 
 
 def mlp(in_features: int = 64, hidden: Sequence[int] = (256, 256), n_classes: int = 10) -> nn.Sequential:
@@ -19,16 +19,40 @@ def mlp(in_features: int = 64, hidden: Sequence[int] = (256, 256), n_classes: in
     return nn.Sequential(*layers)
 
 
+def small_cnn(in_channels: int = 1, n_classes: int = 10, image_size: int = 28) -> nn.Sequential:
+    """``Conv3x3(16) -> ReLU -> MaxPool2 -> Conv3x3(32) -> ReLU -> MaxPool2 -> Linear(128) -> ReLU -> Linear``:
+    the small MNIST CNN of ``srigl reproduce --full``."""
+    side = image_size // 4
+    return nn.Sequential(
+        nn.Conv2d(in_channels, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * side * side, 128),
+        nn.ReLU(),
+        nn.Linear(128, n_classes),
+    )
+
+
 def build_model(
     spec: str, input_shape: Sequence[int], n_classes: int, hidden: Sequence[int] = (256, 256)
 ) -> nn.Module:
-    """``"mlp"`` (on flattened inputs) or ``"timm:<name>"`` (e.g. ``timm:resnet18``; built untrained, offline;
-    needs image inputs ``[C, H, W]``)."""
+    """``"mlp"`` (on flattened inputs), ``"cnn"`` (:func:`small_cnn`, image inputs ``[C, H, W]``) or
+    ``"timm:<name>"`` (e.g. ``timm:resnet18``; built untrained, offline; needs image inputs ``[C, H, W]``)."""
     if spec == "mlp":
         n_in = 1
         for s in input_shape:
             n_in *= int(s)
         return mlp(n_in, hidden, n_classes)
+    if spec == "cnn":
+        if len(input_shape) != 3 or int(input_shape[1]) % 4 or input_shape[1] != input_shape[2]:
+            raise ValueError(
+                f"model 'cnn' needs square image inputs [C, H, H] with H divisible by 4, got {tuple(input_shape)}"
+            )
+        return small_cnn(int(input_shape[0]), n_classes, int(input_shape[1]))
     if spec.startswith("timm:"):
         import timm
 
@@ -45,4 +69,4 @@ def build_model(
             kw["img_size"] = tuple(int(s) for s in input_shape[1:])
             kw["patch_size"] = 2 if int(input_shape[1]) <= 16 else 16
         return timm.create_model(name, pretrained=False, **kw)
-    raise ValueError(f"model must be 'mlp' or 'timm:<name>' (e.g. timm:resnet18), got {spec!r}")
+    raise ValueError(f"model must be 'mlp', 'cnn' or 'timm:<name>' (e.g. timm:resnet18), got {spec!r}")

@@ -11,7 +11,8 @@ Use::
 
 What happens behind the scenes (as in the official code):
 
-- every ``nn.Linear``, ``nn.Conv2d`` and ``nn.MultiheadAttention.in_proj_weight`` is masked;
+- every ``nn.Linear``, ``nn.Conv2d``, ``nn.ConvTranspose2d`` (``groups=1``) and ``nn.MultiheadAttention.in_proj_weight``
+  is masked (a neuron is an output channel: a row of the weight, dim 1 of a transposed convolution);
 - a gradient hook masks each weight's gradient, and during the step that precedes a mask update it keeps the
   *dense* gradient (averaged over ``grad_accumulation_n`` steps) for regrowth;
 - an optimizer post-step hook re-applies the mask to the weights and to every optimizer state tensor of the
@@ -56,13 +57,19 @@ __all__ = [
     "prunable_weights",
     "make_sparsifier",
     "METHODS",
+    "NonFiniteError",
 ]
 
 STATE_VERSION = 1
 
 
+class NonFiniteError(FloatingPointError, ValueError):
+    """NaN or inf in a weight or a dense gradient at a mask update (bad data or a too-large learning rate)."""
+
+
 def prunable_weights(model: nn.Module) -> list[tuple[str, nn.Parameter]]:
-    """``(name, weight)`` of every Linear, Conv2d and attention in-projection, in registration order.
+    """``(name, weight)`` of every Linear, Conv2d, ConvTranspose2d (``groups=1``) and attention in-projection, in
+    registration order.
 
     Names are parameter names (``"0.weight"``, ``"blocks.0.attn.in_proj_weight"``)."""
     found: list[tuple[str, nn.Parameter]] = []
@@ -70,9 +77,27 @@ def prunable_weights(model: nn.Module) -> list[tuple[str, nn.Parameter]]:
         prefix = f"{mname}." if mname else ""
         if isinstance(m, nn.Linear | nn.Conv2d) and m.weight is not None:
             found.append((f"{prefix}weight", m.weight))
+        elif isinstance(m, nn.ConvTranspose2d) and m.groups == 1 and m.weight is not None:
+            found.append((f"{prefix}weight", m.weight))
         elif isinstance(m, nn.MultiheadAttention) and getattr(m, "in_proj_weight", None) is not None:
             found.append((f"{prefix}in_proj_weight", m.in_proj_weight))
     return found
+
+
+def _transposed_weights(model: nn.Module) -> set[int]:
+    """ids of the weights stored ``[in, out, kh, kw]`` (ConvTranspose2d): their neurons are dim 1."""
+    return {id(m.weight) for m in model.modules() if isinstance(m, nn.ConvTranspose2d)}
+
+
+def _mha_weights(model: nn.Module) -> set[int]:
+    """ids of the in- and out-projection weights of every ``nn.MultiheadAttention``."""
+    ids: set[int] = set()
+    for m in model.modules():
+        if isinstance(m, nn.MultiheadAttention):
+            if getattr(m, "in_proj_weight", None) is not None:
+                ids.add(id(m.in_proj_weight))
+            ids.add(id(m.out_proj.weight))
+    return ids
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
@@ -94,14 +119,34 @@ class SparseLayer:
     allow_ablation: bool = True
     dense_grad: torch.Tensor | None = None
     hook: object | None = field(default=None, repr=False)
+    transposed: bool = (
+        False  # ConvTranspose2d: weight [in, out, kh, kw], a neuron is an output channel (dim 1)
+    )
+    ever_active: torch.Tensor | None = None  # connections active at any time so far (for the ITOP rate)
 
     @property
     def shape2d(self) -> tuple[int, int]:
+        """``(neurons, fan_in)``: the weight seen as one row per output neuron."""
+        if self.transposed:
+            return self.weight.shape[1], self.weight.numel() // self.weight.shape[1]
         return self.weight.shape[0], self.weight[0].numel()
+
+    def to2d(self, t: torch.Tensor) -> torch.Tensor:
+        """A tensor of the weight's shape as ``[neurons, fan_in]`` (a copy for ConvTranspose2d)."""
+        if self.transposed:
+            return t.transpose(0, 1).reshape(self.shape2d)
+        return t.reshape(self.shape2d)
+
+    def from2d(self, t2: torch.Tensor) -> torch.Tensor:
+        """Inverse of :meth:`to2d`: ``[neurons, fan_in]`` back to the weight's shape."""
+        w = self.weight
+        if self.transposed:
+            return t2.reshape(w.shape[1], w.shape[0], *w.shape[2:]).transpose(0, 1).contiguous()
+        return t2.reshape(w.shape)
 
     @property
     def mask2d(self) -> torch.Tensor:
-        return self.mask.view(self.shape2d)
+        return self.to2d(self.mask)
 
     def fan_ins(self) -> torch.Tensor:
         """Number of active connections per neuron (row)."""
@@ -114,6 +159,11 @@ class SparseLayer:
     @property
     def n_ablated(self) -> int:
         return int(self.ablated.sum())
+
+    @property
+    def n_active_neurons(self) -> int:
+        """Neurons (rows) with at least one active connection."""
+        return int(self.mask2d.any(dim=1).sum())
 
 
 class Sparsifier:
@@ -128,9 +178,15 @@ class Sparsifier:
         alpha: initial drop fraction.
         t_end_fraction / t_end: when updates stop (absolute ``t_end`` wins).
         distribution: ``"erk"`` (Erdos-Renyi-Kernel) or ``"uniform"`` layer densities.
-        exclude: glob patterns of weight or module names to keep dense (e.g. ``["conv1", "head.*"]``).
+        exclude: glob patterns of weight or module names to keep dense (e.g. ``["conv1", "head.*"]``); a pattern
+            that matches no prunable layer is an error.
+        keep_first_layer_dense: keep the first prunable layer dense (the official config's name).
+        ignore_mha_layers: keep the in- and out-projections of every ``nn.MultiheadAttention`` dense (the
+            official config's name).
         grad_accumulation_n: dense gradients averaged over this many steps before an update.
-        sparse_init: re-initialise the kept weights with ``N(0, 2 / fan_in_row)`` (sparse He init).
+        sparse_init: re-initialise the kept weights with ``N(0, 2 / fan_in_row)`` (sparse He init, the paper's
+            and the official config's init; default). ``False`` keeps the model's own weights and masks them
+            (use it for trained weights; masking a dense Kaiming init shrinks activations by ~sqrt(density)).
         seed: seed of the random initial masks (``None``: drawn from torch's global generator).
     """
 
@@ -150,8 +206,10 @@ class Sparsifier:
         t_end: int | None = None,
         distribution: str = "erk",
         exclude: Sequence[str] = (),
+        keep_first_layer_dense: bool = False,
+        ignore_mha_layers: bool = False,
         grad_accumulation_n: int = 1,
-        sparse_init: bool = False,
+        sparse_init: bool = True,
         seed: int | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
@@ -200,11 +258,28 @@ class Sparsifier:
         self._pending_optimizer_steps = 0
         self._seed = int(torch.randint(0, 2**31 - 1, ()).item()) if seed is None else int(seed)
 
-        weights = [(n, w) for n, w in prunable_weights(model) if not _matches(n, self.exclude)]
+        if isinstance(exclude, str):
+            raise ValueError(f"exclude must be a list of glob patterns, got the string {exclude!r}")
+        all_weights = prunable_weights(model)
+        unmatched = [p for p in self.exclude if not any(_matches(n, [p]) for n, _ in all_weights)]
+        if unmatched:
+            names = [n for n, _ in all_weights]
+            raise ValueError(
+                f"exclude patterns {unmatched} match no prunable layer; the prunable weights are "
+                f"{names[:6]}{' ...' if len(names) > 6 else ''} (patterns match a weight or module name)"
+            )
+        self.keep_first_layer_dense = bool(keep_first_layer_dense)
+        self.ignore_mha_layers = bool(ignore_mha_layers)
+        skip = _mha_weights(model) if ignore_mha_layers else set()
+        weights = [(n, w) for n, w in all_weights if not _matches(n, self.exclude) and id(w) not in skip]
+        if keep_first_layer_dense and weights and all_weights and weights[0][0] == all_weights[0][0]:
+            weights = weights[1:]
+        self._transposed = _transposed_weights(model)
         if not weights:
             raise ValueError(
                 f"{type(model).__name__} has no prunable layers (nn.Linear, nn.Conv2d or "
-                f"nn.MultiheadAttention) left after exclude={self.exclude}; nothing to sparsify"
+                f"nn.MultiheadAttention) left after exclude={self.exclude}, keep_first_layer_dense="
+                f"{self.keep_first_layer_dense}, ignore_mha_layers={self.ignore_mha_layers}; nothing to sparsify"
             )
         opt_params = {id(p) for g in optimizer.param_groups for p in g["params"]}
         missing = [n for n, w in weights if id(w) not in opt_params]
@@ -228,7 +303,9 @@ class Sparsifier:
         dens = self._densities([tuple(w.shape) for _, w in weights])
         layers = []
         for (name, w), d in zip(weights, dens):
-            out, fan_in = w.shape[0], w[0].numel()
+            transposed = id(w) in self._transposed
+            out = w.shape[1] if transposed else w.shape[0]
+            fan_in = w.numel() // out
             budget = layer_budget(w.numel(), d)
             k0 = constant_fan_in(budget, out, fan_in)
             if self.structured and k0 == 0:
@@ -251,6 +328,7 @@ class Sparsifier:
                     k0=k0,
                     mask=torch.ones_like(w, dtype=torch.bool),
                     ablated=torch.zeros(out, dtype=torch.bool, device=w.device),
+                    transposed=transposed,
                 )
             )
         return layers
@@ -266,15 +344,16 @@ class Sparsifier:
         gen = torch.Generator().manual_seed(self._seed)
         for layer in self.layers:
             w = layer.weight
-            mask = self._random_mask(layer, gen).to(w.device).view(w.shape)
+            mask = layer.from2d(self._random_mask(layer, gen)).to(w.device)
             mask = self._broadcast_mask(mask)
             layer.mask = mask
+            layer.ever_active = mask.clone()
             if sparse_init:
                 # Sparse He init: std_r = sqrt(2 / fan_in_r) with fan_in_r the row's active connections (the
                 # official code uses std = 2/k; the intended variance is 2/k).
                 fan = layer.fan_ins().clamp(min=1).to(w.dtype)
-                std = (2.0 / fan).sqrt().view(-1, *([1] * (w.dim() - 1)))
-                w.copy_(torch.randn(w.shape, generator=gen).to(w) * std)
+                std = layer.from2d((2.0 / fan).sqrt().unsqueeze(1).expand(layer.shape2d))
+                w.copy_(torch.randn(w.shape, generator=gen).to(w) * std.to(w.device))
             w.mul_(mask)
 
     # ---------------------------------------------------------------- hooks
@@ -343,9 +422,8 @@ class Sparsifier:
     @torch.no_grad()
     def _update(self) -> None:
         f = self.drop_fraction()
-        for layer in self.layers:
-            w = layer.weight
-            out, fan_in = layer.shape2d
+        grads = []
+        for layer in self.layers:  # validate every layer before any mask changes
             g = layer.dense_grad
             if g is None:
                 raise RuntimeError(
@@ -354,11 +432,22 @@ class Sparsifier:
                     f"sparsifier.step()"
                 )
             g = _all_reduce_mean(g.clone())
-            res = self._layer_update(layer, w.detach().view(out, fan_in), g.view(out, fan_in), f)
-            mask = self._broadcast_mask(res.mask.view(w.shape))
+            for what, t in (("dense gradient", g), ("weight", layer.weight)):
+                if not bool(torch.isfinite(t).all()):
+                    raise NonFiniteError(
+                        f"non-finite (NaN/inf) {what} of {layer.name!r} at the mask update of step "
+                        f"{self.step_count}: check the data for NaN/inf or lower the learning rate; the "
+                        f"masks were not updated"
+                    )
+            grads.append(g)
+        for layer, g in zip(self.layers, grads):
+            w = layer.weight
+            res = self._layer_update(layer, layer.to2d(w.detach()), layer.to2d(g), f)
+            mask = self._broadcast_mask(layer.from2d(res.mask))
             grown = mask & ~layer.mask
             w[grown] = 0.0  # newly grown connections start at zero
             layer.mask = mask
+            layer.ever_active = mask.clone() if layer.ever_active is None else layer.ever_active | mask
             layer.ablated = self._broadcast_mask(res.ablated)
             layer.dense_grad = None
             if w.grad is not None:
@@ -390,6 +479,16 @@ class Sparsifier:
         """Ablated neurons per layer."""
         return {layer.name: layer.n_ablated for layer in self.layers}
 
+    def active_neurons(self) -> dict[str, int]:
+        """Neurons with at least one active connection, per layer."""
+        return {layer.name: layer.n_active_neurons for layer in self.layers}
+
+    def itop_rate(self) -> float:
+        """In-time over-parameterisation rate (Liu et al., 2021): the fraction of the sparsified weights that have
+        been active at some point of training so far (= the density for a static mask)."""
+        seen = sum(int(layer.ever_active.sum()) for layer in self.layers if layer.ever_active is not None)
+        return seen / sum(layer.mask.numel() for layer in self.layers)
+
     def check_invariants(self) -> None:
         """Raise ``RuntimeError`` when a mask exceeds its layer budget, when a masked weight is not zero, or (constant
         fan-in methods) when the active rows do not all have the same number of connections."""
@@ -409,7 +508,8 @@ class Sparsifier:
                     )
 
     def summary(self) -> list[dict]:
-        """One dict per sparse layer: name, shape, density, budget, nnz, fan-in (if constant), ablated neurons."""
+        """One dict per sparse layer: name, shape, density, budget, nnz, fan-in (if constant), ablated and active
+        neurons."""
         rows = []
         for layer in self.layers:
             fans = layer.fan_ins()
@@ -424,6 +524,7 @@ class Sparsifier:
                     "nnz": layer.nnz,
                     "fan_in": const,
                     "ablated": layer.n_ablated,
+                    "active_neurons": layer.n_active_neurons,
                 }
             )
         return rows
@@ -460,6 +561,7 @@ class Sparsifier:
                     "mask": layer.mask.clone(),
                     "ablated": layer.ablated.clone(),
                     "dense_grad": None if layer.dense_grad is None else layer.dense_grad.clone(),
+                    "ever_active": None if layer.ever_active is None else layer.ever_active.clone(),
                 }
                 for layer in self.layers
             },
@@ -502,6 +604,8 @@ class Sparsifier:
             layer.mask = rec["mask"].to(dev, torch.bool).clone()
             layer.ablated = rec["ablated"].to(dev, torch.bool).clone()
             layer.dense_grad = None if rec["dense_grad"] is None else rec["dense_grad"].to(dev).clone()
+            ever = rec.get("ever_active")
+            layer.ever_active = layer.mask.clone() if ever is None else ever.to(dev, torch.bool).clone()
         cfg = state.get("config", {})
         self.t_end = int(cfg.get("t_end", self.t_end))
         self.delta_t = int(cfg.get("delta_t", self.delta_t))
@@ -636,6 +740,7 @@ class Dense(Sparsifier):
     ) -> None:
         if sparsity != 0.0:
             raise ValueError(f"Dense trains every weight: sparsity must be 0, got {sparsity!r}")
+        kwargs.setdefault("sparse_init", False)  # the dense baseline keeps the model's own init by default
         super().__init__(model, optimizer, 0.0, total_steps, **kwargs)
 
 

@@ -42,6 +42,8 @@ class TrainConfig:
     sparse_init: bool = True
     seed: int = 0
     exclude: tuple[str, ...] = field(default_factory=tuple)
+    keep_first_layer_dense: bool = False
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -50,8 +52,8 @@ class TrainConfig:
             v = getattr(self, n)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{n} must be a positive int, got {v!r}")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr must be a finite number > 0, got {self.lr!r}")
 
     def with_(self, **kw) -> TrainConfig:
         return replace(self, **kw)
@@ -69,15 +71,19 @@ class TrainResult:
     seconds: float
     steps: int
     config: dict
+    log: list[dict] = field(default_factory=list)  # one row per mask update: step, density, ITOP, neurons
 
 
 @torch.no_grad()
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> float:
-    """Top-1 accuracy of ``model`` on ``(x, y)``."""
+    """Top-1 accuracy of ``model`` on ``(x, y)`` (batches moved to the model's device)."""
     was = model.training
     model.eval()
+    p = next(model.parameters(), None)
+    dev = p.device if p is not None else x.device
     correct = sum(
-        int((model(xb).argmax(-1) == yb).sum()) for xb, yb in zip(x.split(batch_size), y.split(batch_size))
+        int((model(xb.to(dev)).argmax(-1).cpu() == yb.cpu()).sum())
+        for xb, yb in zip(x.split(batch_size), y.split(batch_size))
     )
     model.train(was)
     return correct / len(y)
@@ -87,7 +93,9 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
     """Train ``config.model`` with ``config.method`` on ``data``; returns test accuracy and the sparse model."""
     t0 = time.perf_counter()
     seed_everything(config.seed)
-    model = build_model(config.model, data.input_shape, data.n_classes, config.hidden)
+    dev = torch.device(config.device)
+    model = build_model(config.model, data.input_shape, data.n_classes, config.hidden).to(dev)
+    x_train, y_train = data.x_train.to(dev), data.y_train.to(dev)
     steps_per_epoch = math.ceil(len(data.y_train) / config.batch_size)
     total = steps_per_epoch * config.epochs
     opt = torch.optim.SGD(
@@ -102,18 +110,21 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
         sparse_init=config.sparse_init,
         seed=config.seed,
         exclude=list(config.exclude),
+        keep_first_layer_dense=config.keep_first_layer_dense,
     )
     if config.method == "srigl":
         kw["gamma_sal"] = config.gamma_sal
     sp = make_sparsifier(config.method, model, opt, config.sparsity, total, **kw)
     gen = torch.Generator().manual_seed(config.seed)
     ok = True
+    log: list[dict] = []
     bar = progress(total=total, desc=f"{config.method} S={config.sparsity}", disable=not show_progress)
     for _ in range(config.epochs):
-        perm = torch.randperm(len(data.y_train), generator=gen)
+        perm = torch.randperm(len(data.y_train), generator=gen).to(dev)
         for idx in perm.split(config.batch_size):
             opt.zero_grad(set_to_none=True)
-            F.cross_entropy(model(data.x_train[idx]), data.y_train[idx]).backward()
+            loss = F.cross_entropy(model(x_train[idx]), y_train[idx])
+            loss.backward()
             opt.step()
             sched.step()
             if sp.step():
@@ -121,6 +132,15 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
                     sp.check_invariants()
                 except RuntimeError:
                     ok = False
+                log.append(
+                    {
+                        "step": sp.step_count,
+                        "loss": float(loss.detach()),
+                        "density": sp.density(),
+                        "itop_rate": sp.itop_rate(),
+                        "active_neurons": sp.active_neurons(),
+                    }
+                )
             bar.update(1)
     bar.close()
     try:
@@ -129,4 +149,6 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
         ok = False
     acc = evaluate(model, data.x_test, data.y_test)
     hidden_ablated = sum(layer.n_ablated for layer in sp.layers[:-1])
-    return TrainResult(acc, model, sp, hidden_ablated, ok, time.perf_counter() - t0, total, asdict(config))
+    return TrainResult(
+        acc, model, sp, hidden_ablated, ok, time.perf_counter() - t0, total, asdict(config), log
+    )
