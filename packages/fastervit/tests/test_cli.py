@@ -26,17 +26,12 @@ def test_flags_only_where_they_mean_something():
         assert e.value.code == 2
 
 
-def test_bench_smoke(tmp_path, capsys):
-    assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
-    assert "no-HAT" in capsys.readouterr().out and (tmp_path / "bench.json").exists()
-
-
 def test_help_exits_zero(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    for cmd in ("info", "bench", "train", "predict", "reproduce"):
+    for cmd in ("info", "bench", "train", "predict", "validate", "reproduce"):
         assert cmd in out
 
 
@@ -54,6 +49,27 @@ def test_user_errors_exit_2_with_one_line(capsys, tmp_path):
     assert "stride 32" in capsys.readouterr().err
     assert main(["train", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
     assert main(["predict", str(tmp_path / "x.png"), "--checkpoint", str(tmp_path / "c.pth")]) == 2
+    capsys.readouterr()
+    # an unknown --model-kwargs key: one line naming it, before any data is read (the data path does not exist)
+    assert (
+        main(["train", str(tmp_path / "nope"), "--model-kwargs", '{"dimm": 8}', "--out", str(tmp_path)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert (
+        "unknown model keyword(s) 'dimm'" in err
+        and "dim, in_dim" in err
+        and len(err.strip().splitlines()) == 1
+    )
+    # --out naming a file: refused before training starts
+    (tmp_path / "afile").write_text("x")
+    assert main(["train", "digits", "--epochs", "1", "--out", str(tmp_path / "afile")]) == 2
+    assert "is a file" in capsys.readouterr().err
+    # recipe flags out of range, and RandAugment on tensor data
+    assert main(["train", "digits", "--reprob", "1.5", "--out", str(tmp_path)]) == 2
+    assert main(["train", "digits", "--mixup", "0.8", "--batch-size", "7", "--out", str(tmp_path)]) == 2
+    assert "even" in capsys.readouterr().err
+    assert main(["validate", "--checkpoint", str(tmp_path / "c.pth"), "--data", str(tmp_path)]) == 2
+    assert "c.pth does not exist" in capsys.readouterr().err
 
 
 def test_train_then_predict_end_to_end_on_an_image_folder(tmp_path, capsys):
@@ -80,12 +96,31 @@ def test_train_then_predict_end_to_end_on_an_image_folder(tmp_path, capsys):
             "--out",
             str(out),
             "--quiet",
+            # the paper's recipe parts, timm's implementations
+            "--mixup",
+            "0.8",
+            "--cutmix",
+            "1.0",
+            "--rand-augment",
+            "rand-m9-mstd0.5-inc1",
+            "--reprob",
+            "0.25",
+            "--model-ema-decay",
+            "0.9",
         ]
     )
     assert rc == 0
     assert "top-1" in capsys.readouterr().out
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["classes"] == 2 and 0.0 <= metrics["final"]["top1"] <= 1.0
+    assert 0.0 <= metrics["final"]["ema_top1"] <= 1.0 and metrics["config"]["mixup"] == 0.8
+    rc = main(
+        ["validate", "--checkpoint", str(out / "checkpoint.pth"), "--data", str(tmp_path / "data")]
+        + ["--out", str(tmp_path / "val"), "--quiet"]
+    )
+    assert rc == 0 and "top-5" in capsys.readouterr().out
+    val = json.loads((tmp_path / "val" / "validate.json").read_text())
+    assert val["n"] == 12 and val["data_config"]["interpolation"] == "bicubic"
     rc = main(
         [
             "predict",
@@ -98,7 +133,8 @@ def test_train_then_predict_end_to_end_on_an_image_folder(tmp_path, capsys):
     )
     assert rc == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 2 and {ln.split()[-1] for ln in lines} == {"red", "blue"}
+    assert lines[0].startswith("top-2 of") and lines[1].split() == ["rank", "probability", "index", "class"]
+    assert len(lines) == 4 and {ln.split()[-1] for ln in lines[2:]} == {"red", "blue"}
 
 
 def test_info_reports_params_and_macs(tmp_path, capsys):

@@ -1,3 +1,5 @@
+import warnings
+
 import pytest
 import timm
 import torch
@@ -176,17 +178,24 @@ def test_inference_cache_follows_weight_updates(tiny_model):
 
 # --- any resolution, features, HAT as a plug-in -------------------------------------------------------------------
 def test_any_resolution_inputs(tiny_model):
+    """Plain variants take any multiple of 32 (stage maps padded to whole windows); the *_any_res variants take
+    any size, e.g. 200x300, and warn where their non-square carrier-token grid departs from the official code."""
+    from iclr24.fastervit.model import NonSquareCarrierGridWarning
+
     m = tiny_model().eval()
-    with torch.no_grad():
-        assert m(torch.randn(1, 3, 256, 320)).shape == (
-            1,
-            10,
-        )  # multiples of 32, stage maps padded to windows
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", NonSquareCarrierGridWarning)
+        assert m(torch.randn(1, 3, 256, 320)).shape == (1, 10)  # stage 3: 16x20 padded to 3x3 windows
         any_res = tiny_model("faster_vit_0_any_res").eval()
-        assert any_res(torch.randn(1, 3, 250, 333)).shape == (1, 10)
-        assert any_res(torch.randn(1, 3, 576, 960)).shape == (1, 10)
+        assert any_res(torch.randn(1, 3, 224, 224)).shape == (1, 10)
+    with torch.no_grad():
+        with pytest.warns(NonSquareCarrierGridWarning, match="swaps the grid axes"):
+            assert any_res(torch.randn(1, 3, 200, 300)).shape == (1, 10)  # stage 3: 2x3 windows
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NonSquareCarrierGridWarning)  # once per stage, not every call
+            assert any_res(torch.randn(1, 3, 250, 333)).shape == (1, 10)
     with pytest.raises(ValueError, match="not divisible by the network stride 32"):
-        m(torch.randn(1, 3, 250, 224))
+        m(torch.randn(1, 3, 200, 300))
 
 
 def test_features_only_returns_the_four_stage_maps():

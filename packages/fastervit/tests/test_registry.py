@@ -87,3 +87,17 @@ def test_finetuning_init_replaces_only_a_mismatched_head(tiny_model, tmp_path):
     dst = tiny_model(num_classes=7)
     assert load_for_finetuning(dst, p) == ["head.weight", "head.bias"]
     torch.testing.assert_close(dst.patch_embed.conv_down[0].weight, src.patch_embed.conv_down[0].weight)
+
+
+def test_missing_checkpoint_and_unknown_keywords_are_named(tmp_path):
+    """timm itself raises a FileNotFoundError without a message for a missing checkpoint_path, and the
+    constructor a bare TypeError for an unknown keyword: both are named here, before the model is built."""
+    import timm
+
+    from iclr24.fastervit import create_model
+
+    for make in (timm.create_model, create_model):
+        with pytest.raises(FileNotFoundError, match="nope.pth"):
+            make("faster_vit_0_224", checkpoint_path=str(tmp_path / "nope.pth"), dim=16, in_dim=8)
+        with pytest.raises(ValueError, match="unknown model keyword.*'dimm'.*known ones are dim, in_dim"):
+            make("faster_vit_0_224", dimm=16)

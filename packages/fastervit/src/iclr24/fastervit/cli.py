@@ -14,7 +14,30 @@ from .reproduce import PAPER
 
 app = App("fastervit", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CPU (cfg.device unused)
-app.add_bench(bench.run_benchmarks)
+
+
+@app.command(
+    "bench",
+    "CPU throughput (batch 1 and 16), params and MACs of FasterViT-0/1 vs ConvNeXt-T, Swin-T and EfficientViT-B2 "
+    "in one round-robin run (1 pinned thread), the no-HAT ablation, and ours vs the authors' package when "
+    "importable; writes bench.json, bench.md, throughput.md/png. Reports, never gates.",
+    modes=True,
+)
+def _bench(args: argparse.Namespace) -> int:
+    """paperkit's standard bench command (bench.json, bench.md) plus the throughput table and plot in --out."""
+    from iclr24.paperkit import atomic_write_text
+
+    rep = bench.run_benchmarks(args.mode, out=args.out)
+    table = (Path(args.out) / "throughput.md").read_text()
+    text = rep.to_markdown() + "\n" + table
+    print(text, end="")
+    atomic_write_json(Path(args.out) / "bench.json", {"mode": args.mode, **rep.to_dict()})
+    atomic_write_text(
+        Path(args.out) / "bench.md",
+        f"# fastervit bench ({args.mode})\n\n{text}\n![throughput](throughput.png)\n",
+    )
+    print(f"wrote bench.json, bench.md, throughput.md and throughput.png in {args.out}")
+    return 0
 
 
 def _json_dict(s: str) -> dict:
@@ -121,13 +144,30 @@ def _info(args: argparse.Namespace) -> int:
         help="initialise from a local checkpoint (head replaced if the class count differs)",
     ),
     arg("--model-kwargs", type=_json_dict, default={}, help="JSON overrides, e.g. '{\"dim\": 32}'"),
+    arg("--mixup", type=float, default=0.0, help="mixup alpha, timm's Mixup (paper 0.8; 0 = off)"),
+    arg("--cutmix", type=float, default=0.0, help="cutmix alpha, timm's Mixup (paper 1.0; 0 = off)"),
+    arg(
+        "--rand-augment",
+        default=None,
+        help="timm RandAugment string, image folders only (paper rand-m9-mstd0.5-inc1; default off)",
+    ),
+    arg("--reprob", type=float, default=0.0, help="random-erasing probability, timm's (paper 0.25; 0 = off)"),
+    arg(
+        "--model-ema-decay",
+        type=float,
+        default=None,
+        help="keep an EMA of the weights, timm's ModelEmaV3 (paper 0.9998; default off); evaluated, saved too",
+    ),
     device=True,
 )
 def _train(args: argparse.Namespace) -> int:
     """Writes OUT/checkpoint.pth and OUT/metrics.json (--out is the folder)."""
+    from .registry import _check_name, check_model_kwargs
     from .train import TrainConfig, train
 
     device = args.device  # resolved by the App
+    _check_name(args.model)
+    check_model_kwargs(args.model_kwargs, args.model)  # before any data is read
     if args.checkpoint and not Path(args.checkpoint).is_file():
         raise FileNotFoundError(f"--checkpoint {args.checkpoint} does not exist")
     cfg = TrainConfig(
@@ -144,6 +184,11 @@ def _train(args: argparse.Namespace) -> int:
         model_kwargs=args.model_kwargs,
         max_steps_per_epoch=args.max_steps_per_epoch,
         init_checkpoint=args.checkpoint,
+        mixup=args.mixup,
+        cutmix=args.cutmix,
+        rand_augment=args.rand_augment,
+        reprob=args.reprob,
+        model_ema_decay=args.model_ema_decay,
     )
     metrics = train(cfg, args.data, out=args.out, show_progress=not args.quiet)
     f = metrics["final"]
@@ -168,8 +213,55 @@ def _predict(args: argparse.Namespace) -> int:
     from .predict import predict
 
     rows = predict(args.image, args.checkpoint, model_name=args.model, img_size=args.img_size, topk=args.topk)
-    for r in rows:
-        print(f"{r['probability']:.4f}  {r['label']}")
+    print(f"top-{len(rows)} of {args.image}:")
+    print(f"{'rank':>4}  {'probability':>11}  {'index':>5}  class")
+    for i, r in enumerate(rows, 1):
+        print(f"{i:>4}  {r['probability']:>11.4f}  {r['index']:>5}  {r['label']}")
+    return 0
+
+
+@app.command(
+    "validate",
+    "Top-1/top-5 of a checkpoint on an ImageFolder validation tree, with timm's eval transform (the variant's "
+    "crop_pct, bicubic), as the official validate.py; writes OUT/validate.json.",
+    arg("--checkpoint", required=True, help="checkpoint.pth from `fastervit train`, or an official .pth.tar"),
+    arg(
+        "--data",
+        required=True,
+        help="validation folder VAL/<class>/*.JPEG (ImageNet: the 1000 synset folders)",
+    ),
+    arg("--model", default=None, help="variant (read from the checkpoint when it records it)"),
+    arg("--batch-size", type=positive_int, default=64, help="images per forward pass"),
+    arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
+    arg(
+        "--crop-pct",
+        type=float,
+        default=None,
+        help="centre-crop fraction (default: the variant's, 0.875 or 1.0)",
+    ),
+    arg("--num-workers", type=int, default=0, help="DataLoader worker processes"),
+    device=True,
+)
+def _validate(args: argparse.Namespace) -> int:
+    from .validate import validate
+
+    res = validate(
+        args.checkpoint,
+        args.data,
+        model_name=args.model,
+        batch_size=args.batch_size,
+        img_size=args.img_size,
+        crop_pct=args.crop_pct,
+        num_workers=args.num_workers,
+        device=args.device,
+        show_progress=not args.quiet,
+    )
+    c = res["data_config"]
+    print(
+        f"{res['model']} on {res['data']}: top-1 {res['top1']:.4f}, top-5 {res['top5']:.4f} over {res['n']} images "
+        f"({c['input_size'][1]}x{c['input_size'][2]}, crop_pct {c['crop_pct']}, {c['interpolation']})"
+    )
+    atomic_write_json(args.out / "validate.json", res)
     return 0
 
 

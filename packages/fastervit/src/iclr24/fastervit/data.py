@@ -1,6 +1,6 @@
 """Built-in offline data, and loaders for real image folders from a path the user gives.
 
-- :func:`quadrant_copy_batch`: the synthetic "copy across windows" task of the spec (Sec. 4a): the label is the
+- :func:`quadrant_copy_batch`: the synthetic "copy across windows" task (a mechanism check of Sec. 3.3): the label is the
   colour of a square in the top-left quadrant, read out from the bottom-right window only.
 - :func:`digits_dataset`: scikit-learn's 8x8 digits, upsampled to RGB images (a real, tiny, offline dataset).
 - :func:`image_folder_datasets`: a torchvision ``ImageFolder`` (``DIR/train/<class>/*.jpg`` + ``DIR/val/...``, or
@@ -93,17 +93,32 @@ def eval_transform(img_size: int, crop_pct: float = 0.875):
     )
 
 
-def _train_transform(img_size: int):
+def _train_transform(img_size: int, rand_augment: str | None = None):
+    """Random resized crop (bicubic) and flip; with ``rand_augment`` (e.g. the paper's "rand-m9-mstd0.5-inc1"),
+    timm's RandAugment on the PIL image, configured as timm's training script does."""
     from torchvision import transforms as T
 
-    return T.Compose(
-        [
-            T.RandomResizedCrop(img_size, scale=(0.35, 1.0), interpolation=T.InterpolationMode.BICUBIC),
-            T.RandomHorizontalFlip(),
-            T.ToTensor(),
-            T.Normalize(IMAGENET_MEAN, IMAGENET_STD),
-        ]
-    )
+    steps = [
+        T.RandomResizedCrop(img_size, scale=(0.35, 1.0), interpolation=T.InterpolationMode.BICUBIC),
+        T.RandomHorizontalFlip(),
+    ]
+    if rand_augment:
+        from timm.data.auto_augment import rand_augment_transform
+
+        if not rand_augment.startswith("rand"):
+            raise ValueError(
+                f"rand_augment must be a timm RandAugment string like 'rand-m9-mstd0.5', got {rand_augment!r}"
+            )
+        hparams = dict(
+            translate_const=int(img_size * 0.45), img_mean=tuple(round(255 * m) for m in IMAGENET_MEAN)
+        )
+        try:
+            steps.append(rand_augment_transform(rand_augment, hparams))
+        except (AssertionError, ValueError, KeyError) as e:
+            raise ValueError(
+                f"rand_augment {rand_augment!r} is not a valid timm RandAugment string ({e})"
+            ) from None
+    return T.Compose([*steps, T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
 
 
 def image_folder_datasets(
@@ -112,6 +127,7 @@ def image_folder_datasets(
     crop_pct: float = 0.875,
     val_fraction: float = 0.1,
     seed: int = 0,
+    rand_augment: str | None = None,
 ) -> tuple[Dataset, Dataset, list[str]]:
     """(train, val, class_names) from ``root/train`` + ``root/val`` (or ``root/validation``), or from a single
     ``root/<class>/`` tree split ``val_fraction`` at random (seeded). Errors name what is missing."""
@@ -137,7 +153,7 @@ def image_folder_datasets(
             ) from None
 
     if (root / "train").is_dir():
-        train = folder(root / "train", _train_transform(img_size))
+        train = folder(root / "train", _train_transform(img_size, rand_augment))
         if val_dir is None:
             raise FileNotFoundError(
                 f"{root}/train exists but {root}/val does not; add a val/ split with the same class folders"
@@ -150,7 +166,7 @@ def image_folder_datasets(
         return train, val, list(train.classes)
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
-    full_train = folder(root, _train_transform(img_size))
+    full_train = folder(root, _train_transform(img_size, rand_augment))
     full_val = folder(root, eval_transform(img_size, crop_pct))
     n = len(full_train)
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()

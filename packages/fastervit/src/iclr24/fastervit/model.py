@@ -11,6 +11,7 @@ input at run time, so one model runs at any input size (padding stage maps to wh
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -45,11 +46,17 @@ __all__ = [
     "FasterViTLayer",
     "FasterViT",
     "DERIVED_BUFFERS",
+    "NonSquareCarrierGridWarning",
 ]
 
 # Buffers that are functions of the geometry (or caches of the weights): recomputed, never learned. A checkpoint
 # may carry them at another resolution; loading keeps the model's own.
 DERIVED_BUFFERS = ("relative_coords_table", "relative_position_index", "relative_bias")
+
+
+class NonSquareCarrierGridWarning(UserWarning):
+    """A HAT stage ran on a non-square grid of windows, where this implementation and the official ``any_res``
+    code regroup carrier tokens differently (so official weights give different logits from the official code)."""
 
 
 def _pair(v: int | Sequence[int]) -> tuple[int, int]:
@@ -353,18 +360,25 @@ class HAT(nn.Module):
             ct_grid = (grid[0] * s, grid[1] * s)
             # HAT step 1: global attention among one image's carrier tokens (raster order for the position terms)
             ct = self.hat_pos_embed(ct_dewindow(ct, grid, s), ct_grid)
+            # Eq. (Sec. 3.3, HAT 1a): x_ct = x_ct + gamma_1 * MHSA(LN(x_ct))
             ct = ct + self.hat_drop_path(self.gamma1 * self.hat_attn(self.hat_norm1(ct), ct_grid))
+            # Eq. (Sec. 3.3, HAT 1b): x_ct = x_ct + gamma_2 * MLP_{d->4d->d}(LN(x_ct))
             ct = ct + self.hat_drop_path(self.gamma2 * self.hat_mlp(self.hat_norm2(ct)))
             # HAT step 2: each window attends to its own carrier tokens and local tokens
             ct = ct_window(ct, grid, s).reshape(b * n_win, s * s, c)
+            # Eq. (Sec. 3.3, HAT 2): x_w = Concat(x_l, x_ct), per window
             x = torch.cat((ct, x), dim=1)
+        # Eq. (Sec. 3.3, HAT 3a): x_w = x_w + gamma_3 * MHSA(LN(x_w))
         x = x + self.drop_path(self.gamma3 * self.attn(self.norm1(x), (k, k)))
+        # Eq. (Sec. 3.3, HAT 3b): x_w = x_w + gamma_4 * MLP_{d->4d->d}(LN(x_w))
         x = x + self.drop_path(self.gamma4 * self.mlp(self.norm2(x)))
         if self.hat:
+            # Eq. (Sec. 3.3, HAT 4a): x_l, x_ct = Split(x_w)
             ctr, x = x.split([s * s, k * k], dim=1)
             ct = ctr.reshape(b, n_ct, c)
             if self.last and self.do_propagation:
                 # HAT step 4: propagate carrier tokens back to the feature map (nearest upsampling s -> k)
+                # Eq. (Sec. 3.3, HAT 4b): x = Upsample_{n^2 L -> H^2}(x_ct) + Merge_{n^2 k^2 -> H^2}(x_l)
                 img = ctr.transpose(1, 2).reshape(-1, c, s, s).float()
                 up = F.interpolate(img, size=(k, k), mode="nearest").flatten(2).transpose(1, 2).to(x.dtype)
                 x = x + self.gamma1 * up
@@ -400,6 +414,7 @@ class TokenInitializer(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, c, h, w = x.shape
         (oh, sh, kh), (ow, sw, kw) = self.geometry(h, w)
+        # Eq. (Sec. 3.3, CT init): x_c = Conv_{3x3}(x); x_ct = AvgPool_{H^2 -> n^2 L}(x_c)
         x = F.avg_pool2d(self.pos_embed(x), kernel_size=(kh, kw), stride=(sh, sw))
         s = self.ct_size
         x = x.view(b, c, oh // s, s, ow // s, s).permute(0, 2, 4, 3, 5, 1)
@@ -424,6 +439,7 @@ class ConvBlock(nn.Module):
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Eq. (Sec. 3.3, conv block): x_hat = GELU(BN(Conv_{3x3}(x))); x = BN(Conv_{3x3}(x_hat)) + x
         y = self.norm2(self.conv2(self.act1(self.norm1(self.conv1(x)))))
         if self.layer_scale:
             y = y * self.gamma.view(1, -1, 1, 1)
@@ -536,6 +552,7 @@ class FasterViTLayer(nn.Module):
             if self.do_gt:
                 self.global_tokenizer = TokenInitializer(dim, padded, window_size, ct_size=ct_size)
         self.downsample = Downsample(dim) if downsample else None
+        self._warned_nonsquare = False
 
     def forward_blocks(self, x: torch.Tensor) -> torch.Tensor:
         """The stage's blocks, without the downsampler: (B, C, H, W) -> (B, C, H, W)."""
@@ -549,9 +566,21 @@ class FasterViTLayer(nn.Module):
         hp, wp = x.shape[-2:]
         grid = (hp // k, wp // k)
         ct = self.global_tokenizer(x) if self.do_gt else None
+        if self.do_gt and grid[0] != grid[1] and not self._warned_nonsquare:
+            self._warned_nonsquare = True
+            warnings.warn(
+                f"carrier tokens on a non-square {grid[0]}x{grid[1]} grid of windows: regrouped window by window "
+                "in raster order here, while the official faster_vit_any_res code swaps the grid axes, so "
+                "official weights give different logits from the official code on this input (identical on "
+                "square grids). Silence with warnings.simplefilter('ignore', NonSquareCarrierGridWarning).",
+                NonSquareCarrierGridWarning,
+                stacklevel=3,
+            )
+        # Eq. (Sec. 3.3, windows): x_l = Split_{H^2 -> n^2 k^2}(x), n^2 = H^2 / k^2 windows of k x k tokens
         x = window_partition(x, k)
         for blk in self.blocks:
             x, ct = blk(x, ct, grid)
+        # Eq. (Sec. 3.3, HAT 4b): Merge_{n^2 k^2 -> H^2}(x_l) (the carrier tokens were added in the last block)
         x = window_reverse(x, k, hp, wp, b)
         if (hp, wp) != (h, w):
             x = x[:, :, :h, :w].contiguous()

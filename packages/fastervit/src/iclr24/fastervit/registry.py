@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ __all__ = [
     "list_variants",
     "load_checkpoint",
     "read_state_dict",
+    "check_model_kwargs",
+    "model_keywords",
 ]
 
 _B = dict(window_size=(7, 7, 7, 7), ct_size=2, mlp_ratio=4, hat=(False, False, True, False))
@@ -131,8 +135,55 @@ def _check_name(name: str) -> None:
         raise ValueError(f"unknown FasterViT variant {name!r}; known: {', '.join(VARIANTS)}")
 
 
+# keyword arguments that timm's create_model / build_model_with_cfg consume before the model sees them
+_TIMM_KWARGS = frozenset(
+    {
+        "pretrained_cfg",
+        "pretrained_cfg_overlay",
+        "model_cfg",
+        "cache_dir",
+        "features_only",
+        "feature_cls",
+        "feature_cfg",
+        "out_indices",
+        "flatten_sequential",
+    }
+)
+
+
+def model_keywords() -> list[str]:
+    """The keyword arguments a variant accepts: FasterViT's constructor arguments (and timm's ``img_size``)."""
+    return [p for p in inspect.signature(FasterViT.__init__).parameters if p != "self"] + ["img_size"]
+
+
+def check_model_kwargs(kwargs: Mapping[str, Any], name: str = "FasterViT") -> None:
+    """ValueError naming every keyword that no variant takes (instead of a bare TypeError from the constructor)."""
+    known = set(model_keywords())
+    unknown = sorted(k for k in kwargs if k not in known and k not in _TIMM_KWARGS)
+    if unknown:
+        raise ValueError(
+            f"{name}: unknown model keyword(s) {', '.join(map(repr, unknown))}; the known ones are "
+            f"{', '.join(model_keywords())}"
+        )
+
+
+def _check_timm_checkpoint_path() -> None:
+    """timm.create_model(..., checkpoint_path=P) builds the model first and then raises a FileNotFoundError without
+    a message when P is missing: check P before building, with a message that names it."""
+    frame = sys._getframe(2)  # _build <- the registered entry point <- timm's create_model
+    if frame.f_code.co_name != "create_model" or "timm" not in frame.f_code.co_filename:
+        return
+    path = frame.f_locals.get("checkpoint_path")
+    if path and not Path(path).is_file():
+        raise FileNotFoundError(
+            f"checkpoint_path {str(path)!r} does not exist (expected a .pth/.pth.tar/.pt file; official "
+            "weights: https://huggingface.co/ahatamiz/FasterViT, downloaded by you)"
+        )
+
+
 def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
     _check_name(name)
+    check_model_kwargs(kwargs, name)
     if pretrained and not (kwargs.get("pretrained_cfg_overlay") or {}).get("file"):
         raise ValueError(
             f"{name}: weights are never downloaded here. Pass checkpoint_path='/path/to/{name}.pth.tar' to "
@@ -156,6 +207,7 @@ def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
 
 def _register(name: str) -> None:
     def entry(pretrained: bool = False, **kwargs: Any) -> FasterViT:
+        _check_timm_checkpoint_path()
         return _build(name, pretrained=pretrained, **kwargs)
 
     entry.__name__ = name

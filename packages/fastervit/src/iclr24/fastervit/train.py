@@ -29,7 +29,10 @@ __all__ = ["TrainConfig", "PAPER_TRAINING", "train", "evaluate", "build_datasets
 class TrainConfig:
     """Defaults follow the paper's ImageNet recipe where it scales down (AdamW, cosine with warm-up, label smoothing
     0.1, gradient clipping 5.0, weight decay 0.005 for FasterViT-0..3); lr 5e-3 is for batch 4096 and is scaled
-    linearly with the batch. Not implemented: mixup/cutmix, RandAugment, random erasing, EMA, MESA."""
+    linearly with the batch. The paper's regularisers are timm's implementations and off by default (a short
+    fine-tune does not want them); ``PAPER_TRAINING`` turns them on with the paper's values: mixup 0.8, cutmix 1.0
+    (``timm.data.Mixup``), RandAugment "rand-m9-mstd0.5-inc1" (``timm.data.auto_augment``), random erasing 0.25
+    (``timm.data.random_erasing``), model EMA 0.9998 (``timm.utils.ModelEmaV3``). Not implemented: MESA."""
 
     model: str = "faster_vit_0_224"
     epochs: int = 300
@@ -48,23 +51,53 @@ class TrainConfig:
     model_kwargs: dict = field(default_factory=dict)
     max_steps_per_epoch: int | None = None
     init_checkpoint: str | None = None  # fine-tune from a local checkpoint of the same variant
+    mixup: float = 0.0  # mixup alpha (paper 0.8); 0 = off
+    cutmix: float = 0.0  # cutmix alpha (paper 1.0); 0 = off
+    rand_augment: str | None = (
+        None  # timm RandAugment string (paper "rand-m9-mstd0.5-inc1"); image folders only
+    )
+    reprob: float = 0.0  # random-erasing probability (paper 0.25)
+    model_ema_decay: float | None = (
+        None  # EMA of the weights (paper 0.9998); evaluated and saved as state_dict_ema
+    )
+
+    def __post_init__(self) -> None:
+        if self.mixup < 0 or self.cutmix < 0:
+            raise ValueError(f"mixup and cutmix alphas must be >= 0, got {self.mixup}, {self.cutmix}")
+        if not 0 <= self.reprob <= 1:
+            raise ValueError(f"reprob must be in [0, 1], got {self.reprob}")
+        if self.model_ema_decay is not None and not 0 < self.model_ema_decay < 1:
+            raise ValueError(f"model_ema_decay must be in (0, 1), got {self.model_ema_decay}")
+        if (self.mixup or self.cutmix) and self.batch_size % 2:
+            raise ValueError(
+                f"mixup/cutmix mix pairs within a batch: batch_size must be even, got {self.batch_size}"
+            )
 
     def base_lr(self, world_size: int) -> float:
         return self.lr if self.lr is not None else 5e-3 * self.batch_size * world_size / 4096
 
 
-PAPER_TRAINING = TrainConfig()
+PAPER_TRAINING = TrainConfig(
+    mixup=0.8, cutmix=1.0, rand_augment="rand-m9-mstd0.5-inc1", reprob=0.25, model_ema_decay=0.9998
+)
 
 
-def build_datasets(data: str, img_size: int, seed: int = 0) -> tuple[Dataset, Dataset, list[str]]:
+def build_datasets(
+    data: str, img_size: int, seed: int = 0, rand_augment: str | None = None
+) -> tuple[Dataset, Dataset, list[str]]:
     """``data`` = "digits" (built in) or a path to an ImageFolder tree."""
     from .data import BUILTIN_DATASETS, digits_dataset, image_folder_datasets
 
     if data == "digits":
+        if rand_augment:
+            raise ValueError(
+                "RandAugment works on PIL images of an image folder; the built-in digits are tensors (drop "
+                "--rand-augment, or train on an image folder)"
+            )
         return digits_dataset(size=img_size)
     if data in BUILTIN_DATASETS:  # pragma: no cover - only digits today
         raise ValueError(f"built-in dataset {data!r} has no loader")
-    return image_folder_datasets(data, img_size=img_size, seed=seed)
+    return image_folder_datasets(data, img_size=img_size, seed=seed, rand_augment=rand_augment)
 
 
 def _lr_at(step: int, total: int, warmup: int, base: float, min_lr: float) -> float:
@@ -73,6 +106,31 @@ def _lr_at(step: int, total: int, warmup: int, base: float, min_lr: float) -> fl
         return base * (step + 1) / warmup
     t = (step - warmup) / max(1, total - warmup)
     return min_lr + 0.5 * (base - min_lr) * (1 + math.cos(math.pi * min(1.0, t)))
+
+
+def _regularisers(
+    cfg: TrainConfig, num_classes: int, model: torch.nn.Module, device: str | torch.device = "cpu"
+):
+    """timm's mixup/cutmix, random erasing and model EMA, as configured (None where off)."""
+    mixup = erase = ema = None
+    if cfg.mixup > 0 or cfg.cutmix > 0:
+        from timm.data import Mixup
+
+        mixup = Mixup(
+            mixup_alpha=cfg.mixup,
+            cutmix_alpha=cfg.cutmix,
+            label_smoothing=cfg.label_smoothing,
+            num_classes=num_classes,
+        )
+    if cfg.reprob > 0:
+        from timm.data.random_erasing import RandomErasing
+
+        erase = RandomErasing(probability=cfg.reprob, mode="pixel", device=str(device))
+    if cfg.model_ema_decay is not None:
+        from timm.utils import ModelEmaV3
+
+        ema = ModelEmaV3(model, decay=cfg.model_ema_decay)
+    return mixup, erase, ema
 
 
 @torch.no_grad()
@@ -115,12 +173,13 @@ def train(
     from . import registry
 
     registry._check_name(cfg.model)
+    registry.check_model_kwargs(cfg.model_kwargs, cfg.model)
     if cfg.epochs < 1 or cfg.batch_size < 1:
         raise ValueError(f"epochs and batch_size must be >= 1, got {cfg.epochs}, {cfg.batch_size}")
     info = init_distributed(device=cfg.device)
     try:
         seed_everything(cfg.seed + info.rank)
-        train_ds, val_ds, classes = build_datasets(data, cfg.img_size, cfg.seed)
+        train_ds, val_ds, classes = build_datasets(data, cfg.img_size, cfg.seed, cfg.rand_augment)
         kwargs = dict(cfg.model_kwargs)
         kwargs.setdefault("resolution", cfg.img_size)
         if cfg.drop_path_rate is not None:
@@ -131,6 +190,7 @@ def train(
             registry.load_for_finetuning(model, cfg.init_checkpoint)
         n_params = sum(p.numel() for p in model.parameters())
         ddp = wrap_ddp(model, info)
+        mixup, erase, ema = _regularisers(cfg, len(classes), model, info.device)
         sampler = distributed_sampler(train_ds, shuffle=True, seed=cfg.seed, drop_last=True)
         train_dl = DataLoader(
             train_ds,
@@ -174,16 +234,28 @@ def train(
                 for g in opt.param_groups:
                     g["lr"] = lr
                 x, y = x.to(info.device), y.to(info.device)
-                loss = F.cross_entropy(ddp(x), y, label_smoothing=cfg.label_smoothing)
+                if erase is not None:
+                    x = erase(x)
+                if mixup is not None:  # soft targets; label smoothing is applied inside Mixup
+                    if len(x) % 2:  # Mixup pairs samples within the batch: drop a last odd one
+                        x, y = x[:-1], y[:-1]
+                    x, soft = mixup(x, y)
+                    loss = torch.sum(-soft * F.log_softmax(ddp(x), dim=-1), dim=-1).mean()
+                else:
+                    loss = F.cross_entropy(ddp(x), y, label_smoothing=cfg.label_smoothing)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if cfg.clip_grad:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad)
                 opt.step()
+                if ema is not None:
+                    ema.update(model, step=step)
                 loss_sum += loss.item() * len(y)
                 seen += len(y)
                 step += 1
             ev = evaluate(model, val_dl, info.device)
+            if ema is not None:
+                ev.update({f"ema_{k}": v for k, v in evaluate(ema.module, val_dl, info.device).items()})
             history.append({"epoch": epoch + 1, "train_loss": loss_sum / max(seen, 1), **ev})
         metrics = {
             "model": cfg.model,
@@ -206,6 +278,7 @@ def train(
                     "classes": classes,
                     "img_size": cfg.img_size,
                     "model_kwargs": kwargs,
+                    **({"state_dict_ema": ema.module.state_dict()} if ema is not None else {}),
                 },
                 out / "checkpoint.pth",
             )
