@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from iclr24.paperkit.cli import App, UsageError, arg, positive_int, probability, resolve_device
@@ -164,6 +166,25 @@ def test_bench_command(tmp_path, capsys):
         bad.main(["bench", "--out", str(tmp_path / "b")])
     with pytest.raises(TypeError, match="list of BenchResult"):
         BenchReport(results=[1.0])
+
+
+def test_bench_command_passes_the_out_folder_to_a_bench_that_asks(tmp_path, capsys):
+    from iclr24.paperkit.bench import BenchReport, BenchResult
+
+    seen = []
+
+    def with_plot(mode, out):
+        seen.append(out)
+        (out / "plot.png").write_bytes(b"png")
+        r = BenchResult(name="ours", median_s=0.001, times_s=[0.001])
+        return BenchReport(results=[r], artifacts=["plot.png"])
+
+    app = App("demo", "A demo tool.")
+    app.add_bench(with_plot)
+    target = tmp_path / "new" / "bench"  # does not exist yet: created before the bench runs
+    assert app.main(["bench", "--smoke", "--out", str(target)]) == 0
+    assert seen == [target] and (target / "plot.png").exists()
+    assert json.loads((target / "bench.json").read_text())["artifacts"] == ["plot.png"]
 
 
 def test_paper_cli_contract_helper(tmp_path):

@@ -259,8 +259,14 @@ class App:
 
     def add_bench(self, run_benchmarks: Callable[[str], Any], device: bool = False) -> None:
         """The standard ``bench`` subcommand: ``run_benchmarks(mode) -> BenchReport``, printed as a table with its
-        notes and written to ``--out`` as bench.json and bench.md."""
+        notes and written to ``--out`` as bench.json and bench.md. A ``run_benchmarks(mode, out)`` that takes an
+        ``out`` parameter also gets the (checked, existing) out folder for its plots and tables; it lists what it
+        wrote there in ``BenchReport.artifacts``."""
+        import inspect
+
         from .bench import BenchReport
+
+        wants_out = "out" in inspect.signature(run_benchmarks).parameters
 
         @self.command(
             "bench",
@@ -271,7 +277,7 @@ class App:
         def _bench(args: argparse.Namespace) -> int:
             from .io import atomic_write_json, atomic_write_text
 
-            rep = run_benchmarks(args.mode)
+            rep = run_benchmarks(args.mode, out=Path(args.out)) if wants_out else run_benchmarks(args.mode)
             if not isinstance(rep, BenchReport):
                 raise TypeError(
                     f"{self.prog}: run_benchmarks(mode) must return a BenchReport, got {type(rep).__name__}"
