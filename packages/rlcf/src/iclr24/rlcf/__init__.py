@@ -1,3 +1,51 @@
-"""Test-Time Adaptation with CLIP Reward for Zero-Shot Generalization in Vision-Language Models."""
+"""RLCF: test-time adaptation of a CLIP policy with the CLIP reward of a frozen, stronger CLIP (Zhao et al., ICLR 2024)."""
 
-__all__: list[str] = []
+from .data import DIGIT_NAMES, DIGIT_TEMPLATE, class_prompts, digits_recipe, load_image_folder
+from .experiment import DemoConfig, run_demo_seed, toy_tokenizer, train_digit_clips
+from .losses import (
+    average_entropy,
+    distillation_loss,
+    policy_gradient_loss,
+    sample_top_k,
+    select_confident,
+)
+from .models import ToyCLIPConfig, build_toy_clip, load_clip, tokenize, train_toy_clip
+from .prompt import PromptLearner
+from .retrieval import RetrievalTTA, recall_at_k
+from .reward import CLIPReward, clip_score, rewards_post_process
+from .tta import IMAGE_DEFAULTS, PROMPT_DEFAULTS, TTAConfig, TTARunner
+from .views import clip_views, digit_views
+
+__all__ = [
+    "CLIPReward",
+    "DIGIT_NAMES",
+    "DIGIT_TEMPLATE",
+    "DemoConfig",
+    "IMAGE_DEFAULTS",
+    "PROMPT_DEFAULTS",
+    "PromptLearner",
+    "RetrievalTTA",
+    "TTAConfig",
+    "TTARunner",
+    "ToyCLIPConfig",
+    "average_entropy",
+    "build_toy_clip",
+    "class_prompts",
+    "clip_score",
+    "clip_views",
+    "digit_views",
+    "digits_recipe",
+    "distillation_loss",
+    "load_clip",
+    "load_image_folder",
+    "policy_gradient_loss",
+    "recall_at_k",
+    "rewards_post_process",
+    "run_demo_seed",
+    "sample_top_k",
+    "select_confident",
+    "tokenize",
+    "toy_tokenizer",
+    "train_digit_clips",
+    "train_toy_clip",
+]

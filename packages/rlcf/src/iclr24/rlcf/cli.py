@@ -1,11 +1,159 @@
-"""The ``rlcf`` command: a thin shell over the API (the package is scaffolded; its method is not built yet)."""
+"""The ``rlcf`` command: a thin shell over the API (adapt, reproduce, bench)."""
 
 from __future__ import annotations
 
-from iclr24.paperkit.cli import App
+import argparse
+from pathlib import Path
 
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int, probability
+
+from . import bench
 from .reproduce import PAPER
+from .tta import METHODS, MODES
 
 app = App("rlcf", PAPER.title)
-app.add_reproduce(lambda: PAPER, device=False)
+app.add_reproduce(lambda: PAPER, device=False)  # the demo's claims run on the CPU
+app.add_bench(bench.run_benchmarks)
+
+
+def _load(spec: str, arch: str | None, device: str):
+    from .models import load_clip
+
+    model, tokenizer = load_clip(spec, arch=arch, device=device)
+    return model, (lambda texts, context_length=77: tokenizer(list(texts), context_length=context_length))
+
+
+def _side(model) -> int:
+    size = getattr(model.visual, "image_size", 224)
+    return int(size[0] if isinstance(size, tuple | list) else size)
+
+
+@app.command(
+    "adapt",
+    "Episodic test-time adaptation of a CLIP policy with a CLIP reward on a labelled test set; prints top-1.",
+    arg(
+        "--policy",
+        default="tiny",
+        help="'tiny' (a small CLIP trained here on digits) or a local CLIP checkpoint",
+    ),
+    arg("--reward", default="tiny", help="'tiny' or a local CLIP checkpoint of the (stronger) reward model"),
+    arg(
+        "--arch",
+        default=None,
+        help="open_clip architecture of --policy when it is an open_clip state dict "
+        "(e.g. ViT-B-16); omit for an OpenAI .pt",
+    ),  # fmt: skip
+    arg("--reward-arch", default=None, help="open_clip architecture of --reward (e.g. ViT-L-14)"),
+    arg(
+        "--data",
+        default="digits-shift",
+        help="'digits-shift' (built in) or a folder PATH/<class name>/<image>",
+    ),
+    arg("--method", choices=METHODS, default="rlcf", help="what adapts the policy"),
+    arg(
+        "--mode",
+        choices=MODES,
+        default="image",
+        help="what trains: prompt context, image encoder, norm layers",
+    ),
+    arg("--steps", type=positive_int, default=3, help="test-time steps per sample"),
+    arg(
+        "--lr",
+        type=positive_float,
+        default=None,
+        help="AdamW lr (default: 1e-3 digits / 1e-5 real weights for image and norm modes, 7e-3 prompt mode)",
+    ),  # fmt: skip
+    arg("--weight-decay", type=nonneg_float, default=5e-4, help="AdamW weight decay"),
+    arg(
+        "--n-views", type=positive_int, default=64, help="views per test image (the original + augmentations)"
+    ),
+    arg("--selection-p", type=probability, default=0.1, help="fraction of lowest-entropy views kept"),
+    arg("--sample-k", type=positive_int, default=3, help="classes sampled (top-K) per view"),
+    arg("--amplify", action="store_true", help="divide the centred rewards by their std"),
+    arg(
+        "--momentum",
+        type=probability,
+        default=None,
+        help="EMA momentum buffer (official 0.9998); off by default",
+    ),
+    arg(
+        "--augmix",
+        action="store_true",
+        help="AugMix on the augmented views of real images (fine-grained sets)",
+    ),
+    arg("--template", default="a photo of a {}.", help="class prompt of real images ({} = class name)"),
+    arg("--ctx-init", default="a photo of a", help="CoOp context initialisation (prompt mode, real images)"),
+    arg("--n-test", type=positive_int, default=None, help="adapt on the first N test images only"),
+    device=True,
+)
+def _adapt(args: argparse.Namespace) -> int:
+    import torch
+
+    from iclr24.paperkit import progress
+
+    from .reward import CLIPReward
+    from .tta import TTAConfig, TTARunner
+
+    tiny = (args.policy == "tiny", args.reward == "tiny")
+    digits = args.data == "digits-shift"
+    if digits != all(tiny) or tiny[0] != tiny[1]:
+        raise UsageError(
+            "--data digits-shift goes with --policy tiny --reward tiny (8x8 digit CLIPs); real CLIP checkpoints "
+            f"need a folder of images (got --policy {args.policy} --reward {args.reward} --data {args.data})"
+        )
+    if digits:
+        from .data import DIGIT_NAMES, DIGIT_TEMPLATE
+        from .experiment import DemoConfig, toy_tokenizer, train_digit_clips
+        from .views import digit_views
+
+        cfg = DemoConfig()
+        with progress(total=cfg.policy_steps + cfg.reward_steps, desc="train tiny CLIPs",
+                      disable=True if args.quiet else None) as bar:  # fmt: skip
+            policy, reward_model, data = train_digit_clips(cfg, args.seed, progress=bar)
+        x, y, names = data.test_x, data.test_y, list(DIGIT_NAMES)
+        make_views = digit_views
+        kw = dict(template=DIGIT_TEMPLATE, ctx_init="a photo of the digit", policy_tokenizer=toy_tokenizer,
+                  reward_tokenizer=toy_tokenizer)  # fmt: skip
+        lr_image = 1e-3
+    else:
+        from .data import load_image_folder
+        from .views import clip_views
+
+        policy, ptok = _load(args.policy, args.arch, args.device)
+        reward_model, rtok = _load(args.reward, args.reward_arch, args.device)
+        side = _side(policy)
+        x, y, names = load_image_folder(args.data, size=side)
+
+        def make_views(img, n, generator=None):
+            return clip_views(img, n, resolution=side, augmix=args.augmix, generator=generator)
+
+        kw = dict(
+            template=args.template, ctx_init=args.ctx_init, policy_tokenizer=ptok, reward_tokenizer=rtok
+        )
+        lr_image = 1e-5
+    policy, reward_model = policy.to(args.device), reward_model.to(args.device)
+    lr = args.lr if args.lr is not None else (7e-3 if args.mode == "prompt" else lr_image)
+    cfg = TTAConfig(method=args.method, mode=args.mode, steps=args.steps, lr=lr, weight_decay=args.weight_decay,
+                    n_views=args.n_views, selection_p=args.selection_p, sample_k=args.sample_k, amplify=args.amplify,
+                    momentum=args.momentum)  # fmt: skip
+    if args.sample_k > len(names):
+        raise UsageError(f"--sample-k {args.sample_k} exceeds the {len(names)} classes")
+    resolution = None if digits else _side(reward_model)
+    runner = TTARunner(policy, CLIPReward(reward_model, resolution=resolution), names, cfg, **kw)
+    if args.n_test is not None:
+        x, y = x[: args.n_test], y[: args.n_test]
+    with torch.random.fork_rng(devices=[]), progress(total=len(x), desc=f"{args.method} ({args.mode})",
+                                                      disable=True if args.quiet else None) as bar:  # fmt: skip
+        res = runner.evaluate(x, y, make_views, seed=args.seed, progress=bar)
+    out = Path(args.out) / "results.json"
+    atomic_write_json(out, {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+                                     if not k.startswith("_")}, "classes": names, **res})  # fmt: skip
+    steps = ", ".join(f"{a:.1f}" for a in res["accuracy_per_step"])
+    print(f"{args.method} ({args.mode}): top-1 {res['accuracy']:.2f}% on {res['n']} images "
+          f"(after 0..{len(res['accuracy_per_step']) - 1} steps: {steps}) in {res['seconds']:.1f} s")  # fmt: skip
+    print(f"wrote {out}")
+    return 0
+
+
 main = app.main

@@ -1,0 +1,208 @@
+"""CLIP models for the policy and the reward: open_clip models from a local checkpoint, and the small in-process
+CLIPs of the offline demo.
+
+Notation (Zhao et al., ICLR 2024, Sec. 3): a CLIP has an image encoder E_img and a text encoder E_txt into a shared
+d-dimensional space; its zero-shot classifier over classes c = 1..C is
+    pi(c | x) = softmax_c( tau * cos(E_img(x), E_txt(t_c)) ),  tau = exp(logit_scale),
+where t_c is the prompt of class c ("a photo of a {class}."). Every model here is an ``open_clip.model.CLIP`` (the
+toy ones with their ``visual`` tower swapped for a small conv net), so the policy, the prompt learner and the reward
+use the same API as a real ViT-B/16 or ViT-L/14.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "ConvTower",
+    "ToyCLIPConfig",
+    "build_toy_clip",
+    "train_toy_clip",
+    "load_clip",
+    "class_logits",
+    "encode_class_prompts",
+    "tokenize",
+    "TOY_CONTEXT_LENGTH",
+]
+
+TOY_CONTEXT_LENGTH = 16
+
+
+def tokenize(texts: list[str], context_length: int = 77) -> torch.Tensor:
+    """open_clip's BPE tokenizer (the vocabulary ships in the wheel: no network)."""
+    import open_clip
+
+    return open_clip.tokenize(list(texts), context_length=context_length)
+
+
+class ConvTower(nn.Module):
+    """A small conv image encoder with CLIP's interface (``forward(images) -> (B, d)``) for 8x8 one-channel
+    digits: three 3x3 convs (GroupNorm + GELU), the middle one with stride 2, then a linear map to ``d``."""
+
+    def __init__(self, width: int = 8, embed_dim: int = 32, in_chans: int = 1, image_size: int = 8) -> None:
+        super().__init__()
+        w = int(width)
+        self.image_size = image_size
+        self.in_chans = in_chans
+        self.body = nn.Sequential(
+            nn.Conv2d(in_chans, w, 3, padding=1),
+            nn.GroupNorm(1, w),
+            nn.GELU(),
+            nn.Conv2d(w, 2 * w, 3, stride=2, padding=1),
+            nn.GroupNorm(1, 2 * w),
+            nn.GELU(),
+            nn.Conv2d(2 * w, 2 * w, 3, padding=1),
+            nn.GroupNorm(1, 2 * w),
+            nn.GELU(),
+        )
+        side = (image_size + 1) // 2
+        self.proj = nn.Linear(2 * w * side * side, embed_dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(self.body(x).flatten(1))
+
+
+@dataclass(frozen=True)
+class ToyCLIPConfig:
+    """A tiny CLIP: a :class:`ConvTower` image encoder and open_clip's text transformer."""
+
+    vision_width: int = 8
+    embed_dim: int = 32
+    text_width: int = 32
+    text_heads: int = 4
+    text_layers: int = 1
+    context_length: int = TOY_CONTEXT_LENGTH
+
+
+def build_toy_clip(cfg: ToyCLIPConfig = ToyCLIPConfig(), seed: int = 0) -> nn.Module:
+    """An ``open_clip.model.CLIP`` whose ``visual`` is a :class:`ConvTower` (randomly initialised, seeded)."""
+    from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = CLIP(
+            cfg.embed_dim,
+            CLIPVisionCfg(layers=1, width=16, head_width=8, patch_size=2, image_size=8),
+            CLIPTextCfg(
+                context_length=cfg.context_length,
+                width=cfg.text_width,
+                heads=cfg.text_heads,
+                layers=cfg.text_layers,
+            ),
+        )
+        model.visual = ConvTower(cfg.vision_width, cfg.embed_dim)
+    # the 49408 x width token table stays at CLIP's N(0, 0.02^2) init: ten captions use a few dozen of its rows,
+    # and updating all of them would dominate the cost of training on a CPU
+    model.token_embedding.weight.requires_grad_(False)
+    return model
+
+
+def encode_class_prompts(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
+    """L2-normalised text features ``(C, d)`` of tokenised class prompts."""
+    return F.normalize(model.encode_text(tokens).float(), dim=-1)
+
+
+def class_logits(model: nn.Module, images: torch.Tensor, text_features: torch.Tensor) -> torch.Tensor:
+    """Zero-shot logits ``tau * cos(E_img(x), t_c)``, shape ``(B, C)``; ``text_features`` already normalised."""
+    img = F.normalize(model.encode_image(images).float(), dim=-1)
+    return model.logit_scale.exp().float() * img @ text_features.t()
+
+
+def train_toy_clip(
+    model: nn.Module,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    tokens: torch.Tensor,
+    *,
+    steps: int = 500,
+    lr: float = 3e-3,
+    batch_size: int = 128,
+    weight_decay: float = 0.1,
+    seed: int = 0,
+    progress=None,
+) -> nn.Module:
+    """Train both towers on image-caption pairs: the caption of an image is its class prompt, and the loss is CLIP's
+    image-to-text cross-entropy over the C class captions (AdamW). Returns ``model`` in eval mode."""
+    if len(images) != len(labels) or len(images) == 0:
+        raise ValueError(
+            f"need as many labels as images (> 0), got {len(images)} images, {len(labels)} labels"
+        )
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay
+    )
+    model.train()
+    for _ in range(steps):
+        idx = torch.randint(len(images), (batch_size,), generator=g)
+        text = F.normalize(model.encode_text(tokens), dim=-1)
+        logits = class_logits(model, images[idx], text)
+        loss = F.cross_entropy(logits, labels[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            model.logit_scale.clamp_(0, 4.6052)  # as open_clip's training: tau <= 100
+        if progress is not None:
+            progress.update(1)
+    model.eval()
+    return model
+
+
+def load_clip(
+    arch_or_path: str | os.PathLike, *, arch: str | None = None, device: str = "cpu"
+) -> tuple[nn.Module, object]:
+    """Load a CLIP from a local file, never from the network: ``(model, tokenizer)``, the model in eval mode.
+
+    - an OpenAI TorchScript/state-dict ``.pt`` (``ViT-B-16.pt`` as ``clip`` downloads it) through
+      ``open_clip.load_openai_model(path)``;
+    - an open_clip state dict (``.pt``/``.bin``/``.safetensors``) for the architecture ``arch`` (``"ViT-B-16"``,
+      ``"ViT-L-14"``, ..., or the path of a model config ``.json``) through ``open_clip.create_model(arch, pretrained=path)`` (``torch.load`` with
+      ``weights_only=True``).
+
+    A missing file or a file that is no CLIP checkpoint is a clear error naming the file."""
+    import open_clip
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    path = Path(arch_or_path).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(
+            f"CLIP checkpoint {path} does not exist; pass a local OpenAI .pt (e.g. ViT-B-16.pt) or an open_clip "
+            "state dict with --arch (weights are never downloaded)"
+        )
+    if path.is_dir():
+        raise IsADirectoryError(f"CLIP checkpoint {path} is a folder; expected a .pt/.bin/.safetensors file")
+    if path.stat().st_size == 0:
+        raise ValueError(f"CLIP checkpoint {path} is empty (0 bytes)")
+    if arch is None:
+        try:
+            model = open_clip.load_openai_model(str(path), precision="fp32", device=device)
+        except Exception as e:  # noqa: BLE001 - any failure means: not an OpenAI CLIP checkpoint
+            raise ValueError(
+                f"{path} is not an OpenAI CLIP checkpoint ({type(e).__name__}: {str(e)[:120]}); for an open_clip "
+                "state dict also pass its architecture (arch='ViT-B-16', CLI --arch)"
+            ) from None
+        return model.eval(), open_clip.get_tokenizer("ViT-B-16")
+    if str(arch).endswith(".json"):  # a model config file of one's own (open_clip's model_configs format)
+        cfg_path = Path(arch).expanduser()
+        if not cfg_path.is_file():
+            raise FileNotFoundError(f"open_clip model config {cfg_path} does not exist")
+        open_clip.add_model_config(cfg_path)
+        arch = cfg_path.stem
+    if arch not in open_clip.list_models():
+        raise ValueError(
+            f"unknown open_clip architecture {arch!r}; use a name of open_clip.list_models() (e.g. ViT-B-16) or "
+            "the path of a model config .json"
+        )
+    try:
+        model = open_clip.create_model(arch, pretrained=str(path), device=device, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - a foreign, truncated or mismatched checkpoint
+        raise ValueError(
+            f"{path} is not an open_clip {arch} checkpoint ({type(e).__name__}: {str(e)[:160]})"
+        ) from None
+    return model.eval(), open_clip.get_tokenizer(arch)
