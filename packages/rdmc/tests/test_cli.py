@@ -23,6 +23,10 @@ def test_sample_help_calls_out_a_folder_and_samples_a_file(capsys):
         main(["sample", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--out DIR" in text and "output folder" in text and "--samples FILE" in text
+    start = text.index("--samples FILE the samples file")
+    samples_help = text[start : text.index("--plot also", start)]
+    assert "a file, not a folder" in samples_help and "OUT/samples.npz" in samples_help
+    assert "(default: None)" not in samples_help  # no second, contradicting default
 
 
 def test_help_exits_zero(capsys):
@@ -121,5 +125,5 @@ def test_bench_smoke(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "rdmc-is" in out and "samples/s" in out and "memory" in out
     res = json.loads((tmp_path / "bench.json").read_text())
-    assert len(res["results"]) == 3 and any("n=10,000 particles" in n for n in res["notes"])
+    assert len(res["results"]) == 3 and any("n=2,000 particles" in n for n in res["notes"])
     assert (tmp_path / "bench.md").is_file()

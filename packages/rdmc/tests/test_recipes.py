@@ -4,7 +4,7 @@ from iclr24.rdmc.bench import memory_check
 from iclr24.rdmc.recipes import BudgetSettings, budget_settings, sample_with_budget
 
 
-@pytest.mark.parametrize("method", ["rdmc-is", "rdmc-is+ula", "ula", "mala"])
+@pytest.mark.parametrize("method", ["rdmc-is", "rdmc-ula", "rdmc-is+ula", "ula", "mala"])
 def test_every_sampler_respects_the_budget(gmm, method):
     _, info = sample_with_budget(gmm, method, 7, 400, seed=0, settings=BudgetSettings(K=10))
     assert info.calls_per_sample <= 400
@@ -12,9 +12,13 @@ def test_every_sampler_respects_the_budget(gmm, method):
 
 
 def test_equal_budget_split():
-    assert budget_settings("rdmc-is", 4000) == dict(T=2.0, K=20, estimator="is", m=200)
-    s = budget_settings("rdmc-is+ula", 4000)
-    assert (s["m"], s["n_chains"], s["inner_steps"]) == (100, 5, 20)
+    s = budget_settings("rdmc-is", 4000)
+    assert (s["T"], s["K"], s["estimator"], s["m"], s["schedule"]) == (2.0, 20, "is", 200, "paper")
+    s = budget_settings("rdmc-is+ula", 4000, BudgetSettings(schedule="constant"))
+    assert (s["m"], s["n_chains"], s["inner_steps"], s["schedule"]) == (100, 5, 20, "constant")
+    s = budget_settings("rdmc-ula", 4000)  # the paper's variant: 10 chains x 20 ULA steps per outer step
+    assert (s["estimator"], s["n_chains"], s["inner_steps"]) == ("ula", 10, 20)
+    assert budget_settings("ula", 4000, BudgetSettings(init_std=5.0))["init_std"] == 5.0
     with pytest.raises(ValueError, match="method must be"):
         budget_settings("hmc", 100)
     with pytest.raises(ValueError, match="budget must be"):

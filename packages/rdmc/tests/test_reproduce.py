@@ -1,17 +1,55 @@
+import pytest
+
+from iclr24.paperkit import ClaimSet, RunConfig
 from iclr24.paperkit.testing import check_paper_smoke
-from iclr24.rdmc.reproduce import PAPER, SMOKE
+from iclr24.rdmc.recipes import BudgetSettings
+from iclr24.rdmc.reproduce import FULL, PAPER, QUICK, SMOKE, ComparisonConfig, _high_dim
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):
     claims = check_paper_smoke(PAPER, tmp_path)
-    assert len(claims) == 4 and all(c.paper == "rdmc" and c.verdict == "smoke" for c in claims)
+    assert len(claims) == 11 and all(c.paper == "rdmc" and c.verdict == "smoke" for c in claims)
     d = claims[0].details
-    # same seeds and equal budget for every sampler, and the counts were measured, not assumed
-    for method, recs in d["per_seed"].items():
+    for row, recs in d["per_seed"].items():
         assert [r["seed"] for r in recs] == list(SMOKE.seeds)
         for r in recs:
-            assert r["grad_calls_per_sample"] + r["logp_calls_per_sample"] <= SMOKE.budget, method
-    assert {c.baseline_name for c in claims} >= {"ula", "mala"}
-    assert (tmp_path / "samples_vs_target.png").is_file()
-    assert [f.name for f in claims.facts] == [f"oracle calls per sample, {m}" for m in SMOKE.methods]
-    assert all(0 < f.value <= SMOKE.budget for f in claims.facts)
+            assert r["grad_calls_per_sample"] + r["logp_calls_per_sample"] <= SMOKE.budget, row
+    # every row has its own random stream: no two samplers share a seed
+    sampler_seeds = [r["sampler_seed"] for recs in d["per_seed"].values() for r in recs]
+    assert len(set(sampler_seeds)) == len(sampler_seeds)
+    # ULA and MALA are independent measurements (they used to share initial points and give identical mode-TV)
+    assert d["per_seed"]["ula"][0]["mode_tv"] != d["per_seed"]["mala"][0]["mode_tv"]
+    names = [c.claim for c in claims]
+    assert any("paper's MCMC variant" in n for n in names) and any("hybrid" in n for n in names)
+    assert not any("paper's MCMC" in n and "hybrid" in n for n in names)
+    assert {c.baseline_name for c in claims} >= {"ula", "mala", "ula broad-init", "rdmc-is"}
+    assert any("funnel" in n for n in names) and any("logistic regression" in n for n in names)
+    assert (tmp_path / "samples_vs_target.png").is_file() and (tmp_path / "funnel.png").is_file()
+    facts = {f.name: f for f in claims.facts}
+    assert "seeds: calibration vs evaluation" in facts
+    budget = [f for n, f in facts.items() if n.startswith("2-D mixture: oracle calls")]
+    assert len(budget) == len(SMOKE.rows) and all(0 < f.value <= SMOKE.budget for f in budget)
+
+
+def test_calibration_and_evaluation_seeds_are_disjoint():
+    for cfg in (SMOKE, QUICK, FULL):
+        assert not set(cfg.seeds) & set(cfg.calibration_seeds)
+    with pytest.raises(ValueError, match="overlap the calibration seeds"):
+        ComparisonConfig(seeds=(0, 1, 2))
+
+
+def test_high_dim_rows_are_fixed_in_the_config(tmp_path):
+    """The 10-D claim compares the rows named in the config, not the better of two variants after the run."""
+    assert FULL.high_dim_rows == ("rdmc-is", "ula")
+    cfg = ComparisonConfig(
+        n=20, n_ref=40, budget=40, seeds=(1,), settings=BudgetSettings(K=2), high_dim_target="gmm10d"
+    )
+    config = RunConfig(mode="quick", seed=0, out=tmp_path, progress=False)
+    claims = ClaimSet("rdmc", config)
+    _high_dim(claims, config, cfg)
+    (c,) = claims.claims
+    summ = c.details["summary"]
+    assert set(summ) == {"rdmc-is", "ula"}
+    assert c.ours == summ["rdmc-is"]["mode_tv"] and c.baseline == summ["ula"]["mode_tv"]
+    with pytest.raises(ValueError, match="is not one of"):
+        ComparisonConfig(high_dim_rows=("rdmc-is+ula best", "ula"))

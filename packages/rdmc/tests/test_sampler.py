@@ -6,6 +6,7 @@ import torch
 from iclr24.rdmc import FunctionTarget, GaussianMixture, rdmc_sample
 
 
+@pytest.mark.slow  # n = 5000 particles x K = 50 steps x m = 200 proposals (the spec's check at its size)
 def test_gaussian_recovery_end_to_end():
     """Spec check 4: target N((1,-2), diag(.5, 2)); exact p_T init, T = 1, K = 50, IS m = 200, n = 5000."""
     target = GaussianMixture([[1.0, -2.0]], [[0.5, 2.0]], [1.0])

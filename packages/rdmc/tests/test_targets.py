@@ -117,3 +117,47 @@ def test_diagonal_fast_path_matches_scipy():
     xr = x.clone().requires_grad_()
     (auto,) = torch.autograd.grad(g.log_prob(xr).sum(), xr)
     assert torch.allclose(g.grad_log_prob(x), auto, atol=1e-10, rtol=1e-8)
+
+
+def test_funnel_density_gradient_and_samples():
+    from scipy.stats import norm
+
+    from iclr24.rdmc import NealFunnel
+
+    f = NealFunnel(dim=3, scale=3.0)
+    x = torch.randn(20, 3, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    v = x[:, 0].numpy()
+    ref = norm(0, 3).logpdf(v) + norm(0, np.exp(v / 2)[:, None]).logpdf(x[:, 1:].numpy()).sum(1)
+    np.testing.assert_allclose(f.log_prob(x).numpy(), ref, rtol=1e-10, atol=1e-10)
+    xr = x.clone().requires_grad_()
+    (auto,) = torch.autograd.grad(f.log_prob(xr).sum(), xr)
+    assert torch.allclose(f.grad_log_prob(x), auto, atol=1e-10, rtol=1e-8)
+    s = f.sample(100_000, generator=torch.Generator().manual_seed(0))
+    assert abs(float(s[:, 0].std()) - 3.0) < 0.03 and abs(float(s[:, 0].mean())) < 0.03
+    with pytest.raises(ValueError, match="dim must be"):
+        NealFunnel(dim=1)
+
+
+def test_logistic_regression_posterior():
+    from iclr24.rdmc import BayesianLogisticRegression, breast_cancer_logreg
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(30, 3, generator=gen, dtype=torch.float64)
+    y = (torch.rand(30, generator=gen) < 0.5).double()
+    b = BayesianLogisticRegression(X, y, prior_std=2.0)
+    th = torch.randn(4, 5, 3, generator=gen, dtype=torch.float64)
+    lg = th @ X.T
+    ref = (y * lg - torch.log1p(torch.exp(lg))).sum(-1) - (th**2).sum(-1) / 8
+    assert torch.allclose(b.log_prob(th), ref, atol=1e-10, rtol=1e-10)
+    thr = th.clone().requires_grad_()
+    (auto,) = torch.autograd.grad(b.log_prob(thr).sum(), thr)
+    assert torch.allclose(b.grad_log_prob(th), auto, atol=1e-10, rtol=1e-8)
+    assert b.lipschitz == pytest.approx(float(torch.linalg.eigvalsh(X.T @ X)[-1]) / 4 + 0.25)
+    with pytest.raises(ValueError, match="labels 0 or 1"):
+        BayesianLogisticRegression(X, y + 1)
+    with pytest.raises(ValueError, match="y must have shape"):
+        BayesianLogisticRegression(X, y[:5])
+    bc = breast_cancer_logreg()  # ships inside scikit-learn: no download
+    assert bc.dim == 11 and bc.X.shape == (569, 11)
+    with pytest.raises(ValueError, match="n_features must be"):
+        breast_cancer_logreg(n_features=0)

@@ -17,19 +17,19 @@ __all__ = ["run_benchmarks", "sampler_benchmarks", "oracle_lines", "memory_check
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
     """The ``bench`` command: :func:`sampler_benchmarks` (smoke: n = 100, 400 calls/sample, 1 repeat; quick: n = 1000,
-    4000 calls, 3 repeats; full: 5 repeats), the oracle table and :func:`memory_check` (n = 10^4 in smoke, else
+    4000 calls, 3 repeats; full: 5 repeats), the oracle table and :func:`memory_check` (n = 2000 in smoke, else
     10^5) as notes."""
     if mode not in ("smoke", "quick", "full"):
         raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
     smoke = mode == "smoke"
     n, budget = (100, 400) if smoke else (1000, 4000)
     results = sampler_benchmarks(quick=mode != "full", n=n, budget=budget, repeats=1 if smoke else None)
-    mem = memory_check(n=10_000 if smoke else 100_000)
+    mem = memory_check(n=2_000 if smoke else 100_000, K=1 if smoke else 2)
     notes = [
         f"n = {n} samples at {budget} oracle calls per sample; each sampler timed against ULA in the same run "
         "(interleaved medians, torch's default threads); speedup = ULA median / ours median",
         *oracle_lines(results, n=n, budget=budget),
-        f"memory: rdMC-IS on n={mem.n:,} particles, m={mem.m}, d={mem.d}, K=2: proposals chunked to "
+        f"memory: rdMC-IS on n={mem.n:,} particles, m={mem.m}, d={mem.d}, K={mem.K}: proposals chunked to "
         f"{mem.chunk_bytes / 2**20:.0f} MiB per chunk (unchunked: {mem.unchunked_bytes / 2**20:.0f} MiB per outer "
         f"step); peak RSS grew by {mem.rss_growth_bytes / 2**20:.0f} MiB; {mem.seconds:.1f} s",
     ]
@@ -79,6 +79,7 @@ def oracle_lines(results: list[BenchResult], n: int = 1000, budget: int = 4000) 
 @dataclass(frozen=True)
 class MemoryCheck:
     n: int
+    K: int
     m: int
     d: int
     max_floats: int
@@ -94,12 +95,13 @@ def memory_check(n: int = 100_000, K: int = 2, m: int = 200, max_floats: int = 2
     and the growth of the process's peak RSS during the run."""
     target = gmm2d()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    _, info = rdmc_sample(target, n, T=2.0, K=K, m=m, seed=0, max_floats=max_floats)
+    _, info = rdmc_sample(target, n, T=2.0, K=K, m=m, schedule="constant", seed=0, max_floats=max_floats)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     d = 2
     chunk = max(1, max_floats // (m * d))
     return MemoryCheck(
         n=n,
+        K=K,
         m=m,
         d=d,
         max_floats=max_floats,

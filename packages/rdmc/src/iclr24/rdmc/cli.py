@@ -13,7 +13,9 @@ from iclr24.paperkit import atomic_write_bytes, atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, positive_int
 
 from . import bench
+from .recipes import METHOD_NAMES
 from .reproduce import PAPER
+from .schedule import SCHEDULES
 
 app = App("rdmc", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the claims run on the CPU
@@ -27,17 +29,30 @@ app.add_bench(bench.run_benchmarks)
     arg(
         "--target", default="gmm2d", help="gmm2d, gmm10d, or a mixture .npz with arrays means, covs, weights"
     ),
-    arg("--method", default="rdmc-is", choices=["rdmc-is", "rdmc-is+ula", "ula", "mala"], help="sampler"),
+    arg(
+        "--method",
+        default="rdmc-is",
+        choices=list(METHOD_NAMES),
+        help="sampler: rdMC with an IS, ULA (the paper's MCMC variant) or IS+ULA (hybrid) inner loop, or a baseline",
+    ),
     arg("--n", type=positive_int, default=1000, help="number of samples"),
     arg("--budget", type=positive_int, default=4000, help="oracle calls (gradient + log-density) per sample"),
-    arg("--T", type=float, default=2.0, help="rdMC diffusion horizon T"),
-    arg("--K", type=positive_int, default=20, help="rdMC outer (reverse) steps"),
+    arg("--T", type=float, default=2.0, help="rdMC diffusion horizon T (rdmc-* methods only)"),
+    arg("--K", type=positive_int, default=20, help="rdMC outer (reverse) steps (rdmc-* methods only)"),
+    arg(
+        "--schedule",
+        default="paper",
+        choices=list(SCHEDULES),
+        help="rdMC inner sample size per outer step: paper = n_k ∝ 1/(1-e^{-2t_k}), constant = the same at every "
+        "step, same total (rdmc-* methods only)",
+    ),
     arg(
         "--samples",
         type=Path,
         default=None,
         metavar="FILE",
-        help="the samples file (.npz); its .json info and --plot .png go beside it (default: OUT/samples.npz)",
+        help="the samples file (.npz), a file, not a folder; its .json info and --plot .png go beside it; "
+        "when omitted: OUT/samples.npz inside the --out folder%(default).0s",
     ),
     arg("--plot", action="store_true", help="also write a scatter of the samples over the target's contours"),
     device=True,
@@ -63,7 +78,7 @@ def _sample(args: argparse.Namespace) -> int:
         args.n,
         args.budget,
         seed=args.seed,
-        settings=BudgetSettings(T=args.T, K=args.K),
+        settings=BudgetSettings(T=args.T, K=args.K, schedule=args.schedule),
         device=args.device,
     )
     x = x.cpu()

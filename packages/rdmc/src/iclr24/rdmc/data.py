@@ -8,9 +8,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .targets import GaussianMixture
+from iclr24.paperkit.io import load_npz
 
-__all__ = ["gmm2d", "gmm10d", "TARGETS", "get_target", "load_gaussian_mixture"]
+from .targets import BayesianLogisticRegression, GaussianMixture, NealFunnel
+
+__all__ = [
+    "gmm2d",
+    "gmm10d",
+    "funnel",
+    "breast_cancer_logreg",
+    "TARGETS",
+    "get_target",
+    "load_gaussian_mixture",
+]
 
 
 def gmm2d() -> GaussianMixture:
@@ -30,6 +40,31 @@ def gmm10d() -> GaussianMixture:
     base = gmm2d()
     means = torch.cat([base.means, torch.zeros(4, 8, dtype=torch.float64)], 1)
     return GaussianMixture(means, torch.full((4,), 0.5, dtype=torch.float64), base.weights)
+
+
+def funnel(dim: int = 2) -> NealFunnel:
+    """Neal's funnel, v ~ N(0, 3²), x | v ~ N(0, e^v I_{dim-1})."""
+    return NealFunnel(dim=dim, scale=3.0)
+
+
+def breast_cancer_logreg(prior_std: float = 1.0, n_features: int = 10) -> BayesianLogisticRegression:
+    """Bayesian logistic regression on scikit-learn's breast-cancer data (569 tumours; shipped inside scikit-learn,
+    no download): the first ``n_features`` of its 30 features (default the 10 "mean" ones), standardised, plus an
+    intercept column (d = n_features + 1), prior N(0, prior_std² I). Needs scikit-learn
+    (``pip install iclr24-rdmc[real]``)."""
+    if isinstance(n_features, bool) or not isinstance(n_features, int) or not 1 <= n_features <= 30:
+        raise ValueError(f"n_features must be an int in [1, 30], got {n_features!r}")
+    try:
+        from sklearn.datasets import load_breast_cancer
+    except ImportError:
+        raise ImportError(
+            "the breast-cancer target needs scikit-learn, which ships the data set: pip install iclr24-rdmc[real]"
+        ) from None
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X[:, :n_features]
+    X = (X - X.mean(0)) / X.std(0)
+    X = np.concatenate([np.ones((len(X), 1)), X], 1)
+    return BayesianLogisticRegression(X, y.astype(np.float64), prior_std=prior_std)
 
 
 TARGETS = {"gmm2d": gmm2d, "gmm10d": gmm10d}
@@ -55,10 +90,7 @@ def load_gaussian_mixture(path: str | os.PathLike) -> GaussianMixture:
         raise FileNotFoundError(
             f"mixture file {p} not found; save one with np.savez(path, means=..., covs=..., weights=...)"
         )
-    with np.load(p) as f:
-        missing = [k for k in ("means", "covs", "weights") if k not in f.files]
-        if missing:
-            raise ValueError(
-                f"{p} lacks array(s) {', '.join(missing)}; it has {', '.join(f.files) or 'none'}"
-            )
-        return GaussianMixture(f["means"], f["covs"], f["weights"])
+    f = load_npz(
+        p, keys=("means", "covs", "weights")
+    )  # damaged/truncated/foreign files: one clear ValueError
+    return GaussianMixture(f["means"], f["covs"], f["weights"])

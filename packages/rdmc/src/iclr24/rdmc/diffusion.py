@@ -1,7 +1,12 @@
-"""The OU forward process and the pieces of the reverse SDE (pure functions, spec §2).
+"""The OU forward process and the pieces of the reverse SDE (pure functions; the paper's §2-3).
 
-Forward: dx_t = -x_t dt + √2 dB_t, so p_t = p* * N(e^{-t}·, (1-e^{-2t}) I).
-Reverse: dY = (Y + 2∇ln p_{T-s}(Y)) ds + √2 dB, discretised with the exponential integrator.
+The paper's PDF could not be opened offline, so the ``# Eq. (...)`` lines below name each formula instead of
+numbering it (``grep -n "Eq. ("`` lists them):
+
+- Eq. (OU): dx_t = -x_t dt + √2 dB_t, so p_t = p* * N(e^{-t}·, (1-e^{-2t}) I).
+- Eq. (reverse SDE): dY_s = (Y_s + 2∇ln p_{T-s}(Y_s)) ds + √2 dB_s, discretised with the exponential integrator.
+- Eq. (posterior): q_t(x0|x) ∝ exp(-f*(x0) - ‖x - e^{-t}x0‖² / (2(1-e^{-2t}))).
+- Eq. (score): ∇ln p_t(x) = E_{q_t(·|x)}[-(x - e^{-t}x0)/(1-e^{-2t})].
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ __all__ = [
     "exponential_integrator_step",
     "tweedie_mean",
     "reverse_time_grid",
+    "GRIDS",
 ]
+
+GRIDS = ("uniform", "exp-linear")
 
 
 def _check_t(t: float) -> float:
@@ -33,19 +41,22 @@ def posterior_gaussian_params(x: Tensor, t: float) -> tuple[Tensor, float]:
     Returns the mean e^{t} x ``(..., d)`` and the scalar variance e^{2t} - 1.
     """
     t = _check_t(t)
+    # Eq. (posterior): q_t(x0|x) ∝ p*(x0) N(x0; e^{t} x, (e^{2t}-1) I)
     return math.exp(t) * x, math.expm1(2 * t)
 
 
 def score_from_posterior_mean(x: Tensor, t: float, m: Tensor) -> Tensor:
     """Tweedie: ∇ln p_t(x) = -(x - e^{-t} m_t(x)) / (1 - e^{-2t}), with m_t(x) = E_{q_t(·|x)}[x0]. ``(..., d)``."""
     t = _check_t(t)
-    return -(x - math.exp(-t) * m) / (-math.expm1(-2 * t))  # spec §2, score as a posterior mean
+    # Eq. (score): ∇ln p_t(x) = -(x - e^{-t} E_{q_t}[x0]) / (1 - e^{-2t})
+    return -(x - math.exp(-t) * m) / (-math.expm1(-2 * t))
 
 
 def posterior_grad_log_prob(z: Tensor, x: Tensor, t: float, grad_log_prob_z: Tensor) -> Tensor:
     """∇_{x0} ln q_t(x0|x) at x0 = z: ∇ln p*(z) - (z - e^{t}x) / (e^{2t} - 1)
     (= -∇f*(z) + e^{-t}(x - e^{-t}z)/(1 - e^{-2t})). ``z``: ``(..., d)``, ``x`` broadcastable to it."""
     mean, var = posterior_gaussian_params(x, t)
+    # Eq. (posterior), gradient: ∇_{x0} ln q_t = -∇f*(x0) + e^{-t}(x - e^{-t}x0)/(1 - e^{-2t})
     return grad_log_prob_z - (z - mean) / var
 
 
@@ -59,24 +70,54 @@ def exponential_integrator_step(x: Tensor, score: Tensor, eta: float, noise: Ten
     eta = float(eta)
     if not (eta > 0 and math.isfinite(eta)):
         raise ValueError(f"step size eta must be a finite number > 0, got {eta}")
+    # Eq. (reverse SDE), exponential integrator over [t - η, t] with v frozen: Y ← e^{η}Y + 2(e^{η}-1)v + √(e^{2η}-1) ξ
     return math.exp(eta) * x + 2.0 * math.expm1(eta) * score + math.sqrt(math.expm1(2 * eta)) * noise
 
 
 def tweedie_mean(x: Tensor, t: float, score: Tensor) -> Tensor:
     """E[x0 | x_t = x] = e^{t} (x + (1 - e^{-2t}) ∇ln p_t(x)) (Tweedie; the denoised output at the last time)."""
     t = _check_t(t)
+    # Eq. (score) solved for the posterior mean: E[x0 | x_t = x] = e^{t}(x + (1 - e^{-2t}) ∇ln p_t(x))
     return math.exp(t) * (x - math.expm1(-2 * t) * score)
 
 
-def reverse_time_grid(T: float, K: int, delta: float | None = None) -> list[float]:
-    """The times t_k = T - kη (k = 0..K-1) at which the score is evaluated, and the step η.
+def reverse_time_grid(
+    T: float, K: int, delta: float | None = None, grid: str = "uniform", switch: float = 1.0
+) -> list[float]:
+    """The times t_k (k = 0..K-1) at which the score is evaluated, and the end time: ``[t_0 = T, ..., t_{K-1}, t_end]``.
 
-    Without ``delta``: η = T/K and the chain ends at t = 0 (the last score is at t = η).
-    With ``delta``: η = (T - δ)/K and the chain stops at t = δ (early stopping: the estimator's 1/(1-e^{-2t})
-    blows up as t → 0). Returns ``[t_0, ..., t_{K-1}, t_end]``.
+    ``grid="uniform"``: t_k = T - kη. Without ``delta`` η = T/K and the chain ends at t = 0 (the last score is at
+    t = η); with ``delta`` η = (T - δ)/K and the chain stops at t = δ (early stopping: the estimator's
+    1/(1-e^{-2t}) blows up as t → 0).
+
+    ``grid="exp-linear"`` (the OU time grid of ZOD-MC's ``sde_lib.py``, as the third-party code describes it):
+    linear steps above ``switch`` (default t = 1) and geometric steps below it, down to ``delta`` (required), with
+    the step continuous at the switch: the grid is uniform in u(t) = t - s for t >= s and u(t) = s·ln(t/s) below.
+    Small t, where the score changes fastest, gets short steps.
     """
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+    if grid == "uniform":
+        if delta is None:
+            eta = T / K
+            return [T - k * eta for k in range(K)] + [0.0]
+        eta = (T - delta) / K
+        return [T - k * eta for k in range(K)] + [float(delta)]
     if delta is None:
-        eta = T / K
-        return [T - k * eta for k in range(K)] + [0.0]
-    eta = (T - delta) / K
-    return [T - k * eta for k in range(K)] + [float(delta)]
+        raise ValueError(
+            "grid='exp-linear' needs an early-stopping time delta > 0 (its geometric part ends there)"
+        )
+    s = min(float(switch), float(T))
+    if not s > delta:
+        raise ValueError(f"the grid's switch time {s} must exceed delta = {delta}")
+
+    def u(t: float) -> float:
+        return t - s if t >= s else s * math.log(t / s)
+
+    def u_inv(v: float) -> float:
+        return v + s if v >= 0 else s * math.exp(v / s)
+
+    ua, ub = u(float(T)), u(float(delta))
+    times = [u_inv(ua + (ub - ua) * k / K) for k in range(K)] + [float(delta)]
+    times[0] = float(T)
+    return times

@@ -16,7 +16,17 @@ from torch import Tensor
 from .sampler import SampleInfo, _check_x_init, _positive_int, _resolve_dim
 from .targets import CountedTarget, Target, check_target
 
-__all__ = ["ula", "mala", "langevin_steps_for_budget"]
+__all__ = ["ula", "mala", "langevin_steps_for_budget", "stream_seed"]
+
+_STREAMS = {"ula": 1, "mala": 2}
+
+
+def stream_seed(seed: int, method: str) -> int:
+    """The generator seed of ``method``'s random stream for the user's ``seed``: ULA and MALA with the same ``seed``
+    draw independent initial points and noise (so that two baselines are two independent measurements)."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([seed, _STREAMS[method]]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def langevin_steps_for_budget(method: str, budget: int) -> int:
@@ -29,6 +39,7 @@ def langevin_steps_for_budget(method: str, budget: int) -> int:
 
 
 def _init(
+    method: str,
     target: Target,
     n: int,
     step_size: float,
@@ -42,13 +53,13 @@ def _init(
 ) -> tuple[Tensor, torch.Generator]:
     check_target(target)
     _positive_int("n", n)
-    _positive_int("steps", steps, 0)
+    _positive_int("steps", steps, 1)
     if not (float(step_size) > 0 and math.isfinite(float(step_size))):
         raise ValueError(f"step_size must be a finite number > 0, got {step_size}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     d = _resolve_dim(target, dim, None if x_init is None else torch.as_tensor(x_init))
-    gen = torch.Generator(device=device).manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(stream_seed(seed, method))
     if x_init is not None:
         return _check_x_init(x_init, n, d, dtype, device), gen
     if not (float(init_std) > 0 and math.isfinite(float(init_std))):
@@ -70,9 +81,9 @@ def ula(
     device: str | torch.device = "cpu",
 ) -> tuple[Tensor, SampleInfo]:
     """Unadjusted Langevin: ``steps`` steps of x ← x + h∇ln p*(x) + sqrt(2h)ξ from N(0, init_std² I) (or
-    ``x_init``), ``n`` chains in parallel. Returns the last iterates ``(n, d)`` and a ``SampleInfo`` with exactly
-    ``n·steps`` gradient calls."""
-    x, gen = _init(target, n, step_size, steps, x_init, init_std, seed, dim, dtype, device)
+    ``x_init``), ``n`` chains in parallel, ``steps`` >= 1. Returns the last iterates ``(n, d)`` and a ``SampleInfo``
+    with exactly ``n·steps`` gradient calls. Its random stream is :func:`stream_seed` (``seed``, "ula")."""
+    x, gen = _init("ula", target, n, step_size, steps, x_init, init_std, seed, dim, dtype, device)
     counted = CountedTarget(target)
     h = float(step_size)
     t0 = time.perf_counter()
@@ -89,7 +100,7 @@ def ula(
         grad_calls=counted.grad_calls,
         logp_calls=counted.logp_calls,
         seconds=time.perf_counter() - t0,
-        config=dict(steps=steps, step_size=h, seed=seed),
+        config=dict(steps=steps, step_size=h, seed=seed, init_std=init_std if x_init is None else None),
     )
     return x, info
 
@@ -109,8 +120,9 @@ def mala(
 ) -> tuple[Tensor, SampleInfo]:
     """Metropolis-adjusted Langevin: ULA proposals y = x + h∇ln p*(x) + sqrt(2h)ξ accepted with probability
     min(1, p*(y) N(x; y + h∇ln p*(y), 2h) / (p*(x) N(y; x + h∇ln p*(x), 2h))). ``n·(steps+1)`` gradient and
-    log-density calls; ``info.extras["acceptance_rate"]``."""
-    x, gen = _init(target, n, step_size, steps, x_init, init_std, seed, dim, dtype, device)
+    log-density calls; ``info.extras["acceptance_rate"]``. Its random stream is :func:`stream_seed` (``seed``,
+    "mala"), independent of ULA's for the same ``seed``."""
+    x, gen = _init("mala", target, n, step_size, steps, x_init, init_std, seed, dim, dtype, device)
     counted = CountedTarget(target)
     h = float(step_size)
     t0 = time.perf_counter()
@@ -133,7 +145,7 @@ def mala(
         grad_calls=counted.grad_calls,
         logp_calls=counted.logp_calls,
         seconds=time.perf_counter() - t0,
-        config=dict(steps=steps, step_size=h, seed=seed),
-        extras={"acceptance_rate": acc_total / steps if steps else float("nan")},
+        config=dict(steps=steps, step_size=h, seed=seed, init_std=init_std if x_init is None else None),
+        extras={"acceptance_rate": acc_total / steps},
     )
     return x, info

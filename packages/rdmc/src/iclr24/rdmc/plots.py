@@ -12,7 +12,7 @@ from iclr24.paperkit.plots import pyplot, save_figure
 
 from .targets import GaussianMixture
 
-__all__ = ["samples_figure", "budget_curve_figure", "plot_samples", "plot_budget_curve"]
+__all__ = ["samples_figure", "budget_curve_figure", "funnel_figure", "plot_samples", "plot_budget_curve"]
 
 
 def plot_samples(
@@ -97,4 +97,24 @@ def budget_curve_figure(
         ax.set_ylabel({"mode_tv": "mode-TV", "mmd2": "MMD²", "sliced_w2": "sliced W2"}.get(metric, metric))
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=8)
+    return fig
+
+
+def funnel_figure(samples: dict[str, torch.Tensor], lim_v: float = 9.0):
+    """Neal's funnel: one panel per sampler, (x_1, v) scatter, and the v-marginal histograms overlaid."""
+    plt = pyplot()
+
+    fig, axes = plt.subplots(1, len(samples) + 1, figsize=(3.0 * (len(samples) + 1), 3.0), squeeze=False)
+    bins = np.linspace(-lim_v, lim_v, 40)
+    for i, (ax, (name, x)) in enumerate(zip(axes[0], samples.items())):
+        xs = np.asarray(x)
+        ax.scatter(xs[:, 1], xs[:, 0], s=2, alpha=0.4, color=f"C{i}")
+        ax.set_xlim(-20, 20)
+        ax.set_ylim(-lim_v, lim_v)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("x_1")
+        ax.set_ylabel("v")
+        axes[0][-1].hist(xs[:, 0], bins=bins, histtype="step", density=True, label=name, color=f"C{i}")
+    axes[0][-1].set_title("v-marginal", fontsize=9)
+    axes[0][-1].legend(fontsize=7)
     return fig

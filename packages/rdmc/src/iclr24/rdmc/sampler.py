@@ -10,7 +10,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .diffusion import exponential_integrator_step, reverse_time_grid, tweedie_mean
+from .diffusion import GRIDS, exponential_integrator_step, reverse_time_grid, tweedie_mean
+from .schedule import SCHEDULES, inner_sample_sizes
 from .score import METHODS, score_estimate
 from .targets import CountedTarget, Target, check_target
 
@@ -94,6 +95,8 @@ def rdmc_sample(
     inner_steps: int = 20,
     inner_step: float = 0.05,
     lipschitz: float | None = None,
+    schedule: str = "paper",
+    grid: str = "uniform",
     warm_start_steps: int = 0,
     warm_start_step: float | None = None,
     delta: float | None = None,
@@ -112,19 +115,34 @@ def rdmc_sample(
        (default (1-e^{-2T})/4).
     2. K reverse steps: t_k = T - kη, v ← ŝ(x, t_k), x ← e^{η}x + 2(e^{η}-1)v + sqrt(e^{2η}-1)ξ. η = T/K, or
        (T-δ)/K with early stopping at ``delta`` (then ``denoise=True`` returns the Tweedie mean at δ instead,
-       at the cost of one more score estimate).
+       at the cost of one more score estimate). ``grid="exp-linear"`` (needs ``delta``) uses linear steps above
+       t = 1 and geometric ones below (see :func:`reverse_time_grid`).
+
+    ``schedule``: how the inner budget is spread over the outer steps. ``"paper"`` (default): the time-dependent
+    sample size of the paper's analysis, n_k ∝ 1/(1-e^{-2t_k}) (see :mod:`iclr24.rdmc.schedule`), with the same
+    total as ``"constant"``: K·m importance proposals and K·n_chains inner chains in all. ``"constant"``: m
+    proposals and n_chains chains at every step. The inner Langevin step is time-dependent either way (clipped to
+    ½·min(1/L, e^{2t}-1)).
 
     ``estimator``: ``"is"`` | ``"ula"`` | ``"is+ula"`` | ``"mala"`` (see :func:`score_estimate`) or ``"exact"``
     (the target's own ``diffused_score(x, t)``: a reference, no oracle calls). Particles are processed in chunks
     so that at most ``max_floats`` proposal floats (chunk·m·d) live at once. A fixed ``seed`` gives bit-identical
     samples for the same arguments.
 
-    Oracle cost per sample (exact): IS: K·m log-density calls; ULA: K·n·s gradient calls; IS+ULA: both; MALA:
-    K·n·(s+1) of each; plus the same per warm-start step (and one more estimate with ``denoise``).
+    Oracle cost per sample (exact, for either schedule): IS: K·m log-density calls; ULA: K·n·s gradient calls;
+    IS+ULA: both; MALA: K·n·(s+1) of each; plus m (or n·s) per warm-start step and one more estimate with
+    ``denoise`` (these use the constant m and n).
     """
     check_target(target)
     n = _positive_int("n", n)
     K = _positive_int("K", K)
+    m = _positive_int("m (importance proposals per outer step)", m)
+    n_chains = _positive_int("n_chains", n_chains)
+    inner_steps = _positive_int("inner_steps", inner_steps)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
     warm_start_steps = _positive_int("warm_start_steps", warm_start_steps, 0)
     _positive_int("max_floats", max_floats)
     if estimator not in ESTIMATORS:
@@ -136,6 +154,8 @@ def rdmc_sample(
         delta = float(delta)
         if not 0 < delta < T:
             raise ValueError(f"delta (early-stopping time) must satisfy 0 < delta < T = {T}, got {delta}")
+    if grid == "exp-linear" and delta is None:
+        raise ValueError("grid='exp-linear' needs an early-stopping time delta (e.g. delta=0.05)")
     if denoise and delta is None:
         raise ValueError(
             "denoise=True needs an early-stopping time delta > 0 (the Tweedie mean at t=0 is undefined)"
@@ -147,17 +167,17 @@ def rdmc_sample(
     d = _resolve_dim(target, dim, None if x_init is None else torch.as_tensor(x_init))
     counted = CountedTarget(target)
     gen = torch.Generator(device=device).manual_seed(seed)
-    per_particle = {"is": m, "is+ula": max(m, n_chains), "ula": n_chains, "mala": n_chains, "exact": 1}[
-        estimator
-    ]
-    chunk = max(1, max_floats // (int(per_particle) * d))
-    opts = dict(m=m, n_chains=n_chains, inner_steps=inner_steps, inner_step=inner_step, lipschitz=lipschitz)
+    opts = dict(inner_steps=inner_steps, inner_step=inner_step, lipschitz=lipschitz)
 
-    def score(x: Tensor, t: float) -> Tensor:
+    def score(x: Tensor, t: float, m_t: int = m, n_t: int = n_chains) -> Tensor:
         if estimator == "exact":
             return target.diffused_score(x, t).to(x)
+        per_particle = {"is": m_t, "is+ula": max(m_t, n_t), "ula": n_t, "mala": n_t}[estimator]
+        chunk = max(1, max_floats // (per_particle * d))
         parts = [
-            score_estimate(x[i : i + chunk], t, counted, estimator, generator=gen, **opts)
+            score_estimate(
+                x[i : i + chunk], t, counted, estimator, m=m_t, n_chains=n_t, generator=gen, **opts
+            )
             for i in range(0, x.shape[0], chunk)
         ]
         return torch.cat(parts, 0)
@@ -177,10 +197,13 @@ def rdmc_sample(
                 + h * score(x, T)
                 + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
             )
-        times = reverse_time_grid(T, K, delta)
+        times = reverse_time_grid(T, K, delta, grid)
+        m_k = inner_sample_sizes(times[:K], K * m, schedule)  # Eq. (sample size), or m at every step
+        n_k = inner_sample_sizes(times[:K], K * n_chains, schedule)
         for k in range(K):
             eta = times[k] - times[k + 1]
-            v = score(x, times[k])  # the score at the current time t_k = T - kη
+            # Alg. 1: v_k ← ŝ(x, t_k), the score at the current time t_k (= T - kη on the uniform grid)
+            v = score(x, times[k], m_k[k], n_k[k])
             noise = torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
             x = exponential_integrator_step(x, v, eta, noise)
         if denoise:
@@ -206,7 +229,12 @@ def rdmc_sample(
             delta=delta,
             denoise=denoise,
             seed=seed,
+            m=m,
+            n_chains=n_chains,
+            schedule=schedule,
+            grid=grid,
             **opts,
         ),
+        extras={"times": times, "m_per_step": m_k, "n_chains_per_step": n_k},
     )
     return x, info

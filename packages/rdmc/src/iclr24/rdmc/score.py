@@ -5,10 +5,11 @@ q_t(x0|x) ∝ p*(x0) N(x0; e^{t}x, (e^{2t}-1) I),  ∇ln p_t(x) = -(x - e^{-t} E
 Inner estimators of m_t(x) = E_{q_t}[x0], all vectorised over the particles ``x`` ``(N, d)``:
 
 - ``"is"``: self-normalised importance sampling with the Gaussian factor as proposal: m log-density calls.
-- ``"ula"``: ``n_chains`` ULA chains on q_t started from the Gaussian factor, ``inner_steps`` steps each, mean of
-  the second half of the iterates: n·s gradient calls.
-- ``"is+ula"``: the same chains started from an importance resample of m proposals (SLIPS-style): m log-density
-  calls plus n·s gradient calls. Preferred when q_t is multimodal (large t, separated modes).
+- ``"ula"``: the paper's MCMC variant: ``n_chains`` ULA chains on q_t started from its Gaussian factor,
+  ``inner_steps`` steps each, mean of the second half of the iterates: n·s gradient calls.
+- ``"is+ula"``: a hybrid, not the paper's variant: the same chains started from an importance resample of m
+  proposals (SLIPS-style): m log-density calls plus n·s gradient calls. Better when q_t is multimodal (large t,
+  separated modes), where chains from the Gaussian factor fall into the wrong posterior mode.
 - ``"mala"``: Metropolis-adjusted chains started from the Gaussian factor: n·(s+1) gradient and n·(s+1)
   log-density calls.
 """
@@ -30,7 +31,8 @@ METHODS = ("is", "ula", "is+ula", "mala")
 
 def inner_step_size(t: float, inner_step: float, lipschitz: float | None = None) -> float:
     """The inner Langevin step, clipped to τ_t ≤ ½·min(1/L, (1-e^{-2t})/e^{-2t}) (spec §2)."""
-    cap = 0.5 * math.expm1(2 * float(t))  # (1-e^{-2t})/e^{-2t} = e^{2t} - 1
+    # Eq. (inner step): τ_t ≤ ½·min(1/L, (1-e^{-2t})/e^{-2t}), (1-e^{-2t})/e^{-2t} = e^{2t} - 1
+    cap = 0.5 * math.expm1(2 * float(t))
     if lipschitz is not None:
         cap = min(cap, 0.5 / float(lipschitz))
     return min(float(inner_step), cap)
@@ -50,7 +52,8 @@ def _importance(
     z = mean.unsqueeze(1) + math.sqrt(var) * torch.randn(
         x.shape[0], m, x.shape[1], generator=gen, dtype=x.dtype, device=x.device
     )
-    logw = target.log_prob(z)  # w_j ∝ p*(z_j): the Gaussian factor cancels against the proposal
+    # Eq. (posterior) with the Gaussian factor as proposal: w_j ∝ q_t(z_j|x)/N(z_j; e^t x, (e^{2t}-1)I) = p*(z_j)
+    logw = target.log_prob(z)
     dead = torch.isneginf(logw).all(-1)
     if dead.any():
         raise ValueError(
@@ -86,7 +89,8 @@ def _langevin_chains(
     n_acc = 0
     for i in range(steps):
         noise = torch.randn(z.shape, generator=gen, dtype=z.dtype, device=z.device)
-        y = z + tau * g + math.sqrt(2 * tau) * noise  # ULA step on q_t
+        # Eq. (inner ULA): z ← z + τ ∇ln q_t(z|x) + √(2τ) ξ
+        y = z + tau * g + math.sqrt(2 * tau) * noise
         if i < steps - 1 or mala:
             gy = posterior_grad_log_prob(y, xb, t, target.grad_log_prob(y))
         else:
@@ -106,6 +110,7 @@ def _langevin_chains(
             z, g = y, gy
         if i >= burn:
             total = total + z
+    # Eq. (score), MCMC estimate of the posterior mean: the average of the second half of the chains' iterates
     m_hat = (total / (steps - burn)).mean(1)
     return m_hat, float(acc_sum / n_acc) if mala else 1.0
 
@@ -145,7 +150,8 @@ def posterior_mean_estimate(
     n, d = x.shape
     if method == "is":
         z, w = _importance(x, t, target, m, generator)
-        return (w.unsqueeze(-1) * z).sum(1)  # m̂ = Σ_j w_j z_j
+        # Eq. (score), IS estimate of the posterior mean: m̂ = Σ_j w_j z_j
+        return (w.unsqueeze(-1) * z).sum(1)
     tau = inner_step_size(t, inner_step, lipschitz)
     if method == "is+ula":
         z, w = _importance(x, t, target, m, generator)

@@ -15,7 +15,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["Target", "GaussianMixture", "FunctionTarget", "CountedTarget", "check_target"]
+__all__ = [
+    "Target",
+    "GaussianMixture",
+    "NealFunnel",
+    "BayesianLogisticRegression",
+    "FunctionTarget",
+    "CountedTarget",
+    "check_target",
+]
 
 
 @runtime_checkable
@@ -168,6 +176,101 @@ class GaussianMixture:
     def diffused_score(self, x: Tensor, t: float) -> Tensor:
         """Exact ∇ln p_t(x) of the OU-diffused mixture, ``(..., d) -> (..., d)``."""
         return self.diffused(t).grad_log_prob(x)
+
+
+class NealFunnel:
+    """Neal's funnel in ``dim`` dimensions: v ~ N(0, scale²), x_i | v ~ N(0, e^{v}) for i = 1..dim-1; the first
+    coordinate is v. Exact ``log_prob``, ``grad_log_prob`` and ``sample``. Its gradient is not Lipschitz: in the neck
+    (v ≪ 0) the curvature e^{-v} makes a fixed-step Langevin chain unstable."""
+
+    def __init__(self, dim: int = 2, scale: float = 3.0) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
+            raise ValueError(f"dim must be an int >= 2 (v and at least one x), got {dim!r}")
+        if not (float(scale) > 0 and math.isfinite(float(scale))):
+            raise ValueError(f"scale must be a finite number > 0, got {scale}")
+        self.dim, self.scale = dim, float(scale)
+
+    def __repr__(self) -> str:
+        return f"NealFunnel(dim={self.dim}, scale={self.scale})"
+
+    def _check_x(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor) or x.shape[-1:] != (self.dim,):
+            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+            raise ValueError(f"x must be a tensor of shape (..., {self.dim}), got {got}")
+        return x
+
+    def log_prob(self, x: Tensor) -> Tensor:
+        """ln p(v) + Σ ln p(x_i | v) (normalised), ``(..., d) -> (...)``."""
+        x = self._check_x(x)
+        v, rest = x[..., 0], x[..., 1:]
+        k = self.dim - 1
+        lv = -0.5 * (v / self.scale) ** 2 - math.log(self.scale) - 0.5 * math.log(2 * math.pi)
+        lx = -0.5 * (rest**2).sum(-1) * torch.exp(-v) - 0.5 * k * v - 0.5 * k * math.log(2 * math.pi)
+        return lv + lx
+
+    def grad_log_prob(self, x: Tensor) -> Tensor:
+        x = self._check_x(x)
+        v, rest = x[..., :1], x[..., 1:]
+        ev = torch.exp(-v)
+        gv = -v / self.scale**2 - 0.5 * (self.dim - 1) + 0.5 * (rest**2).sum(-1, keepdim=True) * ev
+        return torch.cat([gv, -rest * ev], -1)
+
+    def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"n must be a positive int, got {n!r}")
+        v = self.scale * torch.randn(n, 1, generator=generator, dtype=torch.float64)
+        rest = torch.exp(v / 2) * torch.randn(n, self.dim - 1, generator=generator, dtype=torch.float64)
+        return torch.cat([v, rest], -1)
+
+
+class BayesianLogisticRegression:
+    """The posterior of logistic regression with a N(0, prior_std² I) prior on the weights θ ∈ R^d:
+    ln p(θ | X, y) = Σ_i [y_i l_i - softplus(l_i)] - ‖θ‖²/(2 prior_std²) + const, l = Xθ.
+
+    ``X``: ``(N, d)`` features (add a column of ones for an intercept); ``y``: ``(N,)`` labels in {0, 1}.
+    ``lipschitz`` is the smoothness bound λ_max(XᵀX)/4 + 1/prior_std² of -ln p (for the inner step clip)."""
+
+    def __init__(self, X: object, y: object, prior_std: float = 1.0) -> None:
+        Xt, yt = _as_tensor(X, torch.float64, "X"), _as_tensor(y, torch.float64, "y")
+        if Xt.ndim != 2 or Xt.shape[0] < 1 or Xt.shape[1] < 1:
+            raise ValueError(f"X must have shape (N, d) with N, d >= 1, got {tuple(Xt.shape)}")
+        if yt.shape != (Xt.shape[0],):
+            raise ValueError(f"y must have shape ({Xt.shape[0]},) to match X, got {tuple(yt.shape)}")
+        if not (torch.isfinite(Xt).all() and torch.isfinite(yt).all()):
+            raise ValueError("X and y must be finite")
+        if not bool(((yt == 0) | (yt == 1)).all()):
+            raise ValueError("y must hold labels 0 or 1")
+        if not (float(prior_std) > 0 and math.isfinite(float(prior_std))):
+            raise ValueError(f"prior_std must be a finite number > 0, got {prior_std}")
+        self.X, self.y, self.prior_std = Xt, yt, float(prior_std)
+        self.dim = Xt.shape[1]
+        self.lipschitz = float(torch.linalg.eigvalsh(Xt.T @ Xt)[-1]) / 4 + 1 / self.prior_std**2
+
+    def __repr__(self) -> str:
+        return f"BayesianLogisticRegression(N={self.X.shape[0]}, d={self.dim}, prior_std={self.prior_std})"
+
+    def _logits(self, theta: Tensor) -> Tensor:
+        if not isinstance(theta, Tensor) or theta.shape[-1:] != (self.dim,):
+            got = tuple(theta.shape) if isinstance(theta, Tensor) else type(theta).__name__
+            raise ValueError(f"theta must be a tensor of shape (..., {self.dim}), got {got}")
+        return theta @ self.X.to(theta).T  # (..., N)
+
+    def log_prob(self, theta: Tensor) -> Tensor:
+        lg = self._logits(theta)
+        ll = (self.y.to(lg) * lg - torch.nn.functional.softplus(lg)).sum(-1)
+        return ll - 0.5 * (theta**2).sum(-1) / self.prior_std**2
+
+    def grad_log_prob(self, theta: Tensor) -> Tensor:
+        lg = self._logits(theta)
+        r = self.y.to(lg) - torch.sigmoid(lg)
+        return r @ self.X.to(theta) - theta / self.prior_std**2
+
+    def accuracy(self, theta: Tensor, X: object | None = None, y: object | None = None) -> float:
+        """Accuracy of the posterior-predictive mean (average of σ(xᵀθ) over the draws ``theta`` ``(n, d)``)."""
+        Xe = self.X if X is None else _as_tensor(X, torch.float64, "X")
+        ye = self.y if y is None else _as_tensor(y, torch.float64, "y")
+        p = torch.sigmoid(theta.to(Xe) @ Xe.T).mean(0)
+        return float(((p > 0.5).to(ye) == ye).to(torch.float64).mean())
 
 
 class FunctionTarget:
