@@ -110,3 +110,33 @@ def test_faithfulre_and_grail_folders(tmp_path):
     (gi / "train.txt").write_text(rows(kg.facts[::3]))
     d = load_grail(g)
     assert len(d.kg) + len(d.train) == len(kg) and d.test_kg is not None
+
+
+def test_real_kg_loader_reads_paperkit_data_folder(tmp_path):
+    """Kinships/UMLS/Nations come from paperkit's data folder (raw TSVs; pykeen is never imported)."""
+    from iclr24.drum_rules.checkpoint import resolve_data
+    from iclr24.drum_rules.data import load_real_kg
+    from iclr24.paperkit.datadir import DataMissing
+
+    with pytest.raises(DataMissing, match="iclr24 data get nations"):
+        load_real_kg("nations", data_dir=tmp_path)
+    with pytest.raises(ValueError, match="unknown knowledge graph"):
+        load_real_kg("fb15k", data_dir=tmp_path)
+    folder = tmp_path / "nations"
+    folder.mkdir()
+    fam = synthetic.family(3, seed=0)
+    E, R = fam.kg.entities, fam.kg.relations
+
+    def rows(a):
+        return "".join(f"{E[h]}\t{R[r]}\t{E[t]}\n" for h, r, t in a.tolist())
+
+    (folder / "train.txt").write_text(rows(fam.kg.facts))
+    (folder / "valid.txt").write_text(rows(fam.valid))
+    (folder / "test.txt").write_text(rows(fam.test))
+    d = load_real_kg("nations", data_dir=tmp_path, seed=0)
+    assert d.name == "nations" and len(d.kg) + len(d.train) == len(fam.kg)
+    assert len(d.test) == len(fam.test) and set(d.valid_labelled[:, 3].tolist()) == {0, 1}
+    assert np.array_equal(resolve_data("nations", data_dir=tmp_path).kg.facts, d.kg.facts)
+    import sys
+
+    assert "pykeen" not in sys.modules

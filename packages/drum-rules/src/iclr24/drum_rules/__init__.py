@@ -2,7 +2,16 @@
 
 from . import synthetic
 from .check import FaithfulnessReport, check_faithfulness, model_consequences
-from .data import load_dataset, load_drum_dir, load_faithfulre_dir, load_grail, load_tsv, perturbed_datasets
+from .checkpoint import load_checkpoint, load_official_checkpoint, save_checkpoint
+from .data import (
+    load_dataset,
+    load_drum_dir,
+    load_faithfulre_dir,
+    load_grail,
+    load_real_kg,
+    load_tsv,
+    perturbed_datasets,
+)
 from .datalog import consequences, evaluate_naive, walk_counts
 from .extract import (
     Explanation,
@@ -17,10 +26,19 @@ from .extract import (
 from .kg import KG, KGData
 from .model import DRUM
 from .rules import Rule, RuleProgram, format_rule
-from .train import TrainConfig, link_prediction, search_for_beta, select_beta, train
+from .train import (
+    DegenerateBetaWarning,
+    TrainConfig,
+    auc_pr,
+    link_prediction,
+    search_for_beta,
+    select_beta,
+    train,
+)
 
 __all__ = [
     "DRUM",
+    "DegenerateBetaWarning",
     "KG",
     "KGData",
     "Explanation",
@@ -28,6 +46,7 @@ __all__ = [
     "Rule",
     "RuleProgram",
     "TrainConfig",
+    "auc_pr",
     "check_faithfulness",
     "consequences",
     "evaluate_naive",
@@ -37,15 +56,19 @@ __all__ = [
     "faithful_rules",
     "format_rule",
     "link_prediction",
+    "load_checkpoint",
     "load_dataset",
     "load_drum_dir",
     "load_faithfulre_dir",
     "load_grail",
+    "load_official_checkpoint",
+    "load_real_kg",
     "load_tsv",
     "model_consequences",
     "path_rules",
     "path_weights",
     "perturbed_datasets",
+    "save_checkpoint",
     "rank_max_weights",
     "search_for_beta",
     "select_beta",

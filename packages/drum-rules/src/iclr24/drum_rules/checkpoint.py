@@ -1,8 +1,16 @@
-"""Saving and loading a trained model together with its beta and where its data came from."""
+"""Saving and loading a trained model together with its beta and where its data came from, and loading the
+official FaithfulRE checkpoints (``model/family-drum-r3s3.pt``: a bare ``state_dict`` of ``Learner``).
+
+Every file is read with ``torch.load(..., weights_only=True)``: tensors and plain containers only, so a crafted
+pickle cannot run code. A file that is not a readable checkpoint is one ``ValueError`` naming it.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -14,62 +22,166 @@ from .data import load_dataset
 from .kg import KGData
 from .model import DRUM
 
-__all__ = ["save_checkpoint", "load_checkpoint", "resolve_data"]
+__all__ = [
+    "save_checkpoint",
+    "load_checkpoint",
+    "load_official_checkpoint",
+    "official_key_map",
+    "resolve_data",
+]
+
+FORMAT = "drum-rules/1"
 
 
-def resolve_data(spec: str, seed: int = 0) -> KGData:
-    """``family`` / ``family:N`` (the built-in synthetic KG with N families) or a dataset folder."""
+def resolve_data(spec: str, seed: int = 0, data_dir: str | os.PathLike | None = None) -> KGData:
+    """``family`` / ``family:N`` (the built-in synthetic KG with N families), ``kinships``/``umls``/``nations``
+    (the real KGs in paperkit's data folder, see :func:`~iclr24.drum_rules.data.load_real_kg`) or a folder."""
+    from .data import REAL_KGS, load_real_kg
+
     if spec == "family" or spec.startswith("family:"):
         n = spec.split(":", 1)[1] if ":" in spec else "40"
         if not n.isdigit() or int(n) < 1:
             raise ValueError(f"expected family:N with N a positive integer, got {spec!r}")
         return synthetic.family(int(n), seed=seed)
+    if spec in REAL_KGS:
+        return load_real_kg(spec, data_dir=data_dir, seed=seed)
     return load_dataset(spec, seed=seed)
 
 
 def save_checkpoint(
     path: str | os.PathLike, model: DRUM, beta: float, data_spec: str, extra: dict | None = None
 ) -> Path:
-    cfg = model.config()
-    return atomic_torch_save(
-        {
-            "state_dict": model.state_dict(),
-            "config": cfg,
-            "beta": float(beta),
-            "data": data_spec,
-            "extra": extra or {},
-        },
-        path,
-    )
+    """Tensors (the state dict) plus a JSON string with the model config, beta, the data and ``extra``."""
+    meta = {
+        "format": FORMAT,
+        "config": model.config(),
+        "beta": float(beta),
+        "data": data_spec,
+        "extra": extra or {},
+    }
+    return atomic_torch_save({"state_dict": model.state_dict(), "meta": json.dumps(meta)}, path)
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[DRUM, float, str]:
-    """``(model, beta, data_spec)`` from a file written by :func:`save_checkpoint` / ``drum-rules train``."""
+def _read(path: str | os.PathLike) -> tuple[Path, object]:
     p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{p} is a folder; expected a checkpoint file such as {p / 'model.pt'}")
     if not p.is_file():
         raise FileNotFoundError(
             f"{p} does not exist; train a model first (drum-rules train DATA --out DIR) and "
             "pass --model DIR/model.pt"
         )
-    ck = torch.load(p, map_location="cpu", weights_only=True)
-    if not isinstance(ck, dict) or "config" not in ck:
-        raise ValueError(f"{p} is not a drum-rules checkpoint")
-    c = ck["config"]
+    try:
+        return p, torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - UnpicklingError, PytorchStreamReader RuntimeError, EOFError, ...
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
+        raise ValueError(
+            f"{p} is not a readable checkpoint (torch.load with weights_only=True refused it: "
+            f"{type(e).__name__}: {first}); it is corrupt, truncated, or not a tensors-only file"
+        ) from None
+
+
+def load_checkpoint(path: str | os.PathLike) -> tuple[DRUM, float, str]:
+    """``(model, beta, data_spec)`` from a file written by :func:`save_checkpoint` / ``drum-rules train``."""
+    p, ck = _read(path)
+    if not isinstance(ck, dict) or "state_dict" not in ck or "meta" not in ck:
+        hint = (
+            "; it looks like an official FaithfulRE state_dict: use load_official_checkpoint"
+            if isinstance(ck, Mapping) and any(str(k).startswith("lstm_list.") for k in ck)
+            else ""
+        )
+        raise ValueError(f"{p} is not a drum-rules checkpoint (no state_dict/meta entries){hint}")
+    try:
+        meta = json.loads(ck["meta"])
+        c = meta["config"]
+        m = DRUM(
+            int(c["n_relations"]),
+            rank=int(c["rank"]),
+            steps=int(c["steps"]),
+            aggregation=c["aggregation"],
+            normalize=bool(c["normalize"]),
+            embed_dim=int(c["embed_dim"]),
+            hidden_dim=int(c["hidden_dim"]),
+            thr=float(c["thr"]),
+            seed=None,
+        )
+        sd = ck["state_dict"]
+        m.fixed_attention = sd.get("fixed_attention", m.fixed_attention)
+        m.fixed_mask = sd.get("fixed_mask", m.fixed_mask)
+        m.load_state_dict(sd)
+        m.head_relations = [int(h) for h in c["head_relations"]]
+        beta, data = float(meta["beta"]), str(meta["data"])
+    except (KeyError, TypeError, json.JSONDecodeError, RuntimeError) as e:
+        raise ValueError(f"{p} is a damaged drum-rules checkpoint: {type(e).__name__}: {e}") from None
+    m.eval()
+    return m, beta, data
+
+
+_OFFICIAL = [
+    (re.compile(r"^query_embeddings\.(.*)$"), r"query_embedding.\1"),
+    (re.compile(r"^lstm_list\.(\d+)\.(.*)$"), r"lstms.\1.\2"),
+    (re.compile(r"^linear\.(weight|bias)$"), r"linear.\1"),
+]
+
+
+def official_key_map(state_dict: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """FaithfulRE ``Learner`` parameter names -> ours: ``query_embeddings`` -> ``query_embedding``,
+    ``lstm_list.j`` -> ``lstms.j``, ``linear`` unchanged. An unknown key is an error (no silent drops)."""
+    out = {}
+    for k, v in state_dict.items():
+        for pat, rep in _OFFICIAL:
+            if pat.match(k):
+                out[pat.sub(rep, k)] = v
+                break
+        else:
+            raise ValueError(
+                f"unexpected parameter {k!r} in an official FaithfulRE checkpoint; expected query_embeddings.*, "
+                "lstm_list.<j>.*, linear.weight/bias"
+            )
+    return out
+
+
+def load_official_checkpoint(
+    path: str | os.PathLike, steps: int = 2, aggregation: str = "sum", normalize: bool = False
+) -> DRUM:
+    """A model from an official FaithfulRE checkpoint (e.g. ``model/family-drum-r3s3.pt``: rank 3, num_step 3).
+
+    Sizes come from the tensors (2|R|+1 operators from ``linear``, rank from ``lstm_list``, embedding and hidden
+    sizes); ``steps`` is T = the official ``num_step - 1`` (``s3`` in the file name -> 2), which the weights do
+    not record. ``aggregation``: ``"sum"`` (drum), ``"sm"`` (smdrum) or ``"mm"`` (mmdrum). The official code
+    analyses with ``no_norm``, hence ``normalize=False``."""
+    p, sd = _read(path)
+    if isinstance(sd, dict) and "state_dict" in sd and "meta" in sd:
+        raise ValueError(f"{p} is a drum-rules checkpoint, not an official one: use load_checkpoint")
+    if not isinstance(sd, Mapping) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
+        raise ValueError(f"{p} is not an official FaithfulRE state_dict (a mapping of names to tensors)")
+    ours = official_key_map(sd)
+    try:
+        W = ours["linear.weight"]
+        emb = ours["query_embedding.weight"]
+        ranks = sorted({int(k.split(".")[1]) for k in ours if k.startswith("lstms.")})
+        hidden = ours["lstms.0.weight_hh_l0"].shape[1]
+    except KeyError as e:
+        raise ValueError(f"{p}: official checkpoint lacks {e.args[0]!r}") from None
+    K = W.shape[0]
+    if K % 2 != 1 or emb.shape[0] != K or W.shape[1] != 2 * hidden or ranks != list(range(len(ranks))):
+        raise ValueError(
+            f"{p}: inconsistent official checkpoint shapes: linear {tuple(W.shape)}, embeddings "
+            f"{tuple(emb.shape)}, LSTM hidden {hidden}, ranks {ranks}"
+        )
     m = DRUM(
-        c["n_relations"],
-        rank=c["rank"],
-        steps=c["steps"],
-        aggregation=c["aggregation"],
-        normalize=c["normalize"],
-        embed_dim=c["embed_dim"],
-        hidden_dim=c["hidden_dim"],
-        thr=c["thr"],
+        (K - 1) // 2,
+        rank=len(ranks),
+        steps=steps,
+        aggregation=aggregation,
+        normalize=normalize,
+        embed_dim=emb.shape[1],
+        hidden_dim=hidden,
         seed=None,
     )
-    sd = ck["state_dict"]
-    m.fixed_attention = sd.get("fixed_attention", m.fixed_attention)
-    m.fixed_mask = sd.get("fixed_mask", m.fixed_mask)
-    m.load_state_dict(sd)
-    m.head_relations = list(c["head_relations"])
+    missing, unexpected = m.load_state_dict(ours, strict=False)
+    missing = [k for k in missing if not k.startswith("fixed_")]
+    if missing or unexpected:
+        raise ValueError(f"{p}: official checkpoint does not fit: missing {missing}, unexpected {unexpected}")
     m.eval()
-    return m, float(ck["beta"]), str(ck["data"])
+    return m

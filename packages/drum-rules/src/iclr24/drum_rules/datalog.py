@@ -56,23 +56,29 @@ def consequences(
     keep = None if heads is None else set(int(h) for h in heads)
     cache: dict = {}
     dense: dict = {}
+    per_head: dict[int, np.ndarray] = {}  # dense graphs: OR of the rule bodies of each head
     parts = []
     for r in rules:
         if keep is not None and r.head not in keep:
             continue
         if kg.n_entities < dense_below:
-            mats = []
+            acc = None
             for path, c in r.atoms:
                 if (path, c) not in dense:
                     dense[(path, c)] = walk_counts(kg, path, cache).toarray() >= c
-                mats.append(dense[(path, c)])
-            rows, cols = np.nonzero(np.logical_and.reduce(mats) if len(mats) > 1 else mats[0])
-            if len(rows):
-                parts.append(encode_facts(rows, np.full(len(rows), r.head), cols, kg.n_entities))
+                acc = dense[(path, c)] if acc is None else acc & dense[(path, c)]
+            if r.head in per_head:
+                per_head[r.head] |= acc
+            else:
+                per_head[r.head] = acc.copy()
             continue
         m = rule_matches(r, kg, cache).tocoo()
         if m.nnz:
             parts.append(encode_facts(m.row, np.full(m.nnz, r.head), m.col, kg.n_entities))
+    for q, acc in per_head.items():
+        rows, cols = np.nonzero(acc)
+        if len(rows):
+            parts.append(encode_facts(rows, np.full(len(rows), q), cols, kg.n_entities))
     return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 

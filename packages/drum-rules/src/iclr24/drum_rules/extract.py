@@ -25,6 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr24.paperkit import progress
+
+from .datalog import walk_counts
 from .kg import KG, decode_facts
 from .model import DRUM
 from .rules import Path, Rule, RuleProgram, format_rule
@@ -70,6 +73,7 @@ def path_weights(attn: np.ndarray) -> dict[Path, float]:
     L, T, K = attn.shape
     paths, idx = reduced_paths(K - 1, T)
     w = np.zeros(len(paths))
+    # Paper (path expansion): w_s = sum_j sum_{k : reduce(k) = s} prod_i a_{j,i,k_i}
     for j in range(L):
         w += np.bincount(idx, weights=_sequence_products(attn[j]), minlength=len(paths))
     return {p: float(w[i]) for i, p in enumerate(paths)}
@@ -82,6 +86,7 @@ def rank_max_weights(attn: np.ndarray) -> list[dict[Path, float]]:
     out = []
     for j in range(L):
         w = np.zeros(len(paths))
+        # Paper: w^max_{j,s} = max_{k : reduce(k) = s} prod_i a_{j,i,k_i}
         np.maximum.at(w, idx, _sequence_products(attn[j]))
         out.append({p: float(w[i]) for i, p in enumerate(paths)})
     return out
@@ -163,6 +168,7 @@ def _mm_rules(attn: np.ndarray, beta: float, q: int) -> list[Rule]:
     for j in range(attn.shape[0]):
         for p, v in _rank_paths_above(attn[j], beta).items():
             best[p] = max(best.get(p, 0.0), v)
+    # Paper (MMDRUM): Pi_q = {q <- body(s) : max_j w^max_{j,s} >= beta}
     return [Rule(q, ((p, 1),), v) for p, v in best.items() if v >= beta]
 
 
@@ -194,6 +200,7 @@ def _sm_rules(attn: np.ndarray, beta: float, q: int, budget: int) -> tuple[list[
         if not complete:
             return
         if cur >= beta:
+            # Paper (SMDRUM): minimal J with sum_{j in J} w^max_{j,s_j} >= beta
             if all(cur - w < beta for _, w in chosen):  # minimal: dropping any conjunct falls below beta
                 key = tuple(sorted({p for p, _ in chosen}))
                 found[key] = max(found.get(key, 0.0), cur)
@@ -252,6 +259,7 @@ def _drum_rules(
                     complete = False
                     return
                 tot = cur + c * v
+                # Paper (DRUM multipath rules): minimal m with sum_s m_s w_s >= beta
                 if tot >= beta:
                     # minimal: dropping one copy of any chosen type (all heavier than v) falls below beta
                     if tot - v < beta:
@@ -276,6 +284,7 @@ def faithful_rules(
     max_rules: int = 20_000,
     max_nodes: int = 2_000_000,
     max_seconds: float | None = None,
+    show_progress: bool = False,
 ) -> RuleProgram:
     """A program ``Pi`` with ``T_Pi(D) = T_M(D)`` for every dataset ``D`` (score ``>= beta``), for the model's
     variant: ``"mm"`` chain rules, ``"sm"`` conjunctions, ``"drum"`` multipath rules with inequalities.
@@ -302,7 +311,11 @@ def faithful_rules(
     rules: list[Rule] = []
     complete = True
     hs = _heads(model, heads)
-    for q in hs:
+    names = _names(model, relations)
+    bar = progress(hs, desc=f"extract {variant}", disable=None if show_progress else True)
+    for q in bar:
+        if show_progress:
+            bar.set_postfix_str(f"{names[q]}: {len(rules)} rules so far")
         attn = model.attention_for(q)
         if variant == "mm":
             rules += _mm_rules(attn, beta, q)
@@ -334,48 +347,105 @@ def faithful_rules(
 # ---------------------------------------------------------------------------------------------------- explanations
 @dataclass
 class Explanation:
-    """Why the model predicts (or not) ``q(h, t)``: its score, the walks by path type, and a minimal rule of the
-    faithful program that fires on the fact (None when the score is below beta)."""
+    """Why the model predicts (or not) ``q(h, t)``: its score, the number of walks ``t -> ... -> h`` of each path
+    type (``counts``, exact), a few example walks per type (``walks``), and a minimal rule of the faithful program
+    that fires on the fact (None when the score is below beta)."""
 
     fact: tuple[int, int, int]
     score: float
     beta: float
     walks: dict[Path, list[tuple[int, ...]]]
     rule: Rule | None
+    counts: dict[Path, int] | None = None
 
-    def format(self, kg: KG) -> str:
+    def format(self, kg: KG, examples: int = 3) -> str:
+        """Relation and entity names: the rule, then per path type of the rule its walk count and grounded bodies
+        such as ``brother(alice,carl), father(carl,dan)`` (an inverse step ``inv_r`` is written as ``r``
+        with its arguments swapped)."""
         h, q, t = self.fact
-        E = kg.entities
-        head = f"{kg.relations[q]}({E[h]},{E[t]}): score {self.score:.6g} {'>=' if self.rule else '<'} beta {self.beta:.6g}"
-        lines = [head]
-        if self.rule is not None:
-            lines.append("  rule: " + format_rule(self.rule, list(kg.relations), weight=True))
-            for p, _ in self.rule.atoms:
-                for w in self.walks.get(p, [])[:5]:
-                    lines.append(f"    walk {p}: " + " <- ".join(E[e] for e in reversed(w)))
-        else:
+        E, rels = kg.entities, list(kg.relations)
+        ok = self.rule is not None
+        lines = [
+            f"{rels[q]}({E[h]},{E[t]}): score {self.score:.6g} {'>=' if ok else '<'} beta {self.beta:.6g}"
+        ]
+        if not ok:
             lines.append("  no rule fires: the model does not predict this fact")
+            return "\n".join(lines)
+        lines.append("  rule: " + format_rule(self.rule, rels, weight=True))
+        counts = self.counts or {p: len(w) for p, w in self.walks.items()}
+        for p, _ in self.rule.atoms:
+            kind = ", ".join(kg.operator_names[k] for k in reversed(p)) if p else f"x = y ({E[h]})"
+            lines.append(f"  {counts.get(p, 0)} walk(s) of type [{kind}]:")
+            for w in self.walks.get(p, [])[:examples]:
+                lines.append("    " + (_ground(p, w, kg) if p else f"{E[h]} = {E[t]}"))
         return "\n".join(lines)
 
 
-def _walks(kg: KG, h: int, t: int, steps: int) -> dict[Path, list[tuple[int, ...]]]:
+def _ground(path: Path, nodes: tuple[int, ...], kg: KG) -> str:
+    """A walk ``nodes[0] = t -> ... -> nodes[-1] = h`` along ``path`` as the body atoms, head side first."""
+    R, E, rels = kg.n_relations, kg.entities, kg.relations
+    atoms = []
+    for k, a, b in zip(path, nodes[:-1], nodes[1:]):  # step a -> b with operator k: M_k[b, a] = 1
+        atoms.append(f"{rels[k]}({E[b]},{E[a]})" if k < R else f"{rels[k - R]}({E[a]},{E[b]})")
+    return ", ".join(reversed(atoms))
+
+
+def _adjacency(kg: KG) -> dict[int, list[tuple[int, int]]]:
     if "adj" not in kg._cache:
         op, dst, src = kg.edges()
         adj: dict[int, list[tuple[int, int]]] = {}
         for k, d, s in zip(op.tolist(), dst.tolist(), src.tolist()):
             adj.setdefault(s, []).append((k, d))
         kg._cache["adj"] = adj
-    adj = kg._cache["adj"]
-    out: dict[Path, list[tuple[int, ...]]] = {}
-    frontier = [((), (t,))]
+    return kg._cache["adj"]
+
+
+def _walks(
+    kg: KG, h: int, t: int, steps: int, keep: int = 5
+) -> tuple[dict[Path, int], dict[Path, list[tuple[int, ...]]]]:
+    """Exact walk counts ``N_s(h, t)`` for every path type ``s`` of length ``0..steps`` and up to ``keep``
+    example walks per type. Dynamic programming over (type, node) states, pruned to nodes that can still reach
+    ``h`` in the steps left, so the cost is bounded by types x entities, not by degree^steps."""
+    adj = _adjacency(kg)
+    # dist[e]: fewest steps from e to h (over the operators, i.e. edges src -> dst), up to `steps`
+    radj: dict[int, list[int]] = {}
+    for s_, outs in adj.items():
+        for _, d in outs:
+            radj.setdefault(d, []).append(s_)
+    dist = {h: 0}
+    front = [h]
+    for m in range(1, steps + 1):
+        nxt = []
+        for e in front:
+            for s_ in radj.get(e, ()):
+                if s_ not in dist:
+                    dist[s_] = m
+                    nxt.append(s_)
+        front = nxt
+    counts: dict[Path, int] = {}
+    examples: dict[Path, list[tuple[int, ...]]] = {}
+    states: dict[tuple[Path, int], list] = {}
+    if dist.get(t, steps + 1) <= steps:
+        states[((), t)] = [1, [(t,)]]
     for m in range(steps + 1):
-        for p, nodes in frontier:
-            if nodes[-1] == h:
-                out.setdefault(p, []).append(nodes)
+        for (p, node), (c, ex) in states.items():
+            if node == h:
+                counts[p] = counts.get(p, 0) + c
+                examples.setdefault(p, []).extend(ex[: keep - len(examples.get(p, []))])
         if m == steps:
             break
-        frontier = [(p + (k,), nodes + (d,)) for p, nodes in frontier for k, d in adj.get(nodes[-1], [])]
-    return out
+        nxt_states: dict[tuple[Path, int], list] = {}
+        left = steps - m - 1
+        for (p, node), (c, ex) in states.items():
+            for k, d in adj.get(node, ()):
+                if dist.get(d, steps + 1) > left:
+                    continue
+                st = nxt_states.setdefault((p + (k,), d), [0, []])
+                st[0] += c
+                if len(st[1]) < keep:
+                    st[1].extend(w + (d,) for w in ex[: keep - len(st[1])])
+        states = nxt_states
+    return counts, examples
 
 
 def parse_fact(text: str, kg: KG) -> tuple[int, int, int]:
@@ -404,17 +474,24 @@ def explain(
         attn = model.attention_for(q)
         w_sum = path_weights(attn) if model.aggregation == "sum" else None
         w_max = rank_max_weights(attn) if model.aggregation != "sum" else None
-    walks = _walks(kg, h, t, model.steps)
-    counts = {p: len(w) for p, w in walks.items()}
+    counts, walks = _walks(kg, h, t, model.steps)
+    score, rule = _rule_for_counts(model.aggregation, q, counts, w_sum, w_max, beta)
+    return Explanation((h, q, t), float(score), float(beta), walks, rule, counts)
+
+
+def _rule_for_counts(
+    aggregation: str, q: int, counts: dict[Path, int], w_sum: dict | None, w_max: list | None, beta: float
+) -> tuple[float, Rule | None]:
+    """The model's score from the walk counts ``N_s(h, t)`` and, when it reaches beta, a minimal rule of the
+    faithful program that fires: DRUM takes walk units in descending weight until beta is reached; SMDRUM the best
+    path of each rank in descending order; MMDRUM the single best path."""
     rule = None
-    if model.aggregation == "sum":
+    if aggregation == "sum":
         w = w_sum
         score = sum(w[p] * n for p, n in counts.items())
         if score >= beta:
             cur, chosen = 0.0, []
-            for p in sorted(
-                counts, key=lambda p: -w[p]
-            ):  # take units in descending weight until beta is reached
+            for p in sorted(counts, key=lambda p: -w[p]):
                 need = counts[p] if cur + counts[p] * w[p] < beta else math.ceil((beta - cur) / w[p] - 1e-12)
                 need = max(1, min(need, counts[p]))
                 cur += need * w[p]
@@ -422,24 +499,23 @@ def explain(
                 if cur >= beta:
                     break
             rule = Rule(q, tuple(chosen), cur)
-    else:
-        per_rank = w_max
-        best = [max(((wr[p], p) for p in counts), default=(0.0, ())) for wr in per_rank]
-        if model.aggregation == "mm":
-            score = max(b[0] for b in best)
-            if score >= beta:
-                rule = Rule(q, ((max(best)[1], 1),), score)
-        else:
-            score = sum(b[0] for b in best)
-            if score >= beta:
-                cur, chosen = 0.0, []
-                for v, p in sorted(best, reverse=True):
-                    cur += v
-                    chosen.append(p)
-                    if cur >= beta:
-                        break
-                rule = Rule(q, tuple((p, 1) for p in chosen), cur)
-    return Explanation((h, q, t), float(score), float(beta), walks, rule)
+        return float(score), rule
+    best = [max(((wr[p], p) for p in counts), default=(0.0, ())) for wr in w_max]
+    if aggregation == "mm":
+        score = max(b[0] for b in best)
+        if score >= beta:
+            rule = Rule(q, ((max(best)[1], 1),), score)
+        return float(score), rule
+    score = sum(b[0] for b in best)
+    if score >= beta:
+        cur, chosen = 0.0, []
+        for v, p in sorted(best, reverse=True):
+            cur += v
+            chosen.append(p)
+            if cur >= beta:
+                break
+        rule = Rule(q, tuple((p, 1) for p in chosen), cur)
+    return float(score), rule
 
 
 def explanation_program(
@@ -448,6 +524,7 @@ def explanation_program(
     datasets: list[KG],
     heads: Iterable[int] | None = None,
     relations: list[str] | None = None,
+    show_progress: bool = False,
 ) -> RuleProgram:
     """The union of the per-fact explanation rules of every fact the model predicts on ``datasets``. Each rule is a
     member of the faithful program's upward closure (sound on every dataset); the union is complete on the given
@@ -465,12 +542,32 @@ def explanation_program(
             rank_max_weights(a) if model.aggregation != "sum" else None,
         )
     rules: dict[tuple, Rule] = {}
-    for kg in datasets:
+    types, _ = reduced_paths(model.n_operators, model.steps)
+    for i, kg in enumerate(datasets):
         ids = model_consequences(model, kg, beta, hs)
-        for h, q, t in decode_facts(ids, kg.n_entities).tolist():
-            r = explain(model, (h, q, t), kg, beta, _weights=cache).rule
-            if r is not None and r.key not in rules:
-                rules[r.key] = r
+        facts = decode_facts(ids, kg.n_entities)
+        wc: dict = {}
+        mats = [walk_counts(kg, p, wc) for p in types]  # N_s for every path type, by sparse products
+        bar = progress(
+            total=len(facts),
+            desc=f"explain {kg.name} ({i + 1}/{len(datasets)})",
+            disable=None if show_progress else True,
+        )
+        for q in hs:
+            sel = facts[facts[:, 1] == q]
+            if not len(sel):
+                continue
+            H, T = sel[:, 0], sel[:, 2]
+            C = np.stack([np.asarray(m[H, T]).ravel() for m in mats], axis=1)  # (facts of q, types)
+            _, w_sum, w_max = cache[q]
+            for row in C:
+                nz = np.flatnonzero(row)
+                counts = {types[j]: int(row[j]) for j in nz}
+                r = _rule_for_counts(model.aggregation, q, counts, w_sum, w_max, beta)[1]
+                if r is not None and r.key not in rules:
+                    rules[r.key] = r
+            bar.update(len(sel))
+        bar.close()
     return RuleProgram(
         list(rules.values()),
         _names(model, relations or list(datasets[0].relations)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -22,7 +23,17 @@ __all__ = [
     "select_beta",
     "link_prediction",
     "classification_metrics",
+    "auc_pr",
+    "OFFICIAL_AUC_THRESHOLDS",
+    "DegenerateBetaWarning",
 ]
+
+# The official ``get_test_auc`` sweeps beta over 0.01, 0.02, ..., 2.99.
+OFFICIAL_AUC_THRESHOLDS = np.round(np.arange(1, 300) * 0.01, 2)
+
+
+class DegenerateBetaWarning(UserWarning):
+    """beta chosen by validation F1 predicts (nearly) every candidate fact: the 'rules' it yields say nothing."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,8 @@ def train(
 
 # ---------------------------------------------------------------------------------------------------- beta and F1
 def classification_metrics(scores: np.ndarray, labels: np.ndarray, beta: float) -> dict:
-    """Precision, recall, accuracy and F1 of ``score >= beta`` against 0/1 labels."""
+    """Precision, recall, accuracy and F1 of ``score >= beta`` against 0/1 labels (the paper's T_M(D); the
+    official code uses ``>``, which differs only for scores exactly equal to beta)."""
     pred = np.asarray(scores) >= beta
     y = np.asarray(labels).astype(bool)
     tp, fp = int((pred & y).sum()), int((pred & ~y).sum())
@@ -133,6 +145,51 @@ def classification_metrics(scores: np.ndarray, labels: np.ndarray, beta: float) 
 
 def f1_at(scores: np.ndarray, labels: np.ndarray, beta: float) -> float:
     return classification_metrics(scores, labels, beta)["f1"]
+
+
+def auc_pr(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    thresholds: np.ndarray | str | None = None,
+    skip_empty: bool = False,
+) -> float:
+    """Area under the precision-recall curve as the official ``get_test_auc`` computes it: for every threshold
+    b the precision and recall of ``score > b``, the end points (recall 1, precision 0) and (recall 0,
+    precision 1) added, then the trapezoid rule over recall.
+
+    ``thresholds``: None = the official grid 0.01..2.99 (:data:`OFFICIAL_AUC_THRESHOLDS`: a model whose scores
+    are all below 0.01, common without normalisation, predicts nothing at any of them); ``"scores"`` = every
+    distinct score (the full curve); or an array. ``skip_empty=False`` is the official handling of a threshold
+    that predicts nothing: its precision (0/0) becomes 0, so even a perfect ranking scores 0.5 on the official
+    grid; ``skip_empty=True`` leaves such thresholds out (a perfect ranking then scores 1)."""
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    y = np.asarray(labels).reshape(-1)
+    if len(s) == 0 or len(s) != len(y) or not set(np.unique(y).tolist()) <= {0, 1} or not y.any():
+        raise ValueError(
+            f"need as many 0/1 labels as scores with at least one positive, got {len(s)} scores, {len(y)} labels"
+        )
+    if not np.isfinite(s).all():
+        raise ValueError("scores must be finite")
+    y = y.astype(bool)
+    if thresholds is None:
+        b = OFFICIAL_AUC_THRESHOLDS
+    elif isinstance(thresholds, str):
+        if thresholds != "scores":
+            raise ValueError(f"thresholds must be None, 'scores' or an array, got {thresholds!r}")
+        b = np.concatenate([[-np.inf], np.unique(s)])
+    else:
+        b = np.sort(np.asarray(thresholds, dtype=np.float64).reshape(-1))
+    pred = s[None, :] > b[:, None]  # (n_thresholds, n)
+    tp = (pred & y).sum(1)
+    npred = pred.sum(1)
+    if skip_empty:
+        tp, npred = tp[npred > 0], npred[npred > 0]
+    prec = np.where(npred > 0, tp / np.maximum(npred, 1), 0.0)
+    rec = tp / y.sum()
+    P = np.concatenate([[0.0], prec, [1.0]])
+    R = np.concatenate([[1.0], rec, [0.0]])
+    # AUC = -integral of precision d(recall), recall running from 1 down to 0 (official: -np.trapz(P, R))
+    return float(-np.sum((R[1:] - R[:-1]) * (P[1:] + P[:-1]) / 2)) + 0.0  # + 0.0: no -0.0
 
 
 def search_for_beta(
@@ -183,29 +240,64 @@ def search_for_beta(
     return float(betas[(ind + last) // 2])
 
 
-def select_beta(model: DRUM, data: KGData, method: str = "grid") -> tuple[float, dict]:
-    """beta maximising validation F1 (the model's own semantics, over ``data.kg``); also returns test metrics."""
+def select_beta(
+    model: DRUM, data: KGData, method: str = "grid", degenerate: float = 0.9
+) -> tuple[float, dict]:
+    """beta maximising validation F1 (the model's own semantics, over ``data.kg``); also returns test metrics
+    (precision, recall, accuracy, F1 at beta, AUC-PR). Warns (:class:`DegenerateBetaWarning`) and marks
+    ``"degenerate": True`` when beta accepts a fraction ``>= degenerate`` of the validation negatives."""
     if data.valid_labelled is None:
         raise ValueError(
             f"{data.name} has no labelled validation set (positives and negatives) to choose beta"
         )
     v = data.valid_labelled
-    beta = search_for_beta(model.score_triples(v[:, :3], data.kg), v[:, 3], method=method)
-    out = {
-        "beta": beta,
-        "valid": classification_metrics(model.score_triples(v[:, :3], data.kg), v[:, 3], beta),
-    }
+    vs = model.score_triples(v[:, :3], data.kg)
+    beta = search_for_beta(vs, v[:, 3], method=method)
+    out = {"beta": beta, "valid": classification_metrics(vs, v[:, 3], beta)}
+    neg = v[:, 3] == 0
+    out["valid_negatives_predicted"] = float((vs[neg] >= beta).mean()) if neg.any() else 0.0
     if data.test_labelled is not None:
         t = data.test_labelled
-        out["test"] = classification_metrics(model.score_triples(t[:, :3], data.eval_kg), t[:, 3], beta)
+        ts = model.score_triples(t[:, :3], data.eval_kg)
+        out["test"] = {
+            **classification_metrics(ts, t[:, 3], beta),
+            "auc_pr": auc_pr(ts, t[:, 3]),
+            "auc_pr_all_thresholds": auc_pr(ts, t[:, 3], "scores", skip_empty=True),
+        }
+    if out["valid_negatives_predicted"] >= degenerate:
+        out["degenerate"] = True
+        warnings.warn(
+            f"beta = {beta:.3g} chosen by validation F1 accepts {100 * out['valid_negatives_predicted']:.0f}% of "
+            f"the validation negatives of {data.name}: the model separates nothing at this threshold, and a "
+            "program extracted at it predicts nearly every candidate fact (train longer, or use a model "
+            "whose scores separate positives from negatives)",
+            DegenerateBetaWarning,
+            stacklevel=2,
+        )
     return beta, out
 
 
 # ---------------------------------------------------------------------------------------------------- ranking
+TIES = ("random", "mean", "optimistic", "pessimistic")
+
+
 @torch.no_grad()
-def link_prediction(model: DRUM, data: KGData, split: str = "test", batch_size: int = 128) -> dict:
-    """Filtered MRR and Hits@{1,3,10} over ``(q, ?, t)`` and the inverse ``(q^-1, ?, h)`` queries; ties count
-    half (mean of optimistic and pessimistic rank). Known facts of every split and the KB are filtered."""
+def link_prediction(
+    model: DRUM,
+    data: KGData,
+    split: str = "test",
+    batch_size: int = 128,
+    ties: str = "random",
+    seed: int = 0,
+) -> dict:
+    """Filtered MRR and Hits@{1,3,10} over ``(q, ?, t)`` and the inverse ``(q^-1, ?, h)`` queries. Known facts
+    of every split and the KB are filtered.
+
+    Score ties, as in DRUM's ``get_predictions``: ``"random"`` (its ``rand_break``: each candidate tied with the
+    answer ranks above it with probability 1/2, seeded by ``seed``), ``"optimistic"`` (its default ``p > p_head``),
+    ``"pessimistic"`` (its ``adv_rank``), or ``"mean"`` (expected rank: half the tied candidates above)."""
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
     triples = getattr(data, split)
     if not len(triples):
         raise ValueError(f"{data.name} has an empty {split} split")
@@ -221,7 +313,8 @@ def link_prediction(model: DRUM, data: KGData, split: str = "test", batch_size: 
         filt.setdefault((r, t), set()).add(h)
         filt.setdefault((r + R, h), set()).add(t)
     q = _queries(triples, R, inverse=True)
-    ranks = []
+    rng = np.random.default_rng(seed)
+    ranks, n_tied = [], 0
     for s in range(0, len(q), batch_size):
         b = q[s : s + batch_size]
         sc = model(torch.as_tensor(b[:, 0]), torch.as_tensor(b[:, 1]), kg, dtype=torch.float64).numpy()
@@ -232,13 +325,22 @@ def link_prediction(model: DRUM, data: KGData, split: str = "test", batch_size: 
             row[others] = -np.inf
             greater = int((row > target).sum())
             equal = int((row == target).sum()) - 1
-            ranks.append(1 + greater + equal / 2)
-    ranks = np.asarray(ranks)
+            n_tied += equal > 0
+            if ties == "random":
+                above = int(rng.binomial(equal, 0.5)) if equal else 0
+            elif ties == "mean":
+                above = equal / 2
+            else:
+                above = 0 if ties == "optimistic" else equal
+            ranks.append(1 + greater + above)
+    ranks = np.asarray(ranks, dtype=np.float64)
     return {
         "mrr": float((1 / ranks).mean()),
         "hits@1": float((ranks <= 1).mean()),
         "hits@3": float((ranks <= 3).mean()),
         "hits@10": float((ranks <= 10).mean()),
         "n_queries": len(ranks),
+        "queries_with_ties": n_tied,
+        "ties": ties,
         "entities": E,
     }
