@@ -54,6 +54,15 @@ def test_generalization_bound_terms_grow_with_total_variation_and_shrink_with_n(
     assert b3.complexity == pytest.approx(b1.complexity / 2)
     assert b1.concentration == pytest.approx(math.sqrt(math.log(20) / 200))
     assert b1.form_only and b1.total == pytest.approx(b1.complexity + b1.concentration)
+    assert b1.log10_complexity == pytest.approx(math.log10(b1.complexity))
+
+
+def test_generalization_bound_past_float_range_is_vacuous_not_an_error():
+    b = generalization_bound(lipschitz=50.0, max_total_variation=40.0, n=40, readout_norm=2.0)  # K_2 = 2000
+    assert b.complexity == math.inf and b.total == math.inf
+    assert b.log10_complexity == pytest.approx(
+        math.log10(2.0 * 41.0) + 2000 / math.log(10) - 0.5 * math.log10(40)
+    )
 
 
 def test_gronwall_risk_and_bias_forms():

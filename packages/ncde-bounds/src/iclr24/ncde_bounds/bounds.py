@@ -102,13 +102,16 @@ def gronwall_factor(lipschitz: float, total_variation: float) -> float:
 class GeneralizationBound:
     """Terms of the bound ``R(theta) - R^_n(theta) <= C_q K_1^D exp(K_2^D) / sqrt(n) + B sqrt(log(1/delta) / (2n))``.
 
-    ``complexity`` is ``form_only`` (``C_q = 1``); ``concentration`` is the exact McDiarmid term."""
+    ``complexity`` is ``form_only`` (``C_q = 1``); ``concentration`` is the exact McDiarmid term.
+    ``log10_complexity`` is the same term in log10, finite where ``exp(K_2^D)`` overflows a float (``complexity``
+    and ``total`` are then ``inf``: the bound is vacuous)."""
 
     k1: float
     k2: float
     complexity: float
     concentration: float
     total: float
+    log10_complexity: float = -math.inf
     form_only: bool = True
 
     def to_dict(self) -> dict:
@@ -144,11 +147,12 @@ def generalization_bound(
         _nonneg("embed_norm", embed_norm) * _nonneg("max_initial_value", max_initial_value)
         + _nonneg("vector_field_sup", vector_field_sup) * lx
     )
-    # Sec. 3 (form, C_q = 1): C_q K_1^D exp(K_2^D) / sqrt(n)
-    complexity = k1 * math.exp(k2) / math.sqrt(n)
+    # Sec. 3 (form, C_q = 1): C_q K_1^D exp(K_2^D) / sqrt(n), in log10 first (exp overflows past K_2 ~ 709)
+    log10_c = (math.log10(k1) + k2 / math.log(10) - 0.5 * math.log10(n)) if k1 > 0 else -math.inf
+    complexity = 10.0**log10_c if log10_c < 300 else math.inf
     # Sec. 3: B sqrt(log(1/delta) / (2n))  (McDiarmid)
     concentration = _nonneg("loss_bound", loss_bound) * math.sqrt(math.log(1 / delta) / (2 * n))
-    return GeneralizationBound(k1, k2, complexity, concentration, complexity + concentration)
+    return GeneralizationBound(k1, k2, complexity, concentration, complexity + concentration, log10_c)
 
 
 def sampling_bias_bound(
