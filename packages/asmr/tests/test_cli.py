@@ -129,14 +129,14 @@ def test_user_errors_exit_2(tmp_path, capsys):
 
 
 def test_readme_quickstart_runs():
-    import re
     from pathlib import Path
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    code = re.search(r"## Python quickstart\n\n```python\n(.*?)```", readme, re.S).group(1)
-    assert "steps=300" in code
+    from iclr24.paperkit.testing import readme_blocks
+
+    code = readme_blocks(Path(__file__).parents[1] / "README.md")[0]  # the quickstart
+    assert "steps=600, lr=1e-3" in code  # the quick run's budget and swept lr
     ns: dict = {}
-    exec(compile(code.replace("steps=300", "steps=3"), "README.md", "exec"), ns)
+    exec(compile(code.replace("steps=600", "steps=3"), "README.md", "exec"), ns)
     assert ns["y"].shape == (128 * 128, 1) and abs(float(ns["y"][5 * 128 + 7, 0] - ns["y_ref"][0, 0])) < 1e-4
 
 
@@ -165,3 +165,32 @@ def test_video_npy_fit_and_render(tmp_path, capsys):
     assert main(["render", str(tmp_path / "v.pt"), str(tmp_path / "v.png")]) == 2  # a video renders to .npy
     assert main(["render", str(tmp_path / "v.pt"), str(tmp_path / "v_out.npy")]) == 0
     assert np.load(tmp_path / "v_out.npy").shape == (4, 8, 8, 3)
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+def test_bad_input_files_are_one_line_exit_2(tmp_path, capsys):
+    ckpt = tmp_path / "m.pt"
+    np.save(tmp_path / "big.npy", np.linspace(0, 300, 64).reshape(8, 8))
+    assert main(["fit", str(tmp_path / "big.npy"), "--steps", "1", "--checkpoint", str(ckpt)]) == 2
+    assert "values in [0, 1]" in _one_error_line(capsys) and not ckpt.exists()
+    save_signal(np.random.default_rng(0).random((16, 16, 3)), tmp_path / "ok.png", "image")
+    data = (tmp_path / "ok.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(data[: len(data) // 2])
+    assert main(["fit", str(tmp_path / "cut.png"), "--steps", "1", "--checkpoint", str(ckpt)]) == 2
+    assert "cut.png: cannot read the image" in _one_error_line(capsys) and not ckpt.exists()
+    (tmp_path / "dir.pt").mkdir()
+    assert (
+        main(["fit", str(tmp_path / "ok.png"), "--steps", "1", "--checkpoint", str(tmp_path / "dir.pt")]) == 2
+    )
+    assert "is a folder" in _one_error_line(capsys)
+    with pytest.raises(SystemExit) as e:  # an out-of-range hyper-parameter, refused by the parser
+        main(["fit", str(tmp_path / "ok.png"), "--steps", "0"])
+    assert e.value.code == 2 and "positive integer" in _one_error_line(capsys)
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    assert main(["render", str(tmp_path / "junk.pt"), str(tmp_path / "o.png")]) == 2
+    assert "not a checkpoint" in _one_error_line(capsys)

@@ -58,3 +58,45 @@ def test_bad_inputs(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="no image frames"):
         load_signal(tmp_path / "empty")
+
+
+def test_out_of_range_npy_is_refused(tmp_path):
+    np.save(tmp_path / "big.npy", np.linspace(0, 300, 64).reshape(8, 8))
+    with pytest.raises(ValueError, match=r"values in \[0, 1\].*range \[0, 300\]"):
+        load_signal(tmp_path / "big.npy")
+    np.save(tmp_path / "neg.npy", -np.ones((4, 8, 8)))
+    with pytest.raises(ValueError, match=r"range \[-1, -1\]"):
+        load_signal(tmp_path / "neg.npy")
+    np.save(tmp_path / "u8.npy", np.full((8, 8), 255, dtype=np.uint8))  # uint8 is scaled, not refused
+    assert load_signal(tmp_path / "u8.npy").values.max() == 1.0
+    np.save(tmp_path / "empty.npy", np.zeros((0, 8)))
+    with pytest.raises(ValueError, match="empty"):
+        load_signal(tmp_path / "empty.npy")
+
+
+def test_truncated_or_corrupt_files_are_one_clear_error(tmp_path):
+    save_signal(np.random.default_rng(0).random((32, 32, 3)), tmp_path / "ok.png", "image")
+    data = (tmp_path / "ok.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="cut.png: cannot read the image"):
+        load_signal(tmp_path / "cut.png")
+    (tmp_path / "junk.png").write_bytes(b"not a png at all")
+    with pytest.raises(ValueError, match="junk.png: cannot read the image"):
+        load_signal(tmp_path / "junk.png")
+    (tmp_path / "bad.npy").write_bytes(b"\\x93NUMPY garbage")
+    with pytest.raises(ValueError, match="bad.npy: not a readable .npy"):
+        load_signal(tmp_path / "bad.npy")
+
+
+def test_sample_image_crops_a_centre_square():
+    from iclr24.asmr import sample_image
+
+    rgb = sample_image("chelsea", 32)  # 300x451 -> centre 300x300 -> 32x32
+    assert rgb.shape == (32, 32, 3) and rgb.dtype == np.float32 and 0 <= rgb.min() and rgb.max() <= 1
+    assert sample_image("chelsea", 32, gray=True).shape == (32, 32)
+    full = sample_image("chelsea", None)
+    assert full.shape == (300, 300, 3)
+    with pytest.raises(ValueError, match="unknown sample image"):
+        sample_image("kodim01", 32)
+    with pytest.raises(ValueError, match="smaller than size"):
+        sample_image("chelsea", 512)

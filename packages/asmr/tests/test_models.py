@@ -147,3 +147,33 @@ def test_8192_squared_grid_renders_in_bounded_blocks():
         )  # never a hidden block above 2^20 cells x 4 (unchunked: 2^26)
         idx = torch.tensor([[0, 0], [8191, 8191], [1234, 5678], [4096, 17], [8000, 3]])
         assert (y[idx[:, 0] * 8192 + idx[:, 1]] - m(idx)).abs().max() <= 1e-5
+
+
+def test_nonlinear_modulator_has_the_official_scale_at_init():
+    # The official Modulator_nonlinear returns the 3-layer SIREN's output as is (no omega0 factor), so the
+    # modulation inside the sine, omega0 * M(c), is about 0.8 rad RMS at init (24 rad with an extra omega0).
+    from iclr24.asmr.models import NonlinearModulator
+
+    torch.manual_seed(7)
+    c = torch.rand(4096, 2)
+    rms = []
+    for _ in range(20):
+        mod = NonlinearModulator(2, 128, width=32, omega0=30.0)
+        with torch.no_grad():
+            m = mod(c)
+        # |sin| <= 1, last layer U(+-sqrt(6/32)/30): |M(c)| <= (32 + 1) * sqrt(6/32) / 30 (a hard bound)
+        assert m.abs().max() <= 33 * math.sqrt(6 / 32) / 30
+        rms.append(float((30.0 * m).pow(2).mean().sqrt()))
+    mean_rms = sum(rms) / len(rms)
+    assert 0.5 <= mean_rms <= 1.2, mean_rms  # radians inside the sine; the omega0-scaled bug gives ~24
+
+
+def test_nonlinear_asmr_layer_is_sin_of_omega0_times_pre_plus_modulation():
+    torch.manual_seed(8)
+    m = ASMR(2, 1, (8, 8), [[2, 2, 2]] * 2, hidden=6, modulator="nonlinear").double()
+    coords = grid_coords((8, 8))
+    c = m.normalized_digits(coords)
+    with torch.no_grad():
+        h = torch.sin(30.0 * (m.layers[0](c[:, 0]) + m.modulators[0](c[:, 1])))
+        h = torch.sin(30.0 * (m.layers[1](h) + m.modulators[1](c[:, 2])))
+        assert (m.out(h) - m(coords)).abs().max() <= 1e-12

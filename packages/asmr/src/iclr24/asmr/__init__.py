@@ -1,6 +1,15 @@
 """ASMR: Activation-Sharing Multi-Resolution Coordinate Networks for Efficient Inference (ICLR 2024)."""
 
-from .data import Signal, camera_image, load_audio, load_image, load_signal, load_video, save_signal
+from .data import (
+    Signal,
+    camera_image,
+    load_audio,
+    load_image,
+    load_signal,
+    load_video,
+    sample_image,
+    save_signal,
+)
 from .decomposition import (
     compose_digits,
     decompose_coords,
@@ -38,6 +47,7 @@ __all__ = [
     "normalize_digits",
     "parse_bases",
     "psnr",
+    "sample_image",
     "save_signal",
     "ssim",
     "suggest_bases",

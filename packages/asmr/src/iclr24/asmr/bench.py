@@ -50,8 +50,9 @@ def _render_benches(mode: str) -> tuple[list[BenchResult], list[str]]:
     quick, smoke = mode != "full", mode == "smoke"
     results: list[BenchResult] = []
     notes = [
-        f"torch threads: {torch.get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}), "
-        f"ASMR L={LEVELS} h={HIDDEN} (bases from suggest_bases) vs SIREN {LEVELS}x{HIDDEN}, float32 CPU"
+        "times: process CPU time, torch pinned to 1 thread (benchmark(threads=1, clock='cpu')), medians of "
+        f"interleaved repeats; ASMR L={LEVELS} h={HIDDEN} (bases from suggest_bases) vs SIREN "
+        f"{LEVELS}x{HIDDEN}, float32 CPU (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')})"
     ]
     sizes = (128,) if smoke else (128, 512, 1024)
     with torch.no_grad():
@@ -65,6 +66,8 @@ def _render_benches(mode: str) -> tuple[list[BenchResult], list[str]]:
                     baseline=lambda s=siren: s.render(chunk_size=CHUNK),
                     repeats=reps,
                     warmup=0 if big else 1,
+                    clock="cpu",
+                    threads=1,
                     name=f"ASMR shared render {size}^2",
                     baseline_name=f"SIREN {LEVELS}x{HIDDEN} render {size}^2",
                 )
@@ -76,6 +79,8 @@ def _render_benches(mode: str) -> tuple[list[BenchResult], list[str]]:
                     baseline=lambda a=asmr, c=coords: torch.cat([a(x) for x in c.split(CHUNK)]),
                     repeats=reps,
                     warmup=0 if big else 1,
+                    clock="cpu",
+                    threads=1,
                     name=f"ASMR shared render {size}^2 ",
                     baseline_name=f"ASMR per-coordinate forward {size}^2",
                 )
@@ -102,6 +107,8 @@ def _train_bench(mode: str) -> BenchResult:
         baseline=lambda: step(siren, os_),
         repeats={"smoke": 1, "quick": 5, "full": 11}[mode],
         warmup=1,
+        clock="cpu",
+        threads=1,
         name="ASMR train step 128^2 (full batch)",
         baseline_name=f"SIREN {LEVELS}x{HIDDEN} train step 128^2",
     )
@@ -122,6 +129,8 @@ def _memory_benches(quick: bool, results: list[BenchResult], notes: list[str]) -
             baseline=lambda: asmr.render(),
             repeats=1 if quick else 3,
             warmup=0,
+            clock="cpu",
+            threads=1,
             name="ASMR chunked render 1024^2 (2^16 cells)",
             baseline_name="ASMR unchunked render 1024^2",
         )
@@ -138,6 +147,8 @@ def _memory_benches(quick: bool, results: list[BenchResult], notes: list[str]) -
                 lambda: huge.render(chunk_size=1 << 20),
                 repeats=1,
                 warmup=0,
+                clock="cpu",
+                threads=1,
                 name="ASMR chunked render 8192^2 (h=16, 2^20 cells)",
             )
             m_huge = peak_rss_delta(lambda: huge.render(chunk_size=1 << 20))

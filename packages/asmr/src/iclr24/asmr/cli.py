@@ -71,6 +71,8 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
     out=False,
 )
 def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampling
+    if args.checkpoint.is_dir():
+        raise UsageError(f"--checkpoint {args.checkpoint} is a folder; give a file name, e.g. model.pt")
     signal = load_signal(args.input)
     device = args.device
     seed_everything(args.seed)

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.data import sample_image
+from iclr24.paperkit.data import sample_image as _paperkit_sample_image
 from iclr24.paperkit.io import atomic_write_bytes
 
 __all__ = [
     "Signal",
     "camera_image",
+    "sample_image",
     "load_image",
     "load_audio",
     "load_video",
@@ -48,18 +49,62 @@ class Signal:
         return int(self.values.shape[-1])
 
 
+def sample_image(name: str, size: int | None = 128, gray: bool = False) -> np.ndarray:
+    """A scikit-image sample image (``camera``, ``astronaut``, ``coffee``, ``chelsea``, ``rocket``, ``retina``, ...;
+    they ship inside the scikit-image wheel, public domain / CC0 per their docstrings), centre-cropped to a square
+    and resized with anti-aliasing to ``size^2`` (``None``: the square crop as is), float32 in [0, 1]:
+    ``(size, size, 3)`` for colour images, ``(size, size)`` for grey ones or with ``gray=True``."""
+    try:
+        import skimage.data
+        from skimage.color import rgb2gray
+        from skimage.transform import resize
+    except ImportError:  # pragma: no cover - scikit-image is a dependency of iclr24-asmr
+        raise ImportError(
+            "sample_image needs scikit-image, a dependency of iclr24-asmr: pip install iclr24-asmr"
+        ) from None
+    from iclr24.paperkit.data import SAMPLE_IMAGES
+
+    if name not in SAMPLE_IMAGES:
+        raise ValueError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_IMAGES)}")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise ValueError(f"size must be a positive int or None, got {size!r}")
+    img = np.asarray(getattr(skimage.data, name)())
+    img = img.astype(np.float32) / (255.0 if img.dtype == np.uint8 else max(float(img.max()), 1.0))
+    if img.ndim == 3 and img.shape[-1] == 4:
+        img = img[..., :3]
+    h, w = img.shape[:2]
+    s = min(h, w)
+    if size is not None and size > s:
+        raise ValueError(f"{name} is {h}x{w}: its square crop ({s}^2) is smaller than size={size}")
+    img = img[(h - s) // 2 : (h - s) // 2 + s, (w - s) // 2 : (w - s) // 2 + s]
+    if gray and img.ndim == 3:
+        img = rgb2gray(img).astype(np.float32)
+    if size is not None and size != s:
+        img = resize(img, (size, size) + img.shape[2:], anti_aliasing=True, preserve_range=True)
+    return np.clip(img, 0.0, 1.0).astype(np.float32)
+
+
 def camera_image(size: int | None = 128) -> np.ndarray:
     """``skimage.data.camera()`` (512^2 grey, public domain), resized with anti-aliasing to ``size^2``, in [0, 1]:
     float32 ``(size, size)``."""
-    return sample_image("camera", size=size, gray=True)
+    return _paperkit_sample_image("camera", size=size, gray=True)
 
 
 def _check_array(arr: np.ndarray, what: str) -> np.ndarray:
+    """Real, non-empty, finite; uint8 is scaled by 1/255, anything else must already lie in [0, 1]."""
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
         raise ValueError(f"{what} must hold real numbers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValueError(f"{what} is empty (shape {arr.shape})")
     arr = arr.astype(np.float32) / 255.0 if arr.dtype == np.uint8 else arr.astype(np.float32)
     if not np.isfinite(arr).all():
         raise ValueError(f"{what} contains NaN or infinite values; clean it first")
+    lo, hi = float(arr.min()), float(arr.max())
+    if lo < -1e-6 or hi > 1 + 1e-6:
+        raise ValueError(
+            f"{what} must hold values in [0, 1] (or uint8 0-255), got range [{lo:.4g}, {hi:.4g}]; "
+            "rescale it first, e.g. arr / arr.max()"
+        )
     return arr
 
 
@@ -93,10 +138,17 @@ def load_image(path: str | os.PathLike) -> Signal:
     from PIL import Image
 
     p = _existing(path)
-    with Image.open(p) as im:
-        if im.mode not in ("L", "RGB", "LA", "RGBA", "I;16", "I", "F"):
-            im = im.convert("RGB")
-        arr = np.asarray(im)
+    if p.is_dir():
+        raise ValueError(f"{p}: is a folder; give an image file (a folder of frames loads with load_video)")
+    try:
+        with Image.open(p) as im:
+            if im.mode not in ("L", "RGB", "LA", "RGBA", "I;16", "I", "F"):
+                im = im.convert("RGB")
+            arr = np.asarray(im)
+    except OSError as e:  # truncated or corrupt file, or not an image at all (PIL's UnidentifiedImageError)
+        raise ValueError(
+            f"{p}: cannot read the image ({e}); the file is truncated, corrupt or not an image"
+        ) from None
     if arr.dtype == np.uint16 or (arr.dtype.kind in "iu" and arr.dtype != np.uint8):
         arr = arr.astype(np.float32) / max(float(np.iinfo(arr.dtype).max), 1.0)
     return image_signal(arr)
@@ -148,7 +200,14 @@ def load_video(path: str | os.PathLike) -> Signal:
         if len({im.shape for im in imgs}) != 1:
             raise ValueError(f"{p}: frames differ in size: {sorted({im.shape for im in imgs})}")
         return Signal(np.stack(imgs), "video", (0.0, 1.0))
-    return video_signal(np.load(p, allow_pickle=False))
+    return video_signal(_load_npy(p))
+
+
+def _load_npy(p: Path) -> np.ndarray:
+    try:
+        return np.load(p, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:
+        raise ValueError(f"{p}: not a readable .npy array ({e}); write it with numpy.save") from None
 
 
 def load_signal(path: str | os.PathLike) -> Signal:
@@ -162,7 +221,7 @@ def load_signal(path: str | os.PathLike) -> Signal:
     if suffix == ".wav":
         return load_audio(p)
     if suffix == ".npy":
-        arr = np.load(p, allow_pickle=False)
+        arr = _load_npy(p)
         if arr.ndim == 2 or (arr.ndim == 3 and arr.shape[-1] in (1, 3) and arr.shape[0] > 4):
             return image_signal(arr)
         return video_signal(arr)

@@ -110,6 +110,7 @@ def decompose_coords(coords: torch.Tensor, bases: Sequence[Sequence[int]]) -> to
             f"coords out of range on axis {bad}: each axis a needs 0 <= p < S_a with S = "
             f"{tuple(sizes.tolist())}, got min {p.min(0).values.tolist()} max {p.max(0).values.tolist()}"
         )
+    # Sec. 3.1 (multi-resolution coordinates): c_{a,l} = floor(p_a / s_{a,l}) mod B_{a,l}
     return torch.div(p[:, None, :], s[None], rounding_mode="floor") % b[None]
 
 
@@ -119,12 +120,14 @@ def normalize_digits(
     """``c_hat = c / (B - 1)`` in [0, 1]; levels with ``B = 1`` give 0. ``digits``: ``(N, L, D)``."""
     b = torch.tensor(validate_bases(bases), dtype=dtype, device=digits.device).T  # (L, D)
     denom = torch.where(b > 1, b - 1, torch.ones_like(b))
+    # Sec. 3.1: c_hat_{a,l} = c_{a,l} / (B_{a,l} - 1), and 0 where B_{a,l} = 1
     return torch.where(b > 1, digits.to(dtype) / denom, torch.zeros((), dtype=dtype, device=digits.device))
 
 
 def compose_digits(digits: torch.Tensor, bases: Sequence[Sequence[int]]) -> torch.Tensor:
     """Inverse of :func:`decompose_coords`: ``p[n, a] = sum_l c[n, l, a] * s[a, l]``. Returns ``(N, D)``."""
     s = level_strides(bases).to(digits.device).T  # (L, D)
+    # Sec. 3.1: p_a = sum_l c_{a,l} s_{a,l}
     return (digits.to(torch.int64) * s[None]).sum(dim=1)
 
 

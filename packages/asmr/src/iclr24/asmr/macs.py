@@ -63,11 +63,13 @@ def asmr_macs_per_point(
     widths = [d_in] + [hidden] * (n_levels - 1) + [dim_out]
     total = 0
     for i in range(n_levels):  # every linear layer on its N_i cells
+        # MAC count (official my_profiler.py, asmr_profiler): sum_i (fan_in_i fan_out_i + fan_out_i) N_i / P
         total += (widths[i] * widths[i + 1] + widths[i + 1]) * cells[i]
     m_cost = _modulator_cost(d_in, hidden, modulator, modulator_width)
     for i in range(n_levels - 1):  # modulator i on the level-(i+1) digit grid, plus its addition
         grid = math.prod(row[i + 1] for row in bases)
         add_at = cells[i] if convention == "official" else cells[i + 1]
+        # MAC count, modulators: + sum_i [cost(M_i) prod_a B_{a,i+1} + h N_i] / P (official profiler: adds counted at N_i)
         total += m_cost * grid + hidden * add_at
     return total / points
 
@@ -82,6 +84,7 @@ def mlp_macs_per_point(dim_in: int, hidden: int, n_layers: int, dim_out: int = 1
     if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
         raise ValueError(f"n_layers must be a positive int, got {n_layers!r}")
     widths = [dim_in] + [hidden] * (n_layers - 1) + [dim_out]
+    # the MLP baseline (official mlp_profiler): sum_i (fan_in_i fan_out_i + fan_out_i) per point
     return sum(widths[i] * widths[i + 1] + widths[i + 1] for i in range(n_layers))
 
 

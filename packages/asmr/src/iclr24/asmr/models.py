@@ -7,7 +7,8 @@ Notation (paper Sec. 3): ``D`` axes of sizes ``S_a``, ``L`` levels with bases ``
     h_{i+1} = sin(omega0 * (W_i h_i + b_i + M_i(c_hat_{i+1})))       i = 0 .. L-2     (Eq. 2-3)
     y       = W_out h_{L-1} + b_out                                           (linear output)
 
-with the modulator ``M_i(c) = omega0 * V_i c`` (linear, no bias; so it enters the sine scaled by omega0^2).
+with the modulator ``M_i(c) = omega0 * V_i c`` (linear, no bias; so it enters the sine scaled by omega0^2), or
+the "nonlinear" one, ``M_i(c) = SIREN_3x32(c)`` without that factor (the official ``Modulator_nonlinear``).
 Because ``W_i h_i + b_i`` depends only on the digits of levels ``0..i``, it is computed once per level-``i`` cell
 (``N_i = prod_a C_{a,i}`` cells) and shared by every finer point of that cell: :meth:`ASMR.render`.
 """
@@ -75,7 +76,9 @@ def _check_coords(coords: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
 
 class NonlinearModulator(nn.Module):
     """The "nonlinear" modulator: a 3-layer SIREN ``dim_in -> width -> width -> hidden`` (sine on the two hidden
-    layers, linear last layer, biases everywhere), scaled by ``omega0`` like the linear one. Its MAC cost per
+    layers, a linear last layer, biases everywhere, SIREN init), returned as is: unlike the linear modulator it
+    carries no extra ``omega0`` factor (as the official ``Modulator_nonlinear`` in ``models/asmr.py``), so inside
+    the sine it enters as ``omega0 * M(c)``, about 1 rad (RMS) at init for ``width = 32``. Its MAC cost per
     evaluation is ``d_in*w + w + (w*w + w) + w*h + h`` (the official profiler's count)."""
 
     def __init__(self, dim_in: int, hidden: int, width: int = 32, omega0: float = 30.0) -> None:
@@ -90,7 +93,7 @@ class NonlinearModulator(nn.Module):
     def forward(self, c: torch.Tensor) -> torch.Tensor:
         x = torch.sin(self.omega0 * self.net[0](c))
         x = torch.sin(self.omega0 * self.net[1](x))
-        return self.omega0 * self.net[2](x)
+        return self.net[2](x)  # no omega0 factor here: the layer's sine applies omega0 once
 
 
 class _LinearModulator(nn.Module):
@@ -116,7 +119,8 @@ class ASMR(nn.Module):
             bases multiply to its size, and the level count ``L`` is the number of linear layers.
         hidden: hidden width ``h``.
         omega0: the SIREN frequency (30), also used for the first layer unless ``omega0_initial`` is given.
-        modulator: ``"linear"`` (``omega0 * V c``) or ``"nonlinear"`` (a 3-layer SIREN of width 32).
+        modulator: ``"linear"`` (``omega0 * V c``) or ``"nonlinear"`` (a 3-layer SIREN of width 32, output
+            not scaled by ``omega0``, as in the official code).
         n_layers: optional check: must equal the number of levels.
 
     ``forward(coords)`` evaluates integer coordinates one by one (for training on batches); ``render()``
