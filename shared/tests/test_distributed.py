@@ -4,13 +4,19 @@ import textwrap
 import pytest
 import torch
 
-from iclr24.paperkit.distributed import distributed_sampler, init_distributed, run_torchrun, wrap_ddp
+from iclr24.paperkit.distributed import (
+    distributed_sampler,
+    init_distributed,
+    rank_and_world,
+    run_torchrun,
+    wrap_ddp,
+)
 
 SCRIPT = """
 import json, sys
 import torch
 from iclr24.paperkit.distributed import (init_distributed, wrap_ddp, all_reduce_mean, broadcast_,
-                                         distributed_sampler, cleanup_distributed)
+                                         distributed_sampler, cleanup_distributed, rank_and_world)
 
 info = init_distributed()
 assert info.world_size == 2 and info.backend == "gloo"
@@ -24,7 +30,7 @@ all_reduce_mean(t)
 b = torch.tensor([float(info.rank + 10)])
 broadcast_(b, src=1)
 idx = list(iter(distributed_sampler(list(range(10)), shuffle=False)))
-out = {"grad": grad.tolist(), "mean_rank": t.item(), "bcast": b.item(), "idx": idx}
+out = {"grad": grad.tolist(), "mean_rank": t.item(), "bcast": b.item(), "idx": idx, "rw": rank_and_world()}
 with open(sys.argv[1] + f".{info.rank}", "w") as f:
     json.dump(out, f)
 cleanup_distributed()
@@ -44,11 +50,13 @@ def test_two_gloo_processes_average_gradients(tmp_path):
     assert r0["mean_rank"] == r1["mean_rank"] == 0.5
     assert r0["bcast"] == r1["bcast"] == 11.0
     assert sorted(r0["idx"] + r1["idx"]) == list(range(10)) and not set(r0["idx"]) & set(r1["idx"])
+    assert r0["rw"] == [0, 2] and r1["rw"] == [1, 2]
 
 
 def test_single_process_fallback():
     info = init_distributed()
     assert info.world_size == 1 and info.rank == 0 and info.is_main
+    assert rank_and_world() == (0, 1)
     m = torch.nn.Linear(2, 2)
     assert wrap_ddp(m, info) is m
     assert sorted(distributed_sampler(list(range(5)), shuffle=True, seed=1)) == list(range(5))

@@ -28,6 +28,7 @@ __all__ = [
     "all_reduce_mean",
     "broadcast_",
     "free_port",
+    "rank_and_world",
     "run_torchrun",
 ]
 
@@ -47,6 +48,14 @@ class DistInfo:
 
 def is_distributed() -> bool:
     return dist.is_available() and dist.is_initialized()
+
+
+def rank_and_world() -> tuple[int, int]:
+    """``(rank, world_size)`` of the initialised default group (under ``torchrun``), else ``(0, 1)``: what a
+    training loop that shards its batches across ranks needs, without initialising anything itself."""
+    if is_distributed():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
 
 
 def is_main_process() -> bool:

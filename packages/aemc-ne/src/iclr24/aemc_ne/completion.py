@@ -20,6 +20,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
+from iclr24.paperkit.distributed import rank_and_world
 from iclr24.paperkit.progress import progress
 
 from .data import Ratings
@@ -155,15 +156,6 @@ def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig)
     perm = np.random.default_rng(cfg.seed).permutation(len(train))
     keep, held = np.sort(perm[k:]), np.sort(perm[:k])
     return _Split(train.subset(keep), train.subset(held), None if weights is None else weights[keep])
-
-
-def _process_group() -> tuple[int, int]:
-    """``(rank, world_size)`` of an initialised ``torch.distributed`` group (torchrun), else ``(0, 1)``."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
 
 
 def _sum_gradients(net: nn.Module, loss: torch.Tensor, world: int) -> float:
@@ -369,7 +361,7 @@ class AEMC(_Estimator):
         opt = torch.optim.AdamW(self.net_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         n_obs = len(tr)
         rng = np.random.default_rng(cfg.seed)
-        rank, world = _process_group()  # under torchrun: this rank's share of the samples, gradients summed
+        rank, world = rank_and_world()  # under torchrun: this rank's share of the samples, gradients summed
         full = cfg.batch_size is None or cfg.batch_size >= n_samples
         # entries grouped by sample: those of sample j are by_sample[ptr[j]:ptr[j + 1]]
         by_sample = np.argsort(s_idx, kind="stable")

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
+from iclr24.paperkit.distributed import rank_and_world
+
 from .constraints import alignment_loss, overlap_loss
 from .layout import DEFAULT_CATEGORIES, encode_layout, finalize
 from .model import LayoutDenoiser
@@ -255,7 +257,7 @@ def train(
     own."""
     if tokens.ndim != 3 or tokens.shape[1:] != (cfg.max_elements, cfg.seq_dim):
         raise ValueError(f"tokens must be (N, {cfg.max_elements}, {cfg.seq_dim}), got {tuple(tokens.shape)}")
-    rank, world = _process_group()
+    rank, world = rank_and_world()
     if world > min(cfg.batch_size, tokens.shape[0]):
         raise ValueError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")
     torch.manual_seed(seed)
@@ -282,15 +284,6 @@ def train(
             progress(step)
     model.eval()
     return model, hist
-
-
-def _process_group() -> tuple[int, int]:
-    """``(rank, world_size)`` of an initialised ``torch.distributed`` group (torchrun), else ``(0, 1)``."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
 
 
 def generate(

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 from iclr24.paperkit import progress, seed_everything
+from iclr24.paperkit.distributed import rank_and_world
 
 from .banks import SFDA2Loss
 from .losses import information_maximization_loss, lr_decay
@@ -268,15 +269,6 @@ def _poly_schedule(opt, max_iter: int) -> torch.optim.lr_scheduler.LambdaLR:
     return torch.optim.lr_scheduler.LambdaLR(opt, lambda e: lr_decay(min(e + 1, max_iter), max_iter))
 
 
-def _process_group() -> tuple[int, int]:
-    """``(rank, world_size)`` of an initialised ``torch.distributed`` group (torchrun), else ``(0, 1)``."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
 def train_source(
     model: SFDAModel,
     x,
@@ -319,7 +311,7 @@ def train_source(
     max_iter = config.epochs * per_epoch
     sched = _poly_schedule(opt, max_iter)
     g = torch.Generator().manual_seed(seed)
-    rank, world = _process_group()
+    rank, world = rank_and_world()
     net = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
