@@ -31,6 +31,18 @@ def _sparsity(s: str) -> float:
     return v
 
 
+def _epochs_list(s: str) -> tuple[int, ...]:
+    try:
+        v = tuple(int(p) for p in s.split(",") if p.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated epochs such as 30,70,90, got {s!r}"
+        ) from None
+    if not v or any(e < 1 for e in v) or list(v) != sorted(v):
+        raise argparse.ArgumentTypeError(f"expected increasing positive epochs such as 30,70,90, got {s!r}")
+    return v
+
+
 @app.command(
     "train",
     "Train a model with SRigL, RigL, a static mask or densely; save a checkpoint to --out.",
@@ -69,6 +81,28 @@ def _sparsity(s: str) -> float:
     arg("--batch-size", type=positive_int, default=64, help="training batch size"),
     arg("--lr", type=float, default=0.1, help="SGD learning rate"),
     arg("--delta-t", type=positive_int, default=20, help="steps between mask updates"),
+    arg("--weight-decay", type=nonneg_float, default=5e-4, help="SGD weight decay (official CIFAR: 5e-4)"),
+    arg(
+        "--scheduler",
+        choices=["cosine", "step"],
+        default="cosine",
+        help="lr schedule after warm-up: cosine to 0, or x gamma at each --milestones epoch",
+    ),
+    arg("--warmup-epochs", type=int, default=0, help="linear lr warm-up epochs (official ImageNet: 5)"),
+    arg(
+        "--milestones",
+        type=_epochs_list,
+        default=(77, 154, 231),
+        help="epochs at which --scheduler step multiplies lr by --gamma, comma-separated",
+    ),
+    arg("--gamma", type=float, default=0.2, help="step-schedule factor (official: 0.2 CIFAR, 0.1 ImageNet)"),
+    arg(
+        "--label-smoothing",
+        type=nonneg_float,
+        default=0.0,
+        help="cross-entropy label smoothing (ImageNet: 0.1)",
+    ),
+    arg("--augment", action="store_true", help="images: random crop after 4-px padding + horizontal flip"),
     arg(
         "--keep-first-layer-dense",
         action="store_true",
@@ -103,6 +137,13 @@ def _train(args: argparse.Namespace) -> int:
         seed=args.seed,
         keep_first_layer_dense=args.keep_first_layer_dense,
         device=args.device,
+        weight_decay=args.weight_decay,
+        scheduler=args.scheduler,
+        warmup_epochs=args.warmup_epochs,
+        milestones=args.milestones,
+        gamma=args.gamma,
+        label_smoothing=args.label_smoothing,
+        augment=args.augment,
     )
     t0 = time.perf_counter()
     r = train(cfg, data, show_progress=not args.quiet)

@@ -141,11 +141,31 @@ def load_npz(path: str | os.PathLike, seed: int = 0, flatten: bool = True) -> Sp
     return Split(a, y_tr, b, y_te, n_classes, p.stem)
 
 
+def cifar10_split(path: str | os.PathLike) -> Split:
+    """CIFAR-10 from a user path (the ``cifar-10-batches-py`` folder of the official python release, or the folder
+    holding it; read with paperkit's restricted unpickler): float ``[N, 3, 32, 32]`` in [0, 1], not normalised,
+    as the official ``configs/dataset/cifar10.yaml`` (``normalize: False``)."""
+    from iclr24.paperkit.datasets import load_cifar10
+
+    d = load_cifar10(path)
+
+    def t(x):
+        return torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255.0).contiguous()
+
+    (xa, ya), (xb, yb) = d["train"], d["test"]
+    return Split(t(xa), torch.from_numpy(ya), t(xb), torch.from_numpy(yb), 10, "cifar10")
+
+
 def load_data(
     spec: str, seed: int = 0, flatten: bool = True, data_dir: str | os.PathLike | None = None
 ) -> Split:
-    """``"digits"`` (built in), ``"mnist"`` (paperkit's data folder, see :func:`mnist_split`) or a path to an
-    ``.npz`` (see :func:`load_npz`)."""
+    """``"digits"`` (built in), ``"mnist"`` (paperkit's data folder, see :func:`mnist_split`),
+    ``"cifar10:PATH"`` (see :func:`cifar10_split`) or a path to an ``.npz`` (see :func:`load_npz`)."""
+    if spec.startswith("cifar10:"):
+        d = cifar10_split(spec.split(":", 1)[1])
+        if flatten:
+            d = Split(d.x_train.flatten(1), d.y_train, d.x_test.flatten(1), d.y_test, 10, "cifar10")
+        return d
     if spec == "digits":
         return digits_split(seed=seed, flatten=flatten)
     if spec == "mnist":

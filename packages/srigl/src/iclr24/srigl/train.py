@@ -44,8 +44,29 @@ class TrainConfig:
     exclude: tuple[str, ...] = field(default_factory=tuple)
     keep_first_layer_dense: bool = False
     device: str = "cpu"
+    # the official training config group (configs/training/*.yaml): schedule, warm-up, smoothing, augmentation
+    scheduler: str = "cosine"  # "cosine" (cosine_annealing_with_warm_up) or "step" (step_lr_with_warm_up)
+    warmup_epochs: int = 0  # linear warm-up from lr / (steps) to lr
+    milestones: tuple[int, ...] = (77, 154, 231)  # step: epochs at which lr *= gamma
+    gamma: float = 0.2
+    label_smoothing: float = 0.0
+    augment: bool = False  # images: random 32x32 crop after 4-pixel zero padding + horizontal flip
 
     def __post_init__(self) -> None:
+        if self.scheduler not in ("cosine", "step"):
+            raise ValueError(f"scheduler must be 'cosine' or 'step', got {self.scheduler!r}")
+        if (
+            isinstance(self.warmup_epochs, bool)
+            or not isinstance(self.warmup_epochs, int)
+            or self.warmup_epochs < 0
+        ):
+            raise ValueError(f"warmup_epochs must be an int >= 0, got {self.warmup_epochs!r}")
+        if self.warmup_epochs >= self.epochs:
+            raise ValueError(f"warmup_epochs ({self.warmup_epochs}) must be below epochs ({self.epochs})")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+        if not 0 < self.gamma <= 1:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         for n in ("epochs", "batch_size", "delta_t"):
@@ -57,6 +78,61 @@ class TrainConfig:
 
     def with_(self, **kw) -> TrainConfig:
         return replace(self, **kw)
+
+
+#: The official CIFAR-10 run (configs/training/resnet18.yaml, rigl/resnet18.yaml): SGD lr 0.1, momentum 0.9, wd 5e-4,
+#: batch 128, 250 epochs, cosine with no warm-up, no label smoothing, ERK, Delta T = 100, crop + flip.
+CIFAR10_RECIPE = TrainConfig(
+    model="timm:resnet18", distribution="erk", epochs=250, batch_size=128, delta_t=100, augment=True
+)
+#: The official ImageNet schedule shape (configs/training/resnet50*.yaml): lr 0.2 at batch 512, wd 1e-4, label
+#: smoothing 0.1, 5 warm-up epochs, steps at epochs 30/70/90 by 0.1 (the paper's 100-epoch-equivalent run).
+IMAGENET_RECIPE = TrainConfig(
+    model="timm:resnet50",
+    distribution="erk",
+    epochs=100,
+    batch_size=512,
+    lr=0.2,
+    weight_decay=1e-4,
+    delta_t=100,
+    scheduler="step",
+    warmup_epochs=5,
+    milestones=(30, 70, 90),
+    gamma=0.1,
+    label_smoothing=0.1,
+    augment=True,
+)
+
+
+def lr_lambda(config: TrainConfig, steps_per_epoch: int):
+    """The multiplier of ``config.lr`` at optimiser step ``t`` (0-based): linear warm-up over ``warmup_epochs``,
+    then cosine annealing to 0 over the rest, or ``gamma`` at each milestone epoch (the official
+    ``cosine_annealing_with_warm_up`` / ``step_lr_with_warm_up`` schedulers)."""
+    total = steps_per_epoch * config.epochs
+    warm = steps_per_epoch * config.warmup_epochs
+    marks = [steps_per_epoch * m for m in config.milestones]
+
+    def f(t: int) -> float:
+        if t < warm:
+            return (t + 1) / warm
+        if config.scheduler == "cosine":
+            return 0.5 * (1.0 + math.cos(math.pi * (t - warm) / max(total - warm, 1)))
+        return config.gamma ** sum(t >= m for m in marks)
+
+    return f
+
+
+def augment_batch(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Random crop of the original size after 4-pixel zero padding, and a horizontal flip with p = 1/2, per image
+    (the official CIFAR-10 train transform); ``x`` is ``[B, C, H, W]``."""
+    b, _, h, w = x.shape
+    padded = F.pad(x, (4, 4, 4, 4))
+    dy = torch.randint(0, 9, (b,), generator=generator)
+    dx = torch.randint(0, 9, (b,), generator=generator)
+    flip = torch.rand(b, generator=generator) < 0.5
+    out = torch.stack([padded[i, :, dy[i] : dy[i] + h, dx[i] : dx[i] + w] for i in range(b)])
+    out[flip] = out[flip].flip(-1)
+    return out
 
 
 @dataclass
@@ -101,7 +177,13 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
     opt = torch.optim.SGD(
         model.parameters(), lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay
     )
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+    if config.scheduler == "cosine" and config.warmup_epochs == 0:
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
+    else:
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(config, steps_per_epoch))
+    if config.augment and x_train.dim() != 4:
+        raise ValueError(f"augment needs image batches [N, C, H, W], got shape {tuple(x_train.shape)}")
+    aug_gen = torch.Generator().manual_seed(config.seed + 1)
     kw = dict(
         delta_t=config.delta_t,
         alpha=config.alpha,
@@ -123,7 +205,10 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
         perm = torch.randperm(len(data.y_train), generator=gen).to(dev)
         for idx in perm.split(config.batch_size):
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x_train[idx]), y_train[idx])
+            xb = x_train[idx]
+            if config.augment:
+                xb = augment_batch(xb.cpu(), aug_gen).to(dev)
+            loss = F.cross_entropy(model(xb), y_train[idx], label_smoothing=config.label_smoothing)
             loss.backward()
             opt.step()
             sched.step()
