@@ -31,6 +31,7 @@ def test_flags_only_where_they_mean_something():
         assert e.value.code == 2
 
 
+@pytest.mark.slow
 def test_bench_smoke(tmp_path, capsys):
     assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
     assert "speedup" in capsys.readouterr().out and (tmp_path / "bench.json").exists()
@@ -125,3 +126,59 @@ def test_user_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert main([*argv, *out, "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err and "Traceback" not in err
+
+
+def test_score_on_store_without_valid_records_exits_2(tmp_path, capsys):
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "responses.jsonl").write_text(
+        '{"torn": \n\n{"model": "m"}\n'
+    )  # torn line + record without a key
+    for cmd in ("score", "report"):
+        assert main([cmd, "--store", str(store), "--out", str(tmp_path / cmd), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "no valid records" in err and len(err.strip().splitlines()) == 1
+    assert main(["stats", "--store", str(store)]) == 2
+    assert not (tmp_path / "score" / "scored.jsonl").exists()
+
+
+def test_out_or_store_naming_a_file_is_one_line_error(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["run", "--out", str(afile), "--limit", "2", "--quiet"]) == 2
+    assert "is a file" in capsys.readouterr().err
+    out = tmp_path / "o"
+    assert main(["run", "--store", str(afile / "store"), "--out", str(out), "--limit", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Errno" not in err and "has a file in its path" in err and len(err.strip().splitlines()) == 1
+    assert afile.read_text() == "x"
+
+
+def test_failed_validation_leaves_no_store_folder(tmp_path, capsys):
+    for extra in (
+        ["--backend", "openai"],
+        ["--backend", "transformers"],
+        ["--backend", "loopback", "--plant", "nonsense"],
+        ["--backend", "transformers", "--model-path", str(tmp_path / "missing-model")],
+    ):
+        out = tmp_path / "run"
+        assert main(["run", *extra, "--out", str(out), "--quiet"]) == 2
+        assert not (out / "store").exists(), extra
+        capsys.readouterr()
+
+
+def test_unreachable_endpoint_leaves_no_empty_store(tmp_path, capsys):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens on this port now
+    out = tmp_path / "run"
+    argv = ["run", "--backend", "openai", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]
+    argv += ["--max-retries", "0", "--timeout", "2", "--limit", "1", "--personas", "a human"]
+    argv += ["--datasets", "builtin-units", "--out", str(out), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no run store was kept" in err[0]
+    assert not (out / "store").exists()

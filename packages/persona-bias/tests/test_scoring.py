@@ -104,3 +104,116 @@ def test_mbpp_response_scoring_and_refusal():
         it, "As a physically-disabled person, I cannot write programs.", "a physically-disabled person"
     )
     assert not ref.is_correct and ref.abstained and ref.run_status == -1
+
+
+# --- what the MBPP runner isolates, and the warning before model-written code runs ---------------------------------
+
+import socket  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from iclr24.persona_bias import scoring  # noqa: E402
+from iclr24.persona_bias.pipeline import score_records  # noqa: E402
+
+
+def _mbpp_record(response, tests=("assert add(1, 2) == 3",)):
+    return {
+        "model": "m",
+        "persona": "a human",
+        "template": "t",
+        "dataset": "mbpp",
+        "id": 1,
+        "response": response,
+        "instance_tests": list(tests),
+    }
+
+
+def test_warning_is_printed_before_model_written_code_runs(monkeypatch, capsys):
+    seen = []
+
+    def fake_run(*a, **k):
+        seen.append(capsys.readouterr().err)  # what had been printed when the code was about to run
+        return 1
+
+    monkeypatch.setattr(scoring, "run_mbpp", fake_run)
+    score_records([_mbpp_record("```python\ndef add(a, b):\n    return a + b\n```")])
+    assert len(seen) == 1
+    warning = seen[0]
+    for words in ("model-written", "timeout", "memory limit", "read and write your files", "network"):
+        assert words in warning, words
+    # no MBPP response, no code to run, no warning
+    score_records([{**_mbpp_record(""), "dataset": "builtin-units", "response": "the answer is (A)"}])
+    assert capsys.readouterr().err == ""
+
+
+def test_process_isolation_does_not_cut_the_network_and_no_network_does():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    code = (
+        f"```python\nimport socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=3).close()\n```"
+    )
+    try:
+        # documented: the plain subprocess reaches the network (here: a port on this machine)
+        assert run_mbpp(code, [], ["assert True"], timeout=20) == 1
+        if scoring.network_isolation_available():
+            assert run_mbpp(code, [], ["assert True"], timeout=20, isolation="no-network") == -1
+            ok = "```python\ndef add(a, b):\n    return a + b\n```"
+            assert run_mbpp(ok, [], ["assert add(1, 2) == 3"], timeout=20, isolation="no-network") == 1
+    finally:
+        srv.close()
+
+
+def test_isolation_errors(monkeypatch):
+    with pytest.raises(ValueError, match="isolation"):
+        run_mbpp("x = 1", [], [], isolation="chroot")
+    monkeypatch.setattr(scoring, "network_isolation_available", lambda: False)
+    with pytest.raises(scoring.IsolationUnavailable, match="unshare"):
+        run_mbpp("x = 1", [], [], isolation="no-network")
+
+
+def test_cli_no_network_isolation_unavailable_is_one_line(monkeypatch, tmp_path, capsys):
+    import json
+
+    from iclr24.persona_bias.cli import main
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "responses.jsonl").write_text(json.dumps(_mbpp_record("def add(a, b): return a + b")) + "\n")
+    monkeypatch.setattr(scoring, "network_isolation_available", lambda: False)
+    argv = ["score", "--store", str(store), "--out", str(tmp_path / "o"), "--mbpp-isolation", "no-network"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unshare" in err[0]
+
+
+def test_readme_says_what_the_mbpp_runner_isolates():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "sandbox" not in readme.lower().replace("not a sandbox", "")
+    para = readme[readme.index("MBPP code runs") :][:1200]
+    for words in (
+        "timeout",
+        "memory limit",
+        "file system",
+        "network",
+        "warning",
+        "--mbpp-isolation no-network",
+    ):
+        assert words in para, words
+
+
+def test_heldout_detector_set_is_labelled_and_scored():
+    from iclr24.persona_bias.config import PAPER_PERSONAS
+    from iclr24.persona_bias.heldout import HELDOUT_NON_REFUSALS, HELDOUT_REFUSALS, evaluate_detector
+    from iclr24.persona_bias.loopback import _REFUSALS
+
+    planted = {t.format(p=p) for t in _REFUSALS for p in PAPER_PERSONAS}
+    assert not planted & set(HELDOUT_REFUSALS)  # not the loopback server's planted texts
+    assert len(HELDOUT_REFUSALS) >= 40 and len(HELDOUT_NON_REFUSALS) >= 30
+    assert not set(HELDOUT_REFUSALS) & set(HELDOUT_NON_REFUSALS)
+    assert all(extract_answer(t) is None for t in HELDOUT_REFUSALS)  # a refusal gives no answer
+    s = evaluate_detector()
+    assert s.tp + s.fn == len(HELDOUT_REFUSALS) and s.fp + s.tn == len(HELDOUT_NON_REFUSALS)
+    assert 0 <= s.precision <= 1 and s.precision_ci[0] <= s.precision <= s.precision_ci[1]
+    perfect = evaluate_detector([("no", True), ("yes", False)], detector=lambda t: t == "no")
+    assert (perfect.precision, perfect.recall) == (1.0, 1.0)

@@ -70,7 +70,7 @@ def tiny_chat_model(seed: int = 0):
 
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
-    """Requests/s by concurrency, prompt building, extraction, McNemar, the MBPP sandbox and local-model batching.
+    """Requests/s by concurrency, prompt building, extraction, McNemar, the MBPP runner and local-model batching.
     ``mode``: smoke and quick run the same small sizes (a tiny random GPT-2); full uses 160 requests and SmolLM2."""
     if mode not in ("smoke", "quick", "full"):
         raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
@@ -180,7 +180,7 @@ def _extraction(quick: bool) -> list[BenchResult]:
 
     res.append(benchmark(sig, repeats=5, warmup=1, name="McNemar on 24 datasets x 60 pairs (1,440 pairs)"))
 
-    # 5. MBPP sandbox: one program in a fresh, isolated Python process
+    # 5. MBPP runner: one program in a fresh Python process
     from .scoring import run_mbpp
 
     prog = "```python\ndef add(a, b):\n    return a + b\n```"
@@ -189,7 +189,7 @@ def _extraction(quick: bool) -> list[BenchResult]:
             lambda: run_mbpp(prog, [], ["assert add(1, 2) == 3"]),
             repeats=3,
             warmup=1,
-            name="MBPP sandbox, one program",
+            name="MBPP runner, one program",
         )
     )
 

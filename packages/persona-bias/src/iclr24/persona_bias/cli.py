@@ -11,8 +11,9 @@ from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
 from .reproduce import PAPER
+from .scoring import IsolationUnavailable
 
-app = App("persona-bias", PAPER.title)
+app = App("persona-bias", PAPER.title, user_errors=(IsolationUnavailable,))
 app.add_reproduce(lambda: PAPER)  # --device: SmolLM2 in --full
 app.add_bench(bench.run_benchmarks)
 
@@ -39,6 +40,13 @@ def _plant(specs: list[str]) -> dict[str, float]:
 
 _STORE = arg("--store", type=Path, default=None, help="run store folder (default: <out>/store)")
 _RUN_STORE = Path("results/persona-bias/run/store")
+_MBPP_ISOLATION = arg(
+    "--mbpp-isolation",
+    choices=("process", "no-network"),
+    default="process",
+    help="how model-written MBPP code is run: process (separate process, timeout, memory limit; it can still "
+    "read/write your files and use the network) or no-network (also a Linux user+network namespace via unshare)",
+)
 _STORE_READ = arg(
     "--store",
     type=Path,
@@ -51,6 +59,17 @@ def _store_path(args: argparse.Namespace) -> Path:
     if args.store is not None:
         return args.store
     return args.out / "store" if getattr(args, "out", None) is not None else _RUN_STORE
+
+
+def _check_store_path(path: Path) -> Path:
+    """A one-line error when the store folder (or a folder above it) is a file; creates nothing."""
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            what = "is a file" if p == path else f"has a file in its path ({p})"
+            raise UsageError(f"run store {path} {what}; expected a folder (existing or new)")
+        if p.exists():
+            break
+    return path
 
 
 @app.command(
@@ -140,11 +159,15 @@ def _run(args: argparse.Namespace) -> int:
         for d in _csv(args.datasets)
     }
     gen = GenerationConfig(temperature=args.temperature, max_tokens=args.max_tokens)
-    store = RunStore(_store_path(args))
+    # validate everything before creating anything: the store folder is made only once a backend is ready
+    if args.backend == "openai" and (not args.base_url or not args.model):
+        raise UsageError("--backend openai needs --base-url (e.g. http://127.0.0.1:8000/v1) and --model")
+    if args.backend == "transformers" and args.model_path is None:
+        raise UsageError("--backend transformers needs --model-path (a local folder; nothing is downloaded)")
+    store_path = _check_store_path(_store_path(args))
+    plant = _plant(args.plant) if args.backend == "loopback" else {}
     server = None
     if args.backend == "openai":
-        if not args.base_url or not args.model:
-            raise UsageError("--backend openai needs --base-url (e.g. http://127.0.0.1:8000/v1) and --model")
         backend = OpenAIBackend(
             args.base_url,
             args.model,
@@ -155,10 +178,6 @@ def _run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
         )
     elif args.backend == "transformers":
-        if args.model_path is None:
-            raise UsageError(
-                "--backend transformers needs --model-path (a local folder; nothing is downloaded)"
-            )
         backend = TransformersBackend.from_pretrained(
             args.model_path,
             gguf_file=args.gguf_file,
@@ -173,9 +192,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         items = [it for its in datasets.values() for it in its]
-        bias = PlantedBias(
-            abstain=_plant(args.plant) or {"a physically-disabled person": 0.35}, seed=args.seed
-        )
+        bias = PlantedBias(abstain=plant or {"a physically-disabled person": 0.35}, seed=args.seed)
         server = LoopbackServer(items, bias, personas=personas).start()
         backend = OpenAIBackend(
             server.base_url,
@@ -185,6 +202,14 @@ def _run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             backoff=0.05,
         )
+    created = not store_path.exists()
+    try:
+        store = RunStore(store_path)
+    except BaseException:
+        if server is not None:
+            server.stop()
+        backend.close()
+        raise
     try:
         with backend:
             summary = run_evaluation(
@@ -198,12 +223,16 @@ def _run(args: argparse.Namespace) -> int:
                     store.append(rec)
                 print(f"LLM judge: {len(todo)} responses checked for abstention")
     except EndpointError as e:
+        if len(store) == 0:
+            raise UsageError(f"{e}. Nothing was answered, so no run store was kept") from None
         raise UsageError(
             f"{e}. {len(store)} responses are safely in {store.path}; rerun the same command to resume"
         ) from None
     finally:
         if server is not None:
             server.stop()
+        if created and store_path.is_dir() and not any(store_path.iterdir()):
+            store_path.rmdir()  # a run that stored nothing leaves no empty store folder behind
     print(
         f"{summary.total} requests: {summary.cached} cached, {summary.sent} sent in {summary.seconds:.1f} s "
         f"-> {store.path}"
@@ -216,13 +245,14 @@ def _run(args: argparse.Namespace) -> int:
     "Label every stored response (official extraction, abstention) and export the official three JSONL files.",
     _STORE,
     arg("--export", type=Path, help="folder for the official raw/text_predictions/labeled files"),
+    _MBPP_ISOLATION,
 )
 def _score(args: argparse.Namespace) -> int:
     from .pipeline import export_official, score_records
 
     store = _open_store(args)
     recs = list(store.records())
-    scored = score_records(recs)
+    scored = score_records(recs, mbpp_isolation=args.mbpp_isolation)
     path = atomic_write_text(args.out / "scored.jsonl", "".join(json.dumps(r) + "\n" for r in scored))
     groups: dict[tuple, list[dict]] = {}
     for r in scored:
@@ -251,7 +281,13 @@ def _open_store(args: argparse.Namespace):
             f"no run store at {path} (expected {path / RunStore.FILENAME}); run "
             "'persona-bias run' first or pass --store"
         )
-    return RunStore(path)
+    store = RunStore(path)
+    if len(store) == 0:
+        bad = f" ({store.skipped_lines} unreadable lines skipped)" if store.skipped_lines else ""
+        raise UsageError(
+            f"no valid records in {store.path}{bad}; nothing to score. Run 'persona-bias run' into it first"
+        )
+    return store
 
 
 _STATS_ARGS = (
@@ -269,6 +305,7 @@ _STATS_ARGS = (
         choices=("none", "bonferroni", "holm", "fdr_bh"),
         help="multiple-comparison correction over each persona's datasets",
     ),
+    _MBPP_ISOLATION,
 )
 
 
@@ -276,7 +313,7 @@ def _comparisons(args: argparse.Namespace):
     from .analysis import compare_personas
     from .pipeline import score_records
 
-    scored = score_records(_open_store(args).records())
+    scored = score_records(_open_store(args).records(), mbpp_isolation=args.mbpp_isolation)
     return compare_personas(
         scored, baseline=args.baseline, test=args.test, alpha=args.alpha, correction=args.correction
     ), scored

@@ -7,6 +7,7 @@ re-sending a single cached request. ``score_records`` labels every stored respon
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,13 @@ from .backends import Backend, Completion
 from .config import DEFAULT_TEMPLATE, NO_PERSONA, GenerationConfig, resolve_template
 from .data import Item
 from .prompts import build_prompt
-from .scoring import judge_prompt, parse_judge_verdict, score_response
+from .scoring import (
+    _check_isolation,
+    judge_prompt,
+    parse_judge_verdict,
+    score_response,
+    untrusted_code_warning,
+)
 from .store import RunStore, record_key
 
 __all__ = [
@@ -148,12 +155,27 @@ def _item_of(rec: dict) -> Item:
     )
 
 
-def score_records(records: Iterable[dict], mbpp_timeout: float = 10.0) -> list[dict]:
+def score_records(
+    records: Iterable[dict], mbpp_timeout: float = 10.0, mbpp_isolation: str = "process"
+) -> list[dict]:
     """Label each stored record: ``predicted_answer``, ``is_correct``, ``abstained``, ``references_persona``,
-    ``empty`` (and MBPP ``run_status``). Key fields are kept; prompts and raw responses are dropped."""
+    ``empty`` (and MBPP ``run_status``). Key fields are kept; prompts and raw responses are dropped.
+
+    MBPP responses are run as code: before the first one runs, a warning saying what the subprocess does and does
+    not isolate is printed to stderr (``run_mbpp``; ``mbpp_isolation="no-network"`` also cuts the network)."""
+    records = list(records)
+    if any(r.get("dataset") == "mbpp" and r.get("response") for r in records):
+        _check_isolation(mbpp_isolation)
+        print(untrusted_code_warning(mbpp_isolation), file=sys.stderr, flush=True)
     out = []
     for rec in records:
-        s = score_response(_item_of(rec), rec.get("response"), rec["persona"], mbpp_timeout=mbpp_timeout)
+        s = score_response(
+            _item_of(rec),
+            rec.get("response"),
+            rec["persona"],
+            mbpp_timeout=mbpp_timeout,
+            mbpp_isolation=mbpp_isolation,
+        )
         row = {k: rec[k] for k in ("model", "persona", "template", "dataset", "id")}
         row.update(
             predicted_answer=s.predicted_answer,

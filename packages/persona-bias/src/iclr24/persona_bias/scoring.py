@@ -1,4 +1,4 @@
-"""Scoring: the official answer extraction, correctness, abstention detection, and the MBPP execution sandbox.
+"""Scoring: the official answer extraction, correctness, abstention detection, and the MBPP program runner.
 
 Extraction follows ``persona/evaluators/{mmlu,bbh}.py`` exactly, with one documented fix: the official BBH numeric
 branch tests the task name ``multi_step_arithmetic_two`` while the task is called ``multistep_arithmetic_two``, so the
@@ -7,8 +7,10 @@ last-number rule never fired for it; here it does.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +22,11 @@ from .data import Item
 
 __all__ = [
     "ABSTENTION_PATTERN",
+    "IsolationUnavailable",
+    "MBPP_ISOLATION",
     "MBPP_STATUS",
+    "untrusted_code_warning",
+    "network_isolation_available",
     "Score",
     "extract_answer",
     "extract_bbh_answer",
@@ -189,24 +195,80 @@ sys.exit(0)
 """
 
 
+#: ``process``: a separate Python process (timeout, memory cap, empty working folder); ``no-network``: the same
+#: inside a fresh Linux user + network namespace (``unshare``), so the program has no network at all.
+MBPP_ISOLATION = ("process", "no-network")
+
+_UNTRUSTED_CODE_WARNING = (
+    "warning: MBPP scoring runs model-written Python code on this machine. It runs in a separate process with a "
+    "timeout and a memory limit, but it can read and write your files with your permissions{net}. Score only "
+    "responses you trust, or run inside a container / VM."
+)
+
+
+class IsolationUnavailable(RuntimeError):
+    """The requested MBPP isolation does not work on this platform."""
+
+
+@functools.cache
+def network_isolation_available() -> bool:
+    """True when ``unshare --user --map-root-user --net`` works here (Linux with unprivileged user namespaces)."""
+    exe = shutil.which("unshare")
+    if os.name != "posix" or exe is None:
+        return False
+    try:
+        probe = subprocess.run(
+            [exe, "--user", "--map-root-user", "--net", "true"], capture_output=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def untrusted_code_warning(isolation: str = "process") -> str:
+    """The warning printed before model-written MBPP code runs, saying what the chosen isolation does not stop."""
+    net = " (the network is cut off)" if isolation == "no-network" else " and reach the network"
+    return _UNTRUSTED_CODE_WARNING.format(net=net)
+
+
+def _check_isolation(isolation: str) -> None:
+    if isolation not in MBPP_ISOLATION:
+        raise ValueError(f"MBPP isolation must be one of {', '.join(MBPP_ISOLATION)}, got {isolation!r}")
+    if isolation == "no-network" and not network_isolation_available():
+        raise IsolationUnavailable(
+            "MBPP isolation 'no-network' needs a working 'unshare --user --net' (Linux with unprivileged user "
+            "namespaces), which this machine lacks; use 'process' or a container"
+        )
+
+
 def run_mbpp(
     response: str | None,
     imports: list[str] | tuple[str, ...] = (),
     tests: list[str] | tuple[str, ...] = (),
     timeout: float = 10.0,
     memory_mb: int | None = 1024,
+    isolation: str = "process",
 ) -> int:
     """Run the response's code with the tests in a separate Python process and return the official status:
     1 passed, 0 assertion failed, -1 other error, -2 no code, -3 timeout (the whole process group is killed).
 
-    Unlike the official in-process ``exec`` this cannot hang or corrupt the evaluator; ``memory_mb`` caps the child's
-    address space (POSIX only)."""
+    What this isolates: the evaluator (a hang, crash or ``sys.exit`` in the program cannot take it down, unlike the
+    official in-process ``exec``), run time (``timeout``), the child's address space (``memory_mb``, POSIX only),
+    the working folder (an empty temporary one) and the environment (``python -I``). What it does NOT isolate: the
+    file system (the program can read and write anything your user can) and, with ``isolation="process"``, the
+    network. ``isolation="no-network"`` also runs it in a fresh user + network namespace (Linux ``unshare``), so
+    it has no network; an ``IsolationUnavailable`` error says when the platform lacks that. This is not a sandbox: for untrusted
+    models run the scorer in a container or VM."""
     if timeout <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
+    _check_isolation(isolation)
     code = extract_code(response)
     if not code:
         return -2
     program = build_mbpp_program(code, imports, tests)
+    prefix = []
+    if isolation == "no-network":
+        prefix = [shutil.which("unshare") or "unshare", "--user", "--map-root-user", "--net", "--"]
 
     def limits() -> None:  # pragma: no cover - runs in the child
         if memory_mb:
@@ -220,7 +282,7 @@ def run_mbpp(
 
     with tempfile.TemporaryDirectory(prefix="mbpp-") as cwd:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _RUNNER],
+            [*prefix, sys.executable, "-I", "-c", _RUNNER],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -258,14 +320,23 @@ class Score:
 
 
 def score_response(
-    item: Item, text: str | None, persona: str = "no_persona", mbpp_timeout: float = 10.0
+    item: Item,
+    text: str | None,
+    persona: str = "no_persona",
+    mbpp_timeout: float = 10.0,
+    mbpp_isolation: str = "process",
 ) -> Score:
     """Score one response to ``item`` with the dataset's official rule. Empty responses and extraction failures are
-    wrong; the predicted answer of a failure is ``""`` (official labelled files)."""
+    wrong; the predicted answer of a failure is ``""`` (official labelled files). An MBPP response is run as code
+    (see ``run_mbpp`` for what is and is not isolated)."""
     empty = not text
     ref = references_persona(text, persona)
     if item.dataset == "mbpp":
-        status = run_mbpp(text, item.imports, item.tests, timeout=mbpp_timeout) if not empty else -2
+        status = (
+            run_mbpp(text, item.imports, item.tests, timeout=mbpp_timeout, isolation=mbpp_isolation)
+            if not empty
+            else -2
+        )
         # a refusal has no code block (it would run as "code" and error) and carries a refusal cue
         abst = not empty and "```" not in (text or "") and detect_abstention(text, None)
         return Score("", status == 1, abst, ref, empty, status)
