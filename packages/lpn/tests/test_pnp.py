@@ -63,3 +63,27 @@ def test_pnp_bad_input():
         pnp_admm(torch.zeros(1, 3), op.A, op.At, lambda v: v, rho=0.0)
     with pytest.raises(ValueError, match="missing"):
         inpainting_operator((3,), missing=1.5)
+
+
+def test_haar_soft_threshold_is_the_wavelet_l1_prox():
+    from iclr24.lpn.experiments import _haar, _ihaar, haar_soft_threshold
+
+    torch.manual_seed(0)
+    x = torch.rand(5, 8, 8, dtype=torch.float64)
+    c = _haar(x)
+    assert torch.allclose(_ihaar(c), x) and torch.allclose(c.pow(2).sum(), x.pow(2).sum())  # orthonormal
+    flat = x.reshape(5, 64)
+    assert torch.allclose(haar_soft_threshold(0.0)(flat), flat)
+    flat_out = haar_soft_threshold(100.0)(flat)  # every detail removed: the image mean is left
+    assert torch.allclose(flat_out, flat.mean(1, keepdim=True).expand_as(flat))
+    # prox property: the output minimises 1/2 ||u - x||^2 + tau ||W u||_1 (detail part) against perturbations
+    tau = 0.1
+    u = haar_soft_threshold(tau)(flat)
+
+    def obj(v):
+        d = _haar(v.reshape(5, 8, 8))
+        d[:, 0, 0] = 0
+        return 0.5 * (v - flat).pow(2).sum(1) + tau * d.abs().flatten(1).sum(1)
+
+    for _ in range(5):
+        assert (obj(u) <= obj(u + 1e-3 * torch.randn_like(u)) + 1e-12).all()

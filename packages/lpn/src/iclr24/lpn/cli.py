@@ -206,7 +206,9 @@ def _prior(args: argparse.Namespace) -> int:
                 f"{tuple(x.shape[1:])}"
             )
         xs.append(x)
-    r, _, fy = evaluate_prior(model, torch.cat(xs), args.method, return_inverse=True)
+    r, _, fy = evaluate_prior(
+        model, torch.cat(xs), args.method, return_inverse=True, show_progress=not args.quiet
+    )
     x_all = torch.cat(xs).double()
     for p, ri, e in zip(args.input, r.tolist(), (fy - x_all).abs().flatten(1).max(1).values.tolist()):
         print(f"{p}\tR={ri:.6g}\tinversion |f(y)-x|_inf={e:.2e}")
@@ -249,9 +251,18 @@ def _solve(args: argparse.Namespace) -> int:
     den = as_image_denoiser(model)
     den(x[:1])  # shape check before iterating
     if args.solver == "pgd":
-        res = pnp_pgd(y, op.A, op.At, den, step=args.step, num_iter=args.iters)
+        res = pnp_pgd(y, op.A, op.At, den, step=args.step, num_iter=args.iters, show_progress=not args.quiet)
     else:
-        res = pnp_admm(y, op.A, op.At, den, rho=args.rho, scale=args.scale, num_iter=args.iters)
+        res = pnp_admm(
+            y,
+            op.A,
+            op.At,
+            den,
+            rho=args.rho,
+            scale=args.scale,
+            num_iter=args.iters,
+            show_progress=not args.quiet,
+        )
     out = res.x.clamp(0, 1)
     save_image(args.output, out[0])
     if args.measurement_out is not None:

@@ -87,7 +87,17 @@ def digits_split(n_train: int = 1500, seed: int = 0) -> tuple[torch.Tensor, torc
 
 
 def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> torch.Tensor:
-    """PSNR in dB per sample: 10 log10(range^2 / MSE), over all but the batch dimension."""
+    """PSNR in dB per sample: 10 log10(range^2 / MSE), over all but the batch dimension. ``x`` and ``ref``
+    must have the same shape (ValueError otherwise; no broadcasting)."""
+    if not isinstance(x, torch.Tensor) or not isinstance(ref, torch.Tensor):
+        raise ValueError(f"psnr takes two tensors, got {type(x).__name__} and {type(ref).__name__}")
+    if x.shape != ref.shape:
+        raise ValueError(
+            f"psnr: x has shape {tuple(x.shape)} but ref has shape {tuple(ref.shape)}; they must match "
+            "(batched (B, ...) tensors)"
+        )
+    if x.dim() < 2:
+        raise ValueError(f"psnr expects batched tensors (B, ...), got shape {tuple(x.shape)}")
     mse = (x - ref).pow(2).flatten(1).mean(1).clamp_min(1e-20)
     return 10 * torch.log10(data_range**2 / mse)
 
@@ -104,20 +114,33 @@ def load_image(path: str | Path, gray: bool = False) -> np.ndarray:
         if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[-1] not in (1, 3)):
             raise ValueError(f"{path}: expected an image array (H, W) or (H, W, 1|3), got shape {arr.shape}")
         arr = arr.astype(np.float32)
-        if not np.isfinite(arr).all() or arr.min() < 0 or arr.max() > 1:
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise ValueError(
-                f"{path}: values must be finite and in [0, 1], got range "
-                f"[{np.nanmin(arr):.3g}, {np.nanmax(arr):.3g}]; rescale the array first"
+                f"{path}: the array contains {n_nan} NaN and {n_inf} inf value(s) (of {arr.size}); "
+                "images must be finite and in [0, 1]"
+            )
+        if arr.min() < 0 or arr.max() > 1:
+            raise ValueError(
+                f"{path}: values must be in [0, 1], got range [{arr.min():.3g}, {arr.max():.3g}]; "
+                "rescale the array first"
             )
     elif path.suffix.lower() in IMAGE_SUFFIXES:
         from PIL import Image
 
-        with Image.open(path) as im:
-            if im.mode in ("I;16", "I;16B", "I"):
-                arr = np.asarray(im, dtype=np.float32) / 65535.0
-            else:
-                im = im.convert("L" if gray else ("RGB" if im.mode not in ("L", "1") else "L"))
-                arr = np.asarray(im, dtype=np.float32) / 255.0
+        try:
+            with Image.open(path) as im:
+                if im.mode in ("I;16", "I;16B", "I"):
+                    arr = np.asarray(im, dtype=np.float32) / 65535.0
+                else:
+                    im = im.convert("L" if gray else ("RGB" if im.mode not in ("L", "1") else "L"))
+                    arr = np.asarray(im, dtype=np.float32) / 255.0
+        except (OSError, SyntaxError) as e:  # PIL: truncated / not an image / bad header
+            raise ValueError(
+                f"{path}: cannot decode the image ({' '.join(str(e).split())}); the file is truncated or "
+                "not a valid image"
+            ) from None
     else:
         raise ValueError(
             f"{path}: unsupported image type {path.suffix!r}; use one of {', '.join(IMAGE_SUFFIXES)}"

@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit import progress
+
 from .data import (
     digits_split,
     laplace_posterior_median,
@@ -27,7 +29,14 @@ from .pnp import inpainting_operator, pnp_pgd
 from .prior import evaluate_prior
 from .train import TrainConfig, train
 
-__all__ = ["LaplacianConfig", "DigitsConfig", "run_laplacian", "run_digits", "UnconstrainedDenoiser"]
+__all__ = [
+    "LaplacianConfig",
+    "DigitsConfig",
+    "run_laplacian",
+    "run_digits",
+    "UnconstrainedDenoiser",
+    "haar_soft_threshold",
+]
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,7 @@ def run_laplacian(cfg: LaplacianConfig, show_progress: bool = False) -> dict[str
     pm = copy.deepcopy(l1)
     seconds["pm"] = seconds["l1"] + fit(pm, pm_segs, cfg.seed * 100 + 2)
     models = {"l2": l2.eval(), "l1": l1.eval(), "pm": pm.eval()}
+    t0 = time.perf_counter()
     steps = {"l2": sum(s.steps for s in l2_segs), "l1": sum(s.steps for s in pre)}
     steps["pm"] = steps["l1"] + sum(s.steps for s in pm_segs)
     lam = cfg.sigma**2 / cfg.scale_b
@@ -98,14 +108,17 @@ def run_laplacian(cfg: LaplacianConfig, show_progress: bool = False) -> dict[str
     pm_err = float((outs["pm"] - soft).abs()[away].max())
     probe = torch.tensor([[0.5], [1.0], [2.0], [3.0]])
     at = {k: m(probe).squeeze(1).tolist() for k, m in models.items()}
+    eval_seconds = {"denoisers": time.perf_counter() - t0}
+    t0 = time.perf_counter()
     # recovered prior of the PM model on [-2, 2]
     xs = torch.linspace(-2, 2, 81, dtype=torch.float64).unsqueeze(1)
     xs0 = torch.cat([torch.zeros(1, 1, dtype=torch.float64), xs])
-    r_pm = evaluate_prior(models["pm"], xs0, max_iter=cfg.prior_max_iter)
+    r_pm = evaluate_prior(models["pm"], xs0, max_iter=cfg.prior_max_iter, show_progress=show_progress)
     r_pm = (r_pm[1:] - r_pm[0]).numpy()
     prior_err = float(np.abs(r_pm - np.abs(xs.squeeze(1).numpy())).max())
-    r_l2 = evaluate_prior(models["l2"], xs0, max_iter=cfg.prior_max_iter)
+    r_l2 = evaluate_prior(models["l2"], xs0, max_iter=cfg.prior_max_iter, show_progress=show_progress)
     r_l2 = (r_l2[1:] - r_l2[0]).numpy()
+    eval_seconds["priors"] = time.perf_counter() - t0
     return {
         "models": models,
         "grid": grid.squeeze(1).numpy(),
@@ -121,8 +134,53 @@ def run_laplacian(cfg: LaplacianConfig, show_progress: bool = False) -> dict[str
         "prior_l2": r_l2,
         "prior_max_err": prior_err,
         "train_seconds": seconds,
+        "eval_seconds": eval_seconds,
         "steps": steps,
     }
+
+
+def _haar(x: torch.Tensor) -> torch.Tensor:
+    """Orthonormal 2-D Haar transform of ``(B, n, n)`` (n a power of 2), all levels, in place of the LL block."""
+    c = x.clone()
+    n = c.shape[-1]
+    while n > 1:
+        q = c[:, :n, :n]
+        a, b, d, e = q[:, 0::2, 0::2], q[:, 0::2, 1::2], q[:, 1::2, 0::2], q[:, 1::2, 1::2]
+        h = n // 2
+        out = torch.empty_like(q)
+        out[:, :h, :h], out[:, :h, h:] = (a + b + d + e) / 2, (a - b + d - e) / 2
+        out[:, h:, :h], out[:, h:, h:] = (a + b - d - e) / 2, (a - b - d + e) / 2
+        c[:, :n, :n] = out
+        n = h
+    return c
+
+
+def _ihaar(c: torch.Tensor) -> torch.Tensor:
+    x = c.clone()
+    n, full = 2, c.shape[-1]
+    while n <= full:
+        h = n // 2
+        q = x[:, :n, :n]
+        s, u, v, w = q[:, :h, :h], q[:, :h, h:], q[:, h:, :h], q[:, h:, h:]
+        out = torch.empty_like(q)
+        out[:, 0::2, 0::2], out[:, 0::2, 1::2] = (s + u + v + w) / 2, (s - u + v - w) / 2
+        out[:, 1::2, 0::2], out[:, 1::2, 1::2] = (s + u - v - w) / 2, (s - u - v + w) / 2
+        x[:, :n, :n] = out
+        n *= 2
+    return x
+
+
+def haar_soft_threshold(tau: float, side: int = 8):
+    """The classical prior tau * ||W x||_1 (W: orthonormal Haar wavelets, detail coefficients only) as a denoiser
+    on flattened ``side`` x ``side`` images: its exact prox, soft-thresholding in the wavelet domain."""
+
+    def den(x: torch.Tensor) -> torch.Tensor:
+        c = _haar(x.reshape(-1, side, side))
+        dc = soft_threshold(c, tau)
+        dc[:, 0, 0] = c[:, 0, 0]  # the coarsest average is not penalised
+        return _ihaar(dc).reshape(x.shape)
+
+    return den
 
 
 class UnconstrainedDenoiser(nn.Module):
@@ -144,10 +202,12 @@ class UnconstrainedDenoiser(nn.Module):
 class DigitsConfig:
     """sklearn digits (8x8, train 1500 / test 297), sigma 0.1. MLP LPN input 64, hidden 256, 3 layers, beta 10,
     alpha 0.01; l1 for ``pretrain_steps`` at 1e-3, then 4 proximal-matching stages x ``stage_steps`` at 1e-4 with
-    gamma_min = 0.08 * 8 = 0.64; batch 200. PnP-PGD: 40% of pixels missing, 100 iterations, step 1 with
-    clipping to [0, 1] for the PSNR (as the official PGD clips); the convergence check uses the theory's setting
-    (no clipping, so each iteration is an exact proximal-gradient step, and step 0.5 < 1/L with L = ||A^T A|| = 1).
-    Both settings were chosen on held-out *training* images."""
+    gamma_min = 0.08 * 8 = 0.64; batch 200. PnP-PGD: 40% of pixels missing, ``pnp_iters`` = 100 iterations in
+    the setting the convergence theory covers (no clipping, so each iteration is an exact proximal-gradient step,
+    and step 0.5 < 1/L with L = ||A^T A|| = 1); the same run gives the PSNR and the convergence curve, and goes on
+    to ``converge_iters_long`` iterations for the curve's tail. The baseline PnP uses the unconstrained l2 MLP in
+    the same run settings, and so does the classical baseline (Haar soft-threshold, its threshold picked from
+    ``wavelet_taus`` on training images with another mask). Step 1 with clipping to [0, 1] (official-style) is run as an ungated variant."""
 
     sigma: float = 0.1
     hidden: int = 256
@@ -164,8 +224,9 @@ class DigitsConfig:
     mix_lambdas: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
     inpaint_missing: float = 0.4
     pnp_iters: int = 100
-    pnp_step: float = 1.0
-    converge_step: float = 0.5
+    pnp_step: float = 0.5
+    pnp_clip: bool = False
+    wavelet_taus: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2)  # chosen on training images, not test ones
     converge_iters_long: int = 500
     pnp_images: int = 50
     seed: int = 0
@@ -197,6 +258,8 @@ def run_digits(cfg: DigitsConfig, show_progress: bool = False) -> dict[str, Any]
     train(base, train_x, replace(tc, loss="l2", lr=1e-3, seed=cfg.seed + 1), show_progress=show_progress)
     t_base = time.perf_counter() - t0
 
+    ev: dict[str, float] = {}
+    t0 = time.perf_counter()
     g = torch.Generator().manual_seed(10_000 + cfg.seed)
     noisy = test_x + cfg.sigma * torch.randn(test_x.shape, generator=g)
     with torch.no_grad():
@@ -204,30 +267,72 @@ def run_digits(cfg: DigitsConfig, show_progress: bool = False) -> dict[str, Any]
     out_lpn = lpn(noisy)
     psnrs = {"noisy": psnr(noisy, test_x), "lpn": psnr(out_lpn, test_x), "l2_mlp": psnr(out_base, test_x)}
     psnr_mean = {k: float(v.mean()) for k, v in psnrs.items()}
+    ev["denoise"] = time.perf_counter() - t0
 
     # prior under Gaussian noise (clipped to [0, 1])
+    t0 = time.perf_counter()
     xp = test_x[: cfg.prior_images]
     prior_noise = []
-    for s in cfg.prior_sigmas:
+    for s in progress(cfg.prior_sigmas, desc="prior vs noise", disable=None if show_progress else True):
         xn = (xp + s * torch.randn(xp.shape, generator=g)).clamp(0, 1)
         prior_noise.append(float(evaluate_prior(lpn, xn).mean()))
+    ev["prior_noise"] = time.perf_counter() - t0
     # convex mixes with the reversed list as partners
+    t0 = time.perf_counter()
     partner = xp.flip(0)
-    mixes = {lam: evaluate_prior(lpn, (1 - lam) * xp + lam * partner) for lam in cfg.mix_lambdas}
+    mixes = {
+        lam: evaluate_prior(lpn, (1 - lam) * xp + lam * partner)
+        for lam in progress(cfg.mix_lambdas, desc="prior on mixes", disable=None if show_progress else True)
+    }
     mid = mixes[0.5] if 0.5 in mixes else None
     frac_nonconvex = (
         float((mid > 0.5 * (mixes[0.0] + mixes[1.0])).double().mean())
         if mid is not None and 0.0 in mixes and 1.0 in mixes
         else None
     )
+    ev["prior_mix"] = time.perf_counter() - t0
 
-    # PnP-PGD on random inpainting
+    # PnP-PGD on random inpainting. One run (step, clip as configured) gives both the PSNR and the convergence
+    # curve; it continues to ``converge_iters_long`` iterations for the tail of the curve.
     xs = test_x[: cfg.pnp_images]
     op = inpainting_operator((64,), missing=cfg.inpaint_missing, seed=cfg.seed)
     y = op.A(xs)
-    res = pnp_pgd(y, op.A, op.At, lpn, step=cfg.pnp_step, num_iter=cfg.pnp_iters)
     zero_fill = float(psnr(y, xs).mean())
-    conv = pnp_pgd(y, op.A, op.At, lpn, step=cfg.converge_step, num_iter=cfg.converge_iters_long, clip=None)
+    clip = (0.0, 1.0) if cfg.pnp_clip else None
+
+    def pnp(den: Any, num_iter: int, x0: torch.Tensor | None = None, **kw: Any):
+        return pnp_pgd(
+            y, op.A, op.At, den, step=kw.get("step", cfg.pnp_step), num_iter=num_iter, x0=x0,
+            clip=kw.get("clip", clip), show_progress=show_progress,
+        )  # fmt: skip
+
+    t0 = time.perf_counter()
+    res = pnp(lpn, cfg.pnp_iters)
+    ev["pnp_lpn"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tail = pnp(lpn, max(1, cfg.converge_iters_long - cfg.pnp_iters), x0=res.x)
+    ev["pnp_lpn_tail"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    res_mlp = pnp(base, cfg.pnp_iters)
+    ev["pnp_l2_mlp"] = time.perf_counter() - t0
+    # the classical baseline: Haar soft-threshold PnP (tau picked on training images with another mask seed)
+    t0 = time.perf_counter()
+    xc = train_x[: cfg.pnp_images]
+    op_c = inpainting_operator((64,), missing=cfg.inpaint_missing, seed=cfg.seed + 7919)
+    yc = op_c.A(xc)
+
+    def calib(tau: float) -> float:
+        r = pnp_pgd(yc, op_c.A, op_c.At, haar_soft_threshold(tau), step=cfg.pnp_step, num_iter=cfg.pnp_iters,
+                    clip=clip)  # fmt: skip
+        return float(psnr(r.x, xc).mean())
+
+    calib_psnr = {tau: calib(tau) for tau in cfg.wavelet_taus}
+    tau = max(calib_psnr, key=calib_psnr.get)
+    res_wav = pnp(haar_soft_threshold(tau), cfg.pnp_iters)
+    ev["pnp_wavelet"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    official = pnp(lpn, cfg.pnp_iters, step=1.0, clip=(0.0, 1.0))  # the official-style variant, not gated
+    ev["pnp_lpn_step1_clip"] = time.perf_counter() - t0
     return {
         "lpn": lpn,
         "baseline": base,
@@ -239,16 +344,25 @@ def run_digits(cfg: DigitsConfig, show_progress: bool = False) -> dict[str, Any]
         "prior_mix": [float(mixes[k].mean()) for k in cfg.mix_lambdas],
         "frac_nonconvex": frac_nonconvex,
         "pnp_psnr": float(psnr(res.x, xs).mean()),
+        "pnp_mlp_psnr": float(psnr(res_mlp.x, xs).mean()),
         "zero_fill_psnr": zero_fill,
         "pnp_step_norms": res.step_norms,
-        "converge_step_norms": conv.step_norms,
-        "converge_psnr": float(psnr(conv.x, xs).mean()),
+        "pnp_tail_step_norms": tail.step_norms,
+        "pnp_tail_psnr": float(psnr(tail.x, xs).mean()),
+        "pnp_mlp_step_norms": res_mlp.step_norms,
+        "pnp_wavelet_psnr": float(psnr(res_wav.x, xs).mean()),
+        "pnp_wavelet_tau": tau,
+        "pnp_wavelet_calibration": {str(k): v for k, v in calib_psnr.items()},
+        "step1_clip_psnr": float(psnr(official.x, xs).mean()),
+        "step1_clip_step_norms": official.step_norms,
+        "eval_seconds": ev,
         "train_seconds": {"lpn": t_lpn, "l2_mlp": t_base},
         "steps": total,
         "examples": {
             "clean": xs[:8],
             "measured": y[:8],
             "pnp": res.x[:8],
+            "pnp_mlp": res_mlp.x[:8],
             "noisy": noisy[:8],
             "lpn": out_lpn[:8].detach(),
         },

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit import progress
+
 __all__ = [
     "Operator",
     "denoising_operator",
@@ -146,16 +148,18 @@ def pnp_pgd(
     x0: torch.Tensor | None = None,
     clip: tuple[float, float] | None = (0.0, 1.0),
     tol: float = 0.0,
+    show_progress: bool = False,
 ) -> PnPResult:
     """PnP proximal gradient: x_{k+1} = clip(f(x_k - eta A^T (A x_k - y))), the LPN f as prox of R.
 
     ``y``: measurements ``(B, ...)``; ``x0`` defaults to A^T y. Stops early when ||x_{k+1} - x_k|| <= ``tol``.
-    (The official PGD uses eta = 2 and 20 iterations on its operators.)
+    (The official PGD uses eta = 2 and 20 iterations on its operators.) ``show_progress``: a progress bar over the
+    iterations (``iclr24.paperkit.progress``).
     """
     _check_measurement(y, num_iter)
     x = At(y) if x0 is None else x0.clone()
     norms: list[float] = []
-    for _ in range(num_iter):
+    for _ in progress(range(num_iter), desc="PnP-PGD", disable=None if show_progress else True):
         z = x - step * At(A(x) - y)  # gradient step on 1/2 ||Ax - y||^2
         xn = _denoise(denoiser, z)  # x = prox_R(z) = f(z)
         if clip is not None:
@@ -180,12 +184,14 @@ def pnp_admm(
     cg_iter: int = 30,
     cg_tol: float = 1e-5,
     tol: float = 0.0,
+    show_progress: bool = False,
 ) -> PnPResult:
     """PnP-ADMM (the official order "132"):
         x <- argmin_x scale ||y - Ax||^2 + rho/2 ||x - z + u||^2   (CG on (2 scale A^T A + rho I) x = ...)
         u <- u + x - z
         z <- f(x + u)
     returning z. Defaults: the official CelebA deblurring (rho 0.1, scale 0.5, 20 iterations, x0 = A^T y).
+    ``show_progress``: a progress bar over the iterations.
     """
     _check_measurement(y, num_iter)
     if not (rho > 0 and scale > 0):
@@ -199,7 +205,7 @@ def pnp_admm(
     def normal(v: torch.Tensor) -> torch.Tensor:
         return 2 * scale * At(A(v)) + rho * v
 
-    for _ in range(num_iter):
+    for _ in progress(range(num_iter), desc="PnP-ADMM", disable=None if show_progress else True):
         x = conjugate_gradient(normal, 2 * scale * aty + rho * (z - u), x0=x, max_iter=cg_iter, tol=cg_tol)
         u = u + x - z
         zn = _denoise(denoiser, x + u)

@@ -61,8 +61,20 @@ def _check_x(x: torch.Tensor) -> None:
         raise ValueError("x contains NaN or inf values")
 
 
+def _bar(show: bool, total: int | None, desc: str):
+    from iclr24.paperkit import progress
+
+    return progress(total=total, desc=desc, disable=None if show else True)
+
+
+def _iters(n: int, show: bool, desc: str):
+    from iclr24.paperkit import progress
+
+    return progress(range(n), desc=desc, disable=None if show else True)
+
+
 def _invert_cg_scipy(
-    model: Any, x: torch.Tensor, y0: torch.Tensor, gtol: float, max_iter: int
+    model: Any, x: torch.Tensor, y0: torch.Tensor, gtol: float, max_iter: int, show_progress: bool = False
 ) -> torch.Tensor:
     """min_y sum_i psi(y_i) - <x_i, y_i> with scipy's nonlinear CG on the whole (separable) batch."""
     from scipy.optimize import minimize
@@ -76,13 +88,15 @@ def _invert_cg_scipy(
             (g,) = torch.autograd.grad(obj, y)
         return float(obj.detach()), g.detach().numpy().ravel().astype(np.float64)
 
-    res = minimize(
-        fun,
-        y0.detach().numpy().ravel().astype(np.float64),
-        jac=True,
-        method="CG",
-        options={"gtol": gtol, "maxiter": max_iter},
-    )
+    with _bar(show_progress, max_iter, f"invert f (CG, {shape[0]} samples)") as bar:
+        res = minimize(
+            fun,
+            y0.detach().numpy().ravel().astype(np.float64),
+            jac=True,
+            method="CG",
+            options={"gtol": gtol, "maxiter": max_iter},
+            callback=lambda _v: bar.update(1),
+        )
     return torch.from_numpy(res.x).view(shape).to(x.dtype)
 
 
@@ -97,6 +111,7 @@ def invert(
     per_sample: bool = False,
     lr: float | None = None,
     num_iter: int | None = None,
+    show_progress: bool = False,
 ) -> torch.Tensor:
     """y = f^{-1}(x): a point with f(y) = x (Sec. 3.1).
 
@@ -107,7 +122,7 @@ def invert(
       - ``cvx_gd``: the same objective by Adam (lr 1e-2, 2000 iterations, from 0).
       - ``ls``: min_y ||f(y) - x||^2 by Adam (lr 1e-2, 1000 iterations, from x).
     ``x``: ``(B, ...)`` in the model's input shape. Computed in ``dtype`` (float64 by default); returned in
-    ``x.dtype``.
+    ``x.dtype``. ``show_progress``: a progress bar over the iterations (``iclr24.paperkit.progress``).
     """
     _check_model(model)
     _check_x(x)
@@ -117,16 +132,19 @@ def invert(
     xd = x.detach().to(dtype)
     if method == "cvx_cg":
         if per_sample:
-            y = torch.cat(
-                [_invert_cg_scipy(m, xd[i : i + 1], xd[i : i + 1], gtol, max_iter) for i in range(len(xd))]
-            )
+            with _bar(show_progress, len(xd), "invert f (CG per sample)") as bar:
+                ys = []
+                for i in range(len(xd)):
+                    ys.append(_invert_cg_scipy(m, xd[i : i + 1], xd[i : i + 1], gtol, max_iter))
+                    bar.update(1)
+            y = torch.cat(ys)
         else:
-            y = _invert_cg_scipy(m, xd, xd, gtol, max_iter)
+            y = _invert_cg_scipy(m, xd, xd, gtol, max_iter, show_progress)
         return y.to(x.dtype)
     if method == "cvx_gd":
         y = torch.zeros_like(xd, requires_grad=True)
         opt = torch.optim.Adam([y], lr=lr or 1e-2)
-        for _ in range(num_iter or 2000):
+        for _ in _iters(num_iter or 2000, show_progress, "invert f (cvx_gd)"):
             opt.zero_grad()
             with torch.enable_grad():
                 y.grad = potential_gradient(m, y) - xd  # grad of psi(y) - <x, y>
@@ -134,7 +152,7 @@ def invert(
         return y.detach().to(x.dtype)
     y = xd.clone().requires_grad_(True)
     opt = torch.optim.Adam([y], lr=lr or 1e-2)
-    for _ in range(num_iter or 1000):
+    for _ in _iters(num_iter or 1000, show_progress, "invert f (ls)"):
         opt.zero_grad()
         with torch.enable_grad():
             fy = potential_gradient(m, y, create_graph=True)

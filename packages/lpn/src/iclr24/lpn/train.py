@@ -182,17 +182,35 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     return ck
 
 
+def _read_model_config(side: Path) -> dict[str, Any]:
+    try:
+        mc = json.loads(side.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{side} is not valid JSON ({e}); restore it or delete it") from None
+    if not isinstance(mc, dict) or not isinstance(mc.get("arch"), str):
+        raise ValueError(f"{side} is not a model config (expected a JSON object with an 'arch' string)")
+    return mc
+
+
 def load_model(path: str | Path, arch: str | None = None, **expected: Any) -> ICNN:
     """Rebuild an LPN from a checkpoint; its architecture comes from the checkpoint (or ``model_config.json``
     beside it). ``arch`` / ``expected`` kwargs, when given, must match it (else ValueError)."""
     path = Path(path)
     ck = load_checkpoint(path)
     mc = ck.get("model_config")
+    side = (path if path.is_dir() else path.parent) / MODEL_CONFIG_NAME
+    side_mc = _read_model_config(side) if side.is_file() else None
     if mc is None:
-        side = (path if path.is_dir() else path.parent) / MODEL_CONFIG_NAME
-        if not side.is_file():
+        if side_mc is None:
             raise FileNotFoundError(f"{path} carries no model config and {side} is missing")
-        mc = json.loads(side.read_text())
+        mc = side_mc
+    elif side_mc is not None and side_mc != json.loads(json.dumps(mc)):  # compare as JSON (tuples -> lists)
+        ref = json.loads(json.dumps(mc))
+        diff = sorted(k for k in set(ref) | set(side_mc) if ref.get(k) != side_mc.get(k))
+        raise ValueError(
+            f"{side} disagrees with the model config stored in the checkpoint (keys {', '.join(diff)}); "
+            "the checkpoint's weights need its own config: restore or delete the JSON file"
+        )
     mc = dict(mc)
     found_arch = mc.pop("arch", None)
     if arch is not None and arch != found_arch:
