@@ -13,22 +13,12 @@ from .registry import VARIANTS, _check_name, _unwrap, read_checkpoint
 __all__ = ["predict"]
 
 
-def predict(
-    image: str | os.PathLike,
-    checkpoint: str | os.PathLike,
-    model_name: str | None = None,
-    img_size: int | None = None,
-    topk: int = 5,
-) -> list[dict]:
-    """Top-k ``[{"index", "label", "probability"}]`` for ``image``. The variant, class names and input size are
-    read from checkpoints written by ``fastervit train``; for official checkpoints pass ``model_name`` (labels are
-    then ImageNet-1k's)."""
+def load_classifier(checkpoint, model_name: str | None, purpose: str):
+    """``(model, meta, name, num_classes)``: the FasterViT classifier a checkpoint holds, built with timm and
+    loaded strictly. The variant comes from ``model_name`` or the checkpoint's own record; ``purpose`` words the
+    error for a checkpoint without a classifier head."""
     import timm
-    from PIL import Image, UnidentifiedImageError
 
-    path = Path(image)
-    if not path.is_file():
-        raise FileNotFoundError(f"image {path} does not exist")
     raw = read_checkpoint(checkpoint)
     meta = raw if isinstance(raw, dict) else {}
     name = model_name or meta.get("model")
@@ -39,11 +29,30 @@ def predict(
     _check_name(name)
     sd = _unwrap(raw, str(checkpoint))
     if "head.weight" not in sd:
-        raise ValueError(f"{checkpoint} has no classifier (head.weight): it cannot classify images")
+        raise ValueError(f"{checkpoint} has no classifier (head.weight): it cannot {purpose}")
     num_classes = sd["head.weight"].shape[0]
-    size = img_size or meta.get("img_size") or 224
     model = timm.create_model(name, num_classes=num_classes, **dict(meta.get("model_kwargs", {})))
     model.load_state_dict(sd, strict=True)
+    return model, meta, name, num_classes
+
+
+def predict(
+    image: str | os.PathLike,
+    checkpoint: str | os.PathLike,
+    model_name: str | None = None,
+    img_size: int | None = None,
+    topk: int = 5,
+) -> list[dict]:
+    """Top-k ``[{"index", "label", "probability"}]`` for ``image``. The variant, class names and input size are
+    read from checkpoints written by ``fastervit train``; for official checkpoints pass ``model_name`` (labels are
+    then ImageNet-1k's)."""
+    from PIL import Image, UnidentifiedImageError
+
+    path = Path(image)
+    if not path.is_file():
+        raise FileNotFoundError(f"image {path} does not exist")
+    model, meta, _, num_classes = load_classifier(checkpoint, model_name, "classify images")
+    size = img_size or meta.get("img_size") or 224
     model.eval()
     crop = model.pretrained_cfg.get("crop_pct", 0.875)
     try:

@@ -13,7 +13,7 @@ import torch
 
 from iclr24.paperkit import progress
 
-from .registry import VARIANTS, _check_name, _unwrap, read_checkpoint
+from .predict import load_classifier
 
 __all__ = ["validate", "eval_data_config"]
 
@@ -81,7 +81,6 @@ def validate(
 ) -> dict:
     """Top-1/top-5 of ``checkpoint`` on the ImageFolder ``data``. The variant and class names come from
     checkpoints written by ``fastervit train``; pass ``model_name`` for official ones (1000 ImageNet classes)."""
-    import timm
     from timm.data import create_transform
     from torchvision.datasets import ImageFolder
 
@@ -93,21 +92,8 @@ def validate(
         )
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    raw = read_checkpoint(checkpoint)
-    meta = raw if isinstance(raw, dict) else {}
-    name = model_name or meta.get("model")
-    if not isinstance(name, str):
-        raise ValueError(
-            f"{checkpoint} does not record its variant: pass --model (one of {', '.join(VARIANTS)})"
-        )
-    _check_name(name)
-    sd = _unwrap(raw, str(checkpoint))
-    if "head.weight" not in sd:
-        raise ValueError(f"{checkpoint} has no classifier (head.weight): it cannot be validated")
-    num_classes = sd["head.weight"].shape[0]
+    model, meta, name, num_classes = load_classifier(checkpoint, model_name, "be validated")
     size = img_size or meta.get("img_size")
-    model = timm.create_model(name, num_classes=num_classes, **dict(meta.get("model_kwargs", {})))
-    model.load_state_dict(sd, strict=True)
     model.eval().to(device)
     cfg = eval_data_config(model, img_size=size, crop_pct=crop_pct)
     transform = create_transform(**cfg, is_training=False)
