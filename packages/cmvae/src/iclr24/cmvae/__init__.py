@@ -1,5 +1,6 @@
 """CMVAE: deep generative clustering with multimodal diffusion VAEs (Palumbo et al., ICLR 2024)."""
 
+from .cub import CUBCaptions, load_cub_captions
 from .data import MultimodalData, load_multimodal_npz, load_polymnist, poly_digits, poly_mnist
 from .diffusion import DiffusionRefiner
 from .metrics import cluster_accuracy, clustering_scores, conditional_coherence, unconditional_coherence
@@ -19,6 +20,7 @@ from .train import fit
 
 __all__ = [
     "CMVAE",
+    "CUBCaptions",
     "MMVAEPlus",
     "MLPEncoder",
     "MLPDecoder",
@@ -33,6 +35,7 @@ __all__ = [
     "unconditional_coherence",
     "fit",
     "load_checkpoint",
+    "load_cub_captions",
     "load_multimodal_npz",
     "load_polymnist",
     "majority_vote",
