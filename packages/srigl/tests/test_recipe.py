@@ -2,6 +2,8 @@
 
 import json
 import pickle
+import pickletools
+import struct
 
 import numpy as np
 import pytest
@@ -72,18 +74,56 @@ def test_augment_is_a_shifted_window_of_the_padded_image_and_flips_some():
     assert not torch.equal(y, x)
 
 
+def _py2_str(b: bytes) -> bytes:
+    """A Python 2 ``str`` as protocol 2 writes it (SHORT_BINSTRING / BINSTRING): the official release's keys."""
+    return (b"U" + bytes([len(b)]) if len(b) < 256 else b"T" + struct.pack("<i", len(b))) + b
+
+
+def _py2_int(v: int) -> bytes:
+    return b"K" + bytes([v]) if 0 <= v < 256 else b"J" + struct.pack("<i", v)
+
+
+def _py2_uint8_array(a: np.ndarray) -> bytes:
+    """numpy's Python 2 pickle of a uint8 array: ``_reconstruct(ndarray, (0,), 'b')``, then BUILD with the state
+    ``(1, shape, dtype('u1'), False, raw bytes as a Python 2 str)``."""
+    head = b"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n" + _py2_int(0) + b"\x85" + _py2_str(b"b")
+    head += b"\x87R"
+    dtype = b"cnumpy\ndtype\n" + _py2_str(b"u1") + _py2_int(0) + _py2_int(1) + b"\x87R"
+    dtype += b"(" + _py2_int(3) + _py2_str(b"|") + b"NNN" + _py2_int(-1) + _py2_int(-1) + _py2_int(0) + b"tb"
+    shape = b"(" + b"".join(_py2_int(d) for d in a.shape) + b"t"
+    return head + b"(" + _py2_int(1) + shape + dtype + b"\x89" + _py2_str(a.tobytes()) + b"tb"
+
+
+def _py2_cifar_batch(data: np.ndarray, labels: list[int], name: str) -> bytes:
+    """A batch file byte for byte in the layout of ``cifar-10-python.tar.gz`` (pickled by Python 2, protocol 2):
+    a dict with str keys ``batch_label``, ``labels``, ``data`` (uint8 ``(N, 3072)``) and ``filenames``."""
+    out = b"\x80\x02}(" + _py2_str(b"batch_label") + _py2_str(name.encode())
+    out += _py2_str(b"labels") + b"](" + b"".join(_py2_int(v) for v in labels) + b"e"
+    out += _py2_str(b"data") + _py2_uint8_array(data)
+    out += _py2_str(b"filenames") + b"](" + b"".join(_py2_str(b"img_%d.png" % i) for i in range(len(data))) + b"e"
+    return out + b"u."
+
+
 def _write_cifar(root, n=6):
     folder = root / "cifar-10-batches-py"
     folder.mkdir(parents=True)
     rng = np.random.default_rng(0)
     for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        batch = {
-            "data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-            "labels": [k % 10 for k in range(n)],
-        }
-        with open(folder / name, "wb") as fh:
-            pickle.dump(batch, fh, protocol=2)
+        data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
+        (folder / name).write_bytes(_py2_cifar_batch(data, [k % 10 for k in range(n)], name))
     return folder
+
+
+def test_cifar10_test_batches_are_python2_pickles_of_the_official_layout(tmp_path):
+    folder = _write_cifar(tmp_path, n=2)
+    raw = (folder / "data_batch_1").read_bytes()
+    ops = {op.name for op, _, _ in pickletools.genops(raw)}
+    assert "SHORT_BINSTRING" in ops and "SHORT_BINUNICODE" not in ops and "BINUNICODE" not in ops
+    obj = pickle.loads(raw, encoding="bytes")  # how the CIFAR page says to read the release
+    assert sorted(obj) == [b"batch_label", b"data", b"filenames", b"labels"]
+    assert obj[b"data"].dtype == np.uint8 and obj[b"data"].shape == (2, 3072) and obj[b"labels"] == [0, 1]
+    x = cifar10_split(folder).x_train  # channel-major rows: red 0..1023, green 1024.., blue 2048..
+    assert torch.allclose(x[0, :, 0, 1], torch.tensor(obj[b"data"][0, [1, 1025, 2049]] / 255.0, dtype=x.dtype))
 
 
 def test_cifar10_from_a_user_path_and_a_recipe_run_end_to_end(tmp_path):

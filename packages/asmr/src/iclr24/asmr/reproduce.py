@@ -109,7 +109,7 @@ FULL = replace(
     rgb_steps=600,
     megapixel=True,
 )
-QUICK = replace(FULL, steps=600, seeds=1, rgb_images=("astronaut",), rgb_steps=600, megapixel=False)
+QUICK = replace(FULL, steps=200, seeds=1, rgb_images=("astronaut",), rgb_steps=200, megapixel=False)
 SMOKE = replace(
     FULL,
     size=16,

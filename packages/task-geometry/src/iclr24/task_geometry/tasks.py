@@ -8,17 +8,17 @@ Notation (the paper's): ``P`` conditions, ``n = log2 P`` bits ``F in {0,1}^{P x 
 Walsh cube (the deterministic analogue of the authors' ``RandomOrthogonal`` task):
 
     H       = F S^T mod 2             every non-constant parity of the bits, ordered by popcount then lexicographic
-    Phi     = 2H - 1  in {+-1}^{P x (P-1)},   Phi^T Phi = P I                                            (Eq. W1)
-    pi_j    = a (j < k),  b = (P-1-k a)/(P-1-k) (j >= k),  sum_j pi_j = P - 1                            (Eq. W2)
-    M       = Phi diag(sqrt(pi))                                                                         (Eq. W3)
-    c(a)    = sqrt(k) a / sqrt(k a^2 + (P-1-k) b^2)                                                      (Eq. W4)
-    x       = M[cond] Q + sigma eps,   Q in R^{(P-1) x D}: orthonormal rows times sqrt(D), seed 0        (Eq. W5)
+    Phi     = 2H - 1  in {+-1}^{P x (P-1)},   Phi^T Phi = P I                                            Eq. (W1)
+    pi_j    = a (j < k),  b = (P-1-k a)/(P-1-k) (j >= k),  sum_j pi_j = P - 1                            Eq. (W2)
+    M       = Phi diag(sqrt(pi))                                                                         Eq. (W3)
+    c(a)    = sqrt(k) a / sqrt(k a^2 + (P-1-k) b^2)                                                      Eq. (W4)
+    x       = M[cond] Q + sigma eps,   Q in R^{(P-1) x D}: orthonormal rows times sqrt(D), seed 0        Eq. (W5)
 
 ``a = 0`` hides the labels from any linear read-out of the means (XOR-like), ``a = 1`` is the isotropic cube
 (``c = sqrt(k/(P-1))``) and ``a = (P-1)/k`` puts all input variance on the targets (``c = 1``).
 
 Random kernel classification (the authors' ``RandomKernelClassification``): k random balanced dichotomies and a
-random PSD input kernel with exactly the prescribed alignment (Eq. R1 below).
+random PSD input kernel with exactly the prescribed alignment (Eq. (R1) below).
 """
 
 from __future__ import annotations
@@ -82,24 +82,24 @@ def walsh_functions(n_bits: int) -> tuple[np.ndarray, list[tuple[int, ...]]]:
     S = np.zeros((len(subsets), n), dtype=np.int64)
     for j, s in enumerate(subsets):
         S[j, list(s)] = 1
-    # Eq. W1: H = F S^T mod 2
+    # Eq. (W1): H = F S^T mod 2
     H = (F @ S.T) % 2
     return H, subsets
 
 
 def alignment_of_a(a: float, P: int, k: int) -> float:
-    """Closed form of the Walsh cube's alignment ``c(a)`` (Eq. W4)."""
+    """Closed form of the Walsh cube's alignment ``c(a)`` (Eq. (W4))."""
     P, k, a = _check_cube_params(P, k, a)
     m = P - 1 - k
     b = (P - 1 - k * a) / m
-    # Eq. W4: c(a) = sqrt(k) a / sqrt(k a^2 + (P-1-k) b^2)
+    # Eq. (W4): c(a) = sqrt(k) a / sqrt(k a^2 + (P-1-k) b^2)
     return math.sqrt(k) * a / math.sqrt(k * a * a + m * b * b)
 
 
 def a_of_alignment(c: float, P: int, k: int) -> float:
-    """Inverse of Eq. W4: the target variance ``a`` that gives alignment ``c in [0, 1]``.
+    """Inverse of Eq. (W4): the target variance ``a`` that gives alignment ``c in [0, 1]``.
 
-    With ``r = b/a``, Eq. W4 reads ``c^2 = k / (k + m r^2)``, so ``r = sqrt(k (1-c^2) / (m c^2))`` and
+    With ``r = b/a``, Eq. (W4) reads ``c^2 = k / (k + m r^2)``, so ``r = sqrt(k (1-c^2) / (m c^2))`` and
     ``a = (P-1)/(k + m r)`` from ``k a + m b = P - 1``.
     """
     c = _check_nonneg("alignment", c)
@@ -128,7 +128,7 @@ def _check_cube_params(P: int, k: int, a: float) -> tuple[int, int, float]:
 
 
 def linear_expansion(m: int, dim: int, seed: int = 0) -> np.ndarray:
-    """``Q in R^{m x D}``: the first ``m`` rows of a seeded random orthonormal matrix, times ``sqrt(D)`` (Eq. W5)."""
+    """``Q in R^{m x D}``: the first ``m`` rows of a seeded random orthonormal matrix, times ``sqrt(D)`` (Eq. (W5))."""
     m = _check_int("rank", m, 1)
     dim = _check_int("dim", dim, 1)
     if dim < m:
@@ -229,11 +229,11 @@ def walsh_cube(
     H, subsets = walsh_functions(n)
     Phi = 2.0 * H - 1.0
     m = P - 1 - k
-    # Eq. W2: pi_j = a for the k targets, b = (P-1-k a)/(P-1-k) for the rest
+    # Eq. (W2): pi_j = a for the k targets, b = (P-1-k a)/(P-1-k) for the rest
     pi = np.concatenate([np.full(k, a), np.full(m, (P - 1 - k * a) / m)])
-    # Eq. W3: M = Phi diag(sqrt(pi))
+    # Eq. (W3): M = Phi diag(sqrt(pi))
     M = Phi * np.sqrt(pi)[None, :]
-    # Eq. W5: x = M[cond] Q + sigma eps
+    # Eq. (W5): x = M[cond] Q + sigma eps
     means = M @ linear_expansion(P - 1, dim, expansion_seed)
     targets = H[:, :k].astype(np.float64)
     K_x = M @ M.T
@@ -273,7 +273,7 @@ def random_kernel(
     With ``Ky_hat = K_y/||K_y||`` and a random PSD ``R`` (Dirichlet spectrum on a random orthonormal basis of the
     complement of ``span{1, y_1..y_k}``, so ``<R, K_y> = 0`` and ``HRH = R``):
 
-        K_x = t Ky_hat + (1-t) R/||R||,   t = c / (c + sqrt(1-c^2))   =>   CKA(K_x, K_y) = c          (Eq. R1)
+        K_x = t Ky_hat + (1-t) R/||R||,   t = c / (c + sqrt(1-c^2))   =>   CKA(K_x, K_y) = c          Eq. (R1)
 
     ``trace K_x`` is scaled to ``P (P-1)`` as in the Walsh cube; the means are the eigen-embedding ``V sqrt(L)``
     expanded to ``dim`` dimensions. ``P`` need not be a power of two but must be even.
@@ -313,7 +313,7 @@ def random_kernel(
         raise ValueError(
             f"max_rank={max_rank} leaves no room beside the targets; alignment < 1 needs more rank"
         )
-    # Eq. R1: K_x = t Ky_hat + (1-t) R_hat with <R, K_y> = 0
+    # Eq. (R1): K_x = t Ky_hat + (1-t) R_hat with <R, K_y> = 0
     t = c / (c + math.sqrt(1 - c * c)) if c < 1 else 1.0
     K = t * K_y / np.linalg.norm(K_y)
     if r > 0:
