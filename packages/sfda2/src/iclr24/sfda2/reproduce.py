@@ -40,7 +40,8 @@ METHOD_LABELS = {
 @dataclass(frozen=True)
 class ReproConfig:
     """The CPU study. ``adapt`` holds the adaptation settings shared by every method (official defaults except
-    lr 1e-2 and FD weight ``alpha_2`` = 1; see the README's differences)."""
+    lr 1e-2 and FD weight ``alpha_2`` = 1; see the README's differences). ``mnist`` is the MNIST -> digits study
+    run after the digits one (``--full``; ``None`` skips it), with its own sizes and ``mnist_n_source``."""
 
     seeds: tuple[int, ...] = (0, 1, 2)
     source: SourceConfig = SourceConfig(lr=1e-2, backbone_lr_mult=1.0, epochs=30, weight_decay=5e-4)
@@ -49,9 +50,14 @@ class ReproConfig:
     methods: tuple[str, ...] = ("aad", "sfda2", "sfda2-paper-fd", "shot-im")
     bottleneck_dim: int = 64
     max_samples: int | None = None  # cap on source/target sizes (smoke only)
-    mnist: bool = False
-    mnist_n_source: int = 5000
+    mnist: ReproConfig | None = None
+    mnist_n_source: int = 2000
 
+
+# Calibration seeds for the smaller configs below: 100, 101, 102 (disjoint from the evaluated 0, 1, 2). On them
+# (mean of 3) the quick digits config gave source-only 46.2, AaD 58.6, SF(DA)^2 61.0, and the MNIST config gave
+# source-only 78.1, AaD 92.6, SF(DA)^2 94.2; the evaluated seeds were not run before the configs were fixed.
+CALIBRATION_SEEDS = (100, 101, 102)
 
 SMOKE = ReproConfig(
     seeds=(0,),
@@ -61,10 +67,16 @@ SMOKE = ReproConfig(
     max_samples=160,
 )
 QUICK = ReproConfig(
-    source=SourceConfig(lr=1e-2, backbone_lr_mult=1.0, epochs=20, weight_decay=5e-4),
-    adapt=SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=10, interval=5),
+    source=SourceConfig(lr=1e-2, backbone_lr_mult=1.0, epochs=10, weight_decay=5e-4),
+    adapt=SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=2, interval=6),
 )
-FULL = ReproConfig(mnist=True)
+MNIST_FULL = ReproConfig(
+    source=SourceConfig(lr=1e-2, backbone_lr_mult=1.0, epochs=10, weight_decay=5e-4),
+    adapt=SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=5, interval=5),
+    methods=("aad", "sfda2"),
+    mnist_n_source=2000,
+)
+FULL = ReproConfig(mnist=MNIST_FULL)
 
 
 def _method_config(c: ReproConfig, method: str) -> SFDA2Config:
@@ -224,16 +236,17 @@ def run(cfg: RunConfig) -> ClaimSet:
             res = measure(c, _digits_target, device=cfg.device, show=cfg.progress)
             art = claims.figure(_plot(res, "digits: clean -> rotated + noisy"), "adaptation_digits.png")
             _add_claims(claims, res, "digits shift", art, c)
-        if c.mnist:
+        if c.mnist is not None:
+            mc = c.mnist
             with claims.timed("MNIST -> digits"):
                 mres = measure(
-                    c,
-                    lambda s: mnist_to_digits(cfg.data_dir, c.mnist_n_source, seed=s),
+                    mc,
+                    lambda s: mnist_to_digits(cfg.data_dir, mc.mnist_n_source, seed=s),
                     cfg.device,
                     cfg.progress,
                 )
                 art = claims.figure(_plot(mres, "MNIST (8x8) -> sklearn digits"), "adaptation_mnist.png")
-                _add_claims(claims, mres, "MNIST -> digits", art, c)
+                _add_claims(claims, mres, "MNIST -> digits", art, mc)
     claims.fact(
         "IFA loss with Sigma = 0 for logits [0, 0]",
         value=float(
