@@ -59,3 +59,39 @@ def test_small_cnn_pipeline_on_tiny_images():
         train_cnn(x[:, :100], labels, T)
     with torch.no_grad():
         assert model(torch.as_tensor(x[:2])).shape == (2, 2)
+
+
+def _write_cifar_batch(path, images, labels):
+    """One batch file in the official CIFAR-10 python format: a pickled dict, ``data`` uint8 (N, 3072) = the
+    red, green, then blue planes of each image, ``labels`` a list of ints."""
+    import pickle
+
+    data = images.transpose(0, 3, 1, 2).reshape(len(images), -1)  # HWC -> planes R, G, B
+    with open(path, "wb") as fh:
+        pickle.dump({"batch_label": "tiny", "labels": [int(v) for v in labels], "data": data}, fh, protocol=2)
+
+
+def test_cifar10_from_a_user_path_trains_the_cnn(tmp_path):
+    """The README's CIFAR-10 route: load_cifar10 on a tiny folder in the real format, then train_cnn/measure_cnn
+    with in_channels=3, side=32; channels-last uint8 input is the same as CHW floats in [0, 1]."""
+    from iclr24.paperkit.datasets import load_cifar10
+    from iclr24.task_geometry.cnn import _images
+
+    g = np.random.default_rng(0)
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    labels = np.tile(np.arange(10), 2)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        _write_cifar_batch(folder / name, g.integers(0, 256, (20, 32, 32, 3), dtype=np.uint8), labels)
+    data = load_cifar10(tmp_path)
+    (x, y), (xte, yte) = data["train"], data["test"]
+    assert x.shape == (100, 32, 32, 3) and x.dtype == np.uint8
+    chw = x.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
+    assert torch.equal(_images(x, 3, 32), torch.as_tensor(chw))
+    assert torch.equal(_images(chw.reshape(100, -1), 3, 32), torch.as_tensor(chw))
+    T = (np.arange(10)[:, None] >= 5).astype(np.float64)  # a balanced dichotomy of the 10 classes
+    model = train_cnn(x, y, T, in_channels=3, side=32, epochs=1, seed=0)
+    geo, acc = measure_cnn(model, xte, yte, T)
+    assert geo.n_conditions == 10 and 0 <= acc <= 1 and np.isfinite(geo.cka_target)
+    with pytest.raises(ValueError, match="3x32x32 values"):
+        train_cnn(x[:, :16], y, T, in_channels=3, side=32)

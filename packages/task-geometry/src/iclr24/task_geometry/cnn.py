@@ -48,14 +48,22 @@ class SmallCNN(nn.Module):
 
 
 def _images(x: np.ndarray | torch.Tensor, in_channels: int, side: int) -> torch.Tensor:
-    t = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, dtype=torch.float32)
+    """Images as ``(n, C, side, side)`` float32: from flat CHW rows ``(n, C*side*side)``, ``(n, C, side, side)``,
+    or channels-last ``(n, side, side, C)`` (what ``load_cifar10`` returns); uint8 pixels are scaled to [0, 1]."""
+    raw = x if torch.is_tensor(x) else np.asarray(x)
+    is_uint8 = raw.dtype == (torch.uint8 if torch.is_tensor(raw) else np.uint8)
+    t = torch.as_tensor(raw).to(torch.float32)
     if t.ndim < 2 or t[0].numel() != in_channels * side * side:
         raise ValueError(
             f"images must have {in_channels}x{side}x{side} values each, got shape {tuple(t.shape)}"
         )
+    if t.ndim == 4 and in_channels > 1 and t.shape[1:] == (side, side, in_channels):
+        t = t.permute(0, 3, 1, 2)  # channels-last (HWC) -> CHW
+    if is_uint8:
+        t = t / 255.0
     if not torch.isfinite(t).all():
         raise ValueError("images contain NaN/inf values")
-    return t.reshape(t.shape[0], in_channels, side, side)
+    return t.reshape(t.shape[0], in_channels, side, side).contiguous()
 
 
 def train_cnn(
@@ -72,7 +80,8 @@ def train_cnn(
     seed: int = 0,
 ) -> SmallCNN:
     """Train :class:`SmallCNN` with Adam on the Bernoulli loss for the class dichotomies ``targets (C, k)``;
-    ``labels (n,)`` are the class of each image."""
+    ``labels (n,)`` are the class of each image. ``x``: flat CHW rows, ``(n, C, side, side)`` or channels-last
+    ``(n, side, side, C)`` as ``load_cifar10`` returns them; uint8 pixels are scaled to [0, 1]."""
     X = _images(x, in_channels, side)
     y = np.asarray(labels)
     T = np.asarray(targets, dtype=np.float32)

@@ -23,7 +23,7 @@ METRICS = ("cka_x", "cka_y", "ps", "ccgp", "sd", "sd_untrained", "pr", "acc_mean
 @dataclass(frozen=True)
 class SweepConfig:
     """A grid of Walsh cube cells ``(k, a)`` x nonlinearities x seeds, and how the geometry is measured.
-    Defaults: the CPU plan of the paper's alignment sweep (P = 8, D = 100, sigma = 1, test sigma = 0.5)."""
+    Defaults: a CPU-scale version of the paper's alignment sweep (P = 8, D = 100, sigma = 1, test sigma = 0.5)."""
 
     cells: tuple[tuple[int, float], ...] = ((1, 0.0), (1, 1.0), (1, 3.5), (3, 0.0), (3, 1.0), (3, 7 / 6))
     acts: tuple[str, ...] = ("tanh", "relu")
