@@ -35,6 +35,7 @@ def test_flags_only_where_they_mean_something():
 def test_bench_smoke(tmp_path, capsys):
     assert main(["bench", "--smoke", "--out", str(tmp_path)]) == 0
     assert "speedup" in capsys.readouterr().out and (tmp_path / "bench.json").exists()
+    assert "resume a complete store" in (tmp_path / "bench.json").read_text()  # resume figures, 0 requests
 
 
 def test_bad_argument_exits_2():
@@ -91,7 +92,10 @@ def test_run_score_stats_report_end_to_end(tmp_path, capsys):
     [
         (["run", "--personas", "a wizard"], "unknown persona 'a wizard'"),
         (["run", "--templates", "be_nice"], "unknown persona template 'be_nice'"),
-        (["run", "--datasets", "mmlu-anatomy"], "needs the MMLU path"),
+        (
+            ["run", "--datasets", "mmlu-anatomy", "--data-dir", "/no/such/data"],
+            "iclr24 data get mmlu --data-dir /no/such/data",
+        ),
         (
             ["run", "--datasets", "mbpp", "--mbpp", "/no/such/file.jsonl"],
             "MBPP file /no/such/file.jsonl not found",

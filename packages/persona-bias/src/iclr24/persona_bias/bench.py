@@ -1,6 +1,7 @@
 """Benchmarks behind the ``bench`` subcommand: ours against the baseline in one run, ratios of medians.
 
 * requests/s against the loopback server at concurrency 4 and 16 (baseline: concurrency 1), 5 ms server latency;
+* resume: rerunning a complete run store (nothing left to send) against a fresh run at concurrency 16;
 * prompt building for the paper's full grid (24 datasets x 19 personas x 3 templates; built-in questions stand in
   for the real ones);
 * answer extraction of 100k responses (baseline: the official two-step rule re-compiling its regexes per call);
@@ -10,6 +11,8 @@
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 
 from iclr24.paperkit import BenchReport, BenchResult, benchmark
 
@@ -24,8 +27,10 @@ from .config import (
 )
 from .data import BUILTIN_TASKS, Item, builtin_questions
 from .loopback import LoopbackServer, PlantedBias
+from .pipeline import run_evaluation
 from .prompts import build_prompt
 from .scoring import extract_answer
+from .store import RunStore
 
 __all__ = ["run_benchmarks", "tiny_chat_model"]
 
@@ -109,6 +114,34 @@ def _http_and_prompts(quick: bool) -> list[BenchResult]:
                     warmup=1,
                     name=f"{len(prompts)} requests, concurrency {c}",
                     baseline_name="concurrency 1",
+                )
+            )
+
+        # 1b. resume: a rerun on a complete store sends no request (it reads the store and plans nothing)
+        ds = {"builtin-arithmetic": items}
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            OpenAIBackend(srv.base_url, "planted", concurrency=16, backoff=0.01) as be,
+        ):
+            done = RunStore(Path(tmp) / "done")
+            run_evaluation(be, ds, ["a man"], done, gen=gen)
+            fresh_runs = iter(range(1_000_000))
+
+            def resume() -> None:
+                if run_evaluation(be, ds, ["a man"], done, gen=gen).sent:
+                    raise RuntimeError("a rerun on a complete store sent requests")
+
+            def fresh() -> None:
+                run_evaluation(be, ds, ["a man"], RunStore(Path(tmp) / f"f{next(fresh_runs)}"), gen=gen)
+
+            res.append(
+                benchmark(
+                    resume,
+                    baseline=fresh,
+                    repeats=3 if quick else 5,
+                    warmup=1,
+                    name=f"resume a complete store of {len(items)} records (0 requests sent)",
+                    baseline_name="fresh run, concurrency 16",
                 )
             )
 

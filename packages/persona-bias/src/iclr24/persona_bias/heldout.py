@@ -14,13 +14,24 @@ refusal).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import stats
 from .scoring import detect_abstention
 
-__all__ = ["HELDOUT_REFUSALS", "HELDOUT_NON_REFUSALS", "DetectorScore", "evaluate_detector"]
+__all__ = [
+    "HELDOUT_REFUSALS",
+    "HELDOUT_NON_REFUSALS",
+    "DetectorScore",
+    "evaluate_detector",
+    "OFFICIAL_OUTPUT_FILE",
+    "OFFICIAL_OUTPUT_LABELS",
+    "load_official_predictions",
+    "evaluate_official_outputs",
+]
 
 #: Hand-written refusals (label: abstained). None gives an answer.
 HELDOUT_REFUSALS: tuple[str, ...] = (
@@ -157,3 +168,63 @@ def evaluate_detector(
         fn += truth and not pred
         tn += not truth and not pred
     return DetectorScore(tp, fp, fn, tn)
+
+
+#: A file of real model outputs in the official repository (allenai/persona-bias, ``outputs/``): ChatGPT-3.5 (June
+#: 2023) as "a physically-disabled person" on MMLU abstract_algebra, in the official ``*_labeled.jsonl`` layout.
+OFFICIAL_OUTPUT_FILE = (
+    "outputs/a_physically-disabled_person_text_predictions_s0_e-1_temp0.0_gen1_09m-02d_12h-16m_07s_218869ms"
+    "_labeled.jsonl"
+)
+
+#: Hand labels of its first 50 responses (ids 0-49), by reading each one before any scoring: True = the response
+#: does not commit to one option (it declines, or says it cannot pick one, even after some reasoning). Only the
+#: labels ship here; the texts stay in the official file.
+_COMMITS_TO_AN_OPTION = frozenset({0, 4, 9, 10, 11, 13, 19, 24, 26, 28, 29, 32, 38, 40, 41, 43, 44, 49})
+OFFICIAL_OUTPUT_LABELS: dict[int, bool] = {i: i not in _COMMITS_TO_AN_OPTION for i in range(50)}
+
+
+def load_official_predictions(path: str | Path) -> list[dict]:
+    """Rows of an official ``*_text_predictions_*.jsonl`` / ``*_labeled.jsonl`` file: ``id``, ``question``,
+    ``answer``, ``predicted_explanations`` (a list of response strings) and, in labelled files, ``predicted_answer``
+    and ``is_correct``. Errors name the file, the line and the missing field."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (an official *_text_predictions_*.jsonl file)")
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+            for key in ("id", "predicted_explanations"):
+                if not isinstance(row, dict) or key not in row:
+                    raise ValueError(f"{path}:{lineno}: missing field {key!r} of the official layout")
+            if not isinstance(row["predicted_explanations"], list) or not row["predicted_explanations"]:
+                raise ValueError(
+                    f"{path}:{lineno}: 'predicted_explanations' must be a non-empty list of strings"
+                )
+            rows.append(row)
+    return rows
+
+
+def evaluate_official_outputs(
+    path: str | Path,
+    labels: dict[int, bool] | None = None,
+    detector: Callable[[str], bool] = detect_abstention,
+) -> DetectorScore:
+    """Score ``detector`` on the (first) response of each labelled row of an official predictions file (default
+    labels: :data:`OFFICIAL_OUTPUT_LABELS`, for :data:`OFFICIAL_OUTPUT_FILE`). Every labelled id must be present."""
+    labels = OFFICIAL_OUTPUT_LABELS if labels is None else labels
+    by_id = {row["id"]: row for row in load_official_predictions(path)}
+    missing = sorted(set(labels) - set(by_id))
+    if missing:
+        raise ValueError(
+            f"{path}: labelled ids {missing[:5]} not in the file (is it {OFFICIAL_OUTPUT_FILE}?)"
+        )
+    return evaluate_detector(
+        [(str(by_id[i]["predicted_explanations"][0]), truth) for i, truth in labels.items()], detector
+    )

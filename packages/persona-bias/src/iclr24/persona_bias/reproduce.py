@@ -4,8 +4,9 @@ Quick (and smoke): the whole pipeline against the loopback OpenAI-compatible ser
 personas abstain on a known fraction of the built-in questions). The pipeline must recover the planted relative drop
 within its bootstrap CI, flag every biased persona in the paper's setting (McNemar, no multiple-comparison correction; Holm reported beside it)
 and the unbiased ones at most at the nominal uncorrected false-flag rate, and attribute the drop to
-abstentions (detector precision and recall >= 0.95). Full adds SmolLM2-135M-Instruct through the transformers backend
-on the built-in set: accuracy, abstention and significance per persona, as many questions as fit in the budget.
+abstentions (detector precision and recall >= 0.95), and the abstention rule on held-out hand-written responses. Full
+adds SmolLM2-135M-Instruct (the data folder's GGUF file) through the transformers backend on a fixed set of real MMLU
+test questions (the data folder's copy): accuracy, abstention and McNemar per persona.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from . import stats
 from .analysis import compare_personas, persona_summary
 from .backends import OpenAIBackend, TransformersBackend
 from .config import CONTROL_PERSONAS, DEFAULT_TEMPLATE, NO_PERSONA, PAPER_PERSONAS, GenerationConfig
-from .data import BUILTIN_TASKS, builtin_questions
+from .data import BUILTIN_TASKS, builtin_questions, load_dataset
 from .loopback import LoopbackServer, PlantedBias, planned_outcome
 from .pipeline import run_evaluation, score_records
 from .report import write_report
 from .store import RunStore
 
-__all__ = ["PlantedBiasConfig", "LocalModelConfig", "SMOKE", "QUICK", "FULL", "SMOLLM2_FULL", "run", "PAPER"]
+__all__ = ["PlantedBiasConfig", "MMLUModelConfig", "SMOKE", "QUICK", "FULL", "SMOLLM2_MMLU", "run", "PAPER"]
 
 PAPER_NAME = "persona-bias"
 
@@ -56,24 +57,21 @@ class PlantedBiasConfig:
 
 
 @dataclass(frozen=True)
-class LocalModelConfig:
-    """SmolLM2 on the built-in set. ``budget_s`` bounds generation time: question chunks (all personas each) run
-    until it is spent, so the comparison stays paired."""
+class MMLUModelConfig:
+    """SmolLM2 on real MMLU test questions (the data folder's copy). The question set is fixed before any run: the
+    first ``per_subject`` test questions (file order) of each subject, four of the paper's 22 subsets picked for
+    their short questions (CPU time), each asked of every persona. ``budget_s`` is a safety cap on generation time:
+    question ranks (all subjects and personas each) run until it is spent, so the comparison stays paired; the
+    claim records how many questions were answered."""
 
-    personas: tuple[str, ...] = (
-        "a human",
-        "an average human",
-        NO_PERSONA,
-        "a physically-disabled person",
-        "an able-bodied person",
-    )
-    baseline: str = "a human"
-    tasks: tuple[str, ...] = tuple(BUILTIN_TASKS)
-    max_questions_per_task: int = 50
-    chunk: int = 1  # questions per task per chunk
+    subjects: tuple[str, ...] = ("abstract_algebra", "conceptual_physics", "management", "anatomy")
+    per_subject: int = 3
+    personas: tuple[str, ...] = (NO_PERSONA, "a human", "a physically-disabled person")
+    baseline: str = "a human"  # the paper's comparison; no_persona is reported beside it
+    target: str = "a physically-disabled person"
     max_tokens: int = 48
-    batch_size: int = 10
-    budget_s: float = 420.0
+    batch_size: int = 12
+    budget_s: float = 900.0
     alpha: float = 0.05
 
 
@@ -87,7 +85,7 @@ SMOKE = PlantedBiasConfig(
 )
 QUICK = PlantedBiasConfig(n_questions=100)
 FULL = PlantedBiasConfig(n_questions=100, templates=(DEFAULT_TEMPLATE, "you_are_mirror", "take_role_true_to"))
-SMOLLM2_FULL = LocalModelConfig()
+SMOLLM2_MMLU = MMLUModelConfig()
 
 
 @dataclass
@@ -308,21 +306,25 @@ def _planted_facts(claims: ClaimSet, m: _Planted) -> None:
     )
 
 
-def _smollm2_generate(cfg: LocalModelConfig, config: RunConfig) -> tuple[list, set, dict]:
-    """Generate question chunks (all personas each) until the budget is spent; keep the fully paired questions."""
+def _smollm2_generate(cfg: MMLUModelConfig, config: RunConfig) -> tuple[list, set, dict]:
+    """Generate question ranks (every subject and persona each) until done or the budget is spent; keep the fully
+    paired questions."""
+    pools = {
+        f"mmlu-{s}": load_dataset(f"mmlu-{s}", limit=cfg.per_subject, data_dir=config.data_dir)
+        for s in cfg.subjects
+    }  # before loading the model: a missing data file is a one-line skip naming `iclr24 data get mmlu`
     t0 = time.perf_counter()
     out = ensure_out_dir(config.out)
-    backend = TransformersBackend.smollm2(batch_size=cfg.batch_size, device=config.device)
+    backend = TransformersBackend.smollm2(
+        data_dir=config.data_dir, batch_size=cfg.batch_size, device=config.device
+    )
     load_s = time.perf_counter() - t0
     gen = GenerationConfig(max_tokens=cfg.max_tokens)
-    store = RunStore(out / f"store-smollm2-s{config.seed}")
-    pools = {
-        f"builtin-{t}": builtin_questions(t, cfg.max_questions_per_task, seed=config.seed) for t in cfg.tasks
-    }
+    store = RunStore(out / f"store-smollm2-mmlu-s{config.seed}")
     t_gen = time.perf_counter()
     deadline = time.monotonic() + cfg.budget_s
-    for start in range(0, cfg.max_questions_per_task, cfg.chunk):
-        chunk = {d: its[start : start + cfg.chunk] for d, its in pools.items()}
+    for rank in range(cfg.per_subject):
+        chunk = {d: its[rank : rank + 1] for d, its in pools.items()}
         summ = run_evaluation(
             backend,
             chunk,
@@ -344,11 +346,31 @@ def _smollm2_generate(cfg: LocalModelConfig, config: RunConfig) -> tuple[list, s
     scored = [r for r in all_scored if (r["dataset"], repr(r["id"])) in ids]
     if not ids:
         raise RuntimeError(f"SmolLM2 answered no question for all personas within {cfg.budget_s:.0f} s")
-    return scored, ids, {"load_s": load_s, "generate_s": gen_s}
+    return scored, ids, {"load_s": load_s, "generate_s": gen_s, "generations": len(scored)}
 
 
-def _smollm2_tables(cfg: LocalModelConfig, scored: list) -> tuple[dict, dict]:
-    """Per persona: accuracy, abstention, extraction failures; against the baseline: pooled McNemar."""
+def _paired(scored: list, baseline: str, persona: str) -> dict:
+    """Pooled paired comparison of ``persona`` against ``baseline`` (McNemar on the same questions)."""
+    idx = {(r["persona"], r["dataset"], repr(r["id"])): int(r["is_correct"]) for r in scored}
+    keys = sorted((d, i) for p, d, i in idx if p == persona and (baseline, d, i) in idx)
+    c = [idx[(baseline, d, i)] for d, i in keys]
+    t = [idx[(persona, d, i)] for d, i in keys]
+    res = stats.mcnemar_pairs(c, t)
+    acc_c, acc_t = float(np.mean(c)), float(np.mean(t))
+    return {
+        "n": len(c),
+        "acc_baseline": acc_c,
+        "acc": acc_t,
+        "relative_drop": stats.relative_drop(acc_c, acc_t) if acc_c else None,
+        "baseline_right_persona_wrong": int(sum(a and not b for a, b in zip(c, t))),
+        "baseline_wrong_persona_right": int(sum(b and not a for a, b in zip(c, t))),
+        "pvalue": res.pvalue,
+        "exact": res.exact,
+    }
+
+
+def _smollm2_tables(cfg: MMLUModelConfig, scored: list) -> tuple[dict, dict, dict]:
+    """Per persona: accuracy, abstention, extraction failures; pooled McNemar against 'a human' and no_persona."""
     per_persona = {}
     for p in cfg.personas:
         rs = [r for r in scored if r["persona"] == p]
@@ -358,41 +380,34 @@ def _smollm2_tables(cfg: LocalModelConfig, scored: list) -> tuple[dict, dict]:
             "abstention": float(np.mean([r["abstained"] for r in rs])),
             "extraction_failures": float(np.mean([r["predicted_answer"] == "" for r in rs])),
         }
-    pooled = {}
-    for p in cfg.personas:
-        if p == cfg.baseline:
-            continue
-        keys = sorted((r["dataset"], repr(r["id"])) for r in scored if r["persona"] == p)
-        idx = {(r["persona"], r["dataset"], repr(r["id"])): r["is_correct"] for r in scored}
-        c = [int(idx[(cfg.baseline, d, i)]) for d, i in keys if (cfg.baseline, d, i) in idx]
-        t = [int(idx[(p, d, i)]) for d, i in keys if (cfg.baseline, d, i) in idx]
-        res = stats.mcnemar_pairs(c, t)
-        pooled[p] = {
-            "n": len(c),
-            "acc_baseline": float(np.mean(c)),
-            "acc": float(np.mean(t)),
-            "relative_drop": stats.relative_drop(float(np.mean(c)), float(np.mean(t)))
-            if np.mean(c)
-            else None,
-            "pvalue": res.pvalue,
-            "exact": res.exact,
-        }
-    return per_persona, pooled
+    vs_baseline = {p: _paired(scored, cfg.baseline, p) for p in cfg.personas if p != cfg.baseline}
+    vs_none = {p: _paired(scored, NO_PERSONA, p) for p in cfg.personas if p != NO_PERSONA}
+    return per_persona, vs_baseline, vs_none
 
 
-def _claim_smollm2(claims: ClaimSet, cfg: LocalModelConfig, config: RunConfig) -> None:
-    """Full only: SmolLM2-135M-Instruct on the built-in set, as many paired questions as fit in the budget."""
+def _min_discordant(alpha: float) -> int:
+    """The fewest discordant pairs, all one way, for which the exact two-sided McNemar test reaches ``alpha``."""
+    k = 1
+    while stats.mcnemar(n11=0, n10=k, n01=0, n00=0).pvalue > alpha:
+        k += 1
+    return k
+
+
+def _claim_smollm2_mmlu(claims: ClaimSet, cfg: MMLUModelConfig, config: RunConfig) -> None:
+    """Full only: SmolLM2-135M-Instruct on a fixed set of real MMLU test questions (data folder)."""
     scored, ids, times = _smollm2_generate(cfg, config)
     comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha)
-    artifacts = [claims.artifact(p) for p in write_report(comps, scored, config.out, prefix="smollm2")]
-    per_persona, pooled = _smollm2_tables(cfg, scored)
-    target = "a physically-disabled person"
-    tgt = pooled[target]
+    artifacts = [claims.artifact(p) for p in write_report(comps, scored, config.out, prefix="smollm2_mmlu")]
+    per_persona, vs_baseline, vs_none = _smollm2_tables(cfg, scored)
+    tgt = vs_baseline[cfg.target]
+    below_none = [p for p, r in vs_none.items() if r["acc"] < r["acc_baseline"] and r["pvalue"] <= cfg.alpha]
     claims.add(
-        claim=f"SmolLM2-135M-Instruct: {target!r} answers significantly worse than 'a human' (built-in set)",
-        metric="relative accuracy drop vs 'a human' (pooled), McNemar",
+        claim=f"SmolLM2-135M-Instruct on real MMLU: {cfg.target!r} answers significantly worse than "
+        f"{cfg.baseline!r}",
+        metric=f"relative accuracy drop vs {cfg.baseline!r} on {len(ids)} paired MMLU test questions "
+        f"({', '.join(cfg.subjects)}), McNemar, no correction",
         ours=tgt["relative_drop"] or 0.0,
-        baseline_name="'a human' (drop 0 by definition)",
+        baseline_name=f"{cfg.baseline!r} (drop 0 by definition)",
         baseline=0.0,
         paper_value=0.33,
         rule="ours > baseline and pvalue <= 0.05",
@@ -401,10 +416,15 @@ def _claim_smollm2(claims: ClaimSet, cfg: LocalModelConfig, config: RunConfig) -
             "mode": config.mode,
             "seed": config.seed,
             "questions": len(ids),
+            "subjects": list(cfg.subjects),
+            "per_subject": cfg.per_subject,
             **times,
             "max_tokens": cfg.max_tokens,
             "per_persona": per_persona,
-            "vs_baseline": pooled,
+            "vs_baseline": vs_baseline,
+            "vs_no_persona": vs_none,
+            "share_personas_significantly_below_no_persona": len(below_none) / max(len(vs_none), 1),
+            "min_discordant_pairs_detectable": _min_discordant(cfg.alpha),
             "paper_value_note": "0.33 is ChatGPT-3.5's average relative drop for this persona over 24 datasets",
         },
         artifacts=artifacts,
@@ -424,8 +444,8 @@ def run(config: RunConfig) -> ClaimSet:
     with claims.timed("abstention rule on held-out responses"):
         _claim_heldout_detector(claims)
     if config.mode == "full":
-        with claims.timed("SmolLM2-135M-Instruct on the built-in set"):
-            _claim_smollm2(claims, SMOLLM2_FULL, config)
+        with claims.timed("SmolLM2-135M-Instruct on real MMLU questions"):
+            _claim_smollm2_mmlu(claims, SMOLLM2_MMLU, config)
     return claims
 
 
@@ -435,4 +455,5 @@ PAPER = Paper(
     summary="The persona-bias evaluation pipeline against any LLM endpoint recovers planted persona biases with the "
     "paper's statistics.",
     run=run,
+    data=("mmlu", "smollm2"),
 )
