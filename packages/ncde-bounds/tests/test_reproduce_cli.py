@@ -97,3 +97,20 @@ def test_torchrun_data_parallel_matches_one_process(tmp_path):
     one = torch.load(tmp_path / "one" / "model.pt", weights_only=True)
     assert all(torch.allclose(two[k], one[k], atol=1e-5) for k in one)
     assert json.loads((tmp_path / "two" / "metrics.json").read_text())["processes"] == 2
+
+
+def test_mode_configs_fit_their_budgets():
+    """Quick gates (B) on two grids, full on four plus real data; both stay in their CPU budgets."""
+    from iclr24.ncde_bounds.reproduce import FULL, QUICK
+
+    assert (min(QUICK.b_ks), max(QUICK.b_ks)) == (4, 32) and QUICK.real_dataset is None
+    assert FULL.b_ks == (4, 8, 16, 32) and FULL.b_seeds == 3 and FULL.real_dataset == "BasicMotions"
+    assert FULL.b_train.epochs >= QUICK.b_train.epochs and FULL.c_seeds >= QUICK.c_seeds
+
+    def work(c):  # training series x intervals x substeps x epochs of (B) and (C), all seeds
+        b = c.b_seeds * c.b_train.epochs * c.b_train.substeps * c.b_n * sum(c.b_ks)
+        return b + c.c_seeds * c.c_train.epochs * c.c_train.substeps * c.c_n_train * sum(c.c_ks)
+
+    # measured ~2e-5 CPU s per unit (RK4 x 1, one thread, with the GRU and evaluation; 2026-12-01: 94 s of CPU for
+    # 4.8e6 units): quick ~ a minute, full <= 10 minutes with the real set (~1 minute; full took 419 s of CPU)
+    assert work(QUICK) <= 3.5e6 and work(FULL) <= 2.2e7
