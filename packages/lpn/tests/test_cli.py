@@ -218,3 +218,17 @@ def test_bench_smoke(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "speedup" in out and "invert (cvx_cg)" in out
     assert (tmp_path / "bench.json").is_file() and (tmp_path / "bench.md").is_file()
+
+
+def test_train_conv28_on_real_mnist(tmp_path, capsys):
+    assert main(["train", "--arch", "mlp", "--data", "mnist", "--out", str(tmp_path / "a"), "--quiet"]) == 2
+    assert "--data mnist (28x28 images) needs --arch conv28" in capsys.readouterr().err
+    from iclr24.paperkit.datadir import is_present
+
+    if not is_present("mnist"):
+        pytest.skip("MNIST is not in the data folder (iclr24 data get mnist)")
+    run = tmp_path / "mnist"
+    argv = ["train", "--arch", "conv28", "--data", "mnist", "--hidden", "4", "--steps", "2", "--pretrain-steps",
+            "1", "--batch-size", "4", "--out", str(run), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    assert (run / "checkpoint.pt").is_file() and '"conv28"' in (run / "model_config.json").read_text()

@@ -170,3 +170,18 @@ def test_torchrun_data_parallel_training(tmp_path):
     assert "on 2 process(es)" in proc.stdout
     ck = load_checkpoint(tmp_path)
     assert ck["step"] == 6 and ck["model_config"]["in_dim"] == 64
+
+
+def test_noise_level_is_drawn_per_batch_as_the_official_code_does():
+    from iclr24.lpn.train import draw_sigma
+
+    x = torch.zeros(50, 1, 4, 4)
+    g = torch.Generator().manual_seed(0)
+    assert draw_sigma(TrainConfig(sigma_noise=0.07), x, g) == 0.07
+    per_batch = draw_sigma(TrainConfig(noise_range=(0.01, 0.1)), x, g)
+    assert per_batch.shape == (1, 1, 1, 1) and 0.01 <= per_batch.item() <= 0.1
+    per_sample = draw_sigma(TrainConfig(noise_range=(0.01, 0.1), noise_per_batch=False), x, g)
+    assert per_sample.shape == (50, 1, 1, 1) and per_sample.std() > 0.01
+    assert ((per_sample >= 0.01) & (per_sample <= 0.1)).all()
+    with pytest.raises(ValueError, match="noise_per_batch must be True or False"):
+        TrainConfig(noise_per_batch="yes")

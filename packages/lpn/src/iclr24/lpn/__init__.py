@@ -7,11 +7,14 @@ evaluated (``evaluate_prior``) and used inside plug-and-play solvers (``pnp_pgd`
 from .data import (
     digits_split,
     laplace_sampler,
+    load_celeba,
     load_image,
     load_image_folder,
+    load_mayoct,
     psnr,
     save_image,
     soft_threshold,
+    ssim,
 )
 from .icnn import (
     ARCHITECTURES,
@@ -82,6 +85,9 @@ __all__ = [
     "gamma_min_for",
     "gaussian_blur_operator",
     "inpainting_operator",
+    "load_celeba",
+    "load_mayoct",
+    "ssim",
     "invert",
     "l1_loss",
     "l2_loss",

@@ -46,6 +46,16 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
             )
         tr, _ = digits_split(1500, seed=args.seed)
         return tr, {"in_dim": 64}
+    if args.data == "mnist":
+        if args.arch != "conv28":
+            raise UsageError("--data mnist (28x28 images) needs --arch conv28")
+        from iclr24.paperkit.datasets.mnist import load_mnist
+
+        try:
+            x = load_mnist()["train"][0]
+        except Exception as e:  # DataMissing names ``iclr24 data get mnist``
+            raise UsageError(" ".join(str(e).split())) from None
+        return torch.as_tensor(x).reshape(-1, 1, 28, 28), {"in_channels": 1}
     folder = Path(args.data)
     gray = args.channels == 1
     if args.arch == "conv28":
@@ -65,7 +75,12 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     "Train an LPN denoiser (official schedule: l1 pre-training, then proximal matching); resumable; "
     "works under torchrun for data-parallel training.",
     arg("--arch", choices=sorted(ARCHITECTURES), default="mlp", help="architecture"),
-    arg("--data", default="digits", help="'digits', 'laplace' (1-D toy) or a folder of images"),
+    arg(
+        "--data",
+        default="digits",
+        help="'digits', 'laplace' (1-D toy), 'mnist' (real MNIST from the data folder, --arch conv28) or a "
+        "folder of images",
+    ),
     arg(
         "--steps", type=positive_int, default=None, help="total steps (default: 40000, or by --smoke/--quick)"
     ),

@@ -25,6 +25,9 @@ __all__ = [
     "image_to_tensor",
     "tensor_to_image",
     "psnr",
+    "ssim",
+    "load_celeba",
+    "load_mayoct",
     "IMAGE_SUFFIXES",
 ]
 
@@ -100,6 +103,137 @@ def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> torch.T
         raise ValueError(f"psnr expects batched tensors (B, ...), got shape {tuple(x.shape)}")
     mse = (x - ref).pow(2).flatten(1).mean(1).clamp_min(1e-20)
     return 10 * torch.log10(data_range**2 / mse)
+
+
+def ssim(
+    x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0, win_size: int = 7, image_shape=None
+) -> torch.Tensor:
+    """SSIM per sample, as ``skimage.metrics.structural_similarity`` computes it by default (the official
+    ``lpn/metrics.py``): a ``win_size`` x ``win_size`` uniform window, K1 = 0.01, K2 = 0.03, sample covariances,
+    averaged over the positions where the window lies inside the image, and over channels.
+
+    ``x``, ``ref``: ``(B, C, H, W)`` or ``(B, H, W)``; flattened ``(B, D)`` with ``image_shape=(H, W)``.
+    """
+    if not isinstance(x, torch.Tensor) or not isinstance(ref, torch.Tensor):
+        raise ValueError(f"ssim takes two tensors, got {type(x).__name__} and {type(ref).__name__}")
+    if x.shape != ref.shape:
+        raise ValueError(
+            f"ssim: x has shape {tuple(x.shape)} but ref has shape {tuple(ref.shape)}; they must match"
+        )
+    if image_shape is not None:
+        x, ref = x.reshape(len(x), 1, *image_shape), ref.reshape(len(ref), 1, *image_shape)
+    if x.dim() == 3:
+        x, ref = x.unsqueeze(1), ref.unsqueeze(1)
+    if x.dim() != 4:
+        raise ValueError(
+            f"ssim expects images (B, C, H, W) or (B, H, W) (or (B, D) with image_shape), got {tuple(x.shape)}"
+        )
+    if win_size < 3 or win_size % 2 == 0 or min(x.shape[-2:]) < win_size:
+        raise ValueError(
+            f"win_size must be odd, >= 3 and <= the image side, got {win_size} for {tuple(x.shape)}"
+        )
+    b, c = x.shape[:2]
+    a, r = x.double().reshape(b * c, 1, *x.shape[2:]), ref.double().reshape(b * c, 1, *x.shape[2:])
+    n = win_size**2
+    cov = n / (n - 1)
+
+    def mean(t: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.avg_pool2d(t, win_size, stride=1)
+
+    ma, mr = mean(a), mean(r)
+    vaa, vrr, var_ = (
+        cov * (mean(a * a) - ma * ma),
+        cov * (mean(r * r) - mr * mr),
+        cov * (mean(a * r) - ma * mr),
+    )
+    c1, c2 = (0.01 * data_range) ** 2, (0.03 * data_range) ** 2
+    s = ((2 * ma * mr + c1) * (2 * var_ + c2)) / ((ma * ma + mr * mr + c1) * (vaa + vrr + c2))
+    return s.reshape(b, c, -1).mean((1, 2)).to(x.dtype)
+
+
+# -- the paper's datasets from a user path (as the official repository lays them out) ----------------------------
+CELEBA_SPLITS = {"train": 0, "valid": 1, "test": 2}
+
+
+def load_celeba(
+    root: str | Path,
+    split: str = "test",
+    image_size: int = 128,
+    *,
+    start: int = 0,
+    max_images: int | None = None,
+) -> torch.Tensor:
+    """CelebA as the official ``lpn/datasets/celeba.py`` reads it (torchvision's layout, ``download=False``):
+    ``root/celeba/img_align_celeba/*.jpg`` and ``root/celeba/list_eval_partition.txt`` (``name split`` per line,
+    0/1/2 = train/valid/test). Each image is centre-cropped to ``image_size`` (the official ``CenterCrop`` +
+    ``Resize`` of the same size), RGB in [0, 1]: ``(N, 3, image_size, image_size)``. ``start``/``max_images`` pick
+    a range of the split (the official deblurring uses test images 100-119)."""
+
+    if split not in CELEBA_SPLITS:
+        raise ValueError(f"split must be one of {', '.join(CELEBA_SPLITS)}, got {split!r}")
+    base = Path(root) / "celeba"
+    part, imgs = base / "list_eval_partition.txt", base / "img_align_celeba"
+    for need in (part, imgs):
+        if not need.exists():
+            raise FileNotFoundError(
+                f"{need} does not exist; download CelebA (img_align_celeba.zip, list_eval_partition.txt) from the "
+                "authors' Google Drive and unzip it under ROOT/celeba/ (torchvision's CelebA layout)"
+            )
+    names = []
+    for k, line in enumerate(part.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2 or fields[1] not in ("0", "1", "2"):
+            raise ValueError(f"{part}:{k}: expected 'NAME SPLIT' with SPLIT in 0/1/2, got {line!r}")
+        if int(fields[1]) == CELEBA_SPLITS[split]:
+            names.append(fields[0])
+    names = names[start : None if max_images is None else start + max_images]
+    if not names:
+        raise ValueError(f"{part}: no images in split {split!r} (from index {start})")
+    out = []
+    for name in names:
+        f = imgs / name
+        if not f.is_file():
+            raise FileNotFoundError(f"{f} is listed in {part.name} but missing")
+        arr = load_image(f)
+        if arr.ndim == 2:
+            arr = np.repeat(arr[..., None], 3, axis=2)
+        h, w = arr.shape[:2]
+        if min(h, w) < image_size:
+            raise ValueError(f"{f}: {h}x{w} is smaller than image_size {image_size}")
+        i, j = int(round((h - image_size) / 2)), int(round((w - image_size) / 2))
+        out.append(image_to_tensor(arr[i : i + image_size, j : j + image_size]))
+    return torch.stack(out)
+
+
+def load_mayoct(root: str | Path, split: str = "test", *, max_images: int | None = None) -> torch.Tensor:
+    """Mayo CT phantoms as the official ``lpn/datasets/mayoct.py`` reads them:
+    ``root/mayo_data_arranged_patientwise/{train,test}/Phantom/*.npy`` (one 2-D float slice per file, sorted by
+    name), as ``(N, 1, H, W)`` float32 (no augmentation; the official training adds random flips/affine/crops)."""
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    folder = Path(root) / "mayo_data_arranged_patientwise" / split / "Phantom"
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"{folder} does not exist; download the Mayo CT data from the authors' Google Drive into ROOT "
+            "(layout: mayo_data_arranged_patientwise/{train,test}/Phantom/*.npy)"
+        )
+    files = sorted(p for p in folder.iterdir() if p.suffix == ".npy")[:max_images]
+    if not files:
+        raise FileNotFoundError(f"no .npy slices in {folder}")
+    out = []
+    for f in files:
+        try:
+            arr = np.load(f, allow_pickle=False)
+        except ValueError as e:
+            raise ValueError(f"{f}: not a plain .npy array ({e})") from None
+        if arr.ndim != 2 or not np.isfinite(arr).all():
+            raise ValueError(f"{f}: expected a finite 2-D slice, got shape {arr.shape}")
+        out.append(torch.from_numpy(arr.astype(np.float32)).unsqueeze(0))
+    if len({t.shape for t in out}) != 1:
+        raise ValueError(f"{folder}: slices have different shapes {sorted({tuple(t.shape) for t in out})}")
+    return torch.stack(out)
 
 
 # -- images -------------------------------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """Input-convex potentials psi_theta and learned proximal networks f_theta = grad psi_theta (Sec. 3 of the paper).
 
-The ICNN (Sec. 3 of the paper, in the official code's form; equation numbers of the paper were not verified here):
+The ICNN (Sec. 3 of the paper, "Learned Proximal Networks", in the official code's form). The formula lines below
+are labelled ``# Sec. 3 (LPN): ...`` by the paper's section, not by an equation number: the paper's text was not
+reachable offline for this reimplementation, so its equation numbering could not be checked, and none is guessed.
+The formulas themselves were checked against the official networks (``lpn/networks/lpn_mnist.py``,
+``lpn/networks/lpn_128.py``, ``exps/laplacian/network.py``):
 
     z_1 = g(H_1 y + b_1)
     z_k = g(W_k z_{k-1} + H_k y + b_k),  k = 2..K
@@ -70,6 +74,7 @@ class ICNN(nn.Module):
         with torch.enable_grad():
             yy = y if (create_graph and y.requires_grad) else y.detach().requires_grad_(True)
             psi = self.potential(yy).sum()
+            # Sec. 3 (LPN): f_theta(y) = grad_y psi_theta(y)
             (grad,) = torch.autograd.grad(psi, yy, create_graph=create_graph)
         return grad if create_graph else grad.detach()
 
@@ -184,6 +189,7 @@ class MLPLPN(ICNN):
         return torch.where(ba > self.act.threshold, torch.ones_like(a), torch.sigmoid(ba))
 
     def _gradient(self, y: torch.Tensor) -> torch.Tensor:
+        # Sec. 3 (LPN): f(y) = grad_y psi(y), by backpropagation through the ICNN written out by hand
         pre = [self.lin[0](y)]  # a_1
         z = self.act(pre[0])
         for w, h in zip(self.lin[1:-1], self.res[:-1]):
@@ -200,11 +206,14 @@ class MLPLPN(ICNN):
         return grad + delta @ self.lin[0].weight
 
     def potential(self, y: torch.Tensor) -> torch.Tensor:
-        z = self.act(self.lin[0](y))  # z_1 = g(H_1 y)
+        # Sec. 3 (LPN): z_1 = g(H_1 y)
+        z = self.act(self.lin[0](y))
         for w, h in zip(self.lin[1:-1], self.res[:-1]):
-            z = self.act(w(z) + h(y))  # ICNN layer (Sec. 3): z_k = g(W_k z_{k-1} + H_k y + b_k)
-        out = self.lin[-1](z) + self.res[-1](y)  # w^T z_K + affine(y)
-        return out.squeeze(1) + self.alpha * y.pow(2).sum(1)  # + alpha ||y||^2
+            # Sec. 3 (LPN): z_k = g(W_k z_{k-1} + H_k y + b_k), W_k >= 0
+            z = self.act(w(z) + h(y))
+        # Sec. 3 (LPN): psi(y) = w^T z_K + (affine in y) + alpha ||y||^2, w >= 0
+        out = self.lin[-1](z) + self.res[-1](y)
+        return out.squeeze(1) + self.alpha * y.pow(2).sum(1)
 
 
 class ConvLPN28(ICNN):
@@ -257,12 +266,15 @@ class ConvLPN28(ICNN):
 
     def potential(self, y: torch.Tensor) -> torch.Tensor:
         b = y.shape[0]
+        # Sec. 3 (LPN): z_1 = g(H_1 y) (a 3x3 conv)
         z = self.act(self.lin[0](y))
         for w, h, size in zip(self.lin[1:4], self.res[:3], (28, 14, 14)):
             y_s = F.interpolate(y, (size, size), mode="bilinear")  # linear in y: keeps convexity
+            # Sec. 3 (LPN): z_k = g(W_k z_{k-1} + H_k y + b_k), W_k >= 0 (strided convs)
             z = self.act(w(z) + h(y_s))
         y7 = F.interpolate(y, (7, 7), mode="bilinear").reshape(b, -1)
         z = self.act(self.lin[4](z.reshape(b, -1)) + self.res[3](y7))
+        # Sec. 3 (LPN): psi(y) = w^T z_K + alpha ||y||^2, w >= 0
         out = self.lin[5](z).squeeze(1)
         return out + self.alpha * y.pow(2).flatten(1).sum(1)
 
@@ -320,12 +332,15 @@ class PatchLPN128(ICNN):
 
     def potential(self, y: torch.Tensor) -> torch.Tensor:
         s = self.input_shape[-1]
+        # Sec. 3 (LPN): z_1 = g(H_1 y + b_1)
         z = self.act(self.lin[0](y))
         for w, h, size in zip(self.lin[1:6], self.res[:5], self._sizes):
             y_s = y if size == s else F.interpolate(y, (size, size), mode="bilinear")
+            # Sec. 3 (LPN): z_k = g(W_k z_{k-1} + H_k y + b_k), W_k >= 0
             z = self.act(w(z) + h(y_s))
         y8 = F.interpolate(y, (s // 8, s // 8), mode="bilinear")
         z = self.act(self.lin[6](z) + self.res[5](y8)).mean(dim=(2, 3))  # (B, 64)
+        # Sec. 3 (LPN): psi(y) = w^T mean-pool(z_K) + b + alpha ||y||^2, w >= 0
         out = self.lin[7](z).squeeze(1)
         return out + self.alpha * y.pow(2).flatten(1).sum(1)
 

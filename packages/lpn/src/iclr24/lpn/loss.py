@@ -41,7 +41,8 @@ def proximal_matching_loss(pred: torch.Tensor, target: torch.Tensor, gamma: floa
     if not (isinstance(gamma, int | float) and gamma > 0 and math.isfinite(gamma)):
         raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
     d2 = (pred - target).pow(2).flatten(1).sum(1)  # ||f(y) - x||_2^2 per sample
-    return (1.0 - torch.exp(-d2 / gamma**2)).mean()  # L_PM = E[1 - exp(-||f(y) - x||^2 / gamma^2)]
+    # Sec. 3 (proximal matching): L_PM(theta; gamma) = E[1 - exp(-||f_theta(y) - x||_2^2 / gamma^2)]
+    return (1.0 - torch.exp(-d2 / gamma**2)).mean()
 
 
 def l1_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -160,8 +160,9 @@ def pnp_pgd(
     x = At(y) if x0 is None else x0.clone()
     norms: list[float] = []
     for _ in progress(range(num_iter), desc="PnP-PGD", disable=None if show_progress else True):
-        z = x - step * At(A(x) - y)  # gradient step on 1/2 ||Ax - y||^2
-        xn = _denoise(denoiser, z)  # x = prox_R(z) = f(z)
+        # Sec. 4 (PnP-PGD): x_{k+1} = f_theta(x_k - eta A^T (A x_k - y)), f_theta = prox_{R_theta}
+        z = x - step * At(A(x) - y)
+        xn = _denoise(denoiser, z)
         if clip is not None:
             xn = xn.clamp(*clip)
         norms.append(float((xn - x).flatten(1).norm(dim=1).max()))
@@ -206,6 +207,7 @@ def pnp_admm(
         return 2 * scale * At(A(v)) + rho * v
 
     for _ in progress(range(num_iter), desc="PnP-ADMM", disable=None if show_progress else True):
+        # Sec. 4 (PnP-ADMM): x = argmin scale ||y - Ax||^2 + rho/2 ||x - z + u||^2; u += x - z; z = f_theta(x + u)
         x = conjugate_gradient(normal, 2 * scale * aty + rho * (z - u), x0=x, max_iter=cg_iter, tol=cg_tol)
         u = u + x - z
         zn = _denoise(denoiser, x + u)

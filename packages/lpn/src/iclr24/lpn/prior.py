@@ -178,5 +178,6 @@ def evaluate_prior(
         psi = _potential(m, y)
     fy = potential_gradient(m, y)  # f(y), not f(x)
     b = x.shape[0]
-    r = (xd * y).reshape(b, -1).sum(1) - 0.5 * xd.pow(2).reshape(b, -1).sum(1) - psi  # Sec. 3.1
+    # Sec. 3 (LPN): R_theta(x) = <x, y> - 1/2 ||x||^2 - psi_theta(y), y = f_theta^{-1}(x)
+    r = (xd * y).reshape(b, -1).sum(1) - 0.5 * xd.pow(2).reshape(b, -1).sum(1) - psi
     return (r, y, fy) if return_inverse else r

@@ -54,7 +54,8 @@ class TrainConfig:
 
     ``loss``: "pm" (the official schedule above), or "l1"/"l2" at ``lr`` for every step (baselines).
     ``segments``: a custom piecewise schedule (overrides the above; e.g. the 1-D Laplacian notebook's).
-    ``noise_range``: draw sigma per sample uniformly in [lo, hi] instead of a fixed ``sigma_noise``.
+    ``noise_range``: draw sigma uniformly in [lo, hi] instead of a fixed ``sigma_noise``: one sigma per batch, as the
+    official ``train_step`` does (``noise_per_batch=True``), or one per sample (``noise_per_batch=False``).
     """
 
     num_steps: int = 40000
@@ -66,6 +67,7 @@ class TrainConfig:
     batch_size: int = 200
     sigma_noise: float = 0.1
     noise_range: tuple[float, float] | None = None
+    noise_per_batch: bool = True
     loss: str = "pm"
     segments: tuple[Segment, ...] | None = None
     checkpoint_dir: str | None = None
@@ -92,6 +94,8 @@ class TrainConfig:
             raise ValueError(f"sigma_noise must be a finite number >= 0, got {self.sigma_noise!r}")
         if self.noise_range is not None and not (0 <= self.noise_range[0] <= self.noise_range[1]):
             raise ValueError(f"noise_range must be (lo, hi) with 0 <= lo <= hi, got {self.noise_range!r}")
+        if not isinstance(self.noise_per_batch, bool):
+            raise ValueError(f"noise_per_batch must be True or False, got {self.noise_per_batch!r}")
         if self.gamma_min is not None and not self.gamma_min > 0:
             raise ValueError(f"gamma_min must be > 0, got {self.gamma_min!r}")
         if self.segments is not None:
@@ -251,6 +255,16 @@ def _check_data(data: Any, model: nn.Module) -> None:
         )
 
 
+def draw_sigma(config: TrainConfig, x: torch.Tensor, g: torch.Generator) -> float | torch.Tensor:
+    """The noise level of one training batch ``x``: ``sigma_noise``, or uniform in ``noise_range`` (one value for the
+    batch, as the official code draws it, or one per sample with ``noise_per_batch=False``)."""
+    if config.noise_range is None:
+        return config.sigma_noise
+    lo, hi = config.noise_range
+    n = 1 if config.noise_per_batch else len(x)
+    return lo + (hi - lo) * torch.rand((n,) + (1,) * (x.dim() - 1), generator=g).to(x.device)
+
+
 def train(
     model: nn.Module,
     data: torch.Tensor | Sampler,
@@ -311,11 +325,7 @@ def train(
             group["lr"] = s.lr
         g = torch.Generator().manual_seed((config.seed * 1_000_003 + step) * 257 + rank)
         x = _batch(data, per_rank, g).to(device)
-        if config.noise_range is not None:
-            lo, hi = config.noise_range
-            sig = lo + (hi - lo) * torch.rand((len(x),) + (1,) * (x.dim() - 1), generator=g).to(device)
-        else:
-            sig = config.sigma_noise
+        sig = draw_sigma(config, x, g)
         y = x + sig * torch.randn(x.shape, generator=g).to(device)
         pred = model(y)
         loss = loss_value(s.loss, pred, x, s.gamma)
