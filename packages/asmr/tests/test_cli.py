@@ -134,7 +134,7 @@ def test_readme_quickstart_runs():
     from iclr24.paperkit.testing import readme_blocks
 
     code = readme_blocks(Path(__file__).parents[1] / "README.md")[0]  # the quickstart
-    assert "steps=600, lr=1e-3" in code  # the quick run's budget and swept lr
+    assert "steps=600, lr=1e-3" in code  # the previous quick budget and the swept lr
     ns: dict = {}
     exec(compile(code.replace("steps=600", "steps=3"), "README.md", "exec"), ns)
     assert ns["y"].shape == (128 * 128, 1) and abs(float(ns["y"][5 * 128 + 7, 0] - ns["y_ref"][0, 0])) < 1e-4

@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -5,6 +7,7 @@ from torch import nn
 
 from iclr24.srigl import CondensedConv2d, CondensedLinear, SRigL, condense, random_constant_fan_in_mask
 from iclr24.srigl.condensed import AUTO_ONLINE_ROWS, auto_variant
+from iclr24.srigl.kernels import build_directory
 
 
 def _cfi_linear(out=48, inp=40, k=6, bias=True, ablate=(3, 17), seed=0):
@@ -122,10 +125,16 @@ def test_condensed_under_torch_compile():
 def _kernel_is_built() -> bool:
     from pathlib import Path
 
-    from torch.utils.cpp_extension import _get_build_directory
+    return any(Path(build_directory()).glob("*.so"))
 
-    d = Path(_get_build_directory("srigl_condensed_v4", verbose=False))
-    return any(d.glob("*.so"))
+
+def test_kernel_build_folder_is_per_environment(monkeypatch):
+    here = build_directory()
+    assert here == build_directory() and "srigl_condensed_v4-" in here
+    monkeypatch.setattr(sys, "prefix", sys.prefix + "-another-venv")
+    assert (
+        build_directory() != here
+    )  # another venv sharing the cache gets its own folder: no rebuild ping-pong
 
 
 def test_fused_kernel_matches_when_available():

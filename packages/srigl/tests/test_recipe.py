@@ -100,7 +100,12 @@ def _py2_cifar_batch(data: np.ndarray, labels: list[int], name: str) -> bytes:
     out = b"\x80\x02}(" + _py2_str(b"batch_label") + _py2_str(name.encode())
     out += _py2_str(b"labels") + b"](" + b"".join(_py2_int(v) for v in labels) + b"e"
     out += _py2_str(b"data") + _py2_uint8_array(data)
-    out += _py2_str(b"filenames") + b"](" + b"".join(_py2_str(b"img_%d.png" % i) for i in range(len(data))) + b"e"
+    out += (
+        _py2_str(b"filenames")
+        + b"]("
+        + b"".join(_py2_str(b"img_%d.png" % i) for i in range(len(data)))
+        + b"e"
+    )
     return out + b"u."
 
 
@@ -123,7 +128,9 @@ def test_cifar10_test_batches_are_python2_pickles_of_the_official_layout(tmp_pat
     assert sorted(obj) == [b"batch_label", b"data", b"filenames", b"labels"]
     assert obj[b"data"].dtype == np.uint8 and obj[b"data"].shape == (2, 3072) and obj[b"labels"] == [0, 1]
     x = cifar10_split(folder).x_train  # channel-major rows: red 0..1023, green 1024.., blue 2048..
-    assert torch.allclose(x[0, :, 0, 1], torch.tensor(obj[b"data"][0, [1, 1025, 2049]] / 255.0, dtype=x.dtype))
+    assert torch.allclose(
+        x[0, :, 0, 1], torch.tensor(obj[b"data"][0, [1, 1025, 2049]] / 255.0, dtype=x.dtype)
+    )
 
 
 def test_cifar10_from_a_user_path_and_a_recipe_run_end_to_end(tmp_path):

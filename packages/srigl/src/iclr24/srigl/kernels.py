@@ -5,6 +5,7 @@ needs a C++ compiler and ninja). One pass over the ``n x k`` values: gather, mul
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import warnings
 
@@ -145,6 +146,30 @@ _module = None
 _failed: str | None = None
 
 
+_CFLAGS = ["-O3", "-march=native", "-fopenmp", "-ffast-math"]
+
+
+def build_directory() -> str:
+    """The kernel's build folder: torch's extension cache, one folder per torch installation and flag set.
+
+    torch keys its cache by name only, so two environments (two venvs, a wheel test in a temporary venv) that
+    share ``~/.cache/torch_extensions`` would otherwise rebuild the kernel (~1 min) every time they alternate."""
+    import hashlib
+    from pathlib import Path
+
+    import torch
+    from torch.utils.cpp_extension import _get_build_directory
+
+    root = Path(_get_build_directory(_NAME, verbose=False)).parent
+    key = "|".join([torch.__file__, torch.__version__, sys.prefix, *_CFLAGS, _SOURCE])
+    return str(root / f"{_NAME}-{hashlib.sha256(key.encode()).hexdigest()[:12]}")
+
+
+def _make_dir(path: str) -> str:
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 def load_kernel(verbose: bool = False):
     """Build (once, cached by torch in ``~/.cache/torch_extensions``) and return the extension, or ``None`` with
     a warning when no compiler is available. ``SRIGL_NO_KERNEL=1`` disables it."""
@@ -161,9 +186,10 @@ def load_kernel(verbose: bool = False):
                 name=_NAME,
                 cpp_sources=[_SOURCE],
                 functions=None,
-                extra_cflags=["-O3", "-march=native", "-fopenmp", "-ffast-math"],
+                extra_cflags=_CFLAGS,
                 extra_ldflags=["-fopenmp"],
                 verbose=verbose,
+                build_directory=_make_dir(build_directory()),
             )
         except Exception as e:  # noqa: BLE001 - any build failure means: fall back to the torch variants
             _failed = f"{type(e).__name__}: {str(e)[:300]}"
@@ -190,9 +216,7 @@ def kernel_built() -> bool:
     try:
         from pathlib import Path
 
-        from torch.utils.cpp_extension import _get_build_directory
-
-        built = any(Path(_get_build_directory(_NAME, verbose=False)).glob("*.so"))
+        built = any(Path(build_directory()).glob("*.so"))
     except Exception:  # noqa: BLE001 - a torch without this private helper: treat as not built
         return False
     return built and load_kernel() is not None
