@@ -140,3 +140,67 @@ def test_real_kg_loader_reads_paperkit_data_folder(tmp_path):
     import sys
 
     assert "pykeen" not in sys.modules
+
+
+def _freebase_rows(rng, ents, rels, n):
+    return [
+        (ents[rng.integers(len(ents))], rels[rng.integers(len(rels))], ents[rng.integers(len(ents))])
+        for _ in range(n)
+    ]
+
+
+def test_grail_inductive_layouts_with_freebase_names(tmp_path):
+    """GraIL's v1-v4 splits as a user brings them: GraIL's raw folders (``fb237_v1/{train,valid}.txt`` and the
+    inductive graph ``fb237_v1_ind/train.txt``) and FaithfulRE's copies (``datasets/fb237_v1``: no
+    ``test_facts.txt``, labelled ``*_positive_negative_score.txt``). Names with slashes, as in Freebase."""
+    from iclr24.drum_rules import load_faithfulre_dir, load_grail
+    from iclr24.drum_rules.kg import encode_facts
+
+    rng = np.random.default_rng(0)
+    ents = [f"/m/0{i:03x}" for i in range(30)]
+    ind_ents = [f"/m/1{i:03x}" for i in range(20)]  # the inductive graph has unseen entities
+    rels = ["/film/film/genre", "/music/genre/artists", "/people/person/place_of_birth"]
+
+    def tsv(rows):
+        return "".join("\t".join(map(str, r)) + "\n" for r in rows)
+
+    tr, va, ind = (
+        sorted(set(_freebase_rows(rng, e, rels, n))) for e, n in ((ents, 120), (ents, 15), (ind_ents, 80))
+    )
+    va = [x for x in va if x not in set(tr)]
+    g, gi = tmp_path / "fb237_v1", tmp_path / "fb237_v1_ind"
+    for folder, files in ((g, {"train.txt": tr, "valid.txt": va}), (gi, {"train.txt": ind})):
+        folder.mkdir()
+        for name, rows in files.items():
+            (folder / name).write_text(tsv(rows))
+    d = load_grail(g, seed=0)
+    E = d.kg.n_entities
+    names = lambda a: {
+        (d.kg.entities[h], d.kg.relations[r], d.kg.entities[t]) for h, r, t in a[:, :3].tolist()
+    }  # noqa: E731
+    assert names(d.kg.facts) | names(d.train) == set(tr) and not names(d.kg.facts) & names(d.train)
+    assert names(d.test_kg.facts) | names(d.test) == set(ind) and len(d.test) == round(0.25 * len(ind))
+    assert names(d.valid) == set(va)
+    lab = d.test_labelled
+    assert (lab[:, 3] == 1).sum() == (lab[:, 3] == 0).sum() == len(d.test)  # one negative per positive
+    neg = lab[lab[:, 3] == 0]
+    known = set(d.test_kg.fact_ids.tolist()) | set(
+        encode_facts(d.test[:, 0], d.test[:, 1], d.test[:, 2], E).tolist()
+    )
+    assert not set(encode_facts(neg[:, 0], neg[:, 1], neg[:, 2], E).tolist()) & known
+    (gi / "train.txt").unlink()
+    with pytest.raises(FileNotFoundError, match="fb237_v1_ind/train.txt is missing"):
+        load_grail(g)
+
+    f = tmp_path / "datasets" / "fb237_v1"
+    f.mkdir(parents=True)
+    (f / "entities.txt").write_text("\n".join(ents) + "\n")
+    (f / "relations.txt").write_text("\n".join(rels) + "\n")
+    (f / "train_facts.txt").write_text(tsv(tr[:90]))
+    (f / "train.txt").write_text(tsv(tr[90:]))
+    (f / "valid_positive_negative_score.txt").write_text(tsv([(*x, i % 2) for i, x in enumerate(va)]))
+    (f / "test_positive_negative_score.txt").write_text(tsv([(*x, i % 2) for i, x in enumerate(tr[:20])]))
+    d = load_faithfulre_dir(f)
+    assert d.test_kg is None and d.eval_kg is d.kg and len(d.kg) == 90 and len(d.train) == len(tr) - 90
+    assert d.kg.entities[int(d.kg.facts[0, 0])].startswith("/m/") and len(d.test) == 10
+    assert set(d.valid_labelled[:, 3].tolist()) <= {0, 1} and len(d.valid_labelled) == len(va)

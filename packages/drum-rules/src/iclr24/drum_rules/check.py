@@ -25,7 +25,7 @@ def model_consequences(model: DRUM, kg: KG, beta: float, heads: Iterable[int] | 
     parts = []
     for q in hs:
         S = model.score_matrix(int(q), kg)
-        # Paper: T_M(D) = {q(h,t) : score_{M,D}(q,h,t) >= beta}
+        # Eq. (model consequences): T_M(D) = {q(h,t) : score_{M,D}(q,h,t) >= beta}
         h, t = np.nonzero(S >= beta)
         parts.append(encode_facts(h, np.full(len(h), int(q)), t, kg.n_entities))
     return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)

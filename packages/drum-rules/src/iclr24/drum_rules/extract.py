@@ -73,7 +73,7 @@ def path_weights(attn: np.ndarray) -> dict[Path, float]:
     L, T, K = attn.shape
     paths, idx = reduced_paths(K - 1, T)
     w = np.zeros(len(paths))
-    # Paper (path expansion): w_s = sum_j sum_{k : reduce(k) = s} prod_i a_{j,i,k_i}
+    # Eq. (path expansion): w_s = sum_j sum_{k : reduce(k) = s} prod_i a_{j,i,k_i}
     for j in range(L):
         w += np.bincount(idx, weights=_sequence_products(attn[j]), minlength=len(paths))
     return {p: float(w[i]) for i, p in enumerate(paths)}
@@ -86,7 +86,7 @@ def rank_max_weights(attn: np.ndarray) -> list[dict[Path, float]]:
     out = []
     for j in range(L):
         w = np.zeros(len(paths))
-        # Paper: w^max_{j,s} = max_{k : reduce(k) = s} prod_i a_{j,i,k_i}
+        # Eq. (rank max weight): w^max_{j,s} = max_{k : reduce(k) = s} prod_i a_{j,i,k_i}
         np.maximum.at(w, idx, _sequence_products(attn[j]))
         out.append({p: float(w[i]) for i, p in enumerate(paths)})
     return out
@@ -168,7 +168,7 @@ def _mm_rules(attn: np.ndarray, beta: float, q: int) -> list[Rule]:
     for j in range(attn.shape[0]):
         for p, v in _rank_paths_above(attn[j], beta).items():
             best[p] = max(best.get(p, 0.0), v)
-    # Paper (MMDRUM): Pi_q = {q <- body(s) : max_j w^max_{j,s} >= beta}
+    # Eq. (MMDRUM): Pi_q = {q <- body(s) : max_j w^max_{j,s} >= beta}
     return [Rule(q, ((p, 1),), v) for p, v in best.items() if v >= beta]
 
 
@@ -200,7 +200,7 @@ def _sm_rules(attn: np.ndarray, beta: float, q: int, budget: int) -> tuple[list[
         if not complete:
             return
         if cur >= beta:
-            # Paper (SMDRUM): minimal J with sum_{j in J} w^max_{j,s_j} >= beta
+            # Eq. (SMDRUM): minimal J with sum_{j in J} w^max_{j,s_j} >= beta
             if all(cur - w < beta for _, w in chosen):  # minimal: dropping any conjunct falls below beta
                 key = tuple(sorted({p for p, _ in chosen}))
                 found[key] = max(found.get(key, 0.0), cur)
@@ -259,7 +259,7 @@ def _drum_rules(
                     complete = False
                     return
                 tot = cur + c * v
-                # Paper (DRUM multipath rules): minimal m with sum_s m_s w_s >= beta
+                # Eq. (DRUM multipath rules): minimal m with sum_s m_s w_s >= beta
                 if tot >= beta:
                     # minimal: dropping one copy of any chosen type (all heavier than v) falls below beta
                     if tot - v < beta:

@@ -28,7 +28,7 @@ AGGREGATIONS = ("sum", "sm", "mm")
 
 def normalize_l1(v: torch.Tensor, thr: float = 1e-20) -> torch.Tensor:
     """``v / max(thr, sum_e v[e])`` row-wise, ``(B, E) -> (B, E)`` (DRUM's optional normalisation)."""
-    # Paper (DRUM, optional normalisation): v_i <- v_i / max(thr, ||v_i||_1)
+    # Eq. (DRUM L1 normalisation): v_i <- v_i / max(thr, ||v_i||_1)
     return v / v.sum(dim=1, keepdim=True).clamp_min(thr)
 
 
@@ -38,7 +38,7 @@ def sum_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
     n_ops, E = kg.n_operators, kg.n_entities
     M = kg.stacked_operators(v.dtype)
     P = torch.sparse.mm(M, v.t().contiguous()).view(n_ops, E, -1)  # P[k, e, b] = (M_k v_b)[e]
-    # Paper (DRUM step): v_i = sum_k a_{i,k} M_k v_{i-1} + a_{i,I} v_{i-1}
+    # Eq. (DRUM step): v_i = sum_k a_{i,k} M_k v_{i-1} + a_{i,I} v_{i-1}
     return torch.einsum("keb,bk->be", P, attn[:, :n_ops]) + attn[:, n_ops:] * v
 
 
@@ -47,7 +47,7 @@ def max_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
     ``v'[e] = max(max_k max_e' a_k M_k[e,e'] v[e'], a_I v[e])`` as a scatter-max over the operators' entries."""
     op, dst, src = kg.torch_edges()
     n_ops = kg.n_operators
-    # Paper (max-product): v_i[e] = max_k max_e' a_{i,k} M_k[e,e'] v_{i-1}[e'], identity: a_{i,I} v_{i-1}[e]
+    # Eq. (max-product): v_i[e] = max_k max_e' a_{i,k} M_k[e,e'] v_{i-1}[e'], identity: a_{i,I} v_{i-1}[e]
     vals = attn[:, op] * v[:, src]  # (B, nnz): a_k * v[e'] for every entry M_k[e, e'] = 1
     out = torch.zeros_like(v).scatter_reduce(1, dst.expand(v.shape[0], -1), vals, "amax", include_self=False)
     return torch.maximum(out, attn[:, n_ops:] * v)
@@ -81,7 +81,7 @@ def propagate(
                 v = normalize_l1(v, thr)
         per_rank.append(v)
     stacked = torch.stack(per_rank)
-    # Paper: score(q,h,t) = sum_j v_T^(j)[h] (DRUM, SMDRUM)  or  max_j v_T^(j)[h] (MMDRUM)
+    # Eq. (DRUM score): score(q,h,t) = sum_j v_T^(j)[h] (DRUM, SMDRUM)  or  max_j v_T^(j)[h] (MMDRUM)
     return stacked.max(dim=0).values if aggregation == "mm" else stacked.sum(dim=0)
 
 
@@ -224,7 +224,7 @@ class DRUM(nn.Module):
         per_rank = []
         for lstm in self.lstms:
             out, _ = lstm(x)  # (B, T+1, 2h)
-            # Paper (DRUM attention): a_{j,i}(q) = softmax(W [h->_i ; h<-_i] + b), W and b shared over ranks
+            # Eq. (DRUM attention): a_{j,i}(q) = softmax(W [h->_i ; h<-_i] + b), W and b shared over ranks
             per_rank.append(torch.softmax(self.linear(out[:, :T]), dim=-1))
         return torch.stack(per_rank, dim=1)
 
