@@ -43,6 +43,8 @@ def test_long_description_has_no_relative_links(member):
 def test_readme_head_names_the_licences(member):
     head = "\n".join((member / "README.md").read_text().splitlines()[:8])
     assert "<!-- licence -->" in head and "this package: MIT" in head
+    assert "CC BY 4.0" in head, "name the paper's licence (ICLR 2024 papers: CC BY 4.0 on OpenReview)"
+    assert "read, never copied" in head or "official code" in head
 
 
 def test_light_packages_do_not_pull_torch():
