@@ -61,3 +61,15 @@ def test_bench_smoke_returns_a_report():
 
     rep = run_benchmarks("smoke")
     assert isinstance(rep, BenchReport) and len(rep.results) == 6
+
+
+def test_mode_configs_keep_the_rules_the_readme_states():
+    # --full: 3 seeds, the +3-point margin, real MNIST and the 256-wide default MLPs; --quick: 1 seed, direction only;
+    # the evaluated seeds never include the calibration seed 100.
+    from iclr24.cmvae.reproduce import FULL, QUICK, SMOKE
+
+    assert FULL.seeds == (0, 1, 2) and FULL.acc_rule == "ours >= baseline + 3" and FULL.mnist
+    assert FULL.experiment.hidden == (256, 256) and FULL.experiment.n_clusters_max == 20
+    assert (FULL.n_train, FULL.experiment.epochs, FULL.mnist_train, FULL.mnist_epochs) == (4000, 20, 2000, 10)
+    assert QUICK.seeds == (0,) and QUICK.acc_rule == "ours > baseline" and not QUICK.mnist
+    assert all(100 not in c.seeds for c in (SMOKE, QUICK, FULL))
