@@ -14,7 +14,6 @@ refusal).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,26 +187,19 @@ def load_official_predictions(path: str | Path) -> list[dict]:
     """Rows of an official ``*_text_predictions_*.jsonl`` / ``*_labeled.jsonl`` file: ``id``, ``question``,
     ``answer``, ``predicted_explanations`` (a list of response strings) and, in labelled files, ``predicted_answer``
     and ``is_correct``. Errors name the file, the line and the missing field."""
+    from .data import _read_jsonl
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (an official *_text_predictions_*.jsonl file)")
     rows = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
-            for key in ("id", "predicted_explanations"):
-                if not isinstance(row, dict) or key not in row:
-                    raise ValueError(f"{path}:{lineno}: missing field {key!r} of the official layout")
-            if not isinstance(row["predicted_explanations"], list) or not row["predicted_explanations"]:
-                raise ValueError(
-                    f"{path}:{lineno}: 'predicted_explanations' must be a non-empty list of strings"
-                )
-            rows.append(row)
+    for lineno, row in _read_jsonl(path):
+        for key in ("id", "predicted_explanations"):
+            if key not in row:
+                raise ValueError(f"{path}:{lineno}: missing field {key!r} of the official layout")
+        if not isinstance(row["predicted_explanations"], list) or not row["predicted_explanations"]:
+            raise ValueError(f"{path}:{lineno}: 'predicted_explanations' must be a non-empty list of strings")
+        rows.append(row)
     return rows
 
 

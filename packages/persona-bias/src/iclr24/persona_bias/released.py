@@ -20,11 +20,11 @@ this package's statistics (:func:`compare_personas`, :func:`persona_summary`).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from .config import NO_PERSONA
+from .data import _read_jsonl
 from .scoring import detect_abstention, extract_answer, extract_bbh_answer, references_persona
 
 __all__ = ["load_released", "REQUIRED_COLUMNS"]
@@ -92,18 +92,9 @@ def _from_tree(root: Path) -> list[dict]:
         if persona == NO_PERSONA.replace("_", " "):
             persona = NO_PERSONA
         dataset = f"{family}-{task[0]}" if task else family
-        with f.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    raw = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{f}:{lineno}: not valid JSON ({e.msg})") from None
-                if not isinstance(raw, dict):
-                    raise ValueError(f"{f}:{lineno}: expected a JSON object, got {type(raw).__name__}")
-                raw = dict(raw, model=model, persona=persona, template=template, dataset=dataset)
-                rows.append(_score(raw, f"{f}:{lineno}"))
+        for lineno, raw in _read_jsonl(f):
+            raw = dict(raw, model=model, persona=persona, template=template, dataset=dataset)
+            rows.append(_score(raw, f"{f}:{lineno}"))
     return rows
 
 
