@@ -83,3 +83,16 @@ def test_full_mode_mnist_claim_runs_on_a_tiny_stand_in(tmp_path, monkeypatch):
     (c,) = cs.claims
     assert c.status == "smoke", c.message
     assert (tmp_path / "mnist_samples.png").is_file()
+
+
+def test_quick_config_is_a_smaller_run_of_the_full_experiment():
+    """--quick keeps the full run's datasets, arms, loss weights and gates, at a budget of about a minute idle:
+    at most 2000 training steps per arm in all (datasets x seeds x steps) and at least 2 seeds (the exact-ML rule
+    needs a seed SD)."""
+    from iclr24.fif.reproduce import FULL, QUICK
+
+    assert QUICK.datasets == FULL.datasets and QUICK.n_blocks == FULL.n_blocks
+    assert (QUICK.beta, QUICK.noise, QUICK.batch_size) == (FULL.beta, FULL.noise, FULL.batch_size)
+    assert QUICK.seeds >= 2 and QUICK.n_eval <= QUICK.n_test
+    assert len(QUICK.datasets) * QUICK.seeds * QUICK.steps <= 2000
+    assert not QUICK.mnist
