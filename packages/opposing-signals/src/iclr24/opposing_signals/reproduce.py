@@ -4,8 +4,10 @@ Set-up (the paper's Sec. 2-3 phenomenon on a planted signal): scikit-learn digit
 ``+alpha`` on a 3x3 top-left patch in 60 images of class 0 and 30 of class 1 (group A and group B); a ReLU MLP
 64-128-128-128-10, full-batch GD on one-hot MSE at lr 0.3, every example's loss tracked at every step.
 Baselines: the clean run (the same images, alpha = 0, same init), the base rate of planted images, ``2 / lr``,
-and Adam on the planted data. The rules below were fixed before the runs; seed 0 is the seed of the calibration
-and of the check (no tuning over seeds happens here).
+and Adam on the planted data. The setting and the rules come from a seed-0 calibration of the full-length run
+(1500 steps) made before this package was written; seed 0 is also the evaluated seed. The shorter quick length
+(1200 steps, sharpness every 150) was chosen on calibration seed 1 only (the shortest length tried at which every
+gated claim held there: 1000 steps gave corr -0.74 on seed 1), never on seed 0.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class ReproConfig:
 SMOKE = ReproConfig(
     steps=30, n_train=300, n_a=20, n_b=10, width=32, k=8, sharpness_every=10, sharpness_iters=5
 )
-QUICK = ReproConfig(sharpness_every=100)
+QUICK = ReproConfig(steps=1200, sharpness_every=150)  # chosen on calibration seed 1, see the module docstring
 FULL = ReproConfig(mnist=True)
 
 
