@@ -120,3 +120,18 @@ def test_load_labelled_roundtrip(tmp_path):
     c.write_text("text,label\nhello there,pos\nbad day,neg\nok,pos\n")
     ds = load_labelled(c)
     assert ds.label_names == ["neg", "pos"] and ds.labels.tolist() == [1, 0, 1]
+
+
+def test_split_falls_back_to_unstratified_when_a_side_cannot_hold_every_class():
+    # 10 classes x 2 texts: a 20% test side (4 texts) cannot hold all 10 classes, so sklearn would refuse to stratify
+    ds = TextDataset(
+        [f"text {i}" for i in range(20)],
+        np.repeat(np.arange(10), 2),
+        [str(i) for i in range(10)],
+        np.zeros(20, dtype=bool),
+    )
+    tr, te = split(ds, 0.2, seed=0)
+    assert len(te) == 4 and len(tr) == 16 and sorted(tr.texts + te.texts) == sorted(ds.texts)
+    big = synthetic_reports(100, seed=0)
+    _, te = split(big, 0.3, seed=0)  # still stratified when it can be
+    assert abs(np.bincount(te.labels, minlength=3)[0] - 0.3 * np.bincount(big.labels)[0]) <= 1

@@ -67,3 +67,21 @@ def test_cli_report_refuses_too_few_texts(tmp_path, tiny_dir, capsys):
     assert main(["report", "--model", str(tiny_dir), "--data", str(csv), "--out", str(tmp_path / "r")]) == 2
     assert "at least 10" in capsys.readouterr().err
     assert not (tmp_path / "r" / "report.md").exists()
+
+
+def test_cli_report_on_the_builtin_icd10cm_task(tmp_path):
+    from iclr24.sufo.data import icd10cm_chapters
+
+    k = icd10cm_chapters(30, seed=0).n_classes  # the chapters kept, whatever the subset
+    d = tmp_path / "tiny-icd"
+    model, tok = tiny_encoder(k, seed=0)
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    args = ["report", "--task", "icd10cm", "--model", str(d), "--max-examples", "120", "--max-length", "24"]
+    args += ["--epochs", "1", "--lr", "1e-3", "--batch-size", "16", "--quiet", "--out", str(tmp_path / "r")]
+    assert main(args) == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert md.startswith("# SUFO report: ICD-10-CM descriptions -> chapter")
+    assert f"{k} classes" in md and "Planted outliers" not in md  # real data: nothing planted
+    rep = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert rep["n_planted"] == 0 and rep["planted_accuracy"] is None

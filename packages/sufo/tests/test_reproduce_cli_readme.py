@@ -13,6 +13,8 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     cs = check_paper_smoke(PAPER, tmp_path)
     assert len(cs) == 5 and cs.facts[0].value == 3  # tiny BERT: 2 layers + embeddings
     assert (tmp_path / "synthetic.png").is_file()
+    md = (tmp_path / "report-synthetic" / "report.md").read_text()  # the `sufo report` of the same run
+    assert "## S:" in md and "## U:" in md and "## F:" in md and "## O:" in md
 
 
 def test_cli_contract(tmp_path):

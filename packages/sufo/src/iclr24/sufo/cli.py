@@ -30,16 +30,23 @@ _DATA = arg(
 _N = arg("--max-examples", type=positive_int, default=400, help="use at most this many examples")
 _LEN = arg("--max-length", type=positive_int, default=64, help="tokens per text")
 _POOL = arg("--pooling", choices=["cls", "mean"], default="cls", help="[CLS] (the paper) or masked mean")
+_TASK = arg(
+    "--task",
+    choices=["synthetic", "icd10cm"],
+    default="synthetic",
+    help="built-in task when --data is not given: synthetic reports or ICD-10-CM descriptions -> chapter",
+)
 
 
 def _dataset(args: argparse.Namespace):
-    from .data import load_labelled, synthetic_reports
+    from .data import icd10cm_chapters, load_labelled, synthetic_reports
 
-    ds = (
-        synthetic_reports(args.max_examples, seed=args.seed)
-        if args.data is None
-        else load_labelled(args.data)
-    )
+    if args.data is not None:
+        ds = load_labelled(args.data)
+    elif getattr(args, "task", "synthetic") == "icd10cm":
+        ds = icd10cm_chapters(args.max_examples, seed=args.seed)
+    else:
+        ds = synthetic_reports(args.max_examples, seed=args.seed)
     if len(ds) > args.max_examples:
         ds = ds.subset(np.random.default_rng(args.seed).permutation(len(ds))[: args.max_examples])
     return ds
@@ -190,6 +197,7 @@ def _ft_config(args: argparse.Namespace):
     "F: fine-tune and track the last layer's PC1-2 projection of the test texts at every epoch.",
     _MODEL,
     _DATA,
+    _TASK,
     _N,
     _LEN,
     _POOL,
@@ -222,6 +230,7 @@ def _dynamics(args: argparse.Namespace) -> int:
     "All four analyses (S, U, F, O) of one model on one task in report.md with every plot.",
     _MODEL,
     _DATA,
+    _TASK,
     _N,
     _LEN,
     _EPOCHS,
@@ -230,14 +239,15 @@ def _dynamics(args: argparse.Namespace) -> int:
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
-    from .reproduce import ReproConfig, analyse
+    from .reproduce import ReproConfig, _task, analyse
 
     ds, train, test = _split3(args)
     c = ReproConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, max_length=args.max_length)
     res = analyse(train, test, c, args.seed, progress=not args.quiet, model_path=args.model)
     model = str(args.model) if args.model is not None else "all-MiniLM-L6-v2"
-    task = f"{args.data.name if args.data else 'synthetic pathology reports'}, {ds.n_classes} classes"
-    path = write_report(res, args.out, args.data.stem if args.data else "synthetic reports", model, task)
+    builtin = {"synthetic": "synthetic pathology reports", "icd10cm": "ICD-10-CM descriptions -> chapter"}
+    task = _task(train, test, args.data.name if args.data else builtin[args.task])
+    path = write_report(res, args.out, args.data.stem if args.data else builtin[args.task], model, task)
     print(f"wrote {path}")
     return 0
 

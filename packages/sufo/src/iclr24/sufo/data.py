@@ -5,6 +5,7 @@ and a loader for any CSV/JSONL of (text, label)."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -111,10 +112,10 @@ def synthetic_reports(
     return TextDataset(texts, labels.astype(np.int64), ["gleason 3", "gleason 4", "gleason 5"], planted)
 
 
-def icd10cm_chapters(n: int | None = 2000, seed: int = 0, min_per_chapter: int = 50) -> TextDataset:
-    """Real short clinical text: ICD-10-CM leaf-code descriptions labelled by their chapter (``simple-icd-10-cm``,
-    offline; 74,736 leaves in 22 chapters, imbalanced). Chapters with fewer than ``min_per_chapter`` leaves are
-    dropped; ``n`` draws a seeded random subset (None: all)."""
+@functools.lru_cache(maxsize=4)
+def _icd10cm_pairs(min_per_chapter: int) -> tuple[list[tuple[str, str]], list[str]]:
+    """(description, chapter) of every leaf code in a kept chapter, and the kept chapters; walking the 74,736
+    leaves' ancestors takes seconds, so it is done once per process."""
     try:
         import simple_icd_10_cm as cm
     except ImportError:  # pragma: no cover
@@ -127,7 +128,14 @@ def icd10cm_chapters(n: int | None = 2000, seed: int = 0, min_per_chapter: int =
     names, counts = np.unique(chapters, return_counts=True)
     keep = set(names[counts >= min_per_chapter])
     pairs = [(cm.get_description(c), ch) for c, ch in zip(codes, chapters) if ch in keep]
-    kept = sorted(keep, key=lambda s: (len(s), s))
+    return pairs, sorted(keep, key=lambda s: (len(s), s))
+
+
+def icd10cm_chapters(n: int | None = 2000, seed: int = 0, min_per_chapter: int = 50) -> TextDataset:
+    """Real short clinical text: ICD-10-CM leaf-code descriptions labelled by their chapter (``simple-icd-10-cm``,
+    offline; 74,736 leaves in 22 chapters, imbalanced). Chapters with fewer than ``min_per_chapter`` leaves are
+    dropped; ``n`` draws a seeded random subset (None: all)."""
+    pairs, kept = _icd10cm_pairs(min_per_chapter)
     index = {ch: i for i, ch in enumerate(kept)}
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(pairs))
@@ -193,13 +201,17 @@ def load_labelled(
 
 def split(ds: TextDataset, test_fraction: float = 0.3, seed: int = 0) -> tuple[TextDataset, TextDataset]:
     """A seeded stratified split keeping the class proportions (the official code re-splits with
-    ``train_test_split(random_state=run)``)."""
+    ``train_test_split(random_state=run)``); unstratified when a class has a single text or either side would hold
+    fewer texts than there are classes."""
     from sklearn.model_selection import train_test_split
 
     if not 0.0 < test_fraction < 1.0:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     idx = np.arange(len(ds))
     counts = np.bincount(ds.labels, minlength=ds.n_classes)
-    strat = ds.labels if counts[counts > 0].min() >= 2 else None
+    n_test, present = int(np.ceil(test_fraction * len(ds))), int((counts > 0).sum())
+    # stratify when every class can be on both sides (sklearn refuses otherwise)
+    ok = counts[counts > 0].min() >= 2 and present <= n_test <= len(ds) - present
+    strat = ds.labels if ok else None
     tr, te = train_test_split(idx, test_size=test_fraction, random_state=seed, stratify=strat)
     return ds.subset(np.sort(tr)), ds.subset(np.sort(te))

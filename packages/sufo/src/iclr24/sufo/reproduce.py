@@ -21,6 +21,7 @@ from .features import extract_features, load_encoder, tiny_encoder
 from .finetune import FineTuneConfig, predict
 from .outliers import outliers_pc12
 from .probing import logistic_probe
+from .report import write_report
 from .similarity import layerwise_rsa
 from .sparsity import explained_variance
 
@@ -30,7 +31,7 @@ NAME = "sufo"
 @dataclass(frozen=True)
 class ReproConfig:
     """CPU scale of the paper's pipeline (its models are 110M BERTs fine-tuned 25 epochs at lr 7.6e-6, batch 8;
-    MiniLM learns in 3 epochs at lr 5e-5, batch 16)."""
+    MiniLM is fine-tuned 3 epochs at batch 16, lr 5e-5 by default; the quick config uses 2e-4)."""
 
     n_train: int = 300
     n_test: int = 200
@@ -49,7 +50,11 @@ class ReproConfig:
 
 
 SMOKE = ReproConfig(n_train=48, n_test=32, epochs=1, max_length=32, tiny=True, threads=1)
-QUICK = ReproConfig()
+# 200 train (160 fit / 40 validation) / 120 test, one thread: the config of the spec's calibration (300 / 200, two
+# threads) took over 4.5 CPU minutes on the shared machine, past the 2-3 minute quick budget; same code and rules.
+# 30 optimiser steps at lr 5e-5 left MiniLM untrained (loss 1.10 -> 1.09), so the peak lr was recalibrated to 2e-4
+# on seed 1 only (never on the evaluated seed 0)
+QUICK = ReproConfig(n_train=200, n_test=120, lr=2e-4, threads=1)
 FULL = ReproConfig(n_train=600, n_test=300, epochs=4, max_length=80, icd=True)
 
 
@@ -213,6 +218,10 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict) -> None:
     )
 
 
+def _task(train: TextDataset, test: TextDataset, name: str = "synthetic pathology reports") -> str:
+    return f"{name}, {train.n_classes} classes, {len(train)} train / {len(test)} test texts"
+
+
 def run(cfg: RunConfig) -> ClaimSet:
     c: ReproConfig = cfg.pick(smoke=SMOKE, quick=QUICK, full=FULL)
     claims = ClaimSet(NAME, cfg)
@@ -228,6 +237,8 @@ def run(cfg: RunConfig) -> ClaimSet:
         r = analyse(train, test, c, cfg.seed, progress=cfg.progress)
         art = claims.figure(_plot(r, "synthetic reports"), "synthetic.png")
         claims.figure(plot_dynamics(r["_dynamics"], "F: feature dynamics, synthetic reports"), "dynamics.png")
+        # the same analyses as `sufo report` writes them, so the run leaves one readable report per task
+        write_report(r, cfg.out / "report-synthetic", "synthetic reports", base["model"], _task(train, test))
         _synthetic_claims(claims, r, art, base)
         claims.fact("hidden-state layers analysed (L+1, layer 0 = embeddings)", value=r["layers"])
     if c.icd:
@@ -238,6 +249,13 @@ def run(cfg: RunConfig) -> ClaimSet:
             art = claims.figure(_plot(r, "ICD-10-CM chapters"), "icd10cm.png")
             claims.figure(
                 plot_dynamics(r["_dynamics"], "F: feature dynamics, ICD-10-CM"), "icd10cm-dynamics.png"
+            )
+            write_report(
+                r,
+                cfg.out / "report-icd10cm",
+                "ICD-10-CM descriptions -> chapter",
+                base["model"],
+                _task(train, test, "ICD-10-CM descriptions -> chapter"),
             )
             details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **_strip(r)}
             claims.add(
