@@ -1,7 +1,5 @@
 """train_source under torchrun: two gloo ranks, DDP, each a share of every batch, weights in sync."""
 
-import json
-
 import pytest
 import torch
 
@@ -31,12 +29,9 @@ cleanup_distributed()
 
 @pytest.mark.slow  # two torch processes under torchrun (gloo)
 def test_train_source_under_torchrun_keeps_ranks_in_sync(tmp_path):
-    from iclr24.paperkit.distributed import run_torchrun
+    from iclr24.paperkit.testing import run_rank_script
 
-    script = tmp_path / "train.py"
-    script.write_text(SCRIPT)
-    run_torchrun([str(script), str(tmp_path)], nproc=2, timeout=600)
-    r0, r1 = (json.loads((tmp_path / f"r{k}.json").read_text()) for k in (0, 1))
+    r0, r1 = run_rank_script(SCRIPT, tmp_path, nproc=2)
     assert r0["world"] == r1["world"] == 2
     assert torch.allclose(torch.tensor(r0["params"]), torch.tensor(r1["params"]), atol=1e-6)  # DDP synced
     assert r0["acc"] > 0.9  # three separable blobs: the shared model learned them

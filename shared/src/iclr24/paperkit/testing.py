@@ -29,7 +29,14 @@ from typing import Any
 
 from .claims import ClaimSet, Paper, RunConfig
 
-__all__ = ["check_paper_smoke", "check_records", "check_cli_contract", "run_readme_blocks", "readme_blocks"]
+__all__ = [
+    "check_paper_smoke",
+    "check_records",
+    "check_cli_contract",
+    "run_readme_blocks",
+    "readme_blocks",
+    "run_rank_script",
+]
 
 
 def _finite_numbers(obj: Any, where: str) -> None:
@@ -160,3 +167,23 @@ def run_readme_blocks(
         os.chdir(prev)
     ns["__stdout__"] = buf.getvalue()
     return ns
+
+
+def run_rank_script(
+    code: str, folder: str | os.PathLike, *, nproc: int = 2, timeout: float = 600
+) -> list[dict]:
+    """Run ``code`` as a script under torchrun (``nproc`` gloo ranks on loopback) with ``folder`` as its one
+    argument, and return what each rank wrote to ``<folder>/r<rank>.json`` (rank order). The script writes that
+    file itself, e.g. ``json.dump(result, open(f"{sys.argv[1]}/r{info.rank}.json", "w"))``."""
+    from .distributed import run_torchrun
+
+    folder = Path(folder)
+    script = folder / "rank_script.py"
+    script.write_text(code)
+    run_torchrun([str(script), str(folder)], nproc=nproc, timeout=timeout)
+    out = []
+    for rank in range(nproc):
+        f = folder / f"r{rank}.json"
+        assert f.is_file(), f"rank {rank} wrote no {f.name} in {folder}"
+        out.append(json.loads(f.read_text()))
+    return out
