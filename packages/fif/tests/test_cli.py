@@ -46,9 +46,10 @@ def test_train_sample_nll_end_to_end(tmp_path, capsys):
     # user errors: one line, exit 2
     assert main(["sample", "--checkpoint", str(tmp_path / "missing.pt"), "--out", str(tmp_path / "x")]) == 2
     assert main(["train", "--data", "nosuchset", "--out", str(tmp_path / "y")]) == 2
+    assert main(["train", "--data", "scurve", "--latent-dim", "3", "--out", str(tmp_path / "w")]) == 2
     assert main(["train", "--data", "sine", "--latent-dim", "2", "--out", str(tmp_path / "z")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and "checkpoint not found" in err[0] and "latent-dim" in err[2]
+    assert len(err) == 4 and "checkpoint not found" in err[0] and "D=3" in err[2] and "latent-dim" in err[3]
 
 
 def test_bench_smoke():
@@ -96,3 +97,59 @@ def test_quick_config_is_a_smaller_run_of_the_full_experiment():
     assert QUICK.seeds >= 2 and QUICK.n_eval <= QUICK.n_test
     assert len(QUICK.datasets) * QUICK.seeds * QUICK.steps <= 2000
     assert not QUICK.mnist
+    assert not QUICK.full_only_gates and FULL.full_only_gates and FULL.exact_seeds is None
+    assert QUICK.exact_seeds == 1 and FULL.mnist
+
+
+def test_train_on_an_image_folder(tmp_path, capsys):
+    """`fif train --data FOLDER` trains the conv pair on the images; sizes that the conv pair cannot take are a
+    one-line error naming --image-size."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    (tmp_path / "imgs").mkdir()
+    for i in range(6):
+        Image.fromarray(rng.integers(0, 256, (10, 10), dtype=np.uint8), mode="L").save(
+            tmp_path / "imgs" / f"{i}.png"
+        )
+    base = ["train", "--data", str(tmp_path / "imgs"), "--steps", "2", "--batch-size", "4", "--width", "16"]
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "bad"), "--quiet"]) == 2
+    assert "--image-size" in capsys.readouterr().err
+    out = tmp_path / "run"
+    assert main([*base, "--image-size", "8", "--latent-dim", "4", "--out", str(out), "--quiet"]) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["image_shape"] == [3, 8, 8] and meta["kind"] == "image_folder"
+    assert (out / "samples.png").is_file()
+    nll = [
+        "nll",
+        "--checkpoint",
+        str(out / "model.pt"),
+        "--data",
+        str(tmp_path / "imgs"),
+        "--out",
+        str(tmp_path / "n"),
+    ]
+    assert main(nll) == 0
+    assert np.isfinite(json.loads((tmp_path / "n" / "nll.json").read_text())["mean_nll"])
+
+
+def test_quick_gates_leave_the_full_only_claims_out_but_record_their_numbers(tmp_path):
+    """--quick records latent W1 and AE+Gauss without gating them; the exact arm runs on the first seed only."""
+    from dataclasses import replace
+
+    from iclr24.fif.reproduce import SMOKE, _dataset_claims
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    cfg = RunConfig(mode="smoke", out=tmp_path, progress=False)
+    cs = ClaimSet("fif", cfg)
+    c = replace(SMOKE, exact_seeds=1, full_only_gates=False)
+    _dataset_claims(cs, c, "s_curve", [0, 1], cfg)
+    names = [cl.claim for cl in cs.claims]
+    assert len(names) == 2 and not any("W1" in n or "AE+Gauss" in n or "Gaussian latent" in n for n in names)
+    det = cs.claims[0].details
+    assert det["exact_ml_seeds"] == [0] and len(det["per_seed"]["exact"]["mmd"]) == 1
+    assert len(det["latent_w1"]["FIF"]) == 2 and len(det["ae_gauss_mmd"]) == 2
+    cs_full = ClaimSet("fif", cfg)
+    _dataset_claims(cs_full, SMOKE, "s_curve", [0, 1], cfg)
+    assert len(cs_full.claims) == 4

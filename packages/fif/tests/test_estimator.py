@@ -177,6 +177,27 @@ def test_gradient_routing(pair):
         volume_change_surrogate(x, enc, dec, 1, "both")
 
 
+@pytest.mark.parametrize("side", ["encoder", "decoder"])
+def test_double_vjp_and_forward_mode_jvp_give_the_same_surrogate(pair, side):
+    """The default J_g v (VJP of the VJP) equals the official forward-mode dual pass: value and parameter gradients."""
+    enc, dec = pair
+    x = torch.randn(6, D, dtype=torch.float64, generator=torch.Generator().manual_seed(12))
+    v = sample_v(torch.zeros(6, d, dtype=torch.float64), 1, torch.Generator().manual_seed(13))
+    params = list(enc.parameters()) + list(dec.parameters())
+    outs = []
+    for jvp in ("double_vjp", "forward"):
+        out = volume_change_surrogate(x, enc, dec, 1, side, v=v, jvp=jvp)
+        loss = out.surrogate.sum() + (out.x1**2).sum()
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        outs.append((out.surrogate.detach(), out.x1.detach(), grads))
+    (s1, x1a, g1), (s2, x1b, g2) = outs
+    assert torch.allclose(s1, s2, atol=1e-12) and torch.allclose(x1a, x1b, atol=1e-12)
+    for a, b in zip(g1, g2, strict=True):
+        assert (a is None and b is None) or torch.allclose(a, b, atol=1e-10)
+    with pytest.raises(ValueError, match="jvp must be one of"):
+        volume_change_surrogate(x, enc, dec, 1, side, jvp="reverse")
+
+
 def test_exact_log_prob_matches_brute_force(pair):
     enc, dec = pair
     x = torch.randn(5, D, dtype=torch.float64, generator=torch.Generator().manual_seed(12))

@@ -1,6 +1,6 @@
 """Free-form injective flows (FIF): "Lifting Architectural Constraints of Injective Flows" (ICLR 2024)."""
 
-from .data import load_array, load_tabular, toy_dataset, toy_splits
+from .data import load_array, load_image_folder, load_tabular, toy_dataset, toy_splits
 from .estimator import exact_log_prob, sample_v, volume_change_surrogate
 from .metrics import mmd_rbf, sliced_wasserstein
 from .model import FreeFormInjectiveFlow, fif_loss
@@ -17,6 +17,7 @@ __all__ = [
     "fit",
     "load_array",
     "load_checkpoint",
+    "load_image_folder",
     "load_tabular",
     "mmd_rbf",
     "resnet_pair",

@@ -1,6 +1,7 @@
 """``fif bench``: one training step of the FIF surrogate (K = 1) against exact log-det training, in one run.
 
-The paper's efficiency claim (Sec. 4.1): the surrogate costs one JVP plus one VJP whatever d, while the exact
+The paper's efficiency claim (Sec. 4.1): the surrogate costs one ``J_g v`` (here the VJP of a VJP) plus one
+``v^T J_f`` whatever d, while the exact
 ``1/2 log det(J_f J_f^T)`` needs d differentiable VJPs (and an O(d^3) slogdet). Both arms run the same residual
 MLP, batch and optimiser step; times are interleaved medians at one thread (``paperkit.benchmark``), CPU clock.
 """

@@ -20,7 +20,7 @@ from iclr24.paperkit import atomic_write_bytes, atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
 
 from . import bench
-from .data import TOY_DATASETS, load_array, standardize, toy_dataset
+from .data import TOY_ALIASES, TOY_DATASETS, load_array, load_image_folder, standardize, toy_dataset
 from .model import FreeFormInjectiveFlow
 from .nets import conv_pair, resnet_pair
 from .reproduce import PAPER
@@ -31,8 +31,11 @@ app.add_reproduce(lambda: PAPER)
 app.add_bench(bench.run_benchmarks)
 
 
-def _load_data(spec: str, n: int, seed: int, data_dir) -> tuple[torch.Tensor, dict]:
+def _load_data(
+    spec: str, n: int, seed: int, data_dir, image_size: int | None = None
+) -> tuple[torch.Tensor, dict]:
     """Data by name or path, with the meta needed to rebuild the same model and preprocessing later."""
+    spec = TOY_ALIASES.get(spec, spec)
     if spec in TOY_DATASETS:
         x = toy_dataset(spec, n, seed)
         (x,) = standardize(x)
@@ -45,8 +48,16 @@ def _load_data(spec: str, n: int, seed: int, data_dir) -> tuple[torch.Tensor, di
     p = Path(spec)
     if not p.exists():
         raise FileNotFoundError(
-            f"--data: {spec!r} is neither a built-in dataset ({', '.join(TOY_DATASETS)}, mnist) nor a file"
+            f"--data: {spec!r} is neither a built-in dataset ({', '.join(TOY_DATASETS)}, mnist) nor a file or folder"
         )
+    if p.is_dir():
+        x, shape = load_image_folder(p, size=image_size, max_images=n)
+        return x, {
+            "data": str(p),
+            "kind": "image_folder",
+            "image_shape": list(shape),
+            "image_size": image_size,
+        }
     x = load_array(p)[:n]
     mean, std = x.mean(0), x.std(0).clamp_min(1e-12)
     return (x - mean) / std, {
@@ -73,7 +84,13 @@ def _build(meta: dict) -> FreeFormInjectiveFlow:
     arg(
         "--data",
         default="sine",
-        help="sine | s_curve | swiss_roll | mnist | PATH (.npy/.npz/.csv, rows = points)",
+        help="sine | s_curve (scurve) | swiss_roll | mnist | PATH (.npy/.npz/.csv, rows = points) | FOLDER of images",
+    ),
+    arg(
+        "--image-size",
+        type=positive_int,
+        default=None,
+        help="resize the images of an image folder to N x N (N a multiple of 4; default: keep their size)",
     ),
     arg(
         "--latent-dim",
@@ -94,13 +111,19 @@ def _build(meta: dict) -> FreeFormInjectiveFlow:
     data=True,
 )
 def _train(args: argparse.Namespace) -> int:
-    x, meta = _load_data(args.data, args.n, args.seed, args.data_dir)
+    x, meta = _load_data(args.data, args.n, args.seed, args.data_dir, args.image_size)
     D = x.shape[1]
+    default_d = 16 if meta["kind"] == "image_folder" else max(1, D // 2)
     d = args.latent_dim or {"sine": 1, "s_curve": 2, "swiss_roll": 2, "mnist": 16}.get(
-        args.data, max(1, D // 2)
+        meta["data"], default_d
     )
     if d >= D:
         raise UsageError(f"--latent-dim must be < the data dimension D={D}, got {d}")
+    if meta["kind"] == "image_folder" and any(v % 4 for v in meta["image_shape"][1:]):
+        raise UsageError(
+            f"the conv pair needs image height and width that are multiples of 4, got "
+            f"{meta['image_shape'][1]}x{meta['image_shape'][2]}; pass --image-size N (e.g. 32) to resize"
+        )
     meta.update(
         data_dim=D,
         latent_dim=d,
@@ -152,9 +175,14 @@ def _plot_samples(model, x, meta, path) -> None:
     s = model.sample(min(2000, x.shape[0]), generator=torch.Generator().manual_seed(0))
     if meta["image_shape"]:
         c, h, w = meta["image_shape"]
-        grid = s[:32].clamp(0, 1).reshape(2, 16, h, w).permute(0, 2, 1, 3).reshape(2 * h, 16 * w)
-        fig, ax = plt.subplots(figsize=(12, 2))
-        ax.imshow(grid.numpy(), cmap="gray")
+        k = min(32, s.shape[0])
+        cols = min(16, k)
+        rows = -(-k // cols)
+        imgs = torch.zeros(rows * cols, c, h, w)
+        imgs[:k] = s[:k].clamp(0, 1).reshape(k, c, h, w)
+        grid = imgs.reshape(rows, cols, c, h, w).permute(0, 3, 1, 4, 2).reshape(rows * h, cols * w, c)
+        fig, ax = plt.subplots(figsize=(12, 12 * rows * h / (cols * w) + 0.2))
+        ax.imshow(grid[..., 0].numpy() if c == 1 else grid.numpy(), cmap="gray" if c == 1 else None)
         ax.set_axis_off()
     else:
         fig, ax = plt.subplots(figsize=(5, 4))
@@ -216,8 +244,10 @@ def _sample(args: argparse.Namespace) -> int:
 )
 def _nll(args: argparse.Namespace) -> int:
     model, meta = _load_model(args.checkpoint)
-    if args.data in TOY_DATASETS or args.data == "mnist":
+    if args.data in TOY_DATASETS or args.data in TOY_ALIASES or args.data == "mnist":
         x, _ = _load_data(args.data, args.n, args.seed + 1, args.data_dir)
+    elif Path(args.data).is_dir():
+        x, _ = load_image_folder(args.data, size=meta.get("image_size"), max_images=args.n)
     else:
         x = load_array(args.data)[: args.n]
         if meta.get("mean") is not None:

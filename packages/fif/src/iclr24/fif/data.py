@@ -4,8 +4,11 @@
   for ``sine``: x1 ~ N(0, 1), x2 = sin(pi x1 / 2); sklearn's ``make_s_curve`` / ``make_swiss_roll``).
 - ``load_array(path)``: a float matrix from ``.npy`` / ``.npz`` (first array) / ``.csv`` (comma-separated numbers;
   a non-numeric first line is a header). ``.pkl``/``.pickle`` files are refused (no unpickling of user files).
-- ``load_tabular(name, root)``: POWER, GAS, HEPMASS, MINIBOONE, BSDS300 from the MAF preprocessed layout, checked
-  against the paper's data dimension D.
+- ``load_tabular(name, root)``: POWER, GAS, HEPMASS, MINIBOONE, BSDS300 from the files of the MAF data archive
+  (MAF preprocessing applied here), checked against the paper's data dimension D.
+- ``load_image_folder(path, size=None, grayscale=False)``: every image under a folder (recursively, PNG/JPEG/BMP/
+  GIF/WebP) as flat float32 rows in [0, 1], with their (C, H, W) shape; all images must share a size unless
+  ``size`` resizes them.
 - ``standardize(train, *others)``: z-scoring with the training split's statistics.
 """
 
@@ -21,17 +24,26 @@ import torch
 
 __all__ = [
     "TOY_DATASETS",
+    "TOY_ALIASES",
     "TABULAR_DATASETS",
     "TABULAR_LATENT_DIMS",
     "toy_dataset",
     "toy_splits",
     "load_array",
     "load_tabular",
+    "load_image_folder",
+    "IMAGE_SUFFIXES",
     "standardize",
     "check_data",
 ]
 
 TOY_DATASETS = ("sine", "s_curve", "swiss_roll")
+TOY_ALIASES = {
+    "scurve": "s_curve",
+    "s-curve": "s_curve",
+    "swissroll": "swiss_roll",
+    "swiss-roll": "swiss_roll",
+}
 # name -> (expected file under root, data dim D); the MAF preprocessed layout (Papamakarios et al., 2017)
 TABULAR_DATASETS = {
     "power": ("power/data.npy", 6),
@@ -40,7 +52,7 @@ TABULAR_DATASETS = {
     "miniboone": ("miniboone/data.npy", 43),
     "bsds300": ("BSDS300/data.npy", 63),
 }
-# official configs/fif/tabular-*.yaml latent dims
+# official configs/fif/tabular-*.yaml latent dims; BSDS300 has no official config (32, about D/2, is this package's)
 TABULAR_LATENT_DIMS = {"power": 3, "gas": 2, "hepmass": 10, "miniboone": 21, "bsds300": 32}
 _MANIFOLD_DIM = {"sine": 1, "s_curve": 2, "swiss_roll": 2}
 
@@ -55,6 +67,7 @@ def toy_dataset(name: str, n: int, seed: int = 0) -> torch.Tensor:
     """``n`` points of a toy manifold, float32 (n, D), not standardised. ``sine``: D=2, d=1; ``s_curve`` and
     ``swiss_roll``: D=3, d=2."""
     n = _check_n(n)
+    name = TOY_ALIASES.get(name, name)
     rng = np.random.default_rng(seed)
     if name == "sine":
         x1 = rng.standard_normal(n)
@@ -76,7 +89,7 @@ def toy_splits(name: str, n_train: int, n_test: int, seed: int = 0) -> tuple[tor
     """Standardised (train, test) splits of a toy manifold and its intrinsic dimension d."""
     x = toy_dataset(name, _check_n(n_train) + _check_n(n_test), seed)
     train, test = standardize(x[:n_train], x[n_train:])
-    return train, test, _MANIFOLD_DIM[name]
+    return train, test, _MANIFOLD_DIM[TOY_ALIASES.get(name, name)]
 
 
 def standardize(train: torch.Tensor, *others: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -147,23 +160,155 @@ def load_array(path: str | Path) -> torch.Tensor:
     return check_data(torch.as_tensor(arr.astype(np.float32)), name=str(p))
 
 
-def load_tabular(name: str, root: str | Path) -> torch.Tensor:
-    """One of the paper's tabular datasets as an (n, D) float32 matrix, from ``root/<name>/data.npy``.
+def _drop_correlated(x: np.ndarray, threshold: float = 0.98) -> np.ndarray:
+    """GAS (MAF preprocessing): while some column is correlated above ``threshold`` with another column, drop the
+    first such column."""
+    while True:
+        c = np.corrcoef(x, rowvar=False)
+        high = (np.abs(c) > threshold).sum(1) > 1  # every column is perfectly correlated with itself
+        if not high.any():
+            return x
+        x = np.delete(x, int(np.argmax(high)), axis=1)
 
-    Expects the MAF preprocessing (Papamakarios et al., 2017, ``datasets/*.py``) already applied and saved as one
-    ``.npy`` (train, validation and test rows concatenated or a single split); D is checked against the paper's.
+
+def _drop_repeated(x: np.ndarray, max_repeats: int = 5) -> np.ndarray:
+    """HEPMASS (MAF preprocessing): drop the columns whose smallest value occurs more than ``max_repeats`` times."""
+    keep = [j for j in range(x.shape[1]) if int((x[:, j] == x[:, j].min()).sum()) <= max_repeats]
+    return x[:, keep]
+
+
+def _read_table(path: Path, delimiter: str | None) -> np.ndarray:
+    """A numeric text table with one header line (comma- or whitespace-separated)."""
+    try:
+        arr = np.loadtxt(path, delimiter=delimiter, skiprows=1, dtype=np.float64, ndmin=2)
+    except ValueError as e:
+        raise ValueError(f"{path}: not a numeric table with one header line ({e})") from e
+    if arr.shape[0] == 0:
+        raise ValueError(f"{path} is empty (0 rows)")
+    return arr
+
+
+def _tabular_raw(key: str, folder: Path, seed: int) -> tuple[np.ndarray, Path] | None:
+    """The paper's tabular sets in the files of the MAF data archive, preprocessed as MAF describes."""
+    if key == "power" and (folder / "data.npy").exists():
+        path = folder / "data.npy"
+        x = load_array(path).double().numpy()
+        if x.shape[1] == 8:  # raw UCI columns: drop the two that MAF drops, add its dequantisation noise
+            x = np.delete(x, [1, 3], axis=1)
+            rng = np.random.default_rng(seed)
+            n = x.shape[0]
+            noise = [
+                0.001 * rng.random((n, 1)),
+                0.01 * rng.random((n, 1)),
+                rng.random((n, 3)),
+                np.zeros((n, 1)),
+            ]
+            x = x + np.hstack(noise)
+        return x, path
+    if key == "gas" and (folder / "ethylene_CO.txt").exists():
+        path = folder / "ethylene_CO.txt"  # UCI: time, CO and ethylene concentrations, then 16 sensors
+        x = _read_table(path, None)
+        if x.shape[1] != 19:
+            raise ValueError(
+                f"{path}: expected the 19 UCI columns (time, 2 concentrations, 16 sensors), got {x.shape[1]}"
+            )
+        return _drop_correlated(x[:, 3:]), path
+    if key == "hepmass" and (folder / "1000_train.csv").exists():
+        path = folder / "1000_train.csv"  # label, 27 features, mass; the signal rows (label 1), as MAF
+        x = _read_table(path, ",")
+        x = x[x[:, 0] == 1][:, 1:]
+        if x.shape[0] == 0:
+            raise ValueError(f"{path} has no signal rows (label 1)")
+        return _drop_repeated(x), path
+    if key == "bsds300" and (folder / "BSDS300.hdf5").exists() and not (folder / "data.npy").exists():
+        raise ValueError(
+            f"{folder / 'BSDS300.hdf5'} is HDF5, which this package does not read: save its patches as an (n, 64) or "
+            f"(n, 63) matrix with numpy.save to {folder / 'data.npy'}"
+        )
+    return None
+
+
+def load_tabular(name: str, root: str | Path, seed: int = 42) -> torch.Tensor:
+    """One of the paper's tabular datasets as an (n, D) float32 matrix (not yet standardised), from ``root``.
+
+    Reads the files of the MAF data archive (Papamakarios et al., 2017; zenodo.org/record/1161203) and applies the
+    MAF preprocessing: ``power/data.npy`` (8 raw columns: 2 dropped, uniform dequantisation noise with ``seed``),
+    ``gas/ethylene_CO.txt`` (the UCI text file: the 16 sensors, correlated columns dropped), ``hepmass/1000_train.csv``
+    (signal rows, columns with a repeated minimum dropped), ``miniboone/data.npy``, ``BSDS300/data.npy``
+    (patches, the last pixel dropped). A ``<name>/data.npy`` already holding the D preprocessed columns is used as is.
+    D is checked against the paper's (6, 8, 21, 43, 63).
     """
     key = name.lower()
     if key not in TABULAR_DATASETS:
         raise ValueError(f"unknown tabular dataset {name!r}; expected one of {tuple(TABULAR_DATASETS)}")
     rel, dim = TABULAR_DATASETS[key]
     path = Path(root) / rel
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{path} not found: download {key.upper()} (MAF preprocessed, zenodo.org/record/1161203), run the MAF "
-            f"preprocessing and save the (n, {dim}) matrix with numpy.save to {path}"
-        )
-    x = load_array(path)
+    raw = _tabular_raw(key, path.parent, seed)
+    if raw is not None:
+        arr, path = raw
+        x = check_data(torch.as_tensor(arr, dtype=torch.float32), name=str(path))
+    else:
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} not found: download {key.upper()} from the MAF data archive (zenodo.org/record/1161203) and "
+                f"unpack it under {Path(root)}, or save the (n, {dim}) preprocessed matrix with numpy.save to {path}"
+            )
+        x = load_array(path)
+        if key == "bsds300" and x.shape[1] == dim + 1:
+            x = x[:, :dim]  # 8x8 patches minus the last pixel (MAF)
     if x.shape[1] != dim:
         raise ValueError(f"{path}: {key} has D={dim} columns after MAF preprocessing, got {x.shape[1]}")
     return x
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp")
+
+
+def load_image_folder(
+    path: str | Path,
+    size: int | tuple[int, int] | None = None,
+    grayscale: bool = False,
+    max_images: int | None = None,
+) -> tuple[torch.Tensor, tuple[int, int, int]]:
+    """Images from a folder (searched recursively, files sorted by path) as an (n, C*H*W) float32 matrix in [0, 1]
+    and their shape (C, H, W). ``size``: resize every image to ``size`` x ``size`` (or (H, W)); without it all images
+    must already share one size. ``grayscale``: one channel, else RGB (C = 3)."""
+    from PIL import Image, UnidentifiedImageError
+
+    root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"image folder not found: {root}")
+    if not root.is_dir():
+        raise ValueError(f"expected a folder of images, got a file: {root}")
+    files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+    if max_images is not None:
+        files = files[: _check_n(max_images)]
+    if not files:
+        raise ValueError(
+            f"{root} holds no images (looked for {', '.join(IMAGE_SUFFIXES)} files, recursively)"
+        )
+    if size is not None:
+        hw = (size, size) if isinstance(size, int) else tuple(size)
+        if len(hw) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in hw):
+            raise ValueError(f"size must be an int >= 1 or (height, width), got {size!r}")
+    rows, shape = [], None
+    for f in files:
+        try:
+            with Image.open(f) as im:
+                im = im.convert("L" if grayscale else "RGB")
+                if size is not None:
+                    im = im.resize((hw[1], hw[0]), Image.Resampling.BILINEAR)
+                arr = np.asarray(im, dtype=np.float32) / 255.0
+        except (UnidentifiedImageError, OSError) as e:
+            raise ValueError(f"{f}: not a readable image ({e})") from e
+        arr = arr[None] if arr.ndim == 2 else arr.transpose(2, 0, 1)
+        if shape is None:
+            shape = arr.shape
+        elif arr.shape != shape:
+            raise ValueError(
+                f"{f} has shape (C, H, W) = {arr.shape}, the first image {files[0]} has {shape}; "
+                "pass size= (CLI: --image-size) to resize them all"
+            )
+        rows.append(arr.reshape(-1))
+    x = check_data(torch.as_tensor(np.stack(rows)), name=str(root))
+    return x, tuple(int(v) for v in shape)

@@ -24,6 +24,7 @@ from torch.autograd.forward_ad import dual_level, make_dual, unpack_dual
 
 __all__ = [
     "GRADIENT_SIDES",
+    "JVP_MODES",
     "SurrogateOutput",
     "sample_v",
     "volume_change_surrogate",
@@ -37,6 +38,7 @@ __all__ = [
 
 Transform = Callable[[torch.Tensor], torch.Tensor]
 GRADIENT_SIDES = ("encoder", "decoder")
+JVP_MODES = ("double_vjp", "forward")
 
 
 @dataclass
@@ -84,6 +86,7 @@ def volume_change_surrogate(
     gradient_side: str = "encoder",
     generator: torch.Generator | None = None,
     v: torch.Tensor | None = None,
+    jvp: str = "double_vjp",
 ) -> SurrogateOutput:
     """The volume-change surrogate whose *gradient* is that of the log-det term of ``log p(x)``.
 
@@ -93,9 +96,15 @@ def volume_change_surrogate(
     ``gradient_side="decoder"`` (the paper's Sec. 4.1 derivation): ``S = -1/K sum_k SG(v^T J_f(x)) . (J_g v)``,
     whose gradient is ``grad[-1/2 log det(J_g^T J_g)] ~ -tr(SG(J_f) dJ_g)``; it flows into the decoder (and into
     the encoder through ``z = f(x)``).
+
+    ``jvp``: how ``u = J_g v`` is computed. ``"forward"`` is the official dual-number pass through the decoder;
+    ``"double_vjp"`` (default) takes the VJP of the VJP ``w -> J_g^T w`` (same value; forward-mode ``Linear`` runs
+    through Python decompositions in torch 2.x, so this is about 30% cheaper per training step on CPU).
     """
     if gradient_side not in GRADIENT_SIDES:
         raise ValueError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
+    if jvp not in JVP_MODES:
+        raise ValueError(f"jvp must be one of {JVP_MODES}, got {jvp!r}")
     if not x.requires_grad:
         x = x.detach().requires_grad_(True)
     z = encode(x)
@@ -108,12 +117,23 @@ def volume_change_surrogate(
     k_total = v.shape[-1]
     surrogate = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
     x1 = None
+    jt_w = w = None
+    if jvp == "double_vjp":
+        x1 = decode(z)
+        # w -> J_g^T w is linear in w; its VJP with v is J_g v (kept differentiable for the decoder side)
+        w = torch.zeros_like(x1, requires_grad=True)
+        (jt_w,) = torch.autograd.grad(x1, z, w, create_graph=True)
     for k in range(k_total):
         vk = v[..., k]
-        # u = J_g(z) v by forward-mode AD (one dual pass through the decoder)
-        with dual_level():
-            x1_dual = decode(make_dual(z, vk))
-            x1, u = unpack_dual(x1_dual)
+        if jvp == "forward":
+            # u = J_g(z) v by forward-mode AD (one dual pass through the decoder, as the official code)
+            with dual_level():
+                x1_dual = decode(make_dual(z, vk))
+                x1, u = unpack_dual(x1_dual)
+        else:
+            (u,) = torch.autograd.grad(
+                jt_w, w, vk, create_graph=gradient_side == "decoder", retain_graph=True
+            )
         # s = v^T J_f(x) by backward-mode AD, kept differentiable
         (s,) = torch.autograd.grad(z, x, vk, create_graph=gradient_side == "encoder", retain_graph=True)
         if gradient_side == "encoder":
