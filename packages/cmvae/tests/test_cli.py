@@ -21,7 +21,7 @@ def test_cli_contract(tmp_path):
 
 def test_cli_train_cluster_sample_end_to_end(tmp_path, capsys):
     out = tmp_path / "train"
-    rc = main(["train", "--n-train", "200", "--n-test", "50", "--epochs", "1", "--hidden", "16",
+    rc = main(["train", "--n-train", "200", "--n-test", "50", "--epochs", "1", "--hidden", "16", "--prior-lr", "1e-2",
                "--n-clusters-max", "4", "--out", str(out), "--quiet", "--select"])  # fmt: skip
     assert rc == 0 and (out / "model.pt").is_file()
     info = json.loads((out / "train.json").read_text())
@@ -64,12 +64,39 @@ def test_bench_smoke_returns_a_report():
 
 
 def test_mode_configs_keep_the_rules_the_readme_states():
-    # --full: 3 seeds, the +3-point margin, real MNIST and the 256-wide default MLPs; --quick: 1 seed, direction only;
-    # the evaluated seeds never include the calibration seed 100.
+    # --full: 3 seeds, the +3-point margin, real MNIST, 40 epochs of the calibrated CPU model; --quick: 1 seed,
+    # 15 epochs, rules 1-3 not gated; the evaluated seeds never include the calibration seed 100.
     from iclr24.cmvae.reproduce import FULL, QUICK, SMOKE
 
     assert FULL.seeds == (0, 1, 2) and FULL.acc_rule == "ours >= baseline + 3" and FULL.mnist
-    assert FULL.experiment.hidden == (256, 256) and FULL.experiment.n_clusters_max == 20
-    assert (FULL.n_train, FULL.experiment.epochs, FULL.mnist_train, FULL.mnist_epochs) == (4000, 20, 2000, 10)
+    assert FULL.gate_clustering and not QUICK.gate_clustering and SMOKE.gate_clustering
+    for c in (QUICK, FULL):
+        e = c.experiment
+        assert (e.hidden, e.likelihood, e.likelihood_scale, e.beta, e.n_clusters_max) == (
+            (128, 128),
+            "normal",
+            0.1,
+            1.0,
+            20,
+        )
+    assert (FULL.n_train, FULL.experiment.epochs, FULL.mnist_train, FULL.mnist_epochs) == (3000, 40, 2000, 10)
+    assert (QUICK.n_train, QUICK.experiment.epochs) == (3000, 15)
     assert QUICK.seeds == (0,) and QUICK.acc_rule == "ours > baseline" and not QUICK.mnist
     assert all(100 not in c.seeds for c in (SMOKE, QUICK, FULL))
+
+
+def test_ungated_rules_are_recorded_as_skipped_with_their_numbers(tmp_path):
+    # gate_clustering=False (--quick) turns a claim into a skipped record whose message keeps the measured numbers;
+    # gate=True adds the claim with its rule.
+    from iclr24.cmvae.reproduce import _add
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    cs = ClaimSet("cmvae", RunConfig(mode="quick", out=tmp_path))
+    kw = dict(claim="c", metric="ACC (%)", ours=12.5, baseline_name="MMVAE+ + GMM", baseline=30.25,
+              rule="ours > baseline")  # fmt: skip
+    _add(cs, False, **kw)
+    _add(cs, True, **kw)
+    skipped, gated = cs.claims
+    assert skipped.status == "skipped" and "gated only in --full" in skipped.message
+    assert "ours 12.5" in skipped.message and "MMVAE+ + GMM 30.25" in skipped.message
+    assert gated.status == "fails" and gated.rule == "ours > baseline"

@@ -66,6 +66,12 @@ def _load(args: argparse.Namespace):
     arg("--epochs", type=positive_int, default=40, help="training epochs"),
     arg("--batch-size", type=positive_int, default=128, help="mini-batch size"),
     arg("--lr", type=positive_float, default=1e-3, help="Adam (amsgrad) learning rate"),
+    arg(
+        "--prior-lr",
+        type=positive_float,
+        default=None,
+        help="learning rate of the cluster logits and means (default: --lr)",
+    ),
     arg("--select", action="store_true", help="select the number of clusters after training and keep K*"),
     data=True,
 )
@@ -86,7 +92,7 @@ def _train(args: argparse.Namespace) -> int:
         likelihood_scale=args.likelihood_scale, K=args.K, estimator=args.estimator,
     )  # fmt: skip
     hist = fit(model, data.tensors("train"), epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-               seed=args.seed, show_progress=not args.quiet)  # fmt: skip
+               prior_lr=args.prior_lr, seed=args.seed, show_progress=not args.quiet)  # fmt: skip
     info: dict = {"data": data.name, "epochs": args.epochs, "final_loss": hist[-1], "loss_per_epoch": hist}
     if args.select:
         sel = model.select_num_clusters(data.tensors("train"), apply=True, seed=args.seed)

@@ -29,6 +29,7 @@ class ExperimentConfig:
     n_clusters_max: int = 20
     n_classes: int = 10
     beta: float = 1.0  # MultiVae's PolyMNIST example: 2.5 (see the README's differences)
+    likelihood: str = "laplace"  # MultiVae's PolyMNIST example: laplace
     likelihood_scale: float = 0.1  # MultiVae's PolyMNIST example: 0.75 on 3x28x28 images
     K: int = 1
     estimator: str = "iwae_looser"
@@ -54,6 +55,7 @@ def _model(cfg: ExperimentConfig, data: MultimodalData, clustered: bool, seed: i
         n_clusters_max=cfg.n_clusters_max,
         clustered=clustered,
         beta=cfg.beta,
+        likelihood=cfg.likelihood,
         likelihood_scale=cfg.likelihood_scale,
         K=cfg.K,
         estimator=cfg.estimator,
