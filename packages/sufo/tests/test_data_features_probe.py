@@ -47,6 +47,31 @@ def test_features_have_l_plus_1_layers_and_layer0_is_embeddings(tiny):
     assert extract_features(model, tok, texts, layers=[-1], pooling="mean", max_length=16).shape == (1, 2, 32)
 
 
+def test_length_sorted_batches_keep_each_text_at_its_own_row(tiny):
+    """Batches are formed by token count (shortest padding); every row must come back to its text's position and
+    match the text encoded alone (no padding at all), and predictions likewise."""
+    from iclr24.sufo.features import length_sorted_batches
+    from iclr24.sufo.finetune import predict
+
+    model, tok = tiny
+    texts = [
+        "a",
+        "gleason score 3+4 with many more words here.",
+        "b c",
+        "benign tissue.",
+        "one two three four",
+    ]
+    batched = extract_features(model, tok, texts, batch_size=2, max_length=16)
+    alone = np.concatenate([extract_features(model, tok, [t], max_length=16) for t in texts], axis=1)
+    np.testing.assert_allclose(batched, alone, atol=1e-5)
+    lens = [int(b["attention_mask"].sum(1).max()) for _, b in length_sorted_batches(tok, texts, 2, 16)]
+    assert lens == sorted(lens)  # short texts share a batch
+    seen = np.concatenate([i for i, _ in length_sorted_batches(tok, texts, 2, 16)])
+    assert sorted(seen.tolist()) == list(range(len(texts)))
+    one_by_one = np.concatenate([predict(model, tok, [t], max_length=16) for t in texts])
+    np.testing.assert_array_equal(predict(model, tok, texts, batch_size=2, max_length=16), one_by_one)
+
+
 def test_feature_cache_is_reused(tiny, tmp_path):
     model, tok = tiny
     a = extract_features(model, tok, ["a b c", "d e f"], cache_dir=tmp_path, max_length=8)

@@ -35,6 +35,25 @@ def test_feature_dynamics_records_every_checkpoint():
     json.dumps(dyn.to_dict())
 
 
+def test_kept_layers_of_the_best_epoch_are_the_returned_models_features():
+    """``keep_layers=True`` replaces two extra passes in the reproduction: epoch 0 must be the pre-trained model's
+    features and the best epoch's must be those of the model fine_tune leaves behind (its best weights)."""
+    from iclr24.sufo.features import extract_features
+
+    ds = synthetic_reports(48, seed=2)
+    train, test = split(ds, 0.3, seed=2)
+    fit, val = split(train, 0.2, seed=2)
+    model, tok = tiny_encoder(ds.n_classes, seed=0)
+    before = extract_features(model, tok, test.texts, max_length=32)
+    cfg = FineTuneConfig(lr=1e-3, batch_size=8, epochs=2, max_length=32)
+    dyn = feature_dynamics(model, tok, fit, val, test, cfg, keep_layers=True)
+    assert len(dyn.features) == 3 and dyn.features[0].shape == before.shape
+    np.testing.assert_allclose(dyn.features[0], before, atol=1e-5)
+    after = extract_features(model, tok, test.texts, max_length=32)
+    np.testing.assert_allclose(dyn.features[dyn.finetune.best_epoch], after, atol=1e-5)
+    assert not np.allclose(before, after)
+
+
 def test_feature_dynamics_rejects_a_probe_with_one_class():
     ds = synthetic_reports(40, seed=0)
     one = ds.subset(np.flatnonzero(ds.labels == ds.labels[0])[:5])

@@ -48,3 +48,23 @@ def test_readme_quickstart(tmp_path):
     ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
     assert ns["f_pre"].shape == (7, 40, 384)
     assert np.isfinite(ns["f_rnd"]).all()
+
+
+@pytest.mark.parametrize("mode", ["quick", "full"])
+def test_reproduction_configs_train_long_enough_and_never_truncate(mode):
+    """The quick config was calibrated (seeds 100-102) to give the optimiser >= 100 steps; the reports must fit in
+    max_length, or the grade sentence could be cut off."""
+    from transformers import AutoTokenizer
+
+    from iclr24.sufo.data import split, synthetic_reports
+    from iclr24.sufo.features import minilm_path
+    from iclr24.sufo.reproduce import FULL, QUICK
+
+    c = {"quick": QUICK, "full": FULL}[mode]
+    ds = synthetic_reports(c.n_train + c.n_test, seed=0, n_filler=c.n_filler)
+    train, _ = split(ds, test_fraction=c.n_test / (c.n_train + c.n_test), seed=0)
+    fit, _ = split(train, test_fraction=c.val_fraction, seed=0)
+    assert int(np.ceil(len(fit) / c.batch_size)) * c.epochs >= 100
+    tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)
+    assert max(len(x) for x in tok(ds.texts)["input_ids"]) <= c.max_length
+    assert c.threads == 1 and c.lr == 2e-4

@@ -10,6 +10,7 @@ ratio (the sparsification of the paper's Fig. 3).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +34,12 @@ class Dynamics:
     projections: list[np.ndarray] = field(default_factory=list)  # (N, 2) per epoch
     labels: np.ndarray | None = None
     finetune: FineTuneResult | None = None
+    # with keep_layers=True: the (L+1, N, d) features of every layer per epoch; features[finetune.best_epoch]
+    # are then those of the model fine_tune returns (its best-validation weights), features[0] the pre-trained ones
+    features: list[np.ndarray] = field(default_factory=list)
+    feature_seconds: float = (
+        0.0  # wall seconds spent extracting the checkpoints' features (inside fine-tuning)
+    )
 
     def to_dict(self) -> dict:
         return {
@@ -40,6 +47,7 @@ class Dynamics:
             "silhouette": self.silhouette,
             "knn_accuracy": self.knn_accuracy,
             "evr_top2": self.evr_top2,
+            "feature_seconds": self.feature_seconds,
             "finetune": self.finetune.to_dict() if self.finetune is not None else None,
         }
 
@@ -63,9 +71,12 @@ def feature_dynamics(
     config: FineTuneConfig | None = None,
     pooling: str = "cls",
     show_progress: bool = False,
+    keep_layers: bool = False,
 ) -> Dynamics:
     """Fine-tune ``model`` in place (best-validation epoch kept, as :func:`fine_tune`) and record the last-layer
-    features of ``probe`` (a fixed sample, never trained on) at every epoch checkpoint."""
+    features of ``probe`` (a fixed sample, never trained on) at every epoch checkpoint. ``keep_layers=True`` also
+    keeps every layer's features per epoch (``Dynamics.features``), so the pre-trained and the returned model's
+    features of ``probe`` need no second pass."""
     if len(probe) < 3 or len(np.unique(probe.labels)) < 2:
         raise ValueError(
             f"the probe sample needs at least 3 texts and 2 classes, got {len(probe)} texts, "
@@ -75,10 +86,19 @@ def feature_dynamics(
     dyn = Dynamics(labels=np.asarray(probe.labels))
 
     def on_epoch(epoch: int, m) -> None:
-        last = extract_features(
-            m, tokenizer, probe.texts, layers=[-1], pooling=pooling, max_length=config.max_length
-        )[0]
-        _record(dyn, epoch, last, dyn.labels)
+        t0 = time.perf_counter()
+        f = extract_features(
+            m,
+            tokenizer,
+            probe.texts,
+            layers="all" if keep_layers else [-1],
+            pooling=pooling,
+            max_length=config.max_length,
+        )
+        if keep_layers:
+            dyn.features.append(f)
+        _record(dyn, epoch, f[-1], dyn.labels)
+        dyn.feature_seconds += time.perf_counter() - t0
 
     dyn.finetune = fine_tune(
         model, tokenizer, train, val, config, on_epoch=on_epoch, show_progress=show_progress

@@ -13,7 +13,7 @@ import torch
 
 from iclr24.paperkit import atomic_write_bytes, load_npz, progress
 
-__all__ = ["minilm_path", "load_encoder", "tiny_encoder", "extract_features"]
+__all__ = ["minilm_path", "load_encoder", "tiny_encoder", "extract_features", "length_sorted_batches"]
 
 
 def minilm_path() -> Path:
@@ -94,6 +94,21 @@ def _encoder(model):
     return base
 
 
+def length_sorted_batches(tokenizer, texts: list[str], batch_size: int, max_length: int):
+    """Yield ``(index, batch)``: the texts ordered by token count and padded per batch to its longest member only
+    (the shortest padding), so a batch of short texts never pays for a long one; ``index`` holds the positions in
+    ``texts`` of the batch's rows."""
+    texts = list(texts)
+    lengths = [len(x) for x in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    order = np.argsort(lengths, kind="stable")
+    for s in range(0, len(order), batch_size):
+        idx = order[s : s + batch_size]
+        batch = tokenizer(
+            [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+        )
+        yield idx, batch
+
+
 def _cache_key(model, texts: list[str], layers, pooling: str, max_length: int) -> str:
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
@@ -107,7 +122,7 @@ def _cache_key(model, texts: list[str], layers, pooling: str, max_length: int) -
     return h.hexdigest()[:24]
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def extract_features(
     model,
     tokenizer,
@@ -130,41 +145,38 @@ def extract_features(
         raise ValueError(f"batch_size must be >= 1 and max_length >= 2, got {batch_size}, {max_length}")
     n_layers = _encoder(model).config.num_hidden_layers + 1
     if layers == "all":
-        idx = list(range(n_layers))
+        idx_layers = list(range(n_layers))
     else:
-        idx = [int(i) for i in layers]
-        bad = [i for i in idx if not -n_layers <= i < n_layers]
-        if bad or not idx:
+        idx_layers = [int(i) for i in layers]
+        bad = [i for i in idx_layers if not -n_layers <= i < n_layers]
+        if bad or not idx_layers:
             raise ValueError(
                 f"layers must be 'all' or indices in [0, {n_layers - 1}] (L+1 = {n_layers}), got {layers}"
             )
     cache = None
     if cache_dir is not None:
-        cache = Path(cache_dir) / f"features-{_cache_key(model, list(texts), idx, pooling, max_length)}.npz"
+        key = _cache_key(model, list(texts), idx_layers, pooling, max_length)
+        cache = Path(cache_dir) / f"features-{key}.npz"
         if cache.is_file():
             return load_npz(cache, keys=("features",))["features"]
     was_training = model.training
     model.eval()
     enc = _encoder(model)
-    out = []
-    bar = progress(range(0, len(texts), batch_size), desc="features", disable=not show_progress)
-    for s in bar:
-        batch = tokenizer(
-            list(texts[s : s + batch_size]),
-            padding=True,
-            truncation=True,
-            max_length=max_length,
-            return_tensors="pt",
-        )
+    feats = None
+    batches = length_sorted_batches(tokenizer, texts, batch_size, max_length)
+    n_batches = -(-len(texts) // batch_size)
+    for idx, batch in progress(batches, desc="features", total=n_batches, disable=not show_progress):
         hs = enc(**batch, output_hidden_states=True).hidden_states  # L+1 tensors (B, T, d)
         if pooling == "cls":
-            pooled = [hs[i][:, 0] for i in idx]
+            pooled = [hs[i][:, 0] for i in idx_layers]
         else:
             m = batch["attention_mask"].unsqueeze(-1).float()
-            pooled = [(hs[i] * m).sum(1) / m.sum(1) for i in idx]
-        out.append(torch.stack(pooled).float().numpy())
+            pooled = [(hs[i] * m).sum(1) / m.sum(1) for i in idx_layers]
+        block = torch.stack(pooled).float().numpy()
+        if feats is None:
+            feats = np.empty((len(idx_layers), len(texts), block.shape[-1]), dtype=np.float32)
+        feats[:, idx] = block
     model.train(was_training)
-    feats = np.concatenate(out, axis=1)
     if cache is not None:
         import io
 

@@ -33,6 +33,7 @@ def rdm(x: np.ndarray, metric: str = "euclidean") -> np.ndarray:
         raise ValueError(f"expected (N, d) features with N >= 2, got shape {x.shape}")
     if metric not in ("euclidean", "cosine"):
         raise ValueError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
+    # Eq. (RDM), Sec. 3.2: RDM(X) = (||x_i - x_j||_2)_{i<j}, the upper triangle in np.triu_indices(N, 1) order
     return pdist(x, metric=metric)
 
 
@@ -45,6 +46,7 @@ def rsa(x: np.ndarray, y: np.ndarray, metric: str = "euclidean") -> float:
     a, b = rdm(x, metric), rdm(y, metric)
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
+    # Eq. (RSA), Sec. 3.2: RSA(X, Y) = Spearman rho(RDM(X), RDM(Y))
     return float(spearmanr(a, b).statistic)
 
 
@@ -64,7 +66,7 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
     x, y = _check_pair(x, y)
     x = x - x.mean(0)
     y = y - y.mean(0)
-    # Eq. (CKA): HSIC(K, L) with linear kernels, normalised
+    # Eq. (CKA), extension: CKA(X, Y) = ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F), X and Y centred
     num = np.linalg.norm(y.T @ x, "fro") ** 2
     den = np.linalg.norm(x.T @ x, "fro") * np.linalg.norm(y.T @ y, "fro")
     return float(num / den) if den > 0 else float("nan")

@@ -49,6 +49,7 @@ def explained_variance(f: np.ndarray, k: int = 5, cumulative: bool = True) -> np
     total = var.sum()
     if total == 0:
         raise ValueError("all features are identical: explained variance is undefined")
+    # Eq. (EVR), Sec. 3.3: EVR_k = sum_{i<=k} s_i^2 / sum_i s_i^2, s the singular values of the centred F
     ratio = var[:k] / total
     return np.cumsum(ratio) if cumulative else ratio
 
@@ -58,6 +59,7 @@ def low_rank_approx(f: np.ndarray, k: int) -> np.ndarray:
     u, s, vt = principal_components(f)
     if not 0 <= k <= len(s):
         raise ValueError(f"k must be in [0, {len(s)}], got {k}")
+    # Eq. (PC removal), Sec. 3.3: F_c without its top k PCs = sum_{i>k} s_i u_i v_i^T
     return (u[:, k:] * s[k:]) @ vt[k:]
 
 
@@ -66,6 +68,7 @@ def rank_1_approx(f: np.ndarray, k: int) -> np.ndarray:
     u, s, vt = principal_components(f)
     if not 0 <= k < len(s):
         raise ValueError(f"k must be in [0, {len(s)}), got {k}")
+    # Eq. (rank-1), Sec. 3.3: the reconstruction on PC k = s_k u_k v_k^T
     return np.outer(u[:, k] * s[k], vt[k])
 
 
