@@ -62,6 +62,20 @@ def test_baseline_has_no_constraint_term(setup):
     assert parts["constraint"] == 0.0
 
 
+def test_global_alignment_in_training_and_frozen_time_table():
+    # the 'global' variant sees the real boxes; with a prediction equal to the real layout it would be 0
+    g = torch.Generator().manual_seed(0)
+    tok = encode_layout(*synthetic_aligned_layouts(8, seed=3), 4, 12)
+    cfg = LaceConfig(**TINY, align_type="global", overlap_weight=0.0, time_embedding="sinusoidal")
+    model, hist = train(cfg, tok, seed=0, steps=2)
+    loss, parts = training_loss(model, tok, cfg, g)
+    assert torch.isfinite(loss) and parts["constraint"] >= 0
+    # the frozen sinusoidal timestep table does not move in training
+    from iclr24.lace.diffusion import make_model
+
+    assert torch.equal(model.blocks[0].ada.emb.weight, make_model(cfg).blocks[0].ada.emb.weight)
+
+
 def test_condition_invariance(setup):
     cfg, model, _, (bbox, labels, mask), _ = setup
     _, lab, m = generate(model, cfg, "c", layouts=(bbox[:4], labels[:4], mask[:4]))
@@ -143,3 +157,18 @@ def test_guidance_extension_lowers_the_constraints(setup):
     assert out[0].shape == (2, 12, 4)
     with pytest.raises(ValueError, match="guidance must be"):
         ddim_sample(model, torch.randn(2, 12, 9), cfg, steps=2, guidance=-1.0)
+
+
+def test_ema_weights_follow_the_moving_average():
+    tok = encode_layout(*synthetic_aligned_layouts(8, seed=3), 4, 12)
+    raw, _ = train(LaceConfig(**TINY), tok, seed=0, steps=3)
+    slow, _ = train(LaceConfig(**TINY, ema=0.999999), tok, seed=0, steps=3)
+    torch.manual_seed(0)
+    from iclr24.lace.diffusion import make_model
+
+    init = make_model(LaceConfig(**TINY))
+    for p0, pe in zip(init.parameters(), slow.parameters(), strict=True):
+        assert torch.allclose(pe, p0, atol=1e-5)  # mu -> 1: the average stays at the initial weights
+    assert any(not torch.allclose(p0, pr, atol=1e-4) for p0, pr in zip(init.parameters(), raw.parameters()))
+    with pytest.raises(ValueError, match="ema must be"):
+        LaceConfig(ema=1.0)

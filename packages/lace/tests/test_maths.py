@@ -8,10 +8,18 @@ import pytest
 import torch
 
 from iclr24.lace.beautify import beautify
-from iclr24.lace.constraints import alignment_loss, alignment_score, overlap_loss, overlap_score, pairwise_iou
+from iclr24.lace.constraints import (
+    alignment_loss,
+    alignment_score,
+    global_alignment_loss,
+    overlap_loss,
+    overlap_score,
+    pairwise_iou,
+)
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.lace.diffusion import LaceConfig, constraint_term
+from iclr24.lace.diffusion import LaceConfig, constraint_term, make_model
 from iclr24.lace.layout import encode_layout, finalize, labels_from_names
+from iclr24.lace.model import sinusoidal_positions
 from iclr24.lace.schedule import (
     alphas_cumprod,
     constraint_weight,
@@ -77,21 +85,74 @@ def test_constraint_gradients_nonzero_and_gradcheck():
         [[[0.25, 0.25, 0.1, 0.1], [0.33, 0.35, 0.2, 0.2], [0.6, 0.71, 0.22, 0.3]]], dtype=torch.float64
     )
     m = torch.ones(1, 3, dtype=torch.bool)
-    wh = b[..., 2:]
 
     def align(x):
         return alignment_loss(x, m).sum()
 
-    def overlap(xy):  # the official PIoU detaches w, h: gradients reach the centres only
-        return overlap_loss(torch.cat([xy, wh], -1), m).sum()
+    def overlap(x):
+        return overlap_loss(x, m).sum()
 
-    for f, x0 in ((align, b), (overlap, b[..., :2])):
-        x = x0.clone().requires_grad_(True)
+    for f in (align, overlap):
+        x = b.clone().requires_grad_(True)
         f(x).backward()
         assert x.grad.abs().sum() > 0
         assert torch.autograd.gradcheck(
-            f, (x0.clone().requires_grad_(True),), eps=1e-7, atol=1e-5, fast_mode=True
+            f, (b.clone().requires_grad_(True),), eps=1e-7, atol=1e-5, fast_mode=True
         )
+
+
+def test_training_overlap_loss_reaches_sizes_and_beautify_variant_does_not():
+    # the official train.py calls PIoU_xywh(..., xy_only=False): the overlap gradient reaches w and h (shrinking
+    # overlapping boxes); only the post-processing (xy_only=True) detaches them
+    b, m = _two((0.3, 0.3, 0.4, 0.4), (0.5, 0.5, 0.4, 0.4))
+    x = b.clone().requires_grad_(True)
+    overlap_loss(x, m).sum().backward()
+    assert (x.grad[..., 2:] > 0).all()  # larger boxes overlap more
+    y = b.clone().requires_grad_(True)
+    overlap_loss(y, m, detach_wh=True).sum().backward()
+    assert torch.equal(y.grad[..., 2:], torch.zeros_like(y.grad[..., 2:])) and y.grad[..., :2].abs().sum() > 0
+
+
+def test_global_alignment_known_answer_and_config():
+    # real: two boxes sharing their left edge (x_l = 0.2) and nothing else; prediction: box 2 moved right by d
+    real, m = _two((0.3, 0.2, 0.2, 0.1), (0.35, 0.6, 0.3, 0.2))
+    d = 0.01
+    pred = real.clone()
+    pred[0, 1, 0] += d
+    assert float(global_alignment_loss(real, real, m)) == pytest.approx(0.0, abs=1e-12)
+    assert float(global_alignment_loss(pred, real, m)) == pytest.approx(
+        2 * d, abs=1e-9
+    )  # pairs (1, 2), (2, 1)
+    # padding partners never count
+    pad = torch.cat([pred, torch.full((1, 1, 4), 0.0, dtype=pred.dtype)], 1)
+    realp = torch.cat([real, torch.full((1, 1, 4), 0.0, dtype=real.dtype)], 1)
+    mp = torch.tensor([[True, True, False]])
+    assert float(global_alignment_loss(pad, realp, mp)) == pytest.approx(2 * d, abs=1e-9)
+    cfg = LaceConfig(align_type="global", overlap_weight=0.0)
+    t = torch.tensor([0])
+    assert float(constraint_term(pred, m, t, cfg, real)) == pytest.approx(0.96 * 2 * d, abs=1e-9)
+    with pytest.raises(ValueError, match="needs bbox_real"):
+        constraint_term(pred, m, t, cfg)
+    with pytest.raises(ValueError, match="align_type"):
+        LaceConfig(align_type="mean")
+
+
+def test_sinusoidal_embedding_is_the_official_layout():
+    pe = sinusoidal_positions(25, 8, 4000 / 25)
+    half = 4
+    f = [10000 ** (-k / (half - 1)) for k in range(half)]
+    for p in (0, 1, 7, 24):
+        for k in range(half):
+            assert float(pe[p, k]) == pytest.approx(math.sin(160 * p * f[k]), abs=1e-5)
+            assert float(pe[p, half + k]) == pytest.approx(math.cos(160 * p * f[k]), abs=1e-5)
+    cfg = LaceConfig(dim=8, heads=2, layers=2, ff=16, time_embedding="sinusoidal")
+    model = make_model(cfg)
+    table = sinusoidal_positions(1000, 8, 4.0)
+    for blk in model.blocks:
+        assert torch.equal(blk.ada.emb.weight, table) and not blk.ada.emb.weight.requires_grad
+    assert make_model(LaceConfig(dim=8, heads=2, layers=1, ff=16)).blocks[0].ada.emb.weight.requires_grad
+    with pytest.raises(ValueError, match="time_embedding"):
+        LaceConfig(time_embedding="rope")
 
 
 def test_weighted_constraint_ratio():
@@ -170,3 +231,17 @@ def test_unknown_category_names():
     assert labels_from_names("title,text,figure").tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="unknown category"):
         labels_from_names(["title", "chart"])
+
+
+def test_beautify_drops_thin_elements_inside_the_loop():
+    # as the official post_process: a box thinner than 0.01 (scaled) leaves the mask after the first iteration, so
+    # it does not pull an element whose centre it nearly shares; kept (min_size = 0) it would
+    A, B, T = [0.3, 0.3, 0.2, 0.2], [0.7, 0.7, 0.2, 0.2], [0.302, 0.6, 0.3, 0.002]
+    b = torch.tensor([[A, B, T]], dtype=torch.float64)
+    m = torch.ones(1, 3, dtype=torch.bool)
+    out, mo = beautify(b, m, iterations=300, lr=1e-3)
+    alone, _ = beautify(b[:, :2], m[:, :2], iterations=300, lr=1e-3)
+    kept, _ = beautify(b, m, iterations=300, lr=1e-3, min_size=0.0)
+    assert mo.tolist() == [[True, True, False]]
+    assert torch.allclose(out[:, :2], alone, atol=1e-6)
+    assert (kept[:, :2] - alone).abs().max() > 5e-4

@@ -1,7 +1,14 @@
 """LACE: aligned layout generation via continuous diffusion with aesthetic constraints (Chen et al., ICLR 2024)."""
 
 from .beautify import beautify
-from .constraints import alignment_loss, alignment_score, overlap_loss, overlap_score, pairwise_iou
+from .constraints import (
+    alignment_loss,
+    alignment_score,
+    global_alignment_loss,
+    overlap_loss,
+    overlap_score,
+    pairwise_iou,
+)
 from .data import synthetic_aligned_layouts
 from .diffusion import (
     TASKS,
@@ -13,16 +20,23 @@ from .diffusion import (
     train,
     training_loss,
 )
+from .fid import FIDNetV3, fid_features, layout_fid, load_fidnet
 from .layout import DEFAULT_CATEGORIES, encode_layout, finalize, labels_from_names
 from .metrics import feature_fd, max_iou
+from .official import load_any_checkpoint, load_official_checkpoint
+from .real_data import CATEGORIES as REAL_CATEGORIES
+from .real_data import load_official_layouts, real_config
 from .render import layout_grid
 from .schedule import constraint_weight, cosine_betas, ddim_timesteps
 
 __all__ = [
     "DEFAULT_CATEGORIES",
+    "FIDNetV3",
+    "REAL_CATEGORIES",
     "TASKS",
     "LaceConfig",
     "alignment_loss",
+    "global_alignment_loss",
     "alignment_score",
     "beautify",
     "constraint_weight",
@@ -30,16 +44,23 @@ __all__ = [
     "ddim_timesteps",
     "encode_layout",
     "feature_fd",
+    "fid_features",
     "finalize",
     "generate",
     "labels_from_names",
+    "layout_fid",
     "layout_grid",
+    "load_any_checkpoint",
     "load_checkpoint",
+    "load_fidnet",
+    "load_official_checkpoint",
+    "load_official_layouts",
     "make_model",
     "max_iou",
     "overlap_loss",
     "overlap_score",
     "pairwise_iou",
+    "real_config",
     "save_checkpoint",
     "synthetic_aligned_layouts",
     "train",

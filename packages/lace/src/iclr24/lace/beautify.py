@@ -23,7 +23,8 @@ def beautify(
     lr: float = 1e-4,
     min_size: float = 0.01,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Returns (bbox, mask); elements whose scaled min(w, h) falls below ``min_size`` are dropped from the mask."""
+    """Returns (bbox, mask); elements whose scaled min(w, h) falls below ``min_size`` are dropped from the mask
+    (checked after every iteration, as the official ``post_process``)."""
     if bbox.ndim != 3 or bbox.shape[-1] != 4 or mask.shape != bbox.shape[:2]:
         raise ValueError(
             f"expected bbox (B, L, 4) and mask (B, L), got {tuple(bbox.shape)}, {tuple(mask.shape)}"
@@ -46,7 +47,10 @@ def beautify(
             loss.backward()
             torch.nn.utils.clip_grad_norm_([param], 1.0)
             opt.step()
+            # as the official loop: an element whose (scaled) min(w, h) is below min_size leaves the mask at once,
+            # so it no longer pulls the others in the following iterations
+            mask = mask & (b.detach()[..., 2:].amin(-1) > min_size)
     b = torch.relu(param.detach())
-    mask = mask & (b[..., 2:].amin(-1) > min_size)  # in the scaled coordinates, as the official code
+    mask = mask & (b[..., 2:].amin(-1) > min_size)
     out = b / scale
     return out.clamp(0, 1), mask

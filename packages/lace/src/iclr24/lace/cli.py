@@ -19,11 +19,38 @@ app.add_reproduce(lambda: PAPER)
 app.add_bench(run_benchmarks)
 
 
+_DATA = arg(
+    "--data",
+    nargs=2,
+    metavar=("NAME", "PATH"),
+    default=None,
+    help="real layouts: publaynet|rico|rico25|rico13 and the folder (or .pt file) of the official preprocessed "
+    "splits (<PATH>/<name>-max25/processed/<split>.pt); without it, the built-in synthetic layouts",
+)
+
+
+def _real(args: argparse.Namespace, split: str, limit: int):
+    """(name, categories, (bbox, labels, mask)) of ``--data NAME PATH``, or None without ``--data``."""
+    if args.data is None:
+        return None
+    from .real_data import CATEGORIES, dataset_name, load_official_layouts
+
+    name = dataset_name(args.data[0])
+    return name, CATEGORIES[name], load_official_layouts(args.data[1], name, split, limit=limit)
+
+
 @app.command(
     "train",
-    "Train a LACE model on the built-in synthetic aligned layouts; writes model.pt and history.json.",
+    "Train a LACE model on the built-in synthetic aligned layouts or, with --data, on real layouts (the official "
+    "PubLayNet / Rico train split); writes model.pt and history.json.",
+    _DATA,
     arg("--steps", type=positive_int, default=400, help="training steps"),
-    arg("--layouts", type=positive_int, default=2000, help="number of synthetic training layouts"),
+    arg(
+        "--layouts",
+        type=positive_int,
+        default=2000,
+        help="number of training layouts (the first N with --data)",
+    ),
     arg("--dim", type=positive_int, default=32, help="transformer width"),
     arg("--no-constraints", action="store_true", help="train the baseline (alignment and overlap weights 0)"),
 )
@@ -31,21 +58,19 @@ def _train(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts
     from .diffusion import LaceConfig, save_checkpoint, train
     from .layout import encode_layout
+    from .real_data import real_config
 
-    w = 0.0 if args.no_constraints else 1.0
-    cfg = LaceConfig(
-        dim=args.dim,
-        heads=2,
-        layers=2,
-        ff=2 * args.dim,
-        batch_size=32,
-        steps=args.steps,
-        align_weight=w,
-        overlap_weight=w,
-    )
-    tok = encode_layout(
-        *synthetic_aligned_layouts(args.layouts, seed=10_000 + args.seed), 4, cfg.max_elements
-    )
+    size = dict(dim=args.dim, heads=2, layers=2, ff=2 * args.dim, batch_size=32, steps=args.steps)
+    real = _real(args, "train", args.layouts)
+    if real is None:
+        cfg = LaceConfig(**size)
+        layouts = synthetic_aligned_layouts(args.layouts, seed=10_000 + args.seed)
+    else:
+        cfg = real_config(real[0], **size)  # official per-dataset weights: overlap 0 on Rico
+        layouts = real[2]
+    if args.no_constraints:
+        cfg.align_weight = cfg.overlap_weight = 0.0
+    tok = encode_layout(*layouts, cfg.num_classes, cfg.max_elements)
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 
     info = init_distributed()  # under torchrun: DDP, each rank a share of every batch
@@ -65,7 +90,17 @@ def _train(args: argparse.Namespace) -> int:
 @app.command(
     "sample",
     "Sample layouts from a checkpoint and draw them; writes samples.png and samples.json.",
-    arg("--checkpoint", required=True, help="a model.pt written by `lace train`"),
+    arg(
+        "--checkpoint",
+        required=True,
+        help="a model.pt written by `lace train`, or an official LACE checkpoint",
+    ),
+    arg(
+        "--heads",
+        type=positive_int,
+        default=16,
+        help="attention heads of an official checkpoint (not stored in it)",
+    ),
     arg(
         "--task",
         default="uncond",
@@ -78,11 +113,12 @@ def _train(args: argparse.Namespace) -> int:
 )
 def _sample(args: argparse.Namespace) -> int:
     from .beautify import beautify
-    from .diffusion import generate, load_checkpoint
+    from .diffusion import generate
     from .layout import labels_from_names
+    from .official import load_any_checkpoint
     from .render import layout_grid
 
-    model, cfg = load_checkpoint(args.checkpoint)
+    model, cfg = load_any_checkpoint(args.checkpoint, heads=args.heads)
     if args.task == "uncond":
         b, lab, m = generate(model, cfg, "uncond", n=args.n, seed=args.seed)
     else:
@@ -94,7 +130,10 @@ def _sample(args: argparse.Namespace) -> int:
         mask = torch.ones(args.n, len(names), dtype=torch.bool)
         b, lab, m = generate(model, cfg, "c", layouts=(bbox, labels, mask), seed=args.seed)
     if args.beautify:
-        b, m = beautify(b, m)
+        from .real_data import CATEGORIES
+
+        rico = cfg.categories in (CATEGORIES["rico25"], CATEGORIES["rico13"])
+        b, m = beautify(b, m, w_overlap=0.0 if rico else 1.0)  # the official post_process: no overlap on Rico
     out = Path(args.out)
     from iclr24.paperkit.plots import save_figure
 
@@ -116,27 +155,70 @@ def _sample(args: argparse.Namespace) -> int:
 
 @app.command(
     "eval",
-    "Evaluate a checkpoint on seeded synthetic test layouts, every task; writes metrics.json.",
-    arg("--checkpoint", required=True, help="a model.pt written by `lace train`"),
-    arg("--layouts", type=positive_int, default=128, help="number of test layouts"),
-    arg("--steps", type=positive_int, default=25, help="DDIM steps"),
+    "Evaluate a checkpoint on every task: on seeded synthetic test layouts or, with --data, on the official "
+    "PubLayNet / Rico test split; with --fidnet also FID; writes metrics.json.",
+    arg(
+        "--checkpoint",
+        required=True,
+        help="a model.pt written by `lace train`, or an official LACE checkpoint",
+    ),
+    _DATA,
+    arg(
+        "--fidnet",
+        default=None,
+        help="a FIDNetV3 checkpoint (model_best.pth.tar, or its FIDNetV3/ folder) for FID",
+    ),
+    arg(
+        "--heads",
+        type=positive_int,
+        default=16,
+        help="attention heads of an official checkpoint (not stored in it)",
+    ),
+    arg("--layouts", type=positive_int, default=128, help="number of test layouts (the first N with --data)"),
+    arg("--steps", type=positive_int, default=25, help="DDIM steps (the official evaluation uses 100)"),
 )
 def _eval(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts
-    from .diffusion import TASKS, generate, load_checkpoint
+    from .diffusion import TASKS, generate
+    from .official import load_any_checkpoint
     from .reproduce import _metrics
 
-    model, cfg = load_checkpoint(args.checkpoint)
-    if cfg.categories != DEFAULT_CATEGORIES:
+    real = _real(args, "test", args.layouts)
+    cats = DEFAULT_CATEGORIES if real is None else real[1]
+    where = "the synthetic test layouts use" if real is None else f"{real[0]} has"
+    model, cfg = load_any_checkpoint(args.checkpoint, categories=cats, heads=args.heads)
+    if cfg.categories != cats:
         raise ValueError(
-            f"the synthetic test layouts use categories {list(DEFAULT_CATEGORIES)}, the checkpoint {list(cfg.categories)}"
+            f"{where} categories {list(cats)[:6]}{'...' if len(cats) > 6 else ''}, the checkpoint "
+            f"{list(cfg.categories)[:6]}{'...' if cfg.num_classes > 6 else ''}: a checkpoint for another category set"
         )
-    test = synthetic_aligned_layouts(args.layouts, seed=20_000 + args.seed, max_elements=cfg.max_elements)
+    fidnet = None
+    if args.fidnet is not None:
+        from .fid import load_fidnet
+
+        fidnet = load_fidnet(
+            args.fidnet, num_label=cfg.num_classes, dataset=None if real is None else real[0]
+        )
+    if real is None:
+        test = synthetic_aligned_layouts(args.layouts, seed=20_000 + args.seed, max_elements=cfg.max_elements)
+    else:
+        test = real[2]
+        if cfg.max_elements != test[0].shape[1]:
+            raise ValueError(
+                f"{real[0]} layouts have up to {test[0].shape[1]} elements, the checkpoint {cfg.max_elements}"
+            )
+    from iclr24.paperkit.progress import progress
+
     res = {}
-    for task in TASKS:
+    n = test[0].shape[0]
+    for task in progress(TASKS, desc="eval tasks"):
         cond = None if task == "uncond" else test
-        out = generate(model, cfg, task, n=args.layouts, layouts=cond, steps=args.steps, seed=args.seed)
+        out = generate(model, cfg, task, n=n, layouts=cond, steps=args.steps, seed=args.seed)
         res[task] = _metrics(out, test, cfg.num_classes, task)
+        if fidnet is not None:
+            from .fid import layout_fid
+
+            res[task]["fid"] = layout_fid(fidnet, out, test)
         print(task, " ".join(f"{k}={v:.4g}" for k, v in res[task].items()))
     atomic_write_json(Path(args.out) / "metrics.json", res, indent=1)
     return 0

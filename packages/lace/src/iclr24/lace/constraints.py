@@ -17,6 +17,7 @@ __all__ = [
     "overlap_score",
     "overlap_loss",
     "alignment_loss",
+    "global_alignment_loss",
 ]
 
 
@@ -56,6 +57,20 @@ def alignment_loss(bbox: torch.Tensor, mask: torch.Tensor, scale: float = 20.0) 
     return scale * alignment_score(bbox, mask, eps=1e-6)
 
 
+def global_alignment_loss(
+    bbox: torch.Tensor, bbox_real: torch.Tensor, mask: torch.Tensor, threshold: float = 1e-5
+) -> torch.Tensor:
+    """The official 'global' alignment loss (``mean_alignment_error``), per layout (B,): the sum of the predicted
+    |X_ik - X_jk| over every (i, k, j) whose coordinate pair is aligned (|diff| < ``threshold``) in the real layout."""
+    if bbox_real.shape != bbox.shape:
+        raise ValueError(
+            f"bbox_real must have the shape of bbox {tuple(bbox.shape)}, got {tuple(bbox_real.shape)}"
+        )
+    aligned = (alignment_matrix(bbox_real, mask) < threshold).detach()
+    # Eq. (L_align, global): sum_{i, k, j: |X*_ik - X*_jk| < th} |X_ik - X_jk|
+    return (alignment_matrix(bbox, mask) * aligned).sum((1, 2, 3))
+
+
 def pairwise_iou(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False) -> torch.Tensor:
     """PIoU (B, L, L): IoU of every pair of real elements, 0 on the diagonal. ``detach_wh`` as the official
     ``PIoU_xywh(xy_only=True)``: gradients reach the centres only."""
@@ -92,10 +107,11 @@ def overlap_score(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return torch.where(n > 0, s / n.clamp_min(1), torch.zeros_like(s))
 
 
-def overlap_loss(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def overlap_loss(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False) -> torch.Tensor:
     """The official overlap loss per layout: mean_ij PIoU_ij + mean_ij 1[PIoU_ij != 0] exp(-||c_i - c_j||_2),
-    means over all L x L pairs, PIoU with detached w, h."""
-    piou = pairwise_iou(bbox, mask, detach_wh=True)
+    means over all L x L pairs. In training the official ``train.py`` calls ``PIoU_xywh(..., xy_only=False)``, so
+    the gradient reaches w, h too (the default here); ``detach_wh=True`` is the post-processing variant."""
+    piou = pairwise_iou(bbox, mask, detach_wh=detach_wh)
     d = torch.cdist(bbox[..., :2], bbox[..., :2]) if bbox.shape[1] > 1 else torch.zeros_like(piou)
     # Eq. (L_overlap): mean PIoU + mean 1[PIoU != 0] exp(-dist)
     return piou.mean((1, 2)) + ((piou != 0).to(bbox.dtype) * torch.exp(-d)).mean((1, 2))

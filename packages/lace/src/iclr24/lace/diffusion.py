@@ -15,9 +15,9 @@ import torch
 
 from iclr24.paperkit.distributed import rank_and_world
 
-from .constraints import alignment_loss, overlap_loss
+from .constraints import alignment_loss, global_alignment_loss, overlap_loss
 from .layout import DEFAULT_CATEGORIES, encode_layout, finalize
-from .model import LayoutDenoiser
+from .model import LayoutDenoiser, sinusoidal_positions
 from .schedule import alphas_cumprod, constraint_weight, cosine_betas, ddim_timesteps, refinement_timesteps
 
 __all__ = [
@@ -38,11 +38,13 @@ __all__ = [
 ]
 
 TASKS = ("uncond", "c", "cwh", "complete", "refine")
+ALIGN_TYPES = ("local", "global")
+TIME_EMBEDDINGS = ("learned", "sinusoidal")
 
 
 @dataclass
 class LaceConfig:
-    """Defaults: the spec's CPU scale (d = 64, 3 layers, 4 heads, FF 128, lr 5e-4); the official PubLayNet model is
+    """Defaults: a CPU scale (d = 64, 3 layers, 4 heads, FF 128, lr 5e-4); the official PubLayNet model is
     d = 1024, 16 heads, 4 layers, FF 2048, lr 1e-5, batch 256, 100 DDIM steps."""
 
     categories: tuple[str, ...] = DEFAULT_CATEGORIES
@@ -55,11 +57,19 @@ class LaceConfig:
     align_weight: float = 1.0  # lambda_a (0 = the no-constraint baseline)
     overlap_weight: float = 1.0  # lambda_o (0 on Rico in the official code)
     align_scale: float = 20.0  # the 'local' alignment loss is 20 * Align
+    # the official --align_type: 'local' (20 * Align) or 'global' (mean_alignment_error)
+    align_type: str = "local"
+    # 'learned': the official default nn.Embedding(T, d) per AdaLN; 'sinusoidal': the official backbone's
+    # 'adalayernorm_abs' option (a fixed SinusoidalPosEmb(T, d)), kept in the same table, frozen
+    time_embedding: str = "learned"
     complete_keep: float = 0.2  # rand_fix: each real element kept with probability u * 0.2, u ~ U(0, 1)
     lr: float = 5e-4
     batch_size: int = 64
     steps: int = 2000
     grad_clip: float = 1.0
+    # exponential moving average of the weights used for sampling (0 = off: the official evaluation, which updates
+    # an EMA with mu = 0.9999 but never applies it)
+    ema: float = 0.0
     ddim_steps: int = 50
     extra: dict = field(default_factory=dict)
 
@@ -73,6 +83,14 @@ class LaceConfig:
                 raise ValueError(f"LaceConfig.{n} must be a positive int, got {v!r}")
         if self.align_weight < 0 or self.overlap_weight < 0:
             raise ValueError("constraint weights must be >= 0")
+        if self.align_type not in ALIGN_TYPES:
+            raise ValueError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
+        if self.time_embedding not in TIME_EMBEDDINGS:
+            raise ValueError(f"time_embedding must be one of {TIME_EMBEDDINGS}, got {self.time_embedding!r}")
+        if not 0 <= self.ema < 1:
+            raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
+        if not 0 < self.lr < 1:
+            raise ValueError(f"lr must be in (0, 1), got {self.lr!r}")
 
     @property
     def num_classes(self) -> int:
@@ -87,9 +105,18 @@ class LaceConfig:
 
 
 def make_model(cfg: LaceConfig) -> LayoutDenoiser:
-    return LayoutDenoiser(
+    """The denoiser of ``cfg``; with ``time_embedding='sinusoidal'`` every AdaLN's timestep table holds the fixed
+    sinusoidal embedding of t (argument 4000 t / T, as the official ``SinusoidalPosEmb(T, d)``) and is frozen."""
+    model = LayoutDenoiser(
         cfg.seq_dim, cfg.max_elements, cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.num_timesteps
     )
+    if cfg.time_embedding == "sinusoidal":
+        table = sinusoidal_positions(cfg.num_timesteps, cfg.dim, 4000.0 / cfg.num_timesteps)
+        for blk in model.blocks:
+            with torch.no_grad():
+                blk.ada.emb.weight.copy_(table)
+            blk.ada.emb.weight.requires_grad_(False)
+    return model
 
 
 def _ab(cfg: LaceConfig) -> torch.Tensor:
@@ -136,11 +163,20 @@ def ddim_step(x_t: torch.Tensor, eps_hat: torch.Tensor, ab_t, ab_prev) -> tuple[
 
 
 def constraint_term(
-    bbox_hat: torch.Tensor, mask: torch.Tensor, t: torch.Tensor, cfg: LaceConfig
+    bbox_hat: torch.Tensor,
+    mask: torch.Tensor,
+    t: torch.Tensor,
+    cfg: LaceConfig,
+    bbox_real: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """w(t) (lambda_a L_align + lambda_o L_overlap) per layout (B,)."""
+    """w(t) (lambda_a L_align + lambda_o L_overlap) per layout (B,); ``bbox_real`` (the clean boxes in [0, 1]) is
+    needed by the 'global' alignment loss only."""
     terms = torch.zeros(bbox_hat.shape[0], dtype=bbox_hat.dtype)
-    if cfg.align_weight:
+    if cfg.align_weight and cfg.align_type == "global":
+        if bbox_real is None:
+            raise ValueError("the 'global' alignment loss needs bbox_real, the real boxes")
+        terms = terms + cfg.align_weight * global_alignment_loss(bbox_hat, bbox_real, mask)
+    elif cfg.align_weight:
         terms = terms + cfg.align_weight * alignment_loss(bbox_hat, mask, scale=cfg.align_scale)
     if cfg.overlap_weight:
         terms = terms + cfg.overlap_weight * overlap_loss(bbox_hat, mask)
@@ -194,7 +230,7 @@ def training_loss(
     parts = {"diff": l_diff.item(), "rec": l_rec.item(), "constraint": 0.0}
     if cfg.align_weight or cfg.overlap_weight:
         real = x04[..., : C + 1].argmax(-1) != C
-        l_con = constraint_term(box_hat / 2 + 0.5, real, t4, cfg).mean()
+        l_con = constraint_term(box_hat / 2 + 0.5, real, t4, cfg, x04[..., C + 1 :] / 2 + 0.5).mean()
         loss = loss + l_con
         parts["constraint"] = l_con.item()
     return loss, parts
@@ -249,7 +285,8 @@ def train(
     steps: int | None = None,
     progress=None,
 ) -> tuple[LayoutDenoiser, list[dict]]:
-    """Train a denoiser on (N, L, C+5) tokens with Adam and gradient-norm clipping; returns (model, loss history).
+    """Train a denoiser on (N, L, C+5) tokens with Adam and gradient-norm clipping; returns (model, loss history),
+    the model being the weights' moving average when ``cfg.ema`` > 0.
 
     Under ``torchrun`` (an initialised ``torch.distributed`` group) the model is wrapped in DDP: every rank draws
     the same global batch of ``batch_size`` indices and trains on its every world-size-th share, with its own
@@ -269,7 +306,14 @@ def train(
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(model)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999))
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=cfg.lr, betas=(0.9, 0.999), foreach=True)
+    ema = None
+    if cfg.ema > 0:
+        import copy
+
+        ema = copy.deepcopy(model)
+        ema_params = [q for q in ema.parameters() if q.requires_grad]
     hist = []
     n = tokens.shape[0]
     for step in range(steps if steps is not None else cfg.steps):
@@ -277,13 +321,18 @@ def train(
         loss, parts = training_loss(net, tokens[idx], cfg, g_noise)
         opt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
+        if ema is not None:
+            with torch.no_grad():
+                # theta_ema <- ema theta_ema + (1 - ema) theta
+                torch._foreach_lerp_(ema_params, params, 1.0 - cfg.ema)
         hist.append({"step": step, "loss": loss.item(), **parts})
         if progress is not None:
             progress(step)
-    model.eval()
-    return model, hist
+    out = ema if ema is not None else model
+    out.eval()
+    return out, hist
 
 
 def generate(

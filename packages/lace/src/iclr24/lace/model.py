@@ -16,13 +16,15 @@ __all__ = ["LayoutDenoiser"]
 
 
 def sinusoidal_positions(length: int, dim: int, scale: float) -> torch.Tensor:
-    """Fixed sinusoidal embedding of positions 0..length-1, argument pos * scale (official: 4000 / 25)."""
-    pos = torch.arange(length, dtype=torch.float32)[:, None] * scale
-    freq = torch.exp(-math.log(10000.0) * torch.arange(0, dim, 2, dtype=torch.float32) / dim)
-    pe = torch.zeros(length, dim)
-    pe[:, 0::2] = torch.sin(pos * freq)
-    pe[:, 1::2] = torch.cos(pos * freq[: pe[:, 1::2].shape[1]])
-    return pe
+    """Fixed sinusoidal embedding of 0..length-1 as the official ``SinusoidalPosEmb``: argument a = n * scale
+    (positions: 4000 / 25; timesteps: 4000 / T), half = dim // 2 frequencies f_k = 10000^(-k / (half - 1)),
+    embedding [sin(a f_0), ..., sin(a f_{half-1}), cos(a f_0), ..., cos(a f_{half-1})] (sines first, then cosines)."""
+    half = dim // 2
+    if half < 2 or dim % 2:
+        raise ValueError(f"the sinusoidal embedding needs an even dim >= 4, got {dim}")
+    freq = torch.exp(-math.log(10000.0) / (half - 1) * torch.arange(half, dtype=torch.float64))
+    arg = (torch.arange(length, dtype=torch.float64) * scale)[:, None] * freq[None, :]
+    return torch.cat([arg.sin(), arg.cos()], dim=-1).float()
 
 
 class AdaLN(nn.Module):
