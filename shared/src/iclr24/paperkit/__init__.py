@@ -5,6 +5,7 @@ The core imports neither torch, scikit-learn, scikit-image nor matplotlib: those
 """
 
 from .bench import BenchReport, BenchResult, bench_table, benchmark, benchmark_many, peak_rss_delta
+from .checkpoint import load_checkpoint
 from .claims import (
     MODES,
     VERDICTS,
@@ -55,6 +56,7 @@ __all__ = [
     "evaluate_rule",
     "facts_to_markdown",
     "is_quiet",
+    "load_checkpoint",
     "load_image",
     "load_npz",
     "progress",

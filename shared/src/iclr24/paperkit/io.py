@@ -19,14 +19,44 @@ __all__ = [
 ]
 
 
+def _current_umask() -> int:
+    """The process umask, read without changing it where the OS allows (``/proc/self/status`` on Linux); elsewhere
+    set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits a plain ``open(path, "w")`` would give: an existing file keeps its own, a new one gets
+    ``0o666 & ~umask`` (``mkstemp`` alone would give 0600 whatever the umask)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_current_umask()
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``. A new file gets the
+    mode ``0o666 & ~umask``; an existing file keeps its mode."""
     path = Path(path)
     if path.exists() and path.is_dir():
         raise IsADirectoryError(f"cannot write a file at {path}: it is an existing folder")
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # pragma: no cover - Windows has no fchmod
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
