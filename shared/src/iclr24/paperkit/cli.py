@@ -13,14 +13,19 @@
     main = app.main
 
 Each command declares the common flags it has: ``modes=True`` (``--smoke/--quick/--full``, ``args.mode``),
-``device=True`` (``--device``, resolved before the call), ``data=True`` (``--data-dir``). ``--out`` is always a
-folder, checked (a writable folder, not a file) before the command runs. User errors (``UsageError``,
-``ValueError``, ``FileNotFoundError``, ``PermissionError``, ...) and bad flags print one line and exit 2.
+``device=True`` (``--device``, resolved before the call), ``data=True`` (``--data-dir``), ``seed=False`` for a
+command that draws no random number (no ``--seed`` flag that would change nothing; ``bench`` has none). ``--out`` is
+always a folder, checked (a writable folder, not a file) before the command runs. User errors (``UsageError``,
+``ValueError``, ``FileNotFoundError``, ``PermissionError``, ...) and bad flags print one line and exit 2, and a
+failed command leaves nothing behind in an ``--out`` folder it created itself: the folder (with any parents it
+created) is removed; a folder that existed before is never removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -120,13 +125,15 @@ def add_common_flags(
     modes: bool = True,
     device: bool = True,
     data: bool = False,
+    seed: bool = True,
 ) -> None:
-    """The common flags: ``--out DIR``, ``--seed``, ``--quiet``; ``--smoke/--quick/--full`` with ``modes``,
-    ``--device`` with ``device``, ``--data-dir`` with ``data``."""
+    """The common flags: ``--out DIR``, ``--quiet``; ``--seed`` with ``seed``; ``--smoke/--quick/--full`` with
+    ``modes``, ``--device`` with ``device``, ``--data-dir`` with ``data``."""
     g = p.add_argument_group("common options")
     if default_out is not None:
         g.add_argument("--out", type=Path, default=Path(default_out), metavar="DIR", help="output folder")
-    g.add_argument("--seed", type=_seed_type, default=0, help="random seed")
+    if seed:
+        g.add_argument("--seed", type=_seed_type, default=0, help="random seed")
     if modes:
         m = g.add_mutually_exclusive_group()
         for mode in MODES:
@@ -194,10 +201,12 @@ class App:
         out: bool = True,
         common: bool = True,
         default_out: str | None = None,
+        seed: bool = True,
     ) -> Callable:
         """Register a subcommand; ``args`` are :func:`arg` specs. The function takes the parsed namespace and
         returns an exit code (or None for 0). ``out=False`` for a command that writes nothing (no ``--out``);
-        ``default_out`` defaults to ``results/<prog>/<name>``; ``common=False`` adds no common flag at all."""
+        ``default_out`` defaults to ``results/<prog>/<name>``; ``seed=False`` for a command whose result no seed
+        changes (no ``--seed``, no ``args.seed``); ``common=False`` adds no common flag at all."""
 
         def deco(fn: Callable[[argparse.Namespace], int | None]) -> Callable:
             p = self.sub.add_parser(
@@ -214,6 +223,7 @@ class App:
                     modes=has_modes,
                     device=bool(device),
                     data=data,
+                    seed=seed,
                 )
             p.set_defaults(
                 _fn=fn,
@@ -273,6 +283,7 @@ class App:
             "Benchmark ours against the baseline in one run (interleaved medians, ratios); writes bench.json/md.",
             modes=True,
             device=device,
+            seed=False,  # run_benchmarks(mode) takes no seed: a --seed flag would change nothing
         )
         def _bench(args: argparse.Namespace) -> int:
             from .io import atomic_write_json, atomic_write_text
@@ -296,30 +307,69 @@ class App:
         if getattr(args, "quiet", False):
             set_quiet(True)
         where = f"{self.prog} {args.command}"
+        out = getattr(args, "out", None) if getattr(args, "_check_out", False) else None
+        created = _first_missing(out) if out is not None else None
         try:
             if getattr(args, "_device", False):
                 args.device = resolve_device(args.device)
-            if getattr(args, "_check_out", False) and getattr(args, "out", None) is not None:
+            if out is not None:
                 from .io import ensure_out_dir
 
-                ensure_out_dir(args.out)
+                ensure_out_dir(out)
             rc = args._fn(args)
-        except UsageError as e:
-            print(f"{where}: error: {e}", file=sys.stderr)
-            return 2
-        except self.user_errors as e:
+        except (UsageError, *self.user_errors) as e:
+            _remove_created(created, out, everything=True)
             print(f"{where}: error: {e}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
+            _remove_created(created, out, everything=False)
             print(f"{self.prog}: interrupted", file=sys.stderr)
             return 130
         except BrokenPipeError:  # output piped into `head` and closed early: not an error
             sys.stderr.close()
             return 0
+        except BaseException:
+            _remove_created(created, out, everything=False)
+            raise
+        if rc:
+            _remove_created(created, out, everything=False)
         return int(rc or 0)
 
     def __call__(self, argv: Sequence[str] | None = None) -> int:
         return self.main(argv)
+
+
+def _first_missing(out: str | os.PathLike) -> Path | None:
+    """The outermost folder on the way to ``out`` that does not exist yet (what creating ``out`` would create), or
+    None when ``out`` exists already."""
+    p = Path(os.path.abspath(out))
+    if p.exists() or p.is_symlink():
+        return None
+    top = p
+    for parent in p.parents:
+        if parent.exists() or parent.is_symlink():
+            break
+        top = parent
+    return top
+
+
+def _remove_created(created: Path | None, out: Any, *, everything: bool) -> None:
+    """Undo the ``--out`` folder a failed command created itself (``created``: its outermost new folder; None when
+    ``--out`` existed before, which is then never touched). ``everything``: after a user error the command's partial
+    output goes too; otherwise (a crash, an interrupt, a non-zero exit) only the folders left empty are removed, so
+    e.g. the checkpoints of an interrupted training stay."""
+    if created is None or not created.is_dir() or created.is_symlink():
+        return
+    if everything:
+        shutil.rmtree(created, ignore_errors=True)
+        return
+    target = Path(os.path.abspath(out))
+    chain = [target, *[p for p in target.parents if p == created or created in p.parents]]
+    for d in chain:  # innermost first; stops at the first folder that is not empty
+        try:
+            d.rmdir()
+        except OSError:
+            return
 
 
 def exit_code(results: list[dict], strict: bool, out: Path | str) -> int:

@@ -186,6 +186,7 @@ def _write_train(args: argparse.Namespace, model, train: Ratings, test: Ratings 
     arg(
         "--pairs", type=Path, required=True, help="text file of 0-based 'user item' index pairs, one per line"
     ),
+    seed=False,
 )
 def _predict(args: argparse.Namespace) -> int:
     from iclr24.paperkit.io import atomic_write_text

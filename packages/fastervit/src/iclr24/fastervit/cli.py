@@ -22,6 +22,7 @@ app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CP
     "in one round-robin run (1 pinned thread), the no-HAT ablation, and ours vs the authors' package when "
     "importable; writes bench.json, bench.md, throughput.md/png. Reports, never gates.",
     modes=True,
+    seed=False,
 )
 def _bench(args: argparse.Namespace) -> int:
     """paperkit's standard bench command (bench.json, bench.md) plus the throughput table and plot in --out."""
@@ -208,6 +209,7 @@ def _train(args: argparse.Namespace) -> int:
     arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
     arg("--topk", type=positive_int, default=5, help="classes to print"),
     out=False,
+    seed=False,
 )
 def _predict(args: argparse.Namespace) -> int:
     from .predict import predict

@@ -123,6 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     "plot",
     "Plot a results.json written by `run`: group losses over time and sharpness vs 2/lr.",
     arg("results", type=Path, help="the results.json written by `opposing-signals run`"),
+    seed=False,
 )
 def _plot(args: argparse.Namespace) -> int:
     from iclr24.paperkit.plots import save_figure
