@@ -51,7 +51,7 @@ def test_adapt_user_errors(source_ckpt, tmp_path, capsys):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
     assert main(["adapt", "--source-ckpt", str(bad), "--out", str(tmp_path / "o")]) == 2
-    assert "not a readable" in capsys.readouterr().err
+    assert "not a file this package wrote" in capsys.readouterr().err
     rc = main(
         ["adapt", "--source-ckpt", str(source_ckpt), "--num-classes", "12", "--out", str(tmp_path / "o")]
     )

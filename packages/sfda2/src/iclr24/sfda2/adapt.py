@@ -172,6 +172,44 @@ def _as_source(target, name: str = "target"):
     return target
 
 
+_CONV_NDIM = {torch.nn.Conv1d: 3, torch.nn.Conv2d: 4, torch.nn.Conv3d: 5}
+
+
+def _check_fits(model: SFDAModel, src, name: str) -> None:
+    """Refuse inputs the model cannot take, before any work, in one line: the channel count and rank against the
+    feature extractor's first layer, then one sample through the model in eval mode (restored after) so any other
+    shape mismatch is named here rather than deep inside torch."""
+    x1 = next(_batches(src, torch.arange(1), 1))[0]
+    shape = tuple(x1.shape[1:])
+    first = next((m for m in model.features.modules() if isinstance(m, (*_CONV_NDIM, torch.nn.Linear))), None)
+    if isinstance(first, tuple(_CONV_NDIM)):
+        want = _CONV_NDIM[type(first)] - 1
+        if len(shape) != want or shape[0] != first.in_channels:
+            layout = ("C", "L") if want == 2 else ("C", "H", "W") if want == 3 else ("C", "D", "H", "W")
+            raise ValueError(
+                f"the {name} samples have shape {list(shape)} but the model's first layer "
+                f"({type(first).__name__}) takes [{', '.join(layout)}] with C = {first.in_channels}"
+            )
+    elif isinstance(first, torch.nn.Linear) and len(shape) == 1:  # flat feature vectors into an MLP
+        if shape[0] != first.in_features:
+            raise ValueError(
+                f"the {name} samples have shape {list(shape)} but the model's first layer takes "
+                f"{first.in_features} features"
+            )
+    param = next(model.parameters(), None)
+    dev = param.device if param is not None else torch.device("cpu")
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model.forward_with_features(x1.to(dev))
+    except RuntimeError as e:
+        msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise ValueError(f"the {name} samples of shape {list(shape)} do not fit the model: {msg}") from None
+    finally:
+        model.train(was)
+
+
 def _batches(src, idx: torch.Tensor, batch_size: int):
     """Yield ``(x, idx_batch)`` over ``idx`` in chunks."""
     if isinstance(src, torch.Tensor):
@@ -190,6 +228,7 @@ def _batches(src, idx: torch.Tensor, batch_size: int):
 def predict(model: SFDAModel, data, batch_size: int = 256, device: str | torch.device = "cpu"):
     """Eval-mode ``(z [N, A], logits [N, C])`` over ``data`` (tensor or Dataset), in order."""
     src = _as_source(data, "input")
+    _check_fits(_check_model(model), src, "input")
     was = model.training
     model.eval()
     zs, ls = [], []
@@ -288,6 +327,7 @@ def train_source(
     model = _check_model(model)
     src = _as_source(x, "source")
     y = _check_labels(y, len(src), model.num_classes, "source labels")
+    _check_fits(model, src, "source")
     if not 0 <= config.label_smoothing < 1:
         raise ValueError(f"label_smoothing must be in [0, 1), got {config.label_smoothing}")
     if config.epochs < 1 or config.batch_size < 2 or config.lr <= 0:
@@ -356,6 +396,7 @@ def adapt(
     model = _check_model(model)
     config = config.validate()
     src = _as_source(target, "target")
+    _check_fits(model, src, "target")
     n = len(src)
     if config.K > n - 1:
         raise ValueError(f"K={config.K} neighbours is larger than the target set allows (N - 1 = {n - 1})")

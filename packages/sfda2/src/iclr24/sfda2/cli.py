@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from iclr24.paperkit import load_checkpoint as _load_checked
 from iclr24.paperkit import seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
 from iclr24.paperkit.io import atomic_torch_save, atomic_write_json
@@ -23,7 +24,7 @@ from .adapt import (
     predict,
     train_source,
 )
-from .models import SFDAModel, digits_model, pointnet_model, split_timm
+from .models import SFDAModel, check_timm_name, digits_model, pointnet_model, split_timm
 from .reproduce import PAPER
 
 app = App("sfda2", PAPER.title)
@@ -33,8 +34,21 @@ app.add_bench(bench.run_benchmarks)
 ARCHS = "digits | pointnet | timm:<model name> (e.g. timm:resnet18, built without pretrained weights)"
 
 
+def check_arch(arch: str) -> str:
+    """``arch`` if it names a model :func:`build_model` can build (a known timm name included), else a one-line
+    ``UsageError``: checked before any data is read."""
+    if not isinstance(arch, str) or not (
+        arch in ("digits", "pointnet") or arch.startswith("timm:") and len(arch) > 5
+    ):
+        raise UsageError(f"--arch must be {ARCHS}; got {arch!r}")
+    if arch.startswith("timm:"):
+        check_timm_name(arch[5:], flag="--arch timm:")
+    return arch
+
+
 def build_model(arch: str, num_classes: int, bottleneck_dim: int) -> SFDAModel:
     """The F/B/C model named by ``arch`` (see ``ARCHS``)."""
+    check_arch(arch)
     if arch == "digits":
         return digits_model(num_classes=num_classes, bottleneck_dim=bottleneck_dim)
     if arch == "pointnet":
@@ -75,23 +89,43 @@ def load_domain(path: str, arch: str, size: int, class_names: list[str] | None =
     return x, y, names
 
 
+CHECKPOINT_FORMAT = "iclr24.sfda2/1"
+CHECKPOINT_KEYS = {
+    "state_dict": dict,
+    "meta": dict,
+    "meta.arch": str,
+    "meta.num_classes": int,
+    "meta.bottleneck_dim": int,
+    "meta.class_names": list,
+}
+
+
 def save_checkpoint(path: Path, model: SFDAModel, meta: dict) -> Path:
-    return atomic_torch_save({"state_dict": model.state_dict(), "meta": meta}, path)
+    return atomic_torch_save(
+        {"format": CHECKPOINT_FORMAT, "state_dict": model.state_dict(), "meta": meta}, path
+    )
 
 
 def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
-    """A checkpoint written by ``sfda2 train-source`` (``torch.load(weights_only=True)``)."""
+    """A checkpoint written by ``sfda2 train-source`` or ``adapt`` (paperkit's ``load_checkpoint``:
+    ``weights_only=True``, format tag and keys checked; an untagged file of an earlier version is accepted when it
+    has every key)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"source checkpoint not found: {path} (write one with `sfda2 train-source`)")
-    try:
-        ck = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - a truncated/foreign file is a user error
-        raise ValueError(f"{path}: not a readable sfda2 checkpoint: {type(e).__name__}: {e}") from None
-    if not isinstance(ck, dict) or "state_dict" not in ck or "meta" not in ck:
-        raise ValueError(f"{path}: not an sfda2 checkpoint (expected keys state_dict and meta)")
+    ck = _load_checked(
+        path, format=CHECKPOINT_FORMAT, required=CHECKPOINT_KEYS, what="sfda2 checkpoint", legacy=True
+    )
     meta = ck["meta"]
-    model = build_model(meta["arch"], int(meta["num_classes"]), int(meta["bottleneck_dim"]))
+    n, a, names = meta["num_classes"], meta["bottleneck_dim"], meta["class_names"]
+    if n < 1 or a < 1 or len(names) != n:
+        raise ValueError(
+            f"{path}: damaged sfda2 checkpoint: num_classes {n}, bottleneck_dim {a} and {len(names)} class names"
+        )
+    try:
+        model = build_model(meta["arch"], n, a)
+    except UsageError as e:
+        raise ValueError(f"{path}: the checkpoint's architecture cannot be built: {e}") from None
     try:
         model.load_state_dict(ck["state_dict"])
     except RuntimeError as e:
@@ -127,6 +161,7 @@ def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
     device=True,
 )
 def _train_source(args: argparse.Namespace) -> int:
+    check_arch(args.arch)  # before any data is read
     x, y, names = load_domain(args.source, args.arch, args.size, role="source")
     seed_everything(args.seed)  # the initialisation follows --seed
     model = build_model(args.arch, len(names), args.bottleneck)

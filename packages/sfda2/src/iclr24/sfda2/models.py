@@ -24,6 +24,7 @@ __all__ = [
     "pointnet_backbone",
     "pointnet_model",
     "split_timm",
+    "check_timm_name",
     "load_shot_checkpoint",
 ]
 
@@ -117,6 +118,22 @@ def digits_model(
     )
 
 
+def check_timm_name(name: str, flag: str = "model") -> str:
+    """``name`` if timm can build it (an architecture name, optionally with a ``.tag``), else a one-line
+    ``ValueError`` with the closest names timm knows (checked before any model or data is built)."""
+    import difflib
+
+    import timm
+
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{flag}: expected a timm model name such as resnet18, got {name!r}")
+    if not timm.is_model(name):
+        close = difflib.get_close_matches(name.split(".")[0], timm.list_models(), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; timm.list_models() lists them"
+        raise ValueError(f"{flag}{name}: timm has no model of that name{hint}")
+    return name
+
+
 def split_timm(
     model: nn.Module | str, num_classes: int, bottleneck_dim: int = 256, **create_kwargs
 ) -> SFDAModel:
@@ -126,6 +143,7 @@ def split_timm(
     if isinstance(model, str):
         import timm
 
+        check_timm_name(model, flag="timm model ")
         create_kwargs.setdefault("pretrained", False)
         model = timm.create_model(model, **create_kwargs)
     if not hasattr(model, "reset_classifier") or not hasattr(model, "num_features"):
