@@ -1,5 +1,10 @@
 #!/usr/bin/env python3
-"""Refresh the table of papers in the root README from the packages on disk.
+"""Refresh the generated tables: each package README's reproduction tables and the root README's table of papers.
+
+Each package's recorded runs (``packages/NAME/docs/claims-quick.json`` / ``claims-full.json``, written by
+``tools/record_run.py``) generate its README's tables between ``<!-- claims-quick:start -->`` /
+``<!-- claims-quick:end -->`` (and ``claims-full``), and the status column of the root README. ``--check`` fails
+when any generated table differs from what its recorded file gives (a test runs it).
 
 ``python tools/refresh_readme.py`` rewrites the block between the ``papers`` markers; ``--check`` exits 1 when
 the README is stale (a test runs it). ``--report results/claims.json`` (from ``iclr24 reproduce``) first records,
@@ -81,6 +86,131 @@ def record_report(report: Path) -> None:
     MEASURED.write_text(json.dumps(dict(sorted(measured.items())), indent=2) + "\n")
 
 
+VERDICT_CELL = {
+    "holds": "yes",
+    "fails": "**no**",
+    "inconclusive": "inconclusive",
+    "skipped": "skipped",
+    "error": "**error**",
+    "smoke": "smoke",
+}
+
+
+def _num(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or isinstance(v, str):
+        return str(v)
+    a = abs(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if a != 0 and (a < 1e-3 or a >= 1e5):
+        return f"{v:.3e}"
+    return f"{v:.4g}"
+
+
+def _cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def load_recorded(name: str, mode: str) -> dict | None:
+    path = ROOT / "packages" / name / "docs" / f"claims-{mode}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _ours(c: dict) -> str:
+    p = c.get("paired")
+    if not p:
+        return _num(c["ours"])
+    per = ", ".join(_num(x) for x in p["ours"])
+    return f"{_num(c['ours'])} (mean of {p['n']} seeds: {per})"
+
+
+def _baseline(c: dict) -> str:
+    if c.get("baseline") is None and not c.get("baseline_name"):
+        return "-"
+    p = c.get("paired")
+    base = _num(c.get("baseline"))
+    if p:
+        base += f" (seeds: {', '.join(_num(x) for x in p['baseline'])})"
+    return f"{base} ({c.get('baseline_name', '')})"
+
+
+def _verdict(c: dict) -> str:
+    v = VERDICT_CELL.get(c["verdict"], c["verdict"])
+    p = c.get("paired")
+    if p and c["verdict"] in ("holds", "fails", "inconclusive"):
+        lo, hi = p.get("low"), p.get("high")
+        span = f"[{_num(lo)}, {_num(hi)}]" if lo is not None else "no interval (one seed)"
+        what = "log-ratio slack" if p["form"] == "log_ratio" else "slack"
+        v += f" (95 % interval of the per-seed {what}: {span})"
+    if c.get("message"):
+        v += f": {c['message']}"
+    return v
+
+
+def package_table(doc: dict) -> str:
+    """The reproduction table a recorded run generates (claims, then facts, then how it was recorded)."""
+    rec = doc["record"]
+    m = doc.get("machine", {})
+    lines = [
+        "| claim | metric | paper | ours | baseline | rule | holds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in rec["claims"]:
+        metric = c.get("metric", "") + (" (timing)" if c.get("timing") else "")
+        rule = f"`{c['rule']}`" if c.get("rule") else "-"
+        cells = [c["claim"], metric, _num(c.get("paper_value")), _ours(c), _baseline(c), rule, _verdict(c)]
+        lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    facts = [f for f in rec.get("facts", []) if not f.get("timing")]
+    if facts:
+        lines += ["", "Facts (hold by construction; not counted as reproduced):", ""]
+        lines += ["| fact | value | paper | description |", "|---|---|---|---|"]
+        for f in facts:
+            cells = [f["name"], _num(f["value"]), _num(f.get("paper_value")), f.get("description") or "-"]
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    lines += [
+        "",
+        f"Generated from `docs/claims-{doc['mode']}.json`, recorded by `python tools/record_run.py {doc['paper']} "
+        f"--{doc['mode']}` ({doc['command']}) at commit `{doc['commit']}` on {doc['date']}: "
+        f"{doc['wall_seconds']:.0f} s wall, {doc['cpu_seconds']:.0f} s CPU, load {doc['load']:.2f} at the start, "
+        f"{rec.get('threads') or 1} thread(s), {m.get('cpu_model', 'unknown CPU')}, torch {m.get('torch') or '-'}.",
+    ]
+    return "\n".join(lines)
+
+
+def refreshed_package(name: str, text: str) -> str:
+    for mode in ("quick", "full"):
+        start, end = f"<!-- claims-{mode}:start -->", f"<!-- claims-{mode}:end -->"
+        doc = load_recorded(name, mode)
+        if start not in text or doc is None:
+            continue
+        if end not in text:
+            raise SystemExit(f"packages/{name}/README.md has {start} without {end}")
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
+        text = f"{head}{start}\n{package_table(doc)}\n{end}{tail}"
+    return text
+
+
+def recorded_status(name: str) -> str | None:
+    parts = []
+    for mode in ("quick", "full"):
+        doc = load_recorded(name, mode)
+        if doc is None:
+            continue
+        verdicts = [c["verdict"] for c in doc["record"]["claims"]]
+        k, n = verdicts.count("holds"), sum(verdicts.count(v) for v in ("holds", "fails", "inconclusive"))
+        other = ", ".join(
+            f"{verdicts.count(v)} {v}" for v in ("inconclusive", "skipped", "error") if v in verdicts
+        )
+        extra = f"; {other}" if other else ""
+        parts.append(
+            f"{k}/{n} claims hold{extra} (`--{mode}`, recorded {doc['date'][:10]}, {doc['wall_seconds']:.0f} s)"
+        )
+    return "; ".join(parts) or None
+
+
 def table() -> str:
     measured = load_measured()
     lines = [
@@ -96,7 +226,9 @@ def table() -> str:
             rec = None
         if rec:
             link = f"[`{name}`](packages/{name})"
-            status = measured.get(name, "package, not measured yet")
+            status = recorded_status(name)
+            if status is None:
+                status = measured.get(name, "package, not measured yet") + " (not yet recorded)"
             title, summary = rec.get("title", PAPERS.get(name, "")), rec.get("summary", "")
             lines.append(f"| {link} | {title} | {summary} | {status} |")
         else:
@@ -119,15 +251,22 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.report:
         record_report(a.report)
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    new = refreshed(text)
-    if a.check:
+    stale = []
+    targets = [(ROOT / "README.md", refreshed)]
+    for d in sorted((ROOT / "packages").iterdir()):
+        if (d / "README.md").exists():
+            targets.append((d / "README.md", lambda t, n=d.name: refreshed_package(n, t)))
+    for path, fn in targets:
+        text = path.read_text()
+        new = fn(text)
         if new != text:
-            print("README.md's table of papers is stale: run python tools/refresh_readme.py", file=sys.stderr)
-            return 1
-        return 0
-    readme.write_text(new)
+            stale.append(path.relative_to(ROOT))
+            if not a.check:
+                path.write_text(new)
+    if a.check and stale:
+        names = ", ".join(str(p) for p in stale)
+        print(f"generated tables are stale in {names}: run python tools/refresh_readme.py", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -114,6 +114,8 @@ def test_schema_and_roundtrip(tmp_path):
         "holds",
         "message",
         "seconds",
+        "timing",
+        "paired",
         "details",
         "artifacts",
     ]

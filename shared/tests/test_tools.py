@@ -103,3 +103,63 @@ def test_readme_and_ci_use_the_same_test_command():
         assert cmd in readme
     for text in (ci, wf):
         assert "uv sync --locked" in text and "uv run pytest" in text
+
+
+def _refresh_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("refresh_readme", ROOT / "tools" / "refresh_readme.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_package_tables_are_generated_from_the_recorded_run(tmp_path, monkeypatch):
+    mod = _refresh_module()
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    docs = tmp_path / "packages" / "demo" / "docs"
+    docs.mkdir(parents=True)
+    claims = [
+        {"claim": "ours beats base", "metric": "acc", "ours": 0.9, "baseline": 0.8, "baseline_name": "base",
+         "paper_value": 0.95, "rule": "ours > baseline", "verdict": "holds", "message": ""},
+        {"claim": "paired", "metric": "acc", "ours": 1.5, "baseline": 1.0, "baseline_name": "b",
+         "paper_value": None, "rule": "ours >= baseline (paired over 2 seeds, 95 % t-interval)",
+         "verdict": "inconclusive", "message": "",
+         "paired": {"n": 2, "ours": [1.0, 2.0], "baseline": [1.0, 1.0], "low": -5.9, "high": 6.9,
+                    "form": "difference"}},
+        {"claim": "fast", "metric": "s", "ours": 2.0, "baseline": 1.0, "baseline_name": "b", "rule": "ours > 1",
+         "verdict": "holds", "message": "", "timing": True},
+    ]  # fmt: skip
+    doc = {
+        "paper": "demo", "mode": "quick", "command": "iclr24 reproduce demo --quick", "commit": "abc", "load": 0.1,
+        "date": "2026-12-02 00:00 UTC", "wall_seconds": 61.0, "cpu_seconds": 60.0, "machine": {"cpu_model": "X"},
+        "record": {"claims": claims, "facts": [{"name": "MACs", "value": 12, "description": "closed form"}]},
+    }  # fmt: skip
+    import json
+
+    (docs / "claims-quick.json").write_text(json.dumps(doc))
+    readme = "# demo\n\n<!-- claims-quick:start -->\nold hand-typed table\n<!-- claims-quick:end -->\ntail\n"
+    new = mod.refreshed_package("demo", readme)
+    assert "old hand-typed table" not in new and new.endswith("<!-- claims-quick:end -->\ntail\n")
+    assert "| ours beats base | acc | 0.95 | 0.9 | 0.8 (base) | `ours > baseline` | yes |" in new
+    assert "1.5 (mean of 2 seeds: 1, 2)" in new and "inconclusive (95 % interval" in new
+    assert "s (timing)" in new and "| MACs | 12 |" in new and "61 s wall" in new
+    assert mod.refreshed_package("demo", new) == new  # idempotent: --check passes after a refresh
+    assert mod.recorded_status("demo").startswith(
+        "2/3 claims hold; 1 inconclusive (`--quick`, recorded 2026-12-02"
+    )
+
+
+def test_record_run_refuses_a_busy_machine_and_unknown_packages(monkeypatch):
+    import importlib.util
+
+    import pytest
+
+    spec = importlib.util.spec_from_file_location("record_run", ROOT / "tools" / "record_run.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(SystemExit, match="no package 'no-such'"):
+        mod.record("no-such", "quick")
+    monkeypatch.setattr(mod.os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    with pytest.raises(SystemExit, match="not idle"):
+        mod.record("srigl", "quick")

@@ -25,7 +25,7 @@ def test_reproduce_writes_report_and_survives_a_crash(fake_papers, tmp_path, cap
     rc = main(["reproduce", "fake-ok", "fake-crash", "--smoke", "--out", str(out), "--seed", "3", "--quiet"])
     assert rc == 1  # a package crashed
     doc = json.loads((out / "claims.json").read_text())
-    assert doc["version"] == 2 and doc["mode"] == "smoke"
+    assert doc["version"] == 3 and doc["mode"] == "smoke"
     ok, crash = doc["papers"]
     assert ok["name"] == "fake-ok" and ok["status"] == "ok" and ok["error"] is None
     assert ok["folder"] == "fake-ok/reproduce"
@@ -40,7 +40,7 @@ def test_reproduce_writes_report_and_survives_a_crash(fake_papers, tmp_path, cap
     assert "does NOT hold" not in report and "**no**" not in report and "smoke: pipeline only" in report
     # each paper's folder holds its own report, as `<name> reproduce --out that-folder` writes it
     own = json.loads((out / "fake-ok/reproduce/claims.json").read_text())
-    assert own["version"] == 2 and [p["name"] for p in own["papers"]] == ["fake-ok"]
+    assert own["version"] == 3 and [p["name"] for p in own["papers"]] == ["fake-ok"]
     assert (out / "fake-ok/reproduce/REPORT.md").exists()
 
 
@@ -67,7 +67,7 @@ def test_v2_claim_set_error_is_partial_and_report_shows_summary_facts_plots(fake
 
 
 @pytest.mark.slow  # spawns two worker processes that import paperkit
-def test_jobs_runs_papers_in_parallel_processes_with_cores_split(fake_papers, tmp_path, monkeypatch):
+def test_jobs_runs_papers_in_parallel_processes_with_declared_threads(fake_papers, tmp_path, monkeypatch):
     import os
 
     monkeypatch.setenv("PYTHONPATH", str(fake_papers) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -80,7 +80,8 @@ def test_jobs_runs_papers_in_parallel_processes_with_cores_split(fake_papers, tm
         "fake-v2",
     ]  # the order asked for, not of completion
     threads = doc["papers"][1]["facts"][0]["value"]
-    assert threads == max(1, (os.cpu_count() or 1) // 2)
+    assert threads == 1  # the paper's declared threads (Paper.threads, default 1), whatever the core count
+    assert all(p["isolated"] and p["threads"] == 1 for p in doc["papers"])
     assert (out / "fake-ok/reproduce/plot.txt").exists() and (out / "fake-v2/reproduce/REPORT.md").exists()
 
 

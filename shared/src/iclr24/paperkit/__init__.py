@@ -28,9 +28,11 @@ from .io import (
     load_image,
     load_npz,
 )
+from .paired import PairedResult, paired_verdict
 from .plots import save_figure
 from .progress import is_quiet, progress, set_quiet
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
+from .threads import machine_record, pinned_threads
 
 __all__ = [
     "MODES",
@@ -40,6 +42,7 @@ __all__ = [
     "Claim",
     "ClaimSet",
     "Fact",
+    "PairedResult",
     "Paper",
     "RunConfig",
     "atomic_torch_save",
@@ -59,6 +62,9 @@ __all__ = [
     "load_checkpoint",
     "load_image",
     "load_npz",
+    "machine_record",
+    "paired_verdict",
+    "pinned_threads",
     "progress",
     "save_figure",
     "seed_everything",

@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 MODES = ("smoke", "quick", "full")
-VERDICTS = ("holds", "fails", "smoke", "skipped", "error")
+VERDICTS = ("holds", "fails", "inconclusive", "smoke", "skipped", "error")
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -173,7 +173,12 @@ class Claim:
     (the rule is checked to be evaluable but no verdict is kept), ``"skipped"`` or ``"error"`` (no numbers needed;
     ``message`` says why). After construction ``status`` is one of :data:`VERDICTS` and ``holds`` is ``True``,
     ``False`` or ``None`` (no verdict). ``rule_value`` is the rule evaluated on the numbers whatever the mode
-    (``None`` for skipped/error records)."""
+    (``None`` for skipped/error records).
+
+    ``paired``: a claim decided over paired seeds (:mod:`.paired`; build it with :meth:`ClaimSet.paired`): the dict
+    holds the per-seed values and the form of the rule, and the verdict (``holds``, ``fails`` or ``inconclusive``)
+    is recomputed from them; ``ours``/``baseline`` are the means. ``timing``: the claim's numbers are timings, which
+    the same-numbers-on-every-run guarantee does not cover."""
 
     paper: str
     claim: str
@@ -189,6 +194,8 @@ class Claim:
     variables: dict = field(default_factory=dict)
     status: str = "auto"
     message: str = ""
+    timing: bool = False
+    paired: dict | None = None
     holds: bool | None = field(init=False)
     rule_value: bool | None = field(init=False, repr=False)
 
@@ -204,6 +211,11 @@ class Claim:
         object.__setattr__(self, "artifacts", _artifacts("Claim", self.artifacts))
         if not isinstance(self.message, str):
             raise ValueError(f"Claim.message must be a string, got {type(self.message).__name__}")
+        if not isinstance(self.timing, bool):
+            raise ValueError(f"Claim.timing must be a bool, got {self.timing!r}")
+        if self.paired is not None and self.status not in ("skipped", "error"):
+            self._init_paired()
+            return
         if self.status in ("skipped", "error"):
             if not self.message.strip():
                 raise ValueError(f"a {self.status} claim needs a message saying why")
@@ -232,6 +244,52 @@ class Claim:
             object.__setattr__(self, "status", "holds" if value else "fails")
             object.__setattr__(self, "holds", value)
 
+    def _init_paired(self) -> None:
+        from .paired import paired_verdict
+
+        p = self.paired
+        if not isinstance(p, dict) or not {"ours", "baseline", "better"} <= set(p):
+            raise ValueError("Claim.paired must be a dict with per-seed 'ours', 'baseline' and 'better'")
+        if self.status not in ("auto", "smoke", "holds", "fails", "inconclusive"):
+            raise ValueError(f"a paired claim cannot have status {self.status!r}")
+        for name in ("metric", "baseline_name"):
+            _text("Claim", name, getattr(self, name))
+        res = paired_verdict(
+            p["ours"],
+            p["baseline"],
+            better=p["better"],
+            margin=p.get("margin") if p.get("form", "difference") == "difference" else None,
+            factor=p.get("factor") if p.get("form") == "log_ratio" else None,
+            seeds=p.get("seeds"),
+        )
+        stored = {
+            "form": res.form,
+            "better": res.better,
+            "margin": res.margin,
+            "factor": res.factor,
+            "seeds": res.seeds,
+            "ours": res.ours,
+            "baseline": res.baseline,
+            "per_seed": res.per_seed,
+            "mean": res.mean,
+            "low": res.low if math.isfinite(res.low) else None,
+            "high": res.high if math.isfinite(res.high) else None,
+            "n": res.n,
+            "confidence": res.confidence,
+        }
+        object.__setattr__(self, "paired", stored)
+        object.__setattr__(self, "ours", sum(res.ours) / res.n)
+        object.__setattr__(self, "baseline", sum(res.baseline) / res.n)
+        object.__setattr__(self, "paper_value", _finite("paper_value", self.paper_value, True))
+        object.__setattr__(self, "rule", res.rule)
+        object.__setattr__(self, "variables", {})
+        object.__setattr__(self, "rule_value", res.verdict == "holds")
+        if self.status == "smoke":
+            object.__setattr__(self, "holds", None)
+        else:
+            object.__setattr__(self, "status", res.verdict)
+            object.__setattr__(self, "holds", {"holds": True, "fails": False}.get(res.verdict))
+
     @property
     def verdict(self) -> str:
         """One of :data:`VERDICTS`."""
@@ -255,6 +313,8 @@ class Claim:
             "holds": self.holds,
             "message": self.message,
             "seconds": self.seconds,
+            "timing": self.timing,
+            "paired": self.paired,
             "details": details,
             "artifacts": list(self.artifacts),
         }
@@ -284,8 +344,10 @@ class Claim:
             variables=variables,
             status=stored if stored in ("smoke", "skipped", "error") else "auto",
             message=d.get("message", ""),
+            timing=bool(d.get("timing", False)),
+            paired=d.get("paired"),
         )
-        if stored in ("holds", "fails") and c.status != stored:
+        if stored in ("holds", "fails", "inconclusive") and c.status != stored:
             raise ValueError(
                 f"stored verdict {stored!r} disagrees with its rule {c.rule!r} (recomputed {c.status})"
             )
@@ -303,6 +365,7 @@ class Fact:
     description: str = ""
     paper_value: float | int | str | None = None
     details: dict = field(default_factory=dict)
+    timing: bool = False
 
     def __post_init__(self) -> None:
         _text("Fact", "paper", self.paper)
@@ -324,7 +387,11 @@ class Fact:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Fact:
         return cls(
-            **{k: d[k] for k in ("paper", "name", "value", "description", "paper_value", "details") if k in d}
+            **{
+                k: d[k]
+                for k in ("paper", "name", "value", "description", "paper_value", "details", "timing")
+                if k in d
+            }
         )
 
 
@@ -419,6 +486,30 @@ class ClaimSet:
             self._open.append(len(self.claims))
         self.claims.append(c)
         return c
+
+    def paired(
+        self,
+        *,
+        ours: Any,
+        baseline: Any,
+        better: str,
+        margin: float | None = None,
+        factor: float | None = None,
+        seeds: Any = None,
+        **kwargs: Any,
+    ) -> Claim:
+        """Add a claim decided over paired seeds (:mod:`.paired`): ``ours``/``baseline`` hold one value per seed
+        (same data and initialisation within a pair); the rule is ``ours >= baseline - margin`` (``better="higher"``)
+        or ``ours <= baseline + margin`` (``"lower"``), or with ``factor`` ``ours >=/<= factor * baseline``. The
+        verdict is ``holds``/``fails``/``inconclusive`` from the 95 % t-interval of the per-seed quantity."""
+        if "rule" in kwargs:
+            raise ValueError("a paired claim's rule is made from better/margin/factor; do not pass rule=")
+        paired = {"ours": list(ours), "baseline": list(baseline), "better": better, "seeds": seeds}
+        if factor is not None:
+            paired.update(form="log_ratio", factor=factor)
+        else:
+            paired.update(form="difference", margin=margin)
+        return self.add(paired=paired, **kwargs)
 
     def fact(self, name: str, value: Any, description: str = "", **kwargs: Any) -> Fact:
         """Record a fact (holds by construction; never counted as a reproduced claim)."""
@@ -517,13 +608,19 @@ class ClaimSet:
 @dataclass(frozen=True)
 class Paper:
     """What a paper package registers under the ``iclr24.papers`` entry-point group. ``data``: the names of the
-    real datasets (``iclr24 data list``) its ``--full`` run uses."""
+    real datasets (``iclr24 data list``) its ``--full`` run uses. ``threads``: the torch intra-op and BLAS/OpenMP
+    thread count its claims run with, pinned by paperkit around every run whatever the machine's core count (1 by
+    default; declare more only where the speed-up was measured: the pin is what keeps the numbers the same on every
+    machine). ``paper_scale``: optional ``paper_scale(device) -> dict``, a few steps of the paper's own configuration
+    (``iclr24 bench --paper-scale``)."""
 
     name: str
     title: str
     summary: str
     run: Callable[[RunConfig], ClaimSet | list[Claim]]
     data: tuple[str, ...] = ()
+    threads: int = 1
+    paper_scale: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         for n in ("name", "title", "summary"):
@@ -534,10 +631,18 @@ class Paper:
         if isinstance(self.data, str) or not all(isinstance(d, str) and d for d in self.data):
             raise ValueError(f"Paper.data must be a tuple of data names, got {self.data!r}")
         object.__setattr__(self, "data", tuple(self.data))
+        if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
+            raise ValueError(f"Paper.threads must be a positive int, got {self.threads!r}")
+        if self.paper_scale is not None and not callable(self.paper_scale):
+            raise ValueError("Paper.paper_scale must be callable or None")
 
     def check(self, config: RunConfig) -> ClaimSet:
-        """Run the claim checks and validate what came back (a ``ClaimSet``, or a list of ``Claim``)."""
-        res = self.run(config)
+        """Run the claim checks, with torch and BLAS pinned to ``threads``, and validate what came back (a
+        ``ClaimSet``, or a list of ``Claim``)."""
+        from .threads import pinned_threads
+
+        with pinned_threads(self.threads):
+            res = self.run(config)
         if isinstance(res, ClaimSet):
             if res.paper != self.name:
                 raise TypeError(f"{self.name}: run() returned the claims of paper {res.paper!r}")
@@ -559,6 +664,7 @@ def _fmt(v: float | None) -> str:
 _VERDICT_CELL = {
     "holds": "yes",
     "fails": "**no**",
+    "inconclusive": "inconclusive",
     "smoke": "smoke: pipeline only",
     "skipped": "skipped",
     "error": "**error**",

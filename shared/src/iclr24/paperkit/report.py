@@ -3,17 +3,24 @@ every package's own ``<name> reproduce``).
 
 Layout: ``<name> reproduce --out DIR`` writes ``DIR/REPORT.md``, ``DIR/claims.json`` and the plots. ``iclr24
 reproduce --out results`` writes the same into ``results/<name>/reproduce/`` for each paper, and a summary
-``results/REPORT.md`` + ``results/claims.json`` on top. claims.json version 2::
+``results/REPORT.md`` + ``results/claims.json`` on top. claims.json version 3::
 
-    {"version": 2, "mode": "quick",
-     "papers": [{"name", "status": "ok|partial|failed", "seconds", "folder", "error", "claims", "facts", "artifacts"}]}
+    {"version": 3, "mode": "quick", "machine": {...}, "timing_fields": [...],
+     "papers": [{"name", "status": "ok|partial|failed", "seconds", "cpu_seconds", "threads", "isolated", "folder",
+                 "error", "claims", "facts", "artifacts"}]}
 
 Artefact paths are relative to the paper's own folder (``folder``, relative to the report's folder).
+
+Same numbers on every run: each paper runs with its declared ``Paper.threads`` pinned (torch and BLAS), and
+``iclr24 reproduce`` runs every paper in a fresh process of its own (one task per worker, at ``--jobs 1`` and
+``--jobs N`` alike), so nothing one paper does (RNG streams, torch global state, caches) reaches another. The
+fields named in ``timing_fields`` (and every claim or fact marked ``"timing": true``, and a claim's
+``details["timings"]``) are timings; every other number and every verdict of a non-timing claim is the same on
+every run of the same commit (:func:`comparable` strips the timings for that comparison).
 """
 
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from importlib.metadata import entry_points
@@ -32,10 +39,12 @@ __all__ = [
     "run_paper_folder",
     "run_papers",
     "write_report",
+    "comparable",
 ]
 
 ENTRY_POINT_GROUP = "iclr24.papers"
-REPORT_VERSION = 2
+REPORT_VERSION = 3
+TIMING_FIELDS = ("seconds", "cpu_seconds", "wall_seconds", "load", "date", "machine", "commit")
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
 
 
@@ -106,8 +115,16 @@ def _summary_row(rec: dict) -> str:
 def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]:
     """Write ``claims.json`` (version 2) and ``REPORT.md`` atomically into ``out``; each record's ``folder`` (relative
     to ``out``) locates its artefacts."""
+    from .threads import machine_record
+
     out = Path(out)
-    doc = {"version": REPORT_VERSION, "mode": mode, "papers": results}
+    doc = {
+        "version": REPORT_VERSION,
+        "mode": mode,
+        "machine": machine_record(),
+        "timing_fields": list(TIMING_FIELDS),
+        "papers": results,
+    }
     jpath = atomic_write_json(out / "claims.json", doc)
     n_claims = sum(len(r["claims"]) for r in results)
     held = sum(_counts(r)["holds"] for r in results)
@@ -119,6 +136,11 @@ def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]
         f"{len(results)} paper(s), {n_claims} claim(s): {held} of {checked} checked hold; "
         f"{sum(len(r.get('facts', [])) for r in results)} fact(s); {secs:.0f} s in all."
     )
+    undecided = sum(_counts(r)["inconclusive"] for r in results)
+    if undecided:
+        lines.append(
+            f"{undecided} claim(s) are inconclusive: their paired 95 % interval over seeds straddles the rule."
+        )
     if mode == "smoke":
         lines.append("Smoke mode runs the pipeline only: its claims carry no verdict.")
     lines += [
@@ -136,12 +158,35 @@ def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]
     return jpath, mpath
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children (user + system)."""
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def comparable(doc: Any) -> Any:
+    """A claims.json document (or any part of it) without its timings: the fields in ``TIMING_FIELDS``, claims and
+    facts marked ``timing``, and ``details["timings"]``. Two runs of the same commit give equal ``comparable``s."""
+    if isinstance(doc, dict):
+        if doc.get("timing") is True:
+            keep = {k: comparable(doc[k]) for k in ("paper", "claim", "name", "metric") if k in doc}
+            return {**keep, "timing": True}
+        return {k: comparable(v) for k, v in doc.items() if k not in TIMING_FIELDS and k != "timings"}
+    if isinstance(doc, list):
+        return [comparable(v) for v in doc]
+    return doc
+
+
 def _run_one(paper: Paper | Any, name: str, cfg: RunConfig) -> dict:
     """Run one paper into ``cfg.out``; a crash is recorded as ``failed``, never raised."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_seconds()
+    threads = None
     try:
         if not isinstance(paper, Paper):
             paper = load_paper(paper)
+        threads = paper.threads
         ensure_out_dir(cfg.out)
         seed_everything(cfg.seed)
         cs = paper.check(cfg)
@@ -150,6 +195,8 @@ def _run_one(paper: Paper | Any, name: str, cfg: RunConfig) -> dict:
             "name": name,
             "status": status,
             "seconds": time.perf_counter() - t0,
+            "cpu_seconds": _cpu_seconds() - c0,
+            "threads": threads,
             "folder": ".",
             "error": None,
             **cs.to_dict(),
@@ -159,6 +206,8 @@ def _run_one(paper: Paper | Any, name: str, cfg: RunConfig) -> dict:
             "name": name,
             "status": "failed",
             "seconds": time.perf_counter() - t0,
+            "cpu_seconds": _cpu_seconds() - c0,
+            "threads": threads,
             "folder": ".",
             "error": f"{type(e).__name__}: {e}",
             "claims": [],
@@ -190,21 +239,42 @@ def run_paper_folder(
     return rec
 
 
-def _worker_init(threads: int) -> None:
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = str(threads)
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(threads)
-
-
-def _worker_run(paper: Any, name: str, kwargs: dict) -> dict:
+def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
+    """One paper in a fresh worker process: threads pinned before the paper's package is imported."""
     from .progress import set_quiet
+    from .threads import pin_process_threads
 
-    set_quiet(True)
-    return run_paper_folder(paper, name=name, **kwargs)
+    pin_process_threads(
+        1
+    )  # what every library loaded from here on starts with; Paper.check pins its own count
+    if quiet:
+        set_quiet(True)
+    if not isinstance(paper, Paper):
+        try:
+            threads = load_paper(paper).threads
+        except Exception:  # noqa: BLE001 - _run_one records the failure
+            threads = 1
+    else:
+        threads = paper.threads
+    pin_process_threads(threads)
+    rec = run_paper_folder(paper, name=name, **kwargs)
+    rec["isolated"] = True
+    return rec
+
+
+def _reference(p: Any) -> Any:
+    """What crosses into a worker process: an entry point's ``module:attr``; a Paper or a reference as it is."""
+    return p.value if hasattr(p, "value") and hasattr(p, "load") else p
+
+
+def _picklable(obj: Any) -> bool:
+    import pickle
+
+    try:
+        pickle.dumps(obj)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
 
 
 def run_papers(
@@ -221,9 +291,11 @@ def run_papers(
 ) -> list[dict]:
     """Run each paper's claim checks into ``out/<name>/reproduce/`` and write the summary report into ``out``.
 
-    ``papers`` maps name -> ``Paper``, an entry point, or a ``"module:attr"`` reference. A paper that raises is
-    recorded as failed and the rest go on. ``jobs > 1`` runs papers in that many processes, each with
-    ``max(1, cores // jobs)`` threads (entry points and references only cross processes as references).
+    ``papers`` maps name -> ``Paper``, an entry point, or a ``"module:attr"`` reference. Each paper runs in a fresh
+    process of its own (``jobs`` of them at a time; one paper per worker process), with its declared threads pinned,
+    so that no paper's numbers depend on which papers ran before it or beside it. A paper that raises (or whose
+    process dies) is recorded as failed and the rest go on. A ``Paper`` object that cannot be pickled runs in this
+    process instead (recorded ``"isolated": false``).
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
@@ -243,46 +315,63 @@ def run_papers(
             log(f"[{name}] {rec['status']} in {rec['seconds']:.1f} s: {verdicts}")
         write_report(out, mode, [results[k] for k in papers if k in results])  # current after every paper
 
-    if jobs == 1 or len(papers) <= 1:
-        for name, paper in papers.items():
-            log(f"[{name}] running claim checks ({mode}) ...")
-            done(
-                name,
-                run_paper_folder(
-                    paper, name=name, out=out / folders[name], show_progress=show_progress, **kwargs
-                ),
-            )
-    else:
+    refs = {n: _reference(p) for n, p in papers.items()}
+    local = [n for n in papers if not _picklable(refs[n])]
+    for name in local:
+        log(
+            f"[{name}] running claim checks ({mode}) in this process (the paper cannot be sent to a worker) ..."
+        )
+        rec = run_paper_folder(
+            papers[name], name=name, out=out / folders[name], show_progress=show_progress, **kwargs
+        )
+        done(name, {**rec, "isolated": False})
+    remote = [n for n in papers if n not in local]
+    if remote:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        threads = max(1, (os.cpu_count() or 1) // jobs)
-        log(f"running {len(papers)} papers in {jobs} processes, {threads} thread(s) each ({mode}) ...")
-        refs = {n: (p.value if hasattr(p, "value") and hasattr(p, "load") else p) for n, p in papers.items()}
-        with ProcessPoolExecutor(
-            jobs, mp_context=mp.get_context("spawn"), initializer=_worker_init, initargs=(threads,)
-        ) as ex:
-            futs = {
-                ex.submit(
-                    _worker_run, refs[n], n, {**kwargs, "out": out / folders[n], "show_progress": False}
-                ): n
-                for n in papers
+        workers = min(jobs, len(remote))
+        if workers > 1:
+            log(f"running {len(remote)} papers, {workers} at a time, each in a fresh process ({mode}) ...")
+        quiet = not show_progress or workers > 1
+
+        def failed(n: str, e: BaseException) -> dict:  # a worker process that died
+            return {
+                "name": n,
+                "status": "failed",
+                "seconds": 0.0,
+                "threads": None,
+                "isolated": True,
+                "error": f"{type(e).__name__}: {e}",
+                "claims": [],
+                "facts": [],
+                "artifacts": [],
             }
-            for f in as_completed(futs):
-                n = futs[f]
-                try:
-                    rec = f.result()
-                except Exception as e:  # noqa: BLE001 - a worker that died
-                    rec = {
-                        "name": n,
-                        "status": "failed",
-                        "seconds": 0.0,
-                        "error": f"{type(e).__name__}: {e}",
-                        "claims": [],
-                        "facts": [],
-                        "artifacts": [],
-                    }
+
+        def kw(n: str) -> dict:
+            return {**kwargs, "out": out / folders[n], "show_progress": not quiet}
+
+        if workers == 1:
+            for n in remote:
+                log(f"[{n}] running claim checks ({mode}) in a fresh process ...")
+                # a pool of its own per paper: a process that dies (out of memory) fails only its paper
+                with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as one:
+                    try:
+                        rec = one.submit(_worker_run, refs[n], n, kw(n), quiet).result()
+                    except Exception as e:  # noqa: BLE001
+                        rec = failed(n, e)
                 done(n, rec)
+        else:
+            with ProcessPoolExecutor(
+                workers, mp_context=mp.get_context("spawn"), max_tasks_per_child=1
+            ) as ex:
+                futs = {ex.submit(_worker_run, refs[n], n, kw(n), quiet): n for n in remote}
+                for f in as_completed(futs):
+                    try:
+                        rec = f.result()
+                    except Exception as e:  # noqa: BLE001
+                        rec = failed(futs[f], e)
+                    done(futs[f], rec)
     final = [results[k] for k in papers]
     write_report(out, mode, final)
     return final
