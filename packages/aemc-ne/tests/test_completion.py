@@ -107,7 +107,7 @@ def test_save_load_round_trip(syn, tmp_path):
         back = load_model(path)
         assert np.array_equal(model.complete(), back.complete())
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="not a readable"):
+    with pytest.raises(ValueError, match="not a checkpoint written by aemc-ne"):
         load_model(tmp_path / "junk.pt")
     with pytest.raises(FileNotFoundError, match="aemc-ne train"):
         load_model(tmp_path / "missing.pt")
@@ -183,3 +183,43 @@ def test_duplicate_pairs_are_refused():
     dup = Ratings(np.array([0, 0, 1]), np.array([0, 0, 1]), np.array([1.0, 2.0, 3.0]), 2, 2)
     with pytest.raises(ValueError, match="more than once"):
         AEMC(main_hidden=(2,)).fit(dup, val_fraction=0.0)
+
+
+class _Evil:
+    def __reduce__(self):
+        return (print, ("this must never run",))
+
+
+def test_checkpoints_with_wrong_inner_keys_or_code_are_refused_in_one_line(syn, tmp_path, capsys):
+    import torch
+
+    model = AEMCNE(**SMALL).fit(syn.train, **FIT)
+    good = torch.load(model.save(tmp_path / "m.pt"), weights_only=True)
+
+    def check(obj, match):
+        torch.save(obj, tmp_path / "bad.pt")
+        with pytest.raises(ValueError, match=match) as e:
+            load_model(tmp_path / "bad.pt")
+        assert "\n" not in str(e.value) and "weights_only=False" not in str(e.value)
+
+    check({k: v for k, v in good.items() if k != "spec"}, "lacks spec")
+    check({**good, "spec": {**good["spec"], "depth": 3}}, "damaged aemc-ne checkpoint .*TypeError")
+    check({**good, "spec": {**good["spec"], "kind": "GAN"}}, "spec kind")
+    check({**good, "state": {**good["state"], "extra.weight": torch.zeros(1)}}, "damaged .*RuntimeError")
+    check({k: v for k, v in good.items() if k != "format"}, "tagged format")
+    check([1, 2], "got a list")
+    # a pickle that would run code: refused before anything runs, without torch's unsafe advice
+    torch.save({"format": "iclr24.aemc_ne/1", "spec": _Evil()}, tmp_path / "bad.pt")
+    capsys.readouterr()
+    with pytest.raises(ValueError, match="not a file of plain tensors") as e:
+        load_model(tmp_path / "bad.pt")
+    assert "weights_only" not in str(e.value)
+    assert "must never run" not in capsys.readouterr().out
+
+
+def test_star_import_gives_every_public_name():
+    import iclr24.aemc_ne as pkg
+
+    ns: dict = {}
+    exec("from iclr24.aemc_ne import *", ns)
+    assert set(pkg.__all__) <= set(ns) and "bound_terms" in ns

@@ -2,6 +2,7 @@
 
 from .completion import AEMC, AEMCNE, AutoRec, FitConfig, MatrixFactorization, load_model, relative_rmse, rmse
 from .data import Ratings, load_monti, load_movielens, load_movielens_split, make_synthetic, movielens_100k_u1
+from .theory import bound_terms
 
 __all__ = [
     "AEMC",

@@ -463,7 +463,7 @@ class AEMC(_Estimator):
         cfg = asdict(self.cfg_)
         cfg["clip"] = None if cfg["clip"] is None else list(cfg["clip"])
         obj = {
-            "format": "iclr24.aemc_ne/1",
+            "format": _FORMAT,
             "spec": self.spec(),
             "config": cfg,
             "shape": list(self.shape_),
@@ -598,26 +598,59 @@ class MatrixFactorization(_Estimator):
         return self.net_(torch.as_tensor(users), torch.as_tensor(items)).double().numpy()
 
 
+_FORMAT = "iclr24.aemc_ne/1"
+_REQUIRED = ("spec", "config", "shape", "shift", "scale", "state", "users", "items", "values")
+
+
 def load_model(path: str | Path) -> AEMC:
-    """Load a checkpoint written by :meth:`AEMC.save` (``weights_only=True``: no pickle)."""
+    """Load a checkpoint written by :meth:`AEMC.save` (``weights_only=True``: no pickle).
+
+    Anything else is refused with one line: a file torch cannot read as plain tensors and containers (never with
+    advice to load it unsafely), a dict without this package's format tag, missing keys, or a spec / weights that
+    do not fit together."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
             f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`"
         )
+    what = "a checkpoint written by aemc-ne (AEMC.save or `aemc-ne train`)"
     try:
         obj = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise ValueError(f"{p} is not a readable aemc-ne checkpoint: {type(e).__name__}: {e}") from None
-    if not isinstance(obj, dict) or obj.get("format") != "iclr24.aemc_ne/1":
-        raise ValueError(f"{p} is not an aemc-ne checkpoint (format tag missing)")
+    except Exception:
+        # torch's own message suggests weights_only=False, i.e. running the file's code: never pass that on
+        raise ValueError(
+            f"{p} is not {what}: it is not a file of plain tensors and containers, so it was not loaded"
+        ) from None
+    tag = obj.get("format") if isinstance(obj, dict) else None
+    if tag != _FORMAT:
+        got = f"format tag {tag!r}" if isinstance(obj, dict) else f"a {type(obj).__name__}"
+        raise ValueError(f"{p} is not {what}: expected a dict tagged format={_FORMAT!r}, got {got}")
+    missing = [k for k in _REQUIRED if k not in obj]
+    if missing:
+        raise ValueError(
+            f"{p} is a damaged aemc-ne checkpoint: it lacks {', '.join(missing)}; write it again with "
+            "`aemc-ne train --out DIR`"
+        )
+    try:
+        return _model_from_checkpoint(obj)
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(
+            f"{p} is a damaged aemc-ne checkpoint ({type(e).__name__}: {first}); write it again with "
+            "`aemc-ne train --out DIR`"
+        ) from None
+
+
+def _model_from_checkpoint(obj: dict) -> AEMC:
     spec = dict(obj["spec"])
     kind = spec.pop("kind")
+    if kind not in ("AEMC", "AEMCNE"):
+        raise ValueError(f"spec kind must be 'AEMC' or 'AEMCNE', got {kind!r}")
     model = AEMCNE(**spec) if kind == "AEMCNE" else AEMC(**spec)
     cfg = dict(obj["config"])
     cfg["clip"] = None if cfg["clip"] is None else tuple(cfg["clip"])
     model.cfg_ = FitConfig(**cfg)
-    model.shape_ = tuple(obj["shape"])
+    model.shape_ = tuple(int(n) for n in obj["shape"])
     model.shift_, model.scale_ = float(obj["shift"]), float(obj["scale"])
     tr = Ratings(obj["users"].numpy(), obj["items"].numpy(), obj["values"].numpy(), *model.shape_)
     model._train = tr
