@@ -46,6 +46,13 @@ def test_cifar_python_format(tmp_path):
     _write_cifar10(tmp_path / "c10")
     d = load_cifar(tmp_path / "c10", num_classes=10)
     assert d.x_train.shape == (20, 3, 32, 32) and d.x_test.shape == (4, 3, 32, 32)
+    # the official dataloader.py's constants: (129.3, 124.1, 112.4) / 255 and (68.2, 65.4, 70.4) / 255
+    px = np.random.default_rng(0).integers(0, 256, (4, 3072), dtype=np.uint8)[0].reshape(3, 32, 32)
+    expect = (px[:, 0, 0] / 255.0 - np.array([129.3, 124.1, 112.4]) / 255) / (
+        np.array([68.2, 65.4, 70.4]) / 255
+    )
+    assert np.allclose(d.x_train[0, :, 0, 0].numpy(), expect, atol=1e-5)
+    assert np.allclose(d.pad_fill, -np.array([129.3, 124.1, 112.4]) / np.array([68.2, 65.4, 70.4]))
 
 
 def test_cifar_errors(tmp_path):

@@ -91,3 +91,30 @@ def test_crop_flip_keeps_shape_and_content():
         assert vals <= set(x[i].flatten().tolist()) and len(vals) >= 9 * 3
     z = crop_flip(x, torch.Generator().manual_seed(0), pad=0)
     assert all(torch.equal(z[i], x[i]) or torch.equal(z[i], x[i].flip(-1)) for i in range(2))
+
+
+def test_cifar_padding_is_the_official_pad_then_normalise():
+    """The official loader pads the raw image with zeros, then normalises; padding normalised inputs with
+    pad_fill = -mean / std must give exactly that."""
+    from iclr24.tab_snn.data import CIFAR_MEAN, CIFAR_STD
+    from iclr24.tab_snn.train import crop_flip
+
+    raw = torch.rand(5, 3, 8, 8)
+    mean, std = torch.tensor(CIFAR_MEAN).reshape(3, 1, 1), torch.tensor(CIFAR_STD).reshape(3, 1, 1)
+    fill = [-m / s for m, s in zip(CIFAR_MEAN, CIFAR_STD, strict=True)]
+    official = (crop_flip(raw, torch.Generator().manual_seed(1), pad=4) - mean) / std
+    ours = crop_flip((raw - mean) / std, torch.Generator().manual_seed(1), pad=4, fill=fill)
+    assert torch.allclose(official, ours, atol=1e-6)
+    # padding normalised inputs with 0 (the old pipeline) is not the same
+    zero = crop_flip((raw - mean) / std, torch.Generator().manual_seed(1), pad=4)
+    assert not torch.allclose(official, zero, atol=1e-3)
+    with pytest.raises(ValueError, match="one value per channel"):
+        crop_flip(raw, torch.Generator(), fill=[0.0, 0.0])
+
+
+def test_star_import_gives_every_public_name():
+    import iclr24.tab_snn as pkg
+
+    ns: dict = {}
+    exec("from iclr24.tab_snn import *", ns)
+    assert set(pkg.__all__) <= set(ns)

@@ -110,6 +110,7 @@ def _train(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             desc=f"{d.name} {args.norm}",
             augment=d.x_train.dim() >= 4,  # crop + flip for CIFAR / DVS, as the official loaders
+            pad_fill=d.pad_fill,  # CIFAR: pad as if before normalising, as the official loader
         )
         if is_main_process():
             out = Path(args.out)

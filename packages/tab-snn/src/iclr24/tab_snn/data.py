@@ -32,6 +32,9 @@ class TemporalData:
     y_test: torch.Tensor
     num_classes: int
     T: int
+    # per-channel value of a raw zero pixel after normalisation: what the official loaders' RandomCrop(padding=4),
+    # applied before Normalize, pads with (None: pad with 0, as for unnormalised inputs such as DVS event counts)
+    pad_fill: tuple[float, ...] | None = None
 
     @property
     def in_features(self) -> int:
@@ -112,8 +115,9 @@ def load_cifar(path: str | Path, num_classes: int = 10, max_per_split: int | Non
     """CIFAR-10 (``cifar-10-batches-py``, read by paperkit's ``load_cifar10``) or CIFAR-100 (``cifar-100-python``:
     ``train`` and ``test`` with ``fine_labels``) from a folder in the python format.
 
-    Images come as float32 ``[N, 3, 32, 32]`` normalised with the usual per-channel mean/std; the models
-    direct-encode them over T. Get the data from https://www.cs.toronto.edu/~kriz/cifar.html.
+    Images come as float32 ``[N, 3, 32, 32]`` normalised with the official loader's per-channel constants
+    (:data:`CIFAR_MEAN`, :data:`CIFAR_STD`); ``pad_fill`` makes the crop augmentation pad as the official loader
+    does (before normalising). The models direct-encode them over T. Get the data from https://www.cs.toronto.edu/~kriz/cifar.html.
     """
     if num_classes not in _CIFAR_FILES:
         raise ValueError(f"num_classes must be 10 or 100 (CIFAR-10/CIFAR-100), got {num_classes}")
@@ -153,14 +157,21 @@ def load_cifar(path: str | Path, num_classes: int = 10, max_per_split: int | Non
     return _cifar_tensors(splits, num_classes)
 
 
+# The official dataloader.py normalises CIFAR-10 and CIFAR-100 alike with these constants (pixel units / 255)
+CIFAR_MEAN = (129.3 / 255, 124.1 / 255, 112.4 / 255)
+CIFAR_STD = (68.2 / 255, 65.4 / 255, 70.4 / 255)
+
+
 def _cifar_tensors(splits, num_classes: int) -> TemporalData:
-    mean = torch.tensor([0.4914, 0.4822, 0.4465]).reshape(1, 3, 1, 1)
-    std = torch.tensor([0.2470, 0.2435, 0.2616]).reshape(1, 3, 1, 1)
+    mean = torch.tensor(CIFAR_MEAN).reshape(1, 3, 1, 1)
+    std = torch.tensor(CIFAR_STD).reshape(1, 3, 1, 1)
     out = []
     for x, y in splits:
         xt = torch.from_numpy(x.reshape(-1, 3, 32, 32).astype(np.float32) / 255.0)
         out += [(xt - mean) / std, torch.from_numpy(y)]
-    return TemporalData(f"cifar{num_classes}", *out, num_classes=num_classes, T=4)
+    # ToTensor -> Normalize: a zero-padded pixel of RandomCrop(32, padding=4) ends up at -mean / std
+    fill = tuple(-m / s for m, s in zip(CIFAR_MEAN, CIFAR_STD, strict=True))
+    return TemporalData(f"cifar{num_classes}", *out, num_classes=num_classes, T=4, pad_fill=fill)
 
 
 # ---- DVS-CIFAR10 -----------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ Runs in one process or under ``torchrun`` (each rank takes a shard of every epoc
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -20,11 +21,24 @@ from .neurons import firing_rates
 __all__ = ["cosine_sgd", "TrainConfig", "TrainResult", "crop_flip", "evaluate", "train_model", "train_on"]
 
 
-def crop_flip(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
-    """The official CIFAR/DVS augmentation on a batch ``[B, ..., H, W]``: random crop after zero-padding by ``pad``,
-    and a horizontal flip with probability 1/2 (one crop and flip per sample, shared over time steps)."""
+def crop_flip(
+    x: torch.Tensor, generator: torch.Generator, pad: int = 4, fill: Sequence[float] | None = None
+) -> torch.Tensor:
+    """The official CIFAR/DVS augmentation on a batch ``[B, ..., C, H, W]``: random crop after padding by ``pad``,
+    and a horizontal flip with probability 1/2 (one crop and flip per sample, shared over time steps).
+
+    ``fill`` (one value per channel) is what the padding holds: the official loaders pad the raw image with zeros
+    *before* normalising, so on normalised inputs a padded pixel is ``-mean / std`` (:attr:`TemporalData.pad_fill`);
+    ``None`` pads with 0 (unnormalised inputs such as DVS frames)."""
     B, H, W = x.shape[0], x.shape[-2], x.shape[-1]
-    padded = F.pad(x, (pad, pad, pad, pad))
+    if fill is None:
+        padded = F.pad(x, (pad, pad, pad, pad))
+    else:
+        f = torch.as_tensor(fill, dtype=x.dtype, device=x.device)
+        if f.dim() != 1 or x.dim() < 3 or f.numel() != x.shape[-3]:
+            raise ValueError(f"fill needs one value per channel ({x.shape[-3]}), got {tuple(f.shape)}")
+        f = f.reshape(-1, 1, 1)
+        padded = F.pad(x - f, (pad, pad, pad, pad)) + f
     dy = torch.randint(0, 2 * pad + 1, (B,), generator=generator).tolist()
     dx = torch.randint(0, 2 * pad + 1, (B,), generator=generator).tolist()
     flip = torch.rand(B, generator=generator) < 0.5
@@ -113,13 +127,15 @@ def train_model(
     progress: bool = True,
     desc: str = "train",
     augment: bool = False,
+    pad_fill: Sequence[float] | None = None,
 ) -> TrainResult:
     """Train ``model`` (which returns ``[N, T, classes]``) with CE(mean_t logits) and report test accuracy.
 
     SGD(lr, momentum, weight decay on all parameters) with cosine annealing to 0, stepped every batch
     (``torch.optim.SGD`` + ``CosineAnnealingLR``, :func:`cosine_sgd`).
     Under ``torchrun`` the model is wrapped in DDP and each rank trains on its shard. ``augment``: random crop
-    (pad 4) and flip of image inputs (:func:`crop_flip`), as the official CIFAR/DVS loaders.
+    (pad 4) and flip of image inputs (:func:`crop_flip`), as the official CIFAR/DVS loaders; ``pad_fill``: what
+    the padding holds on normalised inputs (the data's :attr:`TemporalData.pad_fill`).
     """
     from iclr24.paperkit import progress as pbar
 
@@ -156,7 +172,7 @@ def train_model(
             sel = idx[b : b + cfg.batch_size]
             xb, yb = x_train[sel], y_train[sel].to(dev)
             if augment:
-                xb = crop_flip(xb, aug_gen)
+                xb = crop_flip(xb, aug_gen, fill=pad_fill)
             xb = xb.to(dev)
             loss = F.cross_entropy(net(xb).mean(1), yb)
             opt.zero_grad()
