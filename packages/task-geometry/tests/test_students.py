@@ -57,9 +57,9 @@ def test_stop_rule_fixed_readout_and_snapshots():
     assert st.epochs_run == 1  # nothing moves by more than 10 in an epoch
     st = train_student(t, "relu", TrainConfig(epochs=2, fixed_readout=True, record_every=2), seed=0)
     w = st.model.readout.weight.detach()
-    assert torch.equal(w.abs(), torch.full_like(w, 1 / 128)) and torch.equal(
-        st.model.readout.bias, torch.zeros(1)
-    )
+    # k = 1: the balanced patterns are -1, +1 (twice each), 32 units each, scaled by 1/sqrt(N)
+    assert torch.equal(w.abs(), torch.full_like(w, 128**-0.5)) and int((w > 0).sum()) == 64
+    assert torch.equal(st.model.readout.bias, torch.zeros(1))
     assert [s for s, _, _ in st.snapshots] == [0, 2, 4, 6, 8]
     proj = weight_projections(st.snapshots[-1][1], t.means, t.targets[:, 0])
     assert proj.shape == (128, 2) and np.isfinite(proj).all()
@@ -97,3 +97,33 @@ def test_bad_inputs():
         TrainConfig(lr=0)
     with pytest.raises(ValueError, match="one task, act and seed"):
         train_students([t], ["tanh", "relu"], [0])
+
+
+def test_students_trained_together_stop_together_as_the_research_code():
+    # tol 0.01 on this task: tanh stops moving after 7 epochs, relu after 5 (each alone)
+    t = walsh_cube(3, k=1, a=1.0, n_samples=256)
+    cfg = TrainConfig(epochs=30, stop_tol=0.01)
+    together = train_students([t, t], ["tanh", "relu"], [0, 0], cfg)
+    each = train_students(
+        [t, t], ["tanh", "relu"], [0, 0], TrainConfig(epochs=30, stop_tol=0.01, stop_each=True)
+    )
+    alone = [train_student(t, a, cfg, seed=0) for a in ("tanh", "relu")]
+    assert [s.epochs_run for s in each] == [s.epochs_run for s in alone]
+    assert each[0].epochs_run > each[1].epochs_run
+    assert [s.epochs_run for s in together] == [each[0].epochs_run] * 2
+
+
+def test_balanced_readout_is_the_research_codes_balanced_binary():
+    from iclr24.task_geometry import balanced_readout
+
+    # k = 2, N = 16: 2k one-output patterns, then the 2^k full patterns (bit i of j on output i), 2 units each
+    J = balanced_readout(2, 16) * 4.0
+    cols = [[-1, 0], [1, 0], [0, -1], [0, 1], [-1, -1], [1, -1], [-1, 1], [1, 1]]
+    assert torch.equal(J, torch.tensor(cols, dtype=torch.float32).T.repeat_interleave(2, dim=1))
+    # k = 3, N = 128: 14 patterns, 9 units each and 2 left-over units on random patterns
+    J = balanced_readout(3, 128, torch.Generator().manual_seed(0)) * 128**0.5
+    uniq, counts = torch.unique(J.round(), dim=1, return_counts=True)
+    assert uniq.shape[1] == 14 and sorted(counts.tolist()) == [9] * 12 + [10] * 2
+    assert set((J != 0).sum(0).tolist()) == {1, 3}
+    with pytest.raises(ValueError, match="width"):
+        balanced_readout(2, 0)

@@ -17,7 +17,16 @@ from .metrics import (
     shattering_dim,
 )
 from .plots import plot_alignment_sweep, plot_condition_means
-from .students import ACTIVATIONS, AUTHORS, MLP, Student, TrainConfig, train_student, train_students
+from .students import (
+    ACTIVATIONS,
+    AUTHORS,
+    MLP,
+    Student,
+    TrainConfig,
+    balanced_readout,
+    train_student,
+    train_students,
+)
 from .tasks import Task, a_of_alignment, alignment_of_a, cube_dichotomy_classes, random_kernel, walsh_cube
 
 __all__ = [
@@ -34,6 +43,7 @@ __all__ = [
     "activations",
     "alignment_of_a",
     "balanced_dichotomies",
+    "balanced_readout",
     "ccgp",
     "cka",
     "condition_means",

@@ -34,7 +34,12 @@ app.add_bench(bench.run_benchmarks)
     ),
     arg("--alignment", type=probability, default=None, help="input-label alignment c (overrides --a)"),
     arg("--act", nargs="+", default=["tanh", "relu"], choices=sorted(ACTIVATIONS), help="nonlinearities"),
-    arg("--seeds", type=positive_int, default=3, help="initialisations per nonlinearity (seeds 0..N-1)"),
+    arg(
+        "--seeds",
+        type=positive_int,
+        default=3,
+        help="initialisations per nonlinearity: seeds SEED..SEED+N-1 (--seed), each with its own data draw",
+    ),
     arg("--epochs", type=positive_int, default=30, help="training epochs (Adam lr 1e-2, batch 64)"),
     arg("--n-samples", type=positive_int, default=5000, help="training samples"),
     arg("--width", type=positive_int, default=128, help="hidden units"),
@@ -56,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
     cfg = SweepConfig(
         cells=((args.k, a),),
         acts=tuple(args.act),
-        seeds=tuple(range(args.seeds)),
+        seeds=tuple(range(args.seed, args.seed + args.seeds)),
         n_bits=n_bits,
         n_samples=args.n_samples,
         noise=args.noise,
@@ -83,13 +88,13 @@ def _run_random(args: argparse.Namespace) -> int:
     from .tasks import random_kernel
 
     c = 0.5 if args.alignment is None else args.alignment
+    seeds = list(range(args.seed, args.seed + args.seeds))
     tasks = [
-        random_kernel(args.P, args.k, c, n_samples=args.n_samples, noise=args.noise, seed=s)
-        for s in range(args.seeds)
+        random_kernel(args.P, args.k, c, n_samples=args.n_samples, noise=args.noise, seed=s) for s in seeds
     ]
     acts = [a for a in args.act for _ in tasks]
     students = train_students(
-        tasks * len(args.act), acts, list(range(args.seeds)) * len(args.act),
+        tasks * len(args.act), acts, seeds * len(args.act),
         TrainConfig(width=args.width, epochs=args.epochs), show_progress=not args.quiet,
     )  # fmt: skip
     rows = []

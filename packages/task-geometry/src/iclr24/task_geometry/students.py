@@ -8,11 +8,13 @@ for ``k`` binary targets, trained with a Bernoulli likelihood:
     L     = mean_i BCE(sigmoid(y_hat_i), y_i)                                                         Eq. (S3)
 
 ``depth > 1`` stacks hidden layers ``z_l = phi(W_l z_{l-1} + b_l)``; the geometry is measured on the last one.
-With ``fixed_readout`` (Sec. 3.1.1) ``J`` is a fixed +-1 matrix (scaled by ``1/N``) and only ``W, b`` learn.
+With ``fixed_readout`` (Sec. 3.1.1) ``J`` is fixed and only ``W, b`` learn: as in the first author's
+``weight_dynamics.py``, its columns are balanced signed patterns (:func:`balanced_readout`) scaled by ``1/sqrt(N)``.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -26,6 +28,7 @@ __all__ = [
     "TWO_SIDED",
     "TrainConfig",
     "AUTHORS",
+    "balanced_readout",
     "MLP",
     "Student",
     "make_activation",
@@ -85,7 +88,12 @@ def _check_pos(name: str, v: object) -> float:
 class TrainConfig:
     """Student and optimiser settings. Defaults: the paper's CPU-scale recipe (width 128, Adam lr 1e-2, batch 64,
     30 epochs); ``AUTHORS`` is the authors' long run (up to 1000 epochs, stop when no parameter moves by more
-    than ``stop_tol`` in an epoch)."""
+    than ``stop_tol`` in an epoch).
+
+    The stopping rule is the research code's (``NetworkExperiment`` in ``super_experiments.py``): students trained
+    together stop together, at the first epoch in which no parameter of *any* of them moved by more than
+    ``stop_tol``. ``stop_each=True`` instead freezes each student at its own first such epoch (the same as
+    training it alone)."""
 
     width: int = 128
     depth: int = 1
@@ -93,6 +101,7 @@ class TrainConfig:
     batch_size: int = 64
     epochs: int = 30
     stop_tol: float | None = None
+    stop_each: bool = False
     fixed_readout: bool = False
     record_every: int = 0  # steps between snapshots of the first layer (0: none)
 
@@ -108,6 +117,29 @@ class TrainConfig:
 
 
 AUTHORS = TrainConfig(epochs=1000, stop_tol=1e-5)
+
+
+def balanced_readout(k: int, width: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The fixed read-out ``J (k, N)`` of the learning-dynamics analysis (Sec. 3.1.1), as the first author's
+    ``weight_dynamics.py`` builds it (``pt_util.BalancedBinary(1, k)`` divided by ``sqrt(N)``).
+
+    The distinct columns are every signed pattern with one non-zero output (``+-e_i``: 2k of them) followed by every
+    pattern with all k outputs ``+-1`` (``2^k``); the N hidden units are split evenly among them in that order, and
+    the ``N mod G`` left over go, one each, to randomly chosen patterns (``generator``; torch's global one when
+    ``None``). Scaled by ``1/sqrt(N)``."""
+    k, width = _check_int("k", k, 1), _check_int("width", width, 1)
+    patterns = []
+    for n_active in (1, k):
+        for outputs in itertools.combinations(range(k), n_active):
+            for j in range(2**n_active):
+                col = torch.zeros(k)
+                col[list(outputs)] = torch.tensor([2.0 * ((j >> i) & 1) - 1 for i in range(n_active)])
+                patterns.append(col)
+    P = torch.stack(patterns, 1)  # (k, G)
+    G = P.shape[1]
+    reps = torch.full((G,), width // G, dtype=torch.long)
+    reps[torch.randperm(G, generator=generator)[: width % G]] += 1
+    return P.repeat_interleave(reps, dim=1) / math.sqrt(width)
 
 
 class MLP(nn.Module):
@@ -139,9 +171,7 @@ class MLP(nn.Module):
         self.readout = nn.Linear(width, k)
         if fixed_readout:
             with torch.no_grad():
-                g = torch.Generator().manual_seed(12345)
-                sign = torch.randint(0, 2, (k, width), generator=g).float() * 2 - 1
-                self.readout.weight.copy_(sign / width)
+                self.readout.weight.copy_(balanced_readout(k, width))
                 self.readout.bias.zero_()
             self.readout.requires_grad_(False)
 
@@ -299,10 +329,10 @@ def train_students(
             per = (bce * mask).sum((1, 2)) / (idx.shape[1] * k_per)
             opt.zero_grad(set_to_none=True)
             per.sum().backward()
-            if before is not None and not active.all():
+            if cfg.stop_each and before is not None and not active.all():
                 saved = [p.detach()[~active].clone() for p in params]
             opt.step()
-            if before is not None and not active.all():
+            if cfg.stop_each and before is not None and not active.all():
                 with torch.no_grad():
                     for p, sv in zip(params, saved, strict=True):
                         p[~active] = sv  # a member that met the stopping rule stays where it stopped
@@ -323,8 +353,12 @@ def train_students(
                 .max(0)
                 .values
             )
-            active &= moved > cfg.stop_tol
-            if not active.any():
+            if cfg.stop_each:
+                active &= moved > cfg.stop_tol
+                if not active.any():
+                    break
+            elif bool((moved <= cfg.stop_tol).all()):
+                # the research code's rule: stop every student once none of them moved by more than stop_tol
                 break
     if cfg.record_every:
         _snapshot(students, layers, step)
