@@ -121,3 +121,19 @@ def test_bad_series_are_refused(times, values, kwargs, match):
 def test_unknown_interpolation_is_refused():
     with pytest.raises(ValueError, match="interpolation must be one of"):
         build_control(torch.linspace(0, 1, 3), torch.zeros(1, 3, 1), interpolation="spline")
+
+
+def test_total_variation_and_gap_refuse_nan_and_bad_lengths():
+    from iclr24.ncde_bounds.paths import sampling_gap, total_variation
+
+    v = torch.tensor([[0.0], [1.0], [float("nan")], [3.0]])
+    with pytest.raises(ValueError, match="total_variation: values contain NaN"):
+        total_variation(v)
+    with pytest.raises(ValueError, match="sampling_gap: times contain inf"):
+        sampling_gap(torch.tensor([0.0, float("inf"), 2.0]))
+    with pytest.raises(ValueError, match=r"lengths must be 1 integers in \[2, 4\]"):
+        total_variation(torch.zeros(1, 4, 1), lengths=torch.tensor([5]))
+    with pytest.raises(ValueError, match="length >= 2"):
+        total_variation(torch.zeros(1, 1, 2))
+    # finite values: 1 + 2
+    assert float(total_variation(torch.tensor([[0.0], [1.0], [3.0]]))) == 3.0

@@ -114,3 +114,24 @@ def test_mode_configs_fit_their_budgets():
     # measured ~2e-5 CPU s per unit (RK4 x 1, one thread, with the GRU and evaluation; 2026-12-01: 94 s of CPU for
     # 4.8e6 units): quick ~ a minute, full <= 10 minutes with the real set (~1 minute; full took 419 s of CPU)
     assert work(QUICK) <= 3.5e6 and work(FULL) <= 2.2e7
+
+
+def test_single_class_training_file_is_refused(tmp_path, capsys):
+    ts = tmp_path / "One_TRAIN.ts"
+    ts.write_text(
+        "@problemName One\n@timeStamps false\n@missing false\n@univariate true\n@equalLength true\n"
+        "@classLabel true up down\n@data\n0.0,1.0,2.0:up\n2.0,1.0,0.0:up\n"
+    )
+    out = tmp_path / "o"
+    assert main(["train", "--ts-file", str(ts), "--epochs", "1", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "every training series has class 'up'" in err[0]
+    assert not (out / "model.pt").exists()
+
+
+def test_star_import_gives_every_public_name():
+    import iclr24.ncde_bounds as pkg
+
+    ns: dict = {}
+    exec("from iclr24.ncde_bounds import *", ns)
+    assert set(pkg.__all__) <= set(ns)

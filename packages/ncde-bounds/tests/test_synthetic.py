@@ -7,6 +7,7 @@ from iclr24.ncde_bounds.synthetic import (
     irregular_grid_indices,
     sampling_bias_oracle,
     smooth_paths,
+    subsample,
     true_cde,
     uniform_grid_indices,
 )
@@ -50,8 +51,58 @@ def test_oracle_bias_goes_to_zero_as_the_grid_refines():
         (lambda: uniform_grid_indices(100, 3), "dividing"),
         (lambda: irregular_grid_indices(10, 20, 2), "K must"),
         (lambda: smooth_paths(3, seed=1.5), "seed"),
+        (lambda: irregular_grid_indices(10, 4, 0), "batch"),
     ],
 )
 def test_bad_generator_arguments_are_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize(
+    ("idx", "match"),
+    [
+        (torch.tensor([0, 5, 20]), r"0 <= idx <= 16, got \[0, 20\]"),
+        (torch.tensor([0, -1, 3]), "0 <= idx"),
+        (torch.tensor([0.0, 2.0, 4.0]), "integer indices"),
+        (torch.tensor([[0, 2], [0, 3]]), r"\(3, K \+ 1\)"),
+        (torch.tensor([0, 4, 4, 8]), "increase strictly"),
+        (torch.tensor([3]), "K >= 1"),
+    ],
+)
+def test_bad_grid_indices_are_refused_in_one_line(idx, match):
+    t, v = smooth_paths(3, n_fine=16)
+    with pytest.raises(ValueError, match=match):
+        subsample(t, v, idx)
+    with pytest.raises(ValueError, match="grid 'g'"):
+        sampling_bias_oracle(true_cde(seed=0), t, v, {"g": idx})
+
+
+def test_oracle_progress_counts_every_interval_of_both_solves(monkeypatch):
+    import iclr24.paperkit as pk
+
+    t, v = smooth_paths(2, n_fine=32)
+    calls = []
+    teacher = true_cde(seed=0)
+    teacher(t, v, on_interval=calls.append)
+    assert calls == list(range(32))
+    ticks = []
+
+    class Bar:  # stands in for paperkit's tqdm bar
+        def __init__(self, total):
+            ticks.append(("total", total))
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, k):
+            ticks.append(k)
+
+    monkeypatch.setattr(pk, "progress", lambda total=None, **kw: Bar(total))
+    grids = {"4": uniform_grid_indices(32, 4), "8": uniform_grid_indices(32, 8)}
+    sampling_bias_oracle(teacher, t, v, grids, show_progress=True)
+    # one tick per interval of the reference solve (32) and of the padded coarse solve (8)
+    assert ticks == [("total", 40)] + [1] * 40

@@ -57,3 +57,12 @@ def test_bad_targets_are_refused():
         fit(m, t, v, torch.zeros(4), TrainConfig(epochs=1))
     with pytest.raises(ValueError, match="integer class labels"):
         fit(m, t, v, torch.zeros(3), TrainConfig(epochs=1, loss="cross_entropy"))
+
+    with pytest.raises(ValueError, match="one class only"):
+        fit(m, t, v, torch.ones(3, dtype=torch.long), TrainConfig(epochs=1, loss="cross_entropy"))
+    with pytest.raises(ValueError, match=">= 0"):
+        fit(m, t, v, torch.tensor([0, -1, 1]), TrainConfig(epochs=1, loss="cross_entropy"))
+    # evaluating on a one-class test subset is fine
+    cfg = TrainConfig(epochs=1, loss="cross_entropy", substeps=1)
+    m2 = make_ncde(1, cfg, output_dim=2)
+    assert evaluate(m2, t, v, torch.ones(3, dtype=torch.long), loss="cross_entropy")["accuracy"] in (0.0, 1.0)

@@ -1,5 +1,6 @@
-"""The paper's quantities: Lipschitz proxies, the Grönwall factor, the generalization bound's terms (Sec. 3) and the
-risk decomposition into sampling and approximation bias (Sec. 4).
+"""The paper's quantities: Lipschitz proxies, the Grönwall factor, the generalisation bound's terms and the
+risk decomposition into sampling-induced and approximation bias. The paper's section, theorem and remark numbers
+could not be checked offline, so results are named, not numbered.
 
 Notation: ``L_x = sup ||x~^D||_{1-var}`` (the largest total variation over the data), ``Lip(G_psi)`` the
 Lipschitz constant of the vector field, ``M_G = sup ||G_psi||``, ``n`` samples, a loss bounded by ``B``.
@@ -53,7 +54,7 @@ def lipschitz_upper(vector_field: VectorField) -> float:
     vf = _check_field(vector_field)
     out = 1.0
     for layer in vf.layers:
-        # Sec. 3: Lip(G_psi) <= prod_j ||A_j||_op
+        # generalisation bound (Lipschitz constant of the vector field): Lip(G_psi) <= prod_j ||A_j||_op
         out *= float(torch.linalg.matrix_norm(layer.weight.double(), ord=2))
     return out
 
@@ -86,7 +87,7 @@ def vector_field_sup(vector_field: VectorField) -> float:
 
 def state_bound(z0_norm: float, vector_field_sup: float, total_variation: float) -> float:
     """``||z_t|| <= ||z_0|| + M_G ||x~^D||_{1-var}`` for every ``t`` (exact: ``||dz|| <= ||G|| ||dx||``)."""
-    # Sec. 3: ||z_t|| <= ||z_0|| + M_G ||x~||_{1-var}
+    # generalisation bound (state bound): ||z_t|| <= ||z_0|| + M_G ||x~||_{1-var}
     return _nonneg("z0_norm", z0_norm) + _nonneg("vector_field_sup", vector_field_sup) * _nonneg(
         "total_variation", total_variation
     )
@@ -94,7 +95,7 @@ def state_bound(z0_norm: float, vector_field_sup: float, total_variation: float)
 
 def gronwall_factor(lipschitz: float, total_variation: float) -> float:
     """``exp(Lip(G) * ||x~^D||_{1-var})``: how far two CDE solutions driven by the same path can drift apart."""
-    # Sec. 3 (Grönwall): exp(K_2^D) with K_2^D = Lip(G_psi) L_x
+    # generalisation bound (Grönwall factor): exp(K_2^D) with K_2^D = Lip(G_psi) L_x
     return math.exp(_nonneg("lipschitz", lipschitz) * _nonneg("total_variation", total_variation))
 
 
@@ -131,7 +132,7 @@ def generalization_bound(
     loss_bound: float = 1.0,
     delta: float = 0.05,
 ) -> GeneralizationBound:
-    """The generalization bound's terms for an NCDE class (paper Sec. 3, form).
+    """The generalization bound's terms for an NCDE class (the paper's generalisation bound, form).
 
     ``K_2^D = Lip(G) L_x`` (Grönwall exponent), ``K_1^D = Lip(loss) ||theta|| (||zeta|| |x_0| + M_G L_x)`` (the
     scale of ``theta^T z_1``); larger total variation, as for rough paths sampled finely, loosens the bound."""
@@ -147,10 +148,10 @@ def generalization_bound(
         _nonneg("embed_norm", embed_norm) * _nonneg("max_initial_value", max_initial_value)
         + _nonneg("vector_field_sup", vector_field_sup) * lx
     )
-    # Sec. 3 (form, C_q = 1): C_q K_1^D exp(K_2^D) / sqrt(n), in log10 first (exp overflows past K_2 ~ 709)
+    # generalisation bound, complexity term (form, C_q = 1): C_q K_1^D exp(K_2^D) / sqrt(n), in log10 first (exp overflows past K_2 ~ 709)
     log10_c = (math.log10(k1) + k2 / math.log(10) - 0.5 * math.log10(n)) if k1 > 0 else -math.inf
     complexity = 10.0**log10_c if log10_c < 300 else math.inf
-    # Sec. 3: B sqrt(log(1/delta) / (2n))  (McDiarmid)
+    # generalisation bound, concentration term: B sqrt(log(1/delta) / (2n))  (McDiarmid)
     concentration = _nonneg("loss_bound", loss_bound) * math.sqrt(math.log(1 / delta) / (2 * n))
     return GeneralizationBound(k1, k2, complexity, concentration, complexity + concentration, log10_c)
 
@@ -158,9 +159,9 @@ def generalization_bound(
 def sampling_bias_bound(
     *, vector_field_sup: float, lipschitz: float, tv_path: float, tv_interpolation: float, sup_distance: float
 ) -> float:
-    """Flow continuity (Sec. 4, form): ``||z_1(x) - z_1(x~^D)|| <~ M_G exp(L_G (||x||_1var + ||x~^D||_1var))
+    """Sampling-bias bound by flow continuity (form): ``||z_1(x) - z_1(x~^D)|| <~ M_G exp(L_G (||x||_1var + ||x~^D||_1var))
     ||x - x~^D||_inf``; ``O(|D|)`` when ``x`` has a Lipschitz derivative."""
-    # Sec. 4 (form): M_{G*} exp(L_{G*}(||x||_{1-var} + ||x~^D||_{1-var})) ||x - x~^D||_inf
+    # sampling-bias bound (form): M_{G*} exp(L_{G*}(||x||_{1-var} + ||x~^D||_{1-var})) ||x - x~^D||_inf
     return (
         _nonneg("vector_field_sup", vector_field_sup)
         * math.exp(
@@ -179,9 +180,9 @@ def approximation_bias_bound(
     readout_error: float = 0.0,
     init_error: float = 0.0,
 ) -> float:
-    """Sec. 4 (form): ``||x~^D||_1var exp(L ||x~^D||_1var) sup_B ||G* - G_psi|| + readout + initial-condition``."""
+    """Approximation-bias bound (form): ``||x~^D||_1var exp(L ||x~^D||_1var) sup_B ||G* - G_psi|| + readout + initial-condition``."""
     tv = _nonneg("total_variation", total_variation)
-    # Sec. 4 (form): ||x~||_{1-var} exp(L ||x~||_{1-var}) sup ||G* - G_psi|| + readout + init terms
+    # approximation-bias bound (form): ||x~||_{1-var} exp(L ||x~||_{1-var}) sup ||G* - G_psi|| + readout + init terms
     return (
         tv * math.exp(_nonneg("lipschitz", lipschitz) * tv) * _nonneg("field_error", field_error)
         + _nonneg("readout_error", readout_error)
@@ -200,9 +201,9 @@ class RiskDecomposition:
 
 
 def risk_decomposition(sampling_bias: float, approximation_bias: float) -> RiskDecomposition:
-    """Sec. 4: excess risk <= 2 * sampling bias + 2 * approximation bias (well-specified model)."""
+    """Risk decomposition: excess risk <= 2 * sampling bias + 2 * approximation bias (well-specified model)."""
     sb, ab = _nonneg("sampling_bias", sampling_bias), _nonneg("approximation_bias", approximation_bias)
-    # Sec. 4: R(theta^) - R(theta*) <= 2 (sampling bias) + 2 (approximation bias)
+    # risk decomposition: R(theta^) - R(theta*) <= 2 (sampling bias) + 2 (approximation bias)
     return RiskDecomposition(sb, ab, 2 * sb + 2 * ab)
 
 

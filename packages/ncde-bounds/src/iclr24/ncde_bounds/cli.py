@@ -65,7 +65,7 @@ def _bias(args: argparse.Namespace) -> int:
         }
     else:
         grids = {str(k): uniform_grid_indices(args.n_fine, k) for k in args.ks}
-    res = sampling_bias_oracle(true_cde(seed=0), t, v, grids)
+    res = sampling_bias_oracle(true_cde(seed=0), t, v, grids, show_progress=not args.quiet)
     rows = [
         {
             "K": k,
@@ -139,6 +139,12 @@ def _train(args: argparse.Namespace) -> int:
     )
     if args.ts_file:
         tr = load_ts(args.ts_file)
+        present = sorted({tr.class_names[i] for i in tr.labels.tolist()})
+        if len(present) < 2:
+            raise UsageError(
+                f"{args.ts_file}: every training series has class {present[0]!r}; a classifier needs at least two "
+                "classes (it would reach accuracy 1.0 by construction)"
+            )
         te = load_ts(args.test_ts_file) if args.test_ts_file else None
         if te is not None and te.values.shape[-1] != tr.values.shape[-1]:
             raise ValueError(

@@ -1,6 +1,6 @@
 """Neural CDEs driven by interpolated irregular time series, and their solvers.
 
-Notation (paper Sec. 2): hidden state ``z_t in R^p``, control ``x~^D_t in R^d`` (time is channel 0),
+Notation (the paper's NCDE model): hidden state ``z_t in R^p``, control ``x~^D_t in R^d`` (time is channel 0),
 vector field ``G_psi : R^p -> R^{p x d}``, readout ``theta in R^p``:
 
     z_0 = zeta_psi(x_{t_0})                                   (linear embedding of the first observation)
@@ -15,6 +15,7 @@ is the discretized NCDE ``z_{j+1} = z_j + G_psi(z_j) Delta x_j``, a depth-K weig
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -55,13 +56,13 @@ class VectorField(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         h = z
         for layer in self.layers:
-            # Sec. 2: G_psi(z) = sigma(A_q sigma(... sigma(A_1 z + b_1) ...) + b_q), sigma = tanh
+            # NCDE model: G_psi(z) = sigma(A_q sigma(... sigma(A_1 z + b_1) ...) + b_q), sigma = tanh
             h = torch.tanh(layer(h))
         return h.view(*z.shape[:-1], self.hidden, self.control_dim)
 
 
 def _field(vf: nn.Module, z: torch.Tensor, dxdu: torch.Tensor) -> torch.Tensor:
-    # Sec. 2: dz/du = G_psi(z) dx~/du  (matrix (p x d) times vector (d))
+    # NCDE model: dz/du = G_psi(z) dx~/du  (matrix (p x d) times vector (d))
     return (vf(z) * dxdu.unsqueeze(-2)).sum(-1)
 
 
@@ -74,8 +75,10 @@ def solve_cde(
     substeps: int = 2,
     rtol: float = 1e-4,
     atol: float = 1e-6,
+    on_interval: Callable[[int], None] | None = None,
 ) -> torch.Tensor:
     """Solve ``dz = G(z) dx~`` from ``z0 (B, p)`` over the whole control; returns ``z_1 (B, p)``.
+    ``on_interval(j)`` (fixed-step solvers) is called after each observation interval, e.g. to move a progress bar.
 
     ``euler`` / ``rk4``: ``substeps`` fixed steps per observation interval (one Euler step = the ResNet recursion);
     ``dopri5``: torchdiffeq's adaptive solver in index time with the knots as ``jump_t`` (tolerances as torchcde's
@@ -101,7 +104,7 @@ def solve_cde(
         for i in range(substeps):
             u = i * h
             if solver == "euler":
-                # Sec. 2 (discretized NCDE, substeps=1): z_{j+1} = z_j + G_psi(z_j) Delta x_j
+                # discretized NCDE (substeps=1): z_{j+1} = z_j + G_psi(z_j) Delta x_j
                 z = z + h * _field(vector_field, z, control.derivative(j, u))
                 continue
             a = control.derivative(j, u)
@@ -112,6 +115,8 @@ def solve_cde(
             k3 = _field(vector_field, z + (h / 2) * k2, m)
             k4 = _field(vector_field, z + h * k3, e)
             z = z + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4)
+        if on_interval is not None:
+            on_interval(j)
     return z
 
 
@@ -170,7 +175,7 @@ class NCDE(nn.Module):
     ) -> torch.Tensor:
         """``z_1 (B, p)``."""
         ctrl = self.control(times, values, lengths, mask)
-        # Sec. 2: z_0 = zeta_psi(x_{t_0})
+        # NCDE model: z_0 = zeta_psi(x_{t_0})
         z0 = self.embed(ctrl.x0)
         return solve_cde(
             self.vector_field,
@@ -185,5 +190,5 @@ class NCDE(nn.Module):
     def forward(
         self, times: object, values: object, lengths: object | None = None, mask: object | None = None
     ) -> torch.Tensor:
-        # Sec. 2: y^ = theta^T z_1
+        # NCDE model: y^ = theta^T z_1
         return self.readout(self.hidden_state(times, values, lengths, mask))

@@ -1,6 +1,6 @@
 """Irregularly sampled time series as continuous controls: validation, interpolation, total variation.
 
-Notation (paper Sec. 2): a series ``x = (x_{t_0}, ..., x_{t_K})`` in ``R^{d x (K+1)}`` on the grid
+Notation (the paper's NCDE model): a series ``x = (x_{t_0}, ..., x_{t_K})`` in ``R^{d x (K+1)}`` on the grid
 ``D = {t_0 < ... < t_K}``; ``x~^D`` is its interpolation; ``|D| = max_j (t_{j+1} - t_j)`` is the sampling gap and
 ``||x~^D||_{1-var} = sum_j ||x_{t_{j+1}} - x_{t_j}||`` the total variation of the piecewise-linear interpolation.
 
@@ -148,7 +148,7 @@ def _fill_missing(v: torch.Tensor, observed: torch.Tensor) -> torch.Tensor:
 
 
 def add_time_channel(times: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """Prepend time as channel 0: ``(B, L, c) -> (B, L, c + 1)`` (paper Sec. 2: time is one of the ``d`` channels)."""
+    """Prepend time as channel 0: ``(B, L, c) -> (B, L, c + 1)`` (the paper's NCDE model: time is one of the ``d`` channels)."""
     if times.dim() == 1:
         times = times.unsqueeze(0).expand(values.shape[0], -1)
     return torch.cat([times.unsqueeze(-1).to(values.dtype), values], dim=-1)
@@ -162,23 +162,46 @@ def total_variation(values: torch.Tensor, lengths: torch.Tensor | None = None) -
     """``||x~^D||_{1-var} = sum_j ||x_{t_{j+1}} - x_{t_j}||_2`` per series; ``values (B, L, d) -> (B,)``.
 
     Exact for the piecewise-linear interpolation; it never decreases when the grid is refined (triangle inequality).
-    Include the time channel (:func:`add_time_channel`) to match the paper's path."""
-    if values.dim() == 2:
-        values = values.unsqueeze(0)
+    Include the time channel (:func:`add_time_channel`) to match the paper's path. NaN (a missing observation) is
+    refused: fill it first (:func:`validate_series` with ``mask=``)."""
+    values = _series("total_variation", "values", values, 3)
     inc = (values[:, 1:] - values[:, :-1]).norm(dim=-1)
     if lengths is not None:
-        inc = inc * _interval_mask(torch.as_tensor(lengths), inc.shape[1])
+        inc = inc * _interval_mask(_lengths("total_variation", lengths, values.shape[:2]), inc.shape[1])
     return inc.sum(-1)
 
 
 def sampling_gap(times: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
     """``|D| = max_j (t_{j+1} - t_j)`` per series; ``times (B, L)`` or ``(L,)`` -> ``(B,)``."""
-    if times.dim() == 1:
-        times = times.unsqueeze(0)
+    times = _series("sampling_gap", "times", times, 2)
     dt = times[:, 1:] - times[:, :-1]
     if lengths is not None:
-        dt = dt * _interval_mask(torch.as_tensor(lengths), dt.shape[1])
+        dt = dt * _interval_mask(_lengths("sampling_gap", lengths, times.shape[:2]), dt.shape[1])
     return dt.amax(-1)
+
+
+def _series(fn: str, name: str, x: object, dims: int) -> torch.Tensor:
+    """A batch of series as a float tensor with ``dims`` dimensions (one fewer adds the batch dimension); finite."""
+    t = _as_tensor(name, x)
+    if t.dim() == dims - 1:
+        t = t.unsqueeze(0)
+    shape = "(batch, length, channels) or (length, channels)" if dims == 3 else "(batch, length) or (length,)"
+    if t.dim() != dims or t.shape[1] < 2:
+        raise ValueError(f"{fn}: {name} must have shape {shape} with length >= 2, got {tuple(t.shape)}")
+    if not bool(torch.isfinite(t).all()):
+        bad = "NaN" if bool(torch.isnan(t).any()) else "inf"
+        raise ValueError(
+            f"{fn}: {name} contain {bad}; fill missing observations first (validate_series(..., mask=...))"
+        )
+    return t
+
+
+def _lengths(fn: str, lengths: object, shape: tuple[int, int]) -> torch.Tensor:
+    b, length = shape
+    n = torch.as_tensor(lengths).reshape(-1)
+    if n.is_floating_point() or n.shape != (b,) or int(n.min()) < 2 or int(n.max()) > length:
+        raise ValueError(f"{fn}: lengths must be {b} integers in [2, {length}], got {n.tolist()[:8]}")
+    return n.long()
 
 
 def pad_series(

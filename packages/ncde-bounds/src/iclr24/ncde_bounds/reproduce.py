@@ -1,4 +1,4 @@
-"""The paper's claims, checked at CPU scale (Sec. 5 experiments, reconstructed: the paper's generators are not
+"""The paper's claims, checked at CPU scale (the paper's experiments, reconstructed: the paper's generators are not
 public). ``run(config) -> ClaimSet`` in smoke / quick / full modes.
 
 (A) sampling-bias oracle, no training; (B) a trained NCDE vs grid fineness; (C) generalization gap vs the
@@ -34,7 +34,7 @@ DATA_SEED = 100  # data seeds start here: disjoint from the seeds used while wri
 
 @dataclass(frozen=True)
 class ReproConfig:
-    """Defaults: the paper's Sec. 5 setting as reconstructed (p = 3 teacher, 2048-step reference path, n = 300
+    """Defaults: the paper's experimental setting as reconstructed (p = 3 teacher, 2048-step reference path, n = 300
     oracle paths, n = 1000 train / test, K in {4, 8, 16, 32}, 3 seeds; gap study n = 64, K in {8, 128}, 5 seeds)."""
 
     # (A) oracle
@@ -180,7 +180,7 @@ def claim_oracle(claims: ClaimSet, c: ReproConfig, seed: int) -> None:
             f"[{lo}, {hi}]",
             metric="log-log slope of MSE(y(x~^D), y(x)) in K, uniform grids",
             ours=row["slope"],
-            baseline_name="O(|D|) bound of Sec. 4 (MSE slope -2)",
+            baseline_name="O(|D|) sampling-bias bound (MSE slope -2)",
             baseline=-2.0,
             rule=f"monotone == 1 and {lo} <= ours <= {hi}",
             variables={"monotone": float(mono)},

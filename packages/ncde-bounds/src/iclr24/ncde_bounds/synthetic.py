@@ -1,7 +1,7 @@
-"""The paper's synthetic setting (Sec. 5, reconstructed): smooth and Brownian controls on a fine grid, a random true
+"""The paper's synthetic setting (its experiments, reconstructed): smooth and Brownian controls on a fine grid, a random true
 CDE as teacher, coarse uniform and irregular sub-grids, and the sampling-bias oracle.
 
-Well-specified model (paper Sec. 4): ``y = <alpha, z*_1> + eps`` with ``dz* = G*(z*) dx`` driven by the
+Well-specified model (the paper's risk decomposition): ``y = <alpha, z*_1> + eps`` with ``dz* = G*(z*) dx`` driven by the
 *continuous* path ``x``; the fine grid (2048 steps by default) stands in for ``x``. The paper's generators are not
 public, so the constants below are this package's reconstruction.
 """
@@ -9,6 +9,7 @@ public, so the constants below are this package's reconstruction.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -65,6 +66,7 @@ def brownian_paths(n: int, *, n_fine: int = 2048, seed: int = 0) -> tuple[torch.
 
 def uniform_grid_indices(n_fine: int, k: int) -> torch.Tensor:
     """``K + 1`` uniform indices into a fine grid of ``n_fine + 1`` points (``n_fine`` divisible by ``K``)."""
+    _check_sizes(1, n_fine)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1 or n_fine % k:
         raise ValueError(f"K must be a positive int dividing the fine grid size {n_fine}, got {k!r}")
     return torch.arange(0, n_fine + 1, n_fine // k)
@@ -73,6 +75,9 @@ def uniform_grid_indices(n_fine: int, k: int) -> torch.Tensor:
 def irregular_grid_indices(n_fine: int, k: int, batch: int, *, seed: int = 0) -> torch.Tensor:
     """Per-series irregular grids: ``0``, ``n_fine`` and ``K - 1`` distinct interior indices drawn uniformly.
     Returns ``(batch, K + 1)`` sorted indices."""
+    _check_sizes(1, n_fine)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch (number of series) must be a positive int, got {batch!r}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n_fine:
         raise ValueError(f"K must be an int in [1, {n_fine}], got {k!r}")
     g = _generator(seed)
@@ -84,8 +89,30 @@ def irregular_grid_indices(n_fine: int, k: int, batch: int, *, seed: int = 0) ->
 def subsample(
     times: torch.Tensor, values: torch.Tensor, idx: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Observe fine-grid series at indices ``idx`` (``(K + 1,)`` shared or ``(B, K + 1)``)."""
-    b = values.shape[0]
+    """Observe fine-grid series at indices ``idx`` (``(K + 1,)`` shared or ``(B, K + 1)``): integers into the fine
+    grid, increasing along each row (a grid is a set of distinct, ordered time points)."""
+    if not isinstance(values, torch.Tensor) or values.dim() != 3:
+        got = tuple(values.shape) if isinstance(values, torch.Tensor) else type(values).__name__
+        raise ValueError(f"values must be a (batch, length, channels) tensor, got {got}")
+    b, length = values.shape[:2]
+    if not isinstance(times, torch.Tensor) or times.shape not in ((length,), (b, length)):
+        got = tuple(times.shape) if isinstance(times, torch.Tensor) else type(times).__name__
+        raise ValueError(f"times must have shape ({length},) or ({b}, {length}) to match values, got {got}")
+    idx = torch.as_tensor(idx)
+    if idx.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise ValueError(f"idx must hold integer indices into the fine grid, got dtype {idx.dtype}")
+    if idx.dim() not in (1, 2) or idx.shape[-1] < 2 or (idx.dim() == 2 and idx.shape[0] != b):
+        raise ValueError(
+            f"idx must have shape (K + 1,) or ({b}, K + 1) with K >= 1 (one row per series), got {tuple(idx.shape)}"
+        )
+    if int(idx.min()) < 0 or int(idx.max()) >= length:
+        raise ValueError(
+            f"idx must index the fine grid of {length} points: expected 0 <= idx <= {length - 1}, got "
+            f"[{int(idx.min())}, {int(idx.max())}]"
+        )
+    if bool((idx[..., 1:] <= idx[..., :-1]).any()):
+        raise ValueError("idx must increase strictly along each grid (sorted, distinct observation indices)")
+    idx = idx.long()
     if idx.dim() == 1:
         idx = idx.unsqueeze(0).expand(b, -1)
     t = times[idx] if times.dim() == 1 else times.gather(1, idx)
@@ -110,15 +137,17 @@ class TrueCDE:
         *,
         solver: str = "rk4",
         substeps: int = 4,
+        on_interval: Callable[[int], None] | None = None,
     ) -> torch.Tensor:
-        """Outputs ``(B,)`` for series ``values (B, L, c)`` observed at ``times`` (piecewise-linear path)."""
+        """Outputs ``(B,)`` for series ``values (B, L, c)`` observed at ``times`` (piecewise-linear path);
+        ``on_interval`` as :func:`~.model.solve_cde`."""
         v = values.to(torch.float64)
         t = times.to(torch.float64)
         x = add_time_channel(t, v)
         ctrl = build_control(t if t.dim() == 2 else t.expand(v.shape[0], -1), x)
         z0 = self.z0.expand(v.shape[0], -1)
-        z1 = solve_cde(self.vector_field, z0, ctrl, solver=solver, substeps=substeps)
-        # Sec. 4 (well-specified model): y = <alpha, z*_1>
+        z1 = solve_cde(self.vector_field, z0, ctrl, solver=solver, substeps=substeps, on_interval=on_interval)
+        # well-specified model (risk decomposition): y = <alpha, z*_1>
         return z1 @ self.alpha
 
 
@@ -150,26 +179,39 @@ def sampling_bias_oracle(
     *,
     substeps: int = 4,
     reference_substeps: int = 1,
+    show_progress: bool = False,
 ) -> dict[str, dict[str, torch.Tensor]]:
     """The sampling-induced bias with no learning: the same CDE on the fine path vs on ``x~^D``.
 
     ``grids`` maps a name to indices into the fine grid (``(K + 1,)`` shared or ``(B, K + 1)`` per series). For
     each returns per-series tensors ``(B,)``: ``sq_err = (y(x~^D) - y(x))^2``, ``tv`` (total variation of
-    ``x~^D``, time channel included) and ``gap`` (``|D|``). All grids run as one padded batch (zero increments)."""
+    ``x~^D``, time channel included) and ``gap`` (``|D|``). All grids run as one padded batch (zero increments).
+    ``show_progress``: a progress bar over the intervals of the two solves (paperkit's, silenced by ``--quiet``)."""
     if not grids:
         raise ValueError("grids must name at least one sub-grid")
-    b = values.shape[0]
-    y_ref = teacher(times, values, substeps=reference_substeps)
     ts, vs, lens = [], [], []
-    for idx in grids.values():
-        t, v = subsample(times, values, idx)
+    for name, idx in grids.items():
+        try:
+            t, v = subsample(times, values, idx)
+        except ValueError as e:
+            raise ValueError(f"grid {name!r}: {e}") from None
         ts.append(t)
         vs.append(v)
         lens.append(t.shape[1])
+    b = values.shape[0]
     length = max(lens)
-    tp = torch.cat([torch.cat([t, t[:, -1:].expand(-1, length - t.shape[1])], 1) for t in ts])
-    vp = torch.cat([torch.cat([v, v[:, -1:].expand(-1, length - v.shape[1], -1)], 1) for v in vs])
-    y = teacher(tp, vp, substeps=substeps).view(len(grids), b)
+    from iclr24.paperkit import progress
+
+    with progress(
+        total=values.shape[1] - 1 + length - 1,
+        desc="oracle: CDE solves (intervals)",
+        disable=None if show_progress else True,
+    ) as bar:
+        step = lambda _j: bar.update(1)  # noqa: E731
+        y_ref = teacher(times, values, substeps=reference_substeps, on_interval=step)
+        tp = torch.cat([torch.cat([t, t[:, -1:].expand(-1, length - t.shape[1])], 1) for t in ts])
+        vp = torch.cat([torch.cat([v, v[:, -1:].expand(-1, length - v.shape[1], -1)], 1) for v in vs])
+        y = teacher(tp, vp, substeps=substeps, on_interval=step).view(len(grids), b)
     out: dict[str, dict[str, torch.Tensor]] = {}
     for i, (key, t, v) in enumerate(zip(grids, ts, vs, strict=True)):
         out[key] = {

@@ -1,4 +1,4 @@
-"""Training an NCDE (and the GRU sanity reference) with full-batch Adam, as in the paper's Sec. 5 experiments."""
+"""Training an NCDE (and the GRU sanity reference) with full-batch Adam, as in the paper's experiments."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ LOSSES = ("mse", "cross_entropy")
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Defaults: the paper's synthetic regression (Sec. 5, reconstructed): ``p = 8``, one hidden layer of width 32,
+    """Defaults: the paper's synthetic regression (reconstructed): ``p = 8``, one hidden layer of width 32,
     RK4 with 2 substeps per interval, Adam from 1e-2 decayed geometrically to 1e-3 over 300 full-batch epochs."""
 
     hidden: int = 8
@@ -108,13 +108,20 @@ def _loss_fn(kind: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     return lambda out, y: nn.functional.cross_entropy(out, y)
 
 
-def _check_targets(targets: torch.Tensor, b: int, loss: str) -> torch.Tensor:
+def _check_targets(targets: torch.Tensor, b: int, loss: str, training: bool = False) -> torch.Tensor:
     y = torch.as_tensor(targets)
     if y.shape != (b,):
         raise ValueError(f"targets must have shape ({b},) to match the {b} series, got {tuple(y.shape)}")
     if loss == "cross_entropy":
         if y.is_floating_point():
             raise ValueError("cross_entropy needs integer class labels, got floats")
+        if y.numel() and int(y.min()) < 0:
+            raise ValueError(f"class labels must be indices >= 0, got {int(y.min())}")
+        if training and torch.unique(y).numel() < 2:
+            raise ValueError(
+                f"the training labels hold one class only ({int(y[0])}): a classifier needs at least two classes "
+                "to learn anything (accuracy would be 1.0 by construction)"
+            )
         return y.long()
     if not torch.isfinite(y.double()).all():
         raise ValueError("targets must be finite")
@@ -139,7 +146,7 @@ def fit(
     v = values if values.dim() == 3 else values.unsqueeze(0)
     b = v.shape[0]
     w = next(model.parameters())
-    y = _check_targets(targets, b, config.loss).to(w.device)
+    y = _check_targets(targets, b, config.loss, training=True).to(w.device)
     mu, sd = 0.0, 1.0
     if config.loss == "mse":
         y = y.to(w.dtype)
