@@ -52,3 +52,27 @@ def test_light_packages_do_not_pull_torch():
     assert sorted(d.split(">")[0] for d in kit["dependencies"]) == ["numpy", "tqdm"]
     moco = meta(ROOT / "packages" / "maxent-moco")["dependencies"]
     assert not any(d.startswith("torch") or "[torch" in d or ",torch" in d for d in moco), moco
+
+
+def test_every_paper_package_star_imports():
+    """``from iclr24.<pkg> import *`` works for every installed paper (a name in ``__all__`` that is never imported
+    would make it raise)."""
+    from iclr24.paperkit.report import discover_papers
+    from iclr24.paperkit.testing import check_star_import
+
+    eps = discover_papers()
+    assert len(eps) >= 19
+    for name, ep in eps.items():
+        module = ep.value.split(":")[0].rsplit(".", 1)[0]  # iclr24.<pkg>.reproduce -> iclr24.<pkg>
+        assert check_star_import(module), f"{name}: {module}.__all__ is empty"
+
+
+def test_check_star_import_catches_a_listed_name_that_is_not_imported(tmp_path, monkeypatch):
+    import pytest
+
+    from iclr24.paperkit.testing import check_star_import
+
+    (tmp_path / "broken_star_mod.py").write_text("__all__ = ['present', 'bound_terms']\npresent = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(AssertionError, match="bound_terms"):
+        check_star_import("broken_star_mod")

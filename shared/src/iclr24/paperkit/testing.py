@@ -30,6 +30,7 @@ from typing import Any
 from .claims import ClaimSet, Paper, RunConfig
 
 __all__ = [
+    "check_star_import",
     "check_paper_smoke",
     "check_records",
     "check_cli_contract",
@@ -187,3 +188,18 @@ def run_rank_script(
         assert f.is_file(), f"rank {rank} wrote no {f.name} in {folder}"
         out.append(json.loads(f.read_text()))
     return out
+
+
+def check_star_import(module: str) -> list[str]:
+    """``from <module> import *`` works: every name in ``__all__`` exists (a name listed but never imported makes the
+    star import raise). Returns the names; raises ``AssertionError`` naming the missing ones."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    names = list(getattr(mod, "__all__", []))
+    missing = [n for n in names if not hasattr(mod, n)]
+    assert not missing, f"{module}.__all__ names {missing}, which {module} does not define or import"
+    ns: dict[str, Any] = {}
+    exec(f"from {module} import *", ns)  # noqa: S102 - the real statement a user types
+    assert set(names) <= set(ns), f"from {module} import * misses {sorted(set(names) - set(ns))}"
+    return names
