@@ -24,6 +24,17 @@ def _load(spec: str, arch: str | None, device: str):
     return model, (lambda texts, context_length=77: tokenizer(list(texts), context_length=context_length))
 
 
+def _count_classes(folder: str) -> int:
+    """The class subfolders of an image folder (cheap: no image is read), so class-count checks run before work."""
+    p = Path(folder)
+    if not p.is_dir():
+        raise FileNotFoundError(f"--data {folder}: no such folder (expected PATH/<class name>/<image>)")
+    n = sum(1 for c in p.iterdir() if c.is_dir() and not c.name.startswith("."))
+    if n == 0:
+        raise ValueError(f"--data {folder} has no class subfolders (expected PATH/<class name>/<image>)")
+    return n
+
+
 def _side(model) -> int:
     size = getattr(model.visual, "image_size", 224)
     return int(size[0] if isinstance(size, tuple | list) else size)
@@ -102,20 +113,27 @@ def _adapt(args: argparse.Namespace) -> int:
             "--data digits-shift goes with --policy tiny --reward tiny (8x8 digit CLIPs); real CLIP checkpoints "
             f"need a folder of images (got --policy {args.policy} --reward {args.reward} --data {args.data})"
         )
+    # every setting is checked here, before the tiny CLIPs train (minutes) or real ones load
+    lr = args.lr if args.lr is not None else (7e-3 if args.mode == "prompt" else 1e-3 if digits else 1e-5)
+    cfg = TTAConfig(method=args.method, mode=args.mode, steps=args.steps, lr=lr, weight_decay=args.weight_decay,
+                    n_views=args.n_views, selection_p=args.selection_p, sample_k=args.sample_k, amplify=args.amplify,
+                    momentum=args.momentum)  # fmt: skip
+    n_classes = 10 if digits else _count_classes(args.data)
+    if args.sample_k > n_classes:
+        raise UsageError(f"--sample-k {args.sample_k} exceeds the {n_classes} classes")
     if digits:
         from .data import DIGIT_NAMES, DIGIT_TEMPLATE
         from .experiment import DemoConfig, toy_tokenizer, train_digit_clips
         from .views import digit_views
 
-        cfg = DemoConfig()
-        with progress(total=cfg.policy_steps + cfg.reward_steps, desc="train tiny CLIPs",
+        demo = DemoConfig()
+        with progress(total=demo.policy_steps + demo.reward_steps, desc="train tiny CLIPs",
                       disable=True if args.quiet else None) as bar:  # fmt: skip
-            policy, reward_model, data = train_digit_clips(cfg, args.seed, progress=bar)
+            policy, reward_model, data = train_digit_clips(demo, args.seed, progress=bar)
         x, y, names = data.test_x, data.test_y, list(DIGIT_NAMES)
         make_views = digit_views
         kw = dict(template=DIGIT_TEMPLATE, ctx_init="a photo of the digit", policy_tokenizer=toy_tokenizer,
                   reward_tokenizer=toy_tokenizer)  # fmt: skip
-        lr_image = 1e-3
     else:
         from .data import load_image_folder
         from .views import clip_views
@@ -131,14 +149,7 @@ def _adapt(args: argparse.Namespace) -> int:
         kw = dict(
             template=args.template, ctx_init=args.ctx_init, policy_tokenizer=ptok, reward_tokenizer=rtok
         )
-        lr_image = 1e-5
     policy, reward_model = policy.to(args.device), reward_model.to(args.device)
-    lr = args.lr if args.lr is not None else (7e-3 if args.mode == "prompt" else lr_image)
-    cfg = TTAConfig(method=args.method, mode=args.mode, steps=args.steps, lr=lr, weight_decay=args.weight_decay,
-                    n_views=args.n_views, selection_p=args.selection_p, sample_k=args.sample_k, amplify=args.amplify,
-                    momentum=args.momentum)  # fmt: skip
-    if args.sample_k > len(names):
-        raise UsageError(f"--sample-k {args.sample_k} exceeds the {len(names)} classes")
     resolution = None if digits else _side(reward_model)
     runner = TTARunner(policy, CLIPReward(reward_model, resolution=resolution), names, cfg, **kw)
     if args.n_test is not None:

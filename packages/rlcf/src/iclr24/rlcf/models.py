@@ -28,6 +28,8 @@ __all__ = [
     "class_logits",
     "encode_class_prompts",
     "tokenize",
+    "image_input_spec",
+    "check_images",
     "TOY_CONTEXT_LENGTH",
 ]
 
@@ -39,6 +41,42 @@ def tokenize(texts: list[str], context_length: int = 77) -> torch.Tensor:
     import open_clip
 
     return open_clip.tokenize(list(texts), context_length=context_length)
+
+
+def image_input_spec(model: nn.Module) -> tuple[int | None, tuple[int, int] | None]:
+    """``(channels, (H, W))`` the image encoder of a CLIP (``model.visual``, or ``model`` itself) takes: channels
+    from its first ``Conv2d`` (open_clip's ViT patch embedding and ResNet stem, the toy :class:`ConvTower`), the
+    side from its ``image_size``; ``None`` where the encoder does not say."""
+    visual = getattr(model, "visual", model)
+    first = next((m for m in visual.modules() if isinstance(m, nn.Conv2d)), None)
+    channels = first.in_channels if first is not None else getattr(visual, "in_chans", None)
+    size = getattr(visual, "image_size", None)
+    if size is not None:
+        size = (int(size[0]), int(size[1])) if isinstance(size, tuple | list) else (int(size), int(size))
+    return channels, size
+
+
+def check_images(model: nn.Module, images, who: str = "model", check_size: bool = True) -> torch.Tensor:
+    """``images`` if ``model``'s image encoder can take them: a float tensor ``(N, C, H, W)`` with its channel count
+    (and, with ``check_size``, its side); otherwise one ``ValueError`` saying what it takes and what came, before
+    torch meets the mismatch deep inside a convolution."""
+    if not isinstance(images, torch.Tensor) or images.ndim != 4:
+        raise ValueError(
+            f"the {who} takes images as a tensor (N, C, H, W), got "
+            f"{tuple(images.shape) if isinstance(images, torch.Tensor) else type(images).__name__}"
+        )
+    channels, size = image_input_spec(model)
+    if channels is not None and images.shape[1] != channels:
+        raise ValueError(
+            f"the {who}'s image encoder takes {channels}-channel images (N, {channels}, H, W), got "
+            f"{images.shape[1]} channels in shape {tuple(images.shape)}"
+        )
+    if check_size and size is not None and tuple(images.shape[-2:]) != size:
+        raise ValueError(
+            f"the {who}'s image encoder takes {size[0]}x{size[1]} images, got "
+            f"{images.shape[-2]}x{images.shape[-1]} in shape {tuple(images.shape)}"
+        )
+    return images
 
 
 class ConvTower(nn.Module):

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .losses import policy_gradient_loss, sample_top_k
+from .models import check_images
 from .reward import CLIPReward, check_tokens, rewards_post_process
 
 __all__ = ["RetrievalTTA", "recall_at_k"]
@@ -101,6 +102,8 @@ class RetrievalTTA:
             self.gallery = F.normalize(self.policy.encode_text(pt).float(), dim=-1)
             self.reward_gallery = F.normalize(self.reward.model.encode_text(rt).float(), dim=-1)
         else:
+            check_images(self.policy, policy_input, "policy")
+            check_images(self.reward.model, reward_input, "reward model")
             self.gallery = F.normalize(self.policy.encode_image(policy_input).float(), dim=-1)
             self.reward_gallery = F.normalize(self.reward.model.encode_image(reward_input).float(), dim=-1)
         if self.sample_k > self.gallery.shape[0]:
@@ -119,6 +122,9 @@ class RetrievalTTA:
         if self.gallery is None:
             raise RuntimeError("call set_gallery(...) first")
         reward_query = policy_query if reward_query is None else reward_query
+        if self.direction == "i2t":
+            check_images(self.policy, policy_query, "policy")
+            check_images(self.reward.model, reward_query, "reward model")
         self.reset()
         with torch.no_grad():
             enc = self.reward.model.encode_image if self.direction == "i2t" else self.reward.model.encode_text

@@ -119,8 +119,12 @@ class CLIPReward:
     @torch.no_grad()
     def set_image_features(self, images: torch.Tensor) -> torch.Tensor:
         """Encode (and cache) the views the policy is adapted on, ``(B, C, H, W)``."""
+        from .models import check_images
+
+        check_images(self.model, images, "reward model", check_size=False)
         if self.resolution is not None and images.shape[-1] != self.resolution:
             images = F.interpolate(images, size=self.resolution, mode="bicubic", align_corners=True)
+        check_images(self.model, images, "reward model")
         self.image_features = F.normalize(self.model.encode_image(images).float(), dim=-1)
         return self.image_features
 

@@ -33,6 +33,7 @@ from .losses import (
     sample_top_k,
     select_confident,
 )
+from .models import check_images
 from .reward import CLIPReward, check_tokens
 
 __all__ = ["TTAConfig", "TTARunner", "METHODS", "MODES", "PROMPT_DEFAULTS", "IMAGE_DEFAULTS"]
@@ -218,6 +219,9 @@ class TTARunner:
             )
         if not torch.isfinite(views).all():
             raise ValueError("the views have NaN or infinite pixels")
+        check_images(self.policy, views, "policy")
+        if self.reward is not None and self.cfg.method in ("rlcf", "kd"):  # the same views go to the reward
+            check_images(self.reward.model, views, "reward model", check_size=self.reward.resolution is None)
         if self.cfg.method != "zero-shot" and self.cfg.steps > 0:
             n_selected(views.shape[0], self.cfg.selection_p)
         return views.to(next(self.policy.parameters()).device, torch.float32)
