@@ -31,6 +31,7 @@ from .io import (
 from .paired import PairedResult, paired_verdict
 from .plots import save_figure
 from .progress import is_quiet, progress, set_quiet
+from .scale import PaperScale, measure_paper_scale
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 from .threads import machine_record, pinned_threads
 
@@ -43,6 +44,7 @@ __all__ = [
     "ClaimSet",
     "Fact",
     "PairedResult",
+    "PaperScale",
     "Paper",
     "RunConfig",
     "atomic_torch_save",
@@ -63,6 +65,7 @@ __all__ = [
     "load_image",
     "load_npz",
     "machine_record",
+    "measure_paper_scale",
     "paired_verdict",
     "pinned_threads",
     "progress",

@@ -66,6 +66,66 @@ def _reproduce(args: argparse.Namespace) -> int:
     return exit_code(res, strict=args.strict, out=args.out)
 
 
+def _paper_scale_worker(ref, name: str, device: str) -> dict:
+    """One paper's paper-scale row, in a fresh process (its peak memory is its own)."""
+    from .scale import measure_paper_scale
+    from .threads import pin_process_threads, pinned_threads
+
+    pin_process_threads(1)
+    paper = load_paper(ref)
+    if paper.paper_scale is None:
+        return {"package": name, "error": None, "missing": True}
+    with pinned_threads(paper.threads):
+        row = measure_paper_scale(paper.paper_scale(device), device=device)
+    return {"package": name, "threads": paper.threads, "error": None, **row}
+
+
+@app.command(
+    "bench",
+    "Paper scale: run a few steps of each named (default: all) paper's own configuration, each in a fresh "
+    "process; print seconds per paper step, peak memory, FLOPs and the whole run's hours here and on an H200; "
+    "writes paper_scale.json and paper_scale.md into --out.",
+    arg("names", nargs="*", metavar="NAME", help="paper packages (default: all installed)"),
+    arg("--paper-scale", action="store_true", required=True, help="measure the papers' own configurations"),
+    device=True,
+    seed=False,
+    default_out="results/paper-scale",
+)
+def _bench(args: argparse.Namespace) -> int:
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from pathlib import Path
+
+    from .io import atomic_write_json, atomic_write_text
+    from .scale import paper_scale_markdown
+
+    eps = discover_papers()
+    names = list(args.names) or list(eps)
+    unknown = [n for n in names if n not in eps]
+    if unknown:
+        raise UsageError(f"unknown paper package(s): {', '.join(unknown)} (installed: {', '.join(eps)})")
+    rows = []
+    for n in dict.fromkeys(names):
+        print(f"[{n}] paper-scale steps on {args.device} in a fresh process ...", flush=True)
+        with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as ex:
+            try:
+                row = ex.submit(_paper_scale_worker, eps[n].value, n, args.device).result()
+            except Exception as e:  # noqa: BLE001 - out of memory, a crash: recorded, the others go on
+                row = {"package": n, "error": f"{type(e).__name__}: {e}"[:300]}
+        rows.append(row)
+    measured = [r for r in rows if not r.get("missing")]
+    missing = [r["package"] for r in rows if r.get("missing")]
+    text = paper_scale_markdown(measured)
+    if missing:
+        text += f"\nNo PAPER_SCALE configuration yet: {', '.join(missing)}.\n"
+    print(text)
+    out = Path(args.out)
+    atomic_write_json(out / "paper_scale.json", {"device": args.device, "rows": rows})
+    atomic_write_text(out / "paper_scale.md", f"# Paper scale ({args.device})\n\n{text}")
+    print(f"wrote {out / 'paper_scale.json'} and {out / 'paper_scale.md'}")
+    return 1 if any(r.get("error") for r in rows) else 0
+
+
 try:  # the data folder commands (`iclr24 data list|get NAME`)
     from .datacli import add_data_commands
 except ImportError:  # pragma: no cover - datacli ships with paperkit

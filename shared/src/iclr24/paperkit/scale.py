@@ -1,0 +1,188 @@
+"""Paper scale: a few steps of a paper's own configuration, measured, and its whole run extrapolated.
+
+A package gives ``Paper(paper_scale=fn)``, where ``fn(device: str) -> PaperScale`` builds the paper's headline
+configuration (the official architecture, input size, batch and optimiser, on data in the paper's real format) and
+returns one optimiser step at the largest micro-batch that fits, with the gradient-accumulation count that makes the
+paper's batch. :func:`measure_paper_scale` times that step (median after a warm-up), counts its FLOPs
+(``torch.utils.flop_counter.FlopCounterMode``), reads the process's peak resident memory (and
+``torch.cuda.max_memory_allocated`` on CUDA) and extrapolates the paper's whole run: hours on this machine, and hours
+on an H200 at an assumed fraction of its dense bf16 peak. ``iclr24 bench --paper-scale [NAMES]`` runs each paper's
+measurement in a fresh process of its own, so each row's peak memory is that paper's alone.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "H200_BF16_PEAK_FLOPS",
+    "H200_UTILISATION",
+    "PaperScale",
+    "count_flops",
+    "measure_paper_scale",
+    "paper_scale_markdown",
+]
+
+H200_BF16_PEAK_FLOPS = 790e12  # dense bf16 matrix work measured on the lent H200 (about 790 TFLOP/s)
+H200_UTILISATION = (
+    0.35  # the assumed fraction of that peak a real training step sustains (stated in every row)
+)
+
+
+@dataclass
+class PaperScale:
+    """One paper step, as a package builds it for :func:`measure_paper_scale`.
+
+    ``step()`` runs one micro-batch (forward, backward, optimiser step where the paper trains); a paper step is
+    ``accumulation`` micro-steps. ``paper_steps``: the paper's whole run in paper steps (epochs x steps per epoch).
+    ``flops_step``: optional callable counted for FLOPs instead of ``step`` (for steps that are not torch code, give
+    ``flops_per_micro_step`` directly). ``notes``: what the configuration is and any stand-in data."""
+
+    config: str
+    step: Callable[[], Any]
+    micro_batch: int
+    accumulation: int
+    paper_steps: int
+    dataset: str = ""
+    flops_step: Callable[[], Any] | None = None
+    flops_per_micro_step: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, str) or not self.config.strip():
+            raise ValueError("PaperScale.config must name the configuration")
+        if not callable(self.step):
+            raise ValueError("PaperScale.step must be callable")
+        for n in ("micro_batch", "accumulation", "paper_steps"):
+            v = getattr(self, n)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"PaperScale.{n} must be a positive int, got {v!r}")
+
+
+def count_flops(fn: Callable[[], Any]) -> int | None:
+    """FLOPs of one call of ``fn`` as torch's ``FlopCounterMode`` counts them (matrix products and convolutions,
+    forward and backward); ``None`` without torch."""
+    if "torch" not in sys.modules:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            return None
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return int(counter.get_total_flops())
+
+
+def _peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def measure_paper_scale(
+    spec: PaperScale,
+    *,
+    steps: int = 3,
+    warmup: int = 1,
+    device: str = "cpu",
+    utilisation: float = H200_UTILISATION,
+) -> dict:
+    """Time ``spec.step`` (``warmup`` calls, then the median of ``steps``), count its FLOPs, read peak memory, and
+    extrapolate the paper's run. Returns a JSON-ready row."""
+    if not isinstance(spec, PaperScale):
+        raise TypeError(f"paper_scale must return a PaperScale, got {type(spec).__name__}")
+    if steps < 1 or warmup < 0:
+        raise ValueError(f"steps must be >= 1 and warmup >= 0, got {steps}, {warmup}")
+    cuda = device.startswith("cuda")
+
+    def sync() -> None:
+        if cuda:
+            import torch
+
+            torch.cuda.synchronize()
+
+    for _ in range(warmup):
+        spec.step()
+    sync()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        spec.step()
+        sync()
+        times.append(time.perf_counter() - t0)
+    micro = statistics.median(times)
+    flops = spec.flops_per_micro_step
+    if flops is None:
+        flops = count_flops(spec.flops_step or spec.step)
+    paper_step_s = micro * spec.accumulation
+    flops_paper_step = None if flops is None else flops * spec.accumulation
+    h200_hours = None
+    if flops_paper_step:
+        h200_hours = flops_paper_step * spec.paper_steps / (H200_BF16_PEAK_FLOPS * utilisation) / 3600
+    cuda_peak = None
+    if cuda:
+        import torch
+
+        cuda_peak = int(torch.cuda.max_memory_allocated())
+    return {
+        "config": spec.config,
+        "dataset": spec.dataset,
+        "device": device,
+        "micro_batch": spec.micro_batch,
+        "accumulation": spec.accumulation,
+        "steps_timed": steps,
+        "seconds_per_micro_step": micro,
+        "seconds_per_paper_step": paper_step_s,
+        "peak_rss_bytes": _peak_rss_bytes(),
+        "cuda_peak_bytes": cuda_peak,
+        "flops_per_paper_step": flops_paper_step,
+        "paper_steps": spec.paper_steps,
+        "hours_here": paper_step_s * spec.paper_steps / 3600,
+        "hours_h200": h200_hours,
+        "h200_utilisation": utilisation,
+        "notes": list(spec.notes),
+    }
+
+
+def _fmt_bytes(b: float | None) -> str:
+    if b is None:
+        return "-"
+    return f"{b / 2**30:.2f} GiB" if b >= 2**30 else f"{b / 2**20:.0f} MiB"
+
+
+def _fmt(v: float | None, spec: str = ".3g") -> str:
+    return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
+
+
+def paper_scale_markdown(rows: list[dict]) -> str:
+    """The table ``iclr24 bench --paper-scale`` prints: one row per package."""
+    lines = [
+        "| package | config | micro-batch x accumulation | s per paper step | peak RAM | FLOPs per paper step "
+        "| paper steps | hours here | hours on an H200 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.get("error"):
+            lines.append(f"| {r['package']} | **error**: {r['error']} | | | | | | | |")
+            continue
+        util = r.get("h200_utilisation", H200_UTILISATION)
+        h200 = _fmt(r.get("hours_h200"))
+        cells = [
+            r["package"],
+            r["config"].replace("|", "/"),
+            f"{r['micro_batch']} x {r['accumulation']}",
+            _fmt(r["seconds_per_paper_step"]),
+            _fmt_bytes(r.get("peak_rss_bytes")),
+            _fmt(r.get("flops_per_paper_step"), ".3e"),
+            f"{r['paper_steps']:,}",
+            _fmt(r["hours_here"]),
+            f"{h200} (at {util:.0%} of bf16 peak)" if h200 != "-" else "-",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

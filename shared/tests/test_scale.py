@@ -1,0 +1,90 @@
+import json
+import textwrap
+
+import pytest
+
+from iclr24.paperkit.scale import PaperScale, count_flops, measure_paper_scale, paper_scale_markdown
+
+
+def _linear_step(batch=4, d_in=8, d_out=3):
+    import torch
+
+    layer = torch.nn.Linear(d_in, d_out, bias=False)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1)
+    x = torch.randn(batch, d_in)
+
+    def step():
+        opt.zero_grad()
+        layer(x).square().sum().backward()
+        opt.step()
+
+    return step
+
+
+def test_flops_of_a_linear_step_are_forward_plus_backward_matmuls():
+    # forward 2*B*in*out; backward: the weight gradient only (x needs no grad): 2*B*in*out
+    assert count_flops(_linear_step()) == 2 * (2 * 4 * 8 * 3)
+
+
+def test_measure_extrapolates_hours_and_h200_time():
+    spec = PaperScale(
+        config="Linear 8->3", step=_linear_step(), micro_batch=4, accumulation=5, paper_steps=1000
+    )
+    row = measure_paper_scale(spec, steps=2, utilisation=0.5)
+    assert row["flops_per_paper_step"] == 5 * 384  # 384 per micro-step, as above
+    assert row["seconds_per_paper_step"] == pytest.approx(5 * row["seconds_per_micro_step"])
+    assert row["hours_here"] == pytest.approx(row["seconds_per_paper_step"] * 1000 / 3600)
+    assert row["hours_h200"] == pytest.approx(5 * 384 * 1000 / (790e12 * 0.5) / 3600)
+    assert row["peak_rss_bytes"] > 0 and row["cuda_peak_bytes"] is None
+    md = paper_scale_markdown([{**row, "package": "demo"}])
+    assert "| demo | Linear 8->3 | 4 x 5 |" in md and "50% of bf16 peak" in md
+    json.dumps(row, allow_nan=False)
+    with pytest.raises(ValueError, match="positive int"):
+        PaperScale(config="c", step=lambda: None, micro_batch=0, accumulation=1, paper_steps=1)
+
+
+MODULE = """
+from iclr24.paperkit import Paper, PaperScale
+
+
+def _scale(device):
+    import torch
+
+    w = torch.randn(16, 16, requires_grad=True)
+    x = torch.randn(2, 16)
+
+    def step():
+        (x @ w).sum().backward()
+
+    return PaperScale(config="tiny", step=step, micro_batch=2, accumulation=3, paper_steps=10)
+
+
+SCALED = Paper(name="fake-scaled", title="t", summary="s", run=lambda cfg: [], paper_scale=_scale)
+PLAIN = Paper(name="fake-plain", title="t", summary="s", run=lambda cfg: [])
+"""
+
+
+@pytest.mark.slow  # two fresh worker processes
+def test_iclr24_bench_paper_scale_prints_a_row_per_package(tmp_path, monkeypatch, capsys):
+    from iclr24.paperkit.umbrella import main
+
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "iclr24_scale_papers.py").write_text(textwrap.dedent(MODULE))
+    di = root / "iclr24_scale_papers-0.0.1.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-scale-papers\nVersion: 0.0.1\n")
+    (di / "entry_points.txt").write_text(
+        "[iclr24.papers]\nfake-scaled = iclr24_scale_papers:SCALED\nfake-plain = iclr24_scale_papers:PLAIN\n"
+    )
+    monkeypatch.syspath_prepend(str(root))
+    out = tmp_path / "ps"
+    assert main(["bench", "--paper-scale", "fake-scaled", "fake-plain", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| fake-scaled | tiny | 2 x 3 |" in text and "No PAPER_SCALE configuration yet: fake-plain" in text
+    doc = json.loads((out / "paper_scale.json").read_text())
+    row = doc["rows"][0]
+    assert row["flops_per_paper_step"] == 3 * 2 * (2 * 2 * 16 * 16) and row["threads"] == 1
+    with pytest.raises(SystemExit) as e:  # --paper-scale is required: a usage error, exit 2
+        main(["bench", "fake-scaled", "--out", str(out)])
+    assert e.value.code == 2
