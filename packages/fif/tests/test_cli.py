@@ -87,18 +87,18 @@ def test_full_mode_mnist_claim_runs_on_a_tiny_stand_in(tmp_path, monkeypatch):
 
 
 def test_quick_config_is_a_smaller_run_of_the_full_experiment():
-    """--quick keeps the full run's datasets, arms, loss weights and gates, at a budget of about a minute idle:
-    at most 2000 training steps per arm in all (datasets x seeds x steps) and at least 2 seeds (the exact-ML rule
-    needs a seed SD)."""
-    from iclr24.fif.reproduce import FULL, QUICK
+    """--quick keeps the full run's datasets, arms and loss weights at a budget of about a minute idle: at most 2000
+    training steps per arm in all (datasets x seeds x steps). It gates only FIF vs the plain AE; full gates all."""
+    from iclr24.fif.reproduce import FULL, GATES, QUICK
 
     assert QUICK.datasets == FULL.datasets and QUICK.n_blocks == FULL.n_blocks
     assert (QUICK.beta, QUICK.noise, QUICK.batch_size) == (FULL.beta, FULL.noise, FULL.batch_size)
     assert QUICK.seeds >= 2 and QUICK.n_eval <= QUICK.n_test
     assert len(QUICK.datasets) * QUICK.seeds * QUICK.steps <= 2000
-    assert not QUICK.mnist
-    assert not QUICK.full_only_gates and FULL.full_only_gates and FULL.exact_seeds is None
-    assert QUICK.exact_seeds == 1 and FULL.mnist
+    assert not QUICK.mnist and not QUICK.ablation_steps
+    assert QUICK.gated == ("vs_ae",) and set(FULL.gated) == set(GATES)
+    assert FULL.exact_seeds is None and FULL.seeds >= 3 and FULL.mnist and FULL.ablation_steps > 0
+    assert QUICK.exact_seeds == 1 and QUICK.exact_margin == FULL.exact_margin == 0.01
 
 
 def test_train_on_an_image_folder(tmp_path, capsys):
@@ -135,21 +135,186 @@ def test_train_on_an_image_folder(tmp_path, capsys):
 
 
 def test_quick_gates_leave_the_full_only_claims_out_but_record_their_numbers(tmp_path):
-    """--quick records latent W1 and AE+Gauss without gating them; the exact arm runs on the first seed only."""
+    """--quick decides FIF vs the plain AE only; AE+Gauss, exact ML and latent W1 are recorded with their numbers as
+    not gated. The exact arm runs on the first seed only there."""
     from dataclasses import replace
 
     from iclr24.fif.reproduce import SMOKE, _dataset_claims
     from iclr24.paperkit import ClaimSet, RunConfig
 
-    cfg = RunConfig(mode="smoke", out=tmp_path, progress=False)
+    cfg = RunConfig(mode="quick", out=tmp_path, progress=False)
     cs = ClaimSet("fif", cfg)
-    c = replace(SMOKE, exact_seeds=1, full_only_gates=False)
+    c = replace(SMOKE, exact_seeds=1, gated=("vs_ae",))
     _dataset_claims(cs, c, "s_curve", [0, 1], cfg)
-    names = [cl.claim for cl in cs.claims]
-    assert len(names) == 2 and not any("W1" in n or "AE+Gauss" in n or "Gaussian latent" in n for n in names)
+    assert [cl.status for cl in cs.claims][1:] == ["skipped"] * 3 and cs.claims[0].status in (
+        "holds",
+        "fails",
+    )
+    gauss, exact, w1 = cs.claims[1:]
+    assert "not gated in --quick" in gauss.message and gauss.ours is not None and gauss.baseline is not None
+    assert len(gauss.details["per_seed"]["ours"]) == 2 and len(exact.details["per_seed"]["ours"]) == 1
     det = cs.claims[0].details
     assert det["exact_ml_seeds"] == [0] and len(det["per_seed"]["exact"]["mmd"]) == 1
-    assert len(det["latent_w1"]["FIF"]) == 2 and len(det["ae_gauss_mmd"]) == 2
+    assert w1.ours is not None
     cs_full = ClaimSet("fif", cfg)
     _dataset_claims(cs_full, SMOKE, "s_curve", [0, 1], cfg)
-    assert len(cs_full.claims) == 4
+    assert [cl.status for cl in cs_full.claims].count("skipped") == 0 and len(cs_full.claims) == 4
+    assert cs_full.claims[1].to_dict()["paired"]["n"] == 2
+
+
+def _stub_arms(metrics_by_seed):
+    """A stand-in for train_arms: per-seed metrics fixed by the test, no training."""
+
+    def fake(cfg, dataset, seed, device="cpu", show=False, exact=True):
+        return {"metrics": metrics_by_seed(seed, exact), "seconds": {"FIF": 1.0, "AE": 1.0, "exact": 1.0}}
+
+    return fake
+
+
+def _metrics(fif, ae, gauss, exact, w1=0.05):
+    row = lambda mmd, w=w1: {  # noqa: E731
+        "mmd": mmd,
+        "sliced_w1": mmd,
+        "noisy_reconstruction": 0.01,
+        "reconstruction": 0.01,
+        "z_w1": w,
+        "exact_nll": 1.0,
+    }
+    out = {"FIF": row(fif), "AE": row(ae, 1.0), "AE+Gauss": row(gauss, 1.0)}
+    if exact is not None:
+        out["exact"] = row(exact)
+    return out
+
+
+@pytest.mark.parametrize(
+    "case, verdicts",
+    [
+        ("fif_good", ["holds", "holds", "holds", "holds"]),
+        ("fif_bad", ["fails", "fails", "fails", "fails"]),
+    ],
+)
+def test_every_fif_rule_can_fail(tmp_path, monkeypatch, case, verdicts):
+    """With stubbed measurements, each gated rule (vs AE, vs AE+Gauss, vs exact ML, latent W1) decides both ways:
+    FIF's MMD^2 worse than AE+Gauss on every seed and worse than exact ML by more than the margin fails them."""
+    import iclr24.fif.reproduce as rep
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    def by_seed(seed, exact):
+        j = 0.001 * seed
+        if case == "fif_good":
+            return _metrics(0.01 + j, 0.5, 0.05 + j, 0.012 + j if exact else None)
+        return _metrics(0.30 + j, 0.4, 0.05 + 2 * j, 0.05 + j if exact else None, w1=0.3)
+
+    monkeypatch.setattr(rep, "train_arms", _stub_arms(by_seed))
+    monkeypatch.setattr(rep, "_plot_dataset", lambda *a, **k: ("a.png", "b.png"))
+    cfg = RunConfig(mode="full", out=tmp_path, progress=False)
+    cs = ClaimSet("fif", cfg)
+    rep._dataset_claims(cs, rep.FULL, "sine", [0, 1, 2], cfg)
+    assert [c.status for c in cs.claims] == verdicts
+
+
+def test_a_paired_rule_with_spread_seeds_is_inconclusive(tmp_path, monkeypatch):
+    import iclr24.fif.reproduce as rep
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    gauss = {0: 0.02, 1: 0.20, 2: 0.06}
+    monkeypatch.setattr(rep, "train_arms", _stub_arms(lambda s, e: _metrics(0.08, 0.5, gauss[s], 0.08)))
+    monkeypatch.setattr(rep, "_plot_dataset", lambda *a, **k: ("a.png", "b.png"))
+    cfg = RunConfig(mode="full", out=tmp_path, progress=False)
+    cs = ClaimSet("fif", cfg)
+    rep._dataset_claims(cs, rep.FULL, "sine", [0, 1, 2], cfg)
+    assert cs.claims[1].status == "inconclusive"
+
+
+def test_the_ablation_records_both_objectives_over_training(tmp_path):
+    from dataclasses import replace
+
+    from iclr24.fif.reproduce import SMOKE, _ablation
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    cfg = RunConfig(mode="smoke", out=tmp_path, progress=False)
+    cs = ClaimSet("fif", cfg)
+    _ablation(cs, replace(SMOKE, ablation_steps=4, ablation_points=32), 0, cfg)
+    stable, naive = cs.facts
+    assert "stable" in stable.name and "naive" in naive.name and "not gated" in naive.name
+    traj = naive.details["trajectory"]
+    assert [t["step"] for t in traj] == [1, 2, 3, 4] and {"max_jacobian_norm", "max_curvature"} <= set(
+        traj[0]
+    )
+    assert (tmp_path / "ablation_naive_vs_stable.png").is_file()
+
+
+def _run(tmp_path, name, data, *extra):
+    args = ["train", "--data", str(data), "--steps", "3", "--batch-size", "16", "--width", "8"]
+    return main([*args, "--n-blocks", "1", "--out", str(tmp_path / name), "--quiet", *extra])
+
+
+def test_resume_of_another_dataset_writes_nothing(tmp_path, capsys):
+    """`fif train --data swiss_roll --resume --out runs/sine` is refused before anything in the run is touched."""
+    assert _run(tmp_path, "sine", "sine", "--n", "200") == 0
+    run = tmp_path / "sine"
+    before = {f.name: f.read_bytes() for f in run.iterdir()}
+    capsys.readouterr()
+    assert _run(tmp_path, "sine", "swiss_roll", "--n", "200", "--resume") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "data='sine'" in err and "nothing was written" in err
+    assert _run(tmp_path, "sine", "sine", "--n", "200", "--resume", "--steps", "5") == 2
+    assert "--steps 3" in capsys.readouterr().err
+    assert {f.name: f.read_bytes() for f in run.iterdir()} == before
+    sample = ["sample", "--checkpoint", str(run / "model.pt"), "--n", "7", "--out", str(tmp_path / "s")]
+    assert main(sample) == 0  # the run still works
+    assert (tmp_path / "s" / "samples.png").is_file()  # `fif sample --help` promises the plot
+    assert _run(tmp_path, "sine", "sine", "--n", "200", "--resume") == 0  # the same run resumes
+
+
+def test_the_checkpoint_carries_its_meta(tmp_path):
+    """A run whose meta.json is lost or stale still loads: model.pt holds the meta it was trained with."""
+    assert _run(tmp_path, "r", "sine", "--n", "200") == 0
+    (tmp_path / "r" / "meta.json").write_text('{"data": "swiss_roll"}')
+    assert (
+        main(["sample", "--checkpoint", str(tmp_path / "r" / "model.pt"), "--out", str(tmp_path / "s")]) == 0
+    )
+
+
+def test_bad_data_files_are_one_line_errors(tmp_path, capsys):
+    np.save(tmp_path / "ones.npy", np.ones((50, 3)))
+    np.savez(tmp_path / "two.npz", x=np.random.default_rng(0).standard_normal((50, 3)), y=np.zeros(50))
+    capsys.readouterr()
+    assert _run(tmp_path, "a", tmp_path / "ones.npy") == 2
+    assert "every column is constant" in capsys.readouterr().err
+    assert _run(tmp_path, "b", tmp_path / "two.npz") == 2
+    err = capsys.readouterr().err
+    assert "2 arrays (x, y)" in err and "--npz-key" in err
+    assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
+    assert _run(tmp_path, "c", tmp_path / "two.npz", "--npz-key", "x", "--latent-dim", "1") == 0
+    assert json.loads((tmp_path / "c" / "meta.json").read_text())["npz_key"] == "x"
+    nll = ["nll", "--checkpoint", str(tmp_path / "c" / "model.pt"), "--data", str(tmp_path / "two.npz")]
+    assert main([*nll, "--npz-key", "x", "--out", str(tmp_path / "n")]) == 0
+    capsys.readouterr()
+    assert main([*nll, "--out", str(tmp_path / "n2")]) == 2
+    assert "--npz-key" in capsys.readouterr().err
+    # one constant column of several: centred, not scaled, and said so
+    x = np.random.default_rng(1).standard_normal((60, 3))
+    x[:, 1] = 4.0
+    np.save(tmp_path / "flat.npy", x)
+    assert _run(tmp_path, "d", tmp_path / "flat.npy", "--latent-dim", "1") == 0
+    assert "constant column" in capsys.readouterr().err
+    assert json.loads((tmp_path / "d" / "meta.json").read_text())["std"][1] == 1.0
+
+
+def test_a_crafted_checkpoint_is_a_clear_cli_error(tmp_path, capsys):
+    import torch
+
+    class Crafted:
+        def __reduce__(self):
+            return (print, ("crafted code ran",))
+
+    (tmp_path / "r").mkdir()
+    torch.save({"format": "iclr24-fif/1", "meta": Crafted()}, tmp_path / "r" / "model.pt")
+    capsys.readouterr()
+    assert (
+        main(["sample", "--checkpoint", str(tmp_path / "r" / "model.pt"), "--out", str(tmp_path / "s")]) == 2
+    )
+    out = capsys.readouterr()
+    assert "not a file this package wrote" in out.err and "weights_only" not in out.err
+    assert "crafted code ran" not in out.out + out.err

@@ -226,3 +226,66 @@ def test_z_marginal_w1():
     z = torch.randn(20000, 2, generator=torch.Generator().manual_seed(14))
     assert z_marginal_w1(z) < 0.03
     assert z_marginal_w1(3 * z) > 1.0
+
+
+def test_naive_objective_evaluates_j_f_at_the_fixed_reconstruction(pair):
+    """Eq. (E5n): jacobian_at="reconstruction" is the surrogate with J_f taken at x^ = g(f(x)) (brute force), J_g at
+    z = f(x) as before; no gradient flows through the evaluation point, so the decoder still gets none."""
+    enc, dec = pair
+    x = torch.randn(5, D, dtype=torch.float64, generator=torch.Generator().manual_seed(20))
+    v = sample_v(torch.zeros(5, d, dtype=torch.float64), d, torch.Generator().manual_seed(21))
+    out = volume_change_surrogate(x, enc, dec, d, v=v, jacobian_at="reconstruction")
+    z = enc(x).detach()
+    x_hat = dec(z).detach()
+    jf_hat, jg = _jac(enc, x_hat), _jac(dec, z)
+    assert torch.allclose(out.surrogate, torch.einsum("bij,bji->b", jf_hat, jg), atol=1e-8)
+    stable = volume_change_surrogate(x, enc, dec, d, v=v)
+    assert (
+        float((stable.surrogate - out.surrogate).detach().abs().max()) > 1e-3
+    )  # off the manifold they differ
+    grads = torch.autograd.grad(out.surrogate.sum(), list(dec.parameters()), allow_unused=True)
+    assert all(g is None or float(g.abs().max()) == 0 for g in grads)
+    with pytest.raises(ValueError, match="jacobian_at"):
+        volume_change_surrogate(x, enc, dec, 1, jacobian_at="midpoint")
+
+
+def test_naive_and_stable_objectives_agree_on_the_manifold():
+    """For points on the learned manifold of an exact linear pair (x = g(z), f(g(z)) = z), x^ = x: same value."""
+    gen = torch.Generator().manual_seed(22)
+    b = torch.linalg.qr(torch.randn(D, d, dtype=torch.float64, generator=gen)).Q
+    a = b.T
+    x = torch.randn(4, d, dtype=torch.float64, generator=gen) @ b.T
+    v = sample_v(torch.zeros(4, d, dtype=torch.float64), 1, torch.Generator().manual_seed(23))
+    kw = dict(encode=lambda u: u @ a.T, decode=lambda z: z @ b.T, v=v)
+    s1 = volume_change_surrogate(x, **kw).surrogate
+    s2 = volume_change_surrogate(x, **kw, jacobian_at="reconstruction").surrogate
+    assert torch.allclose(s1, s2, atol=1e-12)
+
+
+def test_decoder_geometry_of_a_circle_and_a_line():
+    from iclr24.fif.estimator import decoder_geometry
+
+    r = 2.5
+    z = torch.linspace(-2, 2, 7, dtype=torch.float64)[:, None]
+    circle = decoder_geometry(lambda t: torch.cat([r * torch.cos(t), r * torch.sin(t)], 1), z)
+    assert torch.allclose(circle["jacobian_norm"], torch.full((7,), r, dtype=torch.float64))
+    assert torch.allclose(circle["curvature"], torch.full((7,), 1 / r, dtype=torch.float64))
+    line = decoder_geometry(lambda t: torch.cat([3 * t, -t], 1), z)
+    assert torch.allclose(line["curvature"], torch.zeros(7, dtype=torch.float64))
+    assert torch.allclose(line["jacobian_norm"], torch.full((7,), math.sqrt(10), dtype=torch.float64))
+    plane = decoder_geometry(
+        lambda t: t @ torch.tensor([[2.0, 0, 0], [0, 1.0, 0]], dtype=torch.float64), z.repeat(1, 2)
+    )
+    assert "curvature" not in plane and torch.allclose(
+        plane["jacobian_norm"], torch.full((7,), 2.0, dtype=torch.float64)
+    )
+    with pytest.raises(ValueError, match="NaN"):
+        decoder_geometry(lambda t: t, torch.tensor([[float("nan")]]))
+
+
+def test_exact_log_prob_refuses_non_finite_rows(pair):
+    enc, dec = pair
+    x = torch.randn(4, D, dtype=torch.float64)
+    x[2, 1] = float("nan")
+    with pytest.raises(ValueError, match=r"NaN or inf in 1 of 4 rows \(first: \[2\]\)"):
+        exact_log_prob(x, enc, dec)

@@ -112,11 +112,14 @@ def test_checkpoint_errors(tmp_path, sine):
     with pytest.raises(FileNotFoundError, match="checkpoint not found"):
         load_checkpoint(tmp_path / "nope.pt", m)
     (tmp_path / "junk.pt").write_bytes(b"\x00\x01junk")
-    with pytest.raises(ValueError, match="not a readable torch checkpoint"):
+    with pytest.raises(ValueError, match="not a file this package wrote"):
         load_checkpoint(tmp_path / "junk.pt", m)
     torch.save({"a": torch.zeros(1)}, tmp_path / "other.pt")
-    with pytest.raises(ValueError, match="not an iclr24-fif checkpoint"):
+    with pytest.raises(ValueError, match="no format tag"):
         load_checkpoint(tmp_path / "other.pt", m)
+    torch.save({"format": "iclr24-fif/1", "model": {}}, tmp_path / "partial.pt")  # right tag, keys missing
+    with pytest.raises(ValueError, match="lacks architecture"):
+        load_checkpoint(tmp_path / "partial.pt", m)
     with pytest.raises(ValueError, match="steps=2"):
         fit(m, sine, TrainConfig(steps=5, batch_size=16), checkpoint=ck, resume=True, show_progress=False)
 
@@ -172,3 +175,62 @@ def test_fit_under_torchrun_keeps_ranks_in_sync(tmp_path):
     res = json.loads((tmp_path / "r.json").read_text())
     assert res == {"same": True, "n": 2}
     assert (tmp_path / "m.pt").is_file()
+
+
+class _Crafted:
+    """Any pickled object: a safe load refuses it."""
+
+    def __reduce__(self):
+        return (print, ("crafted code ran",))
+
+
+def test_a_crafted_checkpoint_is_refused_without_torchs_unsafe_advice(tmp_path, capsys):
+    m = _model()
+    torch.save({"format": "iclr24-fif/1", "x": _Crafted()}, tmp_path / "crafted.pt")
+    with pytest.raises(ValueError) as info:
+        load_checkpoint(tmp_path / "crafted.pt", m)
+    msg = str(info.value)
+    assert "not a file this package wrote" in msg and "weights_only" not in msg
+    assert "crafted code ran" not in capsys.readouterr().out
+
+
+def test_monitor_and_checkpoint_extra(tmp_path, sine):
+    m = _model()
+    calls = []
+
+    def monitor(model):
+        calls.append(1)
+        return {"w": float(next(model.parameters()).detach().abs().sum())}
+
+    ck = tmp_path / "m.pt"
+    hist = fit(
+        m,
+        sine,
+        TrainConfig(steps=6, batch_size=16, seed=1),
+        checkpoint=ck,
+        show_progress=False,
+        log_every=2,
+        monitor=monitor,
+        checkpoint_extra={"meta": {"data": "sine"}},
+    )
+    assert [r["step"] for r in hist["monitor"]] == [1, 3, 5, 6] and len(calls) == 4
+    assert torch.load(ck, weights_only=True)["meta"] == {"data": "sine"}
+    # the monitor draws nothing from the training generator: the same run without it ends at the same weights
+    m2 = _model()
+    fit(m2, sine, TrainConfig(steps=6, batch_size=16, seed=1), show_progress=False, log_every=2)
+    for a, b in zip(m.parameters(), m2.parameters(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="may not override"):
+        fit(_model(), sine, TrainConfig(steps=1), show_progress=False, checkpoint_extra={"model": 1})
+
+
+def test_the_naive_objective_trains_and_is_stored(tmp_path, sine):
+    torch.manual_seed(0)
+    m = FreeFormInjectiveFlow(
+        *resnet_pair(2, 1, 1, (16,)), data_dim=2, latent_dim=1, noise=0.01, jacobian_at="reconstruction"
+    )
+    ck = tmp_path / "m.pt"
+    fit(m, sine, TrainConfig(steps=3, batch_size=16), checkpoint=ck, show_progress=False)
+    assert torch.load(ck, weights_only=True)["hparams"]["jacobian_at"] == "reconstruction"
+    with pytest.raises(ValueError, match="jacobian_at"):
+        FreeFormInjectiveFlow(*resnet_pair(2, 1, 1, (4,)), data_dim=2, latent_dim=1, jacobian_at="x")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +25,22 @@ from .data import TOY_ALIASES, TOY_DATASETS, load_array, load_image_folder, stan
 from .model import FreeFormInjectiveFlow
 from .nets import conv_pair, resnet_pair
 from .reproduce import PAPER
-from .training import TrainConfig, fit, load_checkpoint
+from .training import CHECKPOINT_FORMAT, TrainConfig, fit, load_checkpoint
 
 app = App("fif", PAPER.title)
+_NPZ_KEY = arg(
+    "--npz-key",
+    default=None,
+    help="the array to read from a .npz holding several (default: its only array; several are refused)",
+)
+# the meta entries that must match for --resume to continue a run (the rest is derived from them)
+_RESUME_KEYS = ("data", "kind", "data_dim", "latent_dim", "beta", "noise", "n_blocks", "width", "image_shape")
 app.add_reproduce(lambda: PAPER)
 app.add_bench(bench.run_benchmarks)
 
 
 def _load_data(
-    spec: str, n: int, seed: int, data_dir, image_size: int | None = None
+    spec: str, n: int, seed: int, data_dir, image_size: int | None = None, npz_key: str | None = None
 ) -> tuple[torch.Tensor, dict]:
     """Data by name or path, with the meta needed to rebuild the same model and preprocessing later."""
     spec = TOY_ALIASES.get(spec, spec)
@@ -58,15 +66,26 @@ def _load_data(
             "image_shape": list(shape),
             "image_size": image_size,
         }
-    x = load_array(p)[:n]
-    mean, std = x.mean(0), x.std(0).clamp_min(1e-12)
-    return (x - mean) / std, {
-        "data": str(p),
-        "kind": "file",
-        "image_shape": None,
-        "mean": mean.tolist(),
-        "std": std.tolist(),
-    }
+    x = load_array(p, key=npz_key)[:n]
+    if x.shape[0] < 2:
+        raise ValueError(f"{p}: {x.shape[0]} row; a distribution needs at least 2 points")
+    mean, std = x.mean(0), x.std(0)
+    constant = (std == 0).nonzero().flatten().tolist()
+    if len(constant) == x.shape[1]:
+        raise ValueError(
+            f"{p}: every column is constant (all {x.shape[0]} rows are the same point): there is no distribution "
+            "to learn"
+        )
+    if constant:  # a constant column is a flat direction of the manifold: centred, not scaled
+        std = torch.where(std > 0, std, torch.ones_like(std))
+        print(
+            f"note: {len(constant)} constant column(s) of {p.name} (first: {constant[:5]}) are centred, not scaled",
+            file=sys.stderr,
+        )
+    meta = {"data": str(p), "kind": "file", "image_shape": None, "mean": mean.tolist(), "std": std.tolist()}
+    if npz_key is not None:
+        meta["npz_key"] = npz_key
+    return (x - mean) / std, meta
 
 
 def _build(meta: dict) -> FreeFormInjectiveFlow:
@@ -84,7 +103,8 @@ def _build(meta: dict) -> FreeFormInjectiveFlow:
     arg(
         "--data",
         default="sine",
-        help="sine | s_curve (scurve) | swiss_roll | mnist | PATH (.npy/.npz/.csv, rows = points) | FOLDER of images",
+        help="sine | s_curve (scurve) | swiss_roll | mnist | PATH (.npy/.npz/.csv, rows = points; columns are "
+        "standardised) | FOLDER of images",
     ),
     arg(
         "--image-size",
@@ -107,11 +127,12 @@ def _build(meta: dict) -> FreeFormInjectiveFlow:
     arg("--width", type=positive_int, default=128, help="hidden width"),
     arg("--n", type=positive_int, default=20000, help="number of training points to use"),
     arg("--resume", action="store_true", help="continue from OUT/model.pt if it exists"),
+    _NPZ_KEY,
     device=True,
     data=True,
 )
 def _train(args: argparse.Namespace) -> int:
-    x, meta = _load_data(args.data, args.n, args.seed, args.data_dir, args.image_size)
+    x, meta = _load_data(args.data, args.n, args.seed, args.data_dir, args.image_size, args.npz_key)
     D = x.shape[1]
     default_d = 16 if meta["kind"] == "image_folder" else max(1, D // 2)
     d = args.latent_dim or {"sine": 1, "s_curve": 2, "swiss_roll": 2, "mnist": 16}.get(
@@ -142,7 +163,9 @@ def _train(args: argparse.Namespace) -> int:
         seed=args.seed,
         checkpoint_every=max(1, args.steps // 10),
     )
-    atomic_write_json(out / "meta.json", meta)
+    if args.resume and (out / "model.pt").exists():
+        _check_resume(out / "model.pt", meta, model, cfg)  # before anything in OUT is written
+    # the meta rides in every checkpoint, so model.pt always rebuilds itself; meta.json is written once it exists
     hist = fit(
         model,
         x,
@@ -152,7 +175,9 @@ def _train(args: argparse.Namespace) -> int:
         device=args.device,
         show_progress=not args.quiet,
         log_every=max(1, args.steps // 100),
+        checkpoint_extra={"meta": meta},
     )
+    atomic_write_json(out / "meta.json", meta)
     model.to("cpu").eval()
     n_eval = min(2000, x.shape[0])
     nll = float(model.exact_nll(x[:n_eval]).mean()) if d <= 64 else None
@@ -162,17 +187,57 @@ def _train(args: argparse.Namespace) -> int:
         "train_exact_nll": nll,
     }
     atomic_write_json(out / "train.json", summary)
-    _plot_samples(model, x[:n_eval], meta, out / "samples.png")
+    s = model.sample(n_eval, generator=torch.Generator().manual_seed(0))
+    _plot_samples(s, meta, out / "samples.png", x[:n_eval])
     print(json.dumps(summary))
     print(f"wrote {out / 'model.pt'}")
     return 0
 
 
-def _plot_samples(model, x, meta, path) -> None:
+def _check_resume(ckpt: Path, meta: dict, model: FreeFormInjectiveFlow, cfg: TrainConfig) -> None:
+    """--resume: the run in OUT must be one of the same data and model, else nothing is written."""
+    old = _stored_meta(ckpt)
+    diff = [k for k in _RESUME_KEYS if old.get(k) != meta.get(k)]
+    if diff:
+        k = diff[0]
+        raise UsageError(
+            f"--resume: {ckpt.parent} holds a run with {k}={old.get(k)!r}, this command asks for {k}={meta.get(k)!r}; "
+            "resume with the run's own settings, or train into another --out (nothing was written)"
+        )
+    ck = load_checkpoint(ckpt, model)
+    steps = (ck.get("config") or {}).get("steps")
+    if steps is not None and steps != cfg.steps:
+        raise UsageError(
+            f"--resume: {ckpt} was trained with --steps {steps} (the one-cycle schedule depends on it), got "
+            f"--steps {cfg.steps} (nothing was written)"
+        )
+
+
+def _stored_meta(ckpt: Path) -> dict:
+    """The meta of a run: the copy inside model.pt (this version writes one), else meta.json beside it."""
+    from iclr24.paperkit.checkpoint import load_checkpoint as load_safely
+
+    ck = load_safely(ckpt, format=CHECKPOINT_FORMAT, required={"model": dict}, what="fif checkpoint")
+    if isinstance(ck.get("meta"), dict):
+        return ck["meta"]
+    meta_path = ckpt.parent / "meta.json"
+    if not meta_path.exists():
+        raise FileNotFoundError(f"{meta_path} not found: it is written by `fif train` next to model.pt")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{meta_path} is not a valid fif meta file ({e})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{meta_path} is not a valid fif meta file (a JSON object expected)")
+    return meta
+
+
+def _plot_samples(s: torch.Tensor, meta: dict, path: Path, x: torch.Tensor | None = None) -> None:
+    """Samples ``s`` (and data ``x`` behind them, when given) as a scatter of the first and last column, or as an
+    image grid."""
     from iclr24.paperkit.plots import pyplot, save_figure
 
     plt = pyplot()
-    s = model.sample(min(2000, x.shape[0]), generator=torch.Generator().manual_seed(0))
     if meta["image_shape"]:
         c, h, w = meta["image_shape"]
         k = min(32, s.shape[0])
@@ -186,30 +251,32 @@ def _plot_samples(model, x, meta, path) -> None:
         ax.set_axis_off()
     else:
         fig, ax = plt.subplots(figsize=(5, 4))
-        ax.scatter(x[:, 0], x[:, -1], s=2, c="grey", alpha=0.3, label="data")
+        if x is not None:
+            ax.scatter(x[:, 0], x[:, -1], s=2, c="grey", alpha=0.3, label="data")
         ax.scatter(s[:, 0], s[:, -1], s=2, c="C1", alpha=0.4, label="samples")
+        ax.set(xlabel="column 0", ylabel=f"column {s.shape[1] - 1}")
         ax.legend(markerscale=4)
     save_figure(fig, path)
 
 
 def _load_model(ckpt: Path) -> tuple[FreeFormInjectiveFlow, dict]:
-    meta_path = ckpt.parent / "meta.json"
     if not ckpt.exists():
         raise FileNotFoundError(f"checkpoint not found: {ckpt} (write one with `fif train --out DIR`)")
-    if not meta_path.exists():
-        raise FileNotFoundError(f"{meta_path} not found: it is written by `fif train` next to model.pt")
+    meta = _stored_meta(ckpt)
     try:
-        meta = json.loads(meta_path.read_text())
         model = _build(meta)
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"{meta_path} is not a valid fif meta file ({e})") from e
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(
+            f"the meta of {ckpt} does not describe a fif model ({type(e).__name__}: {e})"
+        ) from None
     load_checkpoint(ckpt, model)
     return model.eval(), meta
 
 
 @app.command(
     "sample",
-    "Draw samples x = g(z), z ~ N(0, tau^2 I), from a trained model; writes samples.npy (in data units) + a plot.",
+    "Draw samples x = g(z), z ~ N(0, tau^2 I), from a trained model; writes samples.npy (in data units) and "
+    "samples.png.",
     arg("--checkpoint", type=Path, required=True, help="model.pt written by `fif train`"),
     arg("--n", type=positive_int, default=1000, help="number of samples"),
     arg("--latent-scale", type=nonneg_float, default=1.0, help="tau: latent temperature"),
@@ -226,7 +293,8 @@ def _sample(args: argparse.Namespace) -> int:
     buf = io.BytesIO()
     np.save(buf, s.numpy())
     atomic_write_bytes(Path(args.out) / "samples.npy", buf.getvalue())
-    print(f"wrote {Path(args.out) / 'samples.npy'} ({args.n} x {s.shape[1]})")
+    _plot_samples(s, meta, Path(args.out) / "samples.png")
+    print(f"wrote {Path(args.out) / 'samples.npy'} ({args.n} x {s.shape[1]}) and samples.png")
     return 0
 
 
@@ -240,6 +308,7 @@ def _sample(args: argparse.Namespace) -> int:
         help="sine | s_curve | swiss_roll | mnist | PATH; files use the training scaling",
     ),
     arg("--n", type=positive_int, default=2000, help="number of points to evaluate"),
+    _NPZ_KEY,
     data=True,
 )
 def _nll(args: argparse.Namespace) -> int:
@@ -249,7 +318,7 @@ def _nll(args: argparse.Namespace) -> int:
     elif Path(args.data).is_dir():
         x, _ = load_image_folder(args.data, size=meta.get("image_size"), max_images=args.n)
     else:
-        x = load_array(args.data)[: args.n]
+        x = load_array(args.data, key=args.npz_key)[: args.n]
         if meta.get("mean") is not None:
             x = (x - torch.tensor(meta["mean"])) / torch.tensor(meta["std"])
     if x.shape[1] != model.data_dim:

@@ -2,8 +2,9 @@
 
 - ``toy_dataset("sine" | "s_curve" | "swiss_roll", n, seed)``: generated in-process (official ``fff/data/toy.py``
   for ``sine``: x1 ~ N(0, 1), x2 = sin(pi x1 / 2); sklearn's ``make_s_curve`` / ``make_swiss_roll``).
-- ``load_array(path)``: a float matrix from ``.npy`` / ``.npz`` (first array) / ``.csv`` (comma-separated numbers;
-  a non-numeric first line is a header). ``.pkl``/``.pickle`` files are refused (no unpickling of user files).
+- ``load_array(path, key=None)``: a float matrix from ``.npy`` / ``.npz`` (its only array, or the one named ``key``)
+  / ``.csv`` (comma-separated numbers; a non-numeric first line is a header). ``.pkl``/``.pickle`` files are refused
+  (no unpickling of user files).
 - ``load_tabular(name, root)``: POWER, GAS, HEPMASS, MINIBOONE, BSDS300 from the files of the MAF data archive
   (MAF preprocessing applied here), checked against the paper's data dimension D.
 - ``load_image_folder(path, size=None, grayscale=False)``: every image under a folder (recursively, PNG/JPEG/BMP/
@@ -118,14 +119,19 @@ def check_data(x: object, name: str = "data") -> torch.Tensor:
     return x
 
 
-def load_array(path: str | Path) -> torch.Tensor:
-    """A float32 matrix from ``.npy``, ``.npz`` (its first array) or ``.csv``; 3-D+ arrays are flattened per row."""
+def load_array(path: str | Path, key: str | None = None) -> torch.Tensor:
+    """A float32 matrix from ``.npy``, ``.npz`` or ``.csv``; 3-D+ arrays are flattened per row.
+
+    An ``.npz`` holding one array gives that array; one holding several needs ``key`` (the array's name; CLI
+    ``--npz-key``): it is refused rather than guessed."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"data file not found: {p} (expected a .npy, .npz or .csv file)")
     if p.is_dir():
         raise ValueError(f"expected a data file (.npy, .npz or .csv), got a directory: {p}")
     suffix = p.suffix.lower()
+    if key is not None and suffix != ".npz":
+        raise ValueError(f"{p}: an array name (key={key!r}, --npz-key) applies to .npz files only")
     try:
         if suffix == ".npy":
             arr = np.load(p, allow_pickle=False)
@@ -133,7 +139,14 @@ def load_array(path: str | Path) -> torch.Tensor:
             with np.load(p, allow_pickle=False) as z:
                 if not z.files:
                     raise ValueError(f"{p} holds no arrays")
-                arr = z[z.files[0]]
+                if key is None and len(z.files) > 1:
+                    raise ValueError(
+                        f"{p} holds {len(z.files)} arrays ({', '.join(z.files[:8])}); name the data matrix with "
+                        "key= (CLI: --npz-key NAME)"
+                    )
+                if key is not None and key not in z.files:
+                    raise ValueError(f"{p} has no array {key!r}; it holds {', '.join(z.files[:8])}")
+                arr = z[z.files[0] if key is None else key]
         elif suffix == ".csv":
             with p.open(newline="") as fh:
                 rows = [r for r in csv.reader(fh) if r]

@@ -10,6 +10,8 @@ Equations are labelled as in the paper's sections (the numbers below are this pa
     (E4) Hutchinson with orthogonal probes:     tr(A) = E_v[v^T A v],  v = sqrt(d) Q[:, k],  Q from qr(randn(d, K))
     (E5) surrogate, stable objective (Sec. 4.2, official ``fff/loss.py``):
              S(x) = 1/K sum_k (v_k^T J_f(x)) . SG(J_g(f(x)) v_k)          J_f evaluated at the data point x
+    (E5n) the naive variant the paper warns against (Sec. 4.2; not in the official code), for the ablation:
+             S(x) = 1/K sum_k (v_k^T J_f(x^)) . SG(J_g(f(x)) v_k),   x^ = SG(g(f(x)))   J_f at the reconstruction
     (E6) loss:  L(x) = beta ||x~ - g(f(x~))||^2 - log p_Z(f(x~)) - S(x~),   x~ = x + sigma eps  (SoftFlow noise)
 """
 
@@ -24,6 +26,7 @@ from torch.autograd.forward_ad import dual_level, make_dual, unpack_dual
 
 __all__ = [
     "GRADIENT_SIDES",
+    "JACOBIAN_POINTS",
     "JVP_MODES",
     "SurrogateOutput",
     "sample_v",
@@ -33,12 +36,14 @@ __all__ = [
     "encoder_jacobian",
     "log_det_gram",
     "exact_log_prob",
+    "decoder_geometry",
     "z_marginal_w1",
 ]
 
 Transform = Callable[[torch.Tensor], torch.Tensor]
 GRADIENT_SIDES = ("encoder", "decoder")
 JVP_MODES = ("double_vjp", "forward")
+JACOBIAN_POINTS = ("data", "reconstruction")
 
 
 @dataclass
@@ -87,6 +92,7 @@ def volume_change_surrogate(
     generator: torch.Generator | None = None,
     v: torch.Tensor | None = None,
     jvp: str = "double_vjp",
+    jacobian_at: str = "data",
 ) -> SurrogateOutput:
     """The volume-change surrogate whose *gradient* is that of the log-det term of ``log p(x)``.
 
@@ -100,7 +106,14 @@ def volume_change_surrogate(
     ``jvp``: how ``u = J_g v`` is computed. ``"forward"`` is the official dual-number pass through the decoder;
     ``"double_vjp"`` (default) takes the VJP of the VJP ``w -> J_g^T w`` (same value; forward-mode ``Linear`` runs
     through Python decompositions in torch 2.x, so this is about 30% cheaper per training step on CPU).
+
+    ``jacobian_at``: where ``J_f`` is evaluated. ``"data"`` (default): at the input ``x``, the paper's stable
+    objective and the official code. ``"reconstruction"``: at ``x^ = g(f(x))`` held fixed (stop-gradient), the naive
+    objective of the paper's ablation (Sec. 4.2), whose manifold curvature grows over training at small noise; the
+    two differ only in that evaluation point.
     """
+    if jacobian_at not in JACOBIAN_POINTS:
+        raise ValueError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
     if gradient_side not in GRADIENT_SIDES:
         raise ValueError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
     if jvp not in JVP_MODES:
@@ -123,6 +136,12 @@ def volume_change_surrogate(
         # w -> J_g^T w is linear in w; its VJP with v is J_g v (kept differentiable for the decoder side)
         w = torch.zeros_like(x1, requires_grad=True)
         (jt_w,) = torch.autograd.grad(x1, z, w, create_graph=True)
+    # the point where J_f is evaluated: x (stable) or the fixed reconstruction x^ = SG(g(f(x))) (naive)
+    x_at, z_at = x, z
+    if jacobian_at == "reconstruction":
+        x_hat = decode(z) if x1 is None else x1
+        x_at = x_hat.detach().requires_grad_(True)
+        z_at = encode(x_at)
     for k in range(k_total):
         vk = v[..., k]
         if jvp == "forward":
@@ -134,10 +153,10 @@ def volume_change_surrogate(
             (u,) = torch.autograd.grad(
                 jt_w, w, vk, create_graph=gradient_side == "decoder", retain_graph=True
             )
-        # s = v^T J_f(x) by backward-mode AD, kept differentiable
-        (s,) = torch.autograd.grad(z, x, vk, create_graph=gradient_side == "encoder", retain_graph=True)
+        # s = v^T J_f(x) (or v^T J_f(x^), the naive variant) by backward-mode AD, kept differentiable
+        (s,) = torch.autograd.grad(z_at, x_at, vk, create_graph=gradient_side == "encoder", retain_graph=True)
         if gradient_side == "encoder":
-            # Eq. (E5): S = 1/K sum_k (v_k^T J_f(x)) . SG(J_g(z) v_k)
+            # Eq. (E5): S = 1/K sum_k (v_k^T J_f(x)) . SG(J_g(z) v_k)   (Eq. (E5n): J_f at x^ instead of x)
             surrogate = surrogate + (s * u.detach()).flatten(1).sum(1) / k_total
         else:
             # Eq. (E3): grad 1/2 log det(J_g^T J_g) ~ tr(SG(J_f) dJ_g)  ->  S = -1/K sum_k SG(v_k^T J_f) . (J_g v_k)
@@ -202,6 +221,12 @@ def exact_log_prob(
     """
     if jacobian_target not in ("decoder", "encoder", "both"):
         raise ValueError(f"jacobian_target must be 'decoder', 'encoder' or 'both', got {jacobian_target!r}")
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and not torch.isfinite(x).all():
+        bad = torch.nonzero(~torch.isfinite(x.reshape(x.shape[0], -1)).all(1)).flatten().tolist()
+        raise ValueError(
+            f"x contains NaN or inf in {len(bad)} of {x.shape[0]} rows (first: {bad[:5]}); a likelihood of a "
+            "non-finite point is undefined: drop or impute those rows first"
+        )
     out: dict[str, torch.Tensor] = {}
     if jacobian_target in ("encoder", "both"):
         z, jf = encoder_jacobian(x, encode)
@@ -236,3 +261,44 @@ def z_marginal_w1(z: torch.Tensor) -> float:
     p = (torch.arange(n, dtype=torch.float64) + 0.5) / n
     q = math.sqrt(2.0) * torch.erfinv(2 * p - 1)
     return float((flat - q).abs().mean())
+
+
+def decoder_geometry(decode: Transform, z: torch.Tensor) -> dict[str, torch.Tensor]:
+    """How stretched and bent the learned manifold is at latent points ``z`` (B, d): ``jacobian_norm`` (B,), the
+    spectral norm ``||J_g(z)||_2``, and for ``d = 1`` ``curvature`` (B,), the curvature of the curve ``g`` at ``z``,
+    ``kappa = sqrt(|g'|^2 |g''|^2 - (g' . g'')^2) / |g'|^3`` (needs a twice-differentiable decoder, e.g. SiLU).
+    The naive objective's failure (paper Sec. 4.2) shows as these growing over training at small noise."""
+    if not isinstance(z, torch.Tensor) or z.ndim != 2 or z.shape[0] == 0:
+        raise ValueError(
+            f"z must be a non-empty (batch, latent_dim) tensor, got {getattr(z, 'shape', type(z))}"
+        )
+    if not torch.isfinite(z).all():
+        raise ValueError("z contains NaN or inf")
+    with torch.no_grad():
+        _, jg = decoder_jacobian(z.detach(), decode)
+    out = {"jacobian_norm": torch.linalg.matrix_norm(jg, ord=2)}
+    if z.shape[1] == 1:
+        with torch.enable_grad():
+            zz = z.detach().clone().requires_grad_(True)
+            x = decode(zz).flatten(1)
+            g1 = torch.stack(
+                [
+                    torch.autograd.grad(x[:, i].sum(), zz, create_graph=True)[0][:, 0]
+                    for i in range(x.shape[1])
+                ],
+                1,
+            )
+            g2 = torch.stack(
+                [
+                    torch.autograd.grad(g1[:, i].sum(), zz, retain_graph=True, allow_unused=True)[0]
+                    if g1[:, i].requires_grad
+                    else torch.zeros_like(zz)
+                    for i in range(x.shape[1])
+                ],
+                1,
+            )[..., 0]
+        g1, g2 = g1.detach(), g2.detach()
+        speed2 = (g1**2).sum(1)
+        cross2 = (speed2 * (g2**2).sum(1) - (g1 * g2).sum(1) ** 2).clamp_min(0)
+        out["curvature"] = cross2.sqrt() / speed2.clamp_min(1e-30) ** 1.5
+    return out

@@ -19,6 +19,7 @@ from torch import nn
 
 from .estimator import (
     GRADIENT_SIDES,
+    JACOBIAN_POINTS,
     encoder_jacobian,
     exact_log_prob,
     log_det_gram,
@@ -59,12 +60,14 @@ def fif_loss(
     gradient_side: str = "encoder",
     log_det: str = "surrogate",
     generator: torch.Generator | None = None,
+    jacobian_at: str = "data",
 ) -> dict[str, torch.Tensor]:
     """Per-sample FIF loss terms for a batch ``x`` (B, D); ``out["loss"].mean()`` is the batch loss.
 
     Returns ``loss``, ``nll`` (the surrogate NLL ``-log p_Z(z) - S``; its value is not a likelihood),
     ``noisy_reconstruction`` (against ``x~``, the trained term), ``reconstruction`` (against the clean ``x``),
-    ``z`` and ``x1``.
+    ``z`` and ``x1``. ``jacobian_at``: ``"data"`` (the stable objective, default) or ``"reconstruction"`` (the
+    naive objective of the paper's ablation; see :func:`~.estimator.volume_change_surrogate`).
     """
     beta = _check_nonneg("beta", beta)
     noise = _check_nonneg("noise", noise)
@@ -75,7 +78,9 @@ def fif_loss(
         x + noise * torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device) if noise > 0 else x
     )
     if log_det == "surrogate":
-        out = volume_change_surrogate(x_noisy, encode, decode, hutchinson_samples, gradient_side, generator)
+        out = volume_change_surrogate(
+            x_noisy, encode, decode, hutchinson_samples, gradient_side, generator, jacobian_at=jacobian_at
+        )
         z, x1, volume_change = out.z, out.x1, out.surrogate
     elif log_det == "exact":
         # exact-ML reference: 1/2 log det(J_f J_f^T) with a differentiable Jacobian (d backward passes)
@@ -116,6 +121,8 @@ class FreeFormInjectiveFlow(nn.Module):
         hutchinson_samples: K orthogonal probes (official 1).
         gradient_side: ``"encoder"`` (official code, default) or ``"decoder"`` (paper Sec. 4.1 derivation).
         log_det: ``"surrogate"`` (FIF), ``"exact"`` (exact-ML reference) or ``"none"`` (plain autoencoder).
+        jacobian_at: ``"data"`` (the stable objective: ``J_f`` at the noisy data point, official) or
+            ``"reconstruction"`` (the naive objective of the paper's ablation: ``J_f`` at ``g(f(x))``).
     """
 
     def __init__(
@@ -130,6 +137,7 @@ class FreeFormInjectiveFlow(nn.Module):
         hutchinson_samples: int = 1,
         gradient_side: str = "encoder",
         log_det: str = "surrogate",
+        jacobian_at: str = "data",
     ):
         super().__init__()
         for name, v in (("data_dim", data_dim), ("latent_dim", latent_dim)):
@@ -147,6 +155,8 @@ class FreeFormInjectiveFlow(nn.Module):
             raise ValueError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
         if log_det not in LOG_DET_MODES:
             raise ValueError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
+        if jacobian_at not in JACOBIAN_POINTS:
+            raise ValueError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
         if (
             isinstance(hutchinson_samples, bool)
             or not isinstance(hutchinson_samples, int)
@@ -166,6 +176,7 @@ class FreeFormInjectiveFlow(nn.Module):
         self.hutchinson_samples = hutchinson_samples
         self.gradient_side = gradient_side
         self.log_det = log_det
+        self.jacobian_at = jacobian_at
         self._check_shapes()
 
     def _check_shapes(self) -> None:
@@ -222,6 +233,7 @@ class FreeFormInjectiveFlow(nn.Module):
             gradient_side=self.gradient_side,
             log_det=self.log_det,
             generator=generator,
+            jacobian_at=self.jacobian_at,
         )
 
     def loss(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:

@@ -32,9 +32,18 @@ NAME = "fif"
 ARMS = ("FIF", "AE", "AE+Gauss", "exact")
 
 
+GATES = ("vs_ae", "vs_ae_gauss", "vs_exact", "latent_w1")
+
+
 @dataclass(frozen=True)
 class ReproConfig:
-    """Defaults: the official toy config (``configs/fif/toy.yaml``) except the network size, noise and steps."""
+    """Defaults: the official toy config (``configs/fif/toy.yaml``) except the network size, noise and steps.
+
+    ``gated``: the claims decided in this mode, fixed before any run (the others are measured and recorded with their
+    numbers, as not gated): ``vs_ae`` FIF vs the plain autoencoder sampled from N(0, I) (a sanity row),
+    ``vs_ae_gauss`` FIF vs an autoencoder with a Gaussian fitted to its latents (paired seeds), ``vs_exact`` FIF vs
+    exact maximum likelihood (paired seeds, margin ``exact_margin``), ``latent_w1`` FIF's latent codes vs N(0, 1).
+    ``ablation_steps > 0`` adds the paper's naive-vs-stable objective ablation (reported, not gated)."""
 
     datasets: tuple[str, ...] = ("sine", "s_curve")
     n_train: int = 20_000
@@ -49,15 +58,32 @@ class ReproConfig:
     seeds: int = 3
     n_eval: int = 2000  # samples / test points for MMD and sliced W1
     exact_seeds: int | None = None  # the exact-ML arm on the first N seeds only (None: all)
-    full_only_gates: bool = True  # gate latent W1 < 0.1 and FIF <= AE+Gauss (only reached with full training)
+    gated: tuple[str, ...] = GATES
+    # MMD^2 by which FIF may trail exact ML and still give "the same sample quality": about 7x the sampling sd of
+    # the estimator between two independent 2000-point draws of the same toy data (0.0014 sine, 0.0005 S-curve,
+    # measured on data seeds 200-207, never evaluated), and small beside the FIF-to-AE gaps (> 0.3)
+    exact_margin: float = 0.01
+    ablation_steps: int = 0  # 0: no naive-vs-stable ablation
+    ablation_noise: float = 0.01  # the paper's ablation is at small noise
+    ablation_dataset: str = "sine"
+    ablation_points: int = 500  # test points at which the decoder's geometry is tracked
     mnist: bool = False
     mnist_steps: int = 600
     mnist_latent: int = 16
 
+    def __post_init__(self) -> None:
+        bad = [g for g in self.gated if g not in GATES]
+        if bad:
+            raise ValueError(f"gated may name only {GATES}, got {bad}")
 
-SMOKE = ReproConfig(n_train=256, n_test=128, widths=(8,), n_blocks=1, steps=6, seeds=2, n_eval=100)
+
+SMOKE = ReproConfig(
+    n_train=256, n_test=128, widths=(8,), n_blocks=1, steps=6, seeds=2, n_eval=100, ablation_steps=4
+)
 # sized on calibration seeds 100-101 (disjoint from the evaluated seeds 0-1): 500 steps at a peak lr of 3e-3; the
-# exact-ML arm (the cost reference) on seed 0 only; latent W1 and FIF vs AE+Gauss need longer training: full only
+# exact-ML arm (the cost reference) on seed 0 only. Gated in quick: FIF vs the plain AE only. At 500 steps the
+# AE+Gauss, exact-ML and latent-W1 comparisons are not decided yet (two seeds, one exact seed): recorded, gated in
+# full (fixed before the runs)
 QUICK = ReproConfig(
     n_train=5_000,
     n_test=1_000,
@@ -67,11 +93,13 @@ QUICK = ReproConfig(
     seeds=2,
     n_eval=1000,
     exact_seeds=1,
-    full_only_gates=False,
+    gated=("vs_ae",),
 )
 # <= 10 min on an idle machine (one thread) with MNIST: the quick network and peak lr, 3x the steps (not the
 # 3000 steps of 2 x [128, 128] first planned: well over 30 min), 3 seeds for every arm, 4x the data; sized by
-# cost alone, no calibration run; its gates are the quick ones plus latent W1 and FIF vs AE+Gauss
+# cost alone, no calibration run; every gate. The ablation: the stable and the naive objective at noise 0.01 on
+# sine, the run's seed, 1000 steps (a 1500-step run on calibration seed 100 had both curves flat after step 600;
+# 1000 keeps --full near 10 idle minutes)
 FULL = ReproConfig(
     n_train=20_000,
     n_test=5_000,
@@ -80,6 +108,7 @@ FULL = ReproConfig(
     steps=1500,
     seeds=3,
     n_eval=2000,
+    ablation_steps=1000,
     mnist=True,
     mnist_steps=600,
 )
@@ -153,10 +182,6 @@ def _mean(xs: list[float]) -> float:
     return float(statistics.fmean(xs))
 
 
-def _sd(xs: list[float]) -> float:
-    return float(statistics.stdev(xs)) if len(xs) > 1 else 0.0
-
-
 def _plot_dataset(claims: ClaimSet, dataset: str, res: dict, n: int):
     from iclr24.paperkit.plots import pyplot
 
@@ -196,6 +221,40 @@ def _plot_dataset(claims: ClaimSet, dataset: str, res: dict, n: int):
     return samples_art, manifold_art
 
 
+def _decide(claims: ClaimSet, c: ReproConfig, mode: str, gate: str, paired: bool = False, **kw) -> None:
+    """Add a claim: decided when ``gate`` is in ``c.gated`` (fixed before the run), else recorded with its numbers
+    as not gated in this mode. ``paired``: decided over paired seeds (``claims.paired``), else by ``rule``."""
+    if gate in c.gated:
+        if paired:
+            claims.paired(**kw)
+        else:
+            claims.add(**kw)
+        return
+    ours, base = kw["ours"], kw["baseline"]
+    if paired:
+        ours, base = _mean(ours), _mean(base)
+        kw["details"] = {
+            **kw.get("details", {}),
+            "per_seed": {
+                "ours": list(kw["ours"]),
+                "baseline": list(kw["baseline"]),
+                "seeds": kw.get("seeds"),
+            },
+        }
+    claims.add(
+        claim=kw["claim"],
+        metric=kw["metric"],
+        ours=ours,
+        baseline_name=kw["baseline_name"],
+        baseline=base,
+        status="skipped",
+        message=f"not gated in --{mode} (fixed before the run): ours {ours:.4g}, baseline {base:.4g}; "
+        "the --full run decides it",
+        details=kw.get("details", {}),
+        artifacts=kw.get("artifacts", []),
+    )
+
+
 def _dataset_claims(
     claims: ClaimSet, c: ReproConfig, dataset: str, seeds: list[int], config: RunConfig
 ) -> None:
@@ -221,17 +280,21 @@ def _dataset_claims(
     D, d = (2, 1) if dataset == "sine" else (3, 2)
     details = {
         "per_seed": per,
-        "train_seconds_per_seed": seconds,
+        "timings": {"train_seconds_per_seed": seconds},
         "seeds": seeds,
         "exact_ml_seeds": seeds[:n_exact],
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(c).items()},
         "noisy_reconstruction_vs_sigma2_D_minus_d": [m("FIF", "noisy_reconstruction"), c.noise**2 * (D - d)],
-        # measured in every mode; gated as claims only in full (they need the longer training)
         "latent_w1": {a: per[a]["z_w1"] for a in ("FIF", "AE", "exact")},
-        "ae_gauss_mmd": per["AE+Gauss"]["mmd"],
     }
     n = len(seeds)
-    claims.add(
+    mode = config.mode
+    # a sanity row: an autoencoder sampled from N(0, I) has no reason to put its codes there
+    _decide(
+        claims,
+        c,
+        mode,
+        "vs_ae",
         claim=f"{dataset}: FIF's samples are closer to held-out data than a plain autoencoder's (MMD <= 0.5x)",
         metric=f"MMD^2 (RBF, 4 bandwidths) of {c.n_eval} samples to test data, mean of {n} seeds",
         ours=m("FIF"),
@@ -241,48 +304,145 @@ def _dataset_claims(
         details=details,
         artifacts=list(arts),
     )
-    if dataset == "s_curve" and c.full_only_gates:
-        claims.add(
-            claim="s_curve: FIF matches or beats an autoencoder with a fitted full-covariance Gaussian latent",
-            metric=f"MMD^2 to test data, mean of {n} seeds",
-            ours=m("FIF"),
-            baseline_name="AE+Gauss",
-            baseline=m("AE+Gauss"),
-            rule="ours <= baseline",
-            details={"sliced_w1": {a: per[a]["sliced_w1"] for a in ARMS}},
-            artifacts=list(arts),
-        )
-    # the seed SD of the MMD: of FIF's seeds, and of the exact arm's where it ran on more than one seed
-    sd = max(_sd(per["FIF"]["mmd"]), _sd(per["exact"]["mmd"]))
-    claims.add(
-        claim=f"{dataset}: the surrogate gives the same sample quality as exact maximum likelihood",
-        metric=(
-            f"MMD^2 to test data, FIF mean of {n} seeds vs exact-ML mean of {n_exact} "
-            "(rule: within 2 seed SDs)"
-        ),
-        ours=m("FIF"),
-        baseline_name="exact-ML FIF (exact 1/2 log det J_f J_f^T)",
-        baseline=m("exact"),
-        rule="abs(ours - baseline) <= 2 * sd",
-        variables={"sd": sd},
+    # the baseline a reader would pick: the same AE sampled from a Gaussian fitted to its own training latents
+    _decide(
+        claims,
+        c,
+        mode,
+        "vs_ae_gauss",
+        paired=True,
+        claim=f"{dataset}: FIF's samples are at least as close to held-out data as an autoencoder's with a "
+        "full-covariance Gaussian fitted to its latent codes",
+        metric=f"MMD^2 to test data per seed ({n} seeds), paired",
+        ours=per["FIF"]["mmd"],
+        baseline=per["AE+Gauss"]["mmd"],
+        seeds=seeds,
+        better="lower",
+        margin=0.0,
+        baseline_name="AE+Gauss (the same AE, z ~ N(mean, cov) of its training codes)",
+        details={"sliced_w1": {a: per[a]["sliced_w1"] for a in ARMS}},
+        artifacts=list(arts),
+    )
+    ex = seeds[:n_exact]
+    _decide(
+        claims,
+        c,
+        mode,
+        "vs_exact",
+        paired=True,
+        claim=f"{dataset}: the surrogate gives the same sample quality as exact maximum likelihood "
+        f"(no worse by more than {c.exact_margin:g} MMD^2)",
+        metric=f"MMD^2 to test data per seed, FIF vs exact-ML FIF on the same seeds ({n_exact}), paired",
+        ours=per["FIF"]["mmd"][:n_exact],
+        baseline=per["exact"]["mmd"],
+        seeds=ex,
+        better="lower",
+        margin=c.exact_margin,
+        baseline_name="exact-ML FIF (exact 1/2 log det J_f J_f^T; no official counterpart)",
         details={
-            "seed_sd": sd,
             "exact_nll": {a: per[a]["exact_nll"] for a in ("FIF", "exact")},
             "sliced_w1": {a: per[a]["sliced_w1"] for a in ("FIF", "exact")},
-            "train_time_ratio_exact_over_surrogate": _mean(seconds["exact"])
-            / _mean(seconds["FIF"][:n_exact]),
+            "timings": {
+                "train_time_ratio_exact_over_surrogate": _mean(seconds["exact"])
+                / _mean(seconds["FIF"][:n_exact])
+            },
             "note": "at d <= 2 the exact Jacobian costs about as much as the surrogate; see `fif bench`",
         },
     )
-    if c.full_only_gates:
-        claims.add(
-            claim=f"{dataset}: FIF's latent codes of test data are close to N(0, 1) marginally (W1 < 0.1)",
-            metric=f"1-D W1 of the pooled z marginal to N(0,1), mean of {n} seeds",
-            ours=m("FIF", "z_w1"),
-            baseline_name="AE (no likelihood term)",
-            baseline=m("AE", "z_w1"),
-            rule="ours < 0.1",
-            details={"per_seed": per["FIF"]["z_w1"], "exact_ml": per["exact"]["z_w1"]},
+    _decide(
+        claims,
+        c,
+        mode,
+        "latent_w1",
+        claim=f"{dataset}: FIF's latent codes of test data are close to N(0, 1) marginally (W1 < 0.1)",
+        metric=f"1-D W1 of the pooled z marginal to N(0,1), mean of {n} seeds",
+        ours=m("FIF", "z_w1"),
+        baseline_name="AE (no likelihood term)",
+        baseline=m("AE", "z_w1"),
+        rule="ours < 0.1",
+        details={"per_seed": per["FIF"]["z_w1"], "exact_ml": per["exact"]["z_w1"]},
+    )
+
+
+def _ablation(claims: ClaimSet, c: ReproConfig, seed: int, config: RunConfig) -> None:
+    """The paper's objective ablation (Sec. 4.2): the stable objective (J_f at the noisy data point) and the naive one
+    (J_f at the reconstruction) at small noise, the same seed, data and steps; the decoder's largest Jacobian norm
+    and curvature at the test points' codes are tracked over training. Reported, not gated."""
+    from iclr24.paperkit.plots import pyplot
+
+    from .estimator import decoder_geometry
+
+    train, test, d = toy_splits(c.ablation_dataset, c.n_train, c.n_test, seed=seed)
+    pts = test[: c.ablation_points]
+    tcfg = TrainConfig(steps=c.ablation_steps, batch_size=c.batch_size, lr=c.lr, seed=seed)
+
+    def monitor(model: FreeFormInjectiveFlow) -> dict[str, float]:
+        with torch.no_grad():
+            z = model.encoder(pts)
+        g = decoder_geometry(model.decoder, z)
+        out = {"max_jacobian_norm": float(g["jacobian_norm"].max())}
+        if "curvature" in g:
+            out["max_curvature"] = float(g["curvature"].max())
+            out["median_curvature"] = float(g["curvature"].median())
+        return out
+
+    runs: dict[str, dict] = {}
+    for name, at in (("stable", "data"), ("naive", "reconstruction")):
+        torch.manual_seed(seed)
+        enc, dec = resnet_pair(train.shape[1], d, c.n_blocks, c.widths)
+        model = FreeFormInjectiveFlow(
+            enc,
+            dec,
+            data_dim=train.shape[1],
+            latent_dim=d,
+            beta=c.beta,
+            noise=c.ablation_noise,
+            jacobian_at=at,
+        )
+        t0 = time.perf_counter()
+        hist = fit(
+            model,
+            train,
+            tcfg,
+            device=config.device,
+            show_progress=False,
+            log_every=max(1, c.ablation_steps // 20),
+            monitor=monitor,
+        )
+        model.to("cpu").eval()
+        with torch.no_grad():
+            rec = float(((model.reconstruct(test) - test) ** 2).sum(1).mean())
+        gen = torch.Generator().manual_seed(10_000 + seed)
+        runs[name] = {
+            "trajectory": hist["monitor"],
+            "test_reconstruction": rec,
+            "mmd": mmd_rbf(model.sample(c.n_eval, generator=gen), test[: c.n_eval]),
+            "seconds": time.perf_counter() - t0,
+        }
+    plt = pyplot()
+    keys = [k for k in runs["stable"]["trajectory"][0] if k != "step" and k != "median_curvature"]
+    fig, axes = plt.subplots(1, len(keys), figsize=(5 * len(keys), 3.6), squeeze=False)
+    for ax, key in zip(axes[0], keys, strict=True):
+        for name, r in runs.items():
+            ax.plot([t["step"] for t in r["trajectory"]], [t[key] for t in r["trajectory"]], label=name)
+        ax.set(xlabel="training step", ylabel=key.replace("_", " "), yscale="log")
+        ax.set_title(f"{c.ablation_dataset}, noise {c.ablation_noise:g}: {key.replace('_', ' ')}")
+        ax.legend()
+    art = claims.figure(fig, "ablation_naive_vs_stable.png")
+    key = "max_curvature" if "max_curvature" in keys else "max_jacobian_norm"
+    for name in ("stable", "naive"):
+        r = runs[name]
+        claims.fact(
+            f"ablation ({c.ablation_dataset}, noise {c.ablation_noise:g}, seed {seed}): {name} objective, "
+            f"{key.replace('_', ' ')} of g at the test codes after {c.ablation_steps} steps (reported, not gated)",
+            value=r["trajectory"][-1][key],
+            description=f"J_f at the {'data point' if name == 'stable' else 'reconstruction'}; the trajectory over "
+            f"training is in details and {art}",
+            details={
+                **{k: v for k, v in r.items() if k != "seconds"},
+                "timings": {"seconds": r["seconds"]},
+                "artifact": art,
+            },
         )
 
 
@@ -299,6 +459,8 @@ def run(config: RunConfig) -> ClaimSet:
             value=True,
             description="sum_k v_k^T A v_k / K = tr(A) for v = sqrt(d) Q[:, k], Q orthogonal (tested)",
         )
+        if c.ablation_steps:
+            _ablation(claims, c, config.seed, config)
         if c.mnist:
             _mnist_claim(claims, c, config)
     return claims

@@ -8,6 +8,7 @@ checkpoint, so ``fit(steps=N)`` equals ``fit(steps=k)`` + resume to ``N`` bit fo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -115,17 +116,21 @@ def save_checkpoint(path: str | Path, model: FreeFormInjectiveFlow, **state) -> 
 def load_checkpoint(path: str | Path, model: FreeFormInjectiveFlow) -> dict:
     """Load a checkpoint into ``model`` (``weights_only=True``); a checkpoint of another architecture is refused
     with the first mismatching parameter named. Returns the whole checkpoint dict."""
+    from iclr24.paperkit.checkpoint import load_checkpoint as _load_safely
+
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(
             f"checkpoint not found: {p} (written by `fif train --out DIR` as DIR/model.pt)"
         )
-    try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - truncated / foreign files
-        raise ValueError(f"{p} is not a readable torch checkpoint ({type(e).__name__}: {e})") from e
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{p} is not an iclr24-fif checkpoint (expected format {CHECKPOINT_FORMAT!r})")
+    # weights_only=True, the format tag and the keys checked; a foreign or crafted file is one line that says it
+    # is not a fif checkpoint (never torch's advice to load it unsafely)
+    ckpt = _load_safely(
+        p,
+        format=CHECKPOINT_FORMAT,
+        required={"architecture": dict, "architecture.params": dict, "model": dict},
+        what="fif checkpoint",
+    )
     want, got = model.architecture(), ckpt["architecture"]
     if want != got:
         for key in ("encoder", "decoder", "data_dim", "latent_dim"):
@@ -156,6 +161,8 @@ def fit(
     show_progress: bool = True,
     log_every: int = 0,
     until: int | None = None,
+    monitor: Callable[[FreeFormInjectiveFlow], Mapping[str, float]] | None = None,
+    checkpoint_extra: Mapping | None = None,
 ) -> dict:
     """Train ``model`` on ``data`` (n, D) for ``cfg.steps`` steps; returns a history dict.
 
@@ -163,6 +170,10 @@ def fit(
     an existing file, training continues from it exactly. Under ``torchrun`` every rank draws its own batches
     (seed + rank) and gradients are averaged over ranks; rank 0 writes the checkpoint. ``until``: stop (and
     checkpoint) after that many of the ``cfg.steps`` steps; a later ``resume=True`` call finishes the schedule.
+    ``monitor(model) -> {name: float}``: called at every logged step (``log_every``) after the update; its values
+    go to ``history["monitor"]`` (it must not draw from the training generator; the ablation tracks the decoder's
+    geometry with it). ``checkpoint_extra``: more entries stored in every checkpoint (the CLI stores its meta there,
+    so a checkpoint always carries what rebuilds its model).
     """
     import torch.distributed as dist
 
@@ -177,6 +188,10 @@ def fit(
         raise ValueError(
             f"training data has D={data.shape[1]} columns, the model expects data_dim={model.data_dim}"
         )
+    reserved = {"format", "architecture", "model", "optimizer", "scheduler", "generator", "step", "history"}
+    clash = sorted(set(checkpoint_extra or {}) & (reserved | {"config", "hparams"}))
+    if clash:
+        raise ValueError(f"checkpoint_extra may not override the checkpoint's own entries {clash}")
     rank = dist.get_rank() if is_distributed() else 0
     world = dist.get_world_size() if is_distributed() else 1
     device = torch.device(device)
@@ -220,12 +235,14 @@ def fit(
             history=history,
             config={f.name: getattr(cfg, f.name) for f in fields(cfg)}
             | {"warm_up_steps": list(cfg.warm_up_steps)},
+            **dict(checkpoint_extra or {}),
             hparams={
                 "beta": model.beta,
                 "noise": model.noise,
                 "hutchinson_samples": model.hutchinson_samples,
                 "gradient_side": model.gradient_side,
                 "log_det": model.log_det,
+                "jacobian_at": model.jacobian_at,
             },
         )
         last_good = str(ckpt_path)
@@ -275,6 +292,10 @@ def fit(
             history["loss"].append(float(loss.detach()))
             history["nll"].append(float(terms["nll"].detach().mean()))
             history["noisy_reconstruction"].append(float(terms["noisy_reconstruction"].detach().mean()))
+            if monitor is not None:
+                history.setdefault("monitor", []).append(
+                    {"step": step + 1, **{k: float(v) for k, v in dict(monitor(model)).items()}}
+                )
         if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < stop:
             _save(step + 1)
     _save(max(stop, step))
