@@ -167,7 +167,7 @@ def test_checkpoint_round_trip(tmp_path):
     torch.manual_seed(0)
     assert m2.loss(xs).item() == a.item()
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="not a cmvae checkpoint"):
+    with pytest.raises(ValueError, match="not a file this package wrote"):
         load_checkpoint(tmp_path / "bad.pt")
     with pytest.raises(FileNotFoundError, match="checkpoint not found"):
         load_checkpoint(tmp_path / "missing.pt")

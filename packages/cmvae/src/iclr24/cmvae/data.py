@@ -241,7 +241,8 @@ def load_polymnist(root: str | os.PathLike, max_per_split: int | None = None) ->
 
 def load_multimodal_npz(path: str | os.PathLike, test_fraction: float = 0.2, seed: int = 0) -> MultimodalData:
     """Your own aligned modalities: an ``.npz`` with ``x0``, ``x1``, ... (each [N, ...], values in [0, 1]) and
-    optionally ``labels`` [N]; split at random into train/test by ``test_fraction``."""
+    optionally ``labels`` [N] (class indices >= 0; -1 marks an unlabelled tuple); split at random into train/test
+    by ``test_fraction``. Values outside [0, 1] (e.g. 8-bit pixels 0-255) and labels below -1 are refused."""
     from iclr24.paperkit.io import load_npz
 
     d = load_npz(path)
@@ -256,9 +257,27 @@ def load_multimodal_npz(path: str | os.PathLike, test_fraction: float = 0.2, see
         raise ValueError(f"{path}: need at least 2 tuples, got {n}")
     if any(not np.isfinite(x).all() for x in xs):
         raise ValueError(f"{path}: non-finite values (NaN or inf) in the modalities")
-    labels = np.asarray(d["labels"]).astype(np.int64) if "labels" in d else np.full(n, -1, np.int64)
-    if labels.shape != (n,):
-        raise ValueError(f"{path}: labels must have shape ({n},), got {labels.shape}")
+    for k, x in zip(keys, xs):
+        lo, hi = float(x.min()), float(x.max())
+        if lo < 0.0 or hi > 1.0:
+            hint = "; 8-bit pixels: divide by 255" if hi > 1.0 and hi <= 255.0 and lo >= 0.0 else ""
+            raise ValueError(f"{path}: {k} must hold values in [0, 1], got the range [{lo:g}, {hi:g}]{hint}")
+    if "labels" in d:
+        raw = np.asarray(d["labels"])
+        if raw.shape != (n,):
+            raise ValueError(f"{path}: labels must have shape ({n},), got {raw.shape}")
+        if not (
+            np.issubdtype(raw.dtype, np.integer) or (raw.dtype.kind == "f" and np.all(raw == np.round(raw)))
+        ):
+            raise ValueError(f"{path}: labels must be integer class indices, got dtype {raw.dtype}")
+        labels = raw.astype(np.int64)
+        if len(labels) and labels.min() < -1:
+            raise ValueError(
+                f"{path}: labels must be class indices >= 0, or -1 for an unlabelled tuple; got values down to "
+                f"{int(labels.min())}"
+            )
+    else:
+        labels = np.full(n, -1, np.int64)
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     perm = np.random.default_rng(seed).permutation(n)

@@ -285,6 +285,11 @@ class CMVAE(nn.Module):
                 raise ValueError(f"modality {m} has {x.shape[0]} rows, but an earlier modality has {B}")
             if not torch.isfinite(x).all():
                 raise ValueError(f"modality {m} has non-finite values (NaN or inf)")
+            if self.likelihood == "bernoulli" and x.numel() and (x.min() < 0 or x.max() > 1):
+                raise ValueError(
+                    f"modality {m}: a Bernoulli likelihood needs values in [0, 1] (probabilities or binary "
+                    f"pixels), got the range [{float(x.min()):g}, {float(x.max()):g}]"
+                )
         if B == 0:
             raise ValueError("the batch is empty (0 rows)")
         avail = torch.tensor([x is not None for x in xs], device=present[0].device)
@@ -649,6 +654,10 @@ def build_mlp_model(
     dims = [int(d) for d in input_dims]
     if not dims or any(d < 1 for d in dims):
         raise ValueError(f"input_dims must be positive sizes, one per modality, got {list(input_dims)!r}")
+    for name, v in (("latent_dim", latent_dim), ("modality_latent_dim", modality_latent_dim),
+                    ("n_clusters_max", n_clusters_max), *(("hidden width", h) for h in hidden)):  # fmt: skip
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
     encs = [MLPEncoder(d, latent_dim, modality_latent_dim, hidden) for d in dims]
     decs = [MLPDecoder(latent_dim + modality_latent_dim, d, hidden) for d in dims]
     common = dict(latent_dim=latent_dim, modality_latent_dim=modality_latent_dim, **kwargs)
@@ -671,24 +680,52 @@ def save_checkpoint(model: CMVAE, path: str | os.PathLike) -> Path:
         raise ValueError(
             "save_checkpoint needs a model made by build_mlp_model; for your own modules save model.state_dict()"
         )
-    return atomic_torch_save({"spec": json.dumps(model.spec), "state": model.state_dict()}, path)
+    return atomic_torch_save(
+        {"format": CHECKPOINT_FORMAT, "spec": json.dumps(model.spec), "state": model.state_dict()}, path
+    )
+
+
+CHECKPOINT_FORMAT = "iclr24.cmvae/1"
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> CMVAE:
-    """Rebuild a model saved by :func:`save_checkpoint` (``torch.load(weights_only=True)``: no pickle)."""
+    """Rebuild a model saved by :func:`save_checkpoint` (paperkit's ``load_checkpoint``: ``weights_only=True``,
+    format tag and keys checked; an untagged file of an earlier version is accepted when it has them), on
+    ``map_location``. A damaged build spec or weights that do not fit it are one ``ValueError`` naming the file."""
+    from iclr24.paperkit import load_checkpoint as load_checked
+
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
             f"checkpoint not found: {p} (write one with `cmvae train` or save_checkpoint)"
         )
+    obj = load_checked(
+        p,
+        format=CHECKPOINT_FORMAT,
+        required={"spec": str, "state": dict},
+        what="cmvae checkpoint",
+        legacy=True,
+    )
     try:
-        obj = torch.load(p, map_location=map_location, weights_only=True)
         spec = json.loads(obj["spec"])
-        state = obj["state"]
-    except Exception as e:  # truncated file, foreign format
-        raise ValueError(f"{p}: not a cmvae checkpoint ({type(e).__name__}: {e})") from None
+    except ValueError:
+        raise ValueError(f"{p}: damaged cmvae checkpoint: its build spec is not valid JSON") from None
+    if not isinstance(spec, dict) or not isinstance(spec.get("input_dims"), list):
+        raise ValueError(f"{p}: damaged cmvae checkpoint: its build spec has no input_dims list")
     spec = dict(spec)
     dims = spec.pop("input_dims")
-    model = build_mlp_model(dims, **spec)
-    model.load_state_dict(state)
-    return model
+    try:
+        model = build_mlp_model(dims, **spec)
+    except (TypeError, ValueError, RuntimeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(
+            f"{p}: damaged cmvae checkpoint: its build spec cannot be built ({first[:200]})"
+        ) from None
+    try:
+        model.load_state_dict(obj["state"])
+    except (RuntimeError, TypeError, AttributeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(
+            f"{p}: damaged cmvae checkpoint: its weights do not fit the model its spec builds ({first[:200]})"
+        ) from None
+    return model.to(map_location) if str(map_location) != "cpu" else model
