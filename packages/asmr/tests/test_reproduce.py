@@ -1,42 +1,103 @@
+import json
 import math
 from dataclasses import replace
 
 import pytest
 
-from iclr24.asmr.reproduce import FULL, PAPER, equal_time_steps, lr_sweep
+from iclr24.asmr import reproduce
+from iclr24.asmr.reproduce import (
+    CALIBRATED_SECONDS_PER_STEP,
+    FULL,
+    PAPER,
+    QUICK,
+    SMOKE,
+    calibrate,
+    equal_time_steps,
+    lr_sweep,
+)
+from iclr24.paperkit.report import comparable
 from iclr24.paperkit.testing import check_paper_smoke
 
 TINY = replace(FULL, size=16, bases=((2, 2, 2, 2),) * 2, hidden=8, siren_hidden=8)
 
 
-def test_smoke_claims_run_end_to_end(tmp_path):
+def _no_measured_budgets(*_a, **_k):
+    raise AssertionError("the claims' step counts must come from the config, not from a measurement")
+
+
+@pytest.mark.slow  # two smoke runs
+def test_smoke_claims_run_end_to_end_on_the_configured_steps(tmp_path, monkeypatch):
+    # no step count may be measured during a run: the tools that would do it raise
+    monkeypatch.setattr(reproduce, "equal_time_steps", _no_measured_budgets)
+    monkeypatch.setattr(reproduce, "_step_seconds", _no_measured_budgets)
+    monkeypatch.setattr(reproduce, "calibrate", _no_measured_budgets)
     cs = check_paper_smoke(PAPER, tmp_path)
     assert len(cs) == 5 and all(c.paper == "asmr" for c in cs)
     assert all(c.verdict == "smoke" for c in cs)
     for f in ("reconstructions.png", "psnr_curves.png", "depth_table.md"):
         assert (tmp_path / f).is_file()
     matched, same, render, rgb, mega = cs
-    # equal CPU time: the dearer SIREN 4xh gets fewer steps than ASMR, the budget is the measured one
     nets = same.details["networks"]
-    budget = nets["ASMR"]["steps"] * nets["ASMR"]["cpu_s_per_step"]
-    for v in nets.values():  # every network gets the CPU time of ASMR's steps, to within half a step
-        assert v["steps"] == 1 or abs(v["steps"] * v["cpu_s_per_step"] - budget) <= v["cpu_s_per_step"] / 2
-    assert matched.baseline_name.endswith("at lr 0.003")  # the swept lr, fixed in the config
-    # the render claim gates a ratio measured with one pinned thread and process CPU time
-    assert render.rule == "ours >= 5" and render.details["threads"] == 1
-    assert render.details["clock"] == "process CPU time"
-    assert render.ours == pytest.approx(render.details["siren_ms"] / render.details["asmr_ms"])
+    assert [v["steps"] for v in nets.values()] == [SMOKE.steps, SMOKE.matched_steps, SMOKE.siren_steps]
+    assert list(rgb.details["steps"].values()) == [SMOKE.rgb_steps, SMOKE.rgb_siren_steps]
+    assert list(mega.details["steps"].values()) == [SMOKE.megapixel_steps, SMOKE.megapixel_siren_steps]
+    assert [r["steps"] for r in same.details["per_seed"]["ASMR"]] == [SMOKE.steps]  # what fit() ran
+    assert matched.baseline_name.startswith("SIREN 4x6 (MAC-matched) at lr 0.003")  # the swept lr, fixed
+    assert not any(c.timing for c in (matched, same, rgb, mega))
+    # the render claim: paired over interleaved rounds, ratio form (ASMR <= SIREN / 5), a timing claim
+    assert render.timing and render.paired["form"] == "log_ratio" and render.paired["factor"] == 0.2
+    assert render.paired["better"] == "lower" and render.paired["seeds"] == list(range(SMOKE.render_rounds))
+    assert render.details["threads"] == 1 and render.details["clock"] == "process CPU time"
+    sp = [b / o for o, b in zip(render.paired["ours"], render.paired["baseline"])]
+    assert render.details["speedup_per_round"] == pytest.approx(sp)
     assert set(rgb.details["per_image"]) == {"astronaut"} and "retina" in mega.details["image"]
     # the MAC counts are tabulated from the architecture: facts, not claims
     assert not any("fewer MAC" in c.claim or "MAC/px" in c.claim for c in cs)
-    assert len(cs.facts) == 4 and all(f.paper == "asmr" for f in cs.facts)
-    reduction, rgb_macs, depth, pluto = cs.facts
+    assert len(cs.facts) == 5 and all(f.paper == "asmr" for f in cs.facts)
+    budget, reduction, rgb_macs, depth, pluto = cs.facts
+    # each run reports the CPU-time ratios of its fits: a timing fact, one ratio per baseline and image
+    assert budget.timing and not any(f.timing for f in cs.facts[1:])
+    assert set(budget.details["ratios"]) == {"cameraman", "astronaut", "retina"}
+    assert set(budget.details["ratios"]["cameraman"]) == set(nets) - {"ASMR"}
+    assert all(v > 0 for r in budget.details["ratios"].values() for v in r.values())
     assert abs(reduction.value - 609 / 109.5) < 1e-9  # SIREN 4x16 vs ASMR in the smoke config
     d = reduction.details
     assert d["hook_plus_modulation_adds"] == d["asmr_macs"]  # forward hooks + modulation adds = closed form
     assert 3 * depth.value <= depth.details["mlp_growth"]  # flat in depth (the former claim's rule)
     assert pluto.value >= pluto.paper_value == 500.0  # the abstract's "up to 500x"
     assert rgb_macs.value > 1
+
+    # a second run (nothing patched) gives the same numbers for every non-timing claim and fact
+    monkeypatch.undo()
+    first = comparable(json.loads(json.dumps(cs.to_dict())))
+    again = tmp_path / "again"
+    again.mkdir()
+    second = comparable(json.loads(json.dumps(check_paper_smoke(PAPER, again).to_dict())))
+    assert second == first
+    assert "cpu_s_per_step" not in json.dumps(first) and "speedup_per_round" not in json.dumps(first)
+
+
+@pytest.mark.parametrize("cfg", [QUICK, FULL], ids=["quick", "full"])
+def test_configured_steps_are_the_recorded_calibration(cfg):
+    """The configs' step counts are equal_time_steps() of the per-step CPU times written down in the module (the
+    calibration run of calibrate()), for each kind of image: one measurement, fixed, for every machine."""
+    for kind, asmr_steps in (("grey", cfg.steps), ("rgb", cfg.rgb_steps), ("megapixel", cfg.megapixel_steps)):
+        _, _, _, steps = reproduce._makers(cfg, kind)
+        want = equal_time_steps(asmr_steps, CALIBRATED_SECONDS_PER_STEP[kind], "ASMR")
+        assert steps == want, kind
+    assert cfg.siren_steps < cfg.steps < cfg.matched_steps  # SIREN 4x128's step is dearer, 4x23's cheaper
+
+
+def test_calibrate_measures_every_network_of_every_kind():
+    out = calibrate(SMOKE, repeats=1)
+    assert set(out) == {"grey", "rgb", "megapixel"}
+    for r in out.values():
+        assert set(r["seconds_per_step"]) == set(r["steps"]) == set(r["config_steps"])
+        assert r["steps"] == equal_time_steps(r["config_steps"]["ASMR"], r["seconds_per_step"], "ASMR")
+    with pytest.raises(ValueError, match="unknown kinds"):
+        calibrate(SMOKE, kinds=("video",))
+    with pytest.raises(ValueError, match="repeats"):
+        calibrate(SMOKE, repeats=0)
 
 
 def test_equal_time_steps():

@@ -55,3 +55,21 @@ def test_fit_rejects_bad_signals():
         fit(m, np.zeros((8, 8)), 0)
     with pytest.raises(ValueError, match="value_range"):
         fit(m, np.zeros((8, 8)), 1, value_range=(1.0, 0.0))
+
+
+def test_fit_refuses_a_signal_outside_value_range_before_training():
+    """A 0-300 image with the default value_range (0, 1) used to train and report PSNR -44.9 dB without a word."""
+    img = camera_image(8)
+    torch.manual_seed(0)
+    m = ASMR(2, 1, (8, 8), [[2, 2, 2]] * 2, hidden=4)
+    before = [p.detach().clone() for p in m.parameters()]
+    with pytest.raises(ValueError, match=r"outside value_range \(0, 1\).*rescale"):
+        fit(m, img * 300, 5)
+    assert all(torch.equal(a, b) for a, b in zip(before, m.parameters()))  # refused before any step
+    low = img.copy()
+    low[0, 0] = -0.5
+    with pytest.raises(ValueError, match=r"span \[-0.5, "):
+        fit(m, low, 5)
+    r = fit(m, img * 300, 2, value_range=(0.0, 300.0))  # the range given: PSNR is on its scale
+    assert math.isfinite(r.psnr) and r.cpu_seconds >= 0
+    fit(m, np.clip(img + 1e-8, 0, 1 + 1e-8), 1)  # float noise at the edge is not refused

@@ -93,7 +93,8 @@ def signal_tensor(signal: torch.Tensor | np.ndarray, data_shape: Sequence[int], 
 @dataclass
 class FitResult:
     """What :func:`fit` returns. ``psnr``/``ssim`` are of the final model's prediction clipped to
-    ``value_range``; ``best_psnr`` is the best full-batch training PSNR seen (the official report)."""
+    ``value_range``; ``best_psnr`` is the best full-batch training PSNR seen (the official report). ``seconds``
+    is the wall time of the training loop, ``cpu_seconds`` its process CPU time (all threads)."""
 
     psnr: float
     ssim: float | None
@@ -102,6 +103,7 @@ class FitResult:
     steps: int
     seconds: float
     seconds_per_step: float
+    cpu_seconds: float
     losses: list[float] = field(default_factory=list)
     prediction: torch.Tensor | None = field(default=None, repr=False)
 
@@ -114,6 +116,7 @@ class FitResult:
             "steps": self.steps,
             "seconds": self.seconds,
             "seconds_per_step": self.seconds_per_step,
+            "cpu_seconds": self.cpu_seconds,
         }
 
 
@@ -139,6 +142,8 @@ def fit(
         batch_size: ``None`` = full batch (ASMR through its shared render); else points sampled uniformly per
             step and evaluated with the per-coordinate forward.
         value_range: the signal's range; predictions are clipped to it for PSNR/SSIM, ``data_range = hi - lo``.
+            A signal with values outside it is refused (PSNR against a clipped prediction would be meaningless):
+            rescale the signal or pass its range.
         seed: seeds the batch sampler (the model's init is the caller's).
         log_every: record the loss every this many steps.
     """
@@ -159,6 +164,13 @@ def fit(
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     target = signal_tensor(signal, model.data_shape, model.dim_out).to(device=device, dtype=dtype)
+    s_lo, s_hi = float(target.min()), float(target.max())
+    tol = 1e-6 * (hi - lo)
+    if s_lo < lo - tol or s_hi > hi + tol:
+        raise ValueError(
+            f"signal values span [{s_lo:.4g}, {s_hi:.4g}], outside value_range ({lo:g}, {hi:g}); rescale the "
+            f"signal into ({lo:g}, {hi:g}) (images: [0, 1]) or pass value_range=(lo, hi) covering it"
+        )
     coords = grid_coords(model.data_shape, device=device) if batch_size is not None else None
     gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -166,7 +178,7 @@ def fit(
     losses: list[float] = []
     best = -math.inf
     model.train()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for step in progress(range(steps), desc="fit", disable=not show_progress):
         if batch_size is None or batch_size >= n_points:
             pred, y = model.render(), target
@@ -185,7 +197,7 @@ def fit(
             best = max(best, 10 * math.log10((hi - lo) ** 2 / max(lv, 1e-30)))
         if step % log_every == 0 or step == steps - 1:
             losses.append(lv)
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     model.eval()
     with torch.no_grad():
         pred = model.render(chunk_size=1 << 20).clamp(lo, hi)
@@ -204,6 +216,7 @@ def fit(
         steps=steps,
         seconds=seconds,
         seconds_per_step=seconds / steps,
+        cpu_seconds=cpu_seconds,
         losses=losses,
         prediction=p_img,
     )
