@@ -62,6 +62,41 @@ def test_baseline_has_no_constraint_term(setup):
     assert parts["constraint"] == 0.0
 
 
+class ZeroEps(torch.nn.Module):
+    """A denoiser predicting eps_hat = 0 that records its inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.zeros(()))
+        self.seen = []
+
+    def forward(self, x, t):
+        self.seen.append((x.detach().clone(), t.clone()))
+        return torch.zeros_like(x) * self.w
+
+
+def test_reconstruction_loss_is_the_official_unclamped_term_by_default():
+    # official train.py line 165: mse(x0[bbox], x0_hat[bbox]) with x0_hat = (x_t - sqrt(1 - ab) eps_hat) / sqrt(ab),
+    # not clamped; re-computed here from the inputs the network saw (eps_hat = 0, so x0_hat = x_t / sqrt(ab))
+    tok = encode_layout(*synthetic_aligned_layouts(8, seed=1), 4, 12)
+    ab = torch.tensor(alphas_cumprod(cosine_betas()), dtype=torch.float32)
+    assert LaceConfig().rec_loss == "unclamped"
+    rec = {}
+    for kind in ("unclamped", "clamped"):
+        cfg = LaceConfig(**TINY, rec_loss=kind, align_weight=0, overlap_weight=0)
+        net = ZeroEps()
+        _, parts = training_loss(net, tok, cfg, torch.Generator().manual_seed(5))
+        X, t = net.seen[0]
+        x0_hat = X / ab[t].sqrt()[:, None, None]
+        box = x0_hat[..., 5:] if kind == "unclamped" else x0_hat[..., 5:].clamp(-1, 1)
+        want = float(((box - tok.repeat(4, 1, 1)[..., 5:]) ** 2).mean())
+        assert parts["rec"] == pytest.approx(want, rel=1e-5)
+        rec[kind] = parts["rec"]
+    assert rec["unclamped"] > 10 * rec["clamped"]  # finite, but weighted by 1 / ab_t at large t
+    with pytest.raises(ValueError, match="rec_loss must be one of"):
+        LaceConfig(rec_loss="giou")
+
+
 def test_global_alignment_in_training_and_frozen_time_table():
     # the 'global' variant sees the real boxes; with a prediction equal to the real layout it would be 0
     g = torch.Generator().manual_seed(0)

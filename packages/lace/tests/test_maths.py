@@ -245,3 +245,136 @@ def test_beautify_drops_thin_elements_inside_the_loop():
     assert mo.tolist() == [[True, True, False]]
     assert torch.allclose(out[:, :2], alone, atol=1e-6)
     assert (kept[:, :2] - alone).abs().max() > 5e-4
+
+
+# --- the official metric variants (util/metric.py, test.py), re-implemented here from their description -------------
+
+
+def _official_compute_alignment(bbox, mask):
+    """util/metric.py ``compute_alignment`` (LayoutGAN++ form), step by step: the six coordinates, pairwise
+    differences with the diagonal set to 1 *before* abs, only the rows of padding elements set to 1 (padding slots
+    stay partners), min over coordinates and partners, 1 -> 0, -log(1 - a), sum / #real, NaN -> 0."""
+    xc, yc, w, h = bbox.unbind(-1)
+    X = torch.stack([xc - w / 2, xc, xc + w / 2, yc - h / 2, yc, yc + h / 2], dim=1)  # (B, 6, S)
+    D = X.unsqueeze(-1) - X.unsqueeze(-2)  # (B, 6, S, S)
+    S = bbox.shape[1]
+    D[:, :, torch.arange(S), torch.arange(S)] = 1.0
+    D = D.abs().permute(0, 2, 1, 3)  # (B, S, 6, S)
+    D[~mask] = 1.0
+    a = D.min(-1).values.min(-1).values
+    a = a.masked_fill(a.eq(1.0), 0.0)
+    score = (-torch.log(1 - a)).sum(-1) / mask.sum(-1)
+    score[torch.isnan(score)] = 0.0
+    return score
+
+
+def _official_compute_overlap(bbox, mask):
+    """util/metric.py ``compute_overlap`` (LayoutGAN++ form): padding boxes zeroed, strict intersection, pairs with
+    a padding element or i = j zeroed, intersection / area of the row's box (NaN -> 0), sum / #real, NaN -> 0."""
+    bbox = bbox.masked_fill(~mask.unsqueeze(-1), 0)
+    xc, yc, w, h = bbox.unbind(-1)
+    l1, r1, t1, b1 = [v.unsqueeze(-1) for v in (xc - w / 2, xc + w / 2, yc - h / 2, yc + h / 2)]
+    l2, r2, t2, b2 = [v.unsqueeze(-2) for v in (xc - w / 2, xc + w / 2, yc - h / 2, yc + h / 2)]
+    a1 = (r1 - l1) * (b1 - t1)
+    lm, rm, tm, bm = (
+        torch.maximum(l1, l2),
+        torch.minimum(r1, r2),
+        torch.maximum(t1, t2),
+        torch.minimum(b1, b2),
+    )
+    ai = torch.where((lm < rm) & (tm < bm), (rm - lm) * (bm - tm), torch.zeros_like(lm * rm))
+    S = mask.shape[1]
+    drop = (~mask).unsqueeze(1) | (~mask).unsqueeze(2)
+    drop[:, torch.arange(S), torch.arange(S)] = True
+    ar = torch.nan_to_num(ai.masked_fill(drop, 0) / a1)
+    score = ar.sum((1, 2)) / mask.sum(-1)
+    score[torch.isnan(score)] = 0.0
+    return score
+
+
+def _padded_case():
+    # two real elements (a_i = 0.3 for both without partners) and one padding slot holding the box a clean padding
+    # token decodes to, (0, 0, 0, 0): as a partner it is 0.2 from element 0's left/top edges, so a_0 = 0.2
+    b = torch.tensor(
+        [[[0.25, 0.25, 0.1, 0.1], [0.6, 0.7, 0.2, 0.2], [0.0, 0.0, 0.0, 0.0]]], dtype=torch.float64
+    )
+    return b, torch.tensor([[True, True, False]])
+
+
+def test_official_alignment_variant_matches_the_official_formula_on_a_padded_case():
+    b, m = _padded_case()
+    ours_pkg = float(alignment_score(b, m))
+    ours_off = float(alignment_score(b, m, padding_partners=True))
+    official = float(_official_compute_alignment(b, m))
+    assert ours_pkg == pytest.approx(-math.log(0.7), abs=1e-9)  # 0.3567: padding ignored
+    assert ours_off == pytest.approx(official, abs=1e-12)
+    # (-ln 0.8 - ln 0.7) / 2 = 0.2899
+    assert official == pytest.approx((-math.log(0.8) - math.log(0.7)) / 2, abs=1e-12)
+    assert abs(ours_off - ours_pkg) > 0.05
+    # random padded batches, including a layout with one element and one with none
+    g = torch.Generator().manual_seed(3)
+    wh = 0.05 + 0.3 * torch.rand(6, 7, 2, generator=g, dtype=torch.float64)
+    xy = wh / 2 + (1 - wh) * torch.rand(6, 7, 2, generator=g, dtype=torch.float64)
+    bb = torch.cat([xy, wh], -1)
+    mm = torch.rand(6, 7, generator=g) < 0.6
+    mm[0] = False
+    mm[1] = torch.arange(7) == 2
+    with pytest.warns(UserWarning, match="1 of 6 layouts have no real element"):
+        got = alignment_score(bb, mm, padding_partners=True)
+    want = _official_compute_alignment(bb, mm)
+    assert torch.isnan(got[0]) and float(want[0]) == 0.0  # official: an empty layout scores 0.0
+    assert torch.allclose(got[1:], want[1:], atol=1e-12)
+    assert torch.allclose(overlap_score(bb, mm), _official_compute_overlap(bb, mm), atol=1e-12)
+
+
+def test_empty_layouts_are_not_scored_as_aligned():
+    b = torch.rand(2, 4, 4, dtype=torch.float64) * 0.5 + 0.25
+    m = torch.tensor([[False] * 4, [True, True, False, False]])
+    with pytest.warns(UserWarning, match="no real element.*NaN"):
+        s = alignment_score(b, m)
+    assert torch.isnan(s[0]) and torch.isfinite(s[1])
+    # the training loss has nothing to align in an empty layout: 0, finite, differentiable
+    x = b.clone().requires_grad_(True)
+    loss = alignment_loss(x, m)
+    assert float(loss[0].detach()) == 0.0 and torch.isfinite(loss).all()
+    loss.sum().backward()
+    assert torch.isfinite(x.grad).all()
+    with pytest.raises(ValueError, match="mask must be a \\(B, L\\)"):
+        alignment_score(b, m[:, :3])
+
+
+def test_layout_metrics_variants_on_a_conditional_task():
+    from iclr24.lace.metrics import layout_metrics
+
+    # generated: one layout lost its second element (mask False) and one came out empty; real: all three kept
+    real_b = torch.tensor(
+        [[[0.3, 0.2, 0.2, 0.1], [0.3, 0.6, 0.2, 0.2], [0.7, 0.5, 0.2, 0.2]]] * 3, dtype=torch.float32
+    )
+    real_l = torch.tensor([[0, 1, 2]] * 3)
+    real_m = torch.ones(3, 3, dtype=torch.bool)
+    gen_b = real_b.clone()
+    gen_b[:, 1] = torch.tensor([0.45, 0.62, 0.3, 0.2])  # overlaps element 0 and misaligned
+    gen_m = torch.tensor([[True, True, True], [True, False, True], [False, False, False]])
+    gen = (gen_b, real_l, gen_m)
+    real = (real_b, real_l, real_m)
+    off = layout_metrics(gen, real, 4, "c", variant="official")
+    pkg = layout_metrics(gen, real, 4, "c", variant="package")
+    # official test.py: generated boxes under the real mask, so every layout is scored as layout 0
+    want_a = 100 * float(_official_compute_alignment(gen_b.double(), real_m).mean())
+    want_o = 100 * float(_official_compute_overlap(gen_b.double(), real_m).mean())
+    assert off["align_x100"] == pytest.approx(want_a, rel=1e-9)
+    assert off["overlap_x100"] == pytest.approx(want_o, rel=1e-9)
+    # package: the generated mask, the empty layout left out of the alignment mean
+    with pytest.warns(UserWarning):
+        per = alignment_score(gen_b.double(), gen_m)
+    assert pkg["align_x100"] == pytest.approx(100 * float(per[:2].mean()), rel=1e-9)
+    assert pkg["overlap_x100"] == pytest.approx(100 * float(overlap_score(gen_b.double(), gen_m).mean()))
+    assert off["empty_layouts"] == pkg["empty_layouts"] == 1
+    assert off["overlap_x100"] != pytest.approx(pkg["overlap_x100"])
+    # unconditional: the official variant scores the generated mask; an empty layout counts as 0 in the mean
+    u = layout_metrics(gen, real, 4, "uncond", variant="official")
+    assert u["align_x100"] == pytest.approx(
+        100 * float(_official_compute_alignment(gen_b.double(), gen_m).mean()), rel=1e-9
+    )
+    with pytest.raises(ValueError, match="variant must be one of"):
+        layout_metrics(gen, real, 4, "c", variant="paper")

@@ -426,7 +426,9 @@ def test_cli_train_and_eval_on_real_layouts_with_fid(tmp_path, capsys):
     assert main(args) == 0
     ev = ["eval", "--data", "publaynet", data, "--fidnet", str(fidnet), "--steps", "2", "--quiet"]
     assert main([*ev, "--checkpoint", str(m / "model.pt"), "--out", str(tmp_path / "e")]) == 0
-    res = json.loads((tmp_path / "e" / "metrics.json").read_text())
+    rec = json.loads((tmp_path / "e" / "metrics.json").read_text())
+    assert rec["metric_variant"] == "official"  # the default: the official evaluation's scoring
+    res = rec["tasks"]
     assert set(res) == {"uncond", "c", "cwh", "complete", "refine"}
     assert all(np.isfinite(r["fid"]) and r["fid"] >= 0 for r in res.values())
     # an official checkpoint straight from its file (4 heads of width 16 here; 16 in the official models)
@@ -434,7 +436,7 @@ def test_cli_train_and_eval_on_real_layouts_with_fid(tmp_path, capsys):
     torch.save(official_backbone_state_dict(seq_dim=10, d=16, layers=1, ff=16), off)
     out = tmp_path / "e2"
     assert main([*ev, "--checkpoint", str(off), "--heads", "4", "--layouts", "3", "--out", str(out)]) == 0
-    assert json.loads((out / "metrics.json").read_text())["c"]["fid"] >= 0
+    assert json.loads((out / "metrics.json").read_text())["tasks"]["c"]["fid"] >= 0
     assert (
         main(
             [

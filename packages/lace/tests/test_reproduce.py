@@ -1,45 +1,81 @@
 """The claim run in smoke mode, through the shared record checks."""
 
-from iclr24.lace.reproduce import CLAIM_KEYS, PAPER, settings
+import pytest
+
+from iclr24.lace.reproduce import CLAIM_KEYS, PAPER, RULES, settings
 from iclr24.paperkit.testing import check_paper_smoke
 
 
-def test_smoke_records(tmp_path):
-    cs = check_paper_smoke(PAPER, tmp_path, min_claims=6)
-    metrics = next(c.details for c in cs.claims if c.details)["metrics"]
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("smoke")
+    return check_paper_smoke(PAPER, tmp, min_claims=6), tmp
+
+
+def test_smoke_records(smoke):
+    cs, tmp = smoke
+    details = next(c.details for c in cs.claims if c.details)
+    metrics = details["metrics"]
     assert set(metrics) == {"real", "baseline", "LACE", "LACE+beautify", "LACE+guidance"}
     # the reference row: a second set of real layouts against the test layouts (aligned, no overlap by construction)
     ref = metrics["real"]["reference"]
-    assert set(ref) >= {"align_x100", "overlap_x100", "fd", "max_iou"}
+    assert set(ref) >= {"align_x100", "overlap_x100", "fd", "max_iou", "align_x100_package", "empty_layouts"}
     assert ref["align_x100"] < 1e-3 and ref["overlap_x100"] < 1e-3 and 0 < ref["max_iou"] <= 1
     facts = {f.name: f.value for f in cs.facts}
     assert facts["real vs real: MaxIoU of a second set of real test layouts"] == ref["max_iou"]
     assert set(metrics["LACE+guidance"]) == {"uncond", "c"}
     assert set(metrics["LACE"]) == {"uncond", "c", "cwh", "complete", "refine"}
     assert "max_iou" in metrics["LACE"]["c"] and "max_iou" not in metrics["LACE"]["uncond"]
-    assert (tmp_path / "samples.png").stat().st_size > 0
+    assert len(details["metrics_per_seed"]) == len(details["seeds"]) == settings("smoke")["seeds"]
+    assert (tmp / "samples-smoke.png").stat().st_size > 0
+
+
+def test_smoke_decides_every_rule_over_paired_seeds(smoke):
+    cs, _ = smoke
+    s = settings("smoke")
+    assert s["decide"] == "paired" and s["seeds"] >= 2
+    by_claim = {c.claim: c for c in cs.claims}
+    assert set(by_claim) == {r["claim"] for r in RULES.values()}
+    per_seed = next(c.details for c in cs.claims if c.details)["metrics_per_seed"]
+    for r in RULES.values():
+        c = by_claim[r["claim"]]
+        assert c.paired is not None and c.paired["n"] == s["seeds"] and c.status == "smoke"
+        assert c.paired["form"] == ("log_ratio" if "factor" in r else "difference")
+        # the claim's numbers are the official metric, per seed, of the arms the rule names
+        assert c.paired["ours"] == [m[r["arm"]][r["task"]][r["key"]] for m in per_seed]
+        assert c.paired["baseline"] == [m[r["base"]][r["task"]][r["key"]] for m in per_seed]
 
 
 def test_modes_share_the_rules():
     q, f = settings("quick"), settings("full")
-    assert q["steps"] < f["steps"] and q["seeds"] == 1 and f["seeds"] >= 2
-    assert set(f["gated"]) == set(CLAIM_KEYS) and set(q["gated"]) <= set(CLAIM_KEYS)
-    assert q["lr"] == f["lr"] and q["time_embedding"] == f["time_embedding"]
+    assert q["seeds"] == 1 and f["seeds"] >= 3 and f["decide"] == "paired"
+    for k in ("net", "lr", "batch", "rec_loss", "time_embedding", "ema"):
+        assert q[k] == f[k], k
+    assert q["decide"] in ("single", "report") and set(CLAIM_KEYS) == set(RULES)
+    assert q["learned_min"] == f["learned_min"] == 0.5
 
 
-def test_quick_gates_only_alignment_and_overlap_and_records_the_rest(tmp_path, monkeypatch):
-    """A mode gates exactly the rules its settings name; the others are still measured and shown as skipped."""
+def _run_with(monkeypatch, tmp_path, **over):
     import iclr24.lace.reproduce as rep
 
-    q = settings("quick")
-    assert set(q["gated"]) == {"align", "overlap"}
     smoke = settings("smoke")
-    monkeypatch.setattr(rep, "settings", lambda mode: {**smoke, "gated": q["gated"]})
-    cs = check_paper_smoke(PAPER, tmp_path, min_claims=6)
-    status = {c.claim: c.status for c in cs.claims}
-    assert sum(s == "skipped" for s in status.values()) == 4
-    assert status["the constraint losses improve alignment (unconditional)"] != "skipped"
-    assert status["the constraint losses lower overlap (unconditional)"] != "skipped"
-    skipped = [c for c in cs.claims if c.status == "skipped"]
-    assert all("not gated in --smoke" in c.message and "ours " in c.message for c in skipped)
-    assert next(c.details for c in cs.claims if c.details)["metrics"]["real"]["reference"]
+    monkeypatch.setattr(rep, "settings", lambda mode: {**smoke, **over})
+    return check_paper_smoke(PAPER, tmp_path, min_claims=6)
+
+
+def test_reported_only_mode_records_numbers_without_verdicts(tmp_path, monkeypatch):
+    cs = _run_with(monkeypatch, tmp_path, decide="report", seeds=1, why_report="fixed before the run: test")
+    assert all(c.status == "skipped" for c in cs.claims)
+    assert all("reported only in --smoke" in c.message and c.ours is not None for c in cs.claims)
+    assert all(c.baseline is not None for c in cs.claims)
+
+
+def test_unlearned_models_are_never_gated(tmp_path, monkeypatch):
+    """The learned precondition: 3 training steps learn nothing, so with learned_min = 0.5 no verdict is kept; with a
+    threshold of 0 the same run is decided."""
+    cs = _run_with(monkeypatch, tmp_path / "a", decide="single", seeds=1, learned_min=0.5)
+    assert all(c.status == "skipped" and "did not learn the layouts" in c.message for c in cs.claims)
+    learned = next(c.details for c in cs.claims if c.details)["learned"]
+    assert learned["holds"] is False and learned["real_vs_real"] > 0
+    cs = _run_with(monkeypatch, tmp_path / "b", decide="single", seeds=1, learned_min=1e-9)
+    assert all(c.status == "smoke" and c.paired is None for c in cs.claims)

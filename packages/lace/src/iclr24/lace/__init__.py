@@ -22,7 +22,7 @@ from .diffusion import (
 )
 from .fid import FIDNetV3, fid_features, layout_fid, load_fidnet
 from .layout import DEFAULT_CATEGORIES, encode_layout, finalize, labels_from_names
-from .metrics import feature_fd, max_iou
+from .metrics import feature_fd, layout_metrics, max_iou
 from .official import load_any_checkpoint, load_official_checkpoint
 from .real_data import CATEGORIES as REAL_CATEGORIES
 from .real_data import load_official_layouts, real_config
@@ -50,6 +50,7 @@ __all__ = [
     "labels_from_names",
     "layout_fid",
     "layout_grid",
+    "layout_metrics",
     "load_any_checkpoint",
     "load_checkpoint",
     "load_fidnet",

@@ -6,6 +6,8 @@ coordinates X_i = (xl, xc, xr, yt, yc, yb). PIoU_ij is the pairwise IoU (0 on th
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 
 from .layout import xywh_to_ltrb
@@ -26,35 +28,69 @@ def _coords6(bbox: torch.Tensor) -> torch.Tensor:
     return torch.stack([xc - w / 2, xc, xc + w / 2, yc - h / 2, yc, yc + h / 2], dim=-1)  # (B, L, 6)
 
 
-def alignment_matrix(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """A[b, i, k, j] = |X_ik - X_jk| for real i != j, else 1; shape (B, L, 6, L)."""
+def alignment_matrix(bbox: torch.Tensor, mask: torch.Tensor, padding_partners: bool = False) -> torch.Tensor:
+    """A[b, i, k, j] = |X_ik - X_jk| for real i and j != i, else 1; shape (B, L, 6, L).
+
+    ``padding_partners=False`` (this package): padding elements j are no partners either. ``True``: the official
+    ``util/metric.py: compute_alignment`` (line 114, ``X[~mask] = 1.0``) masks only the rows, so a padding slot's
+    box (whatever the sampler left there) still counts as a partner of every real element."""
     X = _coords6(bbox).transpose(1, 2)  # (B, 6, L)
     A = (X.unsqueeze(-1) - X.unsqueeze(-2)).abs().permute(0, 2, 1, 3)  # (B, L_i, 6, L_j)
     L = bbox.shape[1]
     m = mask.bool()
     off = ~torch.eye(L, dtype=torch.bool, device=bbox.device)
-    valid = m[:, :, None, None] & m[:, None, None, :] & off[None, :, None, :]
+    cols = torch.ones_like(m) if padding_partners else m
+    valid = m[:, :, None, None] & cols[:, None, None, :] & off[None, :, None, :]
     return torch.where(valid, A, torch.ones_like(A))
 
 
-def alignment_score(bbox: torch.Tensor, mask: torch.Tensor, eps: float = 0.0) -> torch.Tensor:
-    """LayoutGAN++ alignment per layout: a_i = min_{k, j != i} |X_ik - X_jk| (1 -> 0), Align = sum_i -log(1 - a_i) / #real.
-
-    ``eps`` > 0 clamps 1 - a_i away from 0 (used by the loss only)."""
+def _alignment(
+    bbox: torch.Tensor, mask: torch.Tensor, eps: float, padding_partners: bool, empty: float
+) -> torch.Tensor:
     m = mask.bool()
-    a = alignment_matrix(bbox, m).amin(dim=(-1, -2))  # (B, L)
+    a = alignment_matrix(bbox, m, padding_partners).amin(dim=(-1, -2))  # (B, L)
     a = torch.where(a == 1.0, torch.zeros_like(a), a)
     a = torch.where(m, a, torch.zeros_like(a))
     one_minus = (1 - a).clamp_min(eps) if eps > 0 else 1 - a
     # Eq. (Align): sum_i -log(1 - a_i) / |valid|
     s = (-torch.log(one_minus)).sum(-1)
     n = m.sum(-1)
-    return torch.where(n > 0, s / n.clamp_min(1), torch.zeros_like(s))
+    return torch.where(n > 0, s / n.clamp_min(1), torch.full_like(s, empty))
+
+
+def alignment_score(bbox: torch.Tensor, mask: torch.Tensor, padding_partners: bool = False) -> torch.Tensor:
+    """LayoutGAN++ alignment per layout (B,): a_i = min_{k, j != i} |X_ik - X_jk| (1 -> 0),
+    Align = sum_i -log(1 - a_i) / #real.
+
+    ``padding_partners=True`` is the official metric (``util/metric.py: compute_alignment``): padding slots stay
+    partners. A layout with no real element has nothing to score: its entry is NaN and a warning says how many
+    there were (the official metric returns 0.0 for it, as if it were perfectly aligned); average with
+    ``torch.nanmean`` and report the count, or use :func:`iclr24.lace.metrics.layout_metrics`."""
+    if not isinstance(bbox, torch.Tensor) or bbox.ndim != 3 or bbox.shape[-1] != 4:
+        raise ValueError(
+            f"bbox must be a (B, L, 4) tensor, got {getattr(bbox, 'shape', type(bbox).__name__)}"
+        )
+    if not isinstance(mask, torch.Tensor) or mask.shape != bbox.shape[:2]:
+        raise ValueError(
+            f"mask must be a (B, L) = {tuple(bbox.shape[:2])} tensor, got {getattr(mask, 'shape', type(mask).__name__)}"
+        )
+    if not torch.isfinite(bbox[mask.bool()]).all():
+        raise ValueError("bbox has non-finite values at real elements")
+    out = _alignment(bbox, mask, 0.0, padding_partners, float("nan"))
+    empty = int((~mask.bool()).all(-1).sum())
+    if empty:
+        warnings.warn(
+            f"alignment_score: {empty} of {bbox.shape[0]} layouts have no real element; their alignment is "
+            "undefined and returned as NaN (not 0.0, which would score them as perfectly aligned)",
+            stacklevel=2,
+        )
+    return out
 
 
 def alignment_loss(bbox: torch.Tensor, mask: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
-    """The official 'local' alignment loss, 20 * Align(b_hat, mask), per layout (B,)."""
-    return scale * alignment_score(bbox, mask, eps=1e-6)
+    """The official 'local' alignment loss, 20 * Align(b_hat, mask), per layout (B,); 0 for a layout without real
+    elements (nothing to align), 1 - a_i clamped at 1e-6 so that it stays finite."""
+    return scale * _alignment(bbox, mask, 1e-6, False, 0.0)
 
 
 def global_alignment_loss(

@@ -40,6 +40,7 @@ __all__ = [
 TASKS = ("uncond", "c", "cwh", "complete", "refine")
 ALIGN_TYPES = ("local", "global")
 TIME_EMBEDDINGS = ("learned", "sinusoidal")
+REC_LOSSES = ("unclamped", "clamped")
 
 
 @dataclass
@@ -62,6 +63,8 @@ class LaceConfig:
     # 'learned': the official default nn.Embedding(T, d) per AdaLN; 'sinusoidal': the official backbone's
     # 'adalayernorm_abs' option (a fixed SinusoidalPosEmb(T, d)), kept in the same table, frozen
     time_embedding: str = "learned"
+    # L_rec on x0_hat's boxes: 'unclamped' as the official train.py (line 165), or 'clamped' to [-1, 1] first
+    rec_loss: str = "unclamped"
     complete_keep: float = 0.2  # rand_fix: each real element kept with probability u * 0.2, u ~ U(0, 1)
     lr: float = 5e-4
     batch_size: int = 64
@@ -85,6 +88,8 @@ class LaceConfig:
             raise ValueError("constraint weights must be >= 0")
         if self.align_type not in ALIGN_TYPES:
             raise ValueError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
+        if self.rec_loss not in REC_LOSSES:
+            raise ValueError(f"rec_loss must be one of {REC_LOSSES}, got {self.rec_loss!r}")
         if self.time_embedding not in TIME_EMBEDDINGS:
             raise ValueError(f"time_embedding must be one of {TIME_EMBEDDINGS}, got {self.time_embedding!r}")
         if not 0 <= self.ema < 1:
@@ -224,8 +229,10 @@ def training_loss(
     l_diff = torch.nn.functional.mse_loss(eps_hat, eps4)
     x0_hat = predict_x0(X, eps_hat, ab4)
     box_hat = x0_hat[..., C + 1 :].clamp(-1, 1)
-    # Eq. (L_rec): ||clamp(x0_hat[bbox]) - x0[bbox]||^2
-    l_rec = torch.nn.functional.mse_loss(box_hat, x04[..., C + 1 :])
+    # Eq. (L_rec): ||x0_hat[bbox] - x0[bbox]||^2 over every token, padding included; the official train.py takes it
+    # on the unclamped x0_hat (finite, but weighted by (1 - ab_t) / ab_t through eps_hat); 'clamped' uses box_hat
+    rec_in = x0_hat[..., C + 1 :] if cfg.rec_loss == "unclamped" else box_hat
+    l_rec = torch.nn.functional.mse_loss(rec_in, x04[..., C + 1 :])
     loss = l_diff + l_rec
     parts = {"diff": l_diff.item(), "rec": l_rec.item(), "constraint": 0.0}
     if cfg.align_weight or cfg.overlap_weight:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -11,9 +12,22 @@ from scipy.optimize import linear_sum_assignment
 
 from iclr24.paperkit.metrics import frechet_distance
 
+from .constraints import alignment_score, overlap_score
 from .layout import xywh_to_ltrb
 
-__all__ = ["layout_features", "feature_fd", "max_iou", "box_iou"]
+__all__ = [
+    "METRIC_VARIANTS",
+    "layout_features",
+    "feature_fd",
+    "max_iou",
+    "box_iou",
+    "alignment_overlap",
+    "layout_metrics",
+]
+
+METRIC_VARIANTS = ("official", "package")
+COND_TASKS = ("c", "cwh", "complete", "refine")  # the tasks that condition on a real layout
+MAXIOU_TASKS = ("c", "cwh", "refine")  # tasks whose output keeps the condition's categories
 
 
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -89,3 +103,51 @@ def layout_features(
 def feature_fd(gen, real, num_classes: int) -> float:
     """Frechet distance between the layout features of generated and real layouts."""
     return frechet_distance(layout_features(*gen, num_classes), layout_features(*real, num_classes))
+
+
+def alignment_overlap(gen, real, task: str, variant: str = "official") -> dict:
+    """Alignment x100 and Overlap x100 of generated layouts ``gen = (bbox, labels, mask)``, scored as ``variant``
+    says (see :func:`layout_metrics`), with ``empty_layouts`` (generated layouts without elements)."""
+    if variant not in METRIC_VARIANTS:
+        raise ValueError(f"variant must be one of {METRIC_VARIANTS}, got {variant!r}")
+    b, _, m = gen
+    m = m.bool()
+    score_mask = m
+    if variant == "official" and task in COND_TASKS:
+        rm = real[2].bool()
+        if rm.shape[0] != m.shape[0] or rm.shape[1] > m.shape[1]:
+            raise ValueError(
+                f"real layouts {tuple(rm.shape)} do not match the generated ones {tuple(m.shape)} slot by slot"
+            )
+        score_mask = torch.nn.functional.pad(rm, (0, m.shape[1] - rm.shape[1]), value=False)
+    partners = variant == "official"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # layouts without elements are counted and reported below
+        align = alignment_score(b.double(), score_mask, padding_partners=partners)
+    # official: score_normalized[isnan] = 0 (util/metric.py line 124); package: the mean over scored layouts
+    a = float(torch.nan_to_num(align, nan=0.0).mean()) if partners else float(torch.nanmean(align))
+    return {
+        "align_x100": 100 * a if np.isfinite(a) else None,  # None: every layout empty (package variant)
+        "overlap_x100": 100 * float(overlap_score(b.double(), score_mask).mean()),
+        "empty_layouts": int((~m).all(-1).sum()),
+    }
+
+
+def layout_metrics(gen, real, num_classes: int, task: str, variant: str = "official") -> dict:
+    """Alignment x100, Overlap x100, feature FD, mean elements, empty layouts (and MaxIoU for ``c``, ``cwh``,
+    ``refine``) of generated layouts ``gen = (bbox, labels, mask)`` against the real layouts ``real``.
+
+    ``variant="official"`` scores alignment and overlap as the official evaluation does (``test.py`` with
+    ``util/metric.py``): padding slots are alignment partners (``compute_alignment``), a layout without elements
+    counts as Alignment 0 in the mean, and for the conditional tasks (``c``, ``cwh``, ``complete``, ``refine``) the
+    generated boxes are scored under the *real* layout's mask (``test.py`` lines 169-172, 270-272), so an element the
+    sampler or beautify dropped is still scored. ``variant="package"``: the generated mask, no padding partners, and
+    layouts without elements left out of the alignment mean (``align_x100`` is None when every layout is empty).
+    Both report ``empty_layouts``, the number of generated layouts without elements. MaxIoU and FD always use the
+    generated mask, as the official code does."""
+    res = alignment_overlap(gen, real, task, variant)
+    res["fd"] = feature_fd(gen, real, num_classes)
+    res["elements"] = float(gen[2].bool().sum(1).float().mean())
+    if task in MAXIOU_TASKS:
+        res["max_iou"] = max_iou(gen, real)
+    return res
