@@ -9,8 +9,6 @@ input at run time, so one model runs at any input size (padding stage maps to wh
 ``any_res`` models do); carrier tokens regrouped correctly on non-square grids.
 """
 
-from __future__ import annotations
-
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,7 +16,13 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
-from timm.layers import DropPath, LayerNorm2d, trunc_normal_
+from timm.layers import (
+    DropPath,
+    LayerNorm2d,
+    register_notrace_function,
+    register_notrace_module,
+    trunc_normal_,
+)
 from torch import nn
 
 from .ops import (
@@ -47,6 +51,7 @@ __all__ = [
     "FasterViT",
     "DERIVED_BUFFERS",
     "NonSquareCarrierGridWarning",
+    "check_images",
 ]
 
 # Buffers that are functions of the geometry (or caches of the weights): recomputed, never learned. A checkpoint
@@ -70,6 +75,39 @@ def _pair(v: int | Sequence[int]) -> tuple[int, int]:
 
 def _versions(module: nn.Module) -> tuple[int, ...]:
     return tuple(p._version for p in module.parameters())
+
+
+@register_notrace_function  # a leaf call in timm's FX graphs: the traced model still checks real inputs
+def check_images(x: torch.Tensor, in_chans: int, any_resolution: bool) -> torch.Tensor:
+    """``x`` unchanged if it is a (B, in_chans, H, W) batch FasterViT can run (H, W multiples of the stride 32, or
+    at least 32 for ``any_resolution`` models); ValueError saying what was expected and what came otherwise.
+
+    TorchScript-compilable. Under FX symbolic tracing (a ``Proxy`` in place of the tensor) it checks nothing; with
+    timm's tracer settings (``timm.layers.get_notrace_functions()``) it becomes a node of the graph instead, so the
+    traced module checks the tensors it is given."""
+    if not torch.jit.is_scripting():
+        if isinstance(x, torch.fx.Proxy):
+            return x
+        if not isinstance(x, torch.Tensor):
+            raise ValueError(f"expected images (B, {in_chans}, H, W), got {type(x).__name__}")
+    if x.dim() != 4:
+        raise ValueError(f"expected images (B, {in_chans}, H, W), got shape {list(x.shape)}")
+    if x.shape[1] != in_chans:
+        raise ValueError(
+            f"expected {in_chans} input channels, got {x.shape[1]} (shape {list(x.shape)}); "
+            f"build the model with in_chans={x.shape[1]} or convert the images"
+        )
+    h = x.shape[2]
+    w = x.shape[3]
+    if any_resolution:
+        if min(h, w) < 32:
+            raise ValueError(f"images must be at least 32x32, got {h}x{w}")
+    elif h % 32 or w % 32:
+        raise ValueError(
+            f"image size {h}x{w} is not divisible by the network stride 32 (stem /4, three "
+            "downsamplers /2): resize or crop to a multiple of 32, or use a *_any_res model"
+        )
+    return x
 
 
 class _DerivedBufferLoading(nn.Module):
@@ -113,7 +151,7 @@ class RelativePositionBias(_DerivedBufferLoading):
         self._cache: tuple | None = None
 
     def _compute(self, n_tokens: int, grid: tuple[int, int]) -> torch.Tensor:
-        if grid == self.window_size:
+        if grid[0] == self.window_size[0] and grid[1] == self.window_size[1]:
             table, index = self.relative_coords_table, self.relative_position_index
         else:  # another grid (dynamic resolution): same MLP, offsets normalised by the built size
             dev = self.relative_coords_table.device
@@ -132,11 +170,17 @@ class RelativePositionBias(_DerivedBufferLoading):
 
     def bias(self, n_tokens: int, grid: tuple[int, int] | None = None) -> torch.Tensor:
         """The additive attention bias (1, heads, n_tokens, n_tokens) for a window of ``grid`` tokens."""
-        grid = self.window_size if grid is None else grid
-        if self.deploy and grid == self.window_size and self.relative_bias.shape[-1] == n_tokens:
+        g = self.window_size if grid is None else grid
+        built = g[0] == self.window_size[0] and g[1] == self.window_size[1]
+        if self.deploy and built and self.relative_bias.shape[-1] == n_tokens:
             return self.relative_bias
-        if torch.is_grad_enabled():
-            return self._compute(n_tokens, grid)
+        if torch.jit.is_scripting() or torch.is_grad_enabled():
+            return self._compute(n_tokens, g)
+        return self._cached(n_tokens, g)
+
+    @torch.jit.unused
+    def _cached(self, n_tokens: int, grid: tuple[int, int]) -> torch.Tensor:
+        """Inference cache (eager only), keyed on the versions of the MLP weights so it never goes stale."""
         key = (n_tokens, grid, self.relative_coords_table.device, _versions(self.cpb_mlp))
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self._compute(n_tokens, grid))
@@ -170,11 +214,16 @@ class TokenPositionEmbedding(_DerivedBufferLoading):
         self, grid: tuple[int, int] | None = None, dtype: torch.dtype = torch.float32
     ) -> torch.Tensor:
         """(1, h*w, dim) embedding of the grid."""
-        grid = self.grid if grid is None else grid
-        if self.deploy and grid == self.grid and self.relative_bias.shape[1] == grid[0] * grid[1]:
+        g = self.grid if grid is None else grid
+        built = g[0] == self.grid[0] and g[1] == self.grid[1]
+        if self.deploy and built and self.relative_bias.shape[1] == g[0] * g[1]:
             return self.relative_bias
-        if torch.is_grad_enabled():
-            return self._compute(grid, dtype)
+        if torch.jit.is_scripting() or torch.is_grad_enabled():
+            return self._compute(g, dtype)
+        return self._cached(g, dtype)
+
+    @torch.jit.unused
+    def _cached(self, grid: tuple[int, int], dtype: torch.dtype) -> torch.Tensor:
         key = (grid, dtype, self.cpb_mlp[0].weight.device, _versions(self.cpb_mlp))
         if self._cache is None or self._cache[0] != key:
             self._cache = (key, self._compute(grid, dtype))
@@ -264,6 +313,8 @@ class HAT(nn.Module):
        x_l <- x_l + g1 Upsample_{s -> k}(x_ct)
     """
 
+    __constants__ = ["hat"]  # TorchScript compiles only the branch this block was built with
+
     def __init__(
         self,
         dim: int,
@@ -339,33 +390,38 @@ class HAT(nn.Module):
         """``x``: (B*nW, k*k, C); ``carrier_tokens``: (B, nW*s*s, C) or None; ``grid``: (nWh, nWw) windows per image
         (default: the built ``sr_ratio``). Returns the updated (x, carrier_tokens)."""
         k, s = self.window_size, self.cr_window
-        if x.ndim != 3 or x.shape[1] != k * k:
-            raise ValueError(f"HAT expects window tokens (B*nW, {k * k}, C), got {tuple(x.shape)}")
-        grid = self.sr_ratio if grid is None else _pair(grid)
+        if x.dim() != 3 or x.shape[1] != k * k:
+            raise ValueError(f"HAT expects window tokens (B*nW, {k * k}, C), got shape {list(x.shape)}")
+        if grid is None:
+            g = self.sr_ratio
+        else:
+            g = grid
+            if not torch.jit.is_scripting():
+                g = _pair(grid)
         x = self.pos_embed(x, (k, k))
-        ct = carrier_tokens
+        ct_out = carrier_tokens
         if self.hat:
-            if ct is None:
+            if carrier_tokens is None:
                 raise ValueError(
                     "this HAT block was built with carrier tokens (sr_ratio > 1): pass carrier_tokens "
                     "from a TokenInitializer, or build it with sr_ratio=1 for plain window attention"
                 )
-            b, n_ct, c = ct.shape
-            n_win = grid[0] * grid[1]
+            b, n_ct, c = carrier_tokens.shape
+            n_win = g[0] * g[1]
             if n_ct != n_win * s * s or x.shape[0] != b * n_win:
                 raise ValueError(
-                    f"carrier tokens {tuple(ct.shape)} do not match {n_win} windows of {s}x{s} "
-                    f"tokens per image and window tokens {tuple(x.shape)}"
+                    f"carrier tokens of shape {list(carrier_tokens.shape)} do not match {n_win} windows of {s}x{s} "
+                    f"tokens per image and window tokens of shape {list(x.shape)}"
                 )
-            ct_grid = (grid[0] * s, grid[1] * s)
+            ct_grid = (g[0] * s, g[1] * s)
             # HAT step 1: global attention among one image's carrier tokens (raster order for the position terms)
-            ct = self.hat_pos_embed(ct_dewindow(ct, grid, s), ct_grid)
+            ct = self.hat_pos_embed(ct_dewindow(carrier_tokens, g, s), ct_grid)
             # Eq. (Sec. 3.3, HAT 1a): x_ct = x_ct + gamma_1 * MHSA(LN(x_ct))
             ct = ct + self.hat_drop_path(self.gamma1 * self.hat_attn(self.hat_norm1(ct), ct_grid))
             # Eq. (Sec. 3.3, HAT 1b): x_ct = x_ct + gamma_2 * MLP_{d->4d->d}(LN(x_ct))
             ct = ct + self.hat_drop_path(self.gamma2 * self.hat_mlp(self.hat_norm2(ct)))
             # HAT step 2: each window attends to its own carrier tokens and local tokens
-            ct = ct_window(ct, grid, s).reshape(b * n_win, s * s, c)
+            ct = ct_window(ct, g, s).reshape(b * n_win, s * s, c)
             # Eq. (Sec. 3.3, HAT 2): x_w = Concat(x_l, x_ct), per window
             x = torch.cat((ct, x), dim=1)
         # Eq. (Sec. 3.3, HAT 3a): x_w = x_w + gamma_3 * MHSA(LN(x_w))
@@ -375,14 +431,14 @@ class HAT(nn.Module):
         if self.hat:
             # Eq. (Sec. 3.3, HAT 4a): x_l, x_ct = Split(x_w)
             ctr, x = x.split([s * s, k * k], dim=1)
-            ct = ctr.reshape(b, n_ct, c)
+            ct_out = ctr.reshape(b, n_ct, c)
             if self.last and self.do_propagation:
                 # HAT step 4: propagate carrier tokens back to the feature map (nearest upsampling s -> k)
                 # Eq. (Sec. 3.3, HAT 4b): x = Upsample_{n^2 L -> H^2}(x_ct) + Merge_{n^2 k^2 -> H^2}(x_l)
                 img = ctr.transpose(1, 2).reshape(-1, c, s, s).float()
                 up = F.interpolate(img, size=(k, k), mode="nearest").flatten(2).transpose(1, 2).to(x.dtype)
                 x = x + self.gamma1 * up
-        return x, ct
+        return x, ct_out
 
 
 class TokenInitializer(nn.Module):
@@ -434,14 +490,14 @@ class ConvBlock(nn.Module):
         self.conv2 = nn.Conv2d(dim, dim, kernel_size, stride=1, padding=kernel_size // 2)
         self.norm2 = nn.BatchNorm2d(dim, eps=1e-5)
         self.layer_scale = isinstance(layer_scale, int | float) and not isinstance(layer_scale, bool)
-        if self.layer_scale:
-            self.gamma = nn.Parameter(layer_scale * torch.ones(dim))
+        # no `gamma` parameter without layer scale (the official state-dict layout); None keeps it scriptable
+        self.gamma = nn.Parameter(layer_scale * torch.ones(dim)) if self.layer_scale else None
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Eq. (Sec. 3.3, conv block): x_hat = GELU(BN(Conv_{3x3}(x))); x = BN(Conv_{3x3}(x_hat)) + x
         y = self.norm2(self.conv2(self.act1(self.norm1(self.conv1(x)))))
-        if self.layer_scale:
+        if self.gamma is not None:
             y = y * self.gamma.view(1, -1, 1, 1)
         return x + self.drop_path(y)
 
@@ -477,6 +533,7 @@ class PatchEmbed(nn.Module):
         return self.conv_down(self.proj(x))
 
 
+@register_notrace_module  # a leaf of timm's FX graphs: its geometry follows the input size at run time
 class FasterViTLayer(nn.Module):
     """One stage: conv blocks, or HAT blocks over k x k windows with carrier tokens; then an optional downsampler.
 
@@ -484,6 +541,8 @@ class FasterViTLayer(nn.Module):
     num_heads=3, window_size=7, ct_size=2, downsample=False)`` maps (B, 96, H, W) -> (B, 96, H, W) for any H, W
     (the map is zero-padded to whole windows and cropped back). ``only_local=True`` gives plain window attention.
     """
+
+    __constants__ = ["conv", "do_gt"]  # TorchScript compiles only the branch this stage was built with
 
     def __init__(
         self,
@@ -563,32 +622,42 @@ class FasterViTLayer(nn.Module):
         b, c, h, w = x.shape
         k = self.window_size
         x, _, _ = pad_to_multiple(x, k)
-        hp, wp = x.shape[-2:]
+        hp, wp = x.shape[2], x.shape[3]
         grid = (hp // k, wp // k)
-        ct = self.global_tokenizer(x) if self.do_gt else None
-        if self.do_gt and grid[0] != grid[1] and not self._warned_nonsquare:
-            self._warned_nonsquare = True
-            warnings.warn(
-                f"carrier tokens on a non-square {grid[0]}x{grid[1]} grid of windows: regrouped window by window "
-                "in raster order here, while the official faster_vit_any_res code swaps the grid axes, so "
-                "official weights give different logits from the official code on this input (identical on "
-                "square grids). Silence with warnings.simplefilter('ignore', NonSquareCarrierGridWarning).",
-                NonSquareCarrierGridWarning,
-                stacklevel=3,
-            )
+        ct: torch.Tensor | None = None
+        if self.do_gt:
+            ct = self.global_tokenizer(x)
+            if grid[0] != grid[1] and not torch.jit.is_scripting():
+                self._warn_nonsquare(grid)
         # Eq. (Sec. 3.3, windows): x_l = Split_{H^2 -> n^2 k^2}(x), n^2 = H^2 / k^2 windows of k x k tokens
         x = window_partition(x, k)
         for blk in self.blocks:
             x, ct = blk(x, ct, grid)
         # Eq. (Sec. 3.3, HAT 4b): Merge_{n^2 k^2 -> H^2}(x_l) (the carrier tokens were added in the last block)
         x = window_reverse(x, k, hp, wp, b)
-        if (hp, wp) != (h, w):
+        if hp != h or wp != w:
             x = x[:, :, :h, :w].contiguous()
         return x
 
+    @torch.jit.unused
+    def _warn_nonsquare(self, grid: tuple[int, int]) -> None:
+        if self._warned_nonsquare:
+            return
+        self._warned_nonsquare = True
+        warnings.warn(
+            f"carrier tokens on a non-square {grid[0]}x{grid[1]} grid of windows: regrouped window by window "
+            "in raster order here, while the official faster_vit_any_res code swaps the grid axes, so "
+            "official weights give different logits from the official code on this input (identical on "
+            "square grids). Silence with warnings.simplefilter('ignore', NonSquareCarrierGridWarning).",
+            NonSquareCarrierGridWarning,
+            stacklevel=4,
+        )
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.forward_blocks(x)
-        return x if self.downsample is None else self.downsample(x)
+        if self.downsample is not None:
+            x = self.downsample(x)
+        return x
 
 
 class FasterViT(nn.Module):
@@ -695,34 +764,17 @@ class FasterViT(nn.Module):
     def no_weight_decay_keywords(self) -> set[str]:
         return {"rpb"}
 
+    @torch.jit.unused
     def check_input(self, x: torch.Tensor) -> None:
-        """ValueError for a tensor that is not (B, in_chans, H, W) with a usable H, W."""
-        if not isinstance(x, torch.Tensor) or x.ndim != 4:
-            raise ValueError(
-                f"expected images (B, {self.in_chans}, H, W), got "
-                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
-            )
-        if x.shape[1] != self.in_chans:
-            raise ValueError(
-                f"expected {self.in_chans} input channels, got {x.shape[1]} (shape {tuple(x.shape)}); "
-                f"build the model with in_chans={x.shape[1]} or convert the images"
-            )
-        h, w = x.shape[-2:]
-        if self.any_resolution:
-            if min(h, w) < 32:
-                raise ValueError(f"images must be at least 32x32, got {h}x{w}")
-        elif h % 32 or w % 32:
-            raise ValueError(
-                f"image size {h}x{w} is not divisible by the network stride 32 (stem /4, three "
-                "downsamplers /2): resize or crop to a multiple of 32, or use a *_any_res model"
-            )
+        """ValueError for a tensor that is not (B, in_chans, H, W) with a usable H, W (see :func:`check_images`)."""
+        check_images(x, self.in_chans, self.any_resolution)
 
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
         """(B, C, H, W) -> normalised last stage map (B, num_features, H/32, W/32)."""
-        self.check_input(x)
+        x = check_images(x, self.in_chans, self.any_resolution)
         x = self.patch_embed(x)
         for level in self.levels:
-            if self.grad_checkpointing and torch.is_grad_enabled():
+            if not torch.jit.is_scripting() and self.grad_checkpointing and torch.is_grad_enabled():
                 x = torch.utils.checkpoint.checkpoint(level, x, use_reentrant=False)
             else:
                 x = level(x)
@@ -763,7 +815,10 @@ class FasterViT(nn.Module):
         feats = []
         last = max_index if stop_early or intermediates_only else len(self.levels) - 1
         for i, level in enumerate(self.levels[: last + 1]):
-            y = level.forward_blocks(x)
+            if self.grad_checkpointing and torch.is_grad_enabled():
+                y = torch.utils.checkpoint.checkpoint(level.forward_blocks, x, use_reentrant=False)
+            else:
+                y = level.forward_blocks(x)
             if i in take:
                 feats.append(self.norm(y) if norm and i == len(self.levels) - 1 else y)
             x = y if level.downsample is None else level.downsample(y)
@@ -796,7 +851,7 @@ class FasterViT(nn.Module):
             self.global_pool = global_pool
         self.head = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
 
-    def switch_to_deploy(self) -> FasterViT:
+    def switch_to_deploy(self) -> "FasterViT":
         """Cache every position bias/embedding in its buffer (the official deploy mode); returns self."""
         for m in self.modules():
             if m is not self and hasattr(m, "switch_to_deploy"):

@@ -1,9 +1,8 @@
 """Pure tensor functions of FasterViT: window and carrier-token layouts, carrier-token pooling geometry and the
-coordinate tables behind the continuous position biases (Sec. 3.2 of the paper, Fig. 4)."""
+coordinate tables behind the continuous position biases (Sec. 3.2 of the paper, Fig. 4). Every function here is
+TorchScript-compilable (the model's forward calls them)."""
 
 from __future__ import annotations
-
-import math
 
 import torch
 
@@ -107,7 +106,7 @@ def log_spaced_relative_coords(size: tuple[int, int], pretrained_size: tuple[int
     table[..., 0] /= max(ph - 1, 1)
     table[..., 1] /= max(pw - 1, 1)
     table = table * 8
-    return torch.sign(table) * torch.log2(table.abs() + 1.0) / math.log2(8)
+    return torch.sign(table) * torch.log2(table.abs() + 1.0) / 3.0  # / log2(8)
 
 
 def relative_position_index(size: tuple[int, int]) -> torch.Tensor:
@@ -121,7 +120,9 @@ def relative_position_index(size: tuple[int, int]) -> torch.Tensor:
     return rel.sum(-1)
 
 
-def centered_grid_coords(size: tuple[int, int], device=None, dtype=torch.float32) -> torch.Tensor:
+def centered_grid_coords(
+    size: tuple[int, int], device: torch.device | None = None, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """Absolute token coordinates of an h x w grid, centred and scaled, (h*w, 2): ((i - h//2) / (h//2), ...).
 
     Input of the MLP positional embedding added to window tokens and carrier tokens (PosEmbMLPSwinv1D)."""

@@ -99,6 +99,14 @@ OFFICIAL_PARAMS = {
 _CROP = {"faster_vit_0_224": 0.875, "faster_vit_4_21k_224": 0.95, "faster_vit_4_21k_768": 0.93}
 
 
+def feature_map_size(height: int, width: int) -> tuple[int, int]:
+    """(H', W') of the last stage map for an H x W input: five stride-2 3x3 convolutions with padding 1 (two in the
+    stem, three downsamplers), each mapping n -> ceil(n / 2)."""
+    for _ in range(5):
+        height, width = (height + 1) // 2, (width + 1) // 2
+    return height, width
+
+
 def _cfg(name: str) -> dict[str, Any]:
     base = name.replace("_any_res", "")
     base = base if base in VARIANTS else base + "_224"
@@ -108,7 +116,8 @@ def _cfg(name: str) -> dict[str, Any]:
         url="",
         num_classes=1000,
         input_size=(3, *hw),
-        pool_size=None,
+        pool_size=feature_map_size(*hw),  # the map forward_features returns at input_size
+        fixed_input_size=False,
         crop_pct=_CROP.get(base, 1.0),
         interpolation="bicubic",
         mean=(0.485, 0.456, 0.406),
@@ -181,6 +190,28 @@ def _check_timm_checkpoint_path() -> None:
         )
 
 
+def _check_feature_cls(name: str, kwargs: Mapping[str, Any]) -> None:
+    """features_only models are timm's FeatureGetterNet over forward_intermediates (the stage maps before each
+    downsampler). The hook/fx/list wrappers would take the output of a ``levels.i`` module, which already went
+    through that stage's downsampler (twice the channels, half the size): refuse them instead."""
+    cls = kwargs.get("feature_cls")
+    if not kwargs.get("features_only") or cls is None:
+        return
+    from timm.models._features import FeatureGetterNet
+
+    ok = (
+        cls.lower() == "getter"
+        if isinstance(cls, str)
+        else isinstance(cls, type) and issubclass(cls, FeatureGetterNet)
+    )
+    if not ok:
+        raise ValueError(
+            f"{name}: features_only supports feature_cls='getter' (the default: stage maps from "
+            f"forward_intermediates), got {cls!r}; each levels.i module ends with its downsampler, so a hook/fx "
+            "wrapper would return the wrong maps"
+        )
+
+
 def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
     _check_name(name)
     check_model_kwargs(kwargs, name)
@@ -189,6 +220,7 @@ def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
             f"{name}: weights are never downloaded here. Pass checkpoint_path='/path/to/{name}.pth.tar' to "
             "timm.create_model (or create_model(..., checkpoint_path=...)), or pretrained_cfg_overlay=dict(file=...)"
         )
+    _check_feature_cls(name, kwargs)
     args = dict(VARIANTS[name])
     if "img_size" in kwargs:  # timm's usual name for the input size
         kwargs["resolution"] = kwargs.pop("img_size")
