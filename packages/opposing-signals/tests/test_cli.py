@@ -57,6 +57,84 @@ def test_cli_user_errors(tmp_path, capsys):
     assert not (tmp_path / "results.json").exists()
 
 
+def _results(**over):
+    res = {
+        "config": {"optimizer": "gd", "lr": 0.3},
+        "curves": {"all": [1.0, 0.5, 0.25], "group A": [2.0, 1.0, 0.5]},
+        "sharpness": [1.0, 2.0],
+        "sharpness_steps": [0, 2],
+        "dataset": "digits",
+    }
+    res.update(over)
+    return res
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"config": {"optimizer": "gd", "lr": 0}}, "config.lr must be a positive finite number"),
+        ({"config": {"optimizer": "gd", "lr": None}}, "config.lr must be a positive finite number"),
+        ({"config": {"lr": 0.3}}, "config.optimizer must be a string"),
+        ({"config": None}, "'config' must be an object"),
+        ({"curves": {}}, "'curves' must be a non-empty object"),
+        ({"curves": {"all": [1.0, "x"]}}, "curve 'all' must be a non-empty list of finite numbers"),
+        ({"curves": {"all": []}}, "curve 'all' must be a non-empty list"),
+        ({"sharpness_steps": [0]}, "differ in length"),
+        ({"sharpness_steps": None}, "'sharpness_steps' must be a non-empty list of integers"),
+        ({"sharpness": [1.0, float("nan")]}, "'sharpness' must be a non-empty list of finite numbers"),
+    ],
+)
+def test_plot_checks_the_whole_file_before_writing_anything(tmp_path, capsys, edit, message):
+    # a results.json with lr 0 used to write group_losses.png, then die in 2/lr with a ZeroDivisionError
+    src = tmp_path / "results.json"
+    src.write_text(json.dumps(_results(**edit)))
+    out = tmp_path / "plots"
+    assert main(["plot", str(src), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not list(out.glob("*.png"))
+
+
+@pytest.mark.parametrize("drop", ["config", "curves"])
+def test_plot_on_a_partial_json(tmp_path, capsys, drop):
+    res = _results()
+    del res[drop]
+    src = tmp_path / "results.json"
+    src.write_text(json.dumps(res))
+    assert main(["plot", str(src), "--out", str(tmp_path / "p"), "--quiet"]) == 2
+    assert f"no '{drop}'" in capsys.readouterr().err
+    src.write_text(json.dumps(_results())[:40])  # cut short while being written
+    assert main(["plot", str(src), "--out", str(tmp_path / "p"), "--quiet"]) == 2
+    assert "is not a results.json" in capsys.readouterr().err
+    src.write_text("[1, 2]")
+    assert main(["plot", str(src), "--out", str(tmp_path / "p"), "--quiet"]) == 2
+    assert "not a JSON object" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path), "--out", str(tmp_path / "p"), "--quiet"]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_plot_has_no_seed_flag(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["plot", "x.json", "--seed", "3"])
+    assert e.value.code == 2 and "unrecognized arguments: --seed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--optimizer", "gd", "--batch-size", "7"], "--batch-size is the SGD minibatch"),
+        (["--optimizer", "adam", "--batch-size", "7"], "--batch-size is the SGD minibatch"),
+        (["--optimizer", "adam", "--momentum", "0.9"], "--momentum is for gd/sgd"),
+    ],
+)
+def test_run_refuses_options_the_optimizer_would_ignore(tmp_path, capsys, argv, message):
+    # `run --optimizer gd --batch-size 7` used the full batch but recorded batch_size: 7
+    out = tmp_path / "run"
+    assert main(["run", *argv, "--steps", "2", "--out", str(out), "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+    assert not (out / "results.json").exists()
+
+
 def test_real_data_loaders_on_tiny_files(tmp_path):
     import gzip
 

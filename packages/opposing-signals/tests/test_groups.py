@@ -100,3 +100,39 @@ def test_group_gradient_cosine_sign():
     assert group_gradient_cosine(m, x, y, torch.tensor([0, 1]), torch.tensor([2, 3])) < 0
     mm = make_mlp(1, 4, 1, 2)
     assert -1.0 <= group_gradient_cosine(mm, x, y, torch.tensor([0]), torch.tensor([2])) <= 1.0
+
+
+def test_antiphase_amplitude_closed_form():
+    from iclr24.opposing_signals.groups import antiphase_amplitude
+
+    t = torch.linspace(0, 6.283185307179586, 401, dtype=torch.float64)[:-1]
+    # Delta_A = sin t, Delta_B = -sin t: the anti-phase part is sin t, RMS 1/sqrt(2)
+    assert antiphase_amplitude(torch.sin(t), -torch.sin(t)) == pytest.approx(0.5**0.5, rel=1e-9)
+    # in phase: no anti-phase part at all, whatever the size
+    assert antiphase_amplitude(3 * torch.sin(t), 3 * torch.sin(t)) == 0.0
+    assert antiphase_amplitude(torch.tensor([1.0, -1.0]), torch.tensor([-1.0, 1.0])) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="same length"):
+        antiphase_amplitude(torch.ones(3), torch.ones(2))
+
+
+def test_run_experiment_single_class_control_and_bad_input():
+    from iclr24.opposing_signals.data import make_opposing_digits
+    from iclr24.opposing_signals.experiment import ExperimentConfig, run_experiment
+
+    d = make_opposing_digits(alpha=10.0, n_a=10, n_b=0, n_train=200)
+    cfg = ExperimentConfig(steps=4, width=16, k=5, sharpness_every=0)
+    out, _ = run_experiment(d.x_train, d.y_train, cfg, d.group_a, d.group_b)
+    assert out["base_rate"] == pytest.approx(0.05) and 0 <= out["precision"] <= 1
+    assert "corr" not in out and "amplitude" not in out and "group B" not in out["curves"]
+    with pytest.raises(ValueError, match="give both group_a and group_b"):
+        run_experiment(d.x_train, d.y_train, cfg, d.group_a, None)
+    with pytest.raises(ValueError, match=r"group_b indices must lie in \[0, 199\]"):
+        run_experiment(d.x_train, d.y_train, cfg, d.group_a, torch.tensor([5, 200]))
+    with pytest.raises(ValueError, match="both empty"):
+        run_experiment(d.x_train, d.y_train, cfg, d.group_b, d.group_b)
+    with pytest.raises(ValueError, match=r"labels y must lie in \[0, \.\.\.\)"):
+        run_experiment(d.x_train, d.y_train - 1, cfg)
+    with pytest.raises(ValueError, match="expected X"):
+        run_experiment(d.x_train, d.y_train[:10], cfg)
+    with pytest.raises(ValueError, match="is the SGD minibatch"):
+        ExperimentConfig(optimizer="gd", batch_size=7)

@@ -135,3 +135,34 @@ def test_bad_inputs():
         stability_threshold(0.1, momentum=1.0)
     with pytest.raises(ValueError, match="iters must be"):
         power_iteration(lambda v: v, 3, iters=0)
+
+
+@pytest.mark.parametrize("method", ["func", "double_backward"])
+@pytest.mark.parametrize("loss", ["mse", "ce"])
+def test_physical_batch_hvp_equals_one_pass(method, loss):
+    # Cohen et al.'s compute_hvp: H v = sum_c (n_c / N) H_c v over physical batches (the last one smaller)
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(3, 6), nn.Tanh(), nn.Linear(6, 4)).double()
+    x = torch.randn(11, 3, dtype=torch.float64)
+    y = torch.randint(0, 4, (11,))
+    v = torch.randn(sum(p.numel() for p in model.parameters()), dtype=torch.float64)
+    one, _ = make_hvp(model, mean_loss(loss), (x, y), method=method)
+    ref = one(v)
+    for pb in (1, 4, 11, 50):
+        hvp, _ = make_hvp(model, mean_loss(loss), (x, y), method=method, physical_batch_size=pb)
+        torch.testing.assert_close(hvp(v), ref, rtol=1e-12, atol=1e-12)
+    s1 = sharpness(model, mean_loss(loss), (x, y), iters=10)
+    s4 = sharpness(model, mean_loss(loss), (x, y), iters=10, physical_batch_size=4)
+    assert s4 == pytest.approx(s1, rel=1e-10)
+    with pytest.raises(ValueError, match="physical_batch_size must be"):
+        make_hvp(model, mean_loss(loss), (x, y), physical_batch_size=0)
+
+
+def test_lanczos_is_the_default_and_beats_power_iteration_at_equal_cost():
+    # eigenvalues 10, 9.5, ...: power iteration converges like (9.5/10)^k and reads low after 20 products
+    eigs = [10.0, 9.5, 9.0] + [1.0] * 30
+    a = _quadratic(eigs)
+    power = top_eigenvalue(lambda v: a @ v, len(eigs), iters=20, method="power", dtype=torch.float64)
+    lz = top_eigenvalue(lambda v: a @ v, len(eigs), iters=20, dtype=torch.float64)
+    assert lz == pytest.approx(10.0, abs=1e-6)
+    assert power < 10.0 - 1e-3

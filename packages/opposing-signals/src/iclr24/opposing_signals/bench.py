@@ -4,20 +4,28 @@
    against the plain step, N = 1200 digits, MLP 64-128-128-128-10. Target: ratio <= 1.3.
 2. Hessian-vector products for sharpness: ``torch.func`` (forward-over-reverse) against double backward
    (``autograd.grad(create_graph=True)``), 20 HVPs = one sharpness estimate.
+3. The README's own-data block at CIFAR size: 5000 synthetic 32x32 RGB images, a small ResNet (no normalisation
+   layers, as in Cohen et al.'s EoS networks), a tracker on every image with cross-entropy, a few SGD steps, one
+   sharpness measurement, physical batches of 500: its time (once) and the growth of the process's peak resident
+   memory (``paperkit.bench.peak_rss_delta``). Memory only, no baseline.
 Threads pinned to 1; interleaved medians of repeats.
 """
 
 from __future__ import annotations
 
-import torch
+import time
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+import torch
+from torch import nn
+
+from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark, peak_rss_delta
 from iclr24.paperkit.seeding import torch_threads
 
 from .data import make_opposing_digits
+from .groups import find_opposing_groups
 from .hessian import make_hvp, top_eigenvalue
 from .tracking import LossTracker, mean_loss, per_example_loss
-from .training import make_mlp
+from .training import make_mlp, train
 
 __all__ = ["run_benchmarks"]
 
@@ -47,6 +55,100 @@ def _gd_step_fns(n: int):
         opt.step()
 
     return tracked, plain, model, x, y, tracker
+
+
+class _Block(nn.Module):
+    def __init__(self, c_in: int, c_out: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride, 1)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, 1, 1)
+        self.skip = nn.Identity() if stride == 1 and c_in == c_out else nn.Conv2d(c_in, c_out, 1, stride)
+
+    def forward(self, x):
+        return torch.relu(self.skip(x) + self.conv2(torch.relu(self.conv1(x))))
+
+
+def small_resnet(width: int = 16, n_classes: int = 10, seed: int = 0) -> nn.Module:
+    """A small ResNet for 32x32 RGB images: a stem and three residual stages (width, 2 width, 4 width; strides 1,
+    2, 2), global average pooling, a linear head; no normalisation layers."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return nn.Sequential(
+            nn.Conv2d(3, width, 3, 1, 1),
+            nn.ReLU(),
+            _Block(width, width, 1),
+            _Block(width, 2 * width, 2),
+            _Block(2 * width, 4 * width, 2),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(4 * width, n_classes),
+        )
+
+
+def own_data_block(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    model: nn.Module,
+    steps: int,
+    sharpness_iters: int,
+    physical_batch_size: int,
+):
+    """The README's "Using your own data" block, as written there (SGD with cross-entropy, a tracker on a fixed
+    subset, sharpness once on a fixed subset, physical batches), then the groups."""
+    tracker = LossTracker(
+        model, (x, y), loss="ce", subset=min(5000, len(y)), physical_batch_size=physical_batch_size
+    )
+    history = train(
+        model,
+        x,
+        y,
+        tracker=tracker,  # trains with the tracker's loss ("ce")
+        optimizer="sgd",
+        lr=0.05,
+        batch_size=128,
+        steps=steps,
+        physical_batch_size=physical_batch_size,
+        sharpness_every=10**9,  # once, at step 0
+        sharpness_iters=sharpness_iters,
+        sharpness_subset=min(5000, len(y)),
+    )
+    groups = find_opposing_groups(tracker, k=min(20, tracker.n), window=steps, cluster="kmeans")
+    return history, groups
+
+
+def _cifar_size_row(mode: str) -> tuple[BenchResult, list[str]]:
+    n = 200 if mode == "smoke" else 5000
+    iters = {"smoke": 2, "quick": 5, "full": 20}[mode]
+    steps, pb = 2, 500
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(n, 3, 32, 32, generator=g)
+    y = torch.randint(0, 10, (n,), generator=g)
+    model = small_resnet()
+    out: dict = {}
+
+    def block():
+        t0 = time.perf_counter()
+        out["history"], out["groups"] = own_data_block(x, y, model, steps, iters, pb)
+        out["seconds"] = time.perf_counter() - t0
+
+    with torch_threads(1):
+        peak = peak_rss_delta(block)
+    if peak is None:  # no /proc (not Linux): time only
+        peak_note = "peak RSS not measurable on this platform"
+    else:
+        peak_note = f"peak RSS growth {peak / 2**30:.2f} GiB (limit 4 GiB)"
+    hist = out["history"]
+    n_params = sum(p.numel() for p in model.parameters())
+    name = (
+        f"own-data block, CIFAR size: {n} x 3x32x32, small ResNet ({n_params / 1e3:.0f}k params), SGD {steps} "
+        f"steps + CE tracking of {n} + 1 sharpness ({iters} Lanczos HVPs), physical batch {pb}"
+    )
+    res = BenchResult(name=name, median_s=out["seconds"], times_s=[out["seconds"]], peak_mem_bytes=peak)
+    notes = [
+        f"own-data block at CIFAR size: {peak_note}; sharpness {hist.sharpness[0]:.4g} at step 0; the data itself "
+        f"is {x.numel() * 4 / 2**20:.0f} MiB (made before the measurement); one timed run, not a median",
+    ]
+    return res, notes
 
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
@@ -92,4 +194,5 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     with torch_threads(2):
         b = top_eigenvalue(hvp_f, dim, iters=iters)
     notes.append(f"sharpness at 1 vs 2 threads: {a:.6f} vs {b:.6f} (|diff| {abs(a - b):.2e})")
-    return BenchReport(results=[r1, r2], notes=notes)
+    r3, notes3 = _cifar_size_row(mode)
+    return BenchReport(results=[r1, r2, r3], notes=notes + notes3)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
@@ -46,7 +47,18 @@ DATASETS = ("digits", "mnist", "cifar10")
         default="gd",
         help="full-batch GD, minibatch SGD or Adam",
     ),
-    arg("--batch-size", type=positive_int, default=None, help="minibatch size (sgd only)"),
+    arg(
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help="minibatch size (sgd only; gd and adam are full-batch)",
+    ),
+    arg(
+        "--physical-batch-size",
+        type=positive_int,
+        default=None,
+        help="examples per forward pass (memory only; the result is the one-pass result); default: all at once",
+    ),
     arg("--momentum", type=nonneg_float, default=0.0, help="heavy-ball momentum (gd/sgd)"),
     arg(
         "--loss",
@@ -69,6 +81,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.optimizer == "sgd" and args.batch_size is None:
         raise UsageError("--optimizer sgd needs --batch-size")
+    if args.optimizer != "sgd" and args.batch_size is not None:
+        raise UsageError(
+            f"--batch-size is the SGD minibatch, but --optimizer {args.optimizer} is full-batch (every example, every "
+            "step); use --optimizer sgd, or --physical-batch-size to bound memory"
+        )
+    if args.optimizer == "adam" and args.momentum:
+        raise UsageError("--momentum is for gd/sgd (heavy ball); Adam has its own moment estimates")
     if args.sharpness_every < 0:
         raise UsageError(f"--sharpness-every must be >= 0, got {args.sharpness_every}")
     ga = gb = None
@@ -90,6 +109,7 @@ def _run(args: argparse.Namespace) -> int:
         loss=args.loss,
         momentum=args.momentum,
         batch_size=args.batch_size,
+        physical_batch_size=args.physical_batch_size,
         k=min(args.k, x.shape[0]),
         sharpness_every=args.sharpness_every,
         seed=args.seed,
@@ -119,6 +139,67 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finite_list(v: object, what: str, src: Path, integers: bool = False) -> list:
+    ok = isinstance(v, list) and len(v) > 0
+    if ok:
+        for e in v:
+            if isinstance(e, bool) or not isinstance(e, int | float) or not math.isfinite(e):
+                ok = False
+                break
+            if integers and not float(e).is_integer():
+                ok = False
+                break
+    if not ok:
+        kind = "integers" if integers else "finite numbers"
+        raise ValueError(
+            f"{src}: {what} must be a non-empty list of {kind} (is it a results.json from `run`?)"
+        )
+    return v
+
+
+def load_results(src: Path) -> dict:
+    """Read and check a results.json written by ``run`` before anything is drawn: a clear error naming the field
+    that is missing or wrong (a partial file, an edited one, a zero learning rate)."""
+    src = Path(src)
+    if not src.exists():
+        raise FileNotFoundError(f"results file not found: {src} (write one with `opposing-signals run`)")
+    if not src.is_file():
+        raise IsADirectoryError(
+            f"{src} is a folder; expected the results.json written by `opposing-signals run`"
+        )
+    try:
+        res = json.loads(src.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
+    if not isinstance(res, dict):
+        raise ValueError(f"{src} is not a results.json written by `opposing-signals run` (not a JSON object)")
+    for key in ("curves", "config"):
+        if key not in res:
+            raise ValueError(f"{src} is not a results.json written by `opposing-signals run` (no {key!r})")
+    curves, cfg = res["curves"], res["config"]
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError(f"{src}: 'curves' must be a non-empty object of named loss curves")
+    for name, ys in curves.items():
+        _finite_list(ys, f"curve {name!r}", src)
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{src}: 'config' must be an object")
+    if not isinstance(cfg.get("optimizer"), str):
+        raise ValueError(f"{src}: config.optimizer must be a string, got {cfg.get('optimizer')!r}")
+    lr = cfg.get("lr")
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"{src}: config.lr must be a positive finite number (2/lr is drawn), got {lr!r}")
+    if res.get("sharpness"):
+        sh = _finite_list(res["sharpness"], "'sharpness'", src)
+        st = _finite_list(res.get("sharpness_steps"), "'sharpness_steps'", src, integers=True)
+        if len(sh) != len(st):
+            raise ValueError(
+                f"{src}: 'sharpness' ({len(sh)} values) and 'sharpness_steps' ({len(st)}) differ in length"
+            )
+    if "dataset" in res and not isinstance(res["dataset"], str | None):
+        raise ValueError(f"{src}: 'dataset' must be a string, got {res['dataset']!r}")
+    return res
+
+
 @app.command(
     "plot",
     "Plot a results.json written by `run`: group losses over time and sharpness vs 2/lr.",
@@ -130,24 +211,19 @@ def _plot(args: argparse.Namespace) -> int:
 
     from .plots import plot_group_losses, plot_sharpness
 
-    src = Path(args.results)
-    if not src.is_file():
-        raise FileNotFoundError(f"results file not found: {src} (write one with `opposing-signals run`)")
-    try:
-        res = json.loads(src.read_text())
-        curves, cfg = res["curves"], res["config"]
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
-    out = Path(args.out)
-    written = [
-        save_figure(
-            plot_group_losses(curves, f"{res.get('dataset', '')} {cfg['optimizer']}"),
-            out / "group_losses.png",
+    res = load_results(Path(args.results))  # every field checked before any figure is written
+    curves, cfg = res["curves"], res["config"]
+    figures = [
+        (
+            "group_losses.png",
+            plot_group_losses(curves, f"{res.get('dataset') or ''} {cfg['optimizer']}".strip()),
         )
     ]
     if res.get("sharpness"):
         fig = plot_sharpness({"sharpness": (res["sharpness_steps"], res["sharpness"])}, 2.0 / cfg["lr"])
-        written.append(save_figure(fig, out / "sharpness.png"))
+        figures.append(("sharpness.png", fig))
+    out = Path(args.out)
+    written = [save_figure(fig, out / name) for name, fig in figures]
     for w in written:
         print(f"wrote {w}")
     return 0

@@ -1,9 +1,11 @@
 """One tracked training run end to end: train, track every example's loss, measure sharpness, find the opposing
 groups, and summarise (what ``opposing-signals run`` and the claim checks call).
 
-Measurements (paper Sec. 2-3, at CPU scale):
+Measurements (the paper's identification procedure and edge-of-stability account, at CPU scale):
 - precision: the fraction of the top-k ``|Delta|`` movers that carry the planted signal, averaged over steps;
 - corr: Pearson correlation of the per-step changes of the two planted groups' mean losses over the last half;
+- amplitude: the root mean square of the anti-phase part of those changes, ``(Delta_A - Delta_B) / 2``, over the
+  run after its first eighth (the initial descent), with ``corr_settled``, their correlation over the same steps;
 - loss-increase steps: steps where the training loss rose by more than 1 %;
 - sharpness: its median from a third of the way in, against ``2 / lr``.
 """
@@ -17,9 +19,9 @@ import torch
 from torch import Tensor
 
 from .eos import edge_of_stability_report, loss_increase_steps
-from .groups import find_opposing_groups, group_mean_changes, pearson, top_k_precision
-from .tracking import LossTracker
-from .training import TrainConfig, make_mlp, train
+from .groups import antiphase_amplitude, find_opposing_groups, group_mean_changes, pearson, top_k_precision
+from .tracking import LossTracker, check_labels
+from .training import TrainConfig, _check_xy, make_mlp, train
 
 __all__ = ["ExperimentConfig", "run_experiment"]
 
@@ -39,8 +41,17 @@ class ExperimentConfig:
     k: int = 24
     sharpness_every: int = 50
     sharpness_iters: int = 20
+    sharpness_method: str = "lanczos"
+    physical_batch_size: int | None = None
     seed: int = 0
     device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        self.train_config()  # the training options are checked where they are defined
+        for name in ("width", "depth", "k"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(
@@ -52,6 +63,8 @@ class ExperimentConfig:
             batch_size=self.batch_size,
             sharpness_every=self.sharpness_every,
             sharpness_iters=self.sharpness_iters,
+            sharpness_method=self.sharpness_method,
+            physical_batch_size=self.physical_batch_size,
             seed=self.seed,
         )
 
@@ -66,14 +79,39 @@ def run_experiment(
 ) -> tuple[dict, LossTracker]:
     """Train a fresh MLP on ``(x, y)`` (flattened) with every example tracked; returns ``(summary, tracker)``.
 
-    ``group_a``/``group_b``: training indices of two known groups (the planted ones), for precision and corr.
+    ``group_a``/``group_b``: training indices of two known groups (the planted ones), for precision and, when both
+    are non-empty, corr and amplitude (a control with the signal on one group only passes an empty ``group_b``).
     The summary is JSON-serialisable: config, loss curve, sharpness, group curves, found groups, measurements.
     """
     cfg = config or ExperimentConfig()
+    if not isinstance(cfg, ExperimentConfig):
+        raise ValueError(f"config must be an ExperimentConfig, got {type(cfg).__name__}")
     tc = cfg.train_config()
-    x = x.reshape(x.shape[0], -1).to(cfg.device)
+    x, y = _check_xy(x, y)
+    n = x.shape[0]
+    groups_given = [g for g in (group_a, group_b) if g is not None]
+    if len(groups_given) == 1:
+        raise ValueError("give both group_a and group_b (indices of the two planted groups), or neither")
+    checked = []
+    for name, grp in (("group_a", group_a), ("group_b", group_b)):
+        if grp is None:
+            continue
+        gi = torch.as_tensor(grp)
+        if gi.ndim != 1 or gi.dtype.is_floating_point or gi.dtype == torch.bool:
+            raise ValueError(
+                f"{name} must be a 1-D sequence of integer training indices, got {tuple(gi.shape)}"
+            )
+        if gi.numel() and (int(gi.min()) < 0 or int(gi.max()) >= n):
+            raise ValueError(
+                f"{name} indices must lie in [0, {n - 1}], got [{int(gi.min())}, {int(gi.max())}]"
+            )
+        checked.append(gi.long())
+    if checked and checked[0].numel() + checked[1].numel() == 0:
+        raise ValueError("group_a and group_b are both empty: nothing is planted to measure")
+    x = x.reshape(n, -1).to(cfg.device)
     y = y.to(cfg.device)
     n_classes = int(y.max()) + 1
+    check_labels(y, max(n_classes, 2))
     model = make_mlp(x.shape[1], cfg.width, cfg.depth, max(n_classes, 2), seed=cfg.seed).to(cfg.device)
     tracker = LossTracker(model, (x, y), loss=cfg.loss)
     hist = train(model, x, y, tc, tracker=tracker, progress=progress)
@@ -95,8 +133,8 @@ def run_experiment(
     }
     if hist.sharpness:
         out["eos"] = edge_of_stability_report(hist).to_dict()
-    if group_a is not None and group_b is not None:
-        ga, gb = torch.as_tensor(group_a), torch.as_tensor(group_b)
+    if checked:
+        ga, gb = checked
         planted = torch.zeros(x.shape[0], dtype=torch.bool)
         planted[ga] = True
         planted[gb] = True
@@ -104,9 +142,16 @@ def run_experiment(
         out["precision"] = float(prec.mean())
         out["precision_late"] = float(prec[prec.numel() // 2 :].mean())
         out["base_rate"] = float(planted.float().mean())
-        out["corr"] = pearson(group_mean_changes(half, ga), group_mean_changes(half, gb))
-        out["curves"]["group A"] = losses[:, ga].mean(1).tolist()
-        out["curves"]["group B"] = losses[:, gb].mean(1).tolist()
+        for name, grp in (("group A", ga), ("group B", gb)):
+            if grp.numel():
+                out["curves"][name] = losses[:, grp].mean(1).tolist()
+        if ga.numel() and gb.numel():
+            da, db = group_mean_changes(half, ga), group_mean_changes(half, gb)
+            out["corr"] = pearson(da, db)
+            settled = d[d.shape[0] // 8 :]
+            sa, sb = group_mean_changes(settled, ga), group_mean_changes(settled, gb)
+            out["amplitude"] = antiphase_amplitude(sa, sb)
+            out["corr_settled"] = pearson(sa, sb)
     window = max(2, d.shape[0] // 2)
     found = find_opposing_groups(tracker, k=k, window=window)
     out["groups"] = found.summary()

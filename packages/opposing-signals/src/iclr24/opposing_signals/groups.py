@@ -1,4 +1,5 @@
-"""Finding paired groups of outliers with opposing signals from a loss history (paper Sec. 2).
+"""Finding paired groups of outliers with opposing signals from a loss history (the paper's identification
+procedure).
 
 Notation: loss changes ``Delta_i(t)`` of tracked examples over a window of ``W`` steps (see :mod:`.tracking`),
 top-k sets ``S^+_t`` (losses rising most) and ``S^-_t`` (falling most), groups ``A, B`` of tracked examples.
@@ -6,6 +7,7 @@ top-k sets ``S^+_t`` (losses rising most) and ``S^-_t`` (falling most), groups `
     m_i           = sum_t [i in S^+_t] + [i in S^-_t]          membership frequency; recurring = largest m_i
     Delta_A(t)    = (1/|A|) sum_{i in A} Delta_i(t)             change of the group-mean loss
     rho(A, B)     = Pearson(Delta_A, Delta_B)                   opposing pairs: rho << 0 (anti-phase)
+    amp(A, B)     = sqrt(mean_t ((Delta_A(t) - Delta_B(t)) / 2)^2)   size of the anti-phase swing (ours)
     cos(A, B)     = <grad L_A, grad L_B> / (||grad L_A|| ||grad L_B||)      opposing gradients: cos < 0
 
 The procedure follows the paper's description (track the training points whose loss changes most, keep the ones
@@ -28,6 +30,7 @@ __all__ = [
     "OpposingPair",
     "OpposingGroups",
     "pearson",
+    "antiphase_amplitude",
     "membership_frequency",
     "group_mean_changes",
     "top_k_precision",
@@ -52,6 +55,19 @@ def pearson(a: Tensor, b: Tensor) -> float:
         return float("nan")
     # rho = sum (a - abar)(b - bbar) / (||a - abar|| ||b - bbar||)
     return float((a @ b) / den)
+
+
+def antiphase_amplitude(delta_a: Tensor, delta_b: Tensor) -> float:
+    """Root mean square of the anti-phase part ``(Delta_A - Delta_B) / 2`` of two groups' loss changes.
+
+    A correlation says *whether* two groups move in anti-phase; this says *how much* (in loss units), so a run whose
+    groups barely move (a clean run) cannot score high by correlation alone."""
+    a = torch.as_tensor(delta_a, dtype=torch.float64).reshape(-1)
+    b = torch.as_tensor(delta_b, dtype=torch.float64).reshape(-1)
+    if a.shape != b.shape or a.numel() < 1:
+        raise ValueError(f"need two series of the same length >= 1, got {a.numel()} and {b.numel()}")
+    # amp = sqrt(mean_t ((Delta_A(t) - Delta_B(t)) / 2)^2)
+    return float(((a - b) / 2).pow(2).mean().sqrt())
 
 
 def membership_frequency(deltas: Tensor, k: int) -> tuple[Tensor, Tensor]:

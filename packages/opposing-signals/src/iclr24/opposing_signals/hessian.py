@@ -1,11 +1,16 @@
 """Sharpness: the top eigenvalue of the training-loss Hessian, from Hessian-vector products.
 
-Notation (paper Sec. 1-2, following Cohen et al. 2021): parameters ``theta`` (flattened to a ``P``-vector),
+Notation (following Cohen et al. 2021, whose protocol the paper uses): parameters ``theta`` (flattened to a ``P``-vector),
 training loss ``L(theta)``, Hessian ``H = nabla^2 L(theta)``, sharpness ``S(theta) = lambda_max(H)``.
 
     Hv            = d/de nabla L(theta + e v) |_{e=0}          forward-over-reverse (``torch.func.jvp`` of ``grad``)
     v_{k+1}       = H v_k / ||H v_k||,   S ~ v_k^T H v_k       power iteration (largest |eigenvalue|)
     H Q_m = Q_m T_m + r e_m^T                                   Lanczos: ``S ~ lambda_max(T_m)`` (largest algebraic)
+    H v           = sum_c (n_c / N) H_c v                      physical batches c of n_c examples (mean losses)
+
+Cohen et al. (``src/utilities.py``: ``compute_hvp``, ``get_hessian_eigenvalues``) accumulate the HVP over physical
+batches of 1000 examples and take the top eigenvalue by Lanczos (``scipy.sparse.linalg.eigsh``) on a fixed 5k
+subset (``gd.py``: ``abridged_size``); Lanczos is the default here too.
 
 Under full-batch GD with step size ``eta`` the loss along the top eigenvector is stable only while
 ``S < 2 / eta``; with heavy-ball momentum ``beta`` the threshold is ``(2 + 2 beta) / eta`` (Cohen et al. 2021).
@@ -64,16 +69,26 @@ def make_hvp(
     loss_fn: Callable[[Tensor, Tensor], Tensor],
     data: tuple[Tensor, Tensor],
     method: str = "func",
+    physical_batch_size: int | None = None,
 ) -> tuple[Callable[[Tensor], Tensor], int]:
     """``(hvp, P)``: ``hvp(v)`` = ``H v`` for a flat ``P``-vector ``v``, ``H`` the Hessian of
     ``loss_fn(model(X), y)`` in the trainable parameters at their current values.
 
     ``method="func"`` is forward-over-reverse through ``torch.func`` (``jvp`` of ``grad`` of a
     ``functional_call``); ``"double_backward"`` is ``autograd.grad(create_graph=True)`` twice.
+    ``physical_batch_size``: the product is accumulated over batches of that many examples, each weighted by its
+    share ``n_c / N`` (as Cohen et al.'s ``compute_hvp``); this equals the one-pass product when ``loss_fn`` is a
+    mean over examples (as :func:`~.tracking.mean_loss` is), and bounds the memory by one batch's graph.
     """
     if method not in HVP_METHODS:
         raise ValueError(f"method must be one of {HVP_METHODS}, got {method!r}")
+    from .tracking import check_physical_batch_size
+
+    check_physical_batch_size(physical_batch_size)
     x, y = _check_data(data)
+    n = x.shape[0]
+    pb = n if physical_batch_size is None else min(physical_batch_size, n)
+    chunks = [(x[s : s + pb], y[s : s + pb], min(pb, n - s) / n) for s in range(0, n, pb)]
     params = trainable_parameters(model)
     names = list(params)
     primals = {n: p.detach() for n, p in params.items()}
@@ -88,26 +103,39 @@ def make_hvp(
         buffers = dict(model.named_buffers())
         frozen = {n: p.detach() for n, p in model.named_parameters() if not p.requires_grad}
 
-        def loss_of(ps: dict[str, Tensor]) -> Tensor:
-            return loss_fn(functional_call(model, {**frozen, **buffers, **ps}, (x,)), y)
+        def loss_of(ps: dict[str, Tensor], xc: Tensor, yc: Tensor) -> Tensor:
+            return loss_fn(functional_call(model, {**frozen, **buffers, **ps}, (xc,)), yc)
 
         grad_fn = grad(loss_of)
 
         def hvp(v: Tensor) -> Tensor:
-            _, tangent_out = jvp(grad_fn, (primals,), (unflatten(v.to(x.dtype)),))
-            return torch.cat([tangent_out[n].reshape(-1) for n in names])
+            tangent = unflatten(v.to(x.dtype))
+            total = None
+            for xc, yc, share in chunks:
+                _, t_out = jvp(lambda ps, xc=xc, yc=yc: grad_fn(ps, xc, yc), (primals,), (tangent,))
+                flat = torch.cat([t_out[k].reshape(-1) for k in names])
+                # H v = sum_c (n_c / N) H_c v
+                total = (
+                    flat if len(chunks) == 1 else (flat * share if total is None else total + flat * share)
+                )
+            return total
 
         return hvp, dim
 
     plist = [params[n] for n in names]
 
     def hvp_db(v: Tensor) -> Tensor:
-        with torch.enable_grad():
-            loss = loss_fn(model(x), y)
-            g = torch.autograd.grad(loss, plist, create_graph=True)
-            flat = torch.cat([gi.reshape(-1) for gi in g])
-            hv = torch.autograd.grad(flat @ v.to(flat.dtype), plist)
-        return torch.cat([h.reshape(-1) for h in hv]).detach()
+        total = None
+        for xc, yc, share in chunks:
+            with torch.enable_grad():
+                loss = loss_fn(model(xc), yc)
+                g = torch.autograd.grad(loss, plist, create_graph=True)
+                flat = torch.cat([gi.reshape(-1) for gi in g])
+                hv = torch.autograd.grad(flat @ v.to(flat.dtype), plist)
+            out = torch.cat([h.reshape(-1) for h in hv]).detach()
+            # H v = sum_c (n_c / N) H_c v
+            total = out if len(chunks) == 1 else (out * share if total is None else total + out * share)
+        return total
 
     return hvp_db, dim
 
@@ -194,12 +222,12 @@ def top_eigenvalue(
     hvp: Callable[[Tensor], Tensor],
     dim: int,
     iters: int = 20,
-    method: str = "power",
+    method: str = "lanczos",
     seed: int = 0,
     dtype: torch.dtype = torch.float32,
     device=None,
 ) -> float:
-    """``lambda_max`` of a symmetric operator given by ``hvp``, by ``"power"`` iteration or ``"lanczos"``."""
+    """``lambda_max`` of a symmetric operator given by ``hvp``, by ``"lanczos"`` or ``"power"`` iteration."""
     if method not in SHARPNESS_METHODS:
         raise ValueError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
     fn = power_iteration if method == "power" else lanczos
@@ -211,19 +239,21 @@ def sharpness(
     loss_fn: Callable[[Tensor, Tensor], Tensor],
     data: tuple[Tensor, Tensor],
     iters: int = 20,
-    method: str = "power",
+    method: str = "lanczos",
     seed: int = 0,
     hvp_method: str = "func",
+    physical_batch_size: int | None = None,
 ) -> float:
     """Sharpness ``lambda_max(nabla^2 L(theta))`` of ``L = loss_fn(model(X), y)`` at the model's current parameters.
 
-    ``iters`` Hessian-vector products (each about two backward passes). ``method="power"`` returns the
-    largest-magnitude eigenvalue (the sharpness whenever it dominates the most negative one, as in training);
-    ``"lanczos"`` the largest algebraic one.
+    ``iters`` Hessian-vector products (each about two backward passes). ``method="lanczos"`` (the default, as
+    Cohen et al.) returns the largest algebraic eigenvalue; ``"power"`` the largest-magnitude one (the sharpness
+    whenever it dominates the most negative one; it converges more slowly and reads low after few steps).
+    ``physical_batch_size``: see :func:`make_hvp` (``loss_fn`` must then be a mean over examples).
     """
     if method not in SHARPNESS_METHODS:
         raise ValueError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
-    hvp, dim = make_hvp(model, loss_fn, data, method=hvp_method)
+    hvp, dim = make_hvp(model, loss_fn, data, method=hvp_method, physical_batch_size=physical_batch_size)
     p0 = next(iter(trainable_parameters(model).values()))
     return top_eigenvalue(hvp, dim, iters=iters, method=method, seed=seed, dtype=p0.dtype, device=p0.device)
 

@@ -1,4 +1,5 @@
-"""Per-example training losses over training, their changes, and the biggest movers (paper Sec. 2).
+"""Per-example training losses over training, their changes, and the biggest movers (the paper's identification
+procedure: track the training points whose loss changes most).
 
 Notation: tracked examples ``i = 1..n`` (a fixed subset of the training set), parameters ``theta_t`` after ``t``
 steps, per-example loss ``l_i(theta_t)``, training loss ``L(theta_t) = (1/n) sum_i l_i(theta_t)``.
@@ -10,7 +11,9 @@ steps, per-example loss ``l_i(theta_t)``, training loss ``L(theta_t) = (1/n) sum
 
 Ties in a top-k are broken by the smaller index (a stable sort), so the selection is deterministic.
 Under full-batch GD the losses of ``theta_t`` come from the step's own forward pass (no second pass); otherwise
-:meth:`LossTracker.record` runs one evaluation pass without gradients.
+:meth:`LossTracker.record` runs one evaluation pass without gradients, over physical batches of
+``physical_batch_size`` examples when given (Cohen et al.'s ``compute_losses``, ``src/utilities.py``), so a 5k-image
+CIFAR subset never goes through the model in one piece.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ __all__ = [
     "LOSSES",
     "DIRECTIONS",
     "per_example_loss",
+    "evaluate_per_example_loss",
     "mean_loss",
     "loss_changes",
     "top_k_indices",
@@ -42,13 +46,38 @@ def _check_loss(loss: str) -> str:
     return loss
 
 
+def check_physical_batch_size(pb: object) -> int | None:
+    """``None`` (one pass) or an int >= 1; a clear error otherwise."""
+    if pb is not None and (isinstance(pb, bool) or not isinstance(pb, int) or pb < 1):
+        raise ValueError(f"physical_batch_size must be None (one pass) or an int >= 1, got {pb!r}")
+    return pb
+
+
+def check_labels(y: object, n_classes: int | None = None, what: str = "labels y") -> Tensor:
+    """``y`` must be a 1-D integer tensor with values in ``[0, n_classes)`` (``n_classes`` unknown: ``>= 0``)."""
+    if not isinstance(y, Tensor):
+        raise ValueError(f"{what} must be a tensor, got {type(y).__name__}")
+    if y.ndim != 1:
+        raise ValueError(f"{what} must be 1-D (one class index per example), got shape {tuple(y.shape)}")
+    if y.dtype.is_floating_point or y.dtype.is_complex or y.dtype == torch.bool:
+        raise ValueError(f"{what} must be integer class indices (e.g. torch.long), got dtype {y.dtype}")
+    if y.numel():
+        lo, hi = int(y.min()), int(y.max())
+        if lo < 0 or (n_classes is not None and hi >= n_classes):
+            want = f"[0, {n_classes - 1}]" if n_classes is not None else "[0, ...)"
+            raise ValueError(f"{what} must lie in {want} (one per model output), got values in [{lo}, {hi}]")
+    return y
+
+
 def per_example_loss(outputs: Tensor, y: Tensor, loss: str = "mse") -> Tensor:
-    """Per-example losses ``l_i`` (shape ``(n,)``) of logits ``outputs`` (``(n, C)``) against int labels ``y``."""
+    """Per-example losses ``l_i`` (shape ``(n,)``) of logits ``outputs`` (``(n, C)``) against int labels ``y``
+    (in ``[0, C)``; anything else is a ``ValueError`` naming what came)."""
     _check_loss(loss)
     if outputs.ndim != 2 or y.ndim != 1 or outputs.shape[0] != y.shape[0]:
         raise ValueError(
             f"expected outputs (n, C) and integer labels (n,), got {tuple(outputs.shape)} and {tuple(y.shape)}"
         )
+    check_labels(y, outputs.shape[1])
     if loss == "mse":
         target = torch.nn.functional.one_hot(y.long(), outputs.shape[1]).to(outputs.dtype)
         # MSE: l_i = 1/2 ||f(x_i) - e_{y_i}||^2
@@ -65,6 +94,24 @@ def mean_loss(loss: str = "mse"):
         return per_example_loss(outputs, y, loss).mean()
 
     return loss_fn
+
+
+def evaluate_per_example_loss(
+    model: nn.Module, x: Tensor, y: Tensor, loss: str = "mse", physical_batch_size: int | None = None
+) -> Tensor:
+    """``l_i`` of every example at the model's current parameters, without gradients, in physical batches of
+    ``physical_batch_size`` examples (``None``: one pass). The model is put in eval mode for the pass."""
+    check_physical_batch_size(physical_batch_size)
+    n = x.shape[0]
+    pb = n if physical_batch_size is None else physical_batch_size
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            rows = [per_example_loss(model(x[s : s + pb]), y[s : s + pb], loss) for s in range(0, n, pb)]
+    finally:
+        model.train(was_training)
+    return torch.cat(rows)
 
 
 def loss_changes(losses: Tensor) -> Tensor:
@@ -98,6 +145,8 @@ class LossTracker:
     int (that many examples drawn with ``seed``), or a sequence of indices. ``record(step)`` stores the tracked
     losses at the model's current parameters when ``step % every == 0``; a training loop that already has the
     per-example losses of the full data (full-batch GD) passes them as ``losses=`` and no extra pass runs.
+    ``physical_batch_size``: the evaluation pass goes through the model that many examples at a time.
+    ``loss`` is also the loss :func:`~.training.train` trains with when it gets this tracker and no ``loss=``.
     """
 
     def __init__(
@@ -108,9 +157,11 @@ class LossTracker:
         every: int = 1,
         subset: int | Sequence[int] | Tensor | None = None,
         seed: int = 0,
+        physical_batch_size: int | None = None,
     ) -> None:
         trainable_parameters(model)
         self.loss = _check_loss(loss)
+        self.physical_batch_size = check_physical_batch_size(physical_batch_size)
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be an int >= 1 (record every that many steps), got {every!r}")
         if not (isinstance(data, tuple | list) and len(data) == 2):
@@ -123,6 +174,9 @@ class LossTracker:
             or x.shape[0] == 0
         ):
             raise ValueError("data must be a pair of tensors (X, y) with the same non-zero first dimension")
+        if x.ndim < 2:
+            raise ValueError(f"X must be (N, ...) with at least 2 dimensions, got shape {tuple(x.shape)}")
+        check_labels(y)
         n = x.shape[0]
         if subset is None:
             idx = torch.arange(n)
@@ -179,11 +233,9 @@ class LossTracker:
         if self.steps and step <= self.steps[-1]:
             raise ValueError(f"steps must increase: got {step} after {self.steps[-1]}")
         if losses is None:
-            was_training = self.model.training
-            self.model.eval()
-            with torch.no_grad():
-                row = per_example_loss(self.model(self.x[self.indices]), self.y[self.indices], self.loss)
-            self.model.train(was_training)
+            row = evaluate_per_example_loss(
+                self.model, self.x[self.indices], self.y[self.indices], self.loss, self.physical_batch_size
+            )
         else:
             if losses.shape != (self.x.shape[0],):
                 raise ValueError(f"losses must have shape ({self.x.shape[0]},), got {tuple(losses.shape)}")

@@ -3,22 +3,36 @@
     GD / SGD:   theta_{t+1} = theta_t - eta (grad L_B(theta_t) + beta m_t)      (heavy ball, ``momentum=beta``)
     Adam:       theta_{t+1} = theta_t - eta m_hat_t / (sqrt(v_hat_t) + eps)     (torch.optim.Adam)
 
-``B`` is the full training set for ``"gd"`` and a random minibatch for ``"sgd"``. The recorded training loss at
-step ``t`` is ``L(theta_t)`` over the full training set, taken from the step's own forward pass under GD.
+``B`` is the full training set for ``"gd"`` (and ``"adam"``) and a random minibatch for ``"sgd"``. The recorded
+training loss at step ``t`` is ``L(theta_t) = (1/N) sum_i l_i(theta_t)`` over the full training set, taken from the
+step's own forward pass under full-batch training.
+
+Physical batches (Cohen et al., ``src/gd.py`` and ``src/utilities.py``): with ``physical_batch_size = b`` every
+pass over the data goes through the model ``b`` examples at a time. The full-batch gradient is accumulated as
+``grad L = sum_c grad (1/N) sum_{i in c} l_i``, the per-example losses are concatenated, and the sharpness HVPs are
+accumulated the same way: the results equal the one-pass ones up to float rounding, and memory is one batch's.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor, nn
 
+from .hessian import SHARPNESS_METHODS, trainable_parameters
 from .hessian import sharpness as _sharpness
-from .hessian import trainable_parameters
-from .tracking import LossTracker, _check_loss, mean_loss, per_example_loss
+from .tracking import (
+    LossTracker,
+    _check_loss,
+    check_labels,
+    check_physical_batch_size,
+    mean_loss,
+    per_example_loss,
+)
 
 __all__ = ["OPTIMIZERS", "TrainConfig", "History", "make_mlp", "train"]
 
@@ -46,17 +60,26 @@ def make_mlp(
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """One training run. Defaults: the CPU calibration of the paper's full-batch GD / MSE setting (Sec. 2)."""
+    """One training run. Defaults: the CPU calibration of the paper's full-batch GD / MSE setting.
+
+    ``loss``: ``"mse"`` or ``"ce"``; ``None`` (the default) means the tracker's loss when :func:`train` gets a
+    tracker, else ``"mse"``. ``batch_size``: the SGD minibatch (only for ``"sgd"``; GD and Adam here are full-batch).
+    ``physical_batch_size``: how many examples go through the model at once (``None``: all); it changes memory, not
+    the result. ``sharpness_subset``: measure sharpness on a fixed subset of the training set (an int: that many
+    examples drawn once with ``seed``; or a tuple of indices), as Cohen et al.'s 5k ``abridged_size``.
+    """
 
     optimizer: str = "gd"
     lr: float = 0.3
     steps: int = 1500
-    loss: str = "mse"
+    loss: str | None = None
     momentum: float = 0.0
     batch_size: int | None = None
+    physical_batch_size: int | None = None
     sharpness_every: int = 50
     sharpness_iters: int = 20
-    sharpness_method: str = "power"
+    sharpness_method: str = "lanczos"
+    sharpness_subset: int | tuple[int, ...] | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -70,13 +93,54 @@ class TrainConfig:
             raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
         if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
             raise ValueError(f"steps must be an int >= 1, got {self.steps!r}")
-        _check_loss(self.loss)
-        if not 0 <= self.momentum < 1:
+        if self.loss is not None:
+            _check_loss(self.loss)
+        if (
+            isinstance(self.momentum, bool)
+            or not isinstance(self.momentum, int | float)
+            or not 0 <= self.momentum < 1
+        ):
             raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
-        if self.optimizer == "sgd" and (self.batch_size is None or self.batch_size < 1):
-            raise ValueError(f"optimizer 'sgd' needs batch_size >= 1, got {self.batch_size!r}")
+        if self.optimizer == "adam" and self.momentum:
+            raise ValueError(
+                f"momentum is for 'gd'/'sgd' (Adam has its own betas), got momentum={self.momentum}"
+            )
+        bs = self.batch_size
+        if self.optimizer == "sgd":
+            if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
+                raise ValueError(f"optimizer 'sgd' needs batch_size >= 1, got {bs!r}")
+        elif bs is not None:
+            raise ValueError(
+                f"batch_size={bs!r} is the SGD minibatch, but optimizer {self.optimizer!r} is full-batch (it uses "
+                "every example each step); use optimizer='sgd' for minibatches, or physical_batch_size to bound "
+                "memory without changing the full-batch step"
+            )
+        check_physical_batch_size(self.physical_batch_size)
+        for name in ("sharpness_every", "sharpness_iters"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError(f"{name} must be an int, got {v!r}")
         if self.sharpness_every < 0 or self.sharpness_iters < 1:
             raise ValueError("sharpness_every must be >= 0 (0 = never) and sharpness_iters >= 1")
+        if self.sharpness_method not in SHARPNESS_METHODS:
+            raise ValueError(
+                f"sharpness_method must be one of {SHARPNESS_METHODS}, got {self.sharpness_method!r}"
+            )
+        sub = self.sharpness_subset
+        if isinstance(sub, list):
+            object.__setattr__(self, "sharpness_subset", tuple(sub))
+            sub = self.sharpness_subset
+        if sub is not None and not (
+            (isinstance(sub, int) and not isinstance(sub, bool) and sub >= 1)
+            or (
+                isinstance(sub, tuple)
+                and sub
+                and all(isinstance(i, int) and not isinstance(i, bool) for i in sub)
+            )
+        ):
+            raise ValueError(
+                f"sharpness_subset must be None, an int >= 1 or a non-empty tuple of indices, got {sub!r}"
+            )
 
 
 @dataclass
@@ -91,8 +155,11 @@ class History:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
+        cfg = dict(self.config.__dict__)
+        if isinstance(cfg.get("sharpness_subset"), tuple):
+            cfg["sharpness_subset"] = list(cfg["sharpness_subset"])
         return {
-            "config": self.config.__dict__,
+            "config": cfg,
             "loss": self.loss,
             "accuracy": self.accuracy,
             "sharpness": self.sharpness,
@@ -108,9 +175,46 @@ def _check_xy(x: object, y: object) -> tuple[Tensor, Tensor]:
         raise ValueError(
             f"expected X (N, ...) and integer labels y (N,), got {tuple(x.shape)} and {tuple(y.shape)}"
         )
+    if not x.dtype.is_floating_point:
+        raise ValueError(f"X must be a floating-point tensor, got dtype {x.dtype}")
+    check_labels(y)
     if not torch.isfinite(x).all():
         raise ValueError("X contains NaN or inf")
     return x, y
+
+
+def sharpness_indices(subset: int | Sequence[int] | None, n: int, seed: int = 0) -> Tensor | None:
+    """The fixed sharpness subset's indices (sorted): ``None`` (all ``n``), ``m`` examples drawn with ``seed``, or
+    the given indices (checked)."""
+    if subset is None:
+        return None
+    if isinstance(subset, int) and not isinstance(subset, bool):
+        if not 1 <= subset <= n:
+            raise ValueError(f"sharpness_subset must be in [1, {n}] (the training examples), got {subset}")
+        g = torch.Generator().manual_seed(int(seed))
+        return torch.sort(torch.randperm(n, generator=g)[:subset]).values
+    idx = torch.as_tensor(list(subset), dtype=torch.long)
+    if idx.ndim != 1 or idx.numel() == 0 or int(idx.min()) < 0 or int(idx.max()) >= n:
+        raise ValueError(f"sharpness_subset indices must be a non-empty list in [0, {n - 1}]")
+    if torch.unique(idx).numel() != idx.numel():
+        raise ValueError("sharpness_subset indices must be distinct")
+    return idx
+
+
+def _resolve_loss(cfg: TrainConfig, tracker: LossTracker | None) -> str:
+    if tracker is None:
+        return cfg.loss or "mse"
+    if not isinstance(tracker, LossTracker):
+        raise ValueError(f"tracker must be a LossTracker, got {type(tracker).__name__}")
+    if cfg.loss is None:
+        return tracker.loss
+    if cfg.loss != tracker.loss:
+        raise ValueError(
+            f"train(loss={cfg.loss!r}) but the tracker records loss={tracker.loss!r}: the tracked losses would not "
+            "be the ones training minimises; pass the same loss to both (or leave train's loss unset to use the "
+            "tracker's)"
+        )
+    return cfg.loss
 
 
 def train(
@@ -125,62 +229,152 @@ def train(
 ) -> History:
     """Train ``model`` on ``(x, y)``; ``config`` fields can be overridden by keyword (``lr=0.1``).
 
-    Each step ``t``: the loss at ``theta_t`` is recorded (and handed to ``tracker`` without a second forward pass
-    under GD when the tracker follows this data), sharpness every ``sharpness_every`` steps, ``callbacks(t, model,
-    history)`` run, then the update. A non-finite loss stops training with the step where it happened.
+    The loss is ``loss=`` if given, else the tracker's (``tracker.loss``), else MSE; a ``loss=`` that differs from
+    the tracker's is a ``ValueError``. Each step ``t``: the loss at ``theta_t`` over the whole training set is
+    recorded (the step's own forward pass under full-batch training, one no-grad eval-mode pass under SGD) and
+    handed to ``tracker`` without another pass when the tracker follows this model and data; sharpness is measured
+    every ``sharpness_every`` steps, ``callbacks(t, model, history)`` run, then the update. A non-finite loss stops
+    training with the step where it happened.
     """
     cfg = config or TrainConfig()
+    if not isinstance(cfg, TrainConfig):
+        raise ValueError(f"config must be a TrainConfig, got {type(cfg).__name__}")
     if overrides:
+        unknown = sorted(set(overrides) - set(cfg.__dict__))
+        if unknown:
+            raise ValueError(f"unknown training option(s) {unknown}; TrainConfig has {sorted(cfg.__dict__)}")
         cfg = TrainConfig(**{**cfg.__dict__, **overrides})
     x, y = _check_xy(x, y)
+    n = x.shape[0]
+    if cfg.optimizer == "sgd" and cfg.batch_size > n:
+        raise ValueError(f"batch_size={cfg.batch_size} is larger than the training set ({n} examples)")
+    loss_name = _resolve_loss(cfg, tracker)
+    cfg = replace(cfg, loss=loss_name)
+    check_labels(y, _n_outputs(model, x))
+    sidx = sharpness_indices(cfg.sharpness_subset, n, cfg.seed)
+    sharp_data = (x, y) if sidx is None else (x[sidx.to(x.device)], y[sidx.to(y.device)])
     params = list(trainable_parameters(model).values())
-    loss_fn = mean_loss(cfg.loss)
+    loss_fn = mean_loss(loss_name)
     if cfg.optimizer == "adam":
         opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
     else:
         opt = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
     hist = History(cfg)
-    share = tracker is not None and tracker.x is x and cfg.optimizer in ("gd", "adam")
+    full_batch = cfg.optimizer != "sgd"
+    share = (
+        tracker is not None
+        and tracker.model is model
+        and tracker.x is x
+        and tracker.y is y
+        and tracker.loss == loss_name
+    )
+    pb = n if cfg.physical_batch_size is None else min(cfg.physical_batch_size, n)
     g = torch.Generator().manual_seed(cfg.seed)
-    import time
-
     t0 = time.perf_counter()
     model.train()
     for t in range(cfg.steps + 1):
         if cfg.sharpness_every and t % cfg.sharpness_every == 0:
             hist.sharpness.append(
-                _sharpness(model, loss_fn, (x, y), iters=cfg.sharpness_iters, method=cfg.sharpness_method)
+                _sharpness(
+                    model,
+                    loss_fn,
+                    sharp_data,
+                    iters=cfg.sharpness_iters,
+                    method=cfg.sharpness_method,
+                    physical_batch_size=cfg.physical_batch_size,
+                )
             )
             hist.sharpness_steps.append(t)
-        full_batch = cfg.optimizer != "sgd"
-        if full_batch:
-            out = model(x)
-            per = per_example_loss(out, y, cfg.loss)
-            loss = per.mean()
-        else:
-            with torch.no_grad():
-                out = model(x)
-                per = per_example_loss(out, y, cfg.loss)
-        lval = float(per.detach().mean())
+        opt.zero_grad(set_to_none=True)
+        last = t == cfg.steps
+        # full-batch: L(theta_t) = (1/N) sum_i l_i with its gradient, accumulated over physical batches (train
+        # mode: the step's own forward); SGD: the same losses without gradients, in eval mode (as the tracker's)
+        per, correct = _full_pass(
+            model, x, y, loss_name, pb, t, backward=full_batch and not last, eval_mode=not full_batch
+        )
+        lval = float(per.mean())
         if not math.isfinite(lval):
             raise ValueError(
                 f"training loss became non-finite at step {t} (lr={cfg.lr}); lower the learning rate"
             )
         hist.loss.append(lval)
-        hist.accuracy.append(float((out.argmax(1) == y).float().mean()))
+        hist.accuracy.append(correct / n)
         if tracker is not None:
             tracker.record(t, per if share else None)
         for cb in callbacks:
             cb(t, model, hist)
         if progress is not None:
             progress(t)
-        if t == cfg.steps:
+        if last:
             break
-        opt.zero_grad(set_to_none=True)
         if not full_batch:
-            idx = torch.randperm(x.shape[0], generator=g)[: cfg.batch_size]
-            loss = loss_fn(model(x[idx]), y[idx])
-        loss.backward()
+            idx = torch.randperm(n, generator=g)[: cfg.batch_size].to(x.device)
+            bs = idx.numel()
+            for s in range(0, bs, pb):
+                ib = idx[s : s + pb]
+                # L_B = (1/|B|) sum_{i in B} l_i, accumulated over physical batches
+                (per_example_loss(model(x[ib]), y[ib], loss_name).sum() / bs).backward()
         opt.step()
     hist.seconds = time.perf_counter() - t0
     return hist
+
+
+def _n_outputs(model: nn.Module, x: Tensor) -> int:
+    """The model's number of outputs, from two examples in eval mode without gradients (before any work)."""
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return _forward(model, x[:2], 0).shape[1]
+    finally:
+        model.train(was)
+
+
+def _forward(model: nn.Module, xb: Tensor, t: int) -> Tensor:
+    """``model(xb)``, with a model that cannot take ``X`` turned into one clear error at the first step."""
+    if t:
+        return model(xb)
+    try:
+        out = model(xb)
+    except RuntimeError as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ValueError(
+            f"the model could not be applied to X of shape (N, {', '.join(map(str, xb.shape[1:]))}): {msg}"
+        ) from None
+    if not isinstance(out, Tensor) or out.ndim != 2 or out.shape[0] != xb.shape[0]:
+        shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+        raise ValueError(
+            f"the model must map X (N, ...) to logits (N, C); got {shape} for {xb.shape[0]} examples"
+        )
+    return out
+
+
+def _full_pass(
+    model: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    loss: str,
+    pb: int,
+    t: int,
+    backward: bool,
+    eval_mode: bool = False,
+) -> tuple[Tensor, int]:
+    """Per-example losses of all of ``x`` (and the number classified correctly), ``pb`` examples at a time; with
+    ``backward`` the gradient of ``(1/N) sum_i l_i`` is accumulated into ``.grad`` batch by batch."""
+    n = x.shape[0]
+    pers, correct = [], 0
+    was_training = model.training
+    if eval_mode:
+        model.eval()
+    try:
+        with torch.set_grad_enabled(backward):
+            for s in range(0, n, pb):
+                out = _forward(model, x[s : s + pb], t if s == 0 else 1)
+                per_c = per_example_loss(out, y[s : s + pb], loss)
+                if backward:
+                    (per_c.sum() / n).backward()
+                pers.append(per_c.detach())
+                correct += int((out.detach().argmax(1) == y[s : s + pb]).sum())
+    finally:
+        model.train(was_training)
+    return torch.cat(pers), correct
