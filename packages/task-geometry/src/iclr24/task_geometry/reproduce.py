@@ -3,8 +3,8 @@
 Claims (the paper's alignment sweep and low-dimensional targets; Tanh against the ReLU baseline on the same tasks,
 budget and seeds; rules fixed here): at the isotropic Walsh cube (a = 1) with k = 1 and k = 3 targets, Tanh has the
 higher target alignment (by >= 0.08), the lower input alignment (by >= 0.10), the more parallel targets (PS by
->= 0.2), and for k = 3 the higher CCGP; when the input already aligns with the labels (c = 0.93) the
-target-alignment gap closes (< 0.05).
+>= 0.2), and for k = 3 the higher CCGP (by >= ``ccgp_margin``); when the input already aligns with the labels
+(c = 0.93) the target-alignment gap closes (< 0.05).
 ``--full`` adds the small CNN on real digit images (scikit-learn's 8x8 digits; MNIST from the data folder), with
 parity and magnitude of the digit as the two targets, against the rule Tanh > ReLU in target alignment.
 """
@@ -37,6 +37,10 @@ class ReproConfig:
     mnist_train: int = 10000
     mnist_test: int = 2000
     mnist_epochs: int = 2
+    # CCGP (k = 3, a = 1): Tanh must beat ReLU by this margin with either classifier. Fixed before the evaluated
+    # run, on calibration seeds 100-102 (disjoint from 0-2): Tanh - ReLU was 0.34/0.39/0.41 with the least-squares
+    # classifier (quick's budget) and 0.071/0.041/0.056 with LinearSVC (full's): half the smallest gap
+    ccgp_margin: float = 0.02
 
 
 _GATED = ((1, 1.0), (3, 1.0), (1, 3.5))
@@ -125,8 +129,8 @@ def run(cfg: RunConfig) -> ClaimSet:
              "ours - baseline >= 0.2"),
             (3, 1.0, "ps", "Tanh's targets are more parallel (disentangled) than ReLU's (k=3, isotropic cube)",
              "ours - baseline >= 0.2"),
-            (3, 1.0, "ccgp", "Tanh's targets generalise across conditions at least as well as ReLU's (k=3)",
-             "ours >= baseline"),
+            (3, 1.0, "ccgp", f"Tanh's targets generalise across conditions better than ReLU's by >= "
+             f"{c.ccgp_margin:g} (k=3)", f"ours - baseline >= {c.ccgp_margin:g}"),
             (1, 3.5, "cka_y", "the target-alignment gap closes when the input already aligns with the label (c=0.93)",
              "abs(ours - baseline) < 0.05"),
         ]  # fmt: skip
