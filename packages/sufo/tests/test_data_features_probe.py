@@ -160,3 +160,104 @@ def test_split_falls_back_to_unstratified_when_a_side_cannot_hold_every_class():
     big = synthetic_reports(100, seed=0)
     _, te = split(big, 0.3, seed=0)  # still stratified when it can be
     assert abs(np.bincount(te.labels, minlength=3)[0] - 0.3 * np.bincount(big.labels)[0]) <= 1
+
+
+def test_official_probe_on_cached_states_is_the_frozen_model_step(tiny):
+    """The official probe with every layer frozen (freeze_for_probe(model, L)) trains only the pooler and the
+    classifier; on the cached last-layer [CLS] states the head gives the same logits and the same gradients as the
+    whole model (dropout off)."""
+    from iclr24.sufo.probing import probe_head
+
+    model, tok = tiny
+    model.eval()
+    head = probe_head(model).eval()
+    texts = ["gleason score 3+4.", "primary gleason grade: five; secondary gleason grade: three."]
+    states = torch.as_tensor(extract_features(model, tok, texts, layers=[-1], max_length=32)[-1])
+    batch = tok(texts, padding=True, return_tensors="pt")
+    freeze_for_probe(model, model.config.num_hidden_layers)
+    labels = torch.tensor([0, 2])
+    loss_model = model(**batch, labels=labels).loss
+    loss_model.backward()
+    logits_head = head(states)
+    loss_head = torch.nn.functional.cross_entropy(logits_head, labels)
+    loss_head.backward()
+    assert torch.allclose(logits_head, model(**batch).logits, atol=1e-5)
+    assert torch.allclose(head.classifier.weight.grad, model.classifier.weight.grad, atol=1e-5)
+    assert torch.allclose(head.pooler.dense.weight.grad, model.bert.pooler.dense.weight.grad, atol=1e-5)
+    model.zero_grad()
+    for p in model.parameters():
+        p.requires_grad = True
+
+
+def test_official_probe_learns_separable_states_and_picks_the_epoch_on_validation():
+    from iclr24.sufo.probing import ProbeConfig, frozen_encoder_probe, probe_head
+
+    model, _ = tiny_encoder(num_labels=2, seed=1, hidden=16)
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 40)
+    x = (rng.standard_normal((80, 16)) + 2.0 * (2 * y[:, None] - 1)).astype(np.float32)
+    cfg = ProbeConfig(lr=1e-2, epochs=6, seed=0)
+    r = frozen_encoder_probe(probe_head(model), x[::2], y[::2], x[1::4], y[1::4], x[3::4], y[3::4], cfg)
+    assert r.test_macro_f1 == pytest.approx(1.0) and 1 <= r.best_epoch <= 6 and len(r.history) == 6
+    best = max(h["val_accuracy"] for h in r.history)
+    assert r.best_val_score == best and r.history[r.best_epoch - 1]["val_accuracy"] == best
+    # the official lr (7.6e-6) barely moves a fresh head in 6 epochs: far worse, so the lr matters
+    slow = frozen_encoder_probe(
+        probe_head(model), x[::2], y[::2], x[1::4], y[1::4], x[3::4], y[3::4], ProbeConfig(epochs=1)
+    )
+    assert slow.history[0]["loss"] > r.history[-1]["loss"]
+    with pytest.raises(ValueError, match="labels must lie in"):
+        frozen_encoder_probe(probe_head(model), x, y + 1, x, y, x, y, cfg)
+    with pytest.raises(ValueError, match="best_metric"):
+        ProbeConfig(best_metric="loss")
+
+
+def test_probe_head_needs_a_bert_style_classifier():
+    from iclr24.sufo.probing import probe_head
+
+    with pytest.raises(ValueError, match="pooler and a linear classifier"):
+        probe_head(torch.nn.Linear(3, 2))
+
+
+def test_a_test_class_without_training_text_is_said(tmp_path):
+    x = np.random.default_rng(0).standard_normal((6, 2))
+    with pytest.warns(UserWarning, match=r"test labels \[2\] have no training example"):
+        logistic_probe(x[:4], np.array([0, 1, 0, 1]), x[4:], np.array([2, 0]))
+
+
+def test_fine_tuning_picks_the_epoch_by_validation_accuracy_as_the_official_code():
+    from iclr24.sufo.finetune import FineTuneConfig, fine_tune
+
+    ds = synthetic_reports(40, seed=3)
+    train, val = split(ds, 0.3, seed=3)
+    model, tok = tiny_encoder(3, seed=0)
+    res = fine_tune(model, tok, train, val, FineTuneConfig(lr=1e-3, epochs=2, max_length=32))
+    assert res.best_metric == "accuracy" and {"val_accuracy", "val_macro_f1"} <= set(res.history[0])
+    assert res.best_val_score == max(h["val_accuracy"] for h in res.history)
+    with pytest.raises(ValueError, match="best_metric"):
+        FineTuneConfig(best_metric="auc")
+
+
+def test_encoder_weights_are_loaded_from_safetensors_only(tmp_path, tiny):
+    """A corrupt model.safetensors is one clear error; a folder with only pytorch_model.bin (a pickle) is refused
+    before anything is unpickled."""
+    model, tok = tiny
+    d = tmp_path / "m"
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    load_encoder(d, num_labels=3)  # the saved folder loads
+    (d / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{broken")
+    with pytest.raises(ValueError, match="the weights cannot be loaded") as info:
+        load_encoder(d, num_labels=3)
+    assert "\n" not in str(info.value)
+    (d / "model.safetensors").unlink()
+    torch.save({"x": torch.zeros(1)}, d / "pytorch_model.bin")
+    with pytest.raises(ValueError, match="pytorch_model.bin but no model.safetensors"):
+        load_encoder(d, num_labels=3)
+    load_encoder(d, num_labels=3, random_init=True)  # the control needs no weights
+    (d / "pytorch_model.bin").unlink()
+    with pytest.raises(FileNotFoundError, match="no model.safetensors"):
+        load_encoder(d, num_labels=3)
+    (d / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config or tokenizer cannot be read"):
+        load_encoder(d, num_labels=3, random_init=True)

@@ -11,7 +11,12 @@ from iclr24.sufo.reproduce import PAPER
 @pytest.mark.slow  # fine-tunes a tiny BERT for one epoch
 def test_smoke_claims_run_end_to_end(tmp_path):
     cs = check_paper_smoke(PAPER, tmp_path)
-    assert len(cs) == 5 and cs.facts[0].value == 3  # tiny BERT: 2 layers + embeddings
+    layers = [f.value for f in cs.facts if f.name.startswith("hidden-state layers")]
+    assert len(cs) == 5 and layers == [3]  # tiny BERT: 2 layers + embeddings
+    s_claim = cs.claims[0].to_dict()
+    probes = s_claim["details"]["probe_runs"]
+    assert set(probes) == {"pretrained", "random"} and len(probes["pretrained"]["history"]) == 25
+    assert "logistic_probe_pretrained" in s_claim["details"]
     assert (tmp_path / "synthetic.png").is_file()
     md = (tmp_path / "report-synthetic" / "report.md").read_text()  # the `sufo report` of the same run
     assert "## S:" in md and "## U:" in md and "## F:" in md and "## O:" in md
@@ -68,3 +73,72 @@ def test_reproduction_configs_train_long_enough_and_never_truncate(mode):
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)
     assert max(len(x) for x in tok(ds.texts)["input_ids"]) <= c.max_length
     assert c.threads == 1 and c.lr == 2e-4
+
+
+def test_cli_probe_refuses_too_few_texts_per_class_before_any_work(tmp_path, capsys, monkeypatch):
+    """3 texts of 3 classes: no class can be both trained on and tested; refused before features are extracted."""
+    import iclr24.sufo.cli as cli
+
+    monkeypatch.setattr(cli, "_features", lambda *a, **k: pytest.fail("features extracted before the check"))
+    csv = tmp_path / "three.csv"
+    csv.write_text("text,label\na report,x\nanother,y\na third,z\n")
+    capsys.readouterr()
+    assert main(["probe", "--data", str(csv), "--out", str(tmp_path / "p"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "at least 2 texts of every class" in err
+    assert not (tmp_path / "p" / "probe.json").exists()
+
+
+def _readme_command(name: str) -> list[str]:
+    """The README's runnable example of `sufo NAME` (the line after the marker comment `# e.g.`)."""
+    import shlex
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    lines = [ln for ln in text.splitlines() if ln.startswith(f"sufo {name} ") and "# e.g." in ln]
+    assert lines, f"the README has no runnable `sufo {name}` example"
+    return shlex.split(lines[0].split("#")[0])[1:]
+
+
+def test_readme_rsa_line_runs_end_to_end(tmp_path, capsys):
+    """The README's `sufo rsa --random-reference` line: layer 0 ([CLS] embedding, the same for every text) has
+    neither RSA nor CKA; they are written as null with the reason, and the command succeeds."""
+    import json
+
+    args = _readme_command("rsa")
+    assert "--random-reference" in args
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "rsa"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "rsa" / "rsa.json").read_text())
+    assert (
+        res["rsa"][0] is None
+        and res["cka"][0] is None
+        and "constant features" in res["undefined_layers"]["0"]
+    )
+    assert len(res["cka"]) == 7 and all(isinstance(v, float) for v in res["cka"][1:] + res["rsa"][1:])
+    assert "layer 0: RSA n/a  CKA n/a" in capsys.readouterr().out
+
+
+def test_every_sufo_rule_can_fail(tmp_path):
+    """With stubbed measurements each gated rule decides both ways, the outlier rule included (it is about the PC1 x
+    PC2 rule finding the planted mode, not about the planted reports' random labels)."""
+    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.sufo.reproduce import QUICK, _synthetic_claims
+
+    good = {
+        "probe_pretrained": 0.8, "probe_random": 0.5, "finetuned_macro_f1": 0.95,
+        "rsa_per_layer": [None, 0.99, 0.9, 0.8, 0.7, 0.4, 0.2], "evr_top2_after": 0.9, "evr_top2_before": 0.4,
+        "outlier_precision": 1.0, "outlier_recall": 0.75, "outlier_base_rate": 0.05, "n_planted": 4,
+        "planted_accuracy": 0.25, "inlier_accuracy": 1.0,
+    }  # fmt: skip
+    bad = {
+        **good, "probe_random": 0.75, "finetuned_macro_f1": 0.6, "rsa_per_layer": [None, 0.9, 0.9, 0.8, 0.9, 0.7, 0.6],
+        "evr_top2_after": 0.45, "outlier_precision": 0.1, "outlier_recall": 0.25,
+    }  # fmt: skip
+    for res, verdict in ((good, "holds"), (bad, "fails")):
+        cs = ClaimSet("sufo", RunConfig(mode="quick", out=tmp_path, progress=False))
+        _synthetic_claims(cs, res, "a.png", {}, QUICK)
+        assert [c.status for c in cs.claims] == [verdict] * 5, [(c.claim, c.status) for c in cs.claims]
+    cs = ClaimSet("sufo", RunConfig(mode="quick", out=tmp_path, progress=False))
+    _synthetic_claims(cs, {**good, "outlier_precision": 0.4, "outlier_recall": 0.25}, "a.png", {}, QUICK)
+    assert cs.claims[-1].status == "fails"  # precise but finds too few of the planted reports
+    assert any("chance by construction" in f.name for f in cs.facts)

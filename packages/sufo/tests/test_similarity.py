@@ -62,3 +62,31 @@ def test_bad_input(a, b, msg):
 def test_rdm_bad_metric(x):
     with pytest.raises(ValueError, match="metric"):
         rdm(x, "manhattan")
+
+
+def test_cka_of_a_constant_layer_is_refused_or_nan_per_layer(x):
+    """Zero-variance features (the [CLS] state of layer 0) have no CKA: linear_cka says why, layerwise_cka gives
+    NaN for that layer as layerwise_rsa does."""
+    from iclr24.sufo.similarity import constant_features, layerwise_cka
+
+    const = np.ones_like(x)
+    with pytest.raises(ValueError, match="zero variance .* CKA is undefined"):
+        linear_cka(const, x)
+    with pytest.raises(ValueError, match="y has zero variance"):
+        linear_cka(x, const)
+    stack = np.stack([const, x, 2 * x])
+    c = layerwise_cka(stack, stack)
+    assert np.isnan(c[0]) and c[1:] == pytest.approx([1.0, 1.0])
+    assert constant_features(const) and not constant_features(x)
+
+
+def test_cosine_rsa_uses_cosine_distance_on_both_sides(x):
+    """The package's cosine RSA: Spearman of cosine distances of both spaces (the official calculate_geometry
+    mixes cosine similarity with Euclidean distance, which flips the sign; see the README's differences)."""
+    from scipy.stats import spearmanr
+
+    y = x + 0.3 * np.random.default_rng(5).standard_normal(x.shape)
+    want = spearmanr(pdist(x, "cosine"), pdist(y, "cosine")).statistic
+    assert rsa(x, y, "cosine") == pytest.approx(want)
+    mixed = spearmanr(1 - pdist(x, "cosine"), pdist(y)).statistic  # the official mix: similarity vs distance
+    assert mixed < 0 < rsa(x, y, "cosine")

