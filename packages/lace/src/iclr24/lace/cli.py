@@ -150,9 +150,8 @@ def _sample(args: argparse.Namespace) -> int:
         from .real_data import CATEGORIES
 
         rico = cfg.categories in (CATEGORIES["rico25"], CATEGORIES["rico13"])
-        b, m2 = beautify(
-            b, m, w_overlap=0.0 if rico else 1.0
-        )  # the official post_process: no overlap on Rico
+        # the official post_process: no overlap term on Rico
+        b, m2 = beautify(b, m, w_overlap=0.0 if rico else 1.0)
         dropped, m = m & ~m2, m2
     out = Path(args.out)
     from iclr24.paperkit.plots import save_figure
