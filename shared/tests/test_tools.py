@@ -145,6 +145,8 @@ def test_package_tables_are_generated_from_the_recorded_run(tmp_path, monkeypatc
     assert "1.5 (mean of 2 seeds: 1, 2)" in new and "inconclusive (95 % interval" in new
     assert "s (timing)" in new and "| MACs | 12 |" in new and "61 s wall" in new
     assert mod.refreshed_package("demo", new) == new  # idempotent: --check passes after a refresh
+    full = mod.refreshed_package("demo", "<!-- claims-full:start -->\nhand-typed\n<!-- claims-full:end -->\n")
+    assert "hand-typed" not in full and "Not recorded yet" in full and "record_run.py demo --full" in full
     assert mod.recorded_status("demo").startswith(
         "2/3 claims hold; 1 inconclusive (`--quick`, recorded 2026-12-02"
     )
