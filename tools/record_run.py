@@ -54,6 +54,7 @@ def record(
         known = ", ".join(sorted(p.name for p in (ROOT / "packages").iterdir() if p.is_dir()))
         raise SystemExit(f"record_run: no package {name!r} (packages: {known})")
     load = os.getloadavg()[0]
+    commit = commit_of(name)  # the code that runs: taken before the run
     if load >= IDLE_LOAD and not force:
         raise SystemExit(
             f"record_run: the machine is not idle (1-minute load {load:.2f} >= {IDLE_LOAD}); wait, or pass --force "
@@ -89,7 +90,7 @@ def record(
             "mode": mode,
             "seed": seed,
             "command": f"iclr24 reproduce {name} --{mode}" + (f" --seed {seed}" if seed else ""),
-            "commit": commit_of(name),
+            "commit": commit,
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": doc.get("machine", {}),
             "load": round(load, 2),
