@@ -7,7 +7,7 @@ restricted unpickler (arrays only).
 ``make_opposing_digits``: scikit-learn's 8x8 digits (values / 16), with a large-magnitude feature (``+alpha`` on a
 3x3 patch in the top-left corner, where digits are blank) added to ``n_a`` training images of class ``class_a``
 and ``n_b`` of class ``class_b``: one feature shared by two groups with different labels, the paper's
-"opposing signal" (Sec. 2; e.g. sky behind planes and behind other classes).
+"opposing signal" (e.g. sky behind planes and behind other classes).
 """
 
 from __future__ import annotations

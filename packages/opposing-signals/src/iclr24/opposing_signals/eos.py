@@ -1,4 +1,5 @@
-"""Edge-of-stability report: sharpness against ``2 / eta`` and the loss spikes of a run (paper Sec. 1, 3).
+"""Edge-of-stability report: sharpness against ``2 / eta`` and the loss spikes of a run (the paper's account of
+the edge of stability).
 
 threshold  = (2 + 2 beta) / eta                   (beta = 0 for plain GD)
 increase_t = [L(theta_{t+1}) > (1 + tol) L(theta_t)]      a loss-increase step (tol = 1 %)

@@ -1,4 +1,4 @@
-"""The two-layer linear network of the paper's theory (Sec. 4) and its closed-form predictions.
+"""The two-layer linear network of the paper's theory (its analysis of opposing signals) and its closed forms.
 
 Model: ``f(x) = v^T W x`` (``W: h x d``, ``v: h``), square loss ``L = (1/2n) sum_i (f(x_i) - y_i)^2``.
 Toy data with an opposing signal (``make_toy_linear``): a small "core" feature ``z`` carrying the label and, in a
@@ -8,7 +8,7 @@ examples of both labels (so its gradients from the two groups point in opposite 
 Scalar case (``h = d = 1``, data ``x = y = 1``), used to make the mechanism exact:
 
     L(v, w)           = 1/2 (v w - 1)^2
-    nabla^2 L(v, w)   = [[w^2, 2 v w - 1], [2 v w - 1, v^2]]                   (spec acceptance check 4)
+    nabla^2 L(v, w)   = [[w^2, 2 v w - 1], [2 v w - 1, v^2]]
     on the minimum manifold v w = 1:   lambda_max = v^2 + w^2                  (grows with norm and imbalance)
     GD step:          v' = v - eta r w,  w' = w - eta r v,  r = v w - 1
                       v'^2 - w'^2 = (1 - eta^2 r^2) (v^2 - w^2)                 (imbalance shrinks, exactly)
