@@ -122,5 +122,9 @@ def test_real_data_claim_runs_on_the_data_folder(tmp_path):
     claims = ClaimSet("ncde-bounds", RunConfig(mode="quick", out=out))
     claim_real(claims, c, 0, Bar(), data_dir=tmp_path)
     (cl,) = claims.claims
-    assert [r["rate"] for r in cl.details["per_rate"]] == [1, 2] and cl.verdict in ("holds", "fails")
+    rows = cl.details["per_seed_and_rate"]
+    assert [(r["seed"], r["rate"]) for r in rows] == [(0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2)]
+    # paired over the 3 seeds: ours = accuracy at rate 1, baseline = at rate 2, seed by seed
+    assert cl.verdict in ("holds", "fails", "inconclusive") and "paired over 3 seeds" in cl.rule
+    assert abs(cl.ours - sum(r["test_accuracy"] for r in rows if r["rate"] == 1) / 3) < 1e-12
     assert (out / "real_vs_rate.png").stat().st_size > 0

@@ -100,20 +100,31 @@ def test_torchrun_data_parallel_matches_one_process(tmp_path):
 
 
 def test_mode_configs_fit_their_budgets():
-    """Quick gates (B) on two grids, full on four plus real data; both stay in their CPU budgets."""
+    """Quick reports (B) on two grids without gating it (decided on calibration seeds); full gates it on four, plus
+    the real set over three paired seeds; both stay in their CPU budgets."""
     from iclr24.ncde_bounds.reproduce import FULL, QUICK
 
-    assert (min(QUICK.b_ks), max(QUICK.b_ks)) == (4, 32) and QUICK.real_dataset is None
+    assert (min(QUICK.b_ks), max(QUICK.b_ks)) == (4, 32) and QUICK.real_dataset is None and not QUICK.gate_b
     assert FULL.b_ks == (4, 8, 16, 32) and FULL.b_seeds == 3 and FULL.real_dataset == "BasicMotions"
+    assert FULL.gate_b and FULL.real_seeds == 3 and FULL.real_rates[0] == 1
     assert FULL.b_train.epochs >= QUICK.b_train.epochs and FULL.c_seeds >= QUICK.c_seeds
 
-    def work(c):  # training series x intervals x substeps x epochs of (B) and (C), all seeds
+    def work(c):  # training series x intervals x substeps x epochs of (B), (C) and the real set, all seeds
         b = c.b_seeds * c.b_train.epochs * c.b_train.substeps * c.b_n * sum(c.b_ks)
-        return b + c.c_seeds * c.c_train.epochs * c.c_train.substeps * c.c_n_train * sum(c.c_ks)
+        cc = c.c_seeds * c.c_train.epochs * c.c_train.substeps * c.c_n_train * sum(c.c_ks)
+        # BasicMotions: 40 series of length 100, every r-th observation kept
+        real = (
+            c.real_seeds
+            * c.real_train.epochs
+            * c.real_train.substeps
+            * 40
+            * sum(99 // r for r in c.real_rates)
+        )
+        return b + cc + (real if c.real_dataset else 0)
 
     # measured ~2e-5 CPU s per unit (RK4 x 1, one thread, with the GRU and evaluation; 2026-12-01: 94 s of CPU for
-    # 4.8e6 units): quick ~ a minute, full <= 10 minutes with the real set (~1 minute; full took 419 s of CPU)
-    assert work(QUICK) <= 3.5e6 and work(FULL) <= 2.2e7
+    # 4.8e6 units; full with one real seed: 419 s of CPU for 1.87e7): quick ~ a minute, full <= 10 minutes
+    assert work(QUICK) <= 3.5e6 and work(FULL) <= 2.4e7
 
 
 def test_single_class_training_file_is_refused(tmp_path, capsys):
@@ -130,8 +141,6 @@ def test_single_class_training_file_is_refused(tmp_path, capsys):
 
 
 def test_star_import_gives_every_public_name():
-    import iclr24.ncde_bounds as pkg
+    from iclr24.paperkit.testing import check_star_import
 
-    ns: dict = {}
-    exec("from iclr24.ncde_bounds import *", ns)
-    assert set(pkg.__all__) <= set(ns)
+    check_star_import("iclr24.ncde_bounds")
