@@ -144,3 +144,20 @@ def test_star_import_gives_every_public_name():
     from iclr24.paperkit.testing import check_star_import
 
     check_star_import("iclr24.ncde_bounds")
+
+
+def test_ungated_b_is_reported_with_its_numbers(tmp_path):
+    import dataclasses
+
+    from iclr24.ncde_bounds.reproduce import SMOKE, claim_trained
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    class Bar:
+        def update(self, n):
+            pass
+
+    cs = ClaimSet("ncde-bounds", RunConfig(mode="quick", out=tmp_path))
+    claim_trained(cs, dataclasses.replace(SMOKE, gate_b=False), 0, Bar())
+    (c,) = cs.claims
+    assert c.status == "skipped" and c.ours > 0 and c.baseline > 0
+    assert "not gated" in c.message and f"ratio {c.ours / c.baseline:.2f}" in c.message
