@@ -3,7 +3,7 @@ import pytest
 from iclr24.paperkit import ClaimSet, RunConfig
 from iclr24.paperkit.testing import check_paper_smoke
 from iclr24.rdmc.recipes import BudgetSettings
-from iclr24.rdmc.reproduce import FULL, PAPER, QUICK, SMOKE, ComparisonConfig, _high_dim
+from iclr24.rdmc.reproduce import FULL, PAPER, QUICK, SMOKE, ComparisonConfig, _high_dim, _paired_claim
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):
@@ -50,6 +50,37 @@ def test_high_dim_rows_are_fixed_in_the_config(tmp_path):
     (c,) = claims.claims
     summ = c.details["summary"]
     assert set(summ) == {"rdmc-is", "ula"}
-    assert c.ours == summ["rdmc-is"]["mode_tv"] and c.baseline == summ["ula"]["mode_tv"]
+    assert c.ours == pytest.approx(summ["rdmc-is"]["mode_tv"]) and c.baseline == pytest.approx(
+        summ["ula"]["mode_tv"]
+    )
+    assert c.paired["seeds"] == [1] and c.verdict == "inconclusive"  # one seed gives no interval
     with pytest.raises(ValueError, match="is not one of"):
         ComparisonConfig(high_dim_rows=("rdmc-is+ula best", "ula"))
+
+
+def _results(ours, base):
+    return {
+        "ours": [{"seed": s, "m": v} for s, v in zip((1, 2, 3), ours)],
+        "base": [{"seed": s, "m": v} for s, v in zip((1, 2, 3), base)],
+    }
+
+
+def test_paired_claims_decide_per_seed_with_an_interval(tmp_path):
+    """Each 2-D claim is decided over the paired seeds: the cap form bounds every seed by min(cap, factor x
+    baseline of that seed); the ratio form compares log-ratios; a spread as large as the effect is inconclusive."""
+    config = RunConfig(mode="quick", seed=0, out=tmp_path, progress=False)
+    claims = ClaimSet("rdmc", config)
+    kw = {"claim": "c", "metric": "m"}
+    _paired_claim(claims, _results([0.05] * 3, [0.2] * 3), "m", "ours", "base", 0.5, 0.08, **kw)
+    _paired_claim(claims, _results([0.06] * 3, [0.1] * 3), "m", "ours", "base", 0.5, 0.08, **kw)  # bound 0.05
+    _paired_claim(claims, _results([0.05, 0.06, 0.055], [0.2, 0.21, 0.22]), "m", "ours", "base", 0.5, **kw)
+    _paired_claim(claims, _results([0.05, 0.065, 0.055], [0.053, 0.05, 0.06]), "m", "ours", "base", **kw)
+    cap_ok, cap_fail, ratio_ok, close = claims.claims
+    assert cap_ok.verdict == "holds" and cap_ok.paired["baseline"] == [0.08] * 3
+    assert cap_fail.verdict == "fails" and cap_fail.paired["baseline"] == [0.05] * 3
+    assert ratio_ok.verdict == "holds" and ratio_ok.paired["form"] == "log_ratio"
+    assert close.verdict == "inconclusive" and close.paired["seeds"] == [1, 2, 3]
+    with pytest.raises(RuntimeError, match="different seeds"):
+        bad = _results([0.1] * 3, [0.2] * 3)
+        bad["base"][0]["seed"] = 9
+        _paired_claim(claims, bad, "m", "ours", "base", **kw)
