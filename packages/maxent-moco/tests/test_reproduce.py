@@ -30,4 +30,10 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     # OS-Dyna stands among the baselines of the sample claim
     (smp,) = [c for c in claims if c.claim.startswith("Samples")]
     assert "OS-Dyna" in smp.claim and "OS-Dyna" in smp.details["mean_error"]
+    # decided over paired seeds: per seed, MoCoDyna against the best of the three baselines on that seed
+    per_seed = smp.details["per_seed_mean_error"]
+    assert smp.paired["seeds"] == [0] and smp.paired["better"] == "lower" and smp.paired["margin"] == 0.0
+    assert smp.paired["ours"] == per_seed["MoCoDyna(d=2)"]
+    best = [min(v) for v in zip(*(per_seed[k] for k in ("Q-learning", "Dyna", "OS-Dyna")))]
+    assert smp.paired["baseline"] == best
     assert any(c.claim.startswith("Maze") for c in claims)
