@@ -89,6 +89,23 @@ def test_u1_split_is_first_20000_rows(tmp_path):
         movielens_100k_u1(tmp_path / "short")
     with pytest.raises(FileNotFoundError, match="iclr24 data get movielens-100k"):
         movielens_100k_u1(tmp_path / "nothing-here")
+    # u1-u5 (GroupLens mku.sh): fold k tests on rows 20,000 (k - 1) .. 20,000 k - 1; the five test sets partition
+    from iclr24.aemc_ne import movielens_100k_split
+
+    for k in range(1, 6):
+        tr, te = movielens_100k_split(tmp_path / "ml-100k.inter", k)
+        assert (
+            len(tr) == 80_000
+            and te.values.tolist() == v[20_000 * (k - 1) : 20_000 * k].astype(float).tolist()
+        )
+        assert tr.shape == te.shape == train.shape
+        assert (
+            tr.values.tolist()[:3]
+            == v[20_000 if k == 1 else 0 : (20_000 if k == 1 else 0) + 3].astype(float).tolist()
+        )
+    for bad in (0, 6, 1.0, True):
+        with pytest.raises(ValueError, match="fold must be an int in 1..5"):
+            movielens_100k_split(tmp_path / "ml-100k.inter", bad)
 
 
 def test_monti_mat(tmp_path):

@@ -1,7 +1,15 @@
 """Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering (Fan, Chen, Zhang, Ding; ICLR 2024)."""
 
 from .completion import AEMC, AEMCNE, AutoRec, FitConfig, MatrixFactorization, load_model, relative_rmse, rmse
-from .data import Ratings, load_monti, load_movielens, load_movielens_split, make_synthetic, movielens_100k_u1
+from .data import (
+    Ratings,
+    load_monti,
+    load_movielens,
+    load_movielens_split,
+    make_synthetic,
+    movielens_100k_split,
+    movielens_100k_u1,
+)
 from .theory import bound_terms
 
 __all__ = [
@@ -15,6 +23,7 @@ __all__ = [
     "load_movielens",
     "load_movielens_split",
     "load_monti",
+    "movielens_100k_split",
     "movielens_100k_u1",
     "load_model",
     "rmse",

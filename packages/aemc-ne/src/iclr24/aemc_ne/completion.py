@@ -599,38 +599,33 @@ class MatrixFactorization(_Estimator):
 
 
 _FORMAT = "iclr24.aemc_ne/1"
-_REQUIRED = ("spec", "config", "shape", "shift", "scale", "state", "users", "items", "values")
+_REQUIRED = {
+    "spec": dict,
+    "config": dict,
+    "shape": (list, tuple),
+    "shift": (float, int),
+    "scale": (float, int),
+    "state": dict,
+    "users": torch.Tensor,
+    "items": torch.Tensor,
+    "values": torch.Tensor,
+}
 
 
 def load_model(path: str | Path) -> AEMC:
     """Load a checkpoint written by :meth:`AEMC.save` (``weights_only=True``: no pickle).
 
-    Anything else is refused with one line: a file torch cannot read as plain tensors and containers (never with
-    advice to load it unsafely), a dict without this package's format tag, missing keys, or a spec / weights that
-    do not fit together."""
+    Anything else is one ``ValueError`` line (paperkit's :func:`~iclr24.paperkit.load_checkpoint`): a file torch
+    cannot read as plain tensors and containers (never with advice to load it unsafely), a dict without this
+    package's format tag, missing or mistyped keys, or a spec and weights that do not fit together."""
+    from iclr24.paperkit.checkpoint import load_checkpoint
+
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(
             f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`"
         )
-    what = "a checkpoint written by aemc-ne (AEMC.save or `aemc-ne train`)"
-    try:
-        obj = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception:
-        # torch's own message suggests weights_only=False, i.e. running the file's code: never pass that on
-        raise ValueError(
-            f"{p} is not {what}: it is not a file of plain tensors and containers, so it was not loaded"
-        ) from None
-    tag = obj.get("format") if isinstance(obj, dict) else None
-    if tag != _FORMAT:
-        got = f"format tag {tag!r}" if isinstance(obj, dict) else f"a {type(obj).__name__}"
-        raise ValueError(f"{p} is not {what}: expected a dict tagged format={_FORMAT!r}, got {got}")
-    missing = [k for k in _REQUIRED if k not in obj]
-    if missing:
-        raise ValueError(
-            f"{p} is a damaged aemc-ne checkpoint: it lacks {', '.join(missing)}; write it again with "
-            "`aemc-ne train --out DIR`"
-        )
+    obj = load_checkpoint(p, format=_FORMAT, required=_REQUIRED, what="aemc-ne checkpoint")
     try:
         return _model_from_checkpoint(obj)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as e:

@@ -21,6 +21,7 @@ __all__ = [
     "load_movielens",
     "load_movielens_split",
     "load_recbole_inter",
+    "movielens_100k_split",
     "movielens_100k_u1",
     "load_monti",
     "load_triplets",
@@ -309,11 +310,15 @@ def load_recbole_inter(path: str | Path) -> tuple[Ratings, list[str], list[str]]
     return load_triplets(p)
 
 
-def movielens_100k_u1(path: str | Path) -> tuple[Ratings, Ratings]:
-    """The canonical ML-100K ``u1`` split from recbole's ``ml-100k.inter`` (or GroupLens ``u.data``): GroupLens'
-    ``mku.sh`` puts the first 20,000 rows of ``u.data`` into ``u1.test`` and the other 80,000 into ``u1.base``.
+def movielens_100k_split(path: str | Path, fold: int = 1) -> tuple[Ratings, Ratings]:
+    """The canonical ML-100K ``u{fold}`` split (``fold`` in 1..5) from recbole's ``ml-100k.inter`` (or GroupLens
+    ``u.data``): GroupLens' ``mku.sh`` puts rows ``20,000 (fold - 1) + 1 .. 20,000 fold`` of ``u.data`` into
+    ``u{fold}.test`` and the other 80,000 into ``u{fold}.base``; the five test sets are disjoint. Users and items
+    are indexed over all 100,000 ratings, so every fold has the same 943 x 1682 shape.
 
     ``path`` is the ``.inter``/``u.data`` file or a folder holding one (``iclr24 data get movielens-100k``)."""
+    if isinstance(fold, bool) or not isinstance(fold, int) or not 1 <= fold <= 5:
+        raise ValueError(f"fold must be an int in 1..5 (the u1-u5 splits), got {fold!r}")
     p = Path(path)
     if p.is_dir():
         cands = sorted(p.rglob("ml-100k.inter")) + sorted(p.rglob("u.data"))
@@ -323,10 +328,17 @@ def movielens_100k_u1(path: str | Path) -> tuple[Ratings, Ratings]:
     ratings = load_movielens(p)
     if len(ratings) != 100_000:
         raise ValueError(
-            f"{p} holds {len(ratings)} ratings; the ML-100K u1 split needs all 100,000 in u.data order"
+            f"{p} holds {len(ratings)} ratings; the ML-100K u1-u5 splits need all 100,000 in u.data order"
         )
     idx = np.arange(len(ratings))
-    return ratings.subset(idx[20_000:]), ratings.subset(idx[:20_000])
+    test = (idx >= 20_000 * (fold - 1)) & (idx < 20_000 * fold)
+    return ratings.subset(idx[~test]), ratings.subset(idx[test])
+
+
+def movielens_100k_u1(path: str | Path) -> tuple[Ratings, Ratings]:
+    """The canonical ML-100K ``u1`` split: :func:`movielens_100k_split` with ``fold=1`` (``u1.test`` = the first
+    20,000 rows of ``u.data``, ``u1.base`` the other 80,000)."""
+    return movielens_100k_split(path, 1)
 
 
 def load_monti(path: str | Path) -> tuple[Ratings, Ratings]:
