@@ -33,3 +33,26 @@ def test_full_mode_declares_and_runs_each_real_kg(tmp_path):
     )
     (real,) = [c for c in cs if "real nations" in c.claim]
     assert real.status not in ("error", "skipped") and real.details["data"] == "nations" and real.ours == 1.0
+
+
+def test_accuracy_claim_is_paired_over_seeds_each_with_its_own_models(tmp_path):
+    """The accuracy claim compares min(MM, SM) with DRUM in MRR on every seed (its own KG, models trained alike)."""
+    from dataclasses import replace
+
+    from iclr24.drum_rules.reproduce import FULL, QUICK, SMOKE, _claim_accuracy, _setup, _train_models
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    assert QUICK.accuracy_seeds >= 3 and FULL.accuracy_seeds >= 3 and SMOKE.accuracy_seeds == 1
+    cfg = replace(SMOKE, accuracy_seeds=2)
+    config = RunConfig(mode="quick", seed=4, out=tmp_path, progress=False)
+    r = _setup(cfg, config)
+    _train_models(r, config)
+    claims = ClaimSet("drum-rules", config)
+    _claim_accuracy(claims, r, config)
+    (c,) = claims.claims
+    mrr = c.details["mrr_per_seed"]
+    assert c.paired["seeds"] == [4, 5] and set(mrr) == {"4", "5"} and mrr["4"] != mrr["5"]
+    assert mrr["4"]["mm"] == r.info["mm"]["link_prediction"]["mrr"]  # the run's own models on its seed
+    assert c.paired["ours"] == [min(mrr[s]["mm"], mrr[s]["sm"]) for s in ("4", "5")]
+    assert c.paired["baseline"] == [mrr[s]["sum"] for s in ("4", "5")] and c.paired["margin"] == 0.1
+    assert c.verdict in ("holds", "fails", "inconclusive")

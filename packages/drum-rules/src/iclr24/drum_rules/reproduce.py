@@ -56,6 +56,7 @@ class ReproConfig:
     real_kgs: tuple[str, ...] = ()  # "umls", "kinships", "nations": one real-KG block each (full mode)
     real_epochs: int = 5
     real_datasets: int = 4  # perturbed copies checked on the real KG for MMDRUM (plus the KG itself)
+    accuracy_seeds: int = 1  # paired seeds of the accuracy claim (the run's seed, then seed + 1, ...)
 
 
 PAPER_DEFAULTS = ReproConfig()
@@ -90,7 +91,11 @@ QUICK = ReproConfig(
     explain_sources=1,
     drum_max_rules=500,
     drum_max_nodes=30_000,
+    accuracy_seeds=3,
 )
+# The accuracy claim sits near its 0.1 margin (it held on seed 0 and failed on calibration seed 102), so it is decided
+# over 3 paired seeds in quick and full (95 % t-interval of the per-seed slack): each further seed trains the three
+# models once more (quick: about 30 s of CPU under load, measured on calibration seed 101), fixed before the run.
 FULL = ReproConfig(
     n_families=40,
     embed_dim=32,
@@ -99,6 +104,7 @@ FULL = ReproConfig(
     batch_size=8,
     data_dir=os.environ.get("DRUM_RULES_DATA"),
     real_kgs=REAL_KGS,
+    accuracy_seeds=3,
 )
 # A named extra, not run by `reproduce`: train in the analysed semantics (no normalisation, DRUM's -log-score loss,
 # lr 1e-2), as an earlier version of this package did. Run it with `run_config(NO_NORM_TRAINED, RunConfig(...))`.
@@ -152,13 +158,16 @@ class _Run:
     progress: bool = False
 
 
+def _load_data(cfg: ReproConfig, seed: int):
+    """The data folder of ``cfg.data_dir`` (split by ``seed``), else the synthetic family KG of ``seed``."""
+    return (
+        load_dataset(cfg.data_dir, seed=seed) if cfg.data_dir else synthetic.family(cfg.n_families, seed=seed)
+    )
+
+
 def _setup(cfg: ReproConfig, config: RunConfig) -> _Run:
     seed_everything(config.seed)
-    data = (
-        load_dataset(cfg.data_dir, seed=config.seed)
-        if cfg.data_dir
-        else synthetic.family(cfg.n_families, seed=config.seed)
-    )
+    data = _load_data(cfg, config.seed)
     datasets = perturbed_datasets(
         data.eval_kg, cfg.n_subsample, cfg.n_rewire, cfg.n_random, seed=config.seed + 7
     )
@@ -173,13 +182,13 @@ def _setup(cfg: ReproConfig, config: RunConfig) -> _Run:
     return _Run(cfg=cfg, data=data, datasets=datasets, names=list(data.kg.relations), base=base)
 
 
-def _train_config(cfg: ReproConfig, config: RunConfig) -> TrainConfig:
+def _train_config(cfg: ReproConfig, seed: int) -> TrainConfig:
     return TrainConfig(
         epochs=cfg.epochs,
         batch_size=cfg.batch_size,
         lr=cfg.lr,
         loss=cfg.loss,
-        seed=33 + config.seed,
+        seed=33 + seed,
         min_epochs=min(5, cfg.epochs),
         normalize=cfg.train_normalize,
     )
@@ -187,30 +196,39 @@ def _train_config(cfg: ReproConfig, config: RunConfig) -> TrainConfig:
 
 def _train_models(r: _Run, config: RunConfig) -> None:
     """DRUM, SMDRUM and MMDRUM with the same data, budget and seed; beta by validation F1."""
-    cfg = r.cfg
-    tcfg = _train_config(cfg, config)
-    for agg in progress(["sum", "sm", "mm"], desc="drum-rules: train", disable=not config.progress):
+    r.models, r.info = _train_three(r.cfg, r.data, config.seed, config.progress)
+
+
+def _train_three(cfg: ReproConfig, data, seed: int, show_progress: bool) -> tuple[dict, dict]:
+    """DRUM, SMDRUM and MMDRUM trained alike on ``data`` (model and data-order seed ``33 + seed``); beta by
+    validation F1. Returns ``({agg: (model, beta)}, {agg: training/selection record})``."""
+    tcfg = _train_config(cfg, seed)
+    models, info = {}, {}
+    for agg in progress(
+        ["sum", "sm", "mm"], desc=f"drum-rules: train (seed {seed})", disable=not show_progress
+    ):
         t0 = time.perf_counter()
         m = DRUM(
-            r.data.kg.n_relations,
+            data.kg.n_relations,
             rank=cfg.rank,
             steps=cfg.steps,
             aggregation=agg,
             normalize=False,
             embed_dim=cfg.embed_dim,
             hidden_dim=cfg.hidden_dim,
-            seed=33 + config.seed,
+            seed=33 + seed,
         )
-        hist = train(m, r.data, tcfg)
-        beta, cls = select_beta(m, r.data)
-        r.models[agg] = (m, beta)
-        r.info[agg] = {
+        hist = train(m, data, tcfg)
+        beta, cls = select_beta(m, data)
+        models[agg] = (m, beta)
+        info[agg] = {
             "beta": beta,
-            "train_seconds": time.perf_counter() - t0,
+            "timings": {"train_seconds": time.perf_counter() - t0},
             "epochs": hist["epochs_run"],
-            "link_prediction": link_prediction(m, r.data),
+            "link_prediction": link_prediction(m, data),
             "classification": cls,
         }
+    return models, info
 
 
 def _claim_faithful(claims: ClaimSet, r: _Run, agg: str, label: str) -> None:
@@ -234,7 +252,7 @@ def _claim_faithful(claims: ClaimSet, r: _Run, agg: str, label: str) -> None:
         details={
             **r.base,
             "rules": len(prog),
-            "extraction_seconds": prog.seconds,
+            "timings": {"extraction_seconds": prog.seconds},
             "ours": rep.summary(),
             "baseline": brep.summary(),
             "baseline_rules": len(base_prog),
@@ -289,7 +307,7 @@ def _claim_drum_explanations(claims: ClaimSet, r: _Run) -> None:
             "explanations_per_dataset": erep.per_dataset,
             "global_rules": len(glob),
             "global_complete": glob.complete,
-            "global_seconds": glob.seconds,
+            "timings": {"global_seconds": glob.seconds},
             "global": grep_.summary(),
             "model": r.info["sum"],
             "note": "the exact global program is exponential (the paper's 'inefficient in practice'); with a "
@@ -363,6 +381,7 @@ def _claim_extraction_time(claims: ClaimSet, r: _Run) -> None:
             "mm_sm_complete": float(r.programs["mm"].complete and r.programs["sm"].complete),
             "drum_complete": float(timed.complete),
         },
+        timing=True,  # the seconds, and what exact DRUM extraction reaches in them, depend on the machine
         details={
             "mm_seconds": t_mm,
             "sm_seconds": t_sm,
@@ -375,18 +394,27 @@ def _claim_extraction_time(claims: ClaimSet, r: _Run) -> None:
     )
 
 
-def _claim_accuracy(claims: ClaimSet, r: _Run) -> None:
+def _claim_accuracy(claims: ClaimSet, r: _Run, config: RunConfig) -> None:
+    """MM/SM against DRUM in MRR, decided over paired seeds: the run's own models on ``config.seed``, then the three
+    models trained alike on the data of each further seed (``cfg.accuracy_seeds`` in all)."""
     aggs = ("sum", "sm", "mm")
-    mrr = {a: r.info[a]["link_prediction"]["mrr"] for a in aggs}
-    claims.add(
+    seeds = [config.seed + i for i in range(r.cfg.accuracy_seeds)]
+    info = {seeds[0]: r.info}
+    for s in seeds[1:]:
+        info[s] = _train_three(r.cfg, _load_data(r.cfg, s), s, config.progress)[1]
+    mrr = {s: {a: info[s][a]["link_prediction"]["mrr"] for a in aggs} for s in seeds}
+    claims.paired(
         claim="MM/SM trade little accuracy for faithful, fast extraction (MRR within 0.1 of DRUM)",
-        metric="min MRR (MM, SM)",
-        ours=min(mrr["mm"], mrr["sm"]),
+        metric="min MRR (MM, SM) per seed (each seed: its own KG split, the three models trained alike)",
+        ours=[min(mrr[s]["mm"], mrr[s]["sm"]) for s in seeds],
+        baseline=[mrr[s]["sum"] for s in seeds],
+        seeds=seeds,
         baseline_name="DRUM (sum) MRR",
-        baseline=mrr["sum"],
-        rule="ours >= baseline - 0.1",
+        better="higher",
+        margin=0.1,
         details={
             **r.base,
+            "mrr_per_seed": {str(s): mrr[s] for s in seeds},
             "link_prediction": {a: r.info[a]["link_prediction"] for a in aggs},
             "classification_test": {a: r.info[a]["classification"].get("test") for a in aggs},
             "beta": {a: r.info[a]["beta"] for a in aggs},
@@ -394,17 +422,11 @@ def _claim_accuracy(claims: ClaimSet, r: _Run) -> None:
     )
 
 
-def _claim_real_kg(claims: ClaimSet, r: _Run, config: RunConfig, name: str) -> None:
-    """A real KG from paperkit's data folder: DRUM and MMDRUM trained the paper's way; filtered MRR/Hits@10 and
-    test AUC-PR; the faithful MM program and the path baseline checked against the trained models."""
-    from .data import load_real_kg
-
-    cfg = r.cfg
-    data = load_real_kg(name, data_dir=config.data_dir, seed=config.seed)
-    n = cfg.real_datasets
-    datasets = perturbed_datasets(data.eval_kg, n - n // 2, n // 2, 0, seed=config.seed + 7)
-    rels = list(data.kg.relations)
-    tcfg = replace(_train_config(cfg, config), epochs=cfg.real_epochs, min_epochs=min(5, cfg.real_epochs))
+def _train_real(cfg: ReproConfig, config: RunConfig, data) -> dict:
+    """DRUM and MMDRUM trained on a real KG the paper's way (``cfg.real_epochs``); beta by validation F1."""
+    tcfg = replace(
+        _train_config(cfg, config.seed), epochs=cfg.real_epochs, min_epochs=min(5, cfg.real_epochs)
+    )
     res = {}
     for agg in ("sum", "mm"):
         m = DRUM(
@@ -425,6 +447,20 @@ def _claim_real_kg(claims: ClaimSet, r: _Run, config: RunConfig, name: str) -> N
             "lp": link_prediction(m, data),
             "epochs": hist["epochs_run"],
         }
+    return res
+
+
+def _claim_real_kg(claims: ClaimSet, r: _Run, config: RunConfig, name: str) -> None:
+    """A real KG from paperkit's data folder: DRUM and MMDRUM trained the paper's way; filtered MRR/Hits@10 and
+    test AUC-PR; the faithful MM program and the path baseline checked against the trained models."""
+    from .data import load_real_kg
+
+    cfg = r.cfg
+    data = load_real_kg(name, data_dir=config.data_dir, seed=config.seed)
+    n = cfg.real_datasets
+    datasets = perturbed_datasets(data.eval_kg, n - n // 2, n // 2, 0, seed=config.seed + 7)
+    rels = list(data.kg.relations)
+    res = _train_real(cfg, config, data)
     mm, beta_mm = res["mm"]["model"], res["mm"]["beta"]
     prog = faithful_rules(mm, beta_mm, relations=rels, max_rules=cfg.max_rules)
     rep = check_faithfulness(mm, prog, datasets)
@@ -512,7 +548,7 @@ def run_config(cfg: ReproConfig, config: RunConfig) -> ClaimSet:
     with claims.timed("extraction time"):
         _claim_extraction_time(claims, r)
     with claims.timed("link-prediction accuracy"):
-        _claim_accuracy(claims, r)
+        _claim_accuracy(claims, r, config)
     if r.path_report is not None:
         _figure(claims, r)
     for name in cfg.real_kgs:
