@@ -7,6 +7,10 @@ do not change the computation at its own resolutions: fused ``scaled_dot_product
 in inference (keyed on the versions of their MLP weights, so they never go stale); stage geometry computed from the
 input at run time, so one model runs at any input size (padding stage maps to whole windows, as the official
 ``any_res`` models do); carrier tokens regrouped correctly on non-square grids.
+
+timm's model contract: ``torch.jit.script`` compiles the model (Python-only paths sit behind
+``torch.jit.is_scripting()``, build-time choices are TorchScript constants), and timm's FX tracer settings trace it
+(each stage an FX leaf, the input check a graph node).
 """
 
 import warnings
@@ -14,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import torch
+import torch.fx
 import torch.nn.functional as F
 import torch.utils.checkpoint
 from timm.layers import (

@@ -29,6 +29,7 @@ __all__ = [
     "read_state_dict",
     "check_model_kwargs",
     "model_keywords",
+    "feature_map_size",
 ]
 
 _B = dict(window_size=(7, 7, 7, 7), ct_size=2, mlp_ratio=4, hat=(False, False, True, False))
