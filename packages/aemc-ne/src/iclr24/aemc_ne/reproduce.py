@@ -55,8 +55,8 @@ SMOKE = ReproConfig(n_rows=12, n_cols=40, rank=2, main_hidden=(6, 3, 6), elem_hi
                     lr=1e-2, eval_every=5, seeds=(0,))  # fmt: skip
 QUICK = ReproConfig(n_rows=60, n_cols=300, rank=5, main_hidden=(30, 10, 30), elem_hidden=(16, 16), epochs=300,
                     lr=1e-2, seeds=(0, 1, 2))  # fmt: skip
-# full: quick's synthetic claims (62 s of CPU) plus MovieLens-100K on all five splits (about 95 s of CPU per split on
-# the calibration run): about 9 minutes. The larger synthetic matrices of earlier full runs (120 x 600, 600 epochs,
+# full: quick's synthetic claims (62 s of CPU) plus MovieLens-100K on all five splits (410 s of CPU in a timing run
+# of that block, 2026-12-02): about 8 minutes. The larger synthetic matrices of earlier full runs (120 x 600, 600 epochs,
 # about 8x quick's cost) no longer fit beside five splits.
 FULL = dataclasses.replace(QUICK, real=True)
 
