@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
-from iclr24.paperkit import ClaimSet, Paper, RunConfig, progress, torch_threads
+from iclr24.paperkit import ClaimSet, Paper, RunConfig, progress
 
 from .bounds import generalization_bound, lipschitz_upper, readout_norm, vector_field_sup
 from .paths import add_time_channel, total_variation
@@ -470,10 +470,8 @@ def run(cfg: RunConfig) -> ClaimSet:
         + c.c_seeds * len(c.c_ks)
         + (len(c.real_rates) * c.real_seeds if c.real_dataset else 0)
     )
-    with (
-        torch_threads(1),
-        progress(total=total, desc="ncde-bounds: models trained", disable=not cfg.progress or None) as bar,
-    ):
+    # one thread: Paper(threads=1) pins torch and BLAS around every claim run
+    with progress(total=total, desc="ncde-bounds: models trained", disable=not cfg.progress or None) as bar:
         with claims.timed("(A) oracle sampling bias"):
             claim_oracle(claims, c, cfg.seed)
         with claims.timed("(B) trained NCDE vs grid fineness"):

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iclr24.paperkit import ClaimSet, Paper, RunConfig, atomic_write_json
-from iclr24.paperkit import torch_threads as _torch_threads
 
 from .experiment import SweepConfig, run_sweep, summarise
 from .plots import plot_alignment_sweep, plot_condition_means
@@ -97,8 +96,7 @@ def run(cfg: RunConfig) -> ClaimSet:
     with claims.timed(
         f"Walsh cube sweep: {len(sw.cells)} cells x {len(sw.acts)} nonlinearities x {len(sw.seeds)} seeds"
     ):
-        with _torch_threads(1):
-            rows = run_sweep(sw, show_progress=cfg.progress)
+        rows = run_sweep(sw, show_progress=cfg.progress)  # one thread: Paper(threads=1) pins every claim run
         summary = summarise(rows)
         claims.fact(
             "students reach 100% accuracy on the condition means (precondition of every comparison)",
@@ -219,11 +217,10 @@ def _image_claim(claims: ClaimSet, cfg: RunConfig, c: ReproConfig, dataset: str)
             side, epochs = 8, c.digits_epochs
         T = digit_dichotomies()
         res = {}
-        with _torch_threads(1):
-            for act in c.sweep.acts:
-                model = train_cnn(xtr, ytr, T, act=act, epochs=epochs, side=side, seed=cfg.seed)
-                geo, acc = measure_cnn(model, xte, yte, T, seed=cfg.seed)
-                res[act] = {**geo.as_dict(), "test_accuracy": acc}
+        for act in c.sweep.acts:
+            model = train_cnn(xtr, ytr, T, act=act, epochs=epochs, side=side, seed=cfg.seed)
+            geo, acc = measure_cnn(model, xte, yte, T, seed=cfg.seed)
+            res[act] = {**geo.as_dict(), "test_accuracy": acc}
         claims.add(
             claim=text,
             metric=f"CKA(K_z, K_y) over the 10 digits, last hidden layer, {len(yte)} held-out images",
