@@ -30,3 +30,31 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     assert conv.ours == conv.details["step_norms"][conv.details["gated_iteration"] - 1]
     assert zero.details["clip"] is False and zero.details["step"] == 0.5
     assert mlp.seconds > zero.seconds
+    # the PSNR comparisons are paired over the mode's digits seeds (smoke: one), the rest read on the first seed
+    paired = [c for c in cs if c.paired is not None]
+    assert len(paired) == 5 and {c.paired["margin"] for c in paired} == {-3.0, 1.0, 0.0}
+    assert all(c.paired["seeds"] == [0] for c in paired) and conv.paired is None
+
+
+def test_quick_records_the_full_only_laplacian_claims_as_skipped_with_their_numbers(tmp_path):
+    """Two Laplacian claims are gated in --full only (decided on calibration seeds); quick keeps their numbers."""
+    from iclr24.lpn.reproduce import DIGITS_SEEDS, LAPLACIAN_FULL_ONLY, LAPLACIAN_SMOKE, _laplacian_claims
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    assert LAPLACIAN_FULL_ONLY == ("soft_threshold", "map_at_half")
+    assert DIGITS_SEEDS == (1, 3, 1)  # smoke, quick, full: quick decides the paired digits claims on 3 seeds
+    config = RunConfig(mode="quick", out=tmp_path, progress=False)
+    claims = ClaimSet("lpn", config)
+    secs = _laplacian_claims(claims, LAPLACIAN_SMOKE, config)
+    soft, half, prior = claims.claims
+    assert len(secs) == 3
+    assert soft.status == half.status == "skipped" and "--full only" in soft.message
+    assert (
+        "ours " in soft.message
+        and "(rule ours <= 0.15)" in soft.message
+        and "0.18 <= baseline" in half.message
+    )
+    assert prior.status in ("holds", "fails") and prior.rule == "ours <= 0.2"  # gated in quick
+    full = ClaimSet("lpn", RunConfig(mode="full", out=tmp_path, progress=False))
+    _laplacian_claims(full, LAPLACIAN_SMOKE, RunConfig(mode="full", out=tmp_path, progress=False))
+    assert all(c.status in ("holds", "fails") for c in full.claims)

@@ -41,6 +41,13 @@ __all__ = [
 # segments of the same schedule.
 LAPLACIAN_SMOKE = LaplacianConfig(batch_size=100, pretrain_scale=0.002, pm_scale=0.002, prior_max_iter=30)
 LAPLACIAN_QUICK = LaplacianConfig(batch_size=500, pretrain_scale=0.05, pm_scale=0.1)
+# Laplacian claims gated in --full only; --quick records them as skipped with their numbers. Decided on calibration
+# seeds 101 and 102 (disjoint from the evaluated seed 0) before the evaluated run: with LAPLACIAN_QUICK the
+# soft-threshold error was 0.168 / 0.146 (rule <= 0.15) and |f_PM(0.5)| 0.107 / 0.089 (rule < 0.1), and with twice
+# the proximal-matching steps (pm_scale 0.2, +16% CPU) 0.139 / 0.161 and 0.081 / 0.103: each held on one of the two
+# seeds in either config, so no quick-sized config shows them. The prior error held on all four (0.159, 0.138,
+# 0.119, 0.170; rule <= 0.2), so that claim stays gated in quick. --full (batch 2000, 10k l1 + 12k PM) gates all.
+LAPLACIAN_FULL_ONLY = ("soft_threshold", "map_at_half")
 LAPLACIAN_FULL = LaplacianConfig(batch_size=2000, pretrain_scale=0.5, pm_scale=0.5)
 # The spec's CPU-scale digits run is DigitsConfig() (3k l1 + 4 x 1k PM steps).
 DIGITS_SMOKE = DigitsConfig(
@@ -55,6 +62,15 @@ DIGITS_SMOKE = DigitsConfig(
 )
 DIGITS_QUICK = DigitsConfig(pretrain_steps=1000, stage_steps=250, prior_images=50, pnp_images=50)
 DIGITS_FULL = DigitsConfig()
+# Seeds of the digits block (smoke, quick, full): its PSNR comparisons are decided over them, paired (95 % t-interval
+# of the per-seed slack). On calibration seeds 101 and 102 (quick scale; seed 0 from the earlier quick run) the PnP
+# slacks spread far more than their margins (PnP vs zero fill +0.9 / +7.5 / +5.8 dB over the 3 dB margin; PnP vs the
+# l2 MLP -4.6 / +0.6 / +0.8 dB over its 1 dB margin, so one seed's verdict flips), so quick runs 3 seeds (about 40 s
+# of CPU each, idle). --full keeps one seed (a full-scale digits seed costs ~5 idle minutes): its paired claims are
+# inconclusive by construction and are decided in quick. The other digits claims are read on the first seed: on
+# those three seeds they were far from their rules (prior increase >= 0.20 vs > 0; nonconvex share <= 0.48 vs
+# >= 0.8; step norm at 100 iterations >= 9.5e-4 vs < 1e-4).
+DIGITS_SEEDS = (1, 3, 1)
 # ConvLPN28 on real MNIST, in --full only (CPU scale: hidden 16 instead of the official 64, 900 steps at batch 32
 # instead of 40k at batch 200; one training step of the official width takes ~3 s on one CPU thread).
 MNIST_FULL = MnistConfig(hidden=16, baseline_hidden=16, batch_size=32, pretrain_steps=500, stage_steps=100)
@@ -124,6 +140,19 @@ def _plot_digits(res: dict):
     return fig
 
 
+def _laplacian_common(lap: dict, lap_cfg: LaplacianConfig, config: RunConfig) -> dict:
+    return {
+        "steps": lap["steps"],
+        "batch_size": lap_cfg.batch_size,
+        "timings": {"train_seconds": lap["train_seconds"]},
+        "seed": config.seed,
+        "y": lap["probe"],
+        "f_at_y": lap["f_at_probe"],
+        "mmse_at_y": lap["mmse_at_probe"],
+        "median_at_y": lap["median_at_probe"],
+    }
+
+
 def _laplacian_claims(claims: ClaimSet, lap_cfg: LaplacianConfig, config: RunConfig) -> list[float]:
     """The three Laplacian claims; returns the seconds each one took (see ``_seconds``)."""
     lap = run_laplacian(lap_cfg, show_progress=config.progress)
@@ -131,17 +160,11 @@ def _laplacian_claims(claims: ClaimSet, lap_cfg: LaplacianConfig, config: RunCon
     soft = lap["soft"]
     away = np.abs(np.abs(lap["grid"]) - 1.0) > 0.2
     l2_err = float(np.abs(lap["outputs"]["l2"] - soft)[away].max())
-    common = {
-        "steps": lap["steps"],
-        "batch_size": lap_cfg.batch_size,
-        "train_seconds": lap["train_seconds"],
-        "seed": config.seed,
-        "y": lap["probe"],
-        "f_at_y": lap["f_at_probe"],
-        "mmse_at_y": lap["mmse_at_probe"],
-        "median_at_y": lap["median_at_probe"],
-    }
-    claims.add(
+    common = _laplacian_common(lap, lap_cfg, config)
+    gate = config.mode != "quick"  # quick: LAPLACIAN_FULL_ONLY are recorded as skipped, with their numbers
+    _add_or_skip(
+        claims,
+        gate or "soft_threshold" not in LAPLACIAN_FULL_ONLY,
         claim="1-D Laplacian: the proximal-matching LPN recovers the MAP denoiser (soft-threshold)",
         metric="max |f_PM(y) - soft(y)| on [-3,3] outside 0.8<=|y|<=1.2",
         ours=lap["pm_soft_max_err"],
@@ -153,7 +176,9 @@ def _laplacian_claims(claims: ClaimSet, lap_cfg: LaplacianConfig, config: RunCon
         artifacts=arts,
     )
     f_pm, f_l2 = lap["f_at_probe"]["pm"][0], lap["f_at_probe"]["l2"][0]
-    claims.add(
+    _add_or_skip(
+        claims,
+        gate or "map_at_half" not in LAPLACIAN_FULL_ONLY,
         claim="1-D Laplacian: f_PM(0.5) ~ 0 (MAP) while the l2 model gives the MMSE value ~0.24",
         metric="|f_PM(0.5)| (baseline: f_l2(0.5))",
         ours=abs(f_pm),
@@ -183,6 +208,18 @@ def _laplacian_claims(claims: ClaimSet, lap_cfg: LaplacianConfig, config: RunCon
     return [models + ev["denoisers"], models + ev["denoisers"], models + ev["priors"]]
 
 
+def _add_or_skip(claims: ClaimSet, gate: bool, **kw) -> None:
+    """A gated claim, or (``gate=False``) a skipped record that keeps the measured numbers in its message."""
+    if gate:
+        claims.add(**kw)
+        return
+    claims.skip(
+        kw["claim"],
+        f"gated in --full only (LAPLACIAN_FULL_ONLY in reproduce.py, decided on calibration seeds); measured here: "
+        f"{kw['metric']}: ours {kw['ours']:.4g}, {kw['baseline_name']} {kw['baseline']:.4g} (rule {kw['rule']})",
+    )
+
+
 def _laplacian_facts(claims: ClaimSet, lap: dict, lap_cfg: LaplacianConfig) -> None:
     """The exact posterior mean / median of Laplace(b) + N(0, sigma^2) at y = 0.5 (numerical quadrature): the
     targets of the l2 and l1 models, computed, not learned."""
@@ -205,35 +242,62 @@ def _digits_common(dig: dict, dig_cfg: DigitsConfig, config: RunConfig) -> dict:
         "hidden": dig_cfg.hidden,
         "sigma": dig_cfg.sigma,
         "seed": config.seed,
-        "train_seconds": dig["train_seconds"],
+        "timings": {"train_seconds": dig["train_seconds"]},
         "psnr": dig["psnr"],
         "psnr_std": dig["psnr_std"],
         "ssim": dig["ssim"],
     }
 
 
-def _digits_denoising_claims(claims: ClaimSet, dig: dict, dcommon: dict, arts: list[str]) -> list[str]:
-    p = dig["psnr"]
-    claims.add(
-        claim="digits sigma=0.1: LPN denoising improves on the noisy input",
-        metric="test PSNR (dB)",
-        ours=p["lpn"],
+def _paired_psnr(
+    claims: ClaimSet, digs: list[dict], seeds: list[int], ours, base, margin: float, **kw
+) -> None:
+    """A PSNR claim decided over the paired seeds (each seed: its own split, models and noise; LPN and baseline
+    share them): ``ours >= baseline - margin`` at the conservative end of the 95 % t-interval of the per-seed
+    slack (a negative margin asks for a win by at least ``-margin`` dB)."""
+    claims.paired(
+        ours=[ours(d) for d in digs],
+        baseline=[base(d) for d in digs],
+        seeds=seeds,
+        better="higher",
+        margin=margin,
+        **kw,
+    )
+
+
+def _digits_denoising_claims(
+    claims: ClaimSet, digs: list[dict], seeds: list[int], dcommon: dict, arts: list[str]
+) -> list[str]:
+    """Denoising against the noisy input and the l2 MLP (paired seeds), and the prior against the noise level
+    (first seed: its smallest increase, 0.2 at quick scale on three seeds, is far above the rule's 0)."""
+    per_seed = {"psnr_per_seed": [d["psnr"] for d in digs]}
+    _paired_psnr(
+        claims,
+        digs,
+        seeds,
+        lambda d: d["psnr"]["lpn"],
+        lambda d: d["psnr"]["noisy"],
+        -3.0,
+        claim="digits sigma=0.1: LPN denoising improves on the noisy input by >= 3 dB",
+        metric="test PSNR (dB), per seed",
         baseline_name="noisy input",
-        baseline=p["noisy"],
-        rule="ours >= baseline + 3",
-        details=dcommon,
+        details={**dcommon, **per_seed},
         artifacts=arts,
     )
-    claims.add(
-        claim="digits sigma=0.1: the convex-potential LPN is competitive with an unconstrained l2 MLP",
-        metric="test PSNR (dB)",
-        ours=p["lpn"],
+    _paired_psnr(
+        claims,
+        digs,
+        seeds,
+        lambda d: d["psnr"]["lpn"],
+        lambda d: d["psnr"]["l2_mlp"],
+        1.0,
+        claim="digits sigma=0.1: the convex-potential LPN is competitive with an unconstrained l2 MLP (within 1 dB)",
+        metric="test PSNR (dB), per seed",
         baseline_name="unconstrained MLP, l2 loss, same steps",
-        baseline=p["l2_mlp"],
-        rule="ours >= baseline - 1.0",
-        details=dcommon,
+        details={**dcommon, **per_seed},
         artifacts=arts,
     )
+    dig = digs[0]
     pr = dig["prior_noise"]
     incs = np.diff(pr)
     claims.add(
@@ -256,58 +320,92 @@ def _digits_denoising_claims(claims: ClaimSet, dig: dict, dcommon: dict, arts: l
     return ["denoise_noisy", "denoise_mlp", "prior_noise"]
 
 
-def _digits_pnp_claims(
-    claims: ClaimSet, dig: dict, dig_cfg: DigitsConfig, dcommon: dict, arts: list[str]
-) -> list[str]:
-    """The PnP claims (all on one PnP-PGD run: ``dig_cfg.pnp_step``, ``pnp_clip``) and the nonconvexity claim;
-    returns, per claim added, the key of the seconds it took (see ``_seconds``)."""
+def _pnp_run_details(dig: dict, dig_cfg: DigitsConfig, dcommon: dict) -> tuple[str, dict]:
+    """The gated PnP-PGD run's setting in words and the details every claim on that run records."""
     norms = dig["pnp_step_norms"]
-    curve = norms + dig["pnp_tail_step_norms"]
     setting = f"step {dig_cfg.pnp_step}, {'clip [0,1]' if dig_cfg.pnp_clip else 'no clip'}, {len(norms)} it."
-    run_details = {
+    details = {
         **dcommon,
         "iterations": len(norms),
         "step": dig_cfg.pnp_step,
         "clip": dig_cfg.pnp_clip,
-        "step_norms": curve,
+        "step_norms": norms + dig["pnp_tail_step_norms"],
         "variant_step1_clip_psnr": dig["step1_clip_psnr"],
         "variant_step1_clip_final_norm": dig["step1_clip_step_norms"][-1],
         "pnp_ssim": dig["pnp_ssim"],
     }
-    claims.add(
+    return setting, details
+
+
+def _digits_pnp_claims(
+    claims: ClaimSet,
+    digs: list[dict],
+    seeds: list[int],
+    dig_cfg: DigitsConfig,
+    dcommon: dict,
+    arts: list[str],
+) -> list[str]:
+    """The three PnP claims, each seed's on one PnP-PGD run (``dig_cfg.pnp_step``, ``pnp_clip``), decided over the
+    paired seeds; returns, per claim added, the key of the seconds it took (see ``_seconds``)."""
+    setting, run_details = _pnp_run_details(digs[0], dig_cfg, dcommon)
+    lpn = lambda d: d["pnp_psnr"]  # noqa: E731
+    run_details["pnp_psnr_per_seed"] = {
+        k: [d[k] for d in digs] for k in ("pnp_psnr", "zero_fill_psnr", "pnp_mlp_psnr", "pnp_wavelet_psnr")
+    }
+    _paired_psnr(
+        claims,
+        digs,
+        seeds,
+        lpn,
+        lambda d: d["zero_fill_psnr"],
+        -3.0,
         claim=f"digits: PnP-PGD with the LPN on 40% random inpainting ({setting}) beats zero filling by >= 3 dB",
-        metric="PSNR (dB)",
-        ours=dig["pnp_psnr"],
+        metric="PSNR (dB), per seed",
         baseline_name="zero-filled measurement",
-        baseline=dig["zero_fill_psnr"],
-        rule="ours >= baseline + 3",
         details=run_details,
         artifacts=arts,
     )
-    claims.add(
+    _paired_psnr(
+        claims,
+        digs,
+        seeds,
+        lpn,
+        lambda d: d["pnp_mlp_psnr"],
+        1.0,
         claim=f"digits: PnP-PGD with the LPN is within 1 dB of PnP-PGD with an unconstrained denoiser ({setting})",
-        metric="PSNR (dB)",
-        ours=dig["pnp_psnr"],
+        metric="PSNR (dB), per seed",
         baseline_name="PnP-PGD, unconstrained l2 MLP of the same width, same data and steps",
-        baseline=dig["pnp_mlp_psnr"],
-        rule="ours >= baseline - 1.0",
-        details={**run_details, "baseline_step_norms": dig["pnp_mlp_step_norms"]},
+        details={**run_details, "baseline_step_norms": digs[0]["pnp_mlp_step_norms"]},
         artifacts=arts,
     )
-    claims.add(
+    _paired_psnr(
+        claims,
+        digs,
+        seeds,
+        lpn,
+        lambda d: d["pnp_wavelet_psnr"],
+        0.0,
         claim=f"digits: PnP-PGD with the LPN beats PnP-PGD with a classical wavelet prior ({setting})",
-        metric="PSNR (dB)",
-        ours=dig["pnp_psnr"],
+        metric="PSNR (dB), per seed",
         baseline_name="PnP-PGD, Haar soft-threshold (threshold chosen on training images)",
-        baseline=dig["pnp_wavelet_psnr"],
-        rule="ours >= baseline",
         details={
             **run_details,
-            "wavelet_tau": dig["pnp_wavelet_tau"],
-            "wavelet_calibration_psnr_train": dig["pnp_wavelet_calibration"],
+            "wavelet_tau": digs[0]["pnp_wavelet_tau"],
+            "wavelet_tau_per_seed": [d["pnp_wavelet_tau"] for d in digs],
+            "wavelet_calibration_psnr_train": digs[0]["pnp_wavelet_calibration"],
         },
         artifacts=arts,
     )
+    return ["pnp_zero_fill", "pnp_mlp", "pnp_wavelet"]
+
+
+def _digits_mix_converge_claims(
+    claims: ClaimSet, dig: dict, dig_cfg: DigitsConfig, arts: list[str]
+) -> list[str]:
+    """The nonconvexity claim and the convergence of the gated PnP run; returns their seconds keys."""
+    norms = dig["pnp_step_norms"]
+    curve = norms + dig["pnp_tail_step_norms"]
+    setting, _ = _pnp_run_details(dig, dig_cfg, {})
     claims.add(
         claim="digits: the learned prior is nonconvex: R(mid-point of two digits) > mean of the ends",
         metric="fraction of pairs with R(lambda=.5) > (R(0) + R(1)) / 2",
@@ -337,7 +435,7 @@ def _digits_pnp_claims(
         },
         artifacts=arts,
     )
-    return ["pnp_zero_fill", "pnp_mlp", "pnp_wavelet", "prior_mix", "converge"]
+    return ["prior_mix", "converge"]
 
 
 def _digits_seconds(dig: dict) -> dict[str, float]:
@@ -357,14 +455,21 @@ def _digits_seconds(dig: dict) -> dict[str, float]:
     }
 
 
-def _digits_claims(claims: ClaimSet, dig_cfg: DigitsConfig, config: RunConfig) -> list[float]:
-    dig = run_digits(dig_cfg, show_progress=config.progress)
-    arts = [claims.figure(_plot_digits(dig), "digits.png")]
-    dcommon = _digits_common(dig, dig_cfg, config)
-    keys = _digits_denoising_claims(claims, dig, dcommon, arts)
-    keys += _digits_pnp_claims(claims, dig, dig_cfg, dcommon, arts)
-    secs = _digits_seconds(dig)
-    return [secs[k] for k in keys]
+PAIRED_KEYS = ("denoise_noisy", "denoise_mlp", "pnp_zero_fill", "pnp_mlp", "pnp_wavelet")
+
+
+def _digits_claims(claims: ClaimSet, dig_cfg: DigitsConfig, n_seeds: int, config: RunConfig) -> list[float]:
+    """The digits block: ``n_seeds`` seeds (``config.seed``, ``+1``, ...), each its own split, models and noise.
+    The PSNR comparisons are paired over them; the other claims are read on the first seed."""
+    seeds = [config.seed + i for i in range(n_seeds)]
+    digs = [run_digits(replace(dig_cfg, seed=s), show_progress=config.progress) for s in seeds]
+    arts = [claims.figure(_plot_digits(digs[0]), "digits.png")]
+    dcommon = _digits_common(digs[0], dig_cfg, config)
+    keys = _digits_denoising_claims(claims, digs, seeds, dcommon, arts)
+    keys += _digits_pnp_claims(claims, digs, seeds, dig_cfg, dcommon, arts)
+    keys += _digits_mix_converge_claims(claims, digs[0], dig_cfg, arts)
+    secs = [_digits_seconds(d) for d in digs]
+    return [sum(x[k] for x in secs) if k in PAIRED_KEYS else secs[0][k] for k in keys]
 
 
 def _plot_mnist(res: dict):
@@ -406,8 +511,17 @@ def _mnist_claims(claims: ClaimSet, cfg: MnistConfig, config: RunConfig) -> list
 
 
 def _mnist_records(claims: ClaimSet, res: dict, cfg: MnistConfig, config: RunConfig) -> list[float]:
+    """The eight MNIST claims from one ``run_mnist`` result; returns the seconds of each (see ``_seconds``)."""
     arts = [claims.figure(_plot_mnist(res), "mnist.png")]
-    common = {
+    common = _mnist_common(res, cfg, config)
+    _mnist_denoise_claims(claims, res, common, arts)
+    _mnist_prior_claims(claims, res, cfg, common, arts)
+    _mnist_pnp_claims(claims, res, cfg, common, arts)
+    return _mnist_seconds(res)
+
+
+def _mnist_common(res: dict, cfg: MnistConfig, config: RunConfig) -> dict:
+    return {
         "arch": "conv28",
         "hidden": cfg.hidden,
         "baseline_hidden": cfg.baseline_hidden,
@@ -419,8 +533,11 @@ def _mnist_records(claims: ClaimSet, res: dict, cfg: MnistConfig, config: RunCon
         "seed": config.seed,
         "psnr": res["psnr"],
         "ssim": res["ssim"],
-        "train_seconds": res["train_seconds"],
+        "timings": {"train_seconds": res["train_seconds"]},
     }
+
+
+def _mnist_denoise_claims(claims: ClaimSet, res: dict, common: dict, arts: list[str]) -> None:
     p = res["psnr"]
     claims.add(
         claim="MNIST sigma=0.1: ConvLPN28 denoising improves on the noisy input",
@@ -442,6 +559,10 @@ def _mnist_records(claims: ClaimSet, res: dict, cfg: MnistConfig, config: RunCon
         details=common,
         artifacts=arts,
     )
+
+
+def _mnist_prior_claims(claims: ClaimSet, res: dict, cfg: MnistConfig, common: dict, arts: list[str]) -> None:
+    """The prior study: R rises with noise and with blur, and peaks in the middle of convex mixes."""
     for kind, xs, ys in (
         ("Gaussian noise", "prior_sigmas", "prior_noise"),
         ("blur", "blur_sigmas", "prior_blur"),
@@ -467,6 +588,10 @@ def _mnist_records(claims: ClaimSet, res: dict, cfg: MnistConfig, config: RunCon
         details={**common, "mix_lambdas": res["mix_lambdas"], "mean_R_mix": res["prior_mix"]},
         artifacts=arts,
     )
+
+
+def _mnist_pnp_claims(claims: ClaimSet, res: dict, cfg: MnistConfig, common: dict, arts: list[str]) -> None:
+    """PnP-PGD inpainting and deblurring against the conv denoiser, and convergence of the inpainting run."""
     pn = res["pnp"]
     setting = f"step {cfg.pnp_step}, no clip, {cfg.pnp_iters} it."
     names = {
@@ -485,11 +610,8 @@ def _mnist_records(claims: ClaimSet, res: dict, cfg: MnistConfig, config: RunCon
             rule="ours >= baseline - 1.0",
             details={
                 **common,
-                "measurement_psnr": r["measurement_psnr"],
-                "lpn_ssim": r["lpn_ssim"],
-                "conv_l2_ssim": r["conv_l2_ssim"],
-                "lpn_step_norms": r["lpn_step_norms"],
-                "conv_l2_step_norms": r["conv_l2_step_norms"],
+                **{k: r[k] for k in ("measurement_psnr", "lpn_ssim", "conv_l2_ssim")},
+                **{k: r[k] for k in ("lpn_step_norms", "conv_l2_step_norms")},
                 "images": cfg.pnp_images,
             },
             artifacts=arts,
@@ -505,6 +627,10 @@ def _mnist_records(claims: ClaimSet, res: dict, cfg: MnistConfig, config: RunCon
         details={"step_norms": norms, "conv_l2_final_norm": pn["inpaint"]["conv_l2_step_norms"][-1]},
         artifacts=arts,
     )
+
+
+def _mnist_seconds(res: dict) -> list[float]:
+    """Seconds per MNIST claim, in the order ``_mnist_records`` adds them (training used + own evaluation)."""
     tr, ev = res["train_seconds"], res["eval_seconds"]
     lpn, both = tr["lpn"], tr["lpn"] + tr["conv_l2"]
     return [
@@ -545,7 +671,7 @@ def run(config: RunConfig) -> ClaimSet:
     _seconds(
         claims,
         "sklearn digits: denoising, prior and PnP-PGD",
-        lambda: _digits_claims(claims, dig_cfg, config),
+        lambda: _digits_claims(claims, dig_cfg, config.pick(*DIGITS_SEEDS), config),
     )
     mnist_cfg = config.pick(None, None, MNIST_FULL)  # real MNIST at 28x28: --full only (see MNIST_FULL)
     if mnist_cfg is not None:
