@@ -36,18 +36,26 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     assert all(c.paired["seeds"] == [0] for c in paired) and conv.paired is None
 
 
-def test_quick_records_the_full_only_laplacian_claims_as_skipped_with_their_numbers(tmp_path):
+@pytest.mark.slow  # trains the three smoke-size Laplacian models once (~20 s on the loaded 2-core machine)
+def test_quick_records_the_full_only_laplacian_claims_as_skipped_with_their_numbers(tmp_path, monkeypatch):
     """Two Laplacian claims are gated in --full only (decided on calibration seeds); quick keeps their numbers."""
-    from iclr24.lpn.reproduce import DIGITS_SEEDS, LAPLACIAN_FULL_ONLY, LAPLACIAN_SMOKE, _laplacian_claims
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from dataclasses import replace
 
-    assert LAPLACIAN_FULL_ONLY == ("soft_threshold", "map_at_half")
-    assert DIGITS_SEEDS == (1, 3, 1)  # smoke, quick, full: quick decides the paired digits claims on 3 seeds
-    config = RunConfig(mode="quick", out=tmp_path, progress=False)
-    claims = ClaimSet("lpn", config)
-    secs = _laplacian_claims(claims, LAPLACIAN_SMOKE, config)
-    soft, half, prior = claims.claims
-    assert len(secs) == 3
+    from iclr24.lpn import reproduce
+    from iclr24.lpn.experiments import run_laplacian
+    from iclr24.paperkit import ClaimSet, RunConfig, torch_threads
+
+    assert reproduce.LAPLACIAN_FULL_ONLY == ("soft_threshold", "map_at_half")
+    assert reproduce.DIGITS_SEEDS == (1, 3, 1)  # smoke, quick, full: quick decides the paired digits claims
+    with torch_threads(1):
+        lap = run_laplacian(replace(reproduce.LAPLACIAN_SMOKE, prior_max_iter=3))  # read by both modes below
+    monkeypatch.setattr(reproduce, "run_laplacian", lambda cfg, show_progress=False: lap)
+    modes = {}
+    for mode in ("quick", "full"):
+        config = RunConfig(mode=mode, out=tmp_path / mode, progress=False)
+        modes[mode] = ClaimSet("lpn", config)
+        assert len(reproduce._laplacian_claims(modes[mode], reproduce.LAPLACIAN_SMOKE, config)) == 3
+    soft, half, prior = modes["quick"].claims
     assert soft.status == half.status == "skipped" and "--full only" in soft.message
     assert (
         "ours " in soft.message
@@ -55,6 +63,4 @@ def test_quick_records_the_full_only_laplacian_claims_as_skipped_with_their_numb
         and "0.18 <= baseline" in half.message
     )
     assert prior.status in ("holds", "fails") and prior.rule == "ours <= 0.2"  # gated in quick
-    full = ClaimSet("lpn", RunConfig(mode="full", out=tmp_path, progress=False))
-    _laplacian_claims(full, LAPLACIAN_SMOKE, RunConfig(mode="full", out=tmp_path, progress=False))
-    assert all(c.status in ("holds", "fails") for c in full.claims)
+    assert all(c.status in ("holds", "fails") for c in modes["full"].claims)
