@@ -87,12 +87,30 @@ def _public(r: dict) -> dict:
 
 
 def run(cfg: RunConfig) -> ClaimSet:
-    from .data import poly_digits
-    from .plots import plot_clustering, plot_coherence, plot_samples_per_cluster, plot_selection
-
     c = cfg.pick(smoke=SMOKE, quick=QUICK, full=FULL)
-    e = c.experiment
     claims = ClaimSet(NAME, cfg)
+    _facts(claims)
+    with claims.timed(f"poly_digits: CMVAE vs MMVAE+ (+KMeans/GMM), {len(c.seeds)} seed(s)"):
+        results = _train_seeds(c, cfg)
+        _acc_claim(claims, c, cfg, results)
+        _k_star_claim(claims, c, results)
+        _coherence_claim(claims, c, results)
+        _refinement_claim(claims, c, results[0])
+        first = results[0]
+        claims.fact(
+            "training seconds per model (CMVAE, MMVAE+), first seed",
+            value=f"{first['cmvae_train_seconds']:.1f}, {first['mmvae_train_seconds']:.1f}",
+            description=f"{c.experiment.epochs} epochs of {c.n_train} tuples, batch {c.experiment.batch_size}, "
+            "one thread",
+        )
+    if c.mnist:
+        _mnist_claim(claims, cfg, c)
+    else:
+        claims.skip("real MNIST (poly_mnist): CMVAE ACC vs MMVAE+ + KMeans/GMM", "runs in --full")
+    return claims
+
+
+def _facts(claims: ClaimSet) -> None:
     claims.fact(
         "q(c|z) at z = (0.5, 0), mu = (+-1, 0), sigma = 1, pi = (1/2, 1/2)",
         value="(0.2689414, 0.7310586)",
@@ -103,124 +121,146 @@ def run(cfg: RunConfig) -> ClaimSet:
         value=True,
         description="equal losses to 1e-9 (float64) in the tests, K = 1 and K = 3",
     )
+
+
+def _train_seeds(c: ReproConfig, cfg: RunConfig) -> list[dict]:
+    """CMVAE and MMVAE+ (and the refiner on the first seed) on ``poly_digits`` for every seed of the mode."""
+    from .data import poly_digits
+
+    e = c.experiment
     results = []
-    with claims.timed(f"poly_digits: CMVAE vs MMVAE+ (+KMeans/GMM), {len(c.seeds)} seed(s)"):
-        with _torch_threads(1):
-            for s in c.seeds:
-                data = poly_digits(c.n_train, c.n_test, c.n_modalities, seed=s)
-                results.append(
-                    run_seed(e, data, s, show_progress=cfg.progress, refine=e.refine and s == c.seeds[0])
-                )
-        first = results[0]
-        atomic_write_json(
-            cfg.out / "poly_digits.json",
-            {"config": dataclasses.asdict(c), "seeds": [_public(r) for r in results]},
-        )
-        table = {
-            "CMVAE (K*)": _mean(results, "cmvae"),
-            f"CMVAE (K={e.n_clusters_max})": _mean(results, "cmvae_at_kmax"),
-            "MMVAE+ + KMeans": _mean(results, "mmvae_kmeans"),
-            "MMVAE+ + GMM": _mean(results, "mmvae_gmm"),
-            "KMeans (pixels)": _mean(results, "raw_kmeans"),
-        }
-        art_table = claims.figure(
-            plot_clustering(table, f"poly_digits test tuples, mean of {len(c.seeds)} seed(s)"),
-            "clustering.png",
-        )
-        art_json = claims.artifact(cfg.out / "poly_digits.json")
-        acc = 100 * table["CMVAE (K*)"]["acc"]
-        best_name = max(("MMVAE+ + KMeans", "MMVAE+ + GMM"), key=lambda k: table[k]["acc"])
-        _add(
-            claims,
-            c.gate_clustering,
-            claim="CMVAE clusters the test tuples better than MMVAE+ followed by KMeans / GMM on its shared latent",
-            metric=f"ACC (%, Hungarian) on {c.n_test} test tuples after selecting K*, mean of {len(c.seeds)} seed(s)",
-            ours=acc,
-            baseline_name=f"MMVAE+ + {best_name.split('+ ')[-1]} (best of KMeans, GMM)",
-            baseline=100 * table[best_name]["acc"],
-            rule=c.acc_rule,
-            details={
-                "table_percent": {k: _pct(v) for k, v in table.items()},
-                "per_seed_acc": {r["seed"]: round(100 * r["cmvae"]["acc"], 2) for r in results},
-                "k_star": [r["selection"]["k_star"] for r in results],
-                "epochs": e.epochs,
-                "hidden": list(e.hidden),
-            },
-            artifacts=[art_table, art_json],
-        )
-        curves = [r["selection"]["h"] for r in results]
-        art_sel = claims.figure(plot_selection(curves, 10), "cluster_selection.png")
-        ks = [r["selection"]["k_star"] for r in results]
-        _add(
-            claims,
-            c.gate_clustering,
-            claim="post-hoc selection recovers about the true number of clusters (10 digits) from K_max",
-            metric=f"K* = argmin h(K), K_max = {e.n_clusters_max}, worst seed (distance to [8, 12])",
-            ours=float(max(ks, key=lambda k: (abs(k - 10), k))),
-            baseline_name="true number of classes",
-            baseline=10.0,
-            rule="ours >= 8 and ours <= 12",
-            details={
-                "k_star_per_seed": ks,
-                "selection_seconds": [round(r["selection"]["seconds"], 2) for r in results],
-            },
-            artifacts=[art_sel],
-        )
-        coh_c = float(np.mean([r["coherence_cmvae"]["unconditional"] for r in results]))
-        coh_m = float(np.mean([r["coherence_mmvae"]["unconditional"] for r in results]))
-        art_coh = claims.figure(plot_coherence({"CMVAE": coh_c, "MMVAE+": coh_m}), "coherence.png")
-        _add(
-            claims,
-            c.gate_clustering,
-            claim="CMVAE's unconditional generations are more coherent than MMVAE+'s",
-            metric=f"unconditional coherence of {e.n_generated} prior samples (logistic-regression digit classifiers), "
-            f"mean of {len(c.seeds)} seed(s)",
-            ours=coh_c,
-            baseline_name="MMVAE+",
-            baseline=coh_m,
-            rule="ours > baseline",
-            paper_value=None,
-            details={
-                "conditional_cmvae": [round(r["coherence_cmvae"]["conditional"], 4) for r in results],
-                "conditional_mmvae": [round(r["coherence_mmvae"]["conditional"], 4) for r in results],
-                "classifier_test_accuracy": first["classifier_test_accuracy"],
-            },
-            artifacts=[art_coh],
-        )
-        if "fd_pixels_refined" in first:
-            art_s = claims.figure(
-                plot_samples_per_cluster(first["_cmvae"], 8, refiner=first["_refiner"], seed=0),
-                "samples_per_cluster.png",
+    with _torch_threads(1):
+        for s in c.seeds:
+            data = poly_digits(c.n_train, c.n_test, c.n_modalities, seed=s)
+            results.append(
+                run_seed(e, data, s, show_progress=cfg.progress, refine=e.refine and s == c.seeds[0])
             )
-            claims.add(
-                claim="the diffusion refinement brings CMVAE's prior samples closer to the real images",
-                metric=f"pixel Frechet distance of {e.n_generated} prior samples to the test images, mean over "
-                f"modalities (seed {c.seeds[0]})",
-                ours=first["fd_pixels_refined"],
-                baseline_name="CMVAE decoder means (no refinement)",
-                baseline=first["fd_pixels_unrefined"],
-                rule="ours < baseline",
-                details={
-                    "fd_classifier_probabilities": {
-                        "refined": round(first["fd_probs_refined"], 4),
-                        "unrefined": round(first["fd_probs_unrefined"], 4),
-                    },
-                    "refiner_train_seconds": round(first["refiner_train_seconds"], 1),
-                    "refine_ms_per_sample": round(1000 * first["refine_seconds_per_sample"], 3),
-                    "ddpm_steps": e.refiner_steps,
-                },
-                artifacts=[art_s],
-            )
-        claims.fact(
-            "training seconds per model (CMVAE, MMVAE+), first seed",
-            value=f"{first['cmvae_train_seconds']:.1f}, {first['mmvae_train_seconds']:.1f}",
-            description=f"{e.epochs} epochs of {c.n_train} tuples, batch {e.batch_size}, one thread",
-        )
-    if c.mnist:
-        _mnist_claim(claims, cfg, c)
-    else:
-        claims.skip("real MNIST (poly_mnist): CMVAE ACC vs MMVAE+ + KMeans/GMM", "runs in --full")
-    return claims
+    atomic_write_json(
+        cfg.out / "poly_digits.json",
+        {"config": dataclasses.asdict(c), "seeds": [_public(r) for r in results]},
+    )
+    return results
+
+
+def _acc_claim(claims: ClaimSet, c: ReproConfig, cfg: RunConfig, results: list[dict]) -> None:
+    """Rule 1: CMVAE's ACC against the better of MMVAE+ + KMeans / GMM (mean over seeds)."""
+    from .plots import plot_clustering
+
+    e = c.experiment
+    table = {
+        "CMVAE (K*)": _mean(results, "cmvae"),
+        f"CMVAE (K={e.n_clusters_max})": _mean(results, "cmvae_at_kmax"),
+        "MMVAE+ + KMeans": _mean(results, "mmvae_kmeans"),
+        "MMVAE+ + GMM": _mean(results, "mmvae_gmm"),
+        "KMeans (pixels)": _mean(results, "raw_kmeans"),
+    }
+    art_table = claims.figure(
+        plot_clustering(table, f"poly_digits test tuples, mean of {len(c.seeds)} seed(s)"),
+        "clustering.png",
+    )
+    art_json = claims.artifact(cfg.out / "poly_digits.json")
+    best_name = max(("MMVAE+ + KMeans", "MMVAE+ + GMM"), key=lambda k: table[k]["acc"])
+    _add(
+        claims,
+        c.gate_clustering,
+        claim="CMVAE clusters the test tuples better than MMVAE+ followed by KMeans / GMM on its shared latent",
+        metric=f"ACC (%, Hungarian) on {c.n_test} test tuples after selecting K*, mean of {len(c.seeds)} seed(s)",
+        ours=100 * table["CMVAE (K*)"]["acc"],
+        baseline_name=f"MMVAE+ + {best_name.split('+ ')[-1]} (best of KMeans, GMM)",
+        baseline=100 * table[best_name]["acc"],
+        rule=c.acc_rule,
+        details={
+            "table_percent": {k: _pct(v) for k, v in table.items()},
+            "per_seed_acc": {r["seed"]: round(100 * r["cmvae"]["acc"], 2) for r in results},
+            "k_star": [r["selection"]["k_star"] for r in results],
+            "epochs": e.epochs,
+            "hidden": list(e.hidden),
+        },
+        artifacts=[art_table, art_json],
+    )
+
+
+def _k_star_claim(claims: ClaimSet, c: ReproConfig, results: list[dict]) -> None:
+    """Rule 2: the selected number of clusters K* lies in [8, 12] on every seed."""
+    from .plots import plot_selection
+
+    curves = [r["selection"]["h"] for r in results]
+    art_sel = claims.figure(plot_selection(curves, 10), "cluster_selection.png")
+    ks = [r["selection"]["k_star"] for r in results]
+    _add(
+        claims,
+        c.gate_clustering,
+        claim="post-hoc selection recovers about the true number of clusters (10 digits) from K_max",
+        metric=f"K* = argmin h(K), K_max = {c.experiment.n_clusters_max}, worst seed (distance to [8, 12])",
+        ours=float(max(ks, key=lambda k: (abs(k - 10), k))),
+        baseline_name="true number of classes",
+        baseline=10.0,
+        rule="ours >= 8 and ours <= 12",
+        details={
+            "k_star_per_seed": ks,
+            "selection_seconds": [round(r["selection"]["seconds"], 2) for r in results],
+        },
+        artifacts=[art_sel],
+    )
+
+
+def _coherence_claim(claims: ClaimSet, c: ReproConfig, results: list[dict]) -> None:
+    """Rule 3: CMVAE's unconditional coherence > MMVAE+'s (mean over seeds)."""
+    from .plots import plot_coherence
+
+    coh_c = float(np.mean([r["coherence_cmvae"]["unconditional"] for r in results]))
+    coh_m = float(np.mean([r["coherence_mmvae"]["unconditional"] for r in results]))
+    art_coh = claims.figure(plot_coherence({"CMVAE": coh_c, "MMVAE+": coh_m}), "coherence.png")
+    _add(
+        claims,
+        c.gate_clustering,
+        claim="CMVAE's unconditional generations are more coherent than MMVAE+'s",
+        metric=f"unconditional coherence of {c.experiment.n_generated} prior samples (logistic-regression digit "
+        f"classifiers), mean of {len(c.seeds)} seed(s)",
+        ours=coh_c,
+        baseline_name="MMVAE+",
+        baseline=coh_m,
+        rule="ours > baseline",
+        paper_value=None,
+        details={
+            "conditional_cmvae": [round(r["coherence_cmvae"]["conditional"], 4) for r in results],
+            "conditional_mmvae": [round(r["coherence_mmvae"]["conditional"], 4) for r in results],
+            "classifier_test_accuracy": results[0]["classifier_test_accuracy"],
+        },
+        artifacts=[art_coh],
+    )
+
+
+def _refinement_claim(claims: ClaimSet, c: ReproConfig, first: dict) -> None:
+    """Rule 4: the diffusion refinement lowers the pixel Frechet distance (first seed; when it was trained)."""
+    from .plots import plot_samples_per_cluster
+
+    if "fd_pixels_refined" not in first:
+        return
+    e = c.experiment
+    art_s = claims.figure(
+        plot_samples_per_cluster(first["_cmvae"], 8, refiner=first["_refiner"], seed=0),
+        "samples_per_cluster.png",
+    )
+    claims.add(
+        claim="the diffusion refinement brings CMVAE's prior samples closer to the real images",
+        metric=f"pixel Frechet distance of {e.n_generated} prior samples to the test images, mean over "
+        f"modalities (seed {c.seeds[0]})",
+        ours=first["fd_pixels_refined"],
+        baseline_name="CMVAE decoder means (no refinement)",
+        baseline=first["fd_pixels_unrefined"],
+        rule="ours < baseline",
+        details={
+            "fd_classifier_probabilities": {
+                "refined": round(first["fd_probs_refined"], 4),
+                "unrefined": round(first["fd_probs_unrefined"], 4),
+            },
+            "refiner_train_seconds": round(first["refiner_train_seconds"], 1),
+            "refine_ms_per_sample": round(1000 * first["refine_seconds_per_sample"], 3),
+            "ddpm_steps": e.refiner_steps,
+        },
+        artifacts=[art_s],
+    )
 
 
 def _add(claims: ClaimSet, gate: bool, **kw) -> None:
