@@ -348,10 +348,9 @@ def _digits_pnp_claims(
     """The three PnP claims, each seed's on one PnP-PGD run (``dig_cfg.pnp_step``, ``pnp_clip``), decided over the
     paired seeds; returns, per claim added, the key of the seconds it took (see ``_seconds``)."""
     setting, run_details = _pnp_run_details(digs[0], dig_cfg, dcommon)
+    keys = ("pnp_psnr", "zero_fill_psnr", "pnp_mlp_psnr", "pnp_wavelet_psnr")
+    run_details["pnp_psnr_per_seed"] = {k: [d[k] for d in digs] for k in keys}
     lpn = lambda d: d["pnp_psnr"]  # noqa: E731
-    run_details["pnp_psnr_per_seed"] = {
-        k: [d[k] for d in digs] for k in ("pnp_psnr", "zero_fill_psnr", "pnp_mlp_psnr", "pnp_wavelet_psnr")
-    }
     _paired_psnr(
         claims,
         digs,
