@@ -88,3 +88,48 @@ def test_iclr24_bench_paper_scale_prints_a_row_per_package(tmp_path, monkeypatch
     with pytest.raises(SystemExit) as e:  # --paper-scale is required: a usage error, exit 2
         main(["bench", "fake-scaled", "--out", str(out)])
     assert e.value.code == 2
+
+
+def test_package_bench_paper_scale_writes_one_row(tmp_path, capsys):
+    """`<name> bench --paper-scale` runs the paper's own configuration (not the benchmarks) and writes one row;
+    a paper without one, a mode flag, or --device on a CPU-only bench are one-line usage errors."""
+    from iclr24.paperkit import Paper, PaperScale
+    from iclr24.paperkit.bench import BenchReport
+    from iclr24.paperkit.cli import App
+
+    calls = []
+
+    def scale(device):
+        calls.append(device)
+        return PaperScale(
+            config="tiny",
+            step=lambda: None,
+            micro_batch=2,
+            accumulation=3,
+            paper_steps=10,
+            flops_per_micro_step=5.0,
+            notes=["stand-in data"],
+        )
+
+    def bench(mode):
+        calls.append(mode)
+        return BenchReport(results=[])
+
+    def make(paper_scale):
+        app = App("demo", "d")
+        paper = Paper(name="demo", title="t", summary="s", run=lambda cfg: [], paper_scale=paper_scale)
+        app.add_reproduce(lambda: paper, device=False)
+        app.add_bench(bench)
+        return app
+
+    out = tmp_path / "ps"
+    assert make(scale)(["bench", "--paper-scale", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert calls == ["cpu"] and "| demo | tiny | 2 x 3 |" in text and "- stand-in data" in text
+    row = json.loads((out / "paper_scale.json").read_text())["rows"][0]
+    assert row["flops_per_paper_step"] == 15.0 and row["paper_steps"] == 10
+    assert make(None)(["bench", "--paper-scale", "--out", str(tmp_path / "a")]) == 2
+    assert "no PAPER_SCALE configuration" in capsys.readouterr().err and not (tmp_path / "a").exists()
+    assert make(scale)(["bench", "--paper-scale", "--full", "--out", str(tmp_path / "b")]) == 2
+    assert make(scale)(["bench", "--device", "mps", "--out", str(tmp_path / "c")]) == 2
+    assert calls == ["cpu"]

@@ -189,6 +189,7 @@ class App:
             self.parser.add_argument("--version", action="version", version=f"%(prog)s {version}")
         self.sub = self.parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
         self.sub.required = True
+        self._get_paper: Callable[[], Any] | None = None  # set by add_reproduce; bench --paper-scale reads it
 
     def command(
         self,
@@ -239,6 +240,7 @@ class App:
         """The standard ``reproduce`` subcommand: run this package's claim checks, write REPORT.md/claims.json and
         the plots into ``--out`` (default ``results/<prog>/reproduce``). ``device=False`` for a package whose claims
         run on the CPU only (no ``--device`` flag then)."""
+        self._get_paper = get_paper
 
         @self.command(
             "reproduce",
@@ -271,23 +273,49 @@ class App:
         """The standard ``bench`` subcommand: ``run_benchmarks(mode) -> BenchReport``, printed as a table with its
         notes and written to ``--out`` as bench.json and bench.md. A ``run_benchmarks(mode, out)`` that takes an
         ``out`` parameter also gets the (checked, existing) out folder for its plots and tables; it lists what it
-        wrote there in ``BenchReport.artifacts``."""
+        wrote there in ``BenchReport.artifacts``.
+
+        After :meth:`add_reproduce`, ``bench --paper-scale [--device D]`` instead runs a few steps of the paper's
+        own configuration (``Paper.paper_scale``) and writes paper_scale.json and paper_scale.md (one row)."""
         import inspect
 
         from .bench import BenchReport
 
         wants_out = "out" in inspect.signature(run_benchmarks).parameters
+        scale = self._get_paper is not None
+        extra = []
+        if scale:
+            extra.append(
+                arg(
+                    "--paper-scale",
+                    action="store_true",
+                    help="instead of the benchmarks: time a few steps of the paper's own configuration "
+                    "(PAPER_SCALE), its peak memory and FLOPs, and extrapolate the paper's whole run",
+                )
+            )
 
         @self.command(
             "bench",
-            "Benchmark ours against the baseline in one run (interleaved medians, ratios); writes bench.json/md.",
+            "Benchmark ours against the baseline in one run (interleaved medians, ratios); writes bench.json/md."
+            + (
+                " With --paper-scale: the paper's own configuration instead (paper_scale.json/md)."
+                if scale
+                else ""
+            ),
+            *extra,
             modes=True,
-            device=device,
+            device=device or scale,
             seed=False,  # run_benchmarks(mode) takes no seed: a --seed flag would change nothing
         )
         def _bench(args: argparse.Namespace) -> int:
             from .io import atomic_write_json, atomic_write_text
 
+            if getattr(args, "paper_scale", False):
+                return self._paper_scale(args)
+            if not device and getattr(args, "device", "cpu") != "cpu":
+                raise UsageError(
+                    f"--device {args.device}: this package's benchmarks run on the CPU; --device is for --paper-scale"
+                )
             rep = run_benchmarks(args.mode, out=Path(args.out)) if wants_out else run_benchmarks(args.mode)
             if not isinstance(rep, BenchReport):
                 raise TypeError(
@@ -300,8 +328,35 @@ class App:
             print(f"wrote {Path(args.out) / 'bench.json'} and {Path(args.out) / 'bench.md'}")
             return 0
 
+    def _paper_scale(self, args: argparse.Namespace) -> int:
+        """``bench --paper-scale``: this paper's row of ``iclr24 bench --paper-scale`` (in this process)."""
+        from .io import atomic_write_json, atomic_write_text
+        from .scale import measure_paper_scale, paper_scale_markdown
+        from .threads import pinned_threads
+
+        if getattr(args, "_mode_given", False):
+            raise UsageError(
+                "--paper-scale runs the paper's own configuration; --smoke/--quick/--full do not apply"
+            )
+        paper = self._get_paper()
+        if getattr(paper, "paper_scale", None) is None:
+            raise UsageError(f"{self.prog} has no PAPER_SCALE configuration yet")
+        with pinned_threads(paper.threads):
+            row = {"package": paper.name, "threads": paper.threads, "error": None}
+            row.update(measure_paper_scale(paper.paper_scale(args.device), device=args.device))
+        text = paper_scale_markdown([row])
+        if row.get("notes"):
+            text += "\n" + "\n".join(f"- {n}" for n in row["notes"]) + "\n"
+        print(text, end="")
+        out = Path(args.out)
+        atomic_write_json(out / "paper_scale.json", {"device": args.device, "rows": [row]})
+        atomic_write_text(out / "paper_scale.md", f"# {self.prog} paper scale ({args.device})\n\n{text}")
+        print(f"wrote {out / 'paper_scale.json'} and {out / 'paper_scale.md'}")
+        return 0
+
     def main(self, argv: Sequence[str] | None = None) -> int:
         args = self.parser.parse_args(argv)
+        args._mode_given = hasattr(args, "mode")
         if getattr(args, "_has_modes", False) and not hasattr(args, "mode"):
             args.mode = "quick"
         if getattr(args, "quiet", False):
