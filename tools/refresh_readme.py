@@ -179,7 +179,75 @@ def package_table(doc: dict) -> str:
     return "\n".join(lines)
 
 
+PS_START, PS_END = "<!-- paper-scale:start -->", "<!-- paper-scale:end -->"
+DEVICES = ("cpu", "cuda")
+
+
+def load_paper_scale(device: str) -> dict | None:
+    path = ROOT / "docs" / f"paper-scale-{device}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _replace_block(text: str, start: str, end: str, body: str, where: str) -> str:
+    if start not in text:
+        return text
+    if end not in text:
+        raise SystemExit(f"{where} has {start} without {end}")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def _ps_source(doc: dict, device: str, rows: list[dict]) -> str:
+    m = doc.get("machine", {})
+    dates = sorted({r["date"][:10] for r in rows})
+    loads = sorted({r["load"] for r in rows if r.get("load") is not None})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    load = (
+        "not recorded"
+        if not loads
+        else f"{loads[0]:.2f}"
+        if len(loads) == 1
+        else f"{loads[0]:.2f}-{loads[-1]:.2f}"
+    )
+    return (
+        f"Generated from `docs/paper-scale-{device}.json`, recorded by `python tools/record_paper_scale.py"
+        f"{'' if device == 'cpu' else ' --device ' + device}` (`iclr24 bench --paper-scale --device {device}`, each "
+        f"paper in a fresh process, 1 thread) on {when}, load {load} at the start, "
+        + (f"{m['gpu']}, " if m.get("gpu") else "")
+        + f"{m.get('cpu_model', 'unknown CPU')} ({m.get('cpu_count', '?')} cores), torch {m.get('torch') or '-'}."
+    )
+
+
+def paper_scale_block(name: str | None) -> str:
+    """The root README's paper-scale tables (name None) or one package's rows, from the recorded files."""
+    from iclr24.paperkit.scale import paper_scale_markdown
+
+    parts = []
+    for device in DEVICES:
+        doc = load_paper_scale(device)
+        if doc is None:
+            if device == "cpu":
+                cmd = "python tools/record_paper_scale.py" + (f" {name}" if name else "")
+                parts.append(
+                    f"*Not recorded yet on the CPU: `{cmd}`, then `python tools/refresh_readme.py`.*"
+                )
+            continue
+        rows = [r for n, r in doc["rows"].items() if name is None or n == name]
+        if not rows:
+            if device == "cpu":
+                parts.append(f"*Not recorded yet on the CPU: `python tools/record_paper_scale.py {name}`.*")
+            continue
+        text = f"**{device.upper()}**\n\n" + paper_scale_markdown(rows)
+        if name is not None and rows[0].get("notes"):
+            text += "\n" + "\n".join(f"- {_cell(n)}" for n in rows[0]["notes"]) + "\n"
+        parts.append(text + "\n" + _ps_source(doc, device, rows))
+    return "\n\n".join(parts)
+
+
 def refreshed_package(name: str, text: str) -> str:
+    if PS_START in text:
+        text = _replace_block(text, PS_START, PS_END, paper_scale_block(name), f"packages/{name}/README.md")
     for mode in ("quick", "full"):
         start, end = f"<!-- claims-{mode}:start -->", f"<!-- claims-{mode}:end -->"
         doc = load_recorded(name, mode)
@@ -249,7 +317,8 @@ def refreshed(text: str) -> str:
         raise SystemExit(f"README.md lacks the markers {START} ... {END}")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    return f"{head}{START}\n{table()}\n{END}{tail}"
+    text = f"{head}{START}\n{table()}\n{END}{tail}"
+    return _replace_block(text, PS_START, PS_END, paper_scale_block(None), "README.md")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -165,3 +165,51 @@ def test_record_run_refuses_a_busy_machine_and_unknown_packages(monkeypatch):
     monkeypatch.setattr(mod.os, "getloadavg", lambda: (3.0, 3.0, 3.0))
     with pytest.raises(SystemExit, match="not idle"):
         mod.record("srigl", "quick")
+
+
+def test_paper_scale_rows_are_generated_from_the_recorded_file(tmp_path, monkeypatch):
+    """The root README's paper-scale table and each package's row come from docs/paper-scale-<device>.json, which
+    tools/record_paper_scale.py merges row by row (a GPU run's file too, with --from)."""
+    import importlib.util
+    import json
+
+    mod = _refresh_module()
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    spec = importlib.util.spec_from_file_location(
+        "record_paper_scale", ROOT / "tools" / "record_paper_scale.py"
+    )
+    rec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rec)
+    monkeypatch.setattr(rec, "ROOT", tmp_path)
+    row = {"config": "ResNet-50 224px", "dataset": "d", "device": "cpu", "micro_batch": 32, "accumulation": 8,
+           "seconds_per_paper_step": 40.0, "peak_rss_bytes": 3 * 2**30, "flops_per_paper_step": 3.2e12,
+           "paper_steps": 1000, "hours_here": 11.1, "hours_h200": 0.003, "h200_utilisation": 0.35,
+           "notes": ["synthetic JPEGs"]}  # fmt: skip
+    gpu = tmp_path / "gpu.json"
+    gpu.write_text(json.dumps({"device": "cuda", "machine": {"gpu": "NVIDIA H200", "cpu_count": 16},
+                               "rows": [{"package": "demo", **row, "device": "cuda"}]}))  # fmt: skip
+    rec.record([], source=gpu, log=lambda *_: None)
+    rec.merge([{"package": "demo", **row}, {"package": "gone", "missing": True}], device="cpu", commit="abc",
+              load=0.2, machine={"cpu_model": "X", "cpu_count": 2}, log=lambda *_: None)  # fmt: skip
+    doc = json.loads((tmp_path / "docs" / "paper-scale-cpu.json").read_text())
+    assert list(doc["rows"]) == ["demo"] and doc["rows"]["demo"]["load"] == 0.2
+    readme = "# r\n<!-- paper-scale:start -->\nold\n<!-- paper-scale:end -->\n"
+    pkg = mod._replace_block(readme, mod.PS_START, mod.PS_END, mod.paper_scale_block("demo"), "x")
+    assert "old" not in pkg and "| demo | ResNet-50 224px | 32 x 8 | 40 | 3.00 GiB |" in pkg
+    assert "**CPU**" in pkg and "**CUDA**" in pkg and "NVIDIA H200" in pkg and "- synthetic JPEGs" in pkg
+    assert "load 0.20 at the start" in pkg and "load not recorded" in pkg
+    assert "Not recorded yet" in mod.paper_scale_block("other")
+
+
+def test_gpu_paper_scale_script_finds_every_paper_without_installing(tmp_path):
+    """tools/gpu_paper_scale.sh: valid bash; on a bare machine it finds the papers from the checkout's pyprojects
+    (an unknown name is a usage error that lists them, before any work)."""
+    script = ROOT / "tools" / "gpu_paper_scale.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "DEVICE": "cpu", "HOME": str(tmp_path)}
+    r = subprocess.run(["bash", str(script), str(tmp_path / "out"), "no-such-paper"], env=env, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    n = len(list((ROOT / "packages").glob("*/pyproject.toml")))
+    assert f"gpu_paper_scale: {n} papers found" in r.stdout
+    assert r.returncode == 2 and "unknown paper package(s): no-such-paper" in r.stderr and "srigl" in r.stderr
+    assert not (tmp_path / "out").exists()

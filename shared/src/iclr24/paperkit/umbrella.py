@@ -80,6 +80,18 @@ def _paper_scale_worker(ref, name: str, device: str) -> dict:
     return {"package": name, "threads": paper.threads, "error": None, **row}
 
 
+def _scale_machine(device: str) -> dict:
+    """Where the paper-scale rows ran: the CPU record, and the GPU's name on CUDA."""
+    from .threads import machine_record
+
+    rec = machine_record(1)
+    if device.startswith("cuda"):
+        import torch
+
+        rec["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return rec
+
+
 @app.command(
     "bench",
     "Paper scale: run a few steps of each named (default: all) paper's own configuration, each in a fresh "
@@ -120,7 +132,10 @@ def _bench(args: argparse.Namespace) -> int:
         text += f"\nNo PAPER_SCALE configuration yet: {', '.join(missing)}.\n"
     print(text)
     out = Path(args.out)
-    atomic_write_json(out / "paper_scale.json", {"device": args.device, "rows": rows})
+    atomic_write_json(
+        out / "paper_scale.json",
+        {"device": args.device, "machine": _scale_machine(args.device), "rows": rows},
+    )
     atomic_write_text(out / "paper_scale.md", f"# Paper scale ({args.device})\n\n{text}")
     print(f"wrote {out / 'paper_scale.json'} and {out / 'paper_scale.md'}")
     return 1 if any(r.get("error") for r in rows) else 0
