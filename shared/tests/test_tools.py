@@ -213,3 +213,26 @@ def test_gpu_paper_scale_script_finds_every_paper_without_installing(tmp_path):
     assert f"gpu_paper_scale: {n} papers found" in r.stdout
     assert r.returncode == 2 and "unknown paper package(s): no-such-paper" in r.stderr and "srigl" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_compare_recorded_flags_a_changed_number_but_not_a_timing(tmp_path, monkeypatch):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("compare_recorded", ROOT / "tools" / "compare_recorded.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    claims = [{"claim": "c", "ours": 1.0, "verdict": "holds"}, {"claim": "t", "ours": 9.0, "timing": True}]
+    rec = {"status": "ok", "claims": claims, "facts": [], "seconds": 5.0}
+    docs = tmp_path / "packages" / "demo" / "docs"
+    docs.mkdir(parents=True)
+    (docs / "claims-quick.json").write_text(json.dumps({"seed": 0, "commit": "abc", "record": rec}))
+    timing_only = [claims[0], {**claims[1], "ours": 3.0}]
+    run = {"mode": "quick", "seed": 0, "papers": [{"name": "demo", **rec, "claims": timing_only, "seconds": 9.0},
+                                                  {"name": "other", **rec}]}  # fmt: skip
+    rows = mod.compare(run)
+    assert rows[0]["same"] is True and rows[1] == {"paper": "other", "same": None, "note": "no recorded file"}
+    run["papers"][0]["claims"] = [{**claims[0], "ours": 1.01}, claims[1]]
+    (row,) = mod.compare({**run, "papers": run["papers"][:1]})
+    assert row["same"] is False and ".claims[0].ours: 1.01 vs 1.0" in row["note"]
