@@ -17,6 +17,7 @@ from iclr24.paperkit import ClaimSet, Paper, RunConfig
 
 from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, relative_rmse, rmse
 from .data import RESPONSES, make_synthetic, movielens_100k_split
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
 
 NAME = "aemc-ne"
 
@@ -281,4 +282,5 @@ PAPER = Paper(
     summary="an element-wise net g on each autoencoder output learns the response function: AEMC-NE vs AEMC",
     run=run,
     data=("movielens-100k",),
+    paper_scale=paper_scale,
 )
