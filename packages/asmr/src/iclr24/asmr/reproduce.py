@@ -42,12 +42,15 @@ from .data import camera_image, sample_image
 from .decomposition import grid_coords, suggest_bases
 from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
 from .models import ASMR, SIREN
+from .paper_scale import PAPER_SCALE, paper_scale
 from .train import fit
 
 __all__ = [
     "NAME",
     "ImageConfig",
     "PAPER_CONFIG",
+    "PAPER_SCALE",
+    "paper_scale",
     "SMOKE",
     "QUICK",
     "FULL",
@@ -794,4 +797,5 @@ PAPER = Paper(
     title="ASMR: Activation-Sharing Multi-Resolution Coordinate Networks for Efficient Inference",
     summary="ASMR reaches SIREN-level fidelity at a near-constant, far smaller MAC count per point.",
     run=run,
+    paper_scale=paper_scale,
 )
