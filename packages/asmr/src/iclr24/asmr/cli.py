@@ -143,6 +143,7 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN
     ),
     device=True,
     out=False,
+    seed=False,  # nothing here is random: no --seed
 )
 def _render(args: argparse.Namespace) -> int:
     model, meta = load_checkpoint(args.checkpoint, args.device)

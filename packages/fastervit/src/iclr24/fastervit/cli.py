@@ -73,6 +73,7 @@ def count_macs(model, img_size: tuple[int, int]) -> int:
     arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
     arg("--batch-size", type=positive_int, default=1, help="batch for the throughput measurement"),
     arg("--repeats", type=positive_int, default=3, help="timed forward passes"),
+    seed=False,  # nothing here is random: no --seed
 )
 def _info(args: argparse.Namespace) -> int:
     import time
@@ -243,6 +244,7 @@ def _predict(args: argparse.Namespace) -> int:
     ),
     arg("--num-workers", type=int, default=0, help="DataLoader worker processes"),
     device=True,
+    seed=False,  # nothing here is random: no --seed
 )
 def _validate(args: argparse.Namespace) -> int:
     from .validate import validate

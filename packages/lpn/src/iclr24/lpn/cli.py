@@ -203,6 +203,7 @@ def _denoise(args: argparse.Namespace) -> int:
         "--method", choices=INVERSION_METHODS, default="cvx_cg", help="how f is inverted to find y = f^-1(x)"
     ),
     out=False,
+    seed=False,  # nothing here is random: no --seed
 )
 def _prior(args: argparse.Namespace) -> int:
     model = load_model(args.checkpoint)

@@ -253,6 +253,7 @@ def _run(args: argparse.Namespace) -> int:
     _STORE,
     arg("--export", type=Path, help="folder for the official raw/text_predictions/labeled files"),
     _MBPP_ISOLATION,
+    seed=False,  # nothing here is random: no --seed
 )
 def _score(args: argparse.Namespace) -> int:
     from .pipeline import export_official, score_records
@@ -332,6 +333,7 @@ def _comparisons(args: argparse.Namespace):
     _STORE_READ,
     *_STATS_ARGS,
     out=False,
+    seed=False,  # nothing here is random: no --seed
 )
 def _stats(args: argparse.Namespace) -> int:
     from .analysis import percent_personas_biased
@@ -349,6 +351,7 @@ def _stats(args: argparse.Namespace) -> int:
     "Write the Markdown/CSV tables and the plots (drop heatmap, abstention) to --out.",
     _STORE,
     *_STATS_ARGS,
+    seed=False,  # nothing here is random: no --seed
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
