@@ -185,3 +185,17 @@ def test_load_shot_checkpoint_round_trip(tmp_path):
     (tmp_path / "source_B.pt").unlink()
     with pytest.raises(FileNotFoundError, match="source_B.pt"):
         load_shot_checkpoint(tmp_path, dst)
+
+
+def test_label_smoothing_is_the_official_formula():
+    """src_pretrain.py's CrossEntropyLabelSmooth(epsilon=0.1): mean over the batch of -sum_c t_c log p_c with
+    t = (1 - eps) onehot + eps / C; train_source uses torch's label_smoothing, which must equal it."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    logits, y = torch.randn(7, 5), torch.randint(0, 5, (7,))
+    eps, C = 0.1, 5
+    t = (1 - eps) * F.one_hot(y, C).float() + eps / C
+    official = (-t * torch.log_softmax(logits, 1)).sum(1).mean()
+    assert torch.allclose(F.cross_entropy(logits, y, label_smoothing=eps), official, atol=1e-6)
+    assert not torch.allclose(F.cross_entropy(logits, y), official, atol=1e-3)  # smoothing matters here

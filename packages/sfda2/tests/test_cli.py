@@ -84,3 +84,46 @@ def test_bench_smoke(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "SF(DA)^2/AaD time" in text and "explicit M=16/implicit" in text
     assert (tmp_path / "bench.json").is_file()
+
+
+def test_adapt_a_folder_of_real_format_images(tmp_path, capsys):
+    """synthetic-visda -> train-source -> adapt on a folder of JPEGs, through the lazy loader and official views."""
+    data = tmp_path / "visda"
+    assert (
+        main(
+            ["synthetic-visda", "--images", "24", "--min-side", "20", "--max-side", "40", "--out", str(data)]
+        )
+        == 0
+    )
+    assert len(list(data.glob("*/*.jpg"))) == 24
+    src = tmp_path / "src"
+    common = ["--quiet", "--batch-size", "8"]
+    rc = main(
+        [
+            "train-source",
+            "--source",
+            str(data),
+            "--arch",
+            "timm:resnet18",
+            "--size",
+            "32",
+            "--bottleneck",
+            "16",
+        ]
+        + ["--epochs", "1", "--out", str(src), *common]
+    )
+    assert rc == 0 and json.loads((src / "source.json").read_text())["num_classes"] == 12
+    out = tmp_path / "adapt"
+    rc = main(
+        ["adapt", "--source-ckpt", str(src / "source.pt"), "--target", str(data), "--epochs", "1"]
+        + ["--out", str(out), *common]
+    )
+    assert rc == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert (
+        summary["nonfinite_iterations"] == 0
+        and len(json.loads((out / "history.json").read_text())["history"]) == 3
+    )
+    capsys.readouterr()
+    rc = main(["synthetic-visda", "--images", "5", "--out", str(tmp_path / "few")])
+    assert rc == 2 and "--images >= 12" in capsys.readouterr().err and not (tmp_path / "few").exists()

@@ -4,6 +4,7 @@ from .adapt import (
     METHODS,
     SOURCE_VISDA,
     VISDA,
+    Adapter,
     AdaptResult,
     SFDA2Config,
     SourceConfig,
@@ -15,13 +16,18 @@ from .adapt import (
 )
 from .banks import SFDA2Loss
 from .data import digits_domains, image_folder_domain, mnist_to_digits, point_cloud_folder, rsut_indices
+from .images import ImageFolderDataset, eval_transform, synthetic_visda_folder, train_transform
 from .models import SFDAModel, digits_model, load_shot_checkpoint, pointnet_model, split_timm
+from .paper_scale import PAPER_SCALE, paper_scale
 
 __all__ = [
     "METHODS",
     "SOURCE_VISDA",
     "VISDA",
     "AdaptResult",
+    "Adapter",
+    "ImageFolderDataset",
+    "PAPER_SCALE",
     "SFDA2Config",
     "SFDA2Loss",
     "SFDAModel",
@@ -36,8 +42,12 @@ __all__ = [
     "per_class_accuracy",
     "point_cloud_folder",
     "pointnet_model",
+    "paper_scale",
     "predict",
     "rsut_indices",
     "split_timm",
+    "synthetic_visda_folder",
+    "eval_transform",
     "train_source",
+    "train_transform",
 ]

@@ -8,6 +8,7 @@ baselines get the same data, budget, optimiser and seeds.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -31,6 +32,7 @@ __all__ = [
     "SourceConfig",
     "SOURCE_VISDA",
     "AdaptResult",
+    "Adapter",
     "adapt",
     "train_source",
     "predict",
@@ -210,30 +212,58 @@ def _check_fits(model: SFDAModel, src, name: str) -> None:
         model.train(was)
 
 
-def _batches(src, idx: torch.Tensor, batch_size: int):
-    """Yield ``(x, idx_batch)`` over ``idx`` in chunks."""
+def _workers(src, num_workers: int | None, device) -> int:
+    """DataLoader workers for ``src``: none for a tensor; ``num_workers`` if given; else the official 8 (capped at
+    the CPU count) on CUDA, where decoding must keep up with the GPU, and none on the CPU (in-process, so a
+    CPU-bound run's memory and time are all in one process)."""
     if isinstance(src, torch.Tensor):
-        for s in range(0, len(idx), batch_size):
-            b = idx[s : s + batch_size]
+        return 0
+    if num_workers is not None:
+        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"num_workers must be an int >= 0, got {num_workers!r}")
+        return num_workers
+    return min(8, os.cpu_count() or 1) if str(device).startswith("cuda") else 0
+
+
+def _load(src, batches: list[torch.Tensor], workers: int = 0, device="cpu"):
+    """Yield ``(x, idx_batch)`` for each index tensor in ``batches``: a tensor is indexed directly; a Dataset is
+    read lazily through one DataLoader (``workers`` processes, pinned memory on CUDA), item by item."""
+    if isinstance(src, torch.Tensor):
+        for b in batches:
             yield src[b], b
-    else:
-        loader = DataLoader(
-            torch.utils.data.Subset(_Indexed(src), idx.tolist()), batch_size=batch_size, shuffle=False
-        )
-        for x, b in loader:
-            yield x, b
+        return
+    loader = DataLoader(
+        _Indexed(src),
+        batch_sampler=[b.tolist() for b in batches],
+        num_workers=workers,
+        pin_memory=str(device).startswith("cuda"),
+    )
+    for x, b in loader:
+        yield x, b
+
+
+def _batches(src, idx: torch.Tensor, batch_size: int, workers: int = 0, device="cpu"):
+    """Yield ``(x, idx_batch)`` over ``idx`` in chunks of ``batch_size``."""
+    yield from _load(src, list(torch.split(idx, batch_size)), workers, device)
 
 
 @torch.no_grad()
-def predict(model: SFDAModel, data, batch_size: int = 256, device: str | torch.device = "cpu"):
-    """Eval-mode ``(z [N, A], logits [N, C])`` over ``data`` (tensor or Dataset), in order."""
+def predict(
+    model: SFDAModel,
+    data,
+    batch_size: int = 256,
+    device: str | torch.device = "cpu",
+    num_workers: int | None = None,
+):
+    """Eval-mode ``(z [N, A], logits [N, C])`` over ``data`` (tensor or Dataset, read lazily), in order."""
     src = _as_source(data, "input")
     _check_fits(_check_model(model), src, "input")
+    workers = _workers(src, num_workers, device)
     was = model.training
     model.eval()
     zs, ls = [], []
-    for x, _ in _batches(src, torch.arange(len(src)), batch_size):
-        z, logit = model.forward_with_features(x.to(device))
+    for x, _ in _batches(src, torch.arange(len(src)), batch_size, workers, device):
+        z, logit = model.forward_with_features(x.to(device, non_blocking=True))
         zs.append(z)
         ls.append(logit)
     model.train(was)
@@ -260,8 +290,8 @@ def per_class_accuracy(
     return out
 
 
-def _evaluate(model, data, labels, it, device, batch_size) -> dict[str, float]:
-    _, logits = predict(model, data, batch_size=batch_size, device=device)
+def _evaluate(model, data, labels, it, device, batch_size, workers=0) -> dict[str, float]:
+    _, logits = predict(model, data, batch_size=batch_size, device=device, num_workers=workers)
     pred = logits.argmax(1)
     pc = per_class_accuracy(pred, labels, model.num_classes)
     return {"iter": float(it), "acc": accuracy(pred, labels), "mean_class_acc": float(torch.nanmean(pc))}
@@ -317,9 +347,12 @@ def train_source(
     seed: int = 0,
     device: str | torch.device = "cpu",
     quiet: bool = True,
+    num_workers: int | None = None,
 ) -> SFDAModel:
-    """Train ``model`` on labelled source data (``x`` tensor or Dataset, ``y`` [N] labels) with label-smoothed
-    cross-entropy, SHOT's recipe (:class:`SourceConfig`). Returns the model (trained in place, left in eval mode).
+    """Train ``model`` on labelled source data (``x`` tensor or Dataset, read lazily; ``y`` [N] labels) with
+    label-smoothed cross-entropy, SHOT's recipe (:class:`SourceConfig`). Returns the model (trained in place, left
+    in eval mode). An :class:`~iclr24.sfda2.images.ImageFolderDataset` under
+    :func:`~iclr24.sfda2.images.train_transform` gives the official ``src_pretrain.py`` views.
 
     Under ``torchrun`` (an initialised ``torch.distributed`` group) the model is wrapped in DDP and each rank takes
     every world-size-th sample of each global batch of ``batch_size`` (the same seeded order on every rank);
@@ -332,6 +365,7 @@ def train_source(
         raise ValueError(f"label_smoothing must be in [0, 1), got {config.label_smoothing}")
     if config.epochs < 1 or config.batch_size < 2 or config.lr <= 0:
         raise ValueError(f"need epochs >= 1, batch_size >= 2 and lr > 0, got {config}")
+    workers = _workers(src, num_workers, device)
     seed_everything(seed)
     model.to(device).train()
     opt = _sgd(
@@ -359,14 +393,10 @@ def train_source(
         net = DistributedDataParallel(model, device_ids=None if str(device) == "cpu" else [device])
     for _ in progress(range(config.epochs), desc="source training", disable=True if quiet else None):
         order = torch.randperm(n, generator=g)
-        starts = range(0, n, config.batch_size)
-        for s in starts:
-            b = order[s : s + config.batch_size]
-            if len(b) < 2 * world:  # every rank needs >= 2 samples for batch norm
-                continue
-            b = b[rank::world]
-            xb, _ = next(_batches(src, b, len(b)))
-            logits = net(xb.to(device))
+        # every rank needs >= 2 samples for batch norm; each takes every world-th sample of a global batch
+        shares = [b[rank::world] for b in torch.split(order, config.batch_size) if len(b) >= 2 * world]
+        for xb, b in _load(src, shares, workers, device):
+            logits = net(xb.to(device, non_blocking=True))
             loss = F.cross_entropy(logits, y[b].to(device), label_smoothing=config.label_smoothing)
             opt.zero_grad()
             loss.backward()
@@ -375,23 +405,117 @@ def train_source(
     return model.eval()
 
 
+class Adapter:
+    """The state of one adaptation run and its iteration: the loss of ``config.method`` with its banks and class
+    covariances, the two SGD optimisers (F+B, C; the official ``optimizer`` and ``optimizer_c``) and their poly
+    schedules over ``max_iter`` iterations. :func:`adapt` drives it over the target loader; ``step(x, idx)`` is one
+    official iteration (forward in train mode, bank update, neighbours, loss, backward, both optimiser steps)."""
+
+    def __init__(
+        self,
+        model: SFDAModel,
+        config: SFDA2Config,
+        max_iter: int,
+        bank_features: torch.Tensor,
+        bank_logits: torch.Tensor,
+        device: str | torch.device = "cpu",
+    ):
+        self.model, self.config, self.max_iter, self.device = model, config, max_iter, device
+        self.crit = SFDA2Loss(
+            model.num_classes,
+            model.bottleneck_dim,
+            K=config.K,
+            alpha_1=config.alpha_1,
+            alpha_2=config.alpha_2,
+            lambda_0=config.lambda_0,
+            alpha=config.alpha,
+            beta=config.beta,
+            use_ifa=config.method == "sfda2",
+            use_fd=config.method == "sfda2",
+        )
+        self.crit.init_banks(bank_features, bank_logits)
+        # SHOT freezes the classifier (hypothesis); SF(DA)^2/AaD train it
+        self.train_classifier = config.method != "shot-im"
+        for p in model.classifier.parameters():
+            p.requires_grad_(self.train_classifier)
+        self.opt = _sgd(
+            [
+                {"params": list(model.features.parameters()), "lr": config.lr * config.lr_F},
+                {"params": list(model.bottleneck.parameters()), "lr": config.lr * config.lr_B},
+            ],
+            config.momentum,
+            config.weight_decay,
+            config.nesterov,
+        )
+        self.opt_c = _sgd(
+            [{"params": list(model.classifier.parameters()), "lr": config.lr * config.lr_C}],
+            config.momentum,
+            config.weight_decay,
+            config.nesterov,
+        )
+        self.sched, self.sched_c = _poly_schedule(self.opt, max_iter), _poly_schedule(self.opt_c, max_iter)
+        self.it = 0
+        self.nonfinite = 0
+
+    def step(self, xb: torch.Tensor, idx: torch.Tensor) -> dict[str, float]:
+        """One iteration on the batch ``xb`` whose bank rows are ``idx``; returns every term as a float (an
+        iteration with a non-finite term is counted in ``nonfinite`` and not applied)."""
+        config, model = self.config, self.model
+        idx = idx.to(self.device)
+        factor = lr_decay(self.it + 1, self.max_iter)
+        z, logits = model.forward_with_features(xb.to(self.device, non_blocking=True))
+        if config.method == "shot-im":
+            loss = information_maximization_loss(torch.softmax(logits, 1))
+            terms = {"im": loss, "total": loss}
+        else:
+            terms = self.crit(z, logits, idx, self.it, self.max_iter, model.classifier_weight())
+            loss = terms["total"]
+        rec = {k: float(v.detach()) for k, v in terms.items()}
+        rec["lr"] = config.lr * factor
+        if all(math.isfinite(v) for v in rec.values()):
+            self.opt.zero_grad()
+            self.opt_c.zero_grad()
+            loss.backward()
+            self.opt.step()
+            if self.train_classifier:
+                self.opt_c.step()
+        else:
+            self.nonfinite += 1
+        self.sched.step()
+        if self.train_classifier:  # opt_c never steps under SHOT-IM (frozen classifier)
+            self.sched_c.step()
+        self.it += 1
+        return rec
+
+    def close(self) -> None:
+        for p in self.model.classifier.parameters():
+            p.requires_grad_(True)
+
+
 def adapt(
     model: SFDAModel,
     target,
     config: SFDA2Config = VISDA,
     *,
     labels=None,
+    eval_data=None,
     seed: int = 0,
     device: str | torch.device = "cpu",
     quiet: bool = True,
+    num_workers: int | None = None,
     callback: Callable[[int, dict[str, float]], None] | None = None,
 ) -> AdaptResult:
     """Source-free adaptation of ``model`` (an :class:`SFDAModel`, adapted in place) to unlabelled ``target``
-    (a tensor [N, ...], a Dataset whose items are ``x`` or ``(x, ...)``, or a DataLoader, whose dataset is used with
-    ``config.batch_size``). ``labels`` (optional, [N]) are used only to log accuracy ``config.interval`` times.
+    (a tensor [N, ...], a Dataset whose items are ``x`` or ``(x, ...)``, read lazily, or a DataLoader, whose dataset
+    is used with ``config.batch_size``). ``labels`` (optional, [N]) are used only to log accuracy
+    ``config.interval`` times, on ``eval_data`` (the same N samples in the same order under the evaluation view,
+    e.g. :func:`~iclr24.sfda2.images.eval_transform`; default: ``target`` itself).
 
-    Per iteration: forward in train mode, update the banks, find the K neighbours, then the loss of
+    As the official ``tar_adaptation.py``: the banks are filled in eval mode from the adaptation view of every
+    target sample; per iteration: forward in train mode, update the banks, find the K neighbours, then the loss of
     ``config.method``; two SGD optimisers (F+B, C) with the lr ``lr (1 + 10 t/T)^-0.75``; size-1 batches skipped.
+    A Dataset is read through a DataLoader (``num_workers``: default 8 on CUDA, capped at the CPU count, none on
+    the CPU; pinned memory on CUDA), so memory holds the banks (N x A features, N x C scores), never the images.
     """
     model = _check_model(model)
     config = config.validate()
@@ -402,98 +526,48 @@ def adapt(
         raise ValueError(f"K={config.K} neighbours is larger than the target set allows (N - 1 = {n - 1})")
     if labels is not None:
         labels = _check_labels(labels, n, model.num_classes, "target labels")
+    ev = src
+    if eval_data is not None:
+        ev = _as_source(eval_data, "evaluation")
+        if len(ev) != n:
+            raise ValueError(
+                f"eval_data must hold the same {n} target samples as target (its evaluation view), got {len(ev)}"
+            )
+        _check_fits(model, ev, "evaluation")
+    workers = _workers(src, num_workers, device)
     seed_everything(seed)
     t0 = time.perf_counter()
     model.to(device)
     eval_bs = 3 * config.batch_size
-    z_all, logits_all = predict(model, src, batch_size=eval_bs, device=device)
+    z_all, logits_all = predict(model, src, batch_size=eval_bs, device=device, num_workers=workers)
     if not torch.isfinite(z_all).all():
         raise ValueError("the source model gives non-finite (NaN/inf) features on the target data")
     res = AdaptResult(model=model, config={**asdict(config), "seed": seed})
     if labels is not None:
-        res.evals.append(_evaluate(model, src, labels, 0, device, eval_bs))
-    crit = SFDA2Loss(
-        model.num_classes,
-        model.bottleneck_dim,
-        K=config.K,
-        alpha_1=config.alpha_1,
-        alpha_2=config.alpha_2,
-        lambda_0=config.lambda_0,
-        alpha=config.alpha,
-        beta=config.beta,
-        use_ifa=config.method == "sfda2",
-        use_fd=config.method == "sfda2",
-    )
-    crit.init_banks(z_all, logits_all)
-    train_classifier = (
-        config.method != "shot-im"
-    )  # SHOT freezes the classifier (hypothesis); SF(DA)^2/AaD train it
-    for p in model.classifier.parameters():
-        p.requires_grad_(train_classifier)
-    opt = _sgd(
-        [
-            {"params": list(model.features.parameters()), "lr": config.lr * config.lr_F},
-            {"params": list(model.bottleneck.parameters()), "lr": config.lr * config.lr_B},
-        ],
-        config.momentum,
-        config.weight_decay,
-        config.nesterov,
-    )
-    opt_c = _sgd(
-        [{"params": list(model.classifier.parameters()), "lr": config.lr * config.lr_C}],
-        config.momentum,
-        config.weight_decay,
-        config.nesterov,
-    )
+        res.evals.append(_evaluate(model, ev, labels, 0, device, eval_bs, workers))
     per_epoch = math.ceil(n / config.batch_size)
     max_iter = config.max_epoch * per_epoch
     interval_iter = max(1, max_iter // config.interval)
-    sched, sched_c = _poly_schedule(opt, max_iter), _poly_schedule(opt_c, max_iter)
+    run = Adapter(model, config, max_iter, z_all, logits_all, device)
+    del z_all, logits_all
     g = torch.Generator().manual_seed(seed)
     model.train()
     bar = progress(total=max_iter, desc=f"adapt ({config.method})", disable=True if quiet else None)
-    it = 0
-    while it < max_iter:
-        for xb, idx in _batches(src, torch.randperm(n, generator=g), config.batch_size):
-            if it >= max_iter:
-                break
-            if len(idx) < 2:
-                continue
-            idx = idx.to(device)
-            factor = lr_decay(it + 1, max_iter)
-            z, logits = model.forward_with_features(xb.to(device))
-            if config.method == "shot-im":
-                loss = information_maximization_loss(torch.softmax(logits, 1))
-                terms = {"im": loss, "total": loss}
-            else:
-                terms = crit(z, logits, idx, it, max_iter, model.classifier_weight())
-                loss = terms["total"]
-            rec = {k: float(v.detach()) for k, v in terms.items()}
-            rec["lr"] = config.lr * factor
-            finite = all(math.isfinite(v) for v in rec.values())
-            if finite:
-                opt.zero_grad()
-                opt_c.zero_grad()
-                loss.backward()
-                opt.step()
-                if train_classifier:
-                    opt_c.step()
-            else:
-                res.nonfinite += 1
-            sched.step()
-            if train_classifier:  # opt_c never steps under SHOT-IM (frozen classifier)
-                sched_c.step()
-            it += 1
+    while run.it < max_iter:
+        order = torch.randperm(n, generator=g)
+        chunks = [b for b in torch.split(order, config.batch_size) if len(b) >= 2]  # size-1 batches skipped
+        for xb, idx in _load(src, chunks[: max_iter - run.it], workers, device):
+            rec = run.step(xb, idx)
             res.history.append(rec)
             if callback is not None:
-                callback(it, rec)
+                callback(run.it, rec)
             bar.update(1)
-            if labels is not None and (it % interval_iter == 0 or it == max_iter):
-                res.evals.append(_evaluate(model, src, labels, it, device, eval_bs))
+            if labels is not None and (run.it % interval_iter == 0 or run.it == max_iter):
+                res.evals.append(_evaluate(model, ev, labels, run.it, device, eval_bs, workers))
                 model.train()
     bar.close()
-    for p in model.classifier.parameters():
-        p.requires_grad_(True)
+    run.close()
+    res.nonfinite = run.nonfinite
     model.eval()
     res.seconds = time.perf_counter() - t0
     return res

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import torch
-
 from iclr24.paperkit import load_checkpoint as _load_checked
 from iclr24.paperkit import seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
@@ -20,12 +18,23 @@ from .adapt import (
     SourceConfig,
     accuracy,
     adapt,
-    per_class_accuracy,
     predict,
     train_source,
 )
 from .models import SFDAModel, check_timm_name, digits_model, pointnet_model, split_timm
 from .reproduce import PAPER
+
+
+def nonneg_int(s: str) -> int:
+    """argparse type: an integer >= 0."""
+    try:
+        v = int(s)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {s!r}")
+    return v
+
 
 app = App("sfda2", PAPER.title)
 app.add_reproduce(lambda: PAPER)
@@ -58,35 +67,53 @@ def build_model(arch: str, num_classes: int, bottleneck_dim: int) -> SFDAModel:
     raise UsageError(f"--arch must be {ARCHS}; got {arch!r}")
 
 
+def image_views(arch: str, size: int):
+    """``(adaptation view, evaluation view)`` of an image folder for ``arch``: the official ``image_train`` /
+    ``image_test`` (resize to ``size * 256 / 224``, random or centre ``size`` crop, flip, ImageNet normalisation)
+    for image backbones; the grey 8x8 view of the digits study (the same for both) for ``--arch digits``."""
+    from .images import digits_transform, eval_transform, train_transform
+
+    if arch == "digits":
+        return digits_transform(8), digits_transform(8)
+    resize = max(size, round(size * 256 / 224))
+    return train_transform(resize, size), eval_transform(resize, size)
+
+
 def load_domain(path: str, arch: str, size: int, class_names: list[str] | None = None, role: str = "target"):
-    """``(x, y, class_names)`` of a domain: ``digits`` (built-in shift: its source or target side), a folder of
-    class subfolders of images (Office-31/Office-Home layout), or of ``.npy`` point clouds (with ``--arch pointnet``)."""
+    """``(x, x_eval, y, class_names)`` of a domain: ``digits`` (built-in shift: its source or target side; tensors),
+    a folder of class subfolders of images (Office-31/Office-Home/VisDA layout: ``x`` and ``x_eval`` are lazy
+    :class:`~iclr24.sfda2.images.ImageFolderDataset` views, see :func:`image_views`), or of ``.npy`` point clouds
+    (with ``--arch pointnet``; tensors)."""
     if path == "digits":
         from .reproduce import _digits_target
 
         d = _digits_target(0)
         names = [str(i) for i in range(10)]
-        return (d.source_x, d.source_y, names) if role == "source" else (d.target_x, d.target_y, names)
+        x, y = (d.source_x, d.source_y) if role == "source" else (d.target_x, d.target_y)
+        return x, x, y, names
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(
             f"{role} folder not found: {p} (expected <folder>/<class>/<files>, or 'digits')"
         )
+    if not p.is_dir():
+        raise ValueError(f"{role} {p} is a file; expected a folder <class>/<files> (or 'digits')")
     if arch == "pointnet":
         from .data import point_cloud_folder
 
         x, y, names = point_cloud_folder(p)
+        x_eval = x
     else:
-        from .data import image_folder_domain
+        from .images import ImageFolderDataset
 
-        x, y, names = image_folder_domain(p, size=size, class_names=class_names)
-        if arch == "digits":  # the digits CNN takes one channel
-            x = torch.nn.functional.interpolate(x.mean(1, keepdim=True), size=(8, 8), mode="area")
+        train_view, eval_view = image_views(arch, size)
+        x = ImageFolderDataset(p, train_view, class_names=class_names)
+        x_eval, y, names = x.with_transform(eval_view), x.labels, list(x.classes)
     if class_names is not None and list(names) != list(class_names):
         raise ValueError(
             f"the {role} classes {names[:5]}... do not match the checkpoint's {class_names[:5]}..."
         )
-    return x, y, names
+    return x, x_eval, y, names
 
 
 CHECKPOINT_FORMAT = "iclr24.sfda2/1"
@@ -158,11 +185,17 @@ def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
     ),
     arg("--smooth", type=nonneg_float, default=0.1, help="label smoothing"),
     arg("--batch-size", type=positive_int, default=64, help="batch size"),
+    arg(
+        "--workers",
+        type=nonneg_int,
+        default=None,
+        help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
+    ),
     device=True,
 )
 def _train_source(args: argparse.Namespace) -> int:
     check_arch(args.arch)  # before any data is read
-    x, y, names = load_domain(args.source, args.arch, args.size, role="source")
+    x, x_eval, y, names = load_domain(args.source, args.arch, args.size, role="source")
     seed_everything(args.seed)  # the initialisation follows --seed
     model = build_model(args.arch, len(names), args.bottleneck)
     cfg = SourceConfig(
@@ -177,12 +210,14 @@ def _train_source(args: argparse.Namespace) -> int:
 
     info = init_distributed(device=args.device)  # under torchrun: DDP, each rank a share of every batch
     try:
-        model = train_source(model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet)
+        model = train_source(
+            model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet, num_workers=args.workers
+        )
     finally:
         cleanup_distributed()
     if not info.is_main:
         return 0
-    acc = accuracy(predict(model, x, device=args.device)[1].argmax(1), y)
+    acc = accuracy(predict(model, x_eval, device=args.device, num_workers=args.workers)[1].argmax(1), y)
     meta = {
         "arch": args.arch,
         "num_classes": len(names),
@@ -232,7 +267,19 @@ def vars_jsonable(cfg) -> dict:
     arg("--lambda-0", type=nonneg_float, default=VISDA.lambda_0, help="IFA strength lambda_0"),
     arg("--lr", type=positive_float, default=1e-2, help="learning rate (official VisDA: 1e-3)"),
     arg("--epochs", type=positive_int, default=VISDA.max_epoch, help="adaptation epochs"),
+    arg(
+        "--interval",
+        type=positive_int,
+        default=VISDA.interval,
+        help="evaluations of the target accuracy over the run (official: 15)",
+    ),
     arg("--batch-size", type=positive_int, default=VISDA.batch_size, help="batch size"),
+    arg(
+        "--workers",
+        type=nonneg_int,
+        default=None,
+        help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
+    ),
     device=True,
 )
 def _adapt(args: argparse.Namespace) -> int:
@@ -241,7 +288,7 @@ def _adapt(args: argparse.Namespace) -> int:
         raise ValueError(
             f"--num-classes {args.num_classes} but the checkpoint {args.source_ckpt} has {meta['num_classes']} classes"
         )
-    x, y, _ = load_domain(
+    x, x_eval, y, _ = load_domain(
         args.target, meta["arch"], int(meta.get("size", 224)), list(meta["class_names"]), role="target"
     )
     cfg = SFDA2Config(
@@ -253,14 +300,24 @@ def _adapt(args: argparse.Namespace) -> int:
         alpha_1=args.alpha_1,
         alpha_2=args.alpha_2,
         lambda_0=args.lambda_0,
+        interval=args.interval,
     )
-    res = adapt(model, x, cfg, labels=y, seed=args.seed, device=args.device, quiet=args.quiet)
-    _, logits = predict(model, x, device=args.device)
-    pred = logits.argmax(1).cpu()
+    res = adapt(
+        model,
+        x,
+        cfg,
+        labels=y,
+        eval_data=x_eval,
+        seed=args.seed,
+        device=args.device,
+        quiet=args.quiet,
+        num_workers=args.workers,
+    )
+    final = res.evals[-1]  # the evaluation view after the last iteration
     summary = {
         "method": args.method,
-        "accuracy": accuracy(pred, y),
-        "mean_class_accuracy": float(torch.nanmean(per_class_accuracy(pred, y, model.num_classes))),
+        "accuracy": final["acc"],
+        "mean_class_accuracy": final["mean_class_acc"],
         "source_accuracy": res.evals[0]["acc"],
         "seconds": res.seconds,
         "nonfinite_iterations": res.nonfinite,
@@ -275,6 +332,26 @@ def _adapt(args: argparse.Namespace) -> int:
         f"(mean-class {summary['mean_class_accuracy']:.2f}%) in {res.seconds:.1f}s"
     )
     print(f"wrote {out / 'target.pt'}")
+    return 0
+
+
+@app.command(
+    "synthetic-visda",
+    "Write a synthetic VisDA-2017-format folder (<out>/<12 classes>/<name>.jpg) to test loaders and memory.",
+    arg("--images", type=positive_int, default=3000, help="number of JPEGs (spread over the 12 classes)"),
+    arg("--min-side", type=positive_int, default=160, help="smallest image width/height in pixels"),
+    arg("--max-side", type=positive_int, default=400, help="largest image width/height in pixels"),
+)
+def _synthetic_visda(args: argparse.Namespace) -> int:
+    from .images import VISDA_CLASSES, synthetic_visda_folder
+
+    if args.images < len(VISDA_CLASSES) or args.min_side > args.max_side:
+        raise UsageError(
+            f"need --images >= {len(VISDA_CLASSES)} and --min-side <= --max-side, got {args.images}, "
+            f"{args.min_side}, {args.max_side}"
+        )
+    out = synthetic_visda_folder(args.out, args.images, side=(args.min_side, args.max_side), seed=args.seed)
+    print(f"wrote {args.images} JPEGs in {len(VISDA_CLASSES)} class folders under {out}")
     return 0
 
 
