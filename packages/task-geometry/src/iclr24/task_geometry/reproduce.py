@@ -19,6 +19,7 @@ import numpy as np
 from iclr24.paperkit import ClaimSet, Paper, RunConfig, atomic_write_json
 
 from .experiment import SweepConfig, run_sweep, summarise
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
 from .plots import plot_alignment_sweep, plot_condition_means
 from .students import TrainConfig
 from .tasks import alignment_of_a, walsh_functions
@@ -238,4 +239,5 @@ PAPER = Paper(
     summary="Tanh students align their hidden kernel to the targets and disentangle them; ReLU keeps the input geometry",
     run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
 )

@@ -1,0 +1,122 @@
+"""Paper scale: the paper's largest setting, the small CNN on CIFAR-10, for a few steps, measured.
+
+``PAPER_SCALE`` is the paper's image setting: :class:`~iclr24.task_geometry.cnn.SmallCNN` (2 conv + 2 fully
+connected layers, width 128) on CIFAR-10's 50,000 32x32x3 training images, two balanced dichotomies of the ten
+classes as Bernoulli targets (the parity and magnitude of the class index, as this package's digit claims), Adam lr
+1e-3, batch 64 (the authors' batch), one Tanh and one ReLU network (the comparison). The paper gives no CIFAR epoch
+count; 100 epochs is the count of the first author's deep-network scripts (``repler`` ``src/scripts/deepnets.py``).
+CIFAR-10 cannot ship offline: the data is a stand-in folder in the official python format (``data_batch_1..5``,
+``test_batch``: pickled dicts of uint8 ``(N, 3072)`` planes and labels) at CIFAR-10's full size, read by
+:func:`iclr24.paperkit.datasets.load_cifar10` as the README's CIFAR route does. A micro-step is one minibatch of
+:func:`~iclr24.task_geometry.cnn.train_cnn`'s loop: forward, Bernoulli loss, backward, Adam step."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_cifar10_format"]
+
+
+@dataclass(frozen=True)
+class PaperScaleConfig:
+    dataset: str = "CIFAR-10"
+    train_images: int = 50_000  # 5 batch files of 10,000
+    test_images: int = 10_000
+    side: int = 32
+    in_channels: int = 3
+    width: int = 128  # the authors' hidden width
+    k: int = 2  # two balanced class dichotomies (class parity, class >= 5)
+    batch_size: int = 64  # the authors' batch
+    lr: float = 1e-3  # train_cnn's Adam
+    epochs: int = 100  # repler src/scripts/deepnets.py (nepoch = 100); the paper gives none for CIFAR
+    activations: tuple[str, ...] = ("tanh", "relu")  # one network each: the paper's comparison
+
+
+PAPER_SCALE = PaperScaleConfig()
+
+
+def write_cifar10_format(folder: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
+    """A ``cifar-10-batches-py`` folder in the official python format: ``data_batch_1..5`` and ``test_batch``,
+    each a pickled dict with ``data`` uint8 ``(N, 3072)`` (red, green, blue planes) and ``labels`` (ints 0-9)."""
+    rng = np.random.default_rng(seed)
+    out = Path(folder) / "cifar-10-batches-py"
+    out.mkdir(parents=True, exist_ok=True)
+    per = [len(c) for c in np.array_split(np.arange(n_train), 5)]
+    for name, n in [(f"data_batch_{i + 1}", per[i]) for i in range(5)] + [("test_batch", n_test)]:
+        data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
+        labels = [int(v) for v in rng.integers(0, 10, n)]
+        with open(out / name, "wb") as fh:
+            pickle.dump({"batch_label": name, "labels": labels, "data": data}, fh, protocol=2)
+    return out
+
+
+def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: int | None = None):
+    """One micro-step of ``PAPER_SCALE`` (one Adam minibatch step of the Tanh network) on ``device``;
+    ``train_images``/``batch`` shrink it for tests."""
+    import torch
+    from torch import nn
+
+    from iclr24.paperkit import PaperScale
+    from iclr24.paperkit.datasets import load_cifar10
+
+    from .cnn import SmallCNN, _images, digit_dichotomies
+
+    c = PAPER_SCALE
+    n_train = train_images or c.train_images
+    mb = batch or c.batch_size
+    tmp = tempfile.TemporaryDirectory(prefix="task-geometry-ps-")
+    folder = write_cifar10_format(Path(tmp.name), n_train, max(10, n_train // 5))
+    x, y = load_cifar10(folder)["train"]
+    X = _images(x, c.in_channels, c.side)  # train_cnn's input: float32 CHW in [0, 1], in memory
+    del x
+    T = torch.as_tensor(digit_dichotomies()[:, : c.k], dtype=torch.float32)
+    Y = T[torch.as_tensor(y)]
+    dev = torch.device(device)
+    torch.manual_seed(0)
+    model = SmallCNN(c.k, act=c.activations[0], in_channels=c.in_channels, side=c.side, width=c.width).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=c.lr)
+    loss_fn = nn.BCEWithLogitsLoss()
+    g = torch.Generator().manual_seed(0)
+    state = {"perm": torch.randperm(n_train, generator=g), "at": 0}
+
+    def step() -> float:
+        if state["at"] + mb > n_train:  # a new epoch: a new shuffle, as train_cnn
+            state["perm"], state["at"] = torch.randperm(n_train, generator=g), 0
+        idx = state["perm"][state["at"] : state["at"] + mb]
+        state["at"] += mb
+        xb, yb = X[idx].to(dev, non_blocking=True), Y[idx].to(dev, non_blocking=True)
+        loss = loss_fn(model(xb), yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return float(loss.detach())
+
+    step._keep = tmp
+    weakref.finalize(step, tmp.cleanup)
+    per_epoch = math.ceil(c.train_images / c.batch_size)
+    return PaperScale(
+        config=f"SmallCNN conv16-conv32-fc{c.width}-fc{c.k} on {c.side}x{c.side}x{c.in_channels}, Adam lr "
+        f"{c.lr:g}, batch {c.batch_size}, {c.epochs} epochs x {len(c.activations)} nets (Tanh, ReLU)",
+        step=step,
+        micro_batch=mb,
+        accumulation=1,
+        paper_steps=c.epochs * per_epoch * len(c.activations),
+        dataset=f"{c.dataset} format (synthetic stand-in)",
+        notes=[
+            f"stand-in data: random images in CIFAR-10's python format ({n_train:,} training images in "
+            "data_batch_1..5 + test_batch), read by paperkit's load_cifar10 (CIFAR-10 cannot ship offline)",
+            f"paper steps = {c.epochs} epochs x {per_epoch} minibatches of {c.batch_size} x 2 networks (Tanh and "
+            "ReLU); the paper gives no CIFAR epoch count: 100 is the first author's deep-network scripts' count",
+            "the training images are held in memory as float32 (train_cnn's input): 0.6 GB at CIFAR-10's size, "
+            "with transient copies while they are converted (the package's _images), so the peak is higher",
+            "fp32 on every device (the authors' code uses no mixed precision); the geometry measurements after "
+            "training (CKA, PS, CCGP on the class means) are not counted",
+        ],
+    )
