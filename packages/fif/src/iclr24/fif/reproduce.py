@@ -26,6 +26,7 @@ from .estimator import z_marginal_w1
 from .metrics import mmd_rbf, sliced_wasserstein
 from .model import FreeFormInjectiveFlow
 from .nets import resnet_pair
+from .paper_scale import PAPER_SCALE, paper_scale
 from .training import TrainConfig, fit
 
 NAME = "fif"
@@ -533,6 +534,17 @@ PAPER = Paper(
     summary="free-form injective flows: an encoder/decoder pair trained by a one-probe maximum-likelihood surrogate",
     run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
 )
 
-__all__ = ["PAPER", "ReproConfig", "SMOKE", "QUICK", "FULL", "run", "train_arms"]
+__all__ = [
+    "PAPER",
+    "PAPER_SCALE",
+    "ReproConfig",
+    "SMOKE",
+    "QUICK",
+    "FULL",
+    "paper_scale",
+    "run",
+    "train_arms",
+]
