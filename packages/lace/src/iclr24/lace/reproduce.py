@@ -23,6 +23,7 @@ from .data import synthetic_aligned_layouts
 from .diffusion import TASKS, LaceConfig, generate, train
 from .layout import encode_layout
 from .metrics import MAXIOU_TASKS, alignment_overlap, layout_metrics
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside settings()
 from .render import layout_grid
 
 CLAIM_KEYS = ("align", "overlap", "max_iou", "fd", "beautify_align", "beautify_fd")
@@ -391,5 +392,6 @@ PAPER = Paper(
     title="Towards Aligned Layout Generation via Diffusion Model with Aesthetic Constraints",
     summary="layout diffusion with alignment/overlap losses gives better-aligned layouts at the same fidelity",
     run=run,
+    paper_scale=paper_scale,
     threads=1,  # small models train fastest on one thread, and the pin keeps the numbers the same everywhere
 )
