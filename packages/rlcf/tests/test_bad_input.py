@@ -98,6 +98,12 @@ def test_a_folder_without_classes_is_refused_before_any_model_loads(tmp_path, mo
     assert "no class subfolders" in capsys.readouterr().err
     (empty / "a").mkdir()
     (empty / "b").mkdir()
+    assert main([*argv, "--data", str(empty)]) == 2
+    assert "class folder(s) without images: a, b" in capsys.readouterr().err
+    from PIL import Image
+
+    for c in ("a", "b"):
+        Image.new("RGB", (4, 4)).save(empty / c / "0.png")
     assert main([*argv, "--data", str(empty), "--sample-k", "3"]) == 2
     assert "exceeds the 2 classes" in capsys.readouterr().err
     assert main([*argv, "--data", str(tmp_path / "nope")]) == 2

@@ -27,15 +27,21 @@ def test_smoke_records_offline(tmp_path, monkeypatch):
     facts = {f.name: f.value for f in cs.facts}
     assert facts["CLIPScore at cos = 0.3 (w = 2.5)"] == 0.75
     doc = json.loads((tmp_path / "demo_results.json").read_text())
-    assert set(doc["seeds"][0]["methods"]) == {"zero-shot", "tpt", "kd", "rlcf", "rlcf-prompt"}
+    assert set(doc["seeds"][0]["methods"]) == {"zero-shot", "tpt", "tpt-3", "kd", "rlcf", "rlcf-prompt"}
+    claims = cs.to_dict()["claims"]
+    assert [c["baseline_name"] for c in claims] == ["zero-shot CLIP policy", "TPT (3 steps, same lr)"]
+    assert all(c["paired"]["margin"] == -5.0 and c["paired"]["seeds"] == [0] for c in claims)
 
 
 def test_configs_keep_the_recipe_and_the_gates():
     for c in (QUICK, FULL):
         d = c.demo
-        assert (d.n_views, d.selection_p, d.sample_k, d.rlcf_steps, d.tpt_steps) == (64, 0.1, 3, 3, 1)
+        assert (d.n_views, d.selection_p, d.sample_k, d.rlcf_steps, d.tpt_steps, d.tpt_gate_steps) == (
+            64, 0.1, 3, 3, 1, 3)  # fmt: skip
         assert (d.lr_image, d.weight_decay, d.policy_steps, d.reward_steps) == (1e-3, 5e-4, 500, 800)
-    assert FULL.seeds == (0, 1, 2) and FULL.demo.n_test == 300 and QUICK.seeds == (0,)
+    # paired seeds fixed before any evaluated run, disjoint from the calibration seed 100
+    assert FULL.seeds == (0, 1, 2, 3, 4, 5) and FULL.demo.n_test == 300
+    assert QUICK.seeds == (0, 1, 2) and QUICK.demo.n_test == 100 and 100 not in FULL.seeds + QUICK.seeds
 
 
 def test_cli_contract(tmp_path):
@@ -70,7 +76,7 @@ def test_cli_adapt_with_local_open_clip_checkpoints(tmp_path, capsys):
     assert main(["adapt", *common, "--steps", "2"]) == 0
     res = json.loads((out / "results.json").read_text())
     assert (
-        res["n"] == 4 and len(res["accuracy_per_step"]) == 3 and res["classes"] == ["red_panda", "tree_frog"]
+        res["n"] == 4 and len(res["accuracy_per_step"]) == 3 and res["classes"] == ["red panda", "tree frog"]
     )
     assert main(["adapt", *common, "--mode", "prompt", "--steps", "1"]) == 0
     capsys.readouterr()

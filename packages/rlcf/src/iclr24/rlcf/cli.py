@@ -6,11 +6,31 @@ import argparse
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int, probability
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    nonneg_float,
+    positive_float,
+    positive_int,
+    probability,
+)
 
 from . import bench
+from .data import CLASS_SETS
 from .reproduce import PAPER
 from .tta import METHODS, MODES
+
+
+def nonneg_int(s: str) -> int:
+    try:
+        v = int(s)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {s!r}")
+    return v
+
 
 app = App("rlcf", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the demo's claims run on the CPU
@@ -94,6 +114,24 @@ def _side(model) -> int:
         help="AugMix on the augmented views of real images (fine-grained sets)",
     ),
     arg("--template", default="a photo of a {}.", help="class prompt of real images ({} = class name)"),
+    arg(
+        "--class-names",
+        default=None,
+        help="class names of --data: a file with one name per line in the sorted order of the class folders, or "
+        "a .json object {folder: name}",
+    ),  # fmt: skip
+    arg(
+        "--classes",
+        choices=CLASS_SETS,
+        default=None,
+        help="the shipped ImageNet class names and label space (200 classes of ImageNet-A/-R, or all 1000)",
+    ),  # fmt: skip
+    arg(
+        "--workers",
+        type=nonneg_int,
+        default=0,
+        help="DataLoader workers reading and augmenting --data images",
+    ),
     arg("--ctx-init", default="a photo of a", help="CoOp context initialisation (prompt mode, real images)"),
     arg("--n-test", type=positive_int, default=None, help="adapt on the first N test images only"),
     device=True,
@@ -118,45 +156,58 @@ def _adapt(args: argparse.Namespace) -> int:
     cfg = TTAConfig(method=args.method, mode=args.mode, steps=args.steps, lr=lr, weight_decay=args.weight_decay,
                     n_views=args.n_views, selection_p=args.selection_p, sample_k=args.sample_k, amplify=args.amplify,
                     momentum=args.momentum)  # fmt: skip
-    n_classes = 10 if digits else _count_classes(args.data)
+    if digits and (args.class_names is not None or args.classes is not None):
+        raise UsageError("--class-names/--classes name the classes of a --data folder, not of digits-shift")
+    dataset = None
+    if not digits:
+        from .data import ImageFolderTTA
+
+        _count_classes(args.data)
+        try:  # lists the files and resolves the class names (no image is read yet)
+            dataset = ImageFolderTTA(args.data, class_names=args.class_names, classes=args.classes,
+                                     n_views=1 if args.method == "zero-shot" else args.n_views, augmix=args.augmix,
+                                     seed=args.seed)  # fmt: skip
+        except (ValueError, FileNotFoundError, NotADirectoryError) as e:
+            raise UsageError(str(e)) from None
+    n_classes = 10 if digits else len(dataset.classnames)
     if args.sample_k > n_classes:
         raise UsageError(f"--sample-k {args.sample_k} exceeds the {n_classes} classes")
     if digits:
         from .data import DIGIT_NAMES, DIGIT_TEMPLATE
         from .experiment import DemoConfig, toy_tokenizer, train_digit_clips
-        from .views import digit_views
 
         demo = DemoConfig()
         with progress(total=demo.policy_steps + demo.reward_steps, desc="train tiny CLIPs",
                       disable=True if args.quiet else None) as bar:  # fmt: skip
             policy, reward_model, data = train_digit_clips(demo, args.seed, progress=bar)
         x, y, names = data.test_x, data.test_y, list(DIGIT_NAMES)
-        make_views = digit_views
         kw = dict(template=DIGIT_TEMPLATE, ctx_init="a photo of the digit", policy_tokenizer=toy_tokenizer,
                   reward_tokenizer=toy_tokenizer)  # fmt: skip
     else:
-        from .data import load_image_folder
-        from .views import clip_views
-
         policy, ptok = _load(args.policy, args.arch, args.device)
         reward_model, rtok = _load(args.reward, args.reward_arch, args.device)
-        side = _side(policy)
-        x, y, names = load_image_folder(args.data, size=side)
-
-        def make_views(img, n, generator=None):
-            return clip_views(img, n, resolution=side, augmix=args.augmix, generator=generator)
-
+        dataset.resolution = _side(policy)
+        names = dataset.classnames
         kw = dict(
             template=args.template, ctx_init=args.ctx_init, policy_tokenizer=ptok, reward_tokenizer=rtok
         )
     policy, reward_model = policy.to(args.device), reward_model.to(args.device)
     resolution = None if digits else _side(reward_model)
     runner = TTARunner(policy, CLIPReward(reward_model, resolution=resolution), names, cfg, **kw)
-    if args.n_test is not None:
-        x, y = x[: args.n_test], y[: args.n_test]
-    with torch.random.fork_rng(devices=[]), progress(total=len(x), desc=f"{args.method} ({args.mode})",
+    n = len(x) if digits else len(dataset)
+    n = n if args.n_test is None else min(n, args.n_test)
+    with torch.random.fork_rng(devices=[]), progress(total=n, desc=f"{args.method} ({args.mode})",
                                                       disable=True if args.quiet else None) as bar:  # fmt: skip
-        res = runner.evaluate(x, y, make_views, seed=args.seed, progress=bar)
+        if digits:
+            from .views import digit_views
+
+            res = runner.evaluate(x[:n], y[:n], digit_views, seed=args.seed, progress=bar)
+        else:
+            from torch.utils.data import DataLoader, Subset
+
+            loader = DataLoader(Subset(dataset, range(n)), batch_size=None, num_workers=args.workers,
+                                pin_memory=args.device.startswith("cuda"))  # fmt: skip
+            res = runner.evaluate_views(loader, progress=bar)
     out = Path(args.out) / "results.json"
     atomic_write_json(out, {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
                                      if not k.startswith("_")}, "classes": names, **res})  # fmt: skip

@@ -9,7 +9,7 @@ then for ``steps`` steps
     Alg. 1, line 5: r~ = CLIP reward of (x_v, y_{v,k}) minus its mean over k            (Eq. (4), (5))
     Alg. 1, line 6: theta <- AdamW step on mean(r~ * CE(logits_v, y_{v,k}))              (Eq. (3))
 and predict on the original view. The same loop runs the baselines: zero-shot (no step), TPT (entropy of the
-averaged confident views, re-selected every step as in TPT) and KD (cross-entropy to the reward model's class
+averaged confident views, selected at step 1 and kept, as TPT's ``tpt_classification.py``) and KD (cross-entropy to the reward model's class
 distribution on the selected views). Trainable: the CoOp prompt context (``mode="prompt"``), the whole image encoder
 (``"image"``) or its norm layers (``"norm"``). Optional EMA "momentum buffer" of the official ``CLIPCLS_TTA``.
 """
@@ -242,7 +242,7 @@ class TTARunner:
         for _ in range(steps):
             if self.prompt_learner is None:
                 self.policy.visual.train()  # as the official tune_cls_*.py (matters for BatchNorm only)
-            if selected is None or cfg.method == "tpt":
+            if selected is None:  # every method selects once and keeps the views (TPT's own code does too)
                 out = self._logits(views, feats)
                 selected = select_confident(out.detach(), cfg.selection_p)  # Alg. 1, line 3
                 out = out[selected]
@@ -295,18 +295,31 @@ class TTARunner:
             )
         g = torch.Generator().manual_seed(seed)
         n_views = 1 if self.cfg.method == "zero-shot" else self.cfg.n_views
-        correct = None
+        pairs = ((make_views(img, n_views, generator=g), y) for img, y in zip(images, labels))
+        return self.evaluate_views(pairs, progress=progress)
+
+    def evaluate_views(self, pairs, *, progress: Callable | None = None) -> dict:
+        """Top-1 accuracy (%) after each number of steps over ``(views, label)`` pairs, one test image at a time:
+        any iterable, e.g. an :class:`~iclr24.rlcf.data.ImageFolderTTA` or a ``DataLoader(..., batch_size=None)``
+        over it (images are read and augmented lazily, one at a time)."""
+        correct, n = None, 0
         t0 = time.perf_counter()
-        for img, y in zip(images, labels):
-            hist = self.adapt(make_views(img, n_views, generator=g))
+        for views, y in pairs:
+            y = int(y)
+            if not 0 <= y < len(self.classnames):
+                raise ValueError(f"labels must index the {len(self.classnames)} class names, got {y}")
+            hist = self.adapt(views)
             hit = (hist.argmax(-1).cpu() == y).float()
             correct = hit if correct is None else correct + hit
+            n += 1
             if progress is not None:
                 progress.update(1)
-        acc = (100.0 * correct / len(images)).tolist()
+        if n == 0:
+            raise ValueError("the test set is empty")
+        acc = (100.0 * correct / n).tolist()
         return {
             "accuracy": acc[-1],
             "accuracy_per_step": acc,
-            "n": len(images),
+            "n": n,
             "seconds": time.perf_counter() - t0,
         }

@@ -82,7 +82,7 @@ def digit_views(
 
 
 def clip_views(
-    image: torch.Tensor,
+    image,
     n_views: int = 64,
     *,
     resolution: int = 224,
@@ -90,33 +90,49 @@ def clip_views(
     normalize: bool = True,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """``(n_views, 3, R, R)`` views of an RGB image ``(3, H, W)`` in [0, 1] as the official ``AugMixAugmenter``:
-    view 0 = Resize(R, bicubic) + CenterCrop(R); the others RandomResizedCrop(R) + RandomHorizontalFlip, with
-    torchvision's AugMix (severity 1) on top when ``augmix``; CLIP normalisation when ``normalize``."""
+    """``(n_views, 3, R, R)`` views of one RGB image at its full resolution (a PIL image, or a ``(3, H, W)`` tensor
+    in [0, 1]) as the official ``AugMixAugmenter``: view 0 = Resize(R, bicubic) + CenterCrop(R); the others
+    RandomResizedCrop(R) of the full image (scale (0.08, 1), bilinear: torchvision's default, as the official
+    ``get_preaugment``) + RandomHorizontalFlip, with torchvision's AugMix (severity 1) on top when ``augmix``; CLIP
+    normalisation when ``normalize``. Crops are taken before any resizing, so a large photo is never squashed."""
     from torchvision.transforms import v2
 
-    image = check_image(image, channels=(3,))
     if n_views < 1:
         raise ValueError(f"n_views must be >= 1, got {n_views}")
     if resolution < 8:
         raise ValueError(f"resolution must be >= 8 pixels, got {resolution}")
+    try:
+        from PIL import Image
+
+        pil = isinstance(image, Image.Image)
+    except ImportError:  # pragma: no cover - Pillow is a dependency
+        pil = False
+    if pil:
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        to_tensor = v2.Compose([v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True)])
+    else:
+        image = check_image(image, channels=(3,))
+
+        def to_tensor(x):
+            return x.clamp(0, 1)
+
     base = v2.Compose(
         [
             v2.Resize(resolution, interpolation=v2.InterpolationMode.BICUBIC, antialias=True),
             v2.CenterCrop(resolution),
         ]
     )
-    pre = [v2.RandomResizedCrop(resolution, interpolation=v2.InterpolationMode.BICUBIC, antialias=True),
-           v2.RandomHorizontalFlip()]  # fmt: skip
-    aug = v2.Compose(pre)
+    aug = v2.Compose([v2.RandomResizedCrop(resolution, interpolation=v2.InterpolationMode.BILINEAR, antialias=True),
+                      v2.RandomHorizontalFlip()])  # fmt: skip
     mix = v2.AugMix(severity=1) if augmix else None
     seed = None if generator is None else int(torch.randint(2**31 - 1, (1,), generator=generator))
-    views = [base(image).clamp(0, 1)]
+    views = [to_tensor(base(image))]
     with torch.random.fork_rng(devices=[]):
         if seed is not None:
             torch.manual_seed(seed)
         for _ in range(n_views - 1):
-            v = aug(image).clamp(0, 1)
+            v = to_tensor(aug(image))
             if mix is not None:
                 v = mix((v * 255).round().to(torch.uint8)).float() / 255.0
             views.append(v)
