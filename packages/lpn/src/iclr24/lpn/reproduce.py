@@ -24,6 +24,7 @@ import torch
 from iclr24.paperkit import ClaimSet, Paper, RunConfig, seed_everything
 
 from .experiments import DigitsConfig, LaplacianConfig, MnistConfig, run_digits, run_laplacian, run_mnist
+from .paper_scale import PAPER_SCALE, paper_scale
 
 __all__ = [
     "PAPER",
@@ -35,6 +36,8 @@ __all__ = [
     "DIGITS_QUICK",
     "DIGITS_FULL",
     "MNIST_FULL",
+    "PAPER_SCALE",
+    "paper_scale",
 ]
 
 # The official run is LaplacianConfig() (46k steps for the PM model at batch 2000); CPU scale shortens the
@@ -689,4 +692,5 @@ PAPER = Paper(
     "and work as PnP denoisers.",
     run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
 )
