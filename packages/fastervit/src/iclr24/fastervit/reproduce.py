@@ -23,9 +23,21 @@ from .experiments import (
     config_dict,
     run_carrier_token_task,
 )
+from .paper_scale import PAPER_SCALE, paper_scale
 from .registry import OFFICIAL_PARAMS
 
-__all__ = ["PAPER", "run", "SMOKE", "QUICK", "FULL", "RULE", "CALIBRATION_SEEDS", "PARAM_FACT_VARIANTS"]
+__all__ = [
+    "PAPER",
+    "run",
+    "SMOKE",
+    "QUICK",
+    "FULL",
+    "PAPER_SCALE",
+    "paper_scale",
+    "RULE",
+    "CALIBRATION_SEEDS",
+    "PARAM_FACT_VARIANTS",
+]
 
 NAME = "fastervit"
 
@@ -144,4 +156,5 @@ PAPER = Paper(
     title="FasterViT: Fast Vision Transformers with Hierarchical Attention",
     summary="The FasterViT family inside timm, with HAT as a plug-in block; parameter counts equal the official release.",
     run=run,
+    paper_scale=paper_scale,
 )
