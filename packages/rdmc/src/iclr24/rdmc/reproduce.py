@@ -31,6 +31,7 @@ from iclr24.paperkit import ClaimSet, Paper, RunConfig, progress
 from .data import get_target
 from .langevin import mala
 from .metrics import mmd2, mode_tv, sliced_w2
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the largest setting, issue 48)
 from .recipes import METHOD_NAMES, BudgetSettings, budget_settings, sample_with_budget
 
 NAME = "rdmc"
@@ -596,4 +597,5 @@ PAPER = Paper(
     title="Reverse Diffusion Monte Carlo",
     summary="rdMC samples multimodal unnormalised densities better than Langevin (ULA/MALA) at equal oracle budget.",
     run=run,
+    paper_scale=paper_scale,
 )
