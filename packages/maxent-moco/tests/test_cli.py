@@ -26,7 +26,7 @@ def test_help_exits_zero(capsys):
 def test_common_flags_per_command(capsys):
     for cmd, has, lacks in (
         ("reproduce", ("--smoke", "--out", "--data-dir"), ("--device",)),
-        ("bench", ("--smoke", "--out"), ("--device",)),
+        ("bench", ("--smoke", "--out", "--paper-scale", "--device"), ()),  # --device: for --paper-scale only
         ("run", ("--out", "--seed", "--osdyna-variant", "--wait-for-values"), ("--smoke", "--device")),
     ):
         with pytest.raises(SystemExit):

@@ -18,6 +18,7 @@ from iclr24.paperkit.plots import pyplot
 
 from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
 from .envs import cliffwalk, garnet, locally_smoothed, maze33
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
 from .sample import Dyna, MoCoDyna, OSDyna, QLearning, _run_os_dyna
 
 NAME = "maxent-moco"
@@ -424,4 +425,5 @@ PAPER = Paper(
     summary="MoCoVI/MoCoDyna converge to the true values with an approximate model, faster than VI and "
     "model-based planning.",
     run=run,
+    paper_scale=paper_scale,
 )
