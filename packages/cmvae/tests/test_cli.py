@@ -65,10 +65,12 @@ def test_bench_smoke_returns_a_report():
 
 def test_mode_configs_keep_the_rules_the_readme_states():
     # --full: 3 seeds, the +3-point margin, real MNIST, 40 epochs of the calibrated CPU model; --quick: 1 seed,
-    # 15 epochs, rules 1-3 not gated; the evaluated seeds never include the calibration seed 100.
-    from iclr24.cmvae.reproduce import FULL, QUICK, SMOKE
+    # 15 epochs, rules 1-3 not gated; the evaluated seeds never include the calibration seed 100; K* is selected by
+    # the official rule on 500 held-out validation tuples; threads declared (paperkit pins them).
+    from iclr24.cmvae.reproduce import FULL, PAPER, QUICK, SMOKE
 
-    assert FULL.seeds == (0, 1, 2) and FULL.acc_rule == "ours >= baseline + 3" and FULL.mnist
+    assert PAPER.threads == 1 and PAPER.paper_scale is not None
+    assert FULL.seeds == (0, 1, 2) and FULL.acc_margin == 3.0 and FULL.mnist
     assert FULL.gate_clustering and not QUICK.gate_clustering and SMOKE.gate_clustering
     for c in (QUICK, FULL):
         e = c.experiment
@@ -81,7 +83,9 @@ def test_mode_configs_keep_the_rules_the_readme_states():
         )
     assert (FULL.n_train, FULL.experiment.epochs, FULL.mnist_train, FULL.mnist_epochs) == (3000, 40, 2000, 10)
     assert (QUICK.n_train, QUICK.experiment.epochs) == (3000, 15)
-    assert QUICK.seeds == (0,) and QUICK.acc_rule == "ours > baseline" and not QUICK.mnist
+    assert QUICK.seeds == (0,) and QUICK.acc_margin == 0.0 and not QUICK.mnist
+    for c in (QUICK, FULL):
+        assert (c.experiment.selection_rule, c.experiment.n_val) == ("official", 500)
     assert all(100 not in c.seeds for c in (SMOKE, QUICK, FULL))
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
-from torch.distributions import Laplace
+from torch.distributions import Laplace, Normal
 
 from iclr24.cmvae import (
     CMVAE,
@@ -15,7 +15,7 @@ from iclr24.cmvae import (
     load_checkpoint,
     save_checkpoint,
 )
-from iclr24.cmvae.distributions import softmax_scale
+from iclr24.cmvae.distributions import latent_scale
 
 D, d, dw, M = 12, 3, 2, 3
 
@@ -41,18 +41,24 @@ def test_initial_parameterisation():  # acceptance check 1
     assert torch.allclose(zs.sum(-1), torch.full((M, 8), d * (1 + 1e-6)), rtol=1e-6)
 
 
-def _mmvae_plus_reference(model, xs, K):
-    """MMVAE+ (IWAE looser) written out with torch.distributions: fixed prior Laplace(0, 1 + 1e-6)."""
+def _mmvae_plus_reference(model, xs, K, latent="laplace"):
+    """MMVAE+ (IWAE looser) written out with torch.distributions: fixed prior Laplace(0, 1 + 1e-6) (or, for the
+    Normal variant, Normal(0, softplus(0) + 1e-6))."""
     B = xs[0].shape[0]
+    Q = Normal if latent == "normal" else Laplace
+
+    def sc(raw):
+        return latent_scale(raw, latent)
+
     enc = [model.encoders[m](xs[m]) for m in range(M)]
-    zq = [Laplace(e[0], softmax_scale(e[1])) for e in enc]
-    wq = [Laplace(e[2], softmax_scale(e[3])) for e in enc]
-    aux = softmax_scale(model.aux_prior_raw_scale)
-    one = softmax_scale(torch.zeros(1, dtype=xs[0].dtype))
+    zq = [Q(e[0], sc(e[1])) for e in enc]
+    wq = [Q(e[2], sc(e[3])) for e in enc]
+    aux = sc(model.aux_prior_raw_scale)
+    one = sc(torch.zeros(1, dtype=xs[0].dtype))
     draws = []
     for m in range(M):
         z, w = zq[m].rsample((K,)), wq[m].rsample((K,))
-        wn = [w if n == m else Laplace(torch.zeros_like(aux[n]), aux[n]).rsample((K, B)) for n in range(M)]
+        wn = [w if n == m else Q(torch.zeros_like(aux[n]), aux[n]).rsample((K, B)) for n in range(M)]
         draws.append((z, w, wn))
     lws = []
     for m, (z, w, wn) in enumerate(draws):
@@ -61,24 +67,24 @@ def _mmvae_plus_reference(model, xs, K):
             for n in range(M)
         )
         lqz = torch.logsumexp(torch.stack([zq[n].log_prob(z).sum(-1) for n in range(M)]), 0) - math.log(M)
-        reg = Laplace(0.0, one).log_prob(z).sum(-1) + Laplace(0.0, one).log_prob(w).sum(-1) - lqz
+        reg = Q(0.0, one).log_prob(z).sum(-1) + Q(0.0, one).log_prob(w).sum(-1) - lqz
         reg = reg - wq[m].log_prob(w).sum(-1)
         lws.append(rec + model.beta * reg)
     lws = torch.stack(lws)
     return -(torch.logsumexp(lws, 1) - math.log(K)).mean(0).mean()
 
 
-@pytest.mark.parametrize("K", [1, 3])
-def test_reduces_to_mmvae_plus_with_one_cluster(K):  # acceptance check 3
+@pytest.mark.parametrize("K,latent", [(1, "laplace"), (3, "laplace"), (3, "normal")])
+def test_reduces_to_mmvae_plus_with_one_cluster(K, latent):  # acceptance check 3 (and the Normal variant)
     torch.manual_seed(0)
     encs = [MLPEncoder(D, d, dw, (16,)) for _ in range(M)]
     decs = [MLPDecoder(d + dw, D, (16,)) for _ in range(M)]
-    model = MMVAEPlus(encs, decs, latent_dim=d, modality_latent_dim=dw, beta=2.5, K=K).double()
+    model = MMVAEPlus(encs, decs, latent_dim=d, modality_latent_dim=dw, beta=2.5, K=K, latent=latent).double()
     xs = [x.double() for x in _batch()]
     torch.manual_seed(5)
     ours = model.loss(xs)
     torch.manual_seed(5)
-    ref = _mmvae_plus_reference(model, xs, K)
+    ref = _mmvae_plus_reference(model, xs, K, latent)
     assert ours.item() == pytest.approx(ref.item(), rel=1e-9)
 
 
@@ -129,7 +135,7 @@ def test_pruning_curve_restore_and_no_mass_on_pruned():  # acceptance check 6
     sel = m.select_num_clusters(xs)
     assert torch.equal(m.active, before)  # no side effect without apply
     assert len(sel.h) == 7 and sel.h[0] == math.inf and sel.h[1] == math.inf
-    assert all(math.isfinite(v) for v in sel.h[2:]) and sel.k_star == int(np.argmin(sel.h))
+    assert all(math.isfinite(v) for v in sel.h[2:]) and sel.h[sel.k_star] == min(sel.h)
     assert len(sel.removed) == 4 and len(set(sel.removed)) == 4
     sel2 = m.select_num_clusters(xs, apply=True)
     assert sel2.h == sel.h and m.n_active == sel.k_star and (m.active.numpy() == sel.active).all()
@@ -140,8 +146,11 @@ def test_pruning_curve_restore_and_no_mass_on_pruned():  # acceptance check 6
         np.flatnonzero(sel.active).tolist()
     )
     assert math.isfinite(m.loss(xs).item())
-    par = m.select_num_clusters(xs, parity=True) if m.n_active >= 2 else None
-    assert par is None or len(par.h) == 7
+    for rule in ("active", "multivae"):
+        other = m.select_num_clusters(xs, rule=rule) if m.n_active >= 2 else None
+        assert other is None or (len(other.h) == 7 and other.rule == rule)
+    with pytest.raises(ValueError, match="rule must be one of"):
+        m.select_num_clusters(xs, rule="parity")
 
 
 def test_sample_from_a_cluster_and_cross_generate():
@@ -225,11 +234,12 @@ def test_experiment_config_likelihood_reaches_the_models():
         torch.testing.assert_close(m.log_likelihood(recon, x[0])[0], want)
 
 
-@pytest.mark.parametrize("estimator", ["iwae_looser", "dreg_looser"])
+@pytest.mark.parametrize("estimator", ["iwae_looser", "dreg_looser", "dreg_detached"])
 def test_what_is_learned_matches_the_reference_code(estimator):
-    # As in MultiVae's cmvae_model.py and the official MMVAE+ code: the cluster logits and means and the auxiliary
-    # priors' scales get gradients (q(c|z) has no stop-gradient); p(w) and the cluster scales are fixed buffers;
-    # under DReG the posterior densities are detached, so the encoders learn only through the sampled z and w.
+    # As in the official objectives.py: the cluster logits and means and the auxiliary priors' scales get gradients
+    # (q(c|z) has no stop-gradient); p(w) and the cluster scales are fixed buffers. The official cmvae_dreg
+    # (``dreg_looser``) does NOT detach the posterior densities (it rebuilds them from the live encoder outputs);
+    # only the ``dreg_detached`` option does, so there the encoders learn only through the sampled z and w.
     torch.manual_seed(0)
     model = build_mlp_model([6, 5], hidden=(8,), latent_dim=3, modality_latent_dim=2, n_clusters_max=4,
                             K=3, estimator=estimator)  # fmt: skip
@@ -240,17 +250,17 @@ def test_what_is_learned_matches_the_reference_code(estimator):
     model.loss(xs).backward()
     for p in (model.cluster_logits, model.cluster_means, model.aux_prior_raw_scale):
         assert p.grad is not None and p.grad.abs().sum() > 0
-    # The encoder-0 gradient of sum(lw) against its part through the samples (z_0, w_0) alone: equal under DReG
-    # (detached densities), different under IWAE (the densities' direct dependence on the encoder).
+    # The encoder-0 gradient of sum(lw) against its part through the samples (z_0, w_0) alone: equal when the
+    # densities are detached, different otherwise (the densities' direct dependence on the encoder).
     torch.manual_seed(1)
-    lws, _, latents = model.log_weights(xs, detach_posteriors=estimator == "dreg_looser")
+    lws, _, latents = model.log_weights(xs, detach_posteriors=estimator == "dreg_detached")
     enc0 = list(model.encoders[0].parameters())
     z0, w0 = latents[0]
     total = torch.autograd.grad(lws.sum(), enc0, retain_graph=True)
     gz, gw = torch.autograd.grad(lws.sum(), [z0, w0], retain_graph=True)
     path = torch.autograd.grad([z0, w0], enc0, grad_outputs=[gz, gw])
     gap = sum(float((t - q).abs().sum()) for t, q in zip(total, path, strict=True))
-    if estimator == "dreg_looser":
+    if estimator == "dreg_detached":
         assert gap < 1e-4
     else:
         assert gap > 1e-3

@@ -59,10 +59,22 @@ def _load(args: argparse.Namespace):
     arg("--K", type=positive_int, default=1, help="importance samples per modality"),
     arg(
         "--estimator",
-        choices=("iwae_looser", "dreg_looser"),
+        choices=("iwae_looser", "dreg_looser", "dreg_detached"),
         default="iwae_looser",
-        help="objective estimator",
+        help="objective estimator (dreg_looser: the official cmvae_dreg; dreg_detached: detached posteriors)",
     ),
+    arg(
+        "--latent",
+        choices=("laplace", "normal"),
+        default="laplace",
+        help="latent densities (official PolyMNIST: laplace; CUBICC: normal)",
+    ),  # fmt: skip
+    arg(
+        "--selection-rule",
+        choices=("official", "active", "multivae"),
+        default="official",
+        help="cluster-selection rule of --select",
+    ),  # fmt: skip
     arg("--epochs", type=positive_int, default=40, help="training epochs"),
     arg("--batch-size", type=positive_int, default=128, help="mini-batch size"),
     arg("--lr", type=positive_float, default=1e-3, help="Adam (amsgrad) learning rate"),
@@ -72,7 +84,12 @@ def _load(args: argparse.Namespace):
         default=None,
         help="learning rate of the cluster logits and means (default: --lr)",
     ),
-    arg("--select", action="store_true", help="select the number of clusters after training and keep K*"),
+    arg(
+        "--select",
+        action="store_true",
+        help="select the number of clusters after training on the first 20%% of "
+        "the test tuples (held out; the rest are scored) and keep K*",
+    ),  # fmt: skip
     data=True,
 )
 def _train(args: argparse.Namespace) -> int:
@@ -89,14 +106,19 @@ def _train(args: argparse.Namespace) -> int:
     model = build_mlp_model(
         data.input_dims, latent_dim=args.latent_dim, modality_latent_dim=args.modality_latent_dim,
         hidden=tuple(args.hidden), n_clusters_max=args.n_clusters_max, beta=args.beta, likelihood=args.likelihood,
-        likelihood_scale=args.likelihood_scale, K=args.K, estimator=args.estimator,
+        likelihood_scale=args.likelihood_scale, K=args.K, estimator=args.estimator, latent=args.latent,
     )  # fmt: skip
     hist = fit(model, data.tensors("train"), epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                prior_lr=args.prior_lr, seed=args.seed, show_progress=not args.quiet)  # fmt: skip
     info: dict = {"data": data.name, "epochs": args.epochs, "final_loss": hist[-1], "loss_per_epoch": hist}
     if args.select:
-        sel = model.select_num_clusters(data.tensors("train"), apply=True, seed=args.seed)
+        from .experiment import hold_out_validation
+
+        n_val = max(1, len(data.test_labels) // 5)
+        data, val = hold_out_validation(data, n_val)
+        sel = model.select_num_clusters(val, apply=True, seed=args.seed, rule=args.selection_rule)
         info["k_star"], info["h"] = sel.k_star, [None if v == float("inf") else v for v in sel.h]
+        info["selection"] = {"rule": sel.rule, "validation_tuples": n_val}
     if (data.test_labels >= 0).all():
         info["test_scores"] = clustering_scores(
             data.test_labels, model.predict_clusters(data.tensors("test")).clusters

@@ -7,7 +7,8 @@
   pools, so no image is in both.
 - :func:`poly_mnist`: the same construction on real MNIST 28x28 digits from the data folder
   (``iclr24 data get mnist``; DataMissing otherwise).
-- :func:`load_polymnist`: the original PolyMNIST folders (``<root>/<split>/m0 .. m4/<index>.<label>.png``).
+- :func:`load_polymnist`: the original PolyMNIST folders (``<root>/<split>/m0 .. m4/<index>.<label>.png``), in
+  memory; :class:`PolyMNISTFolder`: the same folders as a ``torch`` Dataset that reads each tuple from disk.
 - :func:`load_multimodal_npz`: your own aligned modalities in one ``.npz`` (``x0``, ``x1``, ... and ``labels``).
 """
 
@@ -29,6 +30,7 @@ __all__ = [
     "compose_tuples",
     "load_polymnist",
     "load_multimodal_npz",
+    "PolyMNISTFolder",
 ]
 
 
@@ -213,6 +215,49 @@ def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
             raise ValueError(f"{folder}: images of one modality differ in size: {sorted(shapes)}")
         xs.append(np.stack(arrs).astype(np.float32))
     return xs, labels
+
+
+class PolyMNISTFolder(torch.utils.data.Dataset):
+    """One PolyMNIST split (``<split>/m0 .. m<M-1>/<index>.<label>.png``) streamed from disk: item i is
+    ``([x_0, ..., x_{M-1}], label)`` with ``x_m`` a float32 tensor [3, H, W] in [0, 1] read when asked for (a
+    DataLoader's workers read in parallel; nothing is held in memory but the file index)."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        f = Path(folder)
+        if not f.is_dir():
+            raise FileNotFoundError(
+                f"PolyMNIST split folder not found: {f} (expected {f}/m0/<index>.<label>.png)"
+            )
+        mods = sorted(
+            (p for p in f.iterdir() if p.is_dir() and re.fullmatch(r"m\d+", p.name)),
+            key=lambda p: int(p.name[1:]),
+        )
+        if len(mods) < 2:
+            raise FileNotFoundError(
+                f"{f}: expected modality folders m0, m1, ... (PolyMNIST layout), found {len(mods)}"
+            )
+        index = []
+        for mf in mods:
+            entries = {int(h.group(1)): (int(h.group(2)), mf / h.group(0)) for h in map(_POLY_NAME.match, sorted(
+                os.listdir(mf))) if h}  # fmt: skip
+            if not entries:
+                raise FileNotFoundError(f"{mf}: no images named <index>.<label>.png")
+            index.append(entries)
+        common = sorted(set.intersection(*(set(e) for e in index)))
+        if not common:
+            raise ValueError(f"{f}: the modality folders share no tuple index")
+        self.files = [[e[i][1] for e in index] for i in common]
+        self.labels = [index[0][i][0] for i in common]
+        self.n_modalities = len(mods)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, i: int):
+        from iclr24.paperkit.io import load_image
+
+        xs = [torch.from_numpy(load_image(p, "RGB").transpose(2, 0, 1).copy()) for p in self.files[i]]
+        return xs, self.labels[i]
 
 
 def load_polymnist(root: str | os.PathLike, max_per_split: int | None = None) -> MultimodalData:

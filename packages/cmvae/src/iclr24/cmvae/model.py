@@ -7,6 +7,8 @@ Notation (the paper's symbols; shapes in brackets):
     c             cluster 1..C with p(c) = Cat(pi), pi = softmax(l), l learnable (init 0)
     p(z|c)        Laplace(mu_c, 1): mu_c learnable (init U(-1, 1)^d), scale fixed
     p(w_m)        Laplace(0, 1), fixed; r_m(w) = Laplace(0, sigma_m) the auxiliary priors (sigma_m learnable)
+                  (``latent="normal"``: every latent density above is Normal, scales softplus(raw) + 1e-6, as in
+                  the official CUBICC configuration; the priors' raw scales start at 0, i.e. sigma = log 2)
     q(z|x_m), q(w_m|x_m)  unimodal Laplace posteriors from encoder m; q(z|X) their mixture of experts
     q(c|z)        the closed-form cluster posterior p(c|z)
     lambda_m      likelihood rescaling of modality m (default 1); beta weights the regulariser
@@ -32,19 +34,24 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .distributions import (
+    LATENTS,
     Q_EPS,
     cluster_log_joint,
     cluster_marginal_log_likelihood,
     laplace_log_prob,
+    latent_log_prob,
+    latent_scale,
     log_mean_exp,
     log_moe_density,
     normalised_entropy,
-    softmax_scale,
+    official_selection_terms,
 )
 
 __all__ = [
     "LIKELIHOODS",
     "ESTIMATORS",
+    "LATENTS",
+    "SELECTION_RULES",
     "CMVAE",
     "MMVAEPlus",
     "MLPEncoder",
@@ -58,7 +65,8 @@ __all__ = [
 ]
 
 LIKELIHOODS = ("laplace", "normal", "bernoulli")
-ESTIMATORS = ("iwae_looser", "dreg_looser")
+ESTIMATORS = ("iwae_looser", "dreg_looser", "dreg_detached")
+SELECTION_RULES = ("official", "active", "multivae")
 
 
 class MLPEncoder(nn.Module):
@@ -125,13 +133,14 @@ class ClusterPrediction:
 class ClusterSelection:
     """The post-hoc choice of the number of clusters: ``h[k]`` the score with k active clusters (inf where not
     evaluated, always at 0 and 1), ``k_star = argmin h``, ``active`` the cluster mask at ``k_star``, ``removed`` the
-    clusters in the order they were deactivated, ``seconds`` the time it took."""
+    clusters in the order they were deactivated, ``seconds`` the time it took (a timing), ``rule`` the rule used."""
 
     h: list[float]
     k_star: int
     active: np.ndarray
     removed: list[int] = field(default_factory=list)
     seconds: float = 0.0
+    rule: str = "official"
 
 
 def _finite_pos(name: str, v: float) -> float:
@@ -166,6 +175,7 @@ class CMVAE(nn.Module):
         rescale_factors: Sequence[float] | None = None,
         learn_modality_prior: bool = True,
         generation_prior: str = "joint_prior",
+        latent: str = "laplace",
     ) -> None:
         super().__init__()
         encoders, decoders = list(encoders), list(decoders)
@@ -196,6 +206,8 @@ class CMVAE(nn.Module):
             raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        if latent not in LATENTS:
+            raise ValueError(f"latent must be one of {LATENTS}, got {latent!r}")
         if generation_prior not in ("joint_prior", "single_prior"):
             raise ValueError(
                 f"generation_prior must be 'joint_prior' or 'single_prior', got {generation_prior!r}"
@@ -221,11 +233,13 @@ class CMVAE(nn.Module):
         self.likelihood, self.likelihood_scale = likelihood, _finite_pos("likelihood_scale", likelihood_scale)
         self.beta, self.K, self.estimator = _finite_pos("beta", beta), K, estimator
         self.rescale_factors, self.generation_prior = rescale, generation_prior
+        self.latent = latent
         C = n_clusters_max
         self.n_clusters_max = C
         # p(c) = Cat(softmax(l)), l = 0 at start: uniform 1/C
         self.cluster_logits = nn.Parameter(torch.zeros(C))
-        # p(z|c) = Laplace(mu_c, sigma_c): mu_c ~ U(-1, 1)^d at start, raw scale 0 and fixed (sigma_c = 1 + 1e-6)
+        # p(z|c) = Laplace(mu_c, sigma_c): mu_c ~ U(-1, 1)^d at start, raw scale 0 and fixed (sigma_c = 1 + 1e-6;
+        # latent="normal": Normal(mu_c, softplus(0) = log 2))
         self.cluster_means = nn.Parameter(2 * torch.rand(C, latent_dim) - 1)
         self.register_buffer("cluster_raw_scale", torch.zeros(C, latent_dim))
         # p(w_m) = Laplace(0, 1) fixed; r_m(w) = Laplace(0, sigma_m), sigma_m learnable (raw 0 -> 1)
@@ -246,12 +260,34 @@ class CMVAE(nn.Module):
         a = self.active if active is None else active
         return torch.log_softmax(self.cluster_logits.masked_fill(~a, float("-inf")), dim=-1)
 
+    def scale_of(self, raw: torch.Tensor) -> torch.Tensor:
+        """A latent density's scale from its raw parameter (softmax * D + 1e-6, or softplus + 1e-6 for Normal)."""
+        return latent_scale(raw, self.latent)
+
+    def latent_log_prob(self, x, loc, scale) -> torch.Tensor:
+        """Elementwise log density of the latent family (Laplace or Normal)."""
+        return latent_log_prob(x, loc, scale, self.latent)
+
+    def _draw(self, loc, scale, shape, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Seeded draws of the latent family (no gradient): Laplace by its inverse CDF, Normal by loc + scale eps."""
+        dev = loc.device if isinstance(loc, torch.Tensor) else scale.device
+        if self.latent == "normal":
+            return loc + scale * torch.randn(shape, generator=generator).to(dev)
+        u = torch.rand(shape, generator=generator).to(dev).clamp(1e-7, 1 - 1e-7) - 0.5
+        return loc - scale * u.sign() * torch.log1p(-2 * u.abs())  # Laplace inverse CDF
+
+    def _rsample(self, loc, scale, shape=()) -> torch.Tensor:
+        family = torch.distributions.Normal if self.latent == "normal" else torch.distributions.Laplace
+        return family(loc, scale).rsample(shape)
+
     def cluster_scale(self) -> torch.Tensor:
-        return softmax_scale(self.cluster_raw_scale)
+        return self.scale_of(self.cluster_raw_scale)
 
     def cluster_posterior(self, z: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
         """q(c|z) [..., C] for shared latents z [..., d]."""
-        lpc, lpzc = cluster_log_joint(z, self.log_pi(active), self.cluster_means, self.cluster_scale())
+        lpc, lpzc = cluster_log_joint(
+            z, self.log_pi(active), self.cluster_means, self.cluster_scale(), self.latent
+        )
         # Eq. (q(c|z)): q(c|z) = softmax_c(log pi_c + log p(z|c))
         return torch.softmax(lpc + lpzc, dim=-1)
 
@@ -326,9 +362,9 @@ class CMVAE(nn.Module):
                 if tuple(t.shape) != s:
                     raise ValueError(f"encoder {m} returned {n} of shape {list(t.shape)}, expected {list(s)}")
             zl.append(out[0])
-            zs.append(softmax_scale(out[1]))
+            zs.append(self.scale_of(out[1]))
             wl.append(out[2])
-            ws.append(softmax_scale(out[3]))
+            ws.append(self.scale_of(out[3]))
         return torch.stack(zl), torch.stack(zs), torch.stack(wl), torch.stack(ws)
 
     def _decode(self, n: int, zw: torch.Tensor) -> torch.Tensor:
@@ -352,33 +388,41 @@ class CMVAE(nn.Module):
         return torch.sigmoid(recon) if self.likelihood == "bernoulli" else recon
 
     # ---------------------------------------------------------------- the objective
+    def _cluster_prior_terms(self):
+        """log pi_c, mu_c, sigma_c of the ACTIVE clusters only: a deactivated cluster is left out of the objective
+        instead of entering it as log pi = -inf (which would put 0 * (-inf) = NaN into the gradients)."""
+        if bool(self.active.all()):
+            return torch.log_softmax(self.cluster_logits, -1), self.cluster_means, self.cluster_scale()
+        idx = self.active.nonzero().flatten()
+        return (
+            torch.log_softmax(self.cluster_logits[idx], -1),
+            self.cluster_means[idx],
+            self.cluster_scale()[idx],
+        )
+
     def log_weights(self, xs, mask=None, K: int | None = None, detach_posteriors: bool = False):
         """The per-modality importance log-weights lw_m [M, K, B] (0 where x_m is missing), the available mask
-        [B, M], and the sampled latents {m: (z, w_m)}."""
+        [B, M], and the sampled latents {m: (z, w_m)}. ``detach_posteriors``: the densities log q(z|X) and
+        log q(w_m|x_m) see the encoder outputs detached (the ``dreg_detached`` estimator)."""
         K = self.K if K is None else K
         B, avail = self._check_inputs(xs, mask)
         zl, zs, wl, ws = self._encode(xs, avail)
         zl_q, zs_q, wl_q, ws_q = (
             (t.detach() for t in (zl, zs, wl, ws)) if detach_posteriors else (zl, zs, wl, ws)
         )
-        w_prior_scale = softmax_scale(self.w_prior_raw_scale)
-        aux_scale = softmax_scale(self.aux_prior_raw_scale)  # [M, d_w]
-        lpc_all = self.log_pi()
-        act = self.active
+        w_prior_scale = self.scale_of(self.w_prior_raw_scale)
+        aux_scale = self.scale_of(self.aux_prior_raw_scale)  # [M, d_w]
+        lpc_act, mu_act, sc_act = self._cluster_prior_terms()
         present = [m for m in range(self.n_modalities) if xs[m] is not None]
         latents, w_for = {}, {}
         for m in present:
             # (z, w_m) ~ q(z|x_m) q(w_m|x_m), K reparameterised samples
-            z = torch.distributions.Laplace(zl[m], zs[m]).rsample((K,))
-            w = torch.distributions.Laplace(wl[m], ws[m]).rsample((K,))
+            z = self._rsample(zl[m], zs[m], (K,))
+            w = self._rsample(wl[m], ws[m], (K,))
             latents[m] = (z, w)
             for n in present:  # w~_n ~ r_n(w) for the cross-modal reconstructions
                 w_for[m, n] = (
-                    w
-                    if n == m
-                    else torch.distributions.Laplace(torch.zeros_like(aux_scale[n]), aux_scale[n]).rsample(
-                        (K, B)
-                    )
+                    w if n == m else self._rsample(torch.zeros_like(aux_scale[n]), aux_scale[n], (K, B))
                 )
         lpx = {}
         for n in present:  # decoder n once, on the latents of every sampling modality m
@@ -398,42 +442,41 @@ class CMVAE(nn.Module):
             z, w = latents[m]
             i = present.index(m)
             recon_sum = sum(lpx[n][i] for n in present)  # sum_n lambda_n log p(x_n | z, w_n^(m))  [K, B]
-            lpw = laplace_log_prob(w, 0.0, w_prior_scale).sum(-1)  # log p(w_m)
-            lqw = laplace_log_prob(w, wl_q[m], ws_q[m]).sum(-1)  # log q(w_m|x_m)
-            lqz = log_moe_density(z, zl_q, zs_q, avail)  # log q(z|X)
-            lpc, lpzc = cluster_log_joint(z, lpc_all, self.cluster_means, self.cluster_scale())  # [K, B, C]
-            q = torch.softmax(lpc + lpzc, dim=-1) + Q_EPS
-            # Eq. (ELBO): lw_m = sum_c q(c|z) [ sum_n lambda_n log p(x_n|z, w_n) + beta (log pi_c + log p(z|c)
-            #                    + log p(w_m) - log q(z|X) - log q(w_m|x_m) - log q(c|z)) ]
-            inner = recon_sum.unsqueeze(-1) + self.beta * (
-                lpc + lpzc + (lpw - lqz - lqw).unsqueeze(-1) - torch.log(q)
-            )
-            lw = torch.where(act, q * inner, torch.zeros_like(inner)).sum(
-                -1
-            )  # deactivated clusters carry no mass
+            lpw = self.latent_log_prob(w, 0.0, w_prior_scale).sum(-1)  # log p(w_m)
+            lqw = self.latent_log_prob(w, wl_q[m], ws_q[m]).sum(-1)  # log q(w_m|x_m)
+            lqz = log_moe_density(z, zl_q, zs_q, avail, self.latent)  # log q(z|X)
+            lpc, lpzc = cluster_log_joint(z, lpc_act, mu_act, sc_act, self.latent)  # [K, B, C_active]
+            q = torch.softmax(lpc + lpzc, dim=-1) + Q_EPS  # q(c|z) + 1e-20, as in the official objectives.py
+            # Eq. (ELBO): lw_m = sum_n lambda_n log p(x_n|z, w_n) + beta ( sum_c q(c|z) (log pi_c + log p(z|c)
+            #                    - log q(c|z)) + log p(w_m) - log q(z|X) - log q(w_m|x_m) )
+            lw = recon_sum + self.beta * ((q * (lpc + lpzc - torch.log(q))).sum(-1) + lpw - lqz - lqw)
             lws.append(lw * avail[:, m].to(lw.dtype))
         return torch.stack(lws), avail, latents
 
     def loss(self, xs, mask=None, K: int | None = None, estimator: str | None = None) -> torch.Tensor:
-        """The negative objective, averaged over the batch (``iwae_looser`` or ``dreg_looser``)."""
+        """The negative objective, averaged over the batch. ``iwae_looser``: log-mean-exp over the K samples;
+        ``dreg_looser`` (the official ``cmvae_dreg``): sum_k w~_k lw_k with the weights w~ = softmax_k(lw) stopped
+        and nothing else detached, whose gradient equals ``iwae_looser``'s; ``dreg_detached``: DReG as Tucker et
+        al. define it (posterior densities detached, the sampled z and w's gradients re-weighted by w~_k)."""
         est = self.estimator if estimator is None else estimator
         if est not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {est!r}")
-        lws, avail, latents = self.log_weights(xs, mask, K, detach_posteriors=est == "dreg_looser")
+        lws, avail, latents = self.log_weights(xs, mask, K, detach_posteriors=est == "dreg_detached")
         a = avail.T.to(lws.dtype)  # [M, B]
         if est == "iwae_looser":
             # Eq. (IWAE looser): L = (1/|A|) sum_m log (1/K) sum_k exp(lw_m^k)
             per_mod = log_mean_exp(lws, dim=1)
         else:
-            # Eq. (DReG): L = (1/|A|) sum_m sum_k w~_k lw_m^k, w~ = softmax_k(lw_m) stopped; grads on z, w times w~_k
+            # Eq. (DReG): L = (1/|A|) sum_m sum_k w~_k lw_m^k, w~ = softmax_k(lw_m) stopped
             with torch.no_grad():
                 wk = torch.softmax(lws, dim=1)  # [M, K, B]
             per_mod = (wk * lws).sum(1)
-            for m, (z, w) in latents.items():
-                if z.requires_grad:
-                    z.register_hook(lambda g, wm=wk[m]: g * wm.unsqueeze(-1))
-                if w.requires_grad:
-                    w.register_hook(lambda g, wm=wk[m]: g * wm.unsqueeze(-1))
+            if est == "dreg_detached":  # grads on z, w times w~_k (the official hook never reaches the graph)
+                for m, (z, w) in latents.items():
+                    if z.requires_grad:
+                        z.register_hook(lambda g, wm=wk[m]: g * wm.unsqueeze(-1))
+                    if w.requires_grad:
+                        w.register_hook(lambda g, wm=wk[m]: g * wm.unsqueeze(-1))
         per_row = (per_mod * a).sum(0) / a.sum(0)
         return -per_row.mean()
 
@@ -452,8 +495,7 @@ class CMVAE(nn.Module):
     def _sample_posterior_z(self, xs, mask=None, generator: torch.Generator | None = None):
         _, avail = self._check_inputs(xs, mask)
         zl, zs, _, _ = self._encode(xs, avail)
-        u = torch.rand(zl.shape, generator=generator, device=zl.device).clamp(1e-7, 1 - 1e-7) - 0.5
-        z = zl - zs * u.sign() * torch.log1p(-2 * u.abs())  # Laplace inverse CDF
+        z = self._draw(zl, zs, zl.shape, generator)
         return z.transpose(0, 1), avail  # [B, M, d], [B, M]
 
     @torch.no_grad()
@@ -479,56 +521,82 @@ class CMVAE(nn.Module):
         )
 
     @torch.no_grad()
+    def _selection_step(self, z, avail, active, rule: str):
+        """h(k) at the current ``active`` set, the majority-vote assignments and each cluster's pruning score
+        (lower = pruned first) under ``rule``."""
+        C = self.n_clusters_max
+        a = avail.to(z.dtype)
+        mu, scale = self.cluster_means, self.cluster_scale()
+        if rule == "official":
+            ent, ll, q = official_selection_terms(z, self.cluster_logits, active, mu, scale, self.latent)
+        else:
+            if rule == "multivae":
+                pi = torch.softmax(self.cluster_logits.masked_fill(~active, float("-inf")), -1)
+                log_pi = torch.log(pi + Q_EPS)
+            else:
+                log_pi = self.log_pi(active)
+            lpc, lpzc = cluster_log_joint(z, log_pi, mu, scale, self.latent)
+            q = torch.softmax(lpc + lpzc, dim=-1)  # [B, M, C]
+            n_eff = (q > 0).sum(-1).clamp_min(2) if rule == "multivae" else int(active.sum())
+            ent = normalised_entropy(q, n_eff)
+            ll = cluster_marginal_log_likelihood(z, log_pi, mu, scale, self.latent)  # log sum_c pi p(z|c) / d
+        # Eq. (h(K)): h = mean_x [ beta (1/M) sum_m H(q(c|z_m)) / log K - (1/M) sum_m ll(z_m) ]
+        per_row = ((self.beta * ent - ll) * a).sum(-1) / a.sum(-1)
+        h = float(per_row.mean())
+        votes = majority_vote(q.argmax(-1), C, avail)
+        if rule == "official":
+            # the probability mass of a cluster: sum over the rows it wins of max_c (mean over modalities of q)
+            qm = (q * a.unsqueeze(-1)).sum(1) / a.sum(1, keepdim=True)  # [B, C]
+            score = torch.zeros(C, dtype=torch.float64, device=z.device)
+            score.index_add_(0, votes, qm.max(-1).values.to(torch.float64))
+        else:
+            score = torch.bincount(votes, minlength=C).to(torch.float64)  # majority-vote assignments
+        return h, score
+
+    @torch.no_grad()
     def select_num_clusters(
-        self, xs, mask=None, *, apply: bool = False, parity: bool = False, seed: int = 0
+        self, xs, mask=None, *, apply: bool = False, rule: str = "official", seed: int = 0
     ) -> ClusterSelection:
-        """Post-hoc selection of the number of clusters: from the current number of active clusters down to 2,
-        score h(k) on ``xs`` (the training data), then deactivate the active cluster with the fewest majority-vote
-        assignments; k* = argmin h. The model changes only with ``apply=True`` (it then keeps the clusters active
-        at k*). ``parity=True`` reproduces MultiVae's divisor log(count_nonzero q(c|z)) with log(pi + 1e-20)."""
+        """Post-hoc selection of the number of clusters on held-out tuples ``xs`` (the official code uses a
+        validation split): from the active clusters down to 2, score h(k), then prune the weakest active cluster;
+        k* = argmin h. The model changes only with ``apply=True`` (it then keeps the clusters active at k*).
+
+        ``rule="official"`` (default; ``prune_polyMNIST.py``): log(pi + 1e-20), q(c|z) + 1e-20, the entropy divided
+        by log K_max, the likelihood term sum_c q (log p(z|c) + log pi - log q) / d; the cluster pruned next has the
+        least probability mass (sum over the tuples it wins of the largest modality-averaged q; ties: the larger
+        index); a tie in h keeps the larger k. ``rule="active"``: the entropy divided by log k (the active count),
+        log pi = -inf for pruned clusters, pruning by fewest majority-vote assignments (ties: the smaller index),
+        ties in h to the smaller k. ``rule="multivae"``: as "active" but with MultiVae's divisor
+        log(count_nonzero q(c|z)) and log(pi + 1e-20)."""
         import time
 
+        if rule not in SELECTION_RULES:
+            raise ValueError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
         t0 = time.perf_counter()
         if self.n_active < 2:
             raise ValueError(
                 f"cluster selection needs at least 2 active clusters, the model has {self.n_active}"
             )
         z, avail = self._sample_posterior_z(xs, mask, torch.Generator().manual_seed(seed))  # sampled once
-        a = avail.to(z.dtype)
         C = self.n_clusters_max
         h = [math.inf] * (C + 1)
         snapshots: dict[int, torch.Tensor] = {}
         active = self.active.clone()
         removed: list[int] = []
-        mu, scale = self.cluster_means, self.cluster_scale()
         while True:
             k = int(active.sum())
-            if parity:
-                pi = torch.softmax(self.cluster_logits.masked_fill(~active, float("-inf")), -1)
-                log_pi = torch.log(pi + Q_EPS)
-            else:
-                log_pi = self.log_pi(active)
-            lpc, lpzc = cluster_log_joint(z, log_pi, mu, scale)
-            q = torch.softmax(lpc + lpzc, dim=-1)  # [B, M, C]
-            if parity:
-                n_eff = (q > 0).sum(-1).clamp_min(2)
-                ent = normalised_entropy(q, n_eff)
-            else:
-                ent = normalised_entropy(q, k)
-            marg = cluster_marginal_log_likelihood(z, log_pi, mu, scale)  # log sum_c pi_c p(z|c) / d
-            # Eq. (h(K)): h = mean_x [ beta (1/M) sum_m H(q(c|z_m)) / log K - (1/M) sum_m log sum_c pi_c p(z_m|c) / d ]
-            per_row = ((self.beta * ent - marg) * a).sum(-1) / a.sum(-1)
-            h[k] = float(per_row.mean())
+            h[k], score = self._selection_step(z, avail, active, rule)
             snapshots[k] = active.clone()
             if k == 2:
                 break
-            votes = majority_vote(q.argmax(-1), C, avail)
-            counts = torch.bincount(votes, minlength=C).to(torch.float64)
-            counts[~active] = math.inf
-            worst = int(torch.argmin(counts))  # the fewest assignments; ties -> smallest index
+            score[~active] = math.inf
+            lowest = torch.nonzero(score == score.min()).flatten()
+            worst = int(lowest[-1] if rule == "official" else lowest[0])
             active[worst] = False
             removed.append(worst)
-        k_star = int(np.argmin(h))
+        hh = np.asarray(h)
+        ties = np.flatnonzero(hh == hh.min())
+        k_star = int(ties[-1] if rule == "official" else ties[0])
         if apply:
             self.active.copy_(snapshots[k_star])
         return ClusterSelection(
@@ -537,6 +605,7 @@ class CMVAE(nn.Module):
             active=snapshots[k_star].cpu().numpy(),
             removed=removed,
             seconds=time.perf_counter() - t0,
+            rule=rule,
         )
 
     # ---------------------------------------------------------------- generation
@@ -564,12 +633,7 @@ class CMVAE(nn.Module):
                     f"cluster {cluster} is deactivated (active: {self.active.nonzero().flatten().tolist()})"
                 )
             c = torch.full((n,), cluster, dtype=torch.long, device=dev)
-
-        def lap(loc, scale, shape):
-            u = torch.rand(shape, generator=g).to(dev).clamp(1e-7, 1 - 1e-7) - 0.5
-            return loc - scale * u.sign() * torch.log1p(-2 * u.abs())
-
-        z = lap(self.cluster_means[c], self.cluster_scale()[c], (n, self.latent_dim))
+        z = self._draw(self.cluster_means[c], self.cluster_scale()[c], (n, self.latent_dim), g)
         outs, ws = [], []
         for m in range(self.n_modalities):
             raw = (
@@ -577,38 +641,48 @@ class CMVAE(nn.Module):
                 if self.generation_prior == "joint_prior"
                 else self.aux_prior_raw_scale[m]
             )
-            w = lap(0.0, softmax_scale(raw), (n, self.modality_latent_dim))
+            w = self._draw(torch.zeros((), device=dev), self.scale_of(raw), (n, self.modality_latent_dim), g)
             ws.append(w)
             outs.append(self.mean_of(self._decode(m, torch.cat([z, w], -1))))
         return (outs, c, z, ws) if return_latents else outs
 
     @torch.no_grad()
-    def cross_generate(self, x: torch.Tensor, source: int, *, seed: int | None = None) -> list[torch.Tensor]:
-        """Conditional generation from one modality: z ~ q(z|x_source); w_source ~ q(w|x_source), w_n ~ r_n(w) for
-        the others; the decoded means of all M modalities."""
+    def cross_generate(
+        self,
+        x: torch.Tensor,
+        source: int,
+        *,
+        seed: int | None = None,
+        w_prior: str = "fixed",
+        return_latents: bool = False,
+    ):
+        """Conditional generation from one modality: z ~ q(z|x_source); w_source ~ q(w|x_source), and for the
+        other modalities w_n ~ p(w) = Laplace(0, 1), the fixed prior (``w_prior="fixed"``, the official test-time
+        generation) or w_n ~ r_n(w), the learned auxiliary prior (``w_prior="auxiliary"``, as in training's
+        cross-reconstructions). Returns the decoded means of all M modalities (and, with ``return_latents``, z and
+        the list of w_n)."""
         if isinstance(source, bool) or not isinstance(source, int) or not 0 <= source < self.n_modalities:
             raise ValueError(f"source must be a modality index in [0, {self.n_modalities}), got {source!r}")
+        if w_prior not in ("fixed", "auxiliary"):
+            raise ValueError(f"w_prior must be 'fixed' or 'auxiliary', got {w_prior!r}")
         xs = [None] * self.n_modalities
         xs[source] = x
         B, avail = self._check_inputs(xs, None)
         zl, zs, wl, ws = self._encode(xs, avail)
         g = torch.Generator().manual_seed(seed) if seed is not None else None
-
-        def lap(loc, scale):
-            u = torch.rand(loc.shape, generator=g).to(loc.device).clamp(1e-7, 1 - 1e-7) - 0.5
-            return loc - scale * u.sign() * torch.log1p(-2 * u.abs())
-
-        z = lap(zl[source], zs[source])
-        aux = softmax_scale(self.aux_prior_raw_scale)
-        outs = []
+        z = self._draw(zl[source], zs[source], zl[source].shape, g)
+        fixed = self.scale_of(self.w_prior_raw_scale)
+        aux = self.scale_of(self.aux_prior_raw_scale)
+        outs, w_all = [], []
         for n in range(self.n_modalities):
-            w = (
-                lap(wl[source], ws[source])
-                if n == source
-                else lap(torch.zeros(B, self.modality_latent_dim, device=z.device), aux[n].expand(B, -1))
-            )
+            if n == source:
+                w = self._draw(wl[source], ws[source], wl[source].shape, g)
+            else:
+                scale = fixed if w_prior == "fixed" else aux[n]
+                w = self._draw(torch.zeros((), device=z.device), scale, (B, self.modality_latent_dim), g)
+            w_all.append(w)
             outs.append(self.mean_of(self._decode(n, torch.cat([z, w], -1))))
-        return outs
+        return (outs, z, w_all) if return_latents else outs
 
     @torch.no_grad()
     def reconstruct(self, xs, mask=None) -> list[torch.Tensor]:
