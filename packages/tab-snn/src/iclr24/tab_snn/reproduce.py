@@ -18,6 +18,7 @@ from iclr24.paperkit import ClaimSet, Paper, RunConfig
 
 from .data import TemporalData, seq_digits, seq_mnist, static_digits
 from .packed import train_packed
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
 from .train import TrainConfig, TrainResult
 
 NAME = "tab-snn"
@@ -241,4 +242,5 @@ PAPER = Paper(
     summary="causal, accumulated per-step BN statistics beat tdBN/BNTT on inputs that drift over time",
     run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
 )

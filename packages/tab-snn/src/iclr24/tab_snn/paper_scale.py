@@ -1,0 +1,160 @@
+"""Paper scale (issue 48): the official CIFAR-10 run (``main.py``) for a few steps.
+
+``PAPER_SCALE``: the official VGG-9 with TAB (:class:`~.models.SpikingVGG9`, T = 4, direct encoding, LIF tau 0.9),
+CE on the time-averaged logits, SGD lr 0.02, momentum 0.9, weight decay 5e-4, cosine annealing, batch 64, 200 epochs
+of CIFAR-10's 50,000 training images (782 steps an epoch), fp32 (the official code has no mixed precision), random
+crop (pad 4) and flip. CIFAR is not offline, so the data is a synthetic stand-in in the real format: the
+``cifar-10-batches-py`` folder (``data_batch_1..5``, ``test_batch``, ``batches.meta``: pickled dicts of uint8
+``(n, 3072)`` pixels and labels) written to a temporary folder and read by :func:`~.data.load_cifar` (which, like the
+official torchvision loader, holds the images in memory). One step is one micro-batch of :func:`~.train.train_model`'s
+update (crop/flip, forward, CE(mean_t logits), backward, SGD, cosine step).
+"""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from iclr24.paperkit import PaperScale
+
+from .data import load_cifar
+from .models import SpikingVGG9
+from .train import cosine_sgd, crop_flip
+
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_cifar10_batches"]
+
+
+@dataclass(frozen=True)
+class PaperScaleConfig:
+    """The official ``main.py`` defaults (``-b 64 -T 4 --tau 0.9 --epochs 200``, SGD 0.02 / 0.9 / 5e-4)."""
+
+    arch: str = "vgg9"
+    T: int = 4
+    tau: float = 0.9
+    norm: str = "tab"
+    width: float = 1.0
+    batch_size: int = 64
+    lr: float = 0.02
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    epochs: int = 200
+    n_train: int = 50_000  # CIFAR-10
+    cpu_micro_batch: int = 32  # on the CPU: 2 x 32 (one micro-step of 64 is over ~20 s on one loaded core)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return -(-self.n_train // self.batch_size)  # the last partial batch is kept (DataLoader default)
+
+    @property
+    def paper_steps(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+
+PAPER_SCALE = PaperScaleConfig()
+
+
+def write_cifar10_batches(folder: Path, per_batch: int, seed: int = 0) -> Path:
+    """A ``cifar-10-batches-py`` folder: five training batches of ``per_batch`` images, a test batch of
+    ``per_batch``, ``batches.meta``; each batch a pickled dict with bytes keys (as the real files) of uint8
+    ``data (n, 3072)`` (red, green, blue planes of each row-major 32x32 image) and ``labels`` (a list of ints)."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    for name in names:
+        labels = rng.integers(0, 10, per_batch)
+        base = (labels[:, None] * 23 % 256).astype(np.uint8)  # a class-dependent tint, then noise
+        data = (base + rng.integers(0, 64, (per_batch, 3072))).astype(np.uint8)
+        d = {b"batch_label": name.encode(), b"labels": labels.tolist(), b"data": data}
+        (folder / name).write_bytes(pickle.dumps(d, protocol=2))
+    meta = {
+        b"label_names": [
+            n.encode() for n in ("airplane automobile bird cat deer dog frog horse ship truck").split()
+        ]
+    }
+    (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
+    return folder
+
+
+def paper_scale(
+    device: str = "cpu",
+    *,
+    images_per_batch: int = 1000,
+    micro_batch: int | None = None,
+    cfg: PaperScaleConfig | None = None,
+) -> PaperScale:
+    """One micro-step of the official CIFAR-10 VGG-9 run on a synthetic CIFAR-format folder (6 batch files of
+    ``images_per_batch`` images). ``micro_batch``: default 64 on CUDA, ``cfg.cpu_micro_batch`` on the CPU;
+    ``cfg``: a smaller :class:`PaperScaleConfig` (tests)."""
+    cfg = cfg or PAPER_SCALE
+    cuda = device.startswith("cuda")
+    micro = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
+    if cfg.batch_size % micro:
+        raise ValueError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
+    tmp = tempfile.TemporaryDirectory(prefix="tab-snn-ps-")
+    folder = write_cifar10_batches(Path(tmp.name) / "cifar-10-batches-py", images_per_batch)
+    data = load_cifar(folder, num_classes=10)  # the package's loader (in memory, as torchvision's CIFAR10)
+    loader = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(data.x_train, data.y_train),
+        batch_size=micro,
+        shuffle=True,
+        drop_last=True,
+        num_workers=4 if cuda else 0,  # official -w 4
+        pin_memory=cuda,
+        persistent_workers=cuda,
+        generator=torch.Generator().manual_seed(42),
+    )
+    torch.manual_seed(42)
+    model = SpikingVGG9(10, cfg.T, norm=cfg.norm, tau=cfg.tau, width=cfg.width).to(device)
+    opt, sched = cosine_sgd(
+        model.parameters(),
+        cfg.lr,
+        cfg.momentum,
+        cfg.weight_decay,
+        cfg.paper_steps * (cfg.batch_size // micro),
+    )
+    aug_gen = torch.Generator().manual_seed(43)
+    model.train()
+    state = {"it": iter(loader)}
+
+    def step() -> float:
+        try:
+            xb, yb = next(state["it"])
+        except StopIteration:
+            state["it"] = iter(loader)
+            xb, yb = next(state["it"])
+        xb = crop_flip(xb, aug_gen, fill=data.pad_fill).to(device, non_blocking=True)
+        loss = F.cross_entropy(model(xb).mean(1), yb.to(device, non_blocking=True))  # CE(mean_t logits)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        return float(loss.detach())
+
+    weakref.finalize(step, tmp.cleanup)
+    notes = [
+        f"stand-in: synthetic cifar-10-batches-py ({6 * images_per_batch:,} images in 6 pickled batch files) read "
+        "by load_cifar; CIFAR-10 itself is not offline",
+        "official main.py: VGG-9 + TAB, T 4, LIF tau 0.9, SGD 0.02 / 0.9 / 5e-4, cosine, batch 64, 200 epochs, "
+        "4 workers, fp32",
+    ]
+    if not cuda and micro != cfg.batch_size:
+        notes.append(
+            f"CPU: micro-batch {micro} x {cfg.batch_size // micro} (TAB's batch statistics then cover {micro} "
+            f"images, not 64); CUDA runs the paper's 64 x 1"
+        )
+    return PaperScale(
+        config=f"SpikingVGG9 + TAB, T {cfg.T}, 32x32, batch {cfg.batch_size}, SGD 0.02 cosine, {cfg.epochs} epochs",
+        step=step,
+        micro_batch=micro,
+        accumulation=cfg.batch_size // micro,
+        paper_steps=cfg.paper_steps,
+        dataset=f"synthetic CIFAR-10 python batches, {len(data.x_train):,} training images",
+        notes=notes,
+    )
