@@ -16,6 +16,7 @@ import torch
 from iclr24.paperkit import ClaimSet, Paper, RunConfig, progress
 
 from .bounds import generalization_bound, lipschitz_upper, readout_norm, vector_field_sup
+from .paper_scale import PAPER_SCALE, paper_scale
 from .paths import add_time_channel, total_variation
 from .synthetic import (
     brownian_paths,
@@ -496,6 +497,7 @@ PAPER = Paper(
     summary="NCDE error grows with sampling coarseness and path variation: oracle bias slopes, trained models, gap",
     run=run,
     data=("basicmotions",),
+    paper_scale=paper_scale,
 )
 
-__all__ = ["FULL", "PAPER", "QUICK", "SMOKE", "ReproConfig", "run"]
+__all__ = ["FULL", "PAPER", "PAPER_SCALE", "QUICK", "SMOKE", "ReproConfig", "paper_scale", "run"]
