@@ -32,6 +32,7 @@ from iclr24.paperkit.progress import progress as _progress
 
 from .data import make_opposing_digits, mnist_subset
 from .experiment import ExperimentConfig, run_experiment
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside QUICK/FULL
 
 NAME = "opposing-signals"
 
@@ -410,5 +411,6 @@ PAPER = Paper(
     summary="paired outlier groups with a large shared feature drive GD's loss oscillations and edge of stability",
     run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
     threads=1,  # GD at the edge of stability is chaotic: two threads followed another trajectory
 )
