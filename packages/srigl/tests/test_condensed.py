@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr24.srigl import CondensedConv2d, CondensedLinear, SRigL, condense, random_constant_fan_in_mask
-from iclr24.srigl.condensed import AUTO_ONLINE_ROWS, auto_variant
+from iclr24.srigl.condensed import AUTO_MAX_ROWS, AUTO_ONLINE_ROWS, auto_variant
 from iclr24.srigl.kernels import build_directory
 
 
@@ -191,6 +191,10 @@ def test_auto_rule_is_the_documented_table():
     assert [auto_variant(d, AUTO_ONLINE_ROWS, True) for d in (0.1, 0.05)] == ["dense", "fused"]
     assert [auto_variant(d, 1, False) for d in (0.1, 0.05)] == ["dense", "gather"]
     assert [auto_variant(d, 256, False) for d in (0.05, 0.01)] == ["dense", "gather"]
+    # numba first: density <= 0.2 at one row, <= 0.1 from AUTO_ONLINE_ROWS up to AUTO_MAX_ROWS rows, then dense
+    assert [auto_variant(d, 1, True, True) for d in (0.3, 0.2)] == ["dense", "numba"]
+    assert [auto_variant(d, 197, False, True) for d in (0.15, 0.1)] == ["dense", "numba"]
+    assert auto_variant(0.05, AUTO_MAX_ROWS, True, True) == "dense"
 
 
 def test_condense_small_cnn_and_plan():
@@ -217,7 +221,11 @@ def test_condense_small_cnn_and_plan():
         assert torch.allclose(c(x), m(x), atol=1e-5)
     auto = condense(m, sp)
     assert {r["variant"] for r in auto.condense_plan} == {"auto", "kept"}
-    assert all(r["many_rows"] in ("fused", "gather", "dense") for r in auto.condense_plan if "many_rows" in r)
+    assert all(
+        r["many_rows"] in ("numba", "fused", "gather", "dense")
+        for r in auto.condense_plan
+        if "many_rows" in r
+    )
     with torch.no_grad():
         assert torch.allclose(auto(x), m(x), atol=1e-5)
 

@@ -12,8 +12,11 @@ its ``in * kh * kw`` input taps (:class:`CondensedConv2d`: gather the ``k`` acti
 the unfolded input).
 
 ``variant="auto"`` (the default of :func:`condense`) chooses per layer and per call by a fixed rule drawn from the
-measured crossovers of ``srigl bench --full`` (:func:`auto_variant`), and keeps the masked dense product where
-condensing would be slower; ``model.condense_plan`` says what was chosen.
+measured crossovers of ``srigl bench`` (:func:`auto_variant`), and keeps the masked dense product where condensing
+would be slower; ``model.condense_plan`` says what was chosen and :func:`describe` lists every layer's variant. The
+fast path is the numba kernel (:mod:`.nbkernels`: numba ships its own LLVM, so no C++ compiler is needed); without
+numba, a C++ kernel already built by torch's extension builder; without either, the pure-torch gather or the masked
+dense product, with one warning that names the variant.
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ __all__ = [
     "ELEMENTWISE_MODULES",
     "AUTO_ONLINE_ROWS",
     "plan_table",
+    "describe",
 ]
 
-VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused", "dense", "auto")
+VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused", "numba", "dense", "auto")
 
 # The auto rule (auto_variant), from the 3072->768 one-thread rows of `srigl bench --full` (docs/bench_full.md):
 # at batch 1 the fused AVX2 int16 kernel beats dense F.linear at every density <= 0.2 (2.5x at 0.2) and the eager
@@ -46,9 +50,14 @@ VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused", "dense", "auto"
 # AUTO_ONLINE_ROWS rows up the batch-256 thresholds apply (conservative: dense sooner).
 AUTO_ONLINE_ROWS = 4
 _AUTO_THRESHOLDS = {  # (variant, online max density, batched max density)
+    "numba": (0.2, 0.1),
     "fused": (0.2, 0.05),
     "gather": (0.05, 0.01),
 }
+# The numba kernel's many-rows loop order (an AXPY over the rows per non-zero) was measured at 1.0-1.5x dense
+# F.linear at 10 % density for 8-197 rows (ViT-Tiny's token count) and slower than MKL's GEMM from ~10k rows on
+# (a ViT at batch 64: 12,608 rows), so from AUTO_MAX_ROWS rows on auto keeps the masked dense product.
+AUTO_MAX_ROWS = 4096
 
 # Modules that act elementwise, so an ablated neuron's constant output passes through them unchanged in shape.
 ELEMENTWISE_MODULES = (
@@ -81,7 +90,8 @@ def condensed_linear(
     """The condensed matmul on a 2-D input.
 
     x: ``[B, in]``; values, indices: ``[n, k]`` (``gather``, ``embedding_bag``) or ``[k, n]``
-    (``gather_kmajor``); bias: ``[n]``. ``fused`` runs the C++ kernel of :mod:`.kernels` (int16/int32 indices). Returns ``[B, n]`` with ``y[b, i] = sum_j values[i,j] x[b, idx[i,j]] + b[i]``.
+    (``gather_kmajor``); bias: ``[n]``. ``fused`` runs the C++ kernel of :mod:`.kernels`, ``numba`` the numba kernels of :mod:`.nbkernels` (both
+    int16/int32 indices, inference only: no autograd). Returns ``[B, n]`` with ``y[b, i] = sum_j values[i,j] x[b, idx[i,j]] + b[i]``.
     """
     if variant == "gather":
         n, k = values.shape
@@ -96,6 +106,10 @@ def condensed_linear(
         from .kernels import fused_condensed_linear
 
         return fused_condensed_linear(x.contiguous(), values, indices, bias, mode=kernel_mode)
+    elif variant == "numba":  # the numba kernels (nbkernels.py): rows or cols loop order by the row count
+        from .nbkernels import numba_condensed_linear
+
+        return numba_condensed_linear(x, values, indices, bias)
     elif variant == "embedding_bag":
         # x^T is the embedding table [in, B]; each neuron is a bag of its k inputs weighted by its values.
         y = F.embedding_bag(indices, x.t().contiguous(), per_sample_weights=values, mode="sum").t()
@@ -104,16 +118,18 @@ def condensed_linear(
     return y + bias if bias is not None else y
 
 
-def auto_variant(density: float, rows: int, fused_available: bool) -> str:
-    """The rule of ``variant="auto"``: ``"fused"``, ``"gather"`` or ``"dense"`` for a layer of ``density = k /
-    fan_in`` applied to ``rows`` input rows (batch x tokens, or batch x output pixels for a convolution).
-
-    With the fused kernel: fused iff ``density <= 0.2`` (rows < AUTO_ONLINE_ROWS) or ``<= 0.05`` (more rows);
-    without it: gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise the masked dense product."""
+def auto_variant(density: float, rows: int, fused_available: bool, numba_available: bool = False) -> str:
+    """The rule of ``variant="auto"``: ``"numba"``, ``"fused"``, ``"gather"`` or ``"dense"`` for a layer of
+    ``density = k / fan_in`` applied to ``rows`` input rows (batch x tokens, or batch x output pixels for a
+    convolution). The first available kernel decides: numba iff ``density <= 0.2`` (rows < AUTO_ONLINE_ROWS) or
+    ``<= 0.1`` (more rows, fewer than AUTO_MAX_ROWS); else the fused C++ kernel iff ``density <= 0.2`` / ``<= 0.05``;
+    else the torch gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise the masked dense product."""
     online = rows < AUTO_ONLINE_ROWS
-    for v in ("fused", "gather"):
-        if v == "fused" and not fused_available:
+    for v in ("numba", "fused", "gather"):
+        if (v == "fused" and not fused_available) or (v == "numba" and not numba_available):
             continue
+        if v == "numba" and rows >= AUTO_MAX_ROWS:
+            return "dense"
         lim_online, lim_batched = _AUTO_THRESHOLDS[v]
         return v if density <= (lim_online if online else lim_batched) else "dense"
     return "dense"
@@ -123,6 +139,24 @@ def _fused_built() -> bool:
     from .kernels import kernel_built
 
     return kernel_built()
+
+
+def _numba_ok() -> bool:
+    from .nbkernels import numba_available
+
+    return numba_available()
+
+
+_warned_slow = False
+
+
+def _warn_slow_once(variant: str) -> None:
+    global _warned_slow
+    if not _warned_slow:
+        from .nbkernels import warn_unavailable
+
+        _warned_slow = True
+        warn_unavailable(variant)
 
 
 class CondensedLinear(nn.Module):
@@ -154,8 +188,10 @@ class CondensedLinear(nn.Module):
                 f"values and indices must both be [n, k], got {tuple(values.shape)} and "
                 f"{tuple(indices.shape)}"
             )
-        self.fused_ok = variant == "fused" or (variant == "auto" and _fused_built())
-        if variant == "fused" or (variant == "auto" and self.fused_ok and in_features <= 32767):
+        self.numba_ok = variant == "numba" or (variant == "auto" and _numba_ok())
+        self.fused_ok = variant == "fused" or (variant == "auto" and not self.numba_ok and _fused_built())
+        kernel = variant in ("fused", "numba") or (variant == "auto" and (self.fused_ok or self.numba_ok))
+        if kernel and (variant != "auto" or in_features <= 32767):
             if index_dtype not in (torch.int16, torch.int32):
                 index_dtype = torch.int16 if in_features <= 32767 else torch.int32
             if index_dtype == torch.int16 and in_features > 32767:
@@ -164,7 +200,7 @@ class CondensedLinear(nn.Module):
             index_dtype = torch.int32 if in_features < 2**31 else torch.int64
         elif index_dtype not in (torch.int32, torch.int64):
             raise ValueError(
-                f"index_dtype must be torch.int32 or torch.int64 (int16 only with variant='fused'), "
+                f"index_dtype must be torch.int32 or torch.int64 (int16 only with variant='fused' or 'numba'), "
                 f"got {index_dtype}"
             )
         self.in_features = int(in_features)
@@ -189,7 +225,10 @@ class CondensedLinear(nn.Module):
         """The implementation a call with ``rows`` input rows runs (``variant``, or the :func:`auto_variant` rule)."""
         if self.variant != "auto":
             return self.variant
-        return auto_variant(self.density, rows, self.fused_ok)
+        v = auto_variant(self.density, rows, self.fused_ok, self.numba_ok)
+        if not (self.fused_ok or self.numba_ok) and auto_variant(self.density, rows, True, True) != "dense":
+            _warn_slow_once(v)  # a compiled kernel would have run here
+        return v
 
     def dense_weight(self) -> torch.Tensor:
         """The kept rows as a dense ``[out_features, in_features]`` weight, cached (rebuilt after an in-place
@@ -284,7 +323,7 @@ class CondensedLinear(nn.Module):
         if v == "dense":
             return F.linear(x2, self.dense_weight(), self.bias)
         chunk = max(1, self.max_chunk_elements // max(1, self.out_features * self.k))
-        if v == "fused" or x2.shape[0] <= chunk:
+        if v in ("fused", "numba") or x2.shape[0] <= chunk:
             return condensed_linear(x2, self.values, self.indices, self.bias, v, self.kernel_mode)
         # bounded memory: the gather materialises [B, n, k]
         return torch.cat(
@@ -294,10 +333,20 @@ class CondensedLinear(nn.Module):
             ]
         )
 
+    def runs(self) -> str:
+        """What a call runs, in words: the variant, or auto's choice at 1 row, at ``AUTO_ONLINE_ROWS`` rows and at
+        ``AUTO_MAX_ROWS`` rows (e.g. ``"auto (1 row: numba, 4+ rows: numba, 4096+ rows: dense)"``)."""
+        if self.variant != "auto":
+            return self.variant
+        return (
+            f"auto (1 row: {self.choose(1)}, {AUTO_ONLINE_ROWS}+ rows: {self.choose(AUTO_ONLINE_ROWS)}, "
+            f"{AUTO_MAX_ROWS}+ rows: {self.choose(AUTO_MAX_ROWS)})"
+        )
+
     def extra_repr(self) -> str:
         v = repr(self.variant)
         if self.variant == "auto":
-            v += f" (1 row: {self.choose(1)}, {AUTO_ONLINE_ROWS}+ rows: {self.choose(AUTO_ONLINE_ROWS)})"
+            v = self.runs()
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, k={self.k}, "
             f"bias={self.bias is not None}, variant={v}"
@@ -377,17 +426,24 @@ class CondensedConv2d(nn.Module):
         b, _, h, w_ = x.shape
         cols = F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)  # [B, C*kh*kw, L]
         n_pix = cols.shape[-1]
-        x2 = cols.transpose(1, 2).reshape(b * n_pix, -1)
-        y = self.linear.forward_variant(x2, v)  # [B*L, out]
         ho = (h + 2 * self.padding[0] - self.dilation[0] * (self.kernel_size[0] - 1) - 1) // self.stride[
             0
         ] + 1
+        if v == "numba":  # unfold's [B, in, L] is the cols kernel's layout; [B, out, L] the convolution's
+            from .nbkernels import numba_condensed_cols
+
+            lin = self.linear
+            y = numba_condensed_cols(cols, lin.values, lin.indices, lin.bias)
+            return y.view(b, self.out_channels, ho, -1)
+        x2 = cols.transpose(1, 2).reshape(b * n_pix, -1)
+        y = self.linear.forward_variant(x2, v)  # [B*L, out]
         return y.view(b, n_pix, self.out_channels).transpose(1, 2).reshape(b, self.out_channels, ho, -1)
 
     def extra_repr(self) -> str:
+        v = repr(self.variant) if self.variant != "auto" else self.linear.runs()
         return (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-            f"padding={self.padding}, k={self.k}, variant={self.variant!r}"
+            f"padding={self.padding}, k={self.k}, variant={v}"
         )
 
 
@@ -561,3 +617,33 @@ def plan_table(plan: list[dict]) -> str:
                 f"{r.get('one_row', r['variant'])} | {r.get('many_rows', r['variant'])} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def describe(model: nn.Module) -> list[dict]:
+    """Every condensed layer of ``model`` and what it runs: ``[{"name", "kind", "in", "out", "k", "density",
+    "variant", "runs"}]`` (``runs``: the variant, or auto's choice at 1 / AUTO_ONLINE_ROWS / AUTO_MAX_ROWS rows,
+    e.g. ``auto (1 row: numba, 4+ rows: numba, 4096+ rows: dense)``). Layers kept masked dense are not listed
+    (``model.condense_plan`` says why)."""
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+    out = []
+    for name, m in model.named_modules():
+        if isinstance(m, CondensedConv2d | CondensedLinear):
+            if isinstance(m, CondensedLinear) and name.rsplit(".", 1)[-1] == "linear":
+                parent = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+                if isinstance(parent, CondensedConv2d):
+                    continue
+            lin = m.linear if isinstance(m, CondensedConv2d) else m
+            out.append(
+                {
+                    "name": name,
+                    "kind": type(m).__name__,
+                    "in": lin.in_features,
+                    "out": lin.out_features,
+                    "k": lin.k,
+                    "density": round(lin.density, 6),
+                    "variant": lin.variant,
+                    "runs": lin.runs(),
+                }
+            )
+    return out

@@ -17,6 +17,7 @@ from iclr24.paperkit import ClaimSet, Paper, RunConfig, atomic_write_json, progr
 from .bench import SpeedClaimConfig, _threads, time_fixed_variant
 from .data import digits_split, mnist_split
 from .masks import layer_budget
+from .paper_scale import PAPER_SCALE, paper_scale
 from .train import TrainConfig, train
 
 NAME = "srigl"
@@ -30,6 +31,8 @@ __all__ = [
     "QUICK",
     "FULL",
     "PAPER",
+    "PAPER_SCALE",
+    "paper_scale",
     "run",
     "accuracy_table",
 ]
@@ -474,4 +477,5 @@ PAPER = Paper(
     "into fast small dense layers.",
     run=run,
     data=("mnist",),  # section C (--full) reads MNIST from paperkit's data folder
+    paper_scale=paper_scale,  # SRigL's ImageNet ResNet-50 run (paper_scale.py)
 )
