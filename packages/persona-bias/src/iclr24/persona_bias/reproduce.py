@@ -24,6 +24,7 @@ from .backends import OpenAIBackend, TransformersBackend
 from .config import CONTROL_PERSONAS, DEFAULT_TEMPLATE, NO_PERSONA, PAPER_PERSONAS, GenerationConfig
 from .data import BUILTIN_TASKS, builtin_questions, load_dataset
 from .loopback import LoopbackServer, PlantedBias, planned_outcome
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's request grid, issue 48)
 from .pipeline import run_evaluation, score_records
 from .report import write_report
 from .store import RunStore
@@ -457,4 +458,5 @@ PAPER = Paper(
     "paper's statistics.",
     run=run,
     data=("mmlu", "smollm2"),
+    paper_scale=paper_scale,
 )
