@@ -16,6 +16,7 @@ from iclr24.rlcf.reproduce import FULL, PAPER, QUICK
 README = Path(__file__).parents[1] / "README.md"
 
 
+@pytest.mark.slow  # trains two tiny CLIPs and runs six methods
 def test_smoke_records_offline(tmp_path, monkeypatch):
     def no_network(*a, **k):
         raise OSError("network disabled in this test")

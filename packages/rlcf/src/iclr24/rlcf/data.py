@@ -232,7 +232,7 @@ def load_rgb(path: str | os.PathLike):
         raise ValueError(f"cannot read image {path}: {e}") from None
 
 
-class ImageFolderTTA:
+class ImageFolderTTA(torch.utils.data.Dataset):
     """A test set ``root/<class folder>/<image>`` read lazily (a ``torch.utils.data.Dataset``): item ``i`` is
     ``(views (n_views, 3, R, R), label)``, the image opened at full resolution and turned into the official views by
     :func:`~iclr24.rlcf.views.clip_views` (view 0 = Resize + CenterCrop; the others RandomResizedCrop of the full

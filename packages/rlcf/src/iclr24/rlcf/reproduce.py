@@ -4,7 +4,7 @@ Claims (rules fixed here, before any run; the same gates in every mode): with th
 (CLIP reward of a stronger frozen CLIP) beats zero-shot by >= 5 points and TPT with 3 steps (the official
 ``tpt-tune.sh``) by >= 5 points of top-1 accuracy on the rotated + noisy test digits, decided by paired seeds
 (paperkit's 95 % t-interval of the per-seed difference: holds / fails / inconclusive; quick: seeds 0-2 with 100 test
-digits each, about 2.5 min; full: seeds 0-5 with 300 each, about 8-10 min). Each seed trains its own CLIPs, so a
+digits each, about 3 min; full: seeds 0-5 with 300 each, about 8-10 min). Each seed trains its own CLIPs, so a
 pair shares the models, the test digits and the views. TPT with 1 step, distillation from the same reward model and
 prompt-only RLCF are measured on the same views and reported beside, not gated. The precondition (the reward model
 is >= 20 points better than the policy zero-shot) is a fact. Calibration (the lr) used seed 100 only.
