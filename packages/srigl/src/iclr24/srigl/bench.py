@@ -490,7 +490,8 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
                 )
             )
         notes.append(
-            "real models (timm, pretrained=False, 224 px, SRigL ERK masks at 90 %, condense(variant='auto'), "
+            "real models (timm, pretrained=False, 224 px, SRigL masks at 90 % (uniform for ViTs, ERK otherwise), "
+            "condense(variant='auto'), "
             "1 thread, round-robin medians; dense = the unmasked model; max relative difference condensed vs "
             f"masked {max(r['max_rel_err'] for r in model_rows):.1e}):\n\n" + model_table(model_rows)
         )
@@ -648,9 +649,11 @@ def model_condensed_timing(
     threads: int = 1,
     repeats: int = 3,
     variant: str = "auto",
+    distribution: str | None = None,
 ) -> list[dict]:
     """A timm model (``pretrained=False``, 1000 classes) at ``image_size``: dense (its initial weights), masked
-    dense (SRigL's ERK masks at ``sparsity`` applied: the same dense compute) and condensed (:func:`condense` with
+    dense (SRigL's masks at ``sparsity`` applied: the same dense compute; ``distribution`` default: the paper's
+    ``uniform`` for ViTs, ``erk`` otherwise) and condensed (:func:`condense` with
     ``variant``), timed round-robin (``repeats`` interleaved calls each, medians, ``threads`` pinned) at each batch.
     Rows: ``{model, batch, threads, dense_ms, masked_ms, condensed_ms, x_masked, x_dense, max_rel_err, layers}``
     (``layers``: counts of what auto runs at this batch's rows, from :func:`~iclr24.srigl.condensed.describe`)."""
@@ -663,7 +666,8 @@ def model_condensed_timing(
     dense = timm.create_model(name, pretrained=False).eval()
     masked = timm.create_model(name, pretrained=False)
     masked.load_state_dict(dense.state_dict())
-    sp = SRigL(masked, torch.optim.SGD(masked.parameters(), lr=0.1), sparsity, 1, distribution="erk", seed=0)
+    dist = distribution or ("uniform" if name.startswith("vit") else "erk")
+    sp = SRigL(masked, torch.optim.SGD(masked.parameters(), lr=0.1), sparsity, 1, distribution=dist, seed=0)
     sp.remove()
     masked.eval()
     cond = condense(masked, sp, variant=variant)
