@@ -133,3 +133,28 @@ def test_package_bench_paper_scale_writes_one_row(tmp_path, capsys):
     assert make(scale)(["bench", "--paper-scale", "--full", "--out", str(tmp_path / "b")]) == 2
     assert make(scale)(["bench", "--device", "mps", "--out", str(tmp_path / "c")]) == 2
     assert calls == ["cpu"]
+
+
+def test_count_flops_counts_grad_of_a_potential_inside_a_module():
+    """A model whose forward is the gradient of a potential (torch.autograd.grad with create_graph inside the
+    module: LPN, FIF) is counted, and a plain model's count equals FlopCounterMode's."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    class GradOfPotential(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            x = x.requires_grad_(True)
+            psi = self.lin(x).pow(2).sum()
+            return torch.autograd.grad(psi, x, create_graph=True)[0]
+
+    m, x = GradOfPotential(), torch.randn(4, 8)
+    n = count_flops(lambda: m(x).sum().backward())
+    assert n is not None and n >= 3 * (2 * 4 * 8 * 8)  # forward, the inner grad, and the outer backward
+    lin, y = torch.nn.Linear(8, 3), torch.randn(5, 8)
+    with FlopCounterMode(display=False) as fc:
+        lin(y).sum().backward()
+    assert count_flops(lambda: lin(y).sum().backward()) == fc.get_total_flops()

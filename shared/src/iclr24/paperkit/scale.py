@@ -67,18 +67,35 @@ class PaperScale:
 
 
 def count_flops(fn: Callable[[], Any]) -> int | None:
-    """FLOPs of one call of ``fn`` as torch's ``FlopCounterMode`` counts them (matrix products and convolutions,
-    forward and backward); ``None`` without torch."""
+    """FLOPs of one call of ``fn`` by torch's own formulas (``torch.utils.flop_counter``: matrix products and
+    convolutions, forward and backward); ``None`` without torch.
+
+    Counted by a plain dispatch mode rather than ``FlopCounterMode`` itself: its per-module tracker installs backward
+    hooks that refuse ``torch.autograd.grad(..., create_graph=True)`` inside a module (gradient-of-a-potential models
+    such as LPN's f = grad psi, FIF's surrogate), while the totals are the same."""
     if "torch" not in sys.modules:
         try:
             import torch  # noqa: F401
         except ImportError:
             return None
-    from torch.utils.flop_counter import FlopCounterMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import flop_registry
 
-    with FlopCounterMode(display=False) as counter:
+    total = 0
+
+    class _Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            nonlocal total
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            formula = flop_registry.get(func._overloadpacket)
+            if formula is not None:
+                total += int(formula(*args, **kwargs, out_val=out))
+            return out
+
+    with _Count():
         fn()
-    return int(counter.get_total_flops())
+    return total
 
 
 def _peak_rss_bytes() -> int:

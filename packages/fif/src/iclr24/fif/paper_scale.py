@@ -93,30 +93,6 @@ def write_mnist_pickle(path: Path, n_train: int, seed: int = 0) -> Path:
     return path
 
 
-def count_flops_no_module_hooks(fn) -> int:
-    """FLOPs of one call of ``fn`` by torch's own formulas (``torch.utils.flop_counter.flop_registry``), counted by a
-    plain dispatch mode. ``FlopCounterMode`` cannot count a FIF step: its module tracker's backward hooks refuse the
-    ``autograd.grad(..., create_graph=True)`` inside the surrogate (torch 2.x: "A leaf node was passed to
-    _will_engine_execute_node"), so paperkit's counter would fail on ``step``."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils.flop_counter import flop_registry
-
-    class _Count(TorchDispatchMode):
-        total = 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            out = func(*args, **kwargs)
-            formula = flop_registry.get(func._overloadpacket)
-            if formula is not None:
-                _Count.total += int(formula(*args, **kwargs, out_val=out))
-            return out
-
-    with _Count():
-        fn()
-    return _Count.total
-
-
 def paper_scale(
     device: str = "cpu", *, items: int | None = None, batch: int | None = None, cfg=None
 ) -> PaperScale:
@@ -178,7 +154,6 @@ def paper_scale(
 
     if tmp is not None:
         weakref.finalize(step, tmp.cleanup)
-    flops = count_flops_no_module_hooks(step)  # one extra micro-step, counted (see the function)
     notes += [
         "official configs/fif/mnist.yaml: conv (ch_factor 32) to latent 16 + latent ResNet 4 x [512, 512], "
         "beta 10, noise 0.01, Adam lr 1e-3, batch 512, 2000 epochs x 98 steps",
@@ -192,6 +167,5 @@ def paper_scale(
         accumulation=cfg.batch_size // micro,
         paper_steps=cfg.paper_steps,
         dataset=dataset,
-        flops_per_micro_step=float(flops),
         notes=notes,
     )

@@ -115,29 +115,16 @@ class CelebAFolder(torch.utils.data.Dataset):
         return image_to_tensor(arr[top : top + s, left : left + s])
 
 
-class _GlobalOnly:
-    """Stands in for FlopCounterMode's module tracker: every count goes to the global total. The tracker's backward
-    hooks refuse ``autograd.grad`` inside a module, which is what f = grad psi is."""
-
-    parents = ("Global",)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return False
-
-
 def count_flops_one(model: torch.nn.Module, x: torch.Tensor) -> int:
-    """FLOPs (matrix products and convolutions, as ``FlopCounterMode`` counts them) of one training forward and
+    """FLOPs (matrix products and convolutions, by torch's flop formulas) of one training forward and
     backward on the batch ``x``: f = grad psi with its graph, the l1 loss, and the backward through it."""
-    from torch.utils.flop_counter import FlopCounterMode
+    from iclr24.paperkit.scale import count_flops
 
-    counter = FlopCounterMode(display=False)
-    counter.mod_tracker = _GlobalOnly()
-    with counter:
-        torch.autograd.grad(loss_value("l1", model(x), x), list(model.parameters()), allow_unused=True)
-    return int(counter.get_total_flops())
+    return count_flops(
+        lambda: torch.autograd.grad(
+            loss_value("l1", model(x), x), list(model.parameters()), allow_unused=True
+        )
+    )
 
 
 def _batches(loader):
@@ -240,7 +227,7 @@ def paper_scale(
                 "on one core); each micro-step also steps Adam and clamps, as the official step does"
             ),
             f"paper steps: {cfg.num_steps:,} x {len(cfg.noise_levels)} models (sigma 0.05 and 0.1)",
-            "FLOPs: one crop's forward and double backward counted by FlopCounterMode (its module tracker, which "
-            "refuses autograd.grad inside a module, replaced by a global total) times the micro-batch",
+            "FLOPs: one crop's forward and double backward counted by paperkit's count_flops (torch's flop "
+            "formulas) times the micro-batch",
         ],
     )
