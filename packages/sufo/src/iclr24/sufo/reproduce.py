@@ -22,6 +22,7 @@ from .dynamics import feature_dynamics, plot_dynamics
 from .features import extract_features, load_encoder, tiny_encoder
 from .finetune import FineTuneConfig, predict
 from .outliers import outliers_pc12
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
 from .probing import ProbeConfig, frozen_encoder_probe, logistic_probe, probe_head
 from .report import write_report
 from .similarity import layerwise_rsa
@@ -369,4 +370,5 @@ PAPER = Paper(
     summary="SUFO's probing, RSA, sparsification and outlier analyses show what pre-training and fine-tuning do to "
     "a transformer's feature space (all-MiniLM-L6-v2 offline).",
     run=run,
+    paper_scale=paper_scale,
 )
