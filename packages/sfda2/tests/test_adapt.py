@@ -104,6 +104,10 @@ def test_split_timm_model():
     w = m.classifier_weight()
     assert w.shape == (4, 32)
     torch.testing.assert_close(logits, z @ w.T + m.classifier.bias)
+    # a pre-logits head (conv_head to 1024 after 288 pooled channels): the bottleneck takes the pooled output
+    m = split_timm("mobilenetv3_small_050", num_classes=4, bottleneck_dim=8)
+    assert m.bottleneck[0].in_features == 1024
+    assert m.eval()(torch.rand(2, 3, 32, 32)).shape == (2, 4)
 
 
 # bad input, each at the public boundary

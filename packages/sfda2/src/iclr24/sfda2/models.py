@@ -151,7 +151,9 @@ def split_timm(
             f"expected a timm model (with reset_classifier and num_features), got {type(model).__name__}"
         )
     model.reset_classifier(0)
-    d = int(model.num_features)
+    # the pooled output's width: models with a pre-logits head (MobileNetV3, ...) widen num_features to
+    # head_hidden_size, which timm sets on every model it builds (equal to num_features where there is none)
+    d = int(getattr(model, "head_hidden_size", None) or model.num_features)
     return SFDAModel(
         model, Bottleneck(d, bottleneck_dim), weight_norm_classifier(bottleneck_dim, num_classes)
     )
