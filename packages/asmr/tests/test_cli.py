@@ -27,13 +27,16 @@ def test_bad_argument_exits_2():
     assert e.value.code == 2
 
 
-def test_flags_only_where_they_mean_something():
+def test_flags_only_where_they_mean_something(tmp_path):
+    # bench has --device for --paper-scale only: the benchmarks run on the CPU (a usage error, no --out left)
+    assert main(["bench", "--smoke", "--device", "mps", "--out", str(tmp_path / "b")]) == 2
+    assert not (tmp_path / "b").exists()
     for cmd in (
         ["fit", "x.png", "--smoke"],
         ["fit", "x.png", "--out", "somewhere"],
         ["render", "m.pt", "o.png", "--quick"],
         ["macs", "--bases", "2,2", "--device", "cpu"],
-        ["bench", "--device", "cpu"],
+        ["render", "m.pt", "o.png", "--seed", "1"],
     ):
         with pytest.raises(SystemExit) as e:
             main(cmd)
