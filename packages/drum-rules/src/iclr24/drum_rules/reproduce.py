@@ -20,6 +20,7 @@ from .check import check_faithfulness
 from .data import REAL_KGS, load_dataset, perturbed_datasets
 from .extract import explanation_program, faithful_rules, path_rules
 from .model import DRUM
+from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
 from .rules import format_rule
 from .synthetic import GROUND_TRUTH_RULES as GT
 from .train import TrainConfig, link_prediction, select_beta, train
@@ -572,4 +573,5 @@ PAPER = Paper(
     "extraction is not.",
     run=run,
     data=REAL_KGS,
+    paper_scale=paper_scale,
 )
