@@ -191,9 +191,9 @@ def test_auto_rule_is_the_documented_table():
     assert [auto_variant(d, AUTO_ONLINE_ROWS, True) for d in (0.1, 0.05)] == ["dense", "fused"]
     assert [auto_variant(d, 1, False) for d in (0.1, 0.05)] == ["dense", "gather"]
     assert [auto_variant(d, 256, False) for d in (0.05, 0.01)] == ["dense", "gather"]
-    # numba first: density <= 0.2 at one row, <= 0.1 from AUTO_ONLINE_ROWS up to AUTO_MAX_ROWS rows, then dense
+    # numba first: density <= 0.2 at one row, <= 0.05 from AUTO_ONLINE_ROWS up to AUTO_MAX_ROWS rows, then dense
     assert [auto_variant(d, 1, True, True) for d in (0.3, 0.2)] == ["dense", "numba"]
-    assert [auto_variant(d, 197, False, True) for d in (0.15, 0.1)] == ["dense", "numba"]
+    assert [auto_variant(d, 197, False, True) for d in (0.1, 0.05)] == ["dense", "numba"]
     assert auto_variant(0.05, AUTO_MAX_ROWS, True, True) == "dense"
 
 

@@ -50,13 +50,15 @@ VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused", "numba", "dense
 # AUTO_ONLINE_ROWS rows up the batch-256 thresholds apply (conservative: dense sooner).
 AUTO_ONLINE_ROWS = 4
 _AUTO_THRESHOLDS = {  # (variant, online max density, batched max density)
-    "numba": (0.2, 0.1),
+    "numba": (0.2, 0.05),
     "fused": (0.2, 0.05),
     "gather": (0.05, 0.01),
 }
-# The numba kernel's many-rows loop order (an AXPY over the rows per non-zero) was measured at 1.0-1.5x dense
-# F.linear at 10 % density for 8-197 rows (ViT-Tiny's token count) and slower than MKL's GEMM from ~10k rows on
-# (a ViT at batch 64: 12,608 rows), so from AUTO_MAX_ROWS rows on auto keeps the masked dense product.
+# The numba kernel's many-rows loop order (an AXPY over the rows per non-zero) measured 1.2-2.0x dense F.linear
+# on the 3072->768 layer at 10 % and 8-64 rows but 0.7-1.45x at 197 rows (ViT-Tiny's tokens), and a uniform-90 %
+# ViT-Tiny condensed with numba at <= 0.1 ran 0.76x its masked model (2026-12-02, load ~5): so from
+# AUTO_ONLINE_ROWS rows on numba runs only at <= 0.05, and from AUTO_MAX_ROWS rows (slower than MKL's GEMM at
+# ~10k rows) never.
 AUTO_MAX_ROWS = 4096
 
 # Modules that act elementwise, so an ablated neuron's constant output passes through them unchanged in shape.
@@ -122,7 +124,7 @@ def auto_variant(density: float, rows: int, fused_available: bool, numba_availab
     """The rule of ``variant="auto"``: ``"numba"``, ``"fused"``, ``"gather"`` or ``"dense"`` for a layer of
     ``density = k / fan_in`` applied to ``rows`` input rows (batch x tokens, or batch x output pixels for a
     convolution). The first available kernel decides: numba iff ``density <= 0.2`` (rows < AUTO_ONLINE_ROWS) or
-    ``<= 0.1`` (more rows, fewer than AUTO_MAX_ROWS); else the fused C++ kernel iff ``density <= 0.2`` / ``<= 0.05``;
+    ``<= 0.05`` (more rows, fewer than AUTO_MAX_ROWS); else the fused C++ kernel iff ``density <= 0.2`` / ``<= 0.05``;
     else the torch gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise the masked dense product."""
     online = rows < AUTO_ONLINE_ROWS
     for v in ("numba", "fused", "gather"):
