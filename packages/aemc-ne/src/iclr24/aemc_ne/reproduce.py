@@ -180,6 +180,49 @@ def _synthetic_claims(claims: ClaimSet, c: ReproConfig, quiet: bool, device: str
             )
 
 
+def _fit_real_fold(path, fold: int, c: ReproConfig, cfg: RunConfig, fit: dict, names, quiet: bool) -> dict:
+    """AEMC and AEMC-NE (and, on the first split, an untuned biased MF reference) trained on one u*.base split."""
+    train, test = movielens_100k_split(path, fold)
+    models = {
+        names[0]: AutoRec("item", c.real_hidden),
+        names[1]: AEMCNE(main_hidden=(c.real_hidden,), activation="sigmoid"),
+    }
+    res = {}
+    for name, m in models.items():
+        t0 = time.perf_counter()
+        m.fit(train, **fit)
+        res[name] = {"rmse": m.score(test), "best_epoch": m.best_epoch_, "val_rmse": m.best_val_rmse_,
+                     "epochs_run": m.history[-1]["epoch"], "seconds": time.perf_counter() - t0,
+                     "history": [(h["epoch"], h["val_rmse"]) for h in m.history]}  # fmt: skip
+    if fold == c.real_folds[0]:  # an untuned reference on the first split only (not a claim)
+        t0 = time.perf_counter()
+        mf = MatrixFactorization(rank=10).fit(train, epochs=300, lr=2e-2, l2=1.0, eval_every=10,
+                                              patience=3, seed=cfg.seed, clip=(1.0, 5.0), quiet=quiet)  # fmt: skip
+        res["biased MF (rank 10, untuned)"] = {"rmse": mf.score(test), "best_epoch": mf.best_epoch_,
+                                              "seconds": time.perf_counter() - t0}  # fmt: skip
+    return res
+
+
+def _plot_real_history(claims: ClaimSet, per_fold: dict, names, folds) -> str:
+    """Validation RMSE against epoch for both models on every split."""
+    from iclr24.paperkit.plots import pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(4.8, 3.2))
+    for fold, res in per_fold.items():
+        for k, name in enumerate(names):
+            h = res[name]["history"]
+            ax.plot([e for e, _ in h], [v for _, v in h], color=f"C{k}", lw=1, alpha=0.8,
+                    label=name.split(" (")[0] if fold == folds[0] else None)  # fmt: skip
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("validation RMSE (5% of u*.base)")
+    ax.set_ylim(0.85, 1.1)
+    ax.set_title(f"MovieLens-100K, splits u{folds[0]}-u{folds[-1]}", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    return claims.figure(fig, "movielens100k_validation.png")
+
+
 def _real_claims(claims: ClaimSet, c: ReproConfig, cfg: RunConfig, quiet: bool) -> None:
     """MovieLens-100K on GroupLens' u1-u5 splits: I-AutoRec (= AEMC) and AEMC-NE with the same main net, seed and
     budget on each split, trained until the validation RMSE stops improving; paired by split."""
@@ -193,43 +236,8 @@ def _real_claims(claims: ClaimSet, c: ReproConfig, cfg: RunConfig, quiet: bool) 
             "I-AutoRec = AEMC (943-500-943 sigmoid, linear output)",
             "AEMC-NE (same main net + shared g)",
         )
-        per_fold: dict[int, dict] = {}
-        for fold in c.real_folds:
-            train, test = movielens_100k_split(path, fold)
-            models = {
-                names[0]: AutoRec("item", c.real_hidden),
-                names[1]: AEMCNE(main_hidden=(c.real_hidden,), activation="sigmoid"),
-            }
-            res = {}
-            for name, m in models.items():
-                t0 = time.perf_counter()
-                m.fit(train, **fit)
-                res[name] = {"rmse": m.score(test), "best_epoch": m.best_epoch_, "val_rmse": m.best_val_rmse_,
-                             "epochs_run": m.history[-1]["epoch"], "seconds": time.perf_counter() - t0,
-                             "history": [(h["epoch"], h["val_rmse"]) for h in m.history]}  # fmt: skip
-            if fold == c.real_folds[0]:  # an untuned reference on the first split only (not a claim)
-                t0 = time.perf_counter()
-                mf = MatrixFactorization(rank=10).fit(train, epochs=300, lr=2e-2, l2=1.0, eval_every=10,
-                                                      patience=3, seed=cfg.seed, clip=(1.0, 5.0), quiet=quiet)  # fmt: skip
-                res["biased MF (rank 10, untuned)"] = {"rmse": mf.score(test), "best_epoch": mf.best_epoch_,
-                                                      "seconds": time.perf_counter() - t0}  # fmt: skip
-            per_fold[fold] = res
-        from iclr24.paperkit.plots import pyplot
-
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(4.8, 3.2))
-        for fold, res in per_fold.items():
-            for k, name in enumerate(names):
-                h = res[name]["history"]
-                ax.plot([e for e, _ in h], [v for _, v in h], color=f"C{k}", lw=1, alpha=0.8,
-                        label=name.split(" (")[0] if fold == c.real_folds[0] else None)  # fmt: skip
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("validation RMSE (5% of u*.base)")
-        ax.set_ylim(0.85, 1.1)
-        ax.set_title(f"MovieLens-100K, splits u{c.real_folds[0]}-u{c.real_folds[-1]}", fontsize=9)
-        ax.legend(fontsize=6)
-        fig.tight_layout()
-        art = claims.figure(fig, "movielens100k_validation.png")
+        per_fold = {fold: _fit_real_fold(path, fold, c, cfg, fit, names, quiet) for fold in c.real_folds}
+        art = _plot_real_history(claims, per_fold, names, c.real_folds)
         folds = list(c.real_folds)
         claims.paired(
             claim=f"MovieLens-100K (u{folds[0]}-u{folds[-1]}): AEMC-NE's test RMSE is no higher than AEMC's",

@@ -80,6 +80,32 @@ def _per_seed(rows: list[dict], k: int, a: float, metric: str) -> dict:
 def run(cfg: RunConfig) -> ClaimSet:
     c = cfg.pick(smoke=SMOKE, quick=QUICK, full=FULL)
     claims = ClaimSet(NAME, cfg)
+    _construction_facts(claims)
+    sw = c.sweep
+    with claims.timed(
+        f"Walsh cube sweep: {len(sw.cells)} cells x {len(sw.acts)} nonlinearities x {len(sw.seeds)} seeds"
+    ):
+        rows = run_sweep(sw, show_progress=cfg.progress)  # one thread: Paper(threads=1) pins every claim run
+        summary = summarise(rows)
+        claims.fact(
+            "students reach 100% accuracy on the condition means (precondition of every comparison)",
+            value=round(min(r["acc_means"] for r in rows), 4),
+            description=f"minimum over {len(rows)} students; {sw.train.epochs} epochs of Adam, batch {sw.train.batch_size}",
+        )
+        arts = _sweep_artifacts(claims, cfg, rows, summary)
+        _sweep_claims(claims, c, rows, summary, arts)
+    if c.images:
+        _image_claim(claims, cfg, c, "digits")
+        _image_claim(claims, cfg, c, "mnist")
+    else:
+        claims.skip(
+            "digit-image CNNs (sklearn digits, MNIST): Tanh vs ReLU target alignment", "runs in --full"
+        )
+    return claims
+
+
+def _construction_facts(claims: ClaimSet) -> None:
+    """Facts of the task's construction: orthogonal Walsh functions, the closed-form input-label alignment."""
     H, _ = walsh_functions(3)
     Phi = 2 * H - 1
     claims.fact(
@@ -93,80 +119,74 @@ def run(cfg: RunConfig) -> ClaimSet:
             value=round(alignment_of_a(a, 8, k), 6),
             description="closed form sqrt(k) a / sqrt(k a^2 + (P-1-k) b^2); the generator matches it to 1e-6",
         )
+
+
+def _sweep_artifacts(claims: ClaimSet, cfg: RunConfig, rows: list[dict], summary: dict) -> list[str]:
+    """The alignment-sweep plot, the per-cell table (``sweep.json``) and the PCA figure."""
+    fig_sweep = claims.figure(plot_alignment_sweep(summary), "alignment_sweep.png")
+    table = [
+        {"k": k, "a": a, "act": act, **{m: round(v, 4) for m, v in vals.items()}}
+        for (k, a, act), vals in summary.items()
+    ]
+    atomic_write_json(cfg.out / "sweep.json", {"cells": table})
+    arts = [fig_sweep, claims.artifact(cfg.out / "sweep.json")]
+    fig_pca = _pca_figure(claims, rows)
+    if fig_pca:
+        arts.append(fig_pca)
+    return arts
+
+
+# (k, a, metric, claim, rule): Tanh (ours) against ReLU (baseline) in one cell of the sweep
+_SPECS = [
+    (1, 1.0, "cka_y", "Tanh aligns the hidden kernel to the target more than ReLU (k=1, isotropic cube)",
+     "ours - baseline >= 0.08"),
+    (3, 1.0, "cka_y", "Tanh aligns the hidden kernel to the targets more than ReLU (k=3, isotropic cube)",
+     "ours - baseline >= 0.08"),
+    (1, 1.0, "cka_x", "ReLU keeps more input alignment than Tanh (k=1, isotropic cube)",
+     "baseline - ours >= 0.10"),
+    (3, 1.0, "cka_x", "ReLU keeps more input alignment than Tanh (k=3, isotropic cube)",
+     "baseline - ours >= 0.10"),
+    (1, 1.0, "ps", "Tanh's target is more parallel (abstract) than ReLU's (k=1, isotropic cube)",
+     "ours - baseline >= 0.2"),
+    (3, 1.0, "ps", "Tanh's targets are more parallel (disentangled) than ReLU's (k=3, isotropic cube)",
+     "ours - baseline >= 0.2"),
+    (3, 1.0, "ccgp", "Tanh's targets generalise across conditions better than ReLU's by >= {m:g} (k=3)",
+     "ours - baseline >= {m:g}"),
+    (1, 3.5, "cka_y", "the target-alignment gap closes when the input already aligns with the label (c=0.93)",
+     "abs(ours - baseline) < 0.05"),
+]  # fmt: skip
+
+
+def _sweep_claims(claims: ClaimSet, c, rows: list[dict], summary: dict, arts: list[str]) -> None:
+    """The sweep's eight claims, each Tanh against ReLU in one (k, a) cell, averaged over the sweep's seeds."""
     sw = c.sweep
-    with claims.timed(
-        f"Walsh cube sweep: {len(sw.cells)} cells x {len(sw.acts)} nonlinearities x {len(sw.seeds)} seeds"
-    ):
-        rows = run_sweep(sw, show_progress=cfg.progress)  # one thread: Paper(threads=1) pins every claim run
-        summary = summarise(rows)
-        claims.fact(
-            "students reach 100% accuracy on the condition means (precondition of every comparison)",
-            value=round(min(r["acc_means"] for r in rows), 4),
-            description=f"minimum over {len(rows)} students; {sw.train.epochs} epochs of Adam, batch {sw.train.batch_size}",
+    seeds = f"mean of {len(sw.seeds)} seed(s)"
+    names = {
+        "cka_y": "CKA(K_z, K_y) of the hidden condition means",
+        "cka_x": "CKA(K_z, K_x) of the hidden condition means",
+        "ps": "parallelism score of the hidden condition means",
+        "ccgp": f"CCGP on noisy test trials (sigma = {sw.test_noise:g}, {sw.classifier})",
+    }
+    for k, a, m, text, rule in _SPECS:
+        t, r = _cell(summary, k, a, "tanh"), _cell(summary, k, a, "relu")
+        claims.add(
+            claim=text.format(m=c.ccgp_margin),
+            metric=f"{names[m]} (c = {t['alignment']:.3f}), {seeds}",
+            ours=t[m],
+            baseline_name="ReLU",
+            baseline=r[m],
+            rule=rule.format(m=c.ccgp_margin),
+            details={
+                "k": k,
+                "a": a,
+                "per_seed": _per_seed(rows, k, a, m),
+                "tanh": {kk: round(v, 4) for kk, v in t.items()},
+                "relu": {kk: round(v, 4) for kk, v in r.items()},
+                "classifier": sw.classifier,
+                "epochs": sw.train.epochs,
+            },
+            artifacts=arts,
         )
-        fig_sweep = claims.figure(plot_alignment_sweep(summary), "alignment_sweep.png")
-        table = [
-            {"k": k, "a": a, "act": act, **{m: round(v, 4) for m, v in vals.items()}}
-            for (k, a, act), vals in summary.items()
-        ]
-        atomic_write_json(cfg.out / "sweep.json", {"cells": table})
-        arts = [fig_sweep, claims.artifact(cfg.out / "sweep.json")]
-        fig_pca = _pca_figure(claims, rows)
-        if fig_pca:
-            arts.append(fig_pca)
-        seeds = f"mean of {len(sw.seeds)} seed(s)"
-        specs = [
-            (1, 1.0, "cka_y", "Tanh aligns the hidden kernel to the target more than ReLU (k=1, isotropic cube)",
-             "ours - baseline >= 0.08"),
-            (3, 1.0, "cka_y", "Tanh aligns the hidden kernel to the targets more than ReLU (k=3, isotropic cube)",
-             "ours - baseline >= 0.08"),
-            (1, 1.0, "cka_x", "ReLU keeps more input alignment than Tanh (k=1, isotropic cube)",
-             "baseline - ours >= 0.10"),
-            (3, 1.0, "cka_x", "ReLU keeps more input alignment than Tanh (k=3, isotropic cube)",
-             "baseline - ours >= 0.10"),
-            (1, 1.0, "ps", "Tanh's target is more parallel (abstract) than ReLU's (k=1, isotropic cube)",
-             "ours - baseline >= 0.2"),
-            (3, 1.0, "ps", "Tanh's targets are more parallel (disentangled) than ReLU's (k=3, isotropic cube)",
-             "ours - baseline >= 0.2"),
-            (3, 1.0, "ccgp", f"Tanh's targets generalise across conditions better than ReLU's by >= "
-             f"{c.ccgp_margin:g} (k=3)", f"ours - baseline >= {c.ccgp_margin:g}"),
-            (1, 3.5, "cka_y", "the target-alignment gap closes when the input already aligns with the label (c=0.93)",
-             "abs(ours - baseline) < 0.05"),
-        ]  # fmt: skip
-        names = {
-            "cka_y": "CKA(K_z, K_y) of the hidden condition means",
-            "cka_x": "CKA(K_z, K_x) of the hidden condition means",
-            "ps": "parallelism score of the hidden condition means",
-            "ccgp": f"CCGP on noisy test trials (sigma = {sw.test_noise:g}, {sw.classifier})",
-        }
-        for k, a, m, text, rule in specs:
-            t, r = _cell(summary, k, a, "tanh"), _cell(summary, k, a, "relu")
-            claims.add(
-                claim=text,
-                metric=f"{names[m]} (c = {t['alignment']:.3f}), {seeds}",
-                ours=t[m],
-                baseline_name="ReLU",
-                baseline=r[m],
-                rule=rule,
-                details={
-                    "k": k,
-                    "a": a,
-                    "per_seed": _per_seed(rows, k, a, m),
-                    "tanh": {kk: round(v, 4) for kk, v in t.items()},
-                    "relu": {kk: round(v, 4) for kk, v in r.items()},
-                    "classifier": sw.classifier,
-                    "epochs": sw.train.epochs,
-                },
-                artifacts=arts,
-            )
-    if c.images:
-        _image_claim(claims, cfg, c, "digits")
-        _image_claim(claims, cfg, c, "mnist")
-    else:
-        claims.skip(
-            "digit-image CNNs (sklearn digits, MNIST): Tanh vs ReLU target alignment", "runs in --full"
-        )
-    return claims
 
 
 def _pca_figure(claims: ClaimSet, rows: list[dict]) -> str | None:
