@@ -37,3 +37,35 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     best = [min(v) for v in zip(*(per_seed[k] for k in ("Q-learning", "Dyna", "OS-Dyna")))]
     assert smp.paired["baseline"] == best
     assert any(c.claim.startswith("Maze") for c in claims)
+
+
+def test_quick_config_is_what_the_readme_says():
+    from pathlib import Path
+
+    from iclr24.maxent_moco.reproduce import FULL, QUICK, SAMPLE_FULL_ONLY_LAMS
+
+    exact, sample = QUICK
+    assert (sample.n_steps, sample.n_runs, sample.ds, sample.lams) == (30_000, 5, (2,), (0.1, 0.5, 1.0))
+    assert (sample.planning_interval, sample.val_queue_interval) == (2000, 6000)  # the paper's intervals
+    assert exact == FULL[0] and (FULL[1].n_steps, FULL[1].n_runs) == (150_000, 10)  # --full keeps its config
+    assert SAMPLE_FULL_ONLY_LAMS == (0.1,)
+    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "30k samples, on 5 seeds" in text and "lambda = 0.1 is gated in `--full` only" in text
+
+
+def test_quick_records_the_full_only_lambda_as_skipped_with_its_numbers(tmp_path):
+    import numpy as np
+
+    from iclr24.maxent_moco.reproduce import BASELINES, SampleConfig, _sample_claims
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    cfg = SampleConfig(lams=(0.1, 1.0), n_steps=10, n_runs=3, eval_every=5)
+    rng = np.random.default_rng(0)
+    errs = {k: rng.random((3, 3)) + (1.0 if k in BASELINES else 0.0) for k in (*BASELINES, "MoCoDyna(d=2)")}
+    sruns = {"steps": np.array([0, 5, 10]), "errors": {0.1: errs, 1.0: errs}, "ablations": {}}
+    claims = ClaimSet("maxent-moco", RunConfig(mode="quick", out=tmp_path, progress=False))
+    _sample_claims(claims, sruns, cfg, 0, [], full_only=(0.1,))
+    skipped, gated = claims
+    assert skipped.status == "skipped" and "--full only" in skipped.message and "interval" in skipped.message
+    assert skipped.ours == float(errs["MoCoDyna(d=2)"].mean(axis=1).mean()) and skipped.paired is None
+    assert gated.status == "holds" and gated.paired["seeds"] == [0, 1, 2]

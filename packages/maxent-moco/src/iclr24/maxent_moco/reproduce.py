@@ -13,7 +13,15 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, Paper, RunConfig, atomic_write_json, ensure_out_dir, progress
+from iclr24.paperkit import (
+    ClaimSet,
+    Paper,
+    RunConfig,
+    atomic_write_json,
+    ensure_out_dir,
+    paired_verdict,
+    progress,
+)
 from iclr24.paperkit.plots import pyplot
 
 from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
@@ -64,9 +72,20 @@ SMOKE = (
     ),
 )
 # The sample-based claims are decided over paired seeds (95 % t-interval of the per-seed difference), so quick runs
-# 5 seeds instead of 3 (t = 2.78 instead of 4.30; about 17 s of CPU per seed, from the 3-seed run's time), fixed
-# here before the run; full runs 10.
-QUICK = (ExactQueryConfig(), SampleConfig(ds=(2,), n_runs=5))
+# 5 seeds (t = 2.78; 3 seeds would give t = 4.30); full runs 10.
+# Quick's sample budget: 30k samples per run instead of the paper's 150k (--full keeps 150k), with the paper's
+# intervals, so that the whole quick run takes about a minute (150k samples x 5 seeds took 174 CPU s, 2026-12-02).
+# Calibrated on seeds 100-104 (disjoint from the evaluated seeds 0-4), 1 thread, 2026-12-02: per-seed mean error over
+# the run, 95 % t-interval of (best baseline - MoCoDyna(d=2)):
+#   30k samples (38 CPU s for the sample runs): lambda 0.1 [-0.0039, 0.0048] (inconclusive; MoCoDyna 0.0705 vs
+#     OS-Dyna 0.0710), lambda 0.5 [0.0157, 0.0517], lambda 1.0 [0.0845, 0.1690];
+#   50k samples (55 CPU s): lambda 0.1 [-0.0039, 0.0030] (inconclusive; 0.0440 vs 0.0436), lambda 0.5
+#     [0.0077, 0.0425], lambda 1.0 [0.0567, 0.0894].
+# At lambda = 0.1 (the smallest model error) MoCoDyna's lead over OS-Dyna only shows over the paper's 150k samples
+# (the 5-seed 150k run: interval [0.0006, 0.0018]), so that claim is gated in --full only: quick records it as
+# skipped with its measured numbers (SAMPLE_FULL_ONLY_LAMS).
+QUICK = (ExactQueryConfig(), SampleConfig(ds=(2,), n_steps=30_000, n_runs=5))
+SAMPLE_FULL_ONLY_LAMS = (0.1,)
 FULL = (ExactQueryConfig(), SampleConfig(n_runs=10, ablations=True))
 
 
@@ -349,41 +368,62 @@ def _variants(abl: dict) -> dict:
 BASELINES = ("Q-learning", "Dyna", "OS-Dyna")
 
 
-def _sample_claims(claims: ClaimSet, sruns: dict, cfg: SampleConfig, seed: int, arts: list[str]) -> None:
+def _sample_details(sruns: dict, cfg: SampleConfig, lam: float, per_seed: dict) -> dict:
+    e = sruns["errors"][lam]
+    return {
+        "mean_error": {k: float(v.mean()) for k, v in e.items()},
+        "final_error": {k: float(v[:, -1].mean()) for k, v in e.items()},
+        "samples_until_mean_error_stays_below_1e-2": {
+            k: _settling_step(sruns["steps"], v.mean(axis=0), 1e-2) for k, v in e.items()
+        },
+        "per_seed_mean_error": {k: v.tolist() for k, v in per_seed.items()},
+        "best_baseline_per_seed": [BASELINES[i] for i in np.argmin([per_seed[k] for k in BASELINES], 0)],
+        "config": asdict(cfg),
+        "variants_not_claimed": _variants(sruns["ablations"].get(lam, {})),
+    }
+
+
+def _sample_claims(
+    claims: ClaimSet,
+    sruns: dict,
+    cfg: SampleConfig,
+    seed: int,
+    arts: list[str],
+    full_only: tuple[float, ...] = (),
+) -> None:
     """Fig. 1 (bottom): MoCoDyna's mean policy error over the run against Q-learning, Dyna and OS-Dyna, per lambda,
     decided over paired seeds (run r of every method uses the sample stream of seed + r): per seed, MoCoDyna
-    against the best of the three baselines on that seed."""
+    against the best of the three baselines on that seed. The lambdas in ``full_only`` are recorded as skipped,
+    with their measured numbers and interval (quick: :data:`SAMPLE_FULL_ONLY_LAMS`)."""
     d_best = 2 if 2 in cfg.ds else cfg.ds[0]
     seeds = [seed + r for r in range(cfg.n_runs)]
     for lam in cfg.lams:
-        e = sruns["errors"][lam]
-        per_seed = {k: v.mean(axis=1) for k, v in e.items()}  # mean error over the run, per seed
-        best_base = np.min([per_seed[k] for k in BASELINES], axis=0)
-        claims.paired(
+        per_seed = {k: v.mean(axis=1) for k, v in sruns["errors"][lam].items()}  # mean error over the run
+        kw = dict(
             claim=f"Samples, CliffWalk control, lambda={lam}: MoCoDyna(d={d_best}) has a lower mean "
             f"policy error over the run than Q-learning, Dyna and OS-Dyna ({cfg.n_runs} seeds, "
             f"{cfg.n_steps} samples)",
             metric="normalised policy error averaged over evaluation points, per seed",
-            ours=per_seed[f"MoCoDyna(d={d_best})"].tolist(),
-            baseline=best_base.tolist(),
-            seeds=seeds,
             baseline_name="min(Q-learning, Dyna, OS-Dyna) on each seed",
-            better="lower",
-            margin=0.0,
-            details={
-                "mean_error": {k: float(v.mean()) for k, v in e.items()},
-                "final_error": {k: float(v[:, -1].mean()) for k, v in e.items()},
-                "samples_until_mean_error_stays_below_1e-2": {
-                    k: _settling_step(sruns["steps"], v.mean(axis=0), 1e-2) for k, v in e.items()
-                },
-                "per_seed_mean_error": {k: v.tolist() for k, v in per_seed.items()},
-                "best_baseline_per_seed": [
-                    BASELINES[i] for i in np.argmin([per_seed[k] for k in BASELINES], 0)
-                ],
-                "config": asdict(cfg),
-                "variants_not_claimed": _variants(sruns["ablations"].get(lam, {})),
-            },
+            details=_sample_details(sruns, cfg, lam, per_seed),
             artifacts=arts,
+        )
+        ours = per_seed[f"MoCoDyna(d={d_best})"].tolist()
+        best = np.min([per_seed[k] for k in BASELINES], axis=0).tolist()
+        if lam not in full_only:
+            claims.paired(ours=ours, baseline=best, seeds=seeds, better="lower", margin=0.0, **kw)
+            continue
+        res = paired_verdict(ours, best, better="lower", margin=0.0, seeds=seeds)
+        claims.add(
+            status="skipped",
+            message=f"gated in --full only (SAMPLE_FULL_ONLY_LAMS in reproduce.py, decided on calibration seeds "
+            f"100-104: the effect at this lambda needs the paper's 150k samples); measured here: ours "
+            f"{np.mean(ours):.4g}, baseline {np.mean(best):.4g}, 95 % interval of the per-seed slack "
+            f"[{res.low:.3g}, {res.high:.3g}] ({res.verdict} by the rule {res.rule})",
+            ours=float(np.mean(ours)),
+            baseline=float(np.mean(best)),
+            rule=res.rule,
+            **kw,
         )
 
 
@@ -409,7 +449,9 @@ def run(config: RunConfig) -> ClaimSet:
                 "config": {"exact": asdict(exact_cfg), "samples": asdict(sample_cfg)},
             },
         )
-        _sample_claims(claims, sruns, sample_cfg, config.seed, [fig, claims.artifact(out / "curves.json")])
+        full_only = SAMPLE_FULL_ONLY_LAMS if config.mode == "quick" else ()
+        arts = [fig, claims.artifact(out / "curves.json")]
+        _sample_claims(claims, sruns, sample_cfg, config.seed, arts, full_only)
     claims.fact(
         "first MoCoDyna plan that uses the correction (samples seen)",
         value=1,
