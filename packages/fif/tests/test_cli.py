@@ -87,18 +87,53 @@ def test_full_mode_mnist_claim_runs_on_a_tiny_stand_in(tmp_path, monkeypatch):
 
 
 def test_quick_config_is_a_smaller_run_of_the_full_experiment():
-    """--quick keeps the full run's datasets, arms and loss weights at a budget of about a minute idle: at most 2000
-    training steps per arm in all (datasets x seeds x steps). It gates only FIF vs the plain AE; full gates all."""
+    """--quick is a smaller config of the full experiment (one of its datasets, its arms and loss weights) at about
+    a minute of CPU: at most 1000 training steps per arm in all (datasets x seeds x steps), no exact-ML arm. It gates
+    only FIF vs the plain AE; full gates all."""
     from iclr24.fif.reproduce import FULL, GATES, QUICK
 
-    assert QUICK.datasets == FULL.datasets and QUICK.n_blocks == FULL.n_blocks
-    assert (QUICK.beta, QUICK.noise, QUICK.batch_size) == (FULL.beta, FULL.noise, FULL.batch_size)
+    assert set(QUICK.datasets) <= set(FULL.datasets) and QUICK.n_blocks == FULL.n_blocks
+    assert (QUICK.beta, QUICK.noise, QUICK.widths, QUICK.lr) == (FULL.beta, FULL.noise, FULL.widths, FULL.lr)
     assert QUICK.seeds >= 2 and QUICK.n_eval <= QUICK.n_test
-    assert len(QUICK.datasets) * QUICK.seeds * QUICK.steps <= 2000
+    assert len(QUICK.datasets) * QUICK.seeds * QUICK.steps <= 1000
     assert not QUICK.mnist and not QUICK.ablation_steps
     assert QUICK.gated == ("vs_ae",) and set(FULL.gated) == set(GATES)
     assert FULL.exact_seeds is None and FULL.seeds >= 3 and FULL.mnist and FULL.ablation_steps > 0
-    assert QUICK.exact_seeds == 1 and QUICK.exact_margin == FULL.exact_margin == 0.01
+    assert QUICK.exact_seeds == 0 and QUICK.exact_margin == FULL.exact_margin == 0.01
+
+
+def test_readme_states_the_quick_config():
+    """The README's quick paragraph gives the config the code runs (datasets, seeds, steps, batch, samples)."""
+    from pathlib import Path
+
+    from iclr24.fif.reproduce import QUICK
+
+    text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    para = text[text.index("`fif reproduce --quick` (also") :][:700]
+    assert QUICK.datasets == ("s_curve",) and "S-curve only" in para
+    assert "seeds 0 and 1" in para and QUICK.seeds == 2
+    assert f"{QUICK.steps} steps of batch {QUICK.batch_size}" in para
+    assert f"{QUICK.n_eval} samples per metric" in para and "no exact-ML arm" in para
+
+
+def test_quick_without_the_exact_arm_records_that_claim_as_not_run(tmp_path):
+    """exact_seeds=0 (quick): no exact-ML training, its claim is a skipped row that says so, the plots have no
+    exact panel, and the other claims are unchanged."""
+    from dataclasses import replace
+
+    from iclr24.fif.reproduce import SMOKE, _dataset_claims
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    cfg = RunConfig(mode="quick", out=tmp_path, progress=False)
+    cs = ClaimSet("fif", cfg)
+    _dataset_claims(cs, replace(SMOKE, exact_seeds=0, gated=("vs_ae",)), "s_curve", [0, 1], cfg)
+    assert len(cs.claims) == 4 and cs.claims[0].status in ("holds", "fails")
+    exact = cs.claims[2]
+    assert exact.status == "skipped" and "exact-ML arm is not trained" in exact.message
+    assert exact.ours is None and exact.baseline is None
+    det = cs.claims[0].details
+    assert det["exact_ml_seeds"] == [] and det["per_seed"]["exact"] == {}
+    assert (tmp_path / "samples_s_curve.png").is_file()
 
 
 def test_train_on_an_image_folder(tmp_path, capsys):

@@ -25,6 +25,20 @@ def test_sine_lies_on_its_manifold():
         toy_dataset("sine", 0)
 
 
+def test_s_curve_draws_the_same_points_as_sklearn():
+    """The in-package S-curve is sklearn's ``make_s_curve`` (noise 0) point for point, from the same stream."""
+    datasets = pytest.importorskip("sklearn.datasets")
+    from iclr24.fif.data import _s_curve
+
+    for n, state in ((1, 0), (257, 12345), (5000, 2**31 - 1)):
+        want, _ = datasets.make_s_curve(n, random_state=state)
+        np.testing.assert_array_equal(_s_curve(n, state), want)
+    # and the generated toy set is that stream: the state is drawn from the dataset seed as before
+    rng = np.random.default_rng(3)
+    want, _ = datasets.make_s_curve(40, random_state=int(rng.integers(2**31)))
+    assert torch.equal(toy_dataset("s_curve", 40, seed=3), torch.as_tensor(want, dtype=torch.float32))
+
+
 def test_load_array_formats(tmp_path):
     a = np.arange(12, dtype=np.float32).reshape(4, 3)
     np.save(tmp_path / "a.npy", a)

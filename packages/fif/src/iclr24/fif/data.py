@@ -1,7 +1,8 @@
 """Built-in offline data (the paper's toy manifolds), and loaders for real data from a path the user gives.
 
 - ``toy_dataset("sine" | "s_curve" | "swiss_roll", n, seed)``: generated in-process (official ``fff/data/toy.py``
-  for ``sine``: x1 ~ N(0, 1), x2 = sin(pi x1 / 2); sklearn's ``make_s_curve`` / ``make_swiss_roll``).
+  for ``sine``: x1 ~ N(0, 1), x2 = sin(pi x1 / 2); ``s_curve`` draws the same points as sklearn's ``make_s_curve``
+  without importing sklearn (tested equal); ``swiss_roll`` is sklearn's ``make_swiss_roll``).
 - ``load_array(path, key=None)``: a float matrix from ``.npy`` / ``.npz`` (its only array, or the one named ``key``)
   / ``.csv`` (comma-separated numbers; a non-numeric first line is a header). ``.pkl``/``.pickle`` files are refused
   (no unpickling of user files).
@@ -74,9 +75,7 @@ def toy_dataset(name: str, n: int, seed: int = 0) -> torch.Tensor:
         x1 = rng.standard_normal(n)
         x = np.stack([x1, np.sin(math.pi * x1 / 2)], axis=1)
     elif name == "s_curve":
-        from sklearn.datasets import make_s_curve
-
-        x, _ = make_s_curve(n, random_state=int(rng.integers(2**31)))
+        x = _s_curve(n, int(rng.integers(2**31)))
     elif name == "swiss_roll":
         from sklearn.datasets import make_swiss_roll
 
@@ -84,6 +83,19 @@ def toy_dataset(name: str, n: int, seed: int = 0) -> torch.Tensor:
     else:
         raise ValueError(f"unknown toy dataset {name!r}; expected one of {TOY_DATASETS}")
     return torch.as_tensor(x, dtype=torch.float32)
+
+
+def _s_curve(n: int, random_state: int) -> np.ndarray:
+    """sklearn's ``make_s_curve(n, noise=0.0, random_state=random_state)`` points, drawn the same way from the same
+    ``RandomState`` stream (equal to sklearn's, tested) without importing sklearn (its import alone costs several
+    CPU seconds, more than generating the data): t ~ U(-3 pi / 2, 3 pi / 2), x = (sin t, 2 U(0, 1), sign(t)(cos t - 1))."""
+    gen = np.random.RandomState(random_state)
+    t = 3 * np.pi * (gen.uniform(size=(1, n)) - 0.5)
+    x = np.empty((n, 3), dtype=np.float64)
+    x[:, 0] = np.sin(t)
+    x[:, 1] = 2.0 * gen.uniform(size=n)
+    x[:, 2] = np.sign(t) * (np.cos(t) - 1)
+    return x
 
 
 def toy_splits(name: str, n_train: int, n_test: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, int]:

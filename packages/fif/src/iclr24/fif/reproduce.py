@@ -6,9 +6,10 @@ Arms, all with the same residual MLP, steps, batch, optimiser and seeds (seed s 
 - ``AE``: the same network trained on ``beta ||x~ - g(f(x~))||^2`` alone, sampled with ``z ~ N(0, I)``;
 - ``AE+Gauss``: that AE sampled from a full-covariance Gaussian fitted to its training-set latents;
 - ``exact``: the FIF loss with the exact ``1/2 log det(J_f J_f^T)`` (differentiable Jacobian): the cost reference.
-Rules are fixed here, before any run; the quick config was sized on calibration seeds 100-101, disjoint from the
+Rules are fixed here, before any run; the quick config was sized on calibration seeds 100-103, disjoint from the
 evaluated seeds ``cfg.seed + 0, 1, ...`` (the full config by its cost alone); the test split is only used for the
-final metrics. Latent W1 < 0.1 and FIF <= AE+Gauss are gated in full only (``full_only_gates``).
+final metrics. Quick gates FIF vs the plain AE on the S-curve only; AE+Gauss, exact ML and latent W1 < 0.1 (and the
+sine set) are gated in full only (``ReproConfig.gated``).
 """
 
 from __future__ import annotations
@@ -81,19 +82,28 @@ class ReproConfig:
 SMOKE = ReproConfig(
     n_train=256, n_test=128, widths=(8,), n_blocks=1, steps=6, seeds=2, n_eval=100, ablation_steps=4
 )
-# sized on calibration seeds 100-101 (disjoint from the evaluated seeds 0-1): 500 steps at a peak lr of 3e-3; the
-# exact-ML arm (the cost reference) on seed 0 only. Gated in quick: FIF vs the plain AE only. At 500 steps the
-# AE+Gauss, exact-ML and latent-W1 comparisons are not decided yet (two seeds, one exact seed): recorded, gated in
-# full (fixed before the runs)
+# Quick: about a minute of CPU (one thread) for the one gated sanity row, FIF vs the plain AE, on the S-curve only,
+# seeds 0 and 1, 400 steps of batch 128 (the official toy batch), 500 samples per metric, no exact-ML arm (it trains
+# at about the surrogate's cost and is gated in full only). Sized on calibration seeds 100-103 (disjoint from the
+# evaluated seeds 0-1), 2026-12-02, FIF / AE MMD^2 at 400 steps, batch 128, 500 samples:
+#   S-curve seeds 100..103: FIF 0.054 0.147 0.165 0.065, AE 0.238 0.459 0.374 0.449 -> ratio of 2-seed means 0.29, 0.28
+#   sine seeds 100..103:    FIF 0.067 0.064 0.006 0.219, AE 0.287 0.214 0.132 0.156 -> 0.26, 0.78 (seed 103 fails)
+# and at 250 steps (batch 128) sine 0.48 / 0.88, S-curve 0.43 / 0.56: the AE's latents spread out of N(0, I) only
+# after a few hundred steps, so the row needs ~400 steps; the sine set is seed-fragile at this budget, so quick keeps
+# the S-curve alone (both sets and every other rule in full). 13-14 CPU s per seed; the process's fixed cost (torch,
+# its optimiser's lazy torch._dynamo import, matplotlib) is about 30 CPU s of the ~60. The previous quick (both sets,
+# 500 steps of batch 256, exact ML on seed 0, 1000 samples) took 138 CPU s.
 QUICK = ReproConfig(
+    datasets=("s_curve",),
     n_train=5_000,
     n_test=1_000,
     widths=(64, 64),
     lr=3e-3,
-    steps=500,
+    batch_size=128,
+    steps=400,
     seeds=2,
-    n_eval=1000,
-    exact_seeds=1,
+    n_eval=500,
+    exact_seeds=0,
     gated=("vs_ae",),
 )
 # <= 10 min on an idle machine (one thread) with MNIST: the quick network and peak lr, 3x the steps (not the
@@ -189,8 +199,9 @@ def _plot_dataset(claims: ClaimSet, dataset: str, res: dict, n: int):
     plt = pyplot()
     test = res["test"][:n]
     gen = torch.Generator().manual_seed(1)
-    fig, axes = plt.subplots(1, 4, figsize=(16, 4))
-    for ax, arm in zip(axes, ARMS, strict=True):
+    arms = [a for a in ARMS if a in res["metrics"]]  # no exact-ML panel where that arm did not run
+    fig, axes = plt.subplots(1, len(arms), figsize=(4 * len(arms), 4))
+    for ax, arm in zip(axes, arms, strict=True):
         if arm == "AE+Gauss":
             mu, chol = res["ae_gauss"]
             with torch.no_grad():
@@ -286,7 +297,7 @@ def _dataset_claims(
         "exact_ml_seeds": seeds[:n_exact],
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(c).items()},
         "noisy_reconstruction_vs_sigma2_D_minus_d": [m("FIF", "noisy_reconstruction"), c.noise**2 * (D - d)],
-        "latent_w1": {a: per[a]["z_w1"] for a in ("FIF", "AE", "exact")},
+        "latent_w1": {a: per[a].get("z_w1", []) for a in ("FIF", "AE", "exact")},
     }
     n = len(seeds)
     mode = config.mode
@@ -321,18 +332,50 @@ def _dataset_claims(
         better="lower",
         margin=0.0,
         baseline_name="AE+Gauss (the same AE, z ~ N(mean, cov) of its training codes)",
-        details={"sliced_w1": {a: per[a]["sliced_w1"] for a in ARMS}},
+        details={"sliced_w1": {a: per[a].get("sliced_w1", []) for a in ARMS}},
         artifacts=list(arts),
     )
-    ex = seeds[:n_exact]
+    _exact_claim(claims, c, mode, dataset, seeds[:n_exact], per, seconds)
+    _decide(
+        claims,
+        c,
+        mode,
+        "latent_w1",
+        claim=f"{dataset}: FIF's latent codes of test data are close to N(0, 1) marginally (W1 < 0.1)",
+        metric=f"1-D W1 of the pooled z marginal to N(0,1), mean of {n} seeds",
+        ours=m("FIF", "z_w1"),
+        baseline_name="AE (no likelihood term)",
+        baseline=m("AE", "z_w1"),
+        rule="ours < 0.1",
+        details={"per_seed": per["FIF"]["z_w1"], "exact_ml": per["exact"].get("z_w1", [])},
+    )
+
+
+def _exact_claim(
+    claims: ClaimSet, c: ReproConfig, mode: str, dataset: str, ex: list[int], per: dict, seconds: dict
+) -> None:
+    """FIF vs exact-ML FIF on the seeds ``ex`` that trained the exact arm (none: recorded as not run)."""
+    claim = (
+        f"{dataset}: the surrogate gives the same sample quality as exact maximum likelihood "
+        f"(no worse by more than {c.exact_margin:g} MMD^2)"
+    )
+    if not ex:
+        claims.add(
+            claim=claim,
+            metric="MMD^2 to test data per seed, FIF vs exact-ML FIF, paired",
+            status="skipped",
+            message=f"not gated in --{mode} (fixed before the run): the exact-ML arm is not trained in this mode "
+            "(exact_seeds=0, to keep it about a minute); the --full run decides it",
+        )
+        return
+    n_exact = len(ex)
     _decide(
         claims,
         c,
         mode,
         "vs_exact",
         paired=True,
-        claim=f"{dataset}: the surrogate gives the same sample quality as exact maximum likelihood "
-        f"(no worse by more than {c.exact_margin:g} MMD^2)",
+        claim=claim,
         metric=f"MMD^2 to test data per seed, FIF vs exact-ML FIF on the same seeds ({n_exact}), paired",
         ours=per["FIF"]["mmd"][:n_exact],
         baseline=per["exact"]["mmd"],
@@ -349,19 +392,6 @@ def _dataset_claims(
             },
             "note": "at d <= 2 the exact Jacobian costs about as much as the surrogate; see `fif bench`",
         },
-    )
-    _decide(
-        claims,
-        c,
-        mode,
-        "latent_w1",
-        claim=f"{dataset}: FIF's latent codes of test data are close to N(0, 1) marginally (W1 < 0.1)",
-        metric=f"1-D W1 of the pooled z marginal to N(0,1), mean of {n} seeds",
-        ours=m("FIF", "z_w1"),
-        baseline_name="AE (no likelihood term)",
-        baseline=m("AE", "z_w1"),
-        rule="ours < 0.1",
-        details={"per_seed": per["FIF"]["z_w1"], "exact_ml": per["exact"]["z_w1"]},
     )
 
 
@@ -453,7 +483,8 @@ def run(config: RunConfig) -> ClaimSet:
     seeds = [config.seed + i for i in range(c.seeds)]
     with torch_threads(1):
         for dataset in c.datasets:
-            with claims.timed(f"{dataset}: FIF, AE and exact-ML, {len(seeds)} seeds"):
+            arms = "FIF, AE and exact-ML" if c.exact_seeds != 0 else "FIF and AE"
+            with claims.timed(f"{dataset}: {arms}, {len(seeds)} seeds"):
                 _dataset_claims(claims, c, dataset, seeds, config)
         claims.fact(
             "Hutchinson probes: K = d orthogonal probes give the exact trace",
