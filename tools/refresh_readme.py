@@ -282,7 +282,7 @@ def recorded_status(name: str) -> str | None:
         )
         extra = f"; {other}" if other else ""
         parts.append(
-            f"{k}/{n} claims hold{extra} (`--{mode}`, recorded {doc['date'][:10]}, {doc['wall_seconds']:.0f} s)"
+            f"{k}/{n} claims hold{extra} (`--{mode}`, recorded {doc['date'][:10]}, {doc['cpu_seconds']:.0f} CPU s)"
         )
     return "; ".join(parts) or None
 
