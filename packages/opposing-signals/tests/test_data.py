@@ -142,3 +142,17 @@ def test_cifar10_subset_reads_the_python_release_layout(tmp_path):
     (folder / "data_batch_3").unlink()
     with pytest.raises(FileNotFoundError, match="data_batch_3"):
         cifar10_subset(folder, n=2)
+
+
+def test_digits_arrays_are_sklearns_load_digits():
+    # read from scikit-learn's bundled file without importing scikit-learn: the same values
+    from sklearn.datasets import load_digits
+
+    from iclr24.opposing_signals.data import digits_arrays
+
+    x, y = digits_arrays()
+    ref = load_digits()
+    assert x.dtype == np.float32 and y.dtype == np.int64 and x.shape == (1797, 64)
+    np.testing.assert_array_equal(x, ref.data.astype(np.float32) / 16.0)
+    np.testing.assert_array_equal(y, ref.target)
+    assert not x.flags.writeable and not y.flags.writeable

@@ -1,6 +1,9 @@
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
-from iclr24.opposing_signals.reproduce import FULL, PAPER, QUICK, SMOKE
+from iclr24.opposing_signals.reproduce import FULL, PAPER, QUICK, QUICK_LENGTH_CALIBRATION, SMOKE
 from iclr24.paperkit.testing import check_paper_smoke
 
 
@@ -42,11 +45,43 @@ def test_quick_and_full_share_the_gated_setting():
         assert getattr(QUICK, field) == getattr(FULL, field)
     assert SMOKE.steps < QUICK.steps < FULL.steps and QUICK.sharpness_every >= FULL.sharpness_every
     assert FULL.mnist and not QUICK.mnist
-    # the Adam claim is paired over seeds fixed in the config; full adds seeds to quick's; none is a calibration seed
-    assert len(QUICK.adam_seeds) == 3 and set(QUICK.adam_seeds) < set(FULL.adam_seeds)
-    calibration = {1, 100, 101}
+    # the Adam claim is paired over seeds fixed in the config and gated in --full only (no Adam run in quick); no
+    # evaluated seed is a calibration seed
+    assert FULL.adam and len(FULL.adam_seeds) == 5 and not QUICK.adam and QUICK.adam_seeds == ()
+    calibration = {1, *range(100, 105)}
     assert not calibration & (set(FULL.adam_seeds) | {FULL.seed})
     assert QUICK.sharpness_method == "lanczos"
+    assert QUICK_LENGTH_CALIBRATION["steps"] == QUICK.steps
+
+
+def test_readme_states_the_quick_config():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert f"{QUICK.steps} steps in `--quick` (sharpness every {QUICK.sharpness_every} steps)" in readme
+    assert f"{FULL.steps} in `--full` (sharpness every {FULL.sharpness_every})" in readme
+    assert "gated in `--full` only" in readme
+
+
+def test_quick_records_the_adam_claim_as_full_only(monkeypatch, tmp_path):
+    # quick's switch, on the smoke sizes: three GD runs, no Adam run, the Adam claim skipped with the reason
+    from iclr24.opposing_signals import reproduce
+    from iclr24.paperkit import RunConfig
+
+    seen = []
+    real = reproduce.run_experiment
+
+    def spy(x, y, exp, *args, **kwargs):
+        seen.append(exp.optimizer)
+        return real(x, y, exp, *args, **kwargs)
+
+    monkeypatch.setattr(reproduce, "run_experiment", spy)
+    monkeypatch.setattr(reproduce, "QUICK", replace(SMOKE, adam=False, adam_seeds=()))
+    cs = PAPER.check(RunConfig(mode="quick", out=tmp_path, progress=False))
+    assert seen == ["gd"] * 3
+    adam = cs.claims[-1]
+    assert adam.status == "skipped" and "--full only" in adam.message and "+1.22" in adam.message
+    assert all(c.status in ("holds", "fails") for c in cs.claims[:4])  # gated, on the smoke sizes
+    with pytest.raises(ValueError, match="adam_seeds"):
+        reproduce.measure_digits(replace(SMOKE, adam_seeds=()))
 
 
 def test_claims_run_on_one_thread_whatever_the_caller_sets(monkeypatch, tmp_path):

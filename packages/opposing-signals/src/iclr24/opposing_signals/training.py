@@ -1,11 +1,17 @@
 """A short, visible training loop (full-batch GD, minibatch SGD, Adam) with loss tracking and sharpness.
 
-    GD / SGD:   theta_{t+1} = theta_t - eta (grad L_B(theta_t) + beta m_t)      (heavy ball, ``momentum=beta``)
+    GD / SGD:   m_t = g_t + beta m_{t-1} (m_0 = g_0),  theta_{t+1} = theta_t - eta m_t   (heavy ball, ``momentum=beta``;
+                g_t = grad L_B(theta_t); written out in :func:`gd_step`)
     Adam:       theta_{t+1} = theta_t - eta m_hat_t / (sqrt(v_hat_t) + eps)     (torch.optim.Adam)
 
 ``B`` is the full training set for ``"gd"`` (and ``"adam"``) and a random minibatch for ``"sgd"``. The recorded
 training loss at step ``t`` is ``L(theta_t) = (1/N) sum_i l_i(theta_t)`` over the full training set, taken from the
 step's own forward pass under full-batch training.
+
+The GD/SGD update is written out (:func:`gd_step`, op for op torch.optim.SGD's CPU update, so the trajectories are
+bit-identical; a test checks it) and the training loop measures sharpness by double backward
+(:data:`TRAIN_HVP_METHOD`): torch.optim's first step and ``torch.func`` both import ``torch._dynamo``, which cost
+15 CPU s per process here (no bytecode cache), more than a whole quick run's GD steps on one run.
 
 Physical batches (Cohen et al., ``src/gd.py`` and ``src/utilities.py``): with ``physical_batch_size = b`` every
 pass over the data goes through the model ``b`` examples at a time. The full-batch gradient is accumulated as
@@ -34,9 +40,13 @@ from .tracking import (
     per_example_loss,
 )
 
-__all__ = ["OPTIMIZERS", "TrainConfig", "History", "make_mlp", "train"]
+__all__ = ["OPTIMIZERS", "TRAIN_HVP_METHOD", "TrainConfig", "History", "gd_step", "make_mlp", "train"]
 
 OPTIMIZERS = ("gd", "sgd", "adam")
+# the Hessian-vector products of the sharpness measured during training: double backward equals torch.func's
+# forward-over-reverse to float rounding (tests/test_hessian.py) and was the faster of the two on the digits MLP
+# (743 vs 913 ms per 20 products, README "Benchmarks"; 0.79 vs 1.09 s in a Lanczos estimate, 2026-12-02)
+TRAIN_HVP_METHOD = "double_backward"
 
 
 def make_mlp(
@@ -256,9 +266,14 @@ def train(
     params = list(trainable_parameters(model).values())
     loss_fn = mean_loss(loss_name)
     if cfg.optimizer == "adam":
-        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
+        adam = torch.optim.Adam(params, lr=cfg.lr)
+        step = adam.step
     else:
-        opt = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
+        bufs: list[Tensor | None] = [None] * len(params)
+
+        def step() -> None:
+            gd_step(params, bufs, cfg.lr, cfg.momentum)
+
     hist = History(cfg)
     full_batch = cfg.optimizer != "sgd"
     share = (
@@ -281,11 +296,13 @@ def train(
                     sharp_data,
                     iters=cfg.sharpness_iters,
                     method=cfg.sharpness_method,
+                    hvp_method=TRAIN_HVP_METHOD,
                     physical_batch_size=cfg.physical_batch_size,
                 )
             )
             hist.sharpness_steps.append(t)
-        opt.zero_grad(set_to_none=True)
+        for p in params:
+            p.grad = None
         last = t == cfg.steps
         # full-batch: L(theta_t) = (1/N) sum_i l_i with its gradient, accumulated over physical batches (train
         # mode: the step's own forward); SGD: the same losses without gradients, in eval mode (as the tracker's)
@@ -314,9 +331,28 @@ def train(
                 ib = idx[s : s + pb]
                 # L_B = (1/|B|) sum_{i in B} l_i, accumulated over physical batches
                 (per_example_loss(model(x[ib]), y[ib], loss_name).sum() / bs).backward()
-        opt.step()
+        step()
     hist.seconds = time.perf_counter() - t0
     return hist
+
+
+@torch.no_grad()
+def gd_step(params: Sequence[Tensor], bufs: list[Tensor | None], lr: float, momentum: float = 0.0) -> None:
+    """One (heavy-ball) gradient step on ``params`` in place from their ``.grad``; ``bufs`` holds the momentum
+    buffers (``None`` before the first step). The same operations, in the same order, as torch.optim.SGD's CPU
+    update (no dampening, weight decay or Nesterov): bit-identical trajectories. Parameters without a gradient
+    are left alone, as torch.optim leaves them."""
+    for i, p in enumerate(params):
+        g = p.grad
+        if g is None:
+            continue
+        if momentum:
+            if bufs[i] is None:
+                bufs[i] = g.detach().clone()  # m_0 = g_0
+            else:
+                bufs[i].mul_(momentum).add_(g, alpha=1)  # m_t = beta m_{t-1} + g_t
+            g = bufs[i]
+        p.add_(g, alpha=-lr)  # theta_{t+1} = theta_t - eta m_t
 
 
 def _n_outputs(model: nn.Module, x: Tensor) -> int:
