@@ -2,7 +2,7 @@
 
 import pytest
 
-from iclr24.lace.reproduce import CLAIM_KEYS, PAPER, RULES, settings
+from iclr24.lace.reproduce import CLAIM_KEYS, PAPER, QUICK_STEPS, RULES, settings
 from iclr24.paperkit.testing import check_paper_smoke
 
 
@@ -51,8 +51,26 @@ def test_modes_share_the_rules():
     assert q["seeds"] == 1 and f["seeds"] >= 3 and f["decide"] == "paired"
     for k in ("net", "lr", "batch", "rec_loss", "time_embedding", "ema"):
         assert q[k] == f[k], k
-    assert q["decide"] in ("single", "report") and set(CLAIM_KEYS) == set(RULES)
+    assert set(CLAIM_KEYS) == set(RULES)
     assert q["learned_min"] == f["learned_min"] == 0.5
+    # full keeps its calibrated budget; quick is a short run of the same code, reported only (fixed before the run)
+    assert f["steps"] == 1200 and f["test_n"] == 128 and f["train_n"] == 2000 and "tasks" not in f
+    assert q["decide"] == "report" and q["why_report"] and q["steps"] == QUICK_STEPS < f["steps"]
+    assert {r["task"] for r in RULES.values()} <= set(q["tasks"]) and "uncond" in q["extra_tasks"]
+
+
+def test_readme_states_the_quick_config():
+    """The README's reproduction prose gives quick's budget as settings('quick') has it."""
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    q = settings("quick")
+    sentence = (
+        f"`--quick` trains each arm for {q['steps']} Adam steps on {q['train_n']:,} layouts (one seed, "
+        f"{q['test_n']} test layouts, {q['ddim']} DDIM steps)"
+    )
+    assert sentence in text
+    assert "reported only" in text
 
 
 def _run_with(monkeypatch, tmp_path, **over):
@@ -79,3 +97,23 @@ def test_unlearned_models_are_never_gated(tmp_path, monkeypatch):
     assert learned["holds"] is False and learned["real_vs_real"] > 0
     cs = _run_with(monkeypatch, tmp_path / "b", decide="single", seeds=1, learned_min=1e-9)
     assert all(c.status == "smoke" and c.paired is None for c in cs.claims)
+
+
+def test_quick_mode_runs_only_its_tasks(tmp_path, monkeypatch):
+    """Quick's task subset (uncond and C -> S+P; beautify on uncond only; no guidance) still yields every claim."""
+    q = settings("quick")
+    cs = _run_with(
+        monkeypatch,
+        tmp_path,
+        seeds=1,
+        decide=q["decide"],
+        why_report=q["why_report"],
+        tasks=q["tasks"],
+        extra_tasks=q["extra_tasks"],
+        guidance=q["guidance"],
+    )
+    assert {c.claim for c in cs.claims} == {r["claim"] for r in RULES.values()}
+    assert all(c.status == "skipped" and "reported only in --smoke" in c.message for c in cs.claims)
+    metrics = next(c.details for c in cs.claims if c.details)["metrics"]
+    assert set(metrics) == {"real", "baseline", "LACE", "LACE+beautify"}
+    assert set(metrics["LACE"]) == {"uncond", "c"} and set(metrics["LACE+beautify"]) == {"uncond"}
