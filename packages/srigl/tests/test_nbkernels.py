@@ -41,6 +41,31 @@ def test_numba_equals_masked_dense(dt, bias, batch):
 
 
 @needs_numba
+def test_numba_layer_follows_changed_weights_and_survives_copies():
+    """The layer keeps checked numpy views of its tensors between calls; an in-place change, a new tensor, a deep
+    copy and a pickle must each give the current weights' output, never a stale one."""
+    import copy
+    import pickle
+
+    lin, mask = _cfi()
+    c = CondensedLinear.from_linear(lin, mask, variant="numba")
+    x = torch.randn(3, 40)
+    y0 = c(x)
+    with torch.no_grad():
+        c.values.mul_(2.0)  # in place: same memory, new version
+    assert torch.allclose(c(x) - c.bias, 2 * (y0 - c.bias), atol=1e-5)
+    with torch.no_grad():
+        c.values = nn.Parameter(c.values / 2)  # a new tensor
+        c.bias.add_(1.0)
+    assert torch.allclose(c(x), y0 + 1, atol=1e-5)
+    for other in (copy.deepcopy(c), pickle.loads(pickle.dumps(c))):
+        with torch.no_grad():
+            other.values.zero_()
+        assert torch.allclose(other(x), other.bias.expand(3, -1))
+        assert torch.allclose(c(x), y0 + 1, atol=1e-5)  # the original is untouched
+
+
+@needs_numba
 def test_numba_conv_and_auto_model_equal_masked_dense():
     torch.manual_seed(0)
     conv = nn.Conv2d(4, 8, 3, padding=1, stride=2)

@@ -325,7 +325,9 @@ class CondensedLinear(nn.Module):
         if v == "dense":
             return F.linear(x2, self.dense_weight(), self.bias)
         chunk = max(1, self.max_chunk_elements // max(1, self.out_features * self.k))
-        if v in ("fused", "numba") or x2.shape[0] <= chunk:
+        if v == "numba":  # the layer's tensors as numpy views, checked once (the call costs the kernel only)
+            return self._numba()(x2)
+        if v == "fused" or x2.shape[0] <= chunk:
             return condensed_linear(x2, self.values, self.indices, self.bias, v, self.kernel_mode)
         # bounded memory: the gather materialises [B, n, k]
         return torch.cat(
@@ -334,6 +336,19 @@ class CondensedLinear(nn.Module):
                 for c in x2.split(chunk)
             ]
         )
+
+    def _numba(self):
+        """The numba kernels' prepared views of this layer's tensors, rebuilt when one of them changed."""
+        from .nbkernels import prepare
+
+        b = self.bias
+        key = (self.values.data_ptr(), self.values._version, self.indices.data_ptr(), self.indices._version,
+               None if b is None else (b.data_ptr(), b._version))  # fmt: skip
+        p = self.__dict__.get("_numba_prepared")
+        if p is None or p.key != key:
+            p = prepare(self.values, self.indices, b, key)
+            self.__dict__["_numba_prepared"] = p
+        return p
 
     def runs(self) -> str:
         """What a call runs, in words: the variant, or auto's choice at 1 row, at ``AUTO_ONLINE_ROWS`` rows and at

@@ -23,7 +23,14 @@ import warnings
 import numpy as np
 import torch
 
-__all__ = ["numba_available", "numba_condensed_linear", "numba_condensed_cols", "COLS_MIN_ROWS"]
+__all__ = [
+    "numba_available",
+    "numba_condensed_linear",
+    "numba_condensed_cols",
+    "prepare",
+    "Prepared",
+    "COLS_MIN_ROWS",
+]
 
 COLS_MIN_ROWS = 8  # from this many input rows on, the gather-free ``cols`` loop order (measured: bench.py)
 
@@ -144,6 +151,59 @@ def numba_condensed_linear(
     k["cols"](xt, v, i, b, yt)
     # contiguous: a transposed view downstream sends e.g. attention to its slow non-fused path
     return torch.from_numpy(yt[0]).t().contiguous()
+
+
+class Prepared:
+    """A layer's weights as numpy views (sharing the tensors' memory), checked once: :func:`run_prepared` then
+    costs only the kernel call. Built by :func:`prepare`; rebuild it when a tensor is replaced or changed."""
+
+    __slots__ = ("values", "indices", "bias", "kernels", "key")
+
+    def __init__(self, values: torch.Tensor, indices: torch.Tensor, bias: torch.Tensor | None, key) -> None:
+        self.kernels = _compile()
+        if self.kernels is None or not numba_available():
+            raise RuntimeError(
+                f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})"
+            )
+        _check(values, indices)
+        self.values, self.indices = _np(values), _np(indices)
+        self.bias = _bias(bias, values.shape[0])
+        self.key = key
+
+    def __reduce__(
+        self,
+    ):  # copies and pickles of a layer drop the views (they point at the original's memory)
+        return (_nothing, ())
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """``[R, in] -> [R, n]`` (float32, inference), ``rows`` or ``cols`` order by the row count."""
+        if x.dim() != 2 or x.dtype != torch.float32:
+            raise ValueError(f"x must be float32 [R, in], got {x.dtype} {tuple(x.shape)}")
+        n, k = self.values.shape
+        x = x.detach()
+        if x.shape[0] < COLS_MIN_ROWS:
+            y = np.empty((x.shape[0], n), np.float32)
+            self.kernels["rows"](
+                x.contiguous().numpy(), self.values, self.indices, self.bias, y, np.empty(k, np.float32)
+            )
+            return torch.from_numpy(y)
+        yt = np.empty((1, n, x.shape[0]), np.float32)
+        self.kernels["cols"](
+            x.t().contiguous().unsqueeze(0).numpy(), self.values, self.indices, self.bias, yt
+        )
+        return torch.from_numpy(yt[0]).t().contiguous()
+
+
+def _nothing() -> None:
+    return None
+
+
+def prepare(
+    values: torch.Tensor, indices: torch.Tensor, bias: torch.Tensor | None = None, key=None
+) -> Prepared:
+    """Check a layer's tensors once and keep numpy views of them (``key``: what the caller compares to decide
+    that the views are still current, e.g. the tensors' versions)."""
+    return Prepared(values, indices, bias, key)
 
 
 def numba_condensed_cols(
