@@ -10,6 +10,7 @@ from iclr24.asmr.reproduce import (
     FULL,
     PAPER,
     QUICK,
+    QUICK_LENGTH_CALIBRATION,
     SMOKE,
     calibrate,
     equal_time_steps,
@@ -117,3 +118,32 @@ def test_lr_sweep_never_runs_on_an_evaluation_image():
     assert "rocket" not in FULL.rgb_images
     out = lr_sweep(lrs=(1e-3,), steps=2, config=TINY)
     assert list(out) == [1e-3] and math.isfinite(out[1e-3])
+
+
+def test_quick_gates_the_rgb_claim_in_full_only(monkeypatch, tmp_path):
+    # quick's switch on the smoke sizes: no RGB image is fitted, the RGB claim is recorded as skipped with the reason
+    from iclr24.paperkit import RunConfig
+
+    fitted = []
+    real = reproduce._run_task
+    monkeypatch.setattr(
+        reproduce, "_run_task", lambda task, *a, **k: fitted.append(task.label) or real(task, *a, **k)
+    )
+    monkeypatch.setattr(reproduce, "QUICK", replace(SMOKE, rgb_images=(), megapixel=False, render_rounds=2))
+    cs = PAPER.check(RunConfig(mode="quick", out=tmp_path, progress=False))
+    assert fitted == ["cameraman"]
+    assert [c.status for c in cs][-1] == "skipped" and len(cs) == 4
+    rgb = cs.claims[-1]
+    assert "--full only" in rgb.message and "astronaut, coffee, chelsea" in rgb.claim
+    assert all(c.status in ("holds", "fails", "inconclusive") for c in cs.claims[:3])
+
+
+def test_quick_config_is_what_the_readme_says():
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert QUICK.rgb_images == () and not QUICK.megapixel and QUICK.seeds == 1
+    assert f"ASMR's {QUICK.steps} steps (`--quick`, cameraman only)" in readme
+    row = f"| cameraman 128² grey | ASMR | 75.7, 82.0, 77.7 | 77.72 | {QUICK.steps} | {FULL.steps:,} |"
+    assert row in readme
+    assert QUICK_LENGTH_CALIBRATION["image"] == reproduce.CALIBRATION_IMAGE
