@@ -11,7 +11,7 @@ step's own forward pass under full-batch training.
 The GD/SGD update is written out (:func:`gd_step`, op for op torch.optim.SGD's CPU update, so the trajectories are
 bit-identical; a test checks it) and the training loop measures sharpness by double backward
 (:data:`TRAIN_HVP_METHOD`): torch.optim's first step and ``torch.func`` both import ``torch._dynamo``, which cost
-15 CPU s per process here without compiled bytecode (about 4.5 with it), as much as a quick run's GD steps on
+15 CPU s per process here without compiled bytecode (about 4.5 with it), more than a quick run's GD steps on
 one run.
 
 Physical batches (Cohen et al., ``src/gd.py`` and ``src/utilities.py``): with ``physical_batch_size = b`` every
