@@ -174,3 +174,20 @@ def test_explanation_program_equals_per_fact_explanations(agg, make_kg, make_att
         want.add(explain(m, (h, q, t), kg, beta).rule.key)
     assert want and {r.key for r in prog} == want
     assert check_faithfulness(m, prog, [kg]).recall == 1.0
+
+
+def test_walk_counts_cached_on_the_kg_serve_every_program_checked_on_it(make_kg, make_attention):
+    """consequences keeps N_s on the KG: a second program evaluated on the same KG gives what it gives on a fresh
+    copy of that KG (no stale or cross-program entries)."""
+    rng = np.random.default_rng(3)
+    kg = make_kg(7, n_entities=9, n_relations=2, n_facts=20)
+    progs = []
+    for agg in ("mm", "sm"):
+        m = DRUM.with_fixed_attention({0: make_attention(rng, 2, 2, 2)}, 2, aggregation=agg)
+        progs.append(faithful_rules(m, _beta(m, kg)))
+    first = [consequences(p, kg) for p in progs]
+    assert kg._cache["walk_counts"]  # filled by the first program, read by the second
+    for p, got in zip(progs, first):
+        assert np.array_equal(got, consequences(p, kg.with_facts(kg.facts)))
+    other = kg.with_facts(kg.facts[: len(kg.facts) // 2])  # another KG: its own counts
+    assert len(first[0]) and not np.array_equal(consequences(progs[0], other), first[0])

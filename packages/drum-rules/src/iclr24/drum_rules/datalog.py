@@ -54,7 +54,9 @@ def consequences(
     than ``dense_below`` entities evaluate rule bodies on dense boolean matrices (faster for many small rules)."""
     rules = list(rules.rules if isinstance(rules, RuleProgram) else rules)
     keep = None if heads is None else set(int(h) for h in heads)
-    cache: dict = {}
+    cache: dict = kg._cache.setdefault(
+        "walk_counts", {}
+    )  # N_s of this KG, shared by every program checked on it
     dense: dict = {}
     per_head: dict[int, np.ndarray] = {}  # dense graphs: OR of the rule bodies of each head
     parts = []

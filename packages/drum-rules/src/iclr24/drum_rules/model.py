@@ -85,6 +85,66 @@ def propagate(
     return stacked.max(dim=0).values if aggregation == "mm" else stacked.sum(dim=0)
 
 
+def _shared_sum_scores(
+    attn: torch.Tensor, tails: torch.Tensor, kg: KG, normalize: bool = False, thr: float = 1e-20
+) -> torch.Tensor:
+    """DRUM (sum) scores ``(E, len(tails))`` (``[h, b]``) of one query whose attention ``attn (L, T, 2|R|+1)`` is
+    shared by every tail: each step is then one sparse ``(E, E)`` matrix ``sum_k a_k M_k`` applied to all tails at
+    once, plus ``a_I`` times the identity (the same sum as :func:`sum_step`, taken in another order)."""
+    op, dst, src = kg.torch_edges()
+    E, n_ops = kg.n_entities, kg.n_operators
+    idx = torch.stack([dst, src])
+    start = torch.zeros(E, len(tails), dtype=attn.dtype)
+    start[tails, torch.arange(len(tails))] = 1.0
+    total = None
+    for j in range(attn.shape[0]):
+        v = start
+        for i in range(attn.shape[1]):
+            a = attn[j, i]
+            W = torch.sparse_coo_tensor(idx, a[op], (E, E), check_invariants=False).coalesce()
+            # Eq. (DRUM step): v_i = sum_k a_{i,k} M_k v_{i-1} + a_{i,I} v_{i-1}, for every tail (column) at once
+            v = torch.sparse.mm(W, v) + a[n_ops] * v
+            if normalize:  # Eq. (DRUM L1 normalisation), per tail
+                v = v / v.sum(dim=0, keepdim=True).clamp_min(thr)
+        total = v if total is None else total + v  # Eq. (DRUM score): sum over ranks
+    return total
+
+
+def _shared_max_scores(
+    attn: np.ndarray, tails: np.ndarray, kg: KG, aggregation: str, normalize: bool = False, thr: float = 1e-20
+) -> np.ndarray:
+    """SMDRUM / MMDRUM scores ``(E, len(tails))`` (``[h, b]``) of one query whose attention ``attn (L, T, 2|R|+1)``
+    is shared by every tail: the max-product step of :func:`max_step` for all tails at once, the operator entries
+    sorted by their row so that the max over them is one ``maximum.reduceat`` (max and a product with a
+    non-negative number are exact, so the values are those of :func:`max_step`)."""
+    op, dst, src = kg.edges()
+    E, n_ops, nb = kg.n_entities, kg.n_operators, len(tails)
+    order = np.argsort(dst, kind="stable")
+    op, dst, src = op[order], dst[order], src[order]
+    starts = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]]) if len(dst) else np.zeros(0, dtype=np.int64)
+    start = np.zeros((E, nb))
+    start[tails, np.arange(nb)] = 1.0
+    per_rank = []
+    for j in range(attn.shape[0]):
+        v = start
+        for i in range(attn.shape[1]):
+            a = attn[j, i]
+            out = np.zeros((E, nb))
+            if i == 0:  # v_0 = e_t: the step reads the operator entries of column t only
+                W = np.zeros((E, E))
+                np.maximum.at(W, (dst, src), a[op])
+                out = W[:, tails]
+            elif len(dst):
+                # Eq. (max-product): v_i[e] = max_k max_e' a_{i,k} M_k[e,e'] v_{i-1}[e'], identity: a_{i,I} v_{i-1}[e]
+                out[dst[starts]] = np.maximum.reduceat(a[op][:, None] * v[src], starts, axis=0)
+            v = np.maximum(out, a[n_ops] * v)
+            if normalize:  # Eq. (DRUM L1 normalisation), per tail
+                v = v / np.maximum(v.sum(axis=0, keepdims=True), thr)
+        per_rank.append(v)
+    # Eq. (DRUM score): sum over ranks (SMDRUM) or max over ranks (MMDRUM)
+    return np.max(per_rank, axis=0) if aggregation == "mm" else np.sum(per_rank, axis=0)
+
+
 class DRUM(nn.Module):
     """DRUM (``aggregation="sum"``), SMDRUM (``"sm"``: max-product within a rank, sum over ranks) and MMDRUM
     (``"mm"``: max within and across ranks).
@@ -268,10 +328,14 @@ class DRUM(nn.Module):
         out = np.zeros((E, E))
         for s in range(0, E, batch_size):
             tails = torch.arange(s, min(E, s + batch_size))
-            sc = propagate(
-                attn.expand(len(tails), -1, -1, -1), tails, kg, self.aggregation, self.normalize, self.thr
-            )
-            out[:, s : s + len(tails)] = sc.t().numpy()
+            # one attention for all tails: the steps act on all of them at once
+            if self.aggregation == "sum":
+                sc = _shared_sum_scores(attn[0], tails, kg, self.normalize, self.thr).numpy()
+            else:
+                sc = _shared_max_scores(
+                    attn[0].numpy(), tails.numpy(), kg, self.aggregation, self.normalize, self.thr
+                )
+            out[:, s : s + len(tails)] = sc
         return out
 
     @torch.no_grad()

@@ -58,6 +58,7 @@ class ReproConfig:
     real_epochs: int = 5
     real_datasets: int = 4  # perturbed copies checked on the real KG for MMDRUM (plus the KG itself)
     accuracy_seeds: int = 1  # paired seeds of the accuracy claim (the run's seed, then seed + 1, ...)
+    accuracy_gated: bool = True  # False: the accuracy claim is recorded as skipped, with the run's own MRRs
 
 
 PAPER_DEFAULTS = ReproConfig()
@@ -79,6 +80,11 @@ SMOKE = ReproConfig(
 )
 # Quick: rank 2 (SMDRUM conjunctions of at most two chains) and 14 datasets, so the run takes about a minute of
 # CPU; chosen on calibration seeds 101 and 102, never on the evaluated seed 0.
+# The accuracy claim is gated in --full only (accuracy_gated=False): quick records it as skipped with the MRRs of the
+# run's own three models. Decided on calibration seeds 101-105 (disjoint from the evaluated seed 0), this code,
+# 2026-12-02: the per-seed slack min(MRR_MM, MRR_SM) - MRR_DRUM + 0.1 was 0.024, -0.001, 0.083, -0.038, 0.005 (mean
+# 0.015, sd 0.045), so a paired 95 % interval would need dozens of seeds to leave zero, and each seed trains the three
+# models again (17-23 CPU s; the rest of the quick run takes about 45 CPU s in all, 3 seeds took 160).
 QUICK = ReproConfig(
     n_families=20,
     rank=2,
@@ -92,11 +98,12 @@ QUICK = ReproConfig(
     explain_sources=1,
     drum_max_rules=500,
     drum_max_nodes=30_000,
-    accuracy_seeds=3,
+    accuracy_seeds=1,
+    accuracy_gated=False,
 )
 # The accuracy claim sits near its 0.1 margin (it held on seed 0 and failed on calibration seed 102), so it is decided
-# over 3 paired seeds in quick and full (95 % t-interval of the per-seed slack): each further seed trains the three
-# models once more (quick: about 30 s of CPU under load, measured on calibration seed 101), fixed before the run.
+# over 3 paired seeds in full (95 % t-interval of the per-seed slack): each further seed trains the three models once
+# more, fixed before the run.
 FULL = ReproConfig(
     n_families=40,
     embed_dim=32,
@@ -397,22 +404,19 @@ def _claim_extraction_time(claims: ClaimSet, r: _Run) -> None:
 
 def _claim_accuracy(claims: ClaimSet, r: _Run, config: RunConfig) -> None:
     """MM/SM against DRUM in MRR, decided over paired seeds: the run's own models on ``config.seed``, then the three
-    models trained alike on the data of each further seed (``cfg.accuracy_seeds`` in all)."""
+    models trained alike on the data of each further seed (``cfg.accuracy_seeds`` in all). With
+    ``cfg.accuracy_gated`` False (quick) it is recorded as skipped, with the MRRs of the run's own models."""
     aggs = ("sum", "sm", "mm")
     seeds = [config.seed + i for i in range(r.cfg.accuracy_seeds)]
     info = {seeds[0]: r.info}
     for s in seeds[1:]:
         info[s] = _train_three(r.cfg, _load_data(r.cfg, s), s, config.progress)[1]
     mrr = {s: {a: info[s][a]["link_prediction"]["mrr"] for a in aggs} for s in seeds}
-    claims.paired(
+    ours, base = [min(mrr[s]["mm"], mrr[s]["sm"]) for s in seeds], [mrr[s]["sum"] for s in seeds]
+    kw = dict(
         claim="MM/SM trade little accuracy for faithful, fast extraction (MRR within 0.1 of DRUM)",
         metric="min MRR (MM, SM) per seed (each seed: its own KG split, the three models trained alike)",
-        ours=[min(mrr[s]["mm"], mrr[s]["sm"]) for s in seeds],
-        baseline=[mrr[s]["sum"] for s in seeds],
-        seeds=seeds,
         baseline_name="DRUM (sum) MRR",
-        better="higher",
-        margin=0.1,
         details={
             **r.base,
             "mrr_per_seed": {str(s): mrr[s] for s in seeds},
@@ -420,6 +424,21 @@ def _claim_accuracy(claims: ClaimSet, r: _Run, config: RunConfig) -> None:
             "classification_test": {a: r.info[a]["classification"].get("test") for a in aggs},
             "beta": {a: r.info[a]["beta"] for a in aggs},
         },
+    )
+    if r.cfg.accuracy_gated:
+        claims.paired(ours=ours, baseline=base, seeds=seeds, better="higher", margin=0.1, **kw)
+        return
+    claims.add(
+        status="skipped",
+        message=f"gated in --full only (accuracy_gated=False in QUICK, reproduce.py, decided on calibration seeds "
+        f"101-105: the per-seed slack spreads more than its mean, so a quick-sized number of seeds cannot decide "
+        f"it); "
+        f"measured here on seed {seeds[0]}: MRR MM {mrr[seeds[0]]['mm']:.3f}, SM {mrr[seeds[0]]['sm']:.3f}, "
+        f"DRUM {mrr[seeds[0]]['sum']:.3f} (rule: min(MM, SM) >= DRUM - 0.1 over paired seeds)",
+        ours=ours[0],
+        baseline=base[0],
+        rule="ours >= baseline - 0.1 (paired over seeds, 95 % t-interval)",
+        **kw,
     )
 
 
