@@ -84,3 +84,55 @@ def test_paired_claims_decide_per_seed_with_an_interval(tmp_path):
         bad = _results([0.1] * 3, [0.2] * 3)
         bad["base"][0]["seed"] = 9
         _paired_claim(claims, bad, "m", "ours", "base", **kw)
+
+
+def test_quick_config_is_the_one_the_readme_states():
+    """Quick: five of the seven 2-D rows at half the full budget, n = 500 against 1000 exact draws, six paired
+    evaluation seeds; full keeps every row at 4000 calls, n = 1000, seeds 1-3. The README says so."""
+    from pathlib import Path
+
+    assert (QUICK.budget, QUICK.n, QUICK.n_ref, QUICK.seeds) == (2000, 500, 1000, (1, 2, 3, 4, 5, 6))
+    assert QUICK.equal_budget_rows == ("rdmc-is", "rdmc-ula", "ula", "mala", "ula broad-init")
+    assert QUICK.settings == FULL.settings and QUICK.rows == FULL.rows
+    assert (FULL.budget, FULL.n, FULL.n_ref, FULL.seeds, FULL.equal_budget_rows) == (
+        4000,
+        1000,
+        2000,
+        (1, 2, 3),
+        None,
+    )
+    text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    para = text[text.index("`rdmc reproduce --quick` runs") :][:900]
+    for words in (
+        "2000 oracle calls per sample",
+        "n = 500",
+        "1000 exact",
+        "seeds 1-6",
+        "paper-schedule",
+        "hybrid",
+    ):
+        assert words in para, words
+    with pytest.raises(ValueError, match="is not one of"):
+        ComparisonConfig(equal_budget_rows=("rdmc-is", "langevin"))
+
+
+def test_claims_whose_rows_are_not_run_are_recorded_as_not_run(tmp_path):
+    """With equal_budget_rows a subset, the claims of the rows left out are skipped rows that say so; the others are
+    decided as usual, and the rows run keep the sampler seeds they have in the full row list."""
+    from dataclasses import replace
+
+    from iclr24.rdmc.data import get_target
+    from iclr24.rdmc.reproduce import _equal_budget
+
+    cfg = replace(SMOKE, seeds=(1, 2), equal_budget_rows=QUICK.equal_budget_rows)
+    config = RunConfig(mode="quick", seed=0, out=tmp_path, progress=False)
+    claims = ClaimSet("rdmc", config)
+    _equal_budget(claims, config, cfg, get_target(cfg.target))
+    skipped = [c for c in claims.claims if c.status == "skipped"]
+    assert len(claims.claims) == 7 and len(skipped) == 2
+    assert all("not run in --quick" in c.message for c in skipped)
+    assert {("hybrid" in c.claim) or ("time-dependent" in c.claim) for c in skipped} == {True}
+    per_seed = claims.claims[0].details["per_seed"]
+    assert set(per_seed) == set(QUICK.equal_budget_rows)
+    names = [r.name for r in cfg.rows]
+    assert per_seed["ula"][0]["sampler_seed"] == 1000 * 1 + names.index("ula")
