@@ -22,14 +22,16 @@ from iclr24.rlcf.views import CLIP_MEAN, CLIP_STD, clip_views, digit_views
 
 
 # -- TPT: confident views selected once (azshue/TPT tpt_classification.py; RLCF TPT/tune_cls_tpt.py) -------------
+@pytest.mark.parametrize("coupled", [False, True])
 @pytest.mark.parametrize("method", ["tpt", "rlcf", "kd"])
-def test_every_method_selects_its_confident_views_once(toy_pair, digits_kw, method):
+def test_every_method_selects_its_confident_views_once(toy_pair, digits_kw, method, coupled):
     policy, reward_model = toy_pair
     cfg = TTAConfig(method=method, mode="image", steps=3, lr=1e-2, n_views=16, selection_p=0.25)
     runner = TTARunner(policy, CLIPReward(reward_model), NAMES, cfg, **digits_kw)
+    runner._batch_coupled = coupled  # True: the official order, kept for encoders with BatchNorm
     seen = []
     hook = policy.visual.register_forward_hook(
-        lambda m, inp, out: seen.append(inp[0].shape[0]) if m.training else None
+        lambda m, inp, out: seen.append((inp[0].shape[0], torch.is_grad_enabled()))
     )
     import iclr24.rlcf.tta as tta
 
@@ -48,8 +50,12 @@ def test_every_method_selects_its_confident_views_once(toy_pair, digits_kw, meth
     finally:
         tta.select_confident = real
         hook.remove()
-    # step 1 forwards all 16 views and keeps 4; steps 2 and 3 forward the same 4 views only
-    assert seen == [16, 4, 4] and len(picks) == 1 and picks[0].numel() == 4
+    graphs = [n for n, grad in seen if grad]
+    assert len(picks) == 1 and picks[0].numel() == 4
+    if coupled:  # step 1 forwards all 16 views with their graph and keeps 4; steps 2 and 3 the same 4 only
+        assert graphs == [16, 4, 4]
+    else:  # all 16 views once without a graph (selection, first prediction), then the same 4 views at each step
+        assert graphs == [4, 4, 4] and seen[0] == (16, False)
 
 
 # -- class names ------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import torch
 
 from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 from iclr24.rlcf.cli import main
+from iclr24.rlcf.experiment import DEMO_METHODS
 from iclr24.rlcf.reproduce import FULL, PAPER, QUICK
 
 README = Path(__file__).parents[1] / "README.md"
@@ -39,10 +40,22 @@ def test_configs_keep_the_recipe_and_the_gates():
         d = c.demo
         assert (d.n_views, d.selection_p, d.sample_k, d.rlcf_steps, d.tpt_steps, d.tpt_gate_steps) == (
             64, 0.1, 3, 3, 1, 3)  # fmt: skip
-        assert (d.lr_image, d.weight_decay, d.policy_steps, d.reward_steps) == (1e-3, 5e-4, 500, 800)
-    # paired seeds fixed before any evaluated run, disjoint from the calibration seed 100
+        assert (d.lr_image, d.weight_decay, d.policy_width, d.reward_width) == (1e-3, 5e-4, 8, 16)
+        assert {"zero-shot", "tpt-3", "rlcf"} <= set(d.methods)  # what the gated claims compare
+    assert (FULL.demo.policy_steps, FULL.demo.reward_steps, FULL.demo.methods) == (500, 800, DEMO_METHODS)
+    # paired seeds fixed before any evaluated run, disjoint from the calibration seeds 100-105
     assert FULL.seeds == (0, 1, 2, 3, 4, 5) and FULL.demo.n_test == 300
-    assert QUICK.seeds == (0, 1, 2) and QUICK.demo.n_test == 100 and 100 not in FULL.seeds + QUICK.seeds
+    assert QUICK.seeds == (0, 1, 2) and not set(range(100, 106)) & set(FULL.seeds + QUICK.seeds)
+
+
+def test_readme_states_the_quick_config():
+    d = QUICK.demo
+    assert (d.n_test, d.policy_steps, d.reward_steps) == (60, 80, 240)
+    assert d.methods == ("zero-shot", "tpt", "tpt-3", "rlcf")
+    text = " ".join(README.read_text().split())
+    assert "`--quick`: seeds 0, 1, 2 with 60 test digits each" in text
+    assert "80 policy and 240 reward training steps" in text
+    assert "500 and 800" in text
 
 
 def test_cli_contract(tmp_path):

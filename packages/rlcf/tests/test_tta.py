@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from iclr24.rlcf.data import DIGIT_NAMES as NAMES
-from iclr24.rlcf.models import tokenize
+from iclr24.rlcf.models import build_toy_clip, tokenize
 from iclr24.rlcf.reward import CLIPReward
 from iclr24.rlcf.tta import TTAConfig, TTARunner
 from iclr24.rlcf.views import digit_views
@@ -116,3 +116,68 @@ def test_bad_input(toy_pair, digits_kw):
         TTAConfig(method="ppo")
     with pytest.raises(ValueError, match="image tensor"):
         digit_views("not an image")
+
+
+def _six_runners(policy, reward_model, digits_kw, n_views=16):
+    base = dict(n_views=n_views, selection_p=0.25)
+    cfgs = {
+        "zero-shot": TTAConfig(method="zero-shot", mode="image", **base),
+        "tpt": TTAConfig(method="tpt", mode="image", steps=1, lr=1e-2, **base),
+        "tpt-3": TTAConfig(method="tpt", mode="image", steps=3, lr=1e-2, **base),
+        "kd": TTAConfig(method="kd", mode="image", steps=3, lr=1e-2, **base),
+        "rlcf": TTAConfig(method="rlcf", mode="image", steps=3, lr=1e-2, **base),
+        "rlcf-prompt": TTAConfig(method="rlcf", mode="prompt", steps=3, lr=5e-2, **base),
+    }
+    return {k: TTARunner(policy, CLIPReward(reward_model), NAMES, c, **digits_kw) for k, c in cfgs.items()}
+
+
+def test_shared_view_features_change_no_result(toy_pair, digits_kw):
+    """The work shared across methods (the views' features under the initial encoder, the reward features of a
+    selection) and the step-1 forward of the selected views only give the histories of each runner alone, and
+    those of the official order (all views forwarded with their graph, then indexed)."""
+    policy, reward_model = toy_pair
+    runners = _six_runners(policy, reward_model, digits_kw)
+    for seed in (1, 2):
+        v = _views(seed=seed)
+        alone = {k: r.adapt(v) for k, r in runners.items()}
+        shared = runners["tpt"].encode_views(v)
+        for k, r in runners.items():
+            assert torch.allclose(r.adapt(v, shared=shared), alone[k], atol=1e-5), k
+        assert len(shared.reward_features) == 1  # kd and rlcf select the same views: encoded once
+        for k in ("tpt-3", "kd", "rlcf"):  # the official order, forced
+            runners[k]._batch_coupled = True
+            assert torch.allclose(runners[k].adapt(v), alone[k], atol=1e-5), k
+            runners[k]._batch_coupled = False
+        assert not torch.equal(alone["rlcf"][0], alone["rlcf"][-1])
+
+
+def test_evaluate_together_equals_each_runner_alone(toy_pair, digits_kw):
+    from iclr24.rlcf.tta import _prefixes, evaluate_together
+
+    policy, reward_model = toy_pair
+    runners = _six_runners(policy, reward_model, digits_kw)
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.rand(5, 1, 8, 8, generator=g), torch.randint(10, (5,), generator=g)
+    together = evaluate_together(runners, x, y, digit_views, seed=7)
+    # zero-shot and 1-step TPT are read off 3-step TPT (the same first update); the others run
+    assert _prefixes(runners) == {"tpt": "tpt-3", "zero-shot": "tpt-3"}
+    assert together["tpt"]["seconds"] == 0.0 and together["rlcf"]["seconds"] > 0
+    for k, r in runners.items():
+        assert (
+            together[k]["accuracy_per_step"] == r.evaluate(x, y, digit_views, seed=7)["accuracy_per_step"]
+        ), k
+    # bad input: before any work
+    other = TTARunner(build_toy_clip(), None, NAMES, TTAConfig(method="zero-shot", mode="image"), **digits_kw)
+    with pytest.raises(ValueError, match="one policy"):
+        evaluate_together({"a": runners["tpt"], "b": other}, x, y, digit_views)
+    with pytest.raises(ValueError, match="one number of views"):
+        evaluate_together({"a": runners["tpt"], "b": _six_runners(policy, reward_model, digits_kw, 20)["tpt"]}, x, y,
+                          digit_views)  # fmt: skip
+    with pytest.raises(ValueError, match="as many labels"):
+        evaluate_together(runners, x, y[:3], digit_views)
+    ema = TTARunner(policy, None, NAMES, TTAConfig(method="tpt", mode="image", n_views=16, selection_p=0.25,
+                                                   momentum=0.5), **digits_kw)  # fmt: skip
+    with pytest.raises(ValueError, match="EMA"):
+        evaluate_together({"a": runners["tpt"], "b": ema}, x, y, digit_views)
+    with pytest.raises(ValueError, match="cannot take shared"):
+        ema.adapt(_views(), shared=runners["tpt"].encode_views(_views()))

@@ -84,20 +84,21 @@ def augment_rotate_noise(
     out = []
     for _ in range(copies):
         ang = (torch.rand(len(x), generator=g) * 2 - 1) * max_angle
-        rot = torch.stack([_rotate(img, float(a)) for img, a in zip(x, ang)])
+        rot = _rotate_batch(x, [float(a) for a in ang])
         out.append((rot + noise_std * torch.randn(rot.shape, generator=g)).clamp(0, 1))
     return torch.cat(out)
 
 
-def _rotate(img: torch.Tensor, degrees: float) -> torch.Tensor:
+def _rotate_batch(x: torch.Tensor, degrees: list[float]) -> torch.Tensor:
+    """Each image of ``x`` ``(N, C, H, W)`` rotated by its own angle (bilinear, zero fill), in one call."""
     import math
 
     import torch.nn.functional as F
 
-    a = math.radians(degrees)
-    theta = torch.tensor([[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0]])[None]
-    grid = F.affine_grid(theta, (1, *img.shape), align_corners=False)
-    return F.grid_sample(img[None], grid, mode="bilinear", padding_mode="zeros", align_corners=False)[0]
+    rad = [math.radians(d) for d in degrees]
+    theta = torch.tensor([[[math.cos(a), -math.sin(a), 0.0], [math.sin(a), math.cos(a), 0.0]] for a in rad])
+    grid = F.affine_grid(theta, tuple(x.shape), align_corners=False)
+    return F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
 
 
 def load_image_folder(

@@ -19,7 +19,7 @@ from .models import (
     train_toy_clip,
 )
 from .reward import CLIPReward
-from .tta import TTAConfig, TTARunner
+from .tta import TTAConfig, TTARunner, evaluate_together
 from .views import digit_views
 
 __all__ = ["DemoConfig", "train_digit_clips", "run_demo_seed", "DEMO_METHODS", "toy_tokenizer"]
@@ -53,6 +53,7 @@ class DemoConfig:
     lr_image: float = 1e-3
     lr_prompt: float = 7e-3
     weight_decay: float = 5e-4
+    methods: tuple[str, ...] = DEMO_METHODS  # the methods run (every one on the same views)
 
 
 def toy_tokenizer(texts, context_length: int = TOY_CONTEXT_LENGTH) -> torch.Tensor:
@@ -106,9 +107,14 @@ def zero_shot_accuracy(model, x: torch.Tensor, y: torch.Tensor) -> float:
     )
 
 
-def run_demo_seed(cfg: DemoConfig, seed: int, methods=DEMO_METHODS, progress=None) -> dict:
-    """Every method on the first ``n_test`` shifted test digits of one seed; the same views for every method (the
-    view generator is seeded identically)."""
+def run_demo_seed(cfg: DemoConfig, seed: int, methods=None, progress=None) -> dict:
+    """Every method on the first ``n_test`` shifted test digits of one seed, on the same views: the views of a digit
+    are drawn once, and what every method computes first for them (the policy's features of the views, the
+    reward model's features of a selection) is computed once (:func:`~iclr24.rlcf.tta.evaluate_together`)."""
+    methods = cfg.methods if methods is None else methods
+    unknown = set(methods) - set(DEMO_METHODS)
+    if not methods or unknown:
+        raise ValueError(f"methods must be a non-empty subset of {DEMO_METHODS}, got {methods!r}")
     policy, reward_model, data = train_digit_clips(cfg, seed, progress)
     x, y = data.test_x[: cfg.n_test], data.test_y[: cfg.n_test]
     out = {
@@ -118,11 +124,20 @@ def run_demo_seed(cfg: DemoConfig, seed: int, methods=DEMO_METHODS, progress=Non
         "methods": {},
         "config": asdict(cfg),
     }
-    for m in methods:
-        runner = TTARunner(policy, CLIPReward(reward_model), DIGIT_NAMES, method_config(cfg, m),
-                           template=DIGIT_TEMPLATE, ctx_init="a photo of the digit", policy_tokenizer=toy_tokenizer,
-                           reward_tokenizer=toy_tokenizer)  # fmt: skip
-        out["methods"][m] = runner.evaluate(x, y, digit_views, seed=seed, progress=progress)
+    runners = {
+        m: TTARunner(
+            policy,
+            CLIPReward(reward_model),
+            DIGIT_NAMES,
+            method_config(cfg, m),
+            template=DIGIT_TEMPLATE,
+            ctx_init="a photo of the digit",
+            policy_tokenizer=toy_tokenizer,
+            reward_tokenizer=toy_tokenizer,
+        )  # fmt: skip
+        for m in methods
+    }
+    out["methods"] = evaluate_together(runners, x, y, digit_views, seed=seed, progress=progress)
     for p in policy.parameters():
         p.requires_grad_(False)
     return out

@@ -172,8 +172,8 @@ def train_toy_clip(
             f"need as many labels as images (> 0), got {len(images)} images, {len(labels)} labels"
         )
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay
+    opt = torch.optim.AdamW(  # foreach: the same update (bit-identical on CPU) in fewer ops
+        [p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay, foreach=True
     )
     model.train()
     for _ in range(steps):

@@ -16,10 +16,9 @@ distribution on the selected views). Trainable: the CoOp prompt context (``mode=
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 import torch.nn.functional as F
@@ -33,13 +32,34 @@ from .losses import (
     sample_top_k,
     select_confident,
 )
-from .models import check_images
+from .models import ConvTower, check_images
 from .reward import CLIPReward, check_tokens
 
-__all__ = ["TTAConfig", "TTARunner", "METHODS", "MODES", "PROMPT_DEFAULTS", "IMAGE_DEFAULTS"]
+__all__ = [
+    "TTAConfig",
+    "TTARunner",
+    "ViewFeatures",
+    "evaluate_together",
+    "METHODS",
+    "MODES",
+    "PROMPT_DEFAULTS",
+    "IMAGE_DEFAULTS",
+]
 
 METHODS = ("zero-shot", "tpt", "rlcf", "kd")
 MODES = ("prompt", "image", "norm")
+# modules whose forward does not depend on train/eval mode (an encoder made only of these needs no mode switch)
+_MODE_FREE = (
+    nn.Conv2d,
+    nn.Linear,
+    nn.GroupNorm,
+    nn.LayerNorm,
+    nn.GELU,
+    nn.ReLU,
+    nn.Sequential,
+    nn.Identity,
+    ConvTower,
+)
 _NORMS = (nn.LayerNorm, nn.GroupNorm, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 
 
@@ -84,6 +104,18 @@ class TTAConfig:
 
     def but(self, **kw) -> TTAConfig:
         return replace(self, **kw)
+
+
+@dataclass
+class ViewFeatures:
+    """One test image's views encoded by a policy's initial image encoder (:meth:`TTARunner.encode_views`),
+    computed once and shared by the runners on that policy; ``reward_features`` caches the reward model's
+    features of a selection of these views (runners with the same selection share it)."""
+
+    policy_id: int
+    n_views: int
+    features: torch.Tensor
+    reward_features: dict = field(default_factory=dict)
 
 
 PROMPT_DEFAULTS = TTAConfig()
@@ -170,8 +202,18 @@ class TTARunner:
         for p in params:
             p.requires_grad_(True)
         self.params = params
-        self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-        self._optim_state = copy.deepcopy(self.optimizer.state_dict())
+        # views interact through batch statistics only in BatchNorm layers (train mode)
+        self._mode_free = all(isinstance(m, _MODE_FREE) for m in policy.visual.modules())
+        self._batch_coupled = any(
+            isinstance(m, nn.modules.batchnorm._BatchNorm) for m in policy.visual.modules()
+        )
+        # foreach: the same AdamW update (bit-identical on CPU) in a few fused tensor-list ops
+        self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True)
+        self._live = self.trainable.state_dict(keep_vars=True)  # the live parameters and buffers, by name
+        own = {id(p) for p in params}
+        self._grad_flags = [
+            (p, id(p) in own) for p in policy.parameters()
+        ]  # which of them this runner trains
         self._original = self._state()
         self._init = self._state()
         self._ema = self._state() if cfg.momentum is not None else None
@@ -183,9 +225,19 @@ class TTARunner:
 
     @torch.no_grad()
     def reset(self) -> None:
-        """Trainable parameters back to their (EMA-updated) initial state; optimiser state cleared (episodic)."""
-        self.trainable.load_state_dict(self._init)
-        self.optimizer.load_state_dict(copy.deepcopy(self._optim_state))
+        """Trainable parameters back to their (EMA-updated) initial state; optimiser state cleared (episodic); only
+        this runner's parameters require a gradient (several runners may share one policy)."""
+        for p, trains in self._grad_flags:
+            p.requires_grad_(trains)
+        for k, t in self._live.items():  # in place, as load_state_dict(self._init)
+            t.copy_(self._init[k])
+        self.optimizer.state.clear()  # AdamW's moments and step counts: a fresh optimiser (its groups never change)
+
+    def _set_train(self, mode: bool) -> None:
+        if self._mode_free:  # no module of the encoder behaves differently in train and eval mode
+            return
+        if self.policy.visual.training != mode:
+            self.policy.visual.train(mode)
 
     @torch.no_grad()
     def _momentum_update(self) -> None:
@@ -204,12 +256,16 @@ class TTARunner:
                     self._init[k] = (1 - w) * v + w * self._ema[k]
 
     # -- forward -----------------------------------------------------------------------------------------------
-    def _logits(self, views: torch.Tensor | None, image_features: torch.Tensor | None) -> torch.Tensor:
+    def _logits_from(self, image_features: torch.Tensor) -> torch.Tensor:
+        """``tau * cos`` of normalised image features with the class text features (or the prompt learner's)."""
         scale = self.policy.logit_scale.exp().float()
-        if self.prompt_learner is not None:
-            return scale * image_features @ self.prompt_learner().t()
-        img = F.normalize(self.policy.encode_image(views).float(), dim=-1)
-        return scale * img @ self.text_features.t()
+        text = self.prompt_learner() if self.prompt_learner is not None else self.text_features
+        return scale * image_features @ text.t()
+
+    def _logits(self, views: torch.Tensor | None, image_features: torch.Tensor | None) -> torch.Tensor:
+        if image_features is not None:
+            return self._logits_from(image_features)
+        return self._logits_from(F.normalize(self.policy.encode_image(views).float(), dim=-1))
 
     def _check_views(self, views: torch.Tensor) -> torch.Tensor:
         if not isinstance(views, torch.Tensor) or views.ndim != 4 or views.shape[0] == 0:
@@ -226,30 +282,102 @@ class TTARunner:
             n_selected(views.shape[0], self.cfg.selection_p)
         return views.to(next(self.policy.parameters()).device, torch.float32)
 
-    def adapt(self, views: torch.Tensor) -> torch.Tensor:
+    def can_share(self) -> bool:
+        """Whether this runner may take the view features another runner on the same policy computed
+        (:meth:`encode_views`): its image encoder starts every sample from the same state (no EMA buffer, or a
+        frozen encoder in prompt mode) and has no batch statistics coupling the views (BatchNorm in train mode)."""
+        return self.prompt_learner is not None or (self.cfg.momentum is None and not self._batch_coupled)
+
+    @torch.no_grad()
+    def encode_views(self, views: torch.Tensor) -> ViewFeatures:
+        """The L2-normalised features ``(N, d)`` of one test image's views under the policy's initial image
+        encoder (eval mode): what every runner on this policy computes first for the image (the prediction
+        before any step, the confidence selection, the frozen features of prompt mode). Computed once, it can be
+        passed to ``adapt(views, shared=...)`` of every runner whose :meth:`can_share` is true."""
+        views = self._check_views(views)
+        self.reset()
+        self._set_train(False)
+        feats = F.normalize(self.policy.encode_image(views).float(), dim=-1)
+        return ViewFeatures(policy_id=id(self.policy), n_views=views.shape[0], features=feats)
+
+    def _initial_features(self, views: torch.Tensor, shared: ViewFeatures | None, steps: int):
+        """The initial encoder's view features where this runner can use them without changing its result, else
+        ``None`` (then the views go through the encoder with their graph, as the official code)."""
+        if shared is not None:
+            if not self.can_share():
+                raise ValueError(
+                    "this runner cannot take shared view features (its encoder has an EMA buffer or BatchNorm)"
+                )
+            if shared.policy_id != id(self.policy) or shared.n_views != views.shape[0]:
+                raise ValueError(
+                    f"the shared view features come from another policy or another set of views "
+                    f"({shared.n_views} views; got {views.shape[0]})"
+                )
+            return shared.features
+        if (
+            self.prompt_learner is not None
+        ):  # the image encoder is frozen in prompt mode: encode the views once
+            with torch.no_grad():
+                return F.normalize(self.policy.encode_image(views).float(), dim=-1)
+        if steps > 0 and not self._batch_coupled:
+            return self.encode_views(views).features
+        return None
+
+    def _first_step_logits(
+        self, views: torch.Tensor, feats0: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Step 1: ``(selected, logits of the selected views with their graph)``. The selection is made on the
+        initial parameters and kept for the later steps (every method; TPT's own code does too). Where the
+        initial features are known and the views do not interact in the encoder (no BatchNorm), only the
+        selected views are forwarded with a graph: the loss depends on them alone, so the gradient is the same
+        as forwarding all N views with a graph and indexing, at a fraction of the backward cost."""
+        p = self.cfg.selection_p
+        if self.prompt_learner is not None:  # the features are constants; the graph runs through the context
+            out = self._logits(None, feats0)
+            selected = select_confident(out.detach(), p)  # Alg. 1, line 3
+            return selected, out[selected]
+        if feats0 is not None:
+            with torch.no_grad():
+                selected = select_confident(self._logits_from(feats0), p)  # Alg. 1, line 3
+            return selected, self._logits(views[selected], None)
+        out = self._logits(views, None)  # batch-coupled encoder: all views with their graph, as the official
+        selected = select_confident(out.detach(), p)  # Alg. 1, line 3
+        return selected, out[selected]
+
+    def _set_reward_views(
+        self, views: torch.Tensor, selected: torch.Tensor, shared: ViewFeatures | None
+    ) -> None:
+        """The reward model encodes the selected views once per test image (shared across runners with the same
+        reward model and the same selection)."""
+        key = (id(self.reward.model), self.reward.resolution, tuple(selected.tolist()))
+        if shared is not None and key in shared.reward_features:
+            self.reward.image_features = shared.reward_features[key]
+            return
+        feats = self.reward.set_image_features(views[selected])
+        if shared is not None:
+            shared.reward_features[key] = feats
+
+    def adapt(self, views: torch.Tensor, shared: ViewFeatures | None = None) -> torch.Tensor:
         """Adapt on one test image's views and return the original view's logits after 0, 1, ..., steps updates
-        ``(steps + 1, C)`` (the last row is the prediction); parameters are reset before and after."""
+        ``(steps + 1, C)`` (the last row is the prediction); parameters are reset before and after. ``shared``:
+        the views' features from :meth:`encode_views` of a runner on the same policy (computed once per image)."""
         views = self._check_views(views)
         cfg = self.cfg
         steps = 0 if cfg.method == "zero-shot" else cfg.steps
         self.reset()
-        feats = None
-        if self.prompt_learner is not None:
-            with torch.no_grad():  # the image encoder is frozen in prompt mode: encode the views once
-                feats = F.normalize(self.policy.encode_image(views).float(), dim=-1)
-        history = [self._predict(views, feats)]
+        feats0 = self._initial_features(views, shared, steps)
+        frozen = self.prompt_learner is not None  # prompt mode: the view features stay valid at every step
+        history = [self._predict(views, feats0)]
         selected = None
         for _ in range(steps):
-            if self.prompt_learner is None:
-                self.policy.visual.train()  # as the official tune_cls_*.py (matters for BatchNorm only)
-            if selected is None:  # every method selects once and keeps the views (TPT's own code does too)
-                out = self._logits(views, feats)
-                selected = select_confident(out.detach(), cfg.selection_p)  # Alg. 1, line 3
-                out = out[selected]
-                if cfg.method in ("rlcf", "kd"):  # the reward model encodes the selected views once
-                    self.reward.set_image_features(views[selected])
+            if not frozen:
+                self._set_train(True)  # as the official tune_cls_*.py (matters for BatchNorm only)
+            if selected is None:
+                selected, out = self._first_step_logits(views, feats0)
+                if cfg.method in ("rlcf", "kd"):
+                    self._set_reward_views(views, selected, shared)
             else:
-                out = self._logits(views[selected], None if feats is None else feats[selected])
+                out = self._logits(views[selected], feats0[selected] if frozen else None)
             if cfg.method == "rlcf":
                 sampled = sample_top_k(out.detach(), cfg.sample_k)  # Alg. 1, line 4
                 rewards = self.reward.rewards(sampled, cfg.sample_k)  # Alg. 1, line 5
@@ -261,7 +389,7 @@ class TTARunner:
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()
-            history.append(self._predict(views, feats))
+            history.append(self._predict(views, feats0 if frozen else None))
         self._momentum_update()
         self.reset()
         if self.reward is not None:
@@ -270,9 +398,11 @@ class TTARunner:
 
     @torch.no_grad()
     def _predict(self, views: torch.Tensor, feats: torch.Tensor | None) -> torch.Tensor:
-        if self.prompt_learner is None:
-            self.policy.visual.eval()
-        return self._logits(views[:1], None if feats is None else feats[:1])[0].detach()
+        """The original view's logits: from its known features, or through the encoder in eval mode."""
+        if feats is not None:
+            return self._logits_from(feats[:1])[0].detach()
+        self._set_train(False)
+        return self._logits(views[:1], None)[0].detach()
 
     def evaluate(
         self,
@@ -323,3 +453,117 @@ class TTARunner:
             "n": n,
             "seconds": time.perf_counter() - t0,
         }
+
+
+def evaluate_together(
+    runners: dict[str, TTARunner],
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    make_views: Callable[..., torch.Tensor],
+    *,
+    seed: int = 0,
+    progress: Callable | None = None,
+) -> dict[str, dict]:
+    """Several methods on the same test images and the same views, one image at a time: ``{name: the result of
+    TTARunner.evaluate}``, equal to evaluating each runner alone with the same ``seed``, with the shared work done
+    once per image: the views (``make_views(image, n_views, generator=g)``, drawn once), their features under the
+    policy's initial image encoder (:meth:`TTARunner.encode_views`) and the reward model's features of a selection
+    of views. A runner whose steps are the first steps of another's (the same method and settings with fewer
+    steps, or zero-shot, on the same encoder and class text) reads its history off that runner's: the updates are
+    the same. The runners must adapt one policy with one number of views; ``seconds`` is each runner's own time
+    (0 for one read off another; the shared encoding is counted in ``shared_seconds``)."""
+    if not runners or not all(isinstance(r, TTARunner) for r in runners.values()):
+        raise ValueError(f"expected a non-empty dict of TTARunners, got {runners!r:.80}")
+    first = next(iter(runners.values()))
+    if any(r.policy is not first.policy or r.classnames != first.classnames for r in runners.values()):
+        raise ValueError("evaluate_together needs runners that adapt one policy over one list of class names")
+    adapting = {r.cfg.n_views for r in runners.values() if r.cfg.method != "zero-shot"}
+    if len(adapting) > 1:
+        raise ValueError(
+            f"evaluate_together needs one number of views for every method, got {sorted(adapting)}"
+        )
+    if any(r.cfg.momentum is not None for r in runners.values()):
+        raise ValueError("evaluate_together cannot share the policy between runners with an EMA buffer")
+    if len(images) == 0 or len(images) != len(labels):
+        raise ValueError(f"expected as many labels as test images (> 0), got {len(images)} and {len(labels)}")
+    if int(labels.max()) >= len(first.classnames) or int(labels.min()) < 0:
+        raise ValueError(
+            f"labels must index the {len(first.classnames)} class names, got max {int(labels.max())}"
+        )
+    n_views = adapting.pop() if adapting else 1
+    sharer = next((r for r in runners.values() if r.can_share()), None)
+    prefix = _prefixes(runners)
+    g = torch.Generator().manual_seed(seed)
+    correct = {k: None for k in runners}
+    seconds = dict.fromkeys(runners, 0.0)
+    shared_seconds = 0.0
+    for img, y in zip(images, labels):
+        views = make_views(img, n_views, generator=g)
+        t0 = time.perf_counter()
+        shared = sharer.encode_views(views) if sharer is not None and n_views > 1 else None
+        shared_seconds += time.perf_counter() - t0
+        hists = {}
+        for k, r in runners.items():
+            if k in prefix:
+                continue
+            t0 = time.perf_counter()
+            hists[k] = r.adapt(views, shared=shared if r.can_share() else None)
+            seconds[k] += time.perf_counter() - t0
+        for k, r in runners.items():
+            hist = hists[prefix[k]][: _steps(r) + 1] if k in prefix else hists[k]
+            hit = (hist.argmax(-1).cpu() == int(y)).float()
+            correct[k] = hit if correct[k] is None else correct[k] + hit
+            if progress is not None:
+                progress.update(1)
+    out = {}
+    for k in runners:
+        acc = (100.0 * correct[k] / len(images)).tolist()
+        out[k] = {"accuracy": acc[-1], "accuracy_per_step": acc, "n": len(images), "seconds": seconds[k],
+                  "shared_seconds": shared_seconds}  # fmt: skip
+    return out
+
+
+def _steps(r: TTARunner) -> int:
+    return 0 if r.cfg.method == "zero-shot" else r.cfg.steps
+
+
+def _same_start(a: TTARunner, b: TTARunner) -> bool:
+    """Both adapt the image encoder from one state (no EMA) against the same class text features."""
+    return (
+        a.prompt_learner is None
+        and b.prompt_learner is None
+        and a.can_share()
+        and b.can_share()
+        and a.trainable is b.trainable
+        and torch.equal(a.text_features, b.text_features)
+    )
+
+
+def _same_updates(a: TTARunner, b: TTARunner) -> bool:
+    """The same method and settings (apart from the number of steps) and, for RLCF/KD, the same reward."""
+    if replace(a.cfg, steps=b.cfg.steps) != b.cfg:
+        return False
+    if a.cfg.method not in ("rlcf", "kd"):
+        return True
+    ra, rb = a.reward, b.reward
+    return (
+        ra.model is rb.model
+        and (ra.weight, ra.resolution) == (rb.weight, rb.resolution)
+        and torch.equal(ra.class_features, rb.class_features)
+    )
+
+
+def _prefixes(runners: dict[str, TTARunner]) -> dict[str, str]:
+    """``{k: j}``: runner ``k``'s history is the first ``steps_k + 1`` rows of runner ``j``'s (``j`` is run)."""
+    order = sorted(runners, key=lambda k: -_steps(runners[k]))
+    prefix: dict[str, str] = {}
+    for i, k in enumerate(order):
+        rk = runners[k]
+        for j in order[:i]:  # runners already decided, with at least as many steps
+            rj = runners[j]
+            if j in prefix or not _same_start(rk, rj):
+                continue
+            if _steps(rk) == 0 or _same_updates(rk, rj):
+                prefix[k] = j
+                break
+    return prefix
