@@ -16,6 +16,25 @@ def test_quadrant_copy_task_layout():
         quadrant_copy_batch(4, torch.Generator(), size=30)
 
 
+@pytest.mark.parametrize("square", [4, 8])
+def test_quadrant_copy_batch_paints_the_same_images_as_sample_by_sample(square):
+    """The vectorised painting gives the images of the original per-sample loop, bit for bit (same RNG draws)."""
+    from iclr24.fastervit.data import _COLOURS
+
+    x, y = quadrant_copy_batch(50, torch.Generator().manual_seed(3), size=32, square=square)
+    g = torch.Generator().manual_seed(3)  # replay the draws in the same order
+    ref = 0.1 * torch.randn(50, 3, 32, 32, generator=g)
+    yr = torch.randint(0, 2, (50,), generator=g)
+    pos = torch.randint(0, 16 // square, (50, 4), generator=g) * square
+    distract = torch.randint(0, 4, (50,), generator=g)
+    for i in range(50):
+        r, c = int(pos[i, 0]), int(pos[i, 1])
+        ref[i, :, r : r + square, c : c + square] = _COLOURS[yr[i]].view(3, 1, 1)
+        r, c = 16 + int(pos[i, 2]), 16 + int(pos[i, 3])
+        ref[i, :, r : r + square, c : c + square] = _COLOURS[distract[i]].view(3, 1, 1)
+    assert torch.equal(y, yr) and torch.equal(x, ref)
+
+
 def test_digits_dataset_shapes():
     tr, te, classes = digits_dataset(size=32)
     assert len(tr) + len(te) == 1797 and classes == [str(i) for i in range(10)]

@@ -18,3 +18,38 @@ def test_evaluation_seeds_are_disjoint_from_the_calibration_seeds_and_the_gate_i
     for setting in (QUICK, FULL):
         assert not set(setting["seeds"]) & set(CALIBRATION_SEEDS)
     assert "ours >= 0.95" in RULE and FULL["cfg"].square == 4  # the task and gate of the official-layer check
+
+
+def test_quick_and_full_configs_are_what_the_readme_says():
+    from pathlib import Path
+
+    from iclr24.fastervit.reproduce import FULL, QUICK
+
+    q, f = QUICK["cfg"], FULL["cfg"]
+    assert (q.square, q.depth, q.lr, q.epochs, q.samples_per_epoch, q.batch_size) == (
+        8,
+        1,
+        2.5e-4,
+        5,
+        1024,
+        32,
+    )
+    assert QUICK["seeds"] == (100,) and q.epochs * q.samples_per_epoch // q.batch_size == 160
+    assert (f.square, f.depth, f.lr, f.epochs, f.samples_per_epoch, f.batch_size) == (
+        4,
+        2,
+        1e-3,
+        10,
+        2000,
+        32,
+    )
+    assert FULL["seeds"] == (100, 101, 102)
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert (
+        "Quick mode uses 8×8-px squares, one HAT block (depth 1), lr 2.5e-4, 5 epochs × 1024 fresh samples "
+        "(160 steps of batch 32) and one seed (100)." in readme
+    )
+    assert (
+        "Full mode uses the 4×4-px squares, two blocks, lr 1e-3, 10 epochs × 2000 samples and seeds 100-102"
+        in readme
+    )

@@ -90,7 +90,9 @@ def run_carrier_token_task(
     t0 = time.perf_counter()
     seed_everything(seed)
     model = QuadrantReadoutNet(attention, cfg)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    # foreach: the same AdamW update in multi-tensor kernels (torch's default on CUDA, not on CPU); a step of this
+    # small model is ~15-25% faster on CPU
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True)
     gen = torch.Generator().manual_seed(10_000 + seed)
     xt, yt = quadrant_copy_batch(
         cfg.test_samples, torch.Generator().manual_seed(99_999), size=cfg.image_size, square=cfg.square

@@ -2,9 +2,9 @@
 
 Carrier tokens carry global context (the mechanism behind HAT, Sec. 3.3 of the paper): on a cross-window copy task
 whose readout sees one window only, plain window attention stays at chance while HAT learns it and matches global
-attention (3 seeds). ``--quick`` uses 8x8-px squares (one carrier token's pooling cell; learned in a few thousand
-samples), ``--full`` the harder 4x4-px squares of the task as first verified on the official layer. Both are gated
-at HAT >= 0.95.
+attention. ``--quick`` uses 8x8-px squares (one carrier token's pooling cell), one HAT block and one seed (160
+steps each; about a CPU minute), ``--full`` the harder 4x4-px squares of the task as first verified on the official
+layer, two blocks and three seeds. Both are gated at HAT >= 0.95.
 
 Facts (hold by construction, not claims): the parameter counts of FasterViT-0..3 equal the official release's.
 Throughput is a benchmark (``fastervit bench``), never a claim here.
@@ -42,15 +42,37 @@ __all__ = [
 NAME = "fastervit"
 
 # CPU-scale settings (the paper trains FasterViT on ImageNet-1K for 300 epochs on GPUs; this is a mechanism check).
-# The recipes below were chosen on CALIBRATION_SEEDS; the claim is evaluated on other seeds (config.seed + 100..102).
-CALIBRATION_SEEDS = (0, 1, 2)
-SMOKE = dict(
-    cfg=CarrierTokenConfig(square=8, epochs=1, samples_per_epoch=128, test_samples=128), seeds=(100,)
+# The recipes below were chosen on CALIBRATION_SEEDS (full: 0-2; quick: 0-5); the claim is evaluated on other seeds
+# (config.seed + 100..102 in full, + 100 in quick).
+# quick: 8x8-px squares fill one carrier token's pooling cell; one HAT block (depth 1: carrier-token attention,
+# then window attention over [carrier tokens, window tokens], is already a path from any window to any other),
+# lr 2.5e-4, 5 epochs x 1024 fresh samples = 160 steps of batch 32, one seed (~1 CPU minute in all, 1 thread).
+# Calibration (seeds 0-5, 1 thread, one 8000-sample epoch through a copy of the training loop that evaluates
+# every 20 steps; the first step at test accuracy >= 0.95): HAT depth 1 at lr 2.5e-4
+# 100/80/80/80/80/80, at lr 5e-4 120/80/60/80/60/60, at lr 1e-3 180/120/80/140/80/100; HAT depth 2 at lr 1e-3
+# 160/120/180/120/100/220 (at ~1.8x the CPU per step); global attention depth 1 at lr 2.5e-4 40/80/40/20/20/40;
+# window attention at chance (<= 0.543, seeds 0-2) throughout; every solved run stayed at 1.0 to the last step. 160 steps
+# leave 60 steps over the slowest calibration seed. Seeds 101-102 run in --full only (the effect, 1.0 against
+# chance, is far outside the seed spread).
+QUICK = dict(
+    cfg=CarrierTokenConfig(square=8, depth=1, lr=2.5e-4, epochs=5, samples_per_epoch=1024),
+    seeds=(100,),
+    calibration_seeds=(0, 1, 2, 3, 4, 5),
 )
-# quick: 8x8-px squares fill one carrier token's pooling cell, which the models learn in ~2-4k samples
-QUICK = dict(cfg=CarrierTokenConfig(square=8, epochs=5, samples_per_epoch=2000), seeds=(100, 101, 102))
-# full: the 4x4-px squares of the task as specified (harder: the pooled carrier token dilutes the colour 4x)
-FULL = dict(cfg=CarrierTokenConfig(square=4, epochs=10, samples_per_epoch=2000), seeds=(100, 101, 102))
+# smoke: the quick recipe, a handful of steps (pipeline only)
+SMOKE = dict(
+    cfg=replace(QUICK["cfg"], epochs=1, samples_per_epoch=128, test_samples=128),
+    seeds=(100,),
+    calibration_seeds=(),
+)
+# full: the 4x4-px squares of the task as specified (harder: the pooled carrier token dilutes the colour 4x),
+# depth 2, lr 1e-3, 10 epochs x 2000 samples, 3 seeds (chosen on seeds 0-2)
+FULL = dict(
+    cfg=CarrierTokenConfig(square=4, epochs=10, samples_per_epoch=2000),
+    seeds=(100, 101, 102),
+    calibration_seeds=(0, 1, 2),
+)
+CALIBRATION_SEEDS = tuple(sorted(set(QUICK["calibration_seeds"]) | set(FULL["calibration_seeds"])))
 # the same gate in quick and full: HAT solves the task, local attention stays at chance, HAT ~ global attention
 RULE = "ours >= 0.95 and baseline <= 0.6 and abs(ours - global_attention) <= 0.05"
 PARAM_FACT_VARIANTS = ("faster_vit_0_224", "faster_vit_1_224", "faster_vit_2_224", "faster_vit_3_224")
@@ -89,7 +111,7 @@ def _carrier_token_claim(claims: ClaimSet, config: RunConfig) -> None:
             "runs": runs,
             "seeds": seeds,
             "config": config_dict(cfg),
-            "calibration_seeds": list(CALIBRATION_SEEDS),
+            "calibration_seeds": list(setting["calibration_seeds"]),
         },
         artifacts=artifacts,
     )
@@ -136,8 +158,8 @@ def _parameter_facts(claims: ClaimSet) -> None:
 
 
 def run(config: RunConfig) -> ClaimSet:
-    """The carrier-token claim and the parameter-count facts; smoke mode takes seconds, quick a few minutes on 2
-    shared CPU cores, full about ten."""
+    """The carrier-token claim and the parameter-count facts; smoke mode takes seconds, quick about a CPU minute
+    (1 thread), full about ten minutes."""
     import torch
 
     claims = ClaimSet(NAME, config)
