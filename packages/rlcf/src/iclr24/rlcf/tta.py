@@ -472,25 +472,7 @@ def evaluate_together(
     steps, or zero-shot, on the same encoder and class text) reads its history off that runner's: the updates are
     the same. The runners must adapt one policy with one number of views; ``seconds`` is each runner's own time
     (0 for one read off another; the shared encoding is counted in ``shared_seconds``)."""
-    if not runners or not all(isinstance(r, TTARunner) for r in runners.values()):
-        raise ValueError(f"expected a non-empty dict of TTARunners, got {runners!r:.80}")
-    first = next(iter(runners.values()))
-    if any(r.policy is not first.policy or r.classnames != first.classnames for r in runners.values()):
-        raise ValueError("evaluate_together needs runners that adapt one policy over one list of class names")
-    adapting = {r.cfg.n_views for r in runners.values() if r.cfg.method != "zero-shot"}
-    if len(adapting) > 1:
-        raise ValueError(
-            f"evaluate_together needs one number of views for every method, got {sorted(adapting)}"
-        )
-    if any(r.cfg.momentum is not None for r in runners.values()):
-        raise ValueError("evaluate_together cannot share the policy between runners with an EMA buffer")
-    if len(images) == 0 or len(images) != len(labels):
-        raise ValueError(f"expected as many labels as test images (> 0), got {len(images)} and {len(labels)}")
-    if int(labels.max()) >= len(first.classnames) or int(labels.min()) < 0:
-        raise ValueError(
-            f"labels must index the {len(first.classnames)} class names, got max {int(labels.max())}"
-        )
-    n_views = adapting.pop() if adapting else 1
+    n_views = _check_together(runners, images, labels)
     sharer = next((r for r in runners.values() if r.can_share()), None)
     prefix = _prefixes(runners)
     g = torch.Generator().manual_seed(seed)
@@ -567,3 +549,26 @@ def _prefixes(runners: dict[str, TTARunner]) -> dict[str, str]:
                 prefix[k] = j
                 break
     return prefix
+
+
+def _check_together(runners: dict[str, TTARunner], images: torch.Tensor, labels: torch.Tensor) -> int:
+    """What :func:`evaluate_together` needs, checked before any work; returns the number of views."""
+    if not runners or not all(isinstance(r, TTARunner) for r in runners.values()):
+        raise ValueError(f"expected a non-empty dict of TTARunners, got {runners!r:.80}")
+    first = next(iter(runners.values()))
+    if any(r.policy is not first.policy or r.classnames != first.classnames for r in runners.values()):
+        raise ValueError("evaluate_together needs runners that adapt one policy over one list of class names")
+    adapting = {r.cfg.n_views for r in runners.values() if r.cfg.method != "zero-shot"}
+    if len(adapting) > 1:
+        raise ValueError(
+            f"evaluate_together needs one number of views for every method, got {sorted(adapting)}"
+        )
+    if any(r.cfg.momentum is not None for r in runners.values()):
+        raise ValueError("evaluate_together cannot share the policy between runners with an EMA buffer")
+    if len(images) == 0 or len(images) != len(labels):
+        raise ValueError(f"expected as many labels as test images (> 0), got {len(images)} and {len(labels)}")
+    if int(labels.max()) >= len(first.classnames) or int(labels.min()) < 0:
+        raise ValueError(
+            f"labels must index the {len(first.classnames)} class names, got max {int(labels.max())}"
+        )
+    return adapting.pop() if adapting else 1
