@@ -3,6 +3,7 @@ folders of the user's own images)."""
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections.abc import Callable
@@ -77,12 +78,18 @@ def laplace_posterior_median(y, b: float = 1.0, sigma: float = 1.0) -> np.ndarra
     return np.array([np.interp(0.5, c, x) for c in cdf])
 
 
+@functools.lru_cache(maxsize=1)
+def _digits_flat() -> torch.Tensor:
+    """sklearn's digits as ``(1797, 64)`` in [0, 1], decoded once per process (``digits_split`` indexes it)."""
+    from iclr24.paperkit.data import digits_tensors
+
+    return digits_tensors(flatten=True)[0]
+
+
 def digits_split(n_train: int = 1500, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """sklearn's digits (1797 images 8x8, scaled to [0, 1]) flattened to ``(N, 64)``, split by a seeded permutation
     into ``(train, test)`` (1500 / 297 by default)."""
-    from iclr24.paperkit.data import digits_tensors
-
-    x, _ = digits_tensors(flatten=True)
+    x = _digits_flat()
     if not 0 < n_train < len(x):
         raise ValueError(f"n_train must be in (0, {len(x)}), got {n_train}")
     perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
