@@ -105,12 +105,13 @@ def test_bench_smoke():
 
 
 def test_mode_configs_fix_which_gates_each_mode_carries():
-    """Quick reports the thin TEBN margin; full gates it over 5 seeds, adds real MNIST, and fits 10 CPU minutes."""
+    """Quick reports the tdBN and thin TEBN margins; full gates them over 5 seeds, adds real MNIST, and fits 10 CPU
+    minutes."""
     from iclr24.tab_snn.reproduce import FULL, QUICK
 
-    calibration = {100, 101, 102}  # the seeds the mode configs were chosen on
-    assert not QUICK.gate_tebn and not QUICK.mnist and len(QUICK.seeds) == 3
-    assert FULL.gate_tebn and FULL.mnist and tuple(FULL.seeds) == (0, 1, 2, 3, 4)
+    calibration = set(range(100, 106))  # the seeds the mode configs were chosen on
+    assert not QUICK.gate_tebn and not QUICK.gate_tdbn and not QUICK.mnist and len(QUICK.seeds) == 3
+    assert FULL.gate_tebn and FULL.gate_tdbn and FULL.mnist and tuple(FULL.seeds) == (0, 1, 2, 3, 4)
     assert not calibration & (set(QUICK.seeds) | set(FULL.seeds))
     assert FULL.seq_epochs >= QUICK.seq_epochs and FULL.static_epochs >= QUICK.static_epochs
 
@@ -120,6 +121,37 @@ def test_mode_configs_fix_which_gates_each_mode_carries():
 
     # quick ~ a minute, full <= 10 minutes on one core (measured: ~4e4 run-image-steps per CPU second)
     assert runs_epochs(QUICK) <= 3.0e6 and runs_epochs(FULL) <= 2.0e7
+
+
+def test_readme_states_the_quick_config():
+    """The README's mode paragraph gives quick's seeds, epochs and gates as the code has them."""
+    from pathlib import Path
+
+    from iclr24.tab_snn.reproduce import QUICK
+
+    text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    para = text[text.index("Rules and mode configs were fixed") :][:1500]
+    assert (QUICK.seeds, QUICK.seq_epochs, QUICK.static_epochs) == ((0, 1, 2), 8, 7)
+    for words in ("seeds 0, 1, 2", "8 epochs of seq-digits", "7 of static-digits", "gated only in full"):
+        assert words in para, words
+
+
+def test_quick_records_the_full_only_margins_with_their_numbers(tmp_path):
+    """With gate_tdbn and gate_tebn off, those two claims are skipped rows that carry their numbers and say why;
+    TAB vs BNTT and the no-norm claim are decided."""
+    import dataclasses
+
+    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.tab_snn import reproduce
+
+    c = dataclasses.replace(reproduce.SMOKE, gate_tdbn=False, gate_tebn=False, seq_epochs=1)
+    cfg = RunConfig(mode="quick", out=tmp_path, progress=False)
+    claims = ClaimSet("tab-snn", cfg)
+    reproduce._seq_claims(claims, c, cfg)
+    tdbn, bntt, tebn, none = claims.claims
+    assert tdbn.status == tebn.status == "skipped" and "gated only in --full" in tdbn.message
+    assert tdbn.ours is not None and tdbn.baseline is not None and tdbn.baseline_name == "tdBN"
+    assert bntt.verdict in ("holds", "fails") and none.verdict in ("holds", "fails")
 
 
 @pytest.mark.slow  # the whole claim run at smoke sizes, with the seq-MNIST block on a stand-in
