@@ -104,3 +104,82 @@ def test_cli_report_on_the_builtin_icd10cm_task(tmp_path):
     assert f"{k} classes" in md and "Planted outliers" not in md  # real data: nothing planted
     rep = json.loads((tmp_path / "r" / "report.json").read_text())
     assert rep["n_planted"] == 0 and rep["planted_accuracy"] is None
+
+
+def test_macro_f1_is_sklearns():
+    """finetune.macro_f1 replaces sklearn's f1_score(average="macro") on the run's hot path: the same numbers,
+    classes missing from one side included."""
+    from sklearn.metrics import f1_score
+
+    from iclr24.sufo.finetune import macro_f1
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, k = int(rng.integers(1, 30)), int(rng.integers(1, 5))
+        y, p = rng.integers(0, k, n), rng.integers(0, k + 1, n)
+        assert macro_f1(y, p) == pytest.approx(f1_score(y, p, average="macro", zero_division=0), abs=1e-12)
+    assert macro_f1([0, 1, 2], [2, 0, 1]) == 0.0
+    with pytest.raises(ValueError, match="one length"):
+        macro_f1([0, 1], [0])
+
+
+def test_predictions_from_the_cls_states_are_the_models_own():
+    """The reproduction scores the fine-tuned classifier from the best checkpoint's [CLS] states it has already
+    extracted (pooler -> classifier) instead of a second pass over the test texts: the model's own logits, hence
+    the same class ids."""
+    import torch
+
+    from iclr24.sufo.features import extract_features
+    from iclr24.sufo.finetune import predict
+    from iclr24.sufo.probing import probe_head
+    from iclr24.sufo.reproduce import predict_from_cls
+
+    ds = synthetic_reports(40, seed=3)
+    model, tok = tiny_encoder(ds.n_classes, seed=1)
+    with torch.no_grad():  # a random classifier of large weights, so that a wrong path shows in the logits
+        model.classifier.weight.normal_(0.0, 30.0, generator=torch.Generator().manual_seed(0))
+    cls = extract_features(model, tok, ds.texts, layers=[-1], max_length=32)[-1]
+    with torch.no_grad():
+        own = model(**tok(ds.texts, padding=True, truncation=True, max_length=32, return_tensors="pt")).logits
+        from_cls = probe_head(model).eval()(torch.as_tensor(cls))
+    np.testing.assert_allclose(from_cls.numpy(), own.numpy(), atol=1e-4)
+    np.testing.assert_array_equal(predict_from_cls(model, cls), predict(model, tok, ds.texts, max_length=32))
+
+
+def test_report_copies_figures_already_drawn(tmp_path):
+    """`sufo reproduce` passes the two figures it drew for its claims; write_report copies them byte for byte and
+    draws only what it is not given; a missing or unknown figure is refused before anything is written."""
+    from iclr24.sufo.report import write_report
+
+    ds = synthetic_reports(40, seed=4)
+    train, test = split(ds, 0.3, seed=4)
+    fit, val = split(train, 0.2, seed=4)
+    model, tok = tiny_encoder(ds.n_classes, seed=0)
+    dyn = feature_dynamics(model, tok, fit, val, test, FineTuneConfig(lr=1e-3, epochs=1, max_length=32))
+    rng = np.random.default_rng(0)
+    res = {
+        "_dynamics": dyn,
+        "rsa_per_layer": [None, 0.9, 0.5],
+        "projection": rng.normal(size=(len(test), 2)).tolist(),
+        "labels": test.labels.tolist(),
+        "planted": test.planted.tolist(),
+        "probe_pretrained": 0.5,
+        "probe_random": 0.3,
+        "finetuned_macro_f1": 0.6,
+        "finetune": dyn.finetune.to_dict(),
+        "evr_top2_before": 0.4,
+        "evr_top2_after": 0.6,
+        "outliers_flagged": 0,
+        "planted_accuracy": None,
+        "layers": 3,
+    }
+    drawn = tmp_path / "drawn.png"
+    drawn.write_bytes(b"\x89PNG not really")
+    write_report(res, tmp_path / "r", "t", "m", "task", {"analyses.png": drawn})
+    assert (tmp_path / "r" / "analyses.png").read_bytes() == drawn.read_bytes()
+    assert (tmp_path / "r" / "dynamics.png").read_bytes()[:4] == b"\x89PNG"  # drawn here
+    with pytest.raises(FileNotFoundError, match="not a file"):
+        write_report(res, tmp_path / "s", "t", "m", "task", {"dynamics.png": tmp_path / "missing.png"})
+    with pytest.raises(ValueError, match="may only name"):
+        write_report(res, tmp_path / "s", "t", "m", "task", {"other.png": drawn})
+    assert not (tmp_path / "s").exists()

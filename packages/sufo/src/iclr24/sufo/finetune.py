@@ -24,6 +24,7 @@ __all__ = [
     "FineTuneResult",
     "balanced_sampler",
     "fine_tune",
+    "macro_f1",
     "predict",
     "score",
 ]
@@ -54,15 +55,30 @@ class FineTuneConfig:
             raise ValueError(f"best_metric must be one of {BEST_METRICS}, got {self.best_metric!r}")
 
 
+def macro_f1(labels: np.ndarray, pred: np.ndarray) -> float:
+    """Macro-F1 of predicted class ids over the classes present in ``labels`` or ``pred``, a class with no true
+    and no predicted member scoring 0: what ``sklearn.metrics.f1_score(labels, pred, average="macro")`` returns
+    (pinned by a test), without its per-call input validation (~50 ms a call, paid ~100 times per run by the
+    per-epoch validation of the fine-tuning and the probes)."""
+    labels, pred = np.asarray(labels).ravel(), np.asarray(pred).ravel()
+    if labels.shape != pred.shape or len(labels) == 0:
+        raise ValueError(
+            f"labels and pred must be non-empty and of one length, got {len(labels)} and {len(pred)}"
+        )
+    classes = np.union1d(labels, pred)
+    t = labels[:, None] == classes
+    p = pred[:, None] == classes
+    tp = (t & p).sum(0)
+    denom = t.sum(0) + p.sum(0)  # 2 tp + fp + fn
+    # F1 = 2 tp / (2 tp + fp + fn) per class (0 where the class is neither true nor predicted), then the mean
+    f1 = np.divide(2.0 * tp, denom, out=np.zeros(len(classes)), where=denom > 0)
+    return float(f1.mean())
+
+
 def score(labels: np.ndarray, pred: np.ndarray) -> dict[str, float]:
     """Accuracy and macro-F1 of predicted class ids."""
-    from sklearn.metrics import f1_score
-
     labels, pred = np.asarray(labels), np.asarray(pred)
-    return {
-        "accuracy": float((labels == pred).mean()),
-        "macro_f1": float(f1_score(labels, pred, average="macro")),
-    }
+    return {"accuracy": float((labels == pred).mean()), "macro_f1": macro_f1(labels, pred)}
 
 
 @dataclass
@@ -118,6 +134,11 @@ def _param_groups(model, weight_decay: float) -> list[dict]:
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
+def _fused_ok(model) -> bool:
+    """The fused AdamW kernel exists for floating-point weights on the CPU and CUDA."""
+    return all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in model.parameters())
+
+
 def fine_tune(
     model,
     tokenizer,
@@ -143,7 +164,11 @@ def fine_tune(
     sampler = balanced_sampler(train.labels, seed=config.seed)
     steps_per_epoch = int(np.ceil(len(train) / config.batch_size))
     total = steps_per_epoch * config.epochs
-    opt = torch.optim.AdamW(_param_groups(model, config.weight_decay), lr=config.lr, eps=config.eps)
+    # the fused AdamW kernel: the same update as the default loop, in one pass over the weights (on one CPU thread
+    # the loop spent ~0.47 s per step of MiniLM, most of it on the 11.7M-parameter word embeddings; fused ~0.05 s)
+    opt = torch.optim.AdamW(
+        _param_groups(model, config.weight_decay), lr=config.lr, eps=config.eps, fused=_fused_ok(model)
+    )
     sched = get_linear_schedule_with_warmup(opt, int(config.warmup_fraction * total), total)
     t0 = time.perf_counter()
     res = FineTuneResult(best_epoch=0, best_val_score=-1.0, best_metric=config.best_metric)

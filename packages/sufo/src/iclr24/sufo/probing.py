@@ -183,7 +183,7 @@ def frozen_encoder_probe(
     validation ``config.best_metric`` (the first on ties), and score the test states."""
     from transformers import get_linear_schedule_with_warmup
 
-    from .finetune import _param_groups, balanced_sampler, score
+    from .finetune import _fused_ok, _param_groups, balanced_sampler, score
 
     f_train, y_train, f_test, y_test = _check_xy(f_train, y_train, f_test, y_test)
     f_val, y_val = np.asarray(f_val), np.asarray(y_val)
@@ -205,7 +205,10 @@ def frozen_encoder_probe(
     sampler = balanced_sampler(y_train, seed=config.seed)
     steps_per_epoch = int(np.ceil(len(y_train) / config.batch_size))
     total = steps_per_epoch * config.epochs
-    opt = torch.optim.AdamW(_param_groups(head, config.weight_decay), lr=config.lr, eps=config.eps)
+    # fused AdamW: the same update as the default per-tensor loop, as fine_tune uses it
+    opt = torch.optim.AdamW(
+        _param_groups(head, config.weight_decay), lr=config.lr, eps=config.eps, fused=_fused_ok(head)
+    )
     sched = get_linear_schedule_with_warmup(opt, int(config.warmup_fraction * total), total)
     loss_fn = nn.CrossEntropyLoss()
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from iclr24.paperkit import atomic_write_json, atomic_write_text
+from iclr24.paperkit import atomic_write_bytes, atomic_write_json, atomic_write_text
 from iclr24.paperkit.plots import save_figure
 
 __all__ = ["write_report"]
@@ -14,16 +15,34 @@ def _f(v) -> str:
     return "n/a" if v is None else f"{v:.3f}"
 
 
-def write_report(res: dict, out: Path, title: str, model: str, task: str) -> Path:
+def write_report(
+    res: dict, out: Path, title: str, model: str, task: str, figures: Mapping[str, Path] | None = None
+) -> Path:
     """Write ``report.md``, ``report.json``, ``analyses.png`` and ``dynamics.png`` into ``out`` from the dict
-    :func:`iclr24.sufo.reproduce.analyse` returns. Returns the Markdown path."""
+    :func:`iclr24.sufo.reproduce.analyse` returns. Returns the Markdown path. ``figures`` maps ``analyses.png``
+    and/or ``dynamics.png`` to a file already drawn from the same ``res`` (``sufo reproduce`` has drawn both for
+    its claims): that file is copied instead of drawing the figure a second time."""
     from .dynamics import plot_dynamics
     from .reproduce import _plot, _strip
 
     out = Path(out)
-    save_figure(_plot(res, title), out / "analyses.png")
+    figures = dict(figures or {})
+    bad = sorted(set(figures) - {"analyses.png", "dynamics.png"})
+    if bad:
+        raise ValueError(f"figures may only name 'analyses.png' and 'dynamics.png', got {bad}")
+    for name, src in figures.items():
+        if not Path(src).is_file():
+            raise FileNotFoundError(f"figure {name}: {src} is not a file")
     dyn = res["_dynamics"]
-    save_figure(plot_dynamics(dyn, f"F: feature dynamics, {title}"), out / "dynamics.png")
+    draw = {
+        "analyses.png": lambda: _plot(res, title),
+        "dynamics.png": lambda: plot_dynamics(dyn, f"F: feature dynamics, {title}"),
+    }
+    for name, make in draw.items():
+        if name in figures:
+            atomic_write_bytes(out / name, Path(figures[name]).read_bytes())
+        else:
+            save_figure(make(), out / name)
     atomic_write_json(out / "report.json", {"model": model, "task": task, **_strip(res)})
     rsa = res["rsa_per_layer"]
     ft = res["finetune"]
