@@ -126,41 +126,46 @@ def _noise(n: int, std: float, seed: int) -> torch.Tensor:
     return std * torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
 
 
-def claim_oracle(claims: ClaimSet, c: ReproConfig, seed: int) -> None:
-    """(A): the same true CDE on the fine path vs on x~^D; no learning."""
-    import matplotlib.pyplot as plt
+# ---------------------------------------------------------------- (A) oracle sampling bias, no training
 
+
+def _oracle_table(c: ReproConfig, seed: int) -> dict[str, dict]:
+    """One batched solve of the true CDE on every grid for both path families (smooth rows first, then Brownian);
+    the uniform grid at ``irregular_k`` is one of the grids, so nothing is solved twice."""
     teacher = true_cde(seed=0)
     t, vs = smooth_paths(c.oracle_n, n_fine=c.n_fine, seed=DATA_SEED + seed)
     _, vb = brownian_paths(c.oracle_n, n_fine=c.n_fine, seed=DATA_SEED + seed + 1)
     grids = {str(k): uniform_grid_indices(c.n_fine, k) for k in c.oracle_ks}
+    grids.setdefault(str(c.irregular_k), uniform_grid_indices(c.n_fine, c.irregular_k))
     grids["irregular"] = irregular_grid_indices(
         c.n_fine, c.irregular_k, 2 * c.oracle_n, seed=DATA_SEED + seed + 2
     )
     res = sampling_bias_oracle(teacher, t, torch.cat([vs, vb]), grids, substeps=c.oracle_substeps)
-    ks = list(c.oracle_ks)
     n = c.oracle_n
-    table: dict[str, dict] = {}
-    for fam, sl in (("smooth", slice(0, n)), ("brownian", slice(n, 2 * n))):
-        mse = [float(res[str(k)]["sq_err"][sl].mean()) for k in ks]
-        table[fam] = {
-            "K": ks,
-            "mse": mse,
-            "tv": [float(res[str(k)]["tv"][sl].mean()) for k in ks],
-            "slope": _slope(ks, mse),
-            "irregular_mse": float(res["irregular"]["sq_err"][sl].mean()),
-            "irregular_gap": float(res["irregular"]["gap"][sl].mean()),
-            "uniform_mse_at_irregular_k": float(
-                sampling_bias_oracle(
-                    teacher,
-                    t,
-                    (vs if fam == "smooth" else vb),
-                    {"u": uniform_grid_indices(c.n_fine, c.irregular_k)},
-                    substeps=c.oracle_substeps,
-                )["u"]["sq_err"].mean()
-            ),
-            "var_y": float(res[str(ks[0])]["y_ref"][sl].var()),
-        }
+    return {
+        fam: _oracle_row(res, sl, c) for fam, sl in (("smooth", slice(0, n)), ("brownian", slice(n, 2 * n)))
+    }
+
+
+def _oracle_row(res: dict, sl: slice, c: ReproConfig) -> dict:
+    ks = list(c.oracle_ks)
+    mse = [float(res[str(k)]["sq_err"][sl].mean()) for k in ks]
+    return {
+        "K": ks,
+        "mse": mse,
+        "tv": [float(res[str(k)]["tv"][sl].mean()) for k in ks],
+        "slope": _slope(ks, mse),
+        "irregular_mse": float(res["irregular"]["sq_err"][sl].mean()),
+        "irregular_gap": float(res["irregular"]["gap"][sl].mean()),
+        "uniform_mse_at_irregular_k": float(res[str(c.irregular_k)]["sq_err"][sl].mean()),
+        "var_y": float(res[str(ks[0])]["y_ref"][sl].var()),
+    }
+
+
+def _plot_oracle(claims: ClaimSet, table: dict[str, dict], c: ReproConfig) -> str:
+    import matplotlib.pyplot as plt
+
+    ks = list(c.oracle_ks)
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.6))
     for fam, mk in (("smooth", "o-"), ("brownian", "s-")):
         row = table[fam]
@@ -178,34 +183,45 @@ def claim_oracle(claims: ClaimSet, c: ReproConfig, seed: int) -> None:
     ax[0].legend(fontsize=7, loc="lower left")
     ax[1].set(xlabel="K", ylabel="mean ||x~^D||_1-var", title="total variation of the interpolation")
     ax[1].legend(fontsize=8)
-    art = claims.figure(fig, "oracle_bias.png")
-    bounds = {"smooth": (-5.0, -3.0), "brownian": (-2.6, -1.4)}
+    return claims.figure(fig, "oracle_bias.png")
+
+
+ORACLE_SLOPES = {"smooth": (-5.0, -3.0), "brownian": (-2.6, -1.4)}  # spec, section 4 A (pass criteria)
+
+
+def _add_oracle_claims(claims: ClaimSet, fam: str, row: dict, c: ReproConfig, art: str) -> None:
+    mono = all(a > b for a, b in zip(row["mse"], row["mse"][1:], strict=False))
+    lo, hi = ORACLE_SLOPES[fam]
+    claims.add(
+        claim=f"{fam} paths: the sampling bias shrinks monotonically as the grid refines, log-log slope in "
+        f"[{lo}, {hi}]",
+        metric="log-log slope of MSE(y(x~^D), y(x)) in K, uniform grids",
+        ours=row["slope"],
+        baseline_name="O(|D|) sampling-bias bound (MSE slope -2)",
+        baseline=-2.0,
+        rule=f"monotone == 1 and {lo} <= ours <= {hi}",
+        variables={"monotone": float(mono)},
+        details=row,
+        artifacts=[art],
+    )
+    claims.add(
+        claim=f"{fam} paths: irregular grids are worse than uniform ones at equal K = {c.irregular_k}",
+        metric=f"oracle MSE at K = {c.irregular_k}",
+        ours=row["irregular_mse"],
+        baseline_name="uniform grid, same K",
+        baseline=row["uniform_mse_at_irregular_k"],
+        rule="ours > baseline",
+        details={"irregular_mean_gap": row["irregular_gap"], "uniform_gap": 1.0 / c.irregular_k},
+        artifacts=[art],
+    )
+
+
+def claim_oracle(claims: ClaimSet, c: ReproConfig, seed: int) -> None:
+    """(A): the same true CDE on the fine path vs on x~^D; no learning."""
+    table = _oracle_table(c, seed)
+    art = _plot_oracle(claims, table, c)
     for fam in ("smooth", "brownian"):
-        row = table[fam]
-        mono = all(a > b for a, b in zip(row["mse"], row["mse"][1:], strict=False))
-        lo, hi = bounds[fam]
-        claims.add(
-            claim=f"{fam} paths: the sampling bias shrinks monotonically as the grid refines, log-log slope in "
-            f"[{lo}, {hi}]",
-            metric="log-log slope of MSE(y(x~^D), y(x)) in K, uniform grids",
-            ours=row["slope"],
-            baseline_name="O(|D|) sampling-bias bound (MSE slope -2)",
-            baseline=-2.0,
-            rule=f"monotone == 1 and {lo} <= ours <= {hi}",
-            variables={"monotone": float(mono)},
-            details=row,
-            artifacts=[art],
-        )
-        claims.add(
-            claim=f"{fam} paths: irregular grids are worse than uniform ones at equal K = {c.irregular_k}",
-            metric=f"oracle MSE at K = {c.irregular_k}",
-            ours=row["irregular_mse"],
-            baseline_name="uniform grid, same K",
-            baseline=row["uniform_mse_at_irregular_k"],
-            rule="ours > baseline",
-            details={"irregular_mean_gap": row["irregular_gap"], "uniform_gap": 1.0 / c.irregular_k},
-            artifacts=[art],
-        )
+        _add_oracle_claims(claims, fam, table[fam], c, art)
     tv_ok = all(
         all(a <= b + 1e-9 for a, b in zip(table[f]["tv"], table[f]["tv"][1:], strict=False)) for f in table
     )
@@ -215,6 +231,9 @@ def claim_oracle(claims: ClaimSet, c: ReproConfig, seed: int) -> None:
         description="triangle inequality; checked on the oracle paths",
         details={f: table[f]["tv"] for f in table},
     )
+
+
+# ---------------------------------------------------------------- (B) trained NCDE vs grid fineness
 
 
 def _train_one(
@@ -237,59 +256,67 @@ def _train_one(
     return model, train, test
 
 
-def claim_trained(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "cpu") -> None:
-    """(B): NCDEs trained on smooth paths observed on irregular grids with K + 1 points (same K train / test)."""
+def _trained_at_k(teacher, t, v, y, k: int, c: ReproConfig, seed: int, bar, device: str) -> dict:
+    """The ``b_seeds`` NCDEs (seeds ``seed, seed + 1, ...``) and the GRU (first seed) at one grid size K."""
+    n = c.b_n
+    idx = irregular_grid_indices(c.n_fine, k, 2 * n, seed=DATA_SEED + 12 + seed + k)
+    tc, vc = subsample(t, v, idx)
+    oracle = float(((teacher(tc, vc, substeps=4) - y)[n:] ** 2).mean())
+    tf, vf, yf = tc.float(), vc.float(), y.float()
+    tests, trains = [], []
+    for s in range(c.b_seeds):
+        _, tr, te = _train_one(tf, vf, yf, n, c.b_train, seed + s, device=device)
+        trains.append(tr)
+        tests.append(te)
+        bar.update(1)
+    _, _, gru = _train_one(tf, vf, yf, n, c.b_train, seed, gru_hidden=c.gru_hidden, device=device)
+    bar.update(1)
+    return {
+        "test_mse": tests,
+        "train_mse": trains,
+        "mean_test_mse": float(np.mean(tests)),
+        "teacher_on_coarse_grid_mse": oracle,
+        "gru_test_mse": gru,
+    }
+
+
+def _plot_trained(claims: ClaimSet, per_k: dict[int, dict], c: ReproConfig) -> str:
     import matplotlib.pyplot as plt
 
-    teacher = true_cde(seed=0)
-    n = c.b_n
-    t, v = smooth_paths(2 * n, n_fine=c.n_fine, seed=DATA_SEED + 10 + seed)
-    y_clean = teacher(t, v, substeps=1)
-    y = y_clean + _noise(2 * n, c.noise_std, DATA_SEED + 11 + seed)
-    per_k: dict[int, dict] = {}
-    for k in c.b_ks:
-        idx = irregular_grid_indices(c.n_fine, k, 2 * n, seed=DATA_SEED + 12 + seed + k)
-        tc, vc = subsample(t, v, idx)
-        oracle = float(((teacher(tc, vc, substeps=4) - y)[n:] ** 2).mean())
-        tf, vf, yf = tc.float(), vc.float(), y.float()
-        tests, trains = [], []
-        for s in range(c.b_seeds):
-            _, tr, te = _train_one(tf, vf, yf, n, c.b_train, seed + s, device=device)
-            trains.append(tr)
-            tests.append(te)
-            bar.update(1)
-        _, _, gru = _train_one(tf, vf, yf, n, c.b_train, seed, gru_hidden=c.gru_hidden, device=device)
-        bar.update(1)
-        per_k[k] = {
-            "test_mse": tests,
-            "train_mse": trains,
-            "mean_test_mse": float(np.mean(tests)),
-            "teacher_on_coarse_grid_mse": oracle,
-            "gru_test_mse": gru,
-        }
     ks = list(c.b_ks)
-    kmin, kmax = min(ks), max(ks)
-    floor = c.noise_std**2
     fig, ax = plt.subplots(figsize=(5, 3.6))
     ax.loglog(ks, [per_k[k]["mean_test_mse"] for k in ks], "o-", label="NCDE (mean of seeds)")
     for s in range(c.b_seeds):
         ax.loglog(ks, [per_k[k]["test_mse"][s] for k in ks], ".", color="C0", alpha=0.5)
     ax.loglog(ks, [per_k[k]["gru_test_mse"] for k in ks], "^--", label="GRU on raw samples")
     ax.loglog(ks, [per_k[k]["teacher_on_coarse_grid_mse"] for k in ks], "s:", label="true CDE on x~^D")
-    ax.axhline(floor, color="k", lw=0.8, label="noise floor")
+    ax.axhline(c.noise_std**2, color="k", lw=0.8, label="noise floor")
     ax.set(xlabel="K (irregular grid)", ylabel="test MSE", title="trained NCDE vs grid fineness")
     ax.legend(fontsize=7)
-    art = claims.figure(fig, "trained_vs_k.png")
+    return claims.figure(fig, "trained_vs_k.png")
+
+
+def _trained_gate(c: ReproConfig, ours: float, base: float) -> dict:
+    """The rule when (B) is gated in this mode, else a skip that reports the numbers (``gate_b`` in the config)."""
+    if c.gate_b:
+        return {"rule": "ours >= 1.5 * baseline and ours >= floor", "variables": {"floor": c.noise_std**2}}
+    return {
+        "status": "skipped",
+        "message": f"not gated at this budget (fixed in the config before the run, from calibration seeds): "
+        f"ours {ours:.3g}, baseline {base:.3g}, ratio {ours / base:.2f} against 1.5; the --full run decides it",
+    }
+
+
+def claim_trained(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "cpu") -> None:
+    """(B): NCDEs trained on smooth paths observed on irregular grids with K + 1 points (same K train / test)."""
+    teacher = true_cde(seed=0)
+    n = c.b_n
+    t, v = smooth_paths(2 * n, n_fine=c.n_fine, seed=DATA_SEED + 10 + seed)
+    y = teacher(t, v, substeps=1) + _noise(2 * n, c.noise_std, DATA_SEED + 11 + seed)
+    per_k = {k: _trained_at_k(teacher, t, v, y, k, c, seed, bar, device) for k in c.b_ks}
+    art = _plot_trained(claims, per_k, c)
+    kmin, kmax = min(c.b_ks), max(c.b_ks)
     ours, base = per_k[kmin]["mean_test_mse"], per_k[kmax]["mean_test_mse"]
-    gate = (
-        {"rule": "ours >= 1.5 * baseline and ours >= floor", "variables": {"floor": floor}}
-        if c.gate_b
-        else {
-            "status": "skipped",
-            "message": f"not gated at this budget (fixed in the config before the run, from calibration seeds): "
-            f"ours {ours:.3g}, baseline {base:.3g}, ratio {ours / base:.2f} against 1.5; the --full run decides it",
-        }
-    )
     claims.add(
         claim=f"a trained NCDE is worse on coarse grids: MSE(K = {kmin}) >= 1.5 x MSE(K = {kmax}), and never below "
         "the noise floor",
@@ -297,9 +324,9 @@ def claim_trained(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str 
         ours=ours,
         baseline_name=f"same NCDE at K = {kmax}",
         baseline=base,
-        **gate,
+        **_trained_gate(c, ours, base),
         details={
-            "per_K": {str(k): per_k[k] for k in ks},
+            "per_K": {str(k): per_k[k] for k in c.b_ks},
             "var_y": float(y.var()),
             "train": c.b_train.to_dict(),
             "n_train": n,
@@ -309,54 +336,56 @@ def claim_trained(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str 
     )
 
 
-def claim_gap(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "cpu") -> None:
-    """(C): test - train gap of small-sample NCDEs on Brownian paths at two grid sizes, vs Lip(G) x TV."""
-    import matplotlib.pyplot as plt
+# ---------------------------------------------------------------- (C) generalization gap vs total variation
 
+
+def _gap_row(teacher, c: ReproConfig, seed: int, s: int, k: int, t, v, y, device: str) -> dict:
+    """One NCDE trained on the first ``c_n_train`` Brownian paths seen on the uniform grid with K + 1 points."""
+    n_tr = c.c_n_train
+    tc, vc = subsample(t, v, uniform_grid_indices(c.n_fine, k))
+    model, tr, te = _train_one(tc.float(), vc.float(), y.float(), n_tr, c.c_train, seed + s, device=device)
+    tv = total_variation(add_time_channel(tc[:n_tr], vc[:n_tr]))
+    lip = lipschitz_upper(model.vector_field)
+    bound = generalization_bound(
+        lipschitz=lip,
+        max_total_variation=float(tv.max()),
+        n=n_tr,
+        readout_norm=readout_norm(model),
+        embed_norm=float(torch.linalg.matrix_norm(model.embed.weight.detach().double(), ord=2)),
+        max_initial_value=1.0,
+        vector_field_sup=vector_field_sup(model.vector_field),
+    )
+    return {
+        "seed": seed + s,
+        "K": k,
+        "train_mse": tr,
+        "test_mse": te,
+        "gap": te - tr,
+        "mean_tv": float(tv.mean()),
+        "max_tv": float(tv.max()),
+        "lipschitz_upper": lip,
+        "proxy": lip * float(tv.max()),
+        "bound_terms": bound.to_dict(),
+    }
+
+
+def _gap_rows(c: ReproConfig, seed: int, bar, device: str) -> list[dict]:
+    """Every seed draws its own paths and noise; each trains one NCDE per grid size."""
     teacher = true_cde(seed=0)
-    n_tr, n_te = c.c_n_train, c.c_n_test
+    n = c.c_n_train + c.c_n_test
     rows = []
     for s in range(c.c_seeds):
-        t, v = brownian_paths(n_tr + n_te, n_fine=c.n_fine, seed=DATA_SEED + 20 + seed + s)
-        y = teacher(t, v, substeps=1) + _noise(n_tr + n_te, c.noise_std, DATA_SEED + 40 + seed + s)
+        t, v = brownian_paths(n, n_fine=c.n_fine, seed=DATA_SEED + 20 + seed + s)
+        y = teacher(t, v, substeps=1) + _noise(n, c.noise_std, DATA_SEED + 40 + seed + s)
         for k in c.c_ks:
-            tc, vc = subsample(t, v, uniform_grid_indices(c.n_fine, k))
-            model, tr, te = _train_one(
-                tc.float(), vc.float(), y.float(), n_tr, c.c_train, seed + s, device=device
-            )
-            tv = total_variation(add_time_channel(tc[:n_tr], vc[:n_tr]))
-            lip = lipschitz_upper(model.vector_field)
-            bound = generalization_bound(
-                lipschitz=lip,
-                max_total_variation=float(tv.max()),
-                n=n_tr,
-                readout_norm=readout_norm(model),
-                embed_norm=float(torch.linalg.matrix_norm(model.embed.weight.detach().double(), ord=2)),
-                max_initial_value=1.0,
-                vector_field_sup=vector_field_sup(model.vector_field),
-            )
-            rows.append(
-                {
-                    "seed": seed + s,
-                    "K": k,
-                    "train_mse": tr,
-                    "test_mse": te,
-                    "gap": te - tr,
-                    "mean_tv": float(tv.mean()),
-                    "max_tv": float(tv.max()),
-                    "lipschitz_upper": lip,
-                    "proxy": lip * float(tv.max()),
-                    "bound_terms": bound.to_dict(),
-                }
-            )
+            rows.append(_gap_row(teacher, c, seed, s, k, t, v, y, device))
             bar.update(1)
-    kmin, kmax = min(c.c_ks), max(c.c_ks)
-    wins = 0
-    for s in range(c.c_seeds):
-        g = {r["K"]: r["gap"] for r in rows if r["seed"] == seed + s}
-        wins += int(g[kmax] > g[kmin])
-    frac = wins / c.c_seeds
-    rho = _spearman([r["proxy"] for r in rows], [r["gap"] for r in rows])
+    return rows
+
+
+def _plot_gap(claims: ClaimSet, rows: list[dict], c: ReproConfig, rho: float) -> str:
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for k, mk in zip(c.c_ks, "os", strict=False):
         pts = [r for r in rows if r["K"] == k]
@@ -365,12 +394,22 @@ def claim_gap(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "c
         xlabel="Lip(G_psi) upper x max ||x~^D||_1-var", ylabel="test - train MSE", title=f"Spearman {rho:.2f}"
     )
     ax.legend(fontsize=8)
-    art = claims.figure(fig, "gap_vs_proxy.png")
+    return claims.figure(fig, "gap_vs_proxy.png")
+
+
+def claim_gap(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "cpu") -> None:
+    """(C): test - train gap of small-sample NCDEs on Brownian paths at two grid sizes, vs Lip(G) x TV."""
+    rows = _gap_rows(c, seed, bar, device)
+    kmin, kmax = min(c.c_ks), max(c.c_ks)
+    gaps = {(r["seed"], r["K"]): r["gap"] for r in rows}
+    wins = sum(gaps[seed + s, kmax] > gaps[seed + s, kmin] for s in range(c.c_seeds))
+    rho = _spearman([r["proxy"] for r in rows], [r["gap"] for r in rows])
+    art = _plot_gap(claims, rows, c, rho)
     claims.add(
         claim=f"(soft) rougher sampled paths generalise worse: larger test - train gap at K = {kmax} than at "
         f"K = {kmin} in >= 80% of seeds",
         metric=f"fraction of {c.c_seeds} seeds with gap(K = {kmax}) > gap(K = {kmin})",
-        ours=frac,
+        ours=wins / c.c_seeds,
         baseline_name="chance",
         baseline=0.5,
         rule="ours >= 0.8",
@@ -389,10 +428,12 @@ def claim_gap(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "c
     )
 
 
-def claim_real(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "cpu", data_dir=None) -> None:
-    """Real data: an NCDE classifier on a UEA set at coarser and coarser sampling, with the bound's terms; every
-    rate is trained from the same initialisation for each of ``real_seeds`` seeds (paired seeds)."""
-    from .data import downsample, load_aeon
+# ---------------------------------------------------------------- real data (full only)
+
+
+def _load_real(c: ReproConfig, data_dir):
+    """Train and test split, both standardised with the training split's per-channel mean and std."""
+    from .data import load_aeon
 
     # DataMissing (-> skipped, naming `iclr24 data get basicmotions`) when the data folder lacks the set
     train = load_aeon(c.real_dataset, "train", data_dir)
@@ -400,44 +441,45 @@ def claim_real(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "
     mu = train.values.mean(dim=(0, 1), keepdim=True)
     sd = train.values.std(dim=(0, 1), keepdim=True).clamp_min(1e-6)
     train.values, test.values = (train.values - mu) / sd, (test.values - mu) / sd
-    seeds = [seed + k for k in range(c.real_seeds)]
-    rows = []
-    for s in seeds:
-        for r in c.real_rates:
-            tr, te = downsample(train, r), downsample(test, r)
-            torch.manual_seed(s)
-            model = make_ncde(tr.values.shape[-1], c.real_train, output_dim=len(train.class_names)).to(device)
-            fit(model, tr.times, tr.values, tr.labels, c.real_train, seed=s)
-            acc = evaluate(model, te.times, te.values, te.labels, loss="cross_entropy")["accuracy"]
-            tv = total_variation(add_time_channel(tr.times, tr.values))
-            lip = lipschitz_upper(model.vector_field)
-            b = generalization_bound(
-                lipschitz=lip,
-                max_total_variation=float(tv.max()),
-                n=len(tr),
-                readout_norm=readout_norm(model),
-            )
-            rows.append(
-                {
-                    "seed": s,
-                    "rate": r,
-                    "length": int(tr.values.shape[1]),
-                    "test_accuracy": acc,
-                    "mean_tv": float(tv.mean()),
-                    "lipschitz_upper": lip,
-                    "k2": b.k2,
-                    "log10_complexity_term": b.log10_complexity,  # exp(K_2) overflows on real paths
-                }
-            )
-            bar.update(1)
+    return train, test
+
+
+def _real_row(c: ReproConfig, train, test, s: int, r: int, device: str) -> dict:
+    """One NCDE classifier (seed ``s``) trained and tested on every ``r``-th observation."""
+    from .data import downsample
+
+    tr, te = downsample(train, r), downsample(test, r)
+    torch.manual_seed(s)
+    model = make_ncde(tr.values.shape[-1], c.real_train, output_dim=len(train.class_names)).to(device)
+    fit(model, tr.times, tr.values, tr.labels, c.real_train, seed=s)
+    acc = evaluate(model, te.times, te.values, te.labels, loss="cross_entropy")["accuracy"]
+    tv = total_variation(add_time_channel(tr.times, tr.values))
+    lip = lipschitz_upper(model.vector_field)
+    b = generalization_bound(
+        lipschitz=lip,
+        max_total_variation=float(tv.max()),
+        n=len(tr),
+        readout_norm=readout_norm(model),
+    )
+    return {
+        "seed": s,
+        "rate": r,
+        "length": int(tr.values.shape[1]),
+        "test_accuracy": acc,
+        "mean_tv": float(tv.mean()),
+        "lipschitz_upper": lip,
+        "k2": b.k2,
+        "log10_complexity_term": b.log10_complexity,  # exp(K_2) overflows on real paths
+    }
+
+
+def _plot_real(claims: ClaimSet, c: ReproConfig, acc: dict, term: dict, n_seeds: int) -> str:
     import matplotlib.pyplot as plt
 
     rates = list(c.real_rates)
-    acc = {r: [x["test_accuracy"] for x in rows if x["rate"] == r] for r in rates}
-    term = {r: [x["log10_complexity_term"] for x in rows if x["rate"] == r] for r in rates}
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
-    ax[0].semilogx(rates, [float(np.mean(acc[r])) for r in rates], "o-", label=f"mean of {len(seeds)} seeds")
-    for k in range(len(seeds)):
+    ax[0].semilogx(rates, [float(np.mean(acc[r])) for r in rates], "o-", label=f"mean of {n_seeds} seeds")
+    for k in range(n_seeds):
         ax[0].semilogx(rates, [acc[r][k] for r in rates], ".", color="C0", alpha=0.5)
     ax[0].set(xlabel="keep every r-th observation", ylabel="test accuracy", title=c.real_dataset)
     ax[0].legend(fontsize=8)
@@ -445,7 +487,23 @@ def claim_real(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "
     ax[1].set(
         xlabel="keep every r-th observation", ylabel="log10 complexity term", title="bound term (form only)"
     )
-    art = claims.figure(fig, "real_vs_rate.png")
+    return claims.figure(fig, "real_vs_rate.png")
+
+
+def claim_real(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "cpu", data_dir=None) -> None:
+    """Real data: an NCDE classifier on a UEA set at coarser and coarser sampling, with the bound's terms; every
+    rate is trained from the same initialisation for each of ``real_seeds`` seeds (paired seeds)."""
+    train, test = _load_real(c, data_dir)
+    seeds = [seed + k for k in range(c.real_seeds)]
+    rows = []
+    for s in seeds:
+        for r in c.real_rates:
+            rows.append(_real_row(c, train, test, s, r, device))
+            bar.update(1)
+    rates = list(c.real_rates)
+    acc = {r: [x["test_accuracy"] for x in rows if x["rate"] == r] for r in rates}
+    term = {r: [x["log10_complexity_term"] for x in rows if x["rate"] == r] for r in rates}
+    art = _plot_real(claims, c, acc, term, len(seeds))
     claims.paired(
         claim=f"{c.real_dataset}: the finest sampling classifies at least as well as the coarsest",
         metric=f"test accuracy, seeds {seeds} (paired: the same initialisation at every rate)",
@@ -461,6 +519,9 @@ def claim_real(claims: ClaimSet, c: ReproConfig, seed: int, bar, device: str = "
         },
         artifacts=[art],
     )
+
+
+# ---------------------------------------------------------------- the list of claims
 
 
 def run(cfg: RunConfig) -> ClaimSet:
