@@ -130,7 +130,7 @@ def _kernel_is_built() -> bool:
 
 def test_kernel_build_folder_is_per_environment(monkeypatch):
     here = build_directory()
-    assert here == build_directory() and "srigl_condensed_v4-" in here
+    assert here == build_directory() and "srigl_condensed_v5-" in here
     monkeypatch.setattr(sys, "prefix", sys.prefix + "-another-venv")
     assert (
         build_directory() != here
@@ -143,10 +143,11 @@ def test_fused_kernel_matches_when_available():
     # k = 37: two 16-wide vector blocks plus a scalar tail
     lin, mask = _cfi_linear(out=50, inp=300, k=37, bias=True)
     for dt in (torch.int16, torch.int32):
-        for mode in ("plain", "avx2", "avx2_packed"):
+        for mode in ("plain", "avx2", "avx2_packed", "tokens", "auto"):
             c = CondensedLinear.from_linear(lin, mask, variant="fused", index_dtype=dt)
             c.kernel_mode = mode
-            for batch in (1, 7, 256):
+            # tokens: 64-row tiles of 1, 3 and 4 vectors, a partial last tile, several tiles
+            for batch in (1, 4, 7, 64, 197, 256):
                 x = torch.randn(batch, 300)
                 ref = F.linear(x, lin.weight, lin.bias)[:, mask.any(1)].detach()
                 assert torch.allclose(c(x).detach(), ref, atol=1e-5), (dt, mode, batch)
@@ -186,15 +187,19 @@ def test_condensed_conv2d_equals_masked_conv(variant, geom):
 
 
 def test_auto_rule_is_the_documented_table():
-    # fused kernel: density <= 0.2 at one row, <= 0.05 from AUTO_ONLINE_ROWS rows; gather: 0.05 / 0.01
+    # a built C++ kernel first: density <= 0.2 below AUTO_ONLINE_ROWS rows, <= 0.1 from there, at any row count
     assert [auto_variant(d, 1, True) for d in (0.3, 0.2, 0.05)] == ["dense", "fused", "fused"]
-    assert [auto_variant(d, AUTO_ONLINE_ROWS, True) for d in (0.1, 0.05)] == ["dense", "fused"]
+    assert [auto_variant(d, AUTO_ONLINE_ROWS, True) for d in (0.2, 0.1)] == ["dense", "fused"]
+    assert [auto_variant(d, 1, True, True) for d in (0.3, 0.2)] == ["dense", "fused"]
+    assert [auto_variant(d, 197, True, True) for d in (0.2, 0.1)] == ["dense", "fused"]
+    assert auto_variant(0.1, AUTO_MAX_ROWS, True, True) == "fused"
+    # then numba: density <= 0.2 at one row, <= 0.05 from AUTO_ONLINE_ROWS up to AUTO_MAX_ROWS rows, then dense
+    assert [auto_variant(d, 1, False, True) for d in (0.3, 0.2)] == ["dense", "numba"]
+    assert [auto_variant(d, 197, False, True) for d in (0.1, 0.05)] == ["dense", "numba"]
+    assert auto_variant(0.05, AUTO_MAX_ROWS, False, True) == "dense"
+    # then the torch gather: 0.05 / 0.01
     assert [auto_variant(d, 1, False) for d in (0.1, 0.05)] == ["dense", "gather"]
     assert [auto_variant(d, 256, False) for d in (0.05, 0.01)] == ["dense", "gather"]
-    # numba first: density <= 0.2 at one row, <= 0.05 from AUTO_ONLINE_ROWS up to AUTO_MAX_ROWS rows, then dense
-    assert [auto_variant(d, 1, True, True) for d in (0.3, 0.2)] == ["dense", "numba"]
-    assert [auto_variant(d, 197, False, True) for d in (0.1, 0.05)] == ["dense", "numba"]
-    assert auto_variant(0.05, AUTO_MAX_ROWS, True, True) == "dense"
 
 
 def test_condense_small_cnn_and_plan():

@@ -50,8 +50,8 @@ VARIANTS = ("gather", "gather_kmajor", "embedding_bag", "fused", "numba", "dense
 # AUTO_ONLINE_ROWS rows up the batch-256 thresholds apply (conservative: dense sooner).
 AUTO_ONLINE_ROWS = 4
 _AUTO_THRESHOLDS = {  # (variant, online max density, batched max density)
+    "fused": (0.2, 0.1),  # from 4 rows: the tokens loop order (kernels.py), see below
     "numba": (0.2, 0.05),
-    "fused": (0.2, 0.05),
     "gather": (0.05, 0.01),
 }
 # The numba kernel's many-rows loop order (an AXPY over the rows per non-zero) measured 1.2-2.0x dense F.linear
@@ -60,6 +60,10 @@ _AUTO_THRESHOLDS = {  # (variant, online max density, batched max density)
 # AUTO_ONLINE_ROWS rows on numba runs only at <= 0.05, and from AUTO_MAX_ROWS rows (slower than MKL's GEMM at
 # ~10k rows) never.
 AUTO_MAX_ROWS = 4096
+# The C++ kernel's many-rows loop order (``tokens``: 64-row tiles transposed into cache, partial sums in vector
+# registers) measured 1.2-6x dense F.linear at 10 % from 4 to 4096 rows on 192->768, 1536->384 and 3072->768 layers,
+# 0.6-1.6x at 20 % and 0.55-1.0x at 30 % (one thread, interleaved medians, load ~4, 2026-12-02): so the fused kernel
+# runs from AUTO_ONLINE_ROWS rows at <= 0.1, at every row count; it is auto's first choice when it is built.
 
 # Modules that act elementwise, so an ablated neuron's constant output passes through them unchanged in shape.
 ELEMENTWISE_MODULES = (
@@ -87,7 +91,7 @@ def condensed_linear(
     indices: torch.Tensor,
     bias: torch.Tensor | None = None,
     variant: str = "gather",
-    kernel_mode: str = "avx2_packed",
+    kernel_mode: str = "auto",
 ) -> torch.Tensor:
     """The condensed matmul on a 2-D input.
 
@@ -123,11 +127,11 @@ def condensed_linear(
 def auto_variant(density: float, rows: int, fused_available: bool, numba_available: bool = False) -> str:
     """The rule of ``variant="auto"``: ``"numba"``, ``"fused"``, ``"gather"`` or ``"dense"`` for a layer of
     ``density = k / fan_in`` applied to ``rows`` input rows (batch x tokens, or batch x output pixels for a
-    convolution). The first available kernel decides: numba iff ``density <= 0.2`` (rows < AUTO_ONLINE_ROWS) or
-    ``<= 0.05`` (more rows, fewer than AUTO_MAX_ROWS); else the fused C++ kernel iff ``density <= 0.2`` / ``<= 0.05``;
-    else the torch gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise the masked dense product."""
+    convolution). The first available kernel decides: the built C++ kernel iff ``density <= 0.2`` (rows <
+    AUTO_ONLINE_ROWS) or ``<= 0.1`` (more rows); else numba iff ``density <= 0.2`` / ``<= 0.05`` (fewer than
+    AUTO_MAX_ROWS rows); else the torch gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise masked dense."""
     online = rows < AUTO_ONLINE_ROWS
-    for v in ("numba", "fused", "gather"):
+    for v in ("fused", "numba", "gather"):
         if (v == "fused" and not fused_available) or (v == "numba" and not numba_available):
             continue
         if v == "numba" and rows >= AUTO_MAX_ROWS:
@@ -179,7 +183,7 @@ class CondensedLinear(nn.Module):
         variant: str = "gather",
         index_dtype: torch.dtype = torch.int64,
         max_chunk_elements: int = _MAX_CHUNK_ELEMENTS,
-        kernel_mode: str = "avx2_packed",
+        kernel_mode: str = "auto",
     ) -> None:
         super().__init__()
         self.kernel_mode = kernel_mode
@@ -191,7 +195,7 @@ class CondensedLinear(nn.Module):
                 f"{tuple(indices.shape)}"
             )
         self.numba_ok = variant == "numba" or (variant == "auto" and _numba_ok())
-        self.fused_ok = variant == "fused" or (variant == "auto" and not self.numba_ok and _fused_built())
+        self.fused_ok = variant == "fused" or (variant == "auto" and _fused_built())
         kernel = variant in ("fused", "numba") or (variant == "auto" and (self.fused_ok or self.numba_ok))
         if kernel and (variant != "auto" or in_features <= 32767):
             if index_dtype not in (torch.int16, torch.int32):
