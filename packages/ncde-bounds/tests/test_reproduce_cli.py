@@ -100,17 +100,19 @@ def test_torchrun_data_parallel_matches_one_process(tmp_path):
 
 
 def test_mode_configs_fit_their_budgets():
-    """Quick reports (B) on two grids without gating it (decided on calibration seeds); full gates it on four, plus
-    the real set over three paired seeds; both stay in their CPU budgets."""
+    """Quick does not train (B) (gated in full only, decided on calibration seeds) but names the same grids in its
+    skipped record; full gates it on four, plus the real set over three paired seeds; both stay in their CPU
+    budgets."""
     from iclr24.ncde_bounds.reproduce import FULL, QUICK
 
-    assert (min(QUICK.b_ks), max(QUICK.b_ks)) == (4, 32) and QUICK.real_dataset is None and not QUICK.gate_b
+    assert (min(QUICK.b_ks), max(QUICK.b_ks)) == (4, 32) and QUICK.real_dataset is None
+    assert not QUICK.run_b and not QUICK.gate_b and FULL.run_b
     assert FULL.b_ks == (4, 8, 16, 32) and FULL.b_seeds == 3 and FULL.real_dataset == "BasicMotions"
     assert FULL.gate_b and FULL.real_seeds == 3 and FULL.real_rates[0] == 1
     assert FULL.b_train.epochs >= QUICK.b_train.epochs and FULL.c_seeds >= QUICK.c_seeds
 
     def work(c):  # training series x intervals x substeps x epochs of (B), (C) and the real set, all seeds
-        b = c.b_seeds * c.b_train.epochs * c.b_train.substeps * c.b_n * sum(c.b_ks)
+        b = c.b_seeds * c.b_train.epochs * c.b_train.substeps * c.b_n * sum(c.b_ks) * c.run_b
         cc = c.c_seeds * c.c_train.epochs * c.c_train.substeps * c.c_n_train * sum(c.c_ks)
         # BasicMotions: 40 series of length 100, every r-th observation kept
         real = (
@@ -123,8 +125,59 @@ def test_mode_configs_fit_their_budgets():
         return b + cc + (real if c.real_dataset else 0)
 
     # measured ~2e-5 CPU s per unit (RK4 x 1, one thread, with the GRU and evaluation; 2026-12-01: 94 s of CPU for
-    # 4.8e6 units; full with one real seed: 419 s of CPU for 1.87e7): quick ~ a minute, full <= 10 minutes
-    assert work(QUICK) <= 3.5e6 and work(FULL) <= 2.4e7
+    # 4.8e6 units; full with one real seed: 419 s of CPU for 1.87e7); quick without (B) is 1.6e6 units of (C) on
+    # top of ~20 CPU s of start-up and (A): quick ~ a minute, full <= 10 minutes
+    assert work(QUICK) <= 2.0e6 and work(FULL) <= 2.4e7
+
+
+def test_quick_does_not_train_b_and_says_why(tmp_path):
+    import dataclasses
+
+    from iclr24.ncde_bounds.reproduce import B_QUICK_CALIBRATION, QUICK, SMOKE, claim_trained
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    class NoTraining:
+        def update(self, n):
+            raise AssertionError("(B) trained a model although run_b is False")
+
+    cs = ClaimSet("ncde-bounds", RunConfig(mode="quick", out=tmp_path))
+    claim_trained(cs, dataclasses.replace(SMOKE, run_b=False, b_ks=QUICK.b_ks), 0, NoTraining())
+    (c,) = cs.claims
+    assert c.status == "skipped" and "MSE(K = 4) >= 1.5 x MSE(K = 32)" in c.claim
+    assert "--full only" in c.message and B_QUICK_CALIBRATION in c.message and "seed 1000" in c.message
+    assert not list(tmp_path.glob("*.png"))
+
+
+def _readme_modes_table() -> dict[str, str]:
+    """Row label -> quick cell of the README's "What the modes run" table."""
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    start = text.index("What the modes run")
+    rows = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [x.strip() for x in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1]
+    return rows
+
+
+def test_readme_states_the_quick_config():
+    from iclr24.ncde_bounds.reproduce import QUICK
+
+    q = _readme_modes_table()
+    ks = QUICK.oracle_ks
+    assert q["(A) oracle"] == (
+        f"{QUICK.oracle_n} paths per family, K = {ks[0]}..{ks[-1]}, irregular K = {QUICK.irregular_k}"
+    )
+    assert not QUICK.run_b and q["(B) trained"].startswith("not trained (gated in `--full` only")
+    ct = QUICK.c_train
+    assert q["(C) gap"] == (
+        f"n_train = {QUICK.c_n_train} / n_test = {QUICK.c_n_test}, K in {{{', '.join(map(str, QUICK.c_ks))}}}, "
+        f"{QUICK.c_seeds} seeds, {ct.epochs} epochs, {ct.solver} x{ct.substeps}"
+    )
+    assert q["real data"] == "-" and QUICK.real_dataset is None
 
 
 def test_single_class_training_file_is_refused(tmp_path, capsys):
