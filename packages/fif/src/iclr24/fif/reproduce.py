@@ -271,10 +271,24 @@ def _dataset_claims(
     claims: ClaimSet, c: ReproConfig, dataset: str, seeds: list[int], config: RunConfig
 ) -> None:
     """Train every arm on every seed, then add this dataset's claims (inside the caller's timed block)."""
+    n_exact = len(seeds) if c.exact_seeds is None else min(c.exact_seeds, len(seeds))
+    per, seconds, arts = _train_seeds(claims, c, dataset, seeds, n_exact, config)
+    details = _dataset_details(c, dataset, seeds, n_exact, per, seconds)
+    mode = config.mode
+    _vs_ae_claim(claims, c, mode, dataset, seeds, per, details, arts)
+    _vs_ae_gauss_claim(claims, c, mode, dataset, seeds, per, arts)
+    _exact_claim(claims, c, mode, dataset, seeds[:n_exact], per, seconds)
+    _latent_w1_claim(claims, c, mode, dataset, seeds, per)
+
+
+def _train_seeds(
+    claims: ClaimSet, c: ReproConfig, dataset: str, seeds: list[int], n_exact: int, config: RunConfig
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, list[float]], tuple[str, str]]:
+    """``train_arms`` on every seed (the exact-ML arm on the first ``n_exact``): per-arm metric lists over seeds,
+    the training seconds, and the first seed's figures."""
     per: dict[str, dict[str, list[float]]] = {arm: {} for arm in ARMS}
     seconds: dict[str, list[float]] = {arm: [] for arm in ("FIF", "AE", "exact")}
     arts: tuple[str, str] = ("", "")
-    n_exact = len(seeds) if c.exact_seeds is None else min(c.exact_seeds, len(seeds))
     bar = progress(seeds, desc=f"fif reproduce {dataset}", disable=None if config.progress else True)
     for i, seed in enumerate(bar):
         res = train_arms(c, dataset, seed, config.device, show=False, exact=i < n_exact)
@@ -285,38 +299,70 @@ def _dataset_claims(
             seconds[arm].append(sec)
         if seed == seeds[0]:
             arts = _plot_dataset(claims, dataset, res, c.n_eval)
+    return per, seconds, arts
 
-    def m(arm, key="mmd"):
-        return _mean(per[arm][key])
 
+def _arm_mean(per: dict, arm: str, key: str = "mmd") -> float:
+    """An arm's metric, mean over seeds."""
+    return _mean(per[arm][key])
+
+
+def _dataset_details(
+    c: ReproConfig, dataset: str, seeds: list[int], n_exact: int, per: dict, seconds: dict
+) -> dict:
+    """The per-seed numbers, the config and the noisy-reconstruction check that the sanity row records."""
     D, d = (2, 1) if dataset == "sine" else (3, 2)
-    details = {
+    return {
         "per_seed": per,
         "timings": {"train_seconds_per_seed": seconds},
         "seeds": seeds,
         "exact_ml_seeds": seeds[:n_exact],
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(c).items()},
-        "noisy_reconstruction_vs_sigma2_D_minus_d": [m("FIF", "noisy_reconstruction"), c.noise**2 * (D - d)],
+        "noisy_reconstruction_vs_sigma2_D_minus_d": [
+            _arm_mean(per, "FIF", "noisy_reconstruction"),
+            c.noise**2 * (D - d),
+        ],
         "latent_w1": {a: per[a].get("z_w1", []) for a in ("FIF", "AE", "exact")},
     }
-    n = len(seeds)
-    mode = config.mode
-    # a sanity row: an autoencoder sampled from N(0, I) has no reason to put its codes there
+
+
+def _vs_ae_claim(
+    claims: ClaimSet,
+    c: ReproConfig,
+    mode: str,
+    dataset: str,
+    seeds: list[int],
+    per: dict,
+    details: dict,
+    arts: tuple[str, str],
+) -> None:
+    """A sanity row: an autoencoder sampled from N(0, I) has no reason to put its codes there."""
     _decide(
         claims,
         c,
         mode,
         "vs_ae",
         claim=f"{dataset}: FIF's samples are closer to held-out data than a plain autoencoder's (MMD <= 0.5x)",
-        metric=f"MMD^2 (RBF, 4 bandwidths) of {c.n_eval} samples to test data, mean of {n} seeds",
-        ours=m("FIF"),
+        metric=f"MMD^2 (RBF, 4 bandwidths) of {c.n_eval} samples to test data, mean of {len(seeds)} seeds",
+        ours=_arm_mean(per, "FIF"),
         baseline_name="AE (reconstruction only, z ~ N(0, I))",
-        baseline=m("AE"),
+        baseline=_arm_mean(per, "AE"),
         rule="ours <= 0.5 * baseline",
         details=details,
         artifacts=list(arts),
     )
-    # the baseline a reader would pick: the same AE sampled from a Gaussian fitted to its own training latents
+
+
+def _vs_ae_gauss_claim(
+    claims: ClaimSet,
+    c: ReproConfig,
+    mode: str,
+    dataset: str,
+    seeds: list[int],
+    per: dict,
+    arts: tuple[str, str],
+) -> None:
+    """The baseline a reader would pick: the same AE sampled from a Gaussian fitted to its own training latents."""
     _decide(
         claims,
         c,
@@ -325,7 +371,7 @@ def _dataset_claims(
         paired=True,
         claim=f"{dataset}: FIF's samples are at least as close to held-out data as an autoencoder's with a "
         "full-covariance Gaussian fitted to its latent codes",
-        metric=f"MMD^2 to test data per seed ({n} seeds), paired",
+        metric=f"MMD^2 to test data per seed ({len(seeds)} seeds), paired",
         ours=per["FIF"]["mmd"],
         baseline=per["AE+Gauss"]["mmd"],
         seeds=seeds,
@@ -335,17 +381,22 @@ def _dataset_claims(
         details={"sliced_w1": {a: per[a].get("sliced_w1", []) for a in ARMS}},
         artifacts=list(arts),
     )
-    _exact_claim(claims, c, mode, dataset, seeds[:n_exact], per, seconds)
+
+
+def _latent_w1_claim(
+    claims: ClaimSet, c: ReproConfig, mode: str, dataset: str, seeds: list[int], per: dict
+) -> None:
+    """FIF's latent codes of test data against N(0, 1), marginally (the AE's beside them)."""
     _decide(
         claims,
         c,
         mode,
         "latent_w1",
         claim=f"{dataset}: FIF's latent codes of test data are close to N(0, 1) marginally (W1 < 0.1)",
-        metric=f"1-D W1 of the pooled z marginal to N(0,1), mean of {n} seeds",
-        ours=m("FIF", "z_w1"),
+        metric=f"1-D W1 of the pooled z marginal to N(0,1), mean of {len(seeds)} seeds",
+        ours=_arm_mean(per, "FIF", "z_w1"),
         baseline_name="AE (no likelihood term)",
-        baseline=m("AE", "z_w1"),
+        baseline=_arm_mean(per, "AE", "z_w1"),
         rule="ours < 0.1",
         details={"per_seed": per["FIF"]["z_w1"], "exact_ml": per["exact"].get("z_w1", [])},
     )
@@ -399,13 +450,20 @@ def _ablation(claims: ClaimSet, c: ReproConfig, seed: int, config: RunConfig) ->
     """The paper's objective ablation (Sec. 4.2): the stable objective (J_f at the noisy data point) and the naive one
     (J_f at the reconstruction) at small noise, the same seed, data and steps; the decoder's largest Jacobian norm
     and curvature at the test points' codes are tracked over training. Reported, not gated."""
-    from iclr24.paperkit.plots import pyplot
-
-    from .estimator import decoder_geometry
-
     train, test, d = toy_splits(c.ablation_dataset, c.n_train, c.n_test, seed=seed)
-    pts = test[: c.ablation_points]
-    tcfg = TrainConfig(steps=c.ablation_steps, batch_size=c.batch_size, lr=c.lr, seed=seed)
+    monitor = _geometry_monitor(test[: c.ablation_points])
+    runs = {
+        name: _ablation_run(c, at, train, test, d, seed, monitor, config)
+        for name, at in (("stable", "data"), ("naive", "reconstruction"))
+    }
+    art, key = _ablation_figure(claims, c, runs)
+    _ablation_facts(claims, c, seed, runs, art, key)
+
+
+def _geometry_monitor(pts: torch.Tensor):
+    """``fit``'s monitor: the decoder's largest Jacobian norm (and curvature, where defined) at the codes of
+    ``pts``."""
+    from .estimator import decoder_geometry
 
     def monitor(model: FreeFormInjectiveFlow) -> dict[str, float]:
         with torch.no_grad():
@@ -417,39 +475,52 @@ def _ablation(claims: ClaimSet, c: ReproConfig, seed: int, config: RunConfig) ->
             out["median_curvature"] = float(g["curvature"].median())
         return out
 
-    runs: dict[str, dict] = {}
-    for name, at in (("stable", "data"), ("naive", "reconstruction")):
-        torch.manual_seed(seed)
-        enc, dec = resnet_pair(train.shape[1], d, c.n_blocks, c.widths)
-        model = FreeFormInjectiveFlow(
-            enc,
-            dec,
-            data_dim=train.shape[1],
-            latent_dim=d,
-            beta=c.beta,
-            noise=c.ablation_noise,
-            jacobian_at=at,
-        )
-        t0 = time.perf_counter()
-        hist = fit(
-            model,
-            train,
-            tcfg,
-            device=config.device,
-            show_progress=False,
-            log_every=max(1, c.ablation_steps // 20),
-            monitor=monitor,
-        )
-        model.to("cpu").eval()
-        with torch.no_grad():
-            rec = float(((model.reconstruct(test) - test) ** 2).sum(1).mean())
-        gen = torch.Generator().manual_seed(10_000 + seed)
-        runs[name] = {
-            "trajectory": hist["monitor"],
-            "test_reconstruction": rec,
-            "mmd": mmd_rbf(model.sample(c.n_eval, generator=gen), test[: c.n_eval]),
-            "seconds": time.perf_counter() - t0,
-        }
+    return monitor
+
+
+def _ablation_run(
+    c: ReproConfig, at: str, train, test, d: int, seed: int, monitor, config: RunConfig
+) -> dict:
+    """One objective of the ablation (``jacobian_at=at``), trained from the seed's initialisation: its geometry
+    trajectory, test reconstruction error and sample MMD^2."""
+    tcfg = TrainConfig(steps=c.ablation_steps, batch_size=c.batch_size, lr=c.lr, seed=seed)
+    torch.manual_seed(seed)
+    enc, dec = resnet_pair(train.shape[1], d, c.n_blocks, c.widths)
+    model = FreeFormInjectiveFlow(
+        enc,
+        dec,
+        data_dim=train.shape[1],
+        latent_dim=d,
+        beta=c.beta,
+        noise=c.ablation_noise,
+        jacobian_at=at,
+    )
+    t0 = time.perf_counter()
+    hist = fit(
+        model,
+        train,
+        tcfg,
+        device=config.device,
+        show_progress=False,
+        log_every=max(1, c.ablation_steps // 20),
+        monitor=monitor,
+    )
+    model.to("cpu").eval()
+    with torch.no_grad():
+        rec = float(((model.reconstruct(test) - test) ** 2).sum(1).mean())
+    gen = torch.Generator().manual_seed(10_000 + seed)
+    return {
+        "trajectory": hist["monitor"],
+        "test_reconstruction": rec,
+        "mmd": mmd_rbf(model.sample(c.n_eval, generator=gen), test[: c.n_eval]),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _ablation_figure(claims: ClaimSet, c: ReproConfig, runs: dict) -> tuple[str, str]:
+    """The geometry trajectories of both objectives; returns the figure and the key the facts report."""
+    from iclr24.paperkit.plots import pyplot
+
     plt = pyplot()
     keys = [k for k in runs["stable"]["trajectory"][0] if k != "step" and k != "median_curvature"]
     fig, axes = plt.subplots(1, len(keys), figsize=(5 * len(keys), 3.6), squeeze=False)
@@ -460,7 +531,11 @@ def _ablation(claims: ClaimSet, c: ReproConfig, seed: int, config: RunConfig) ->
         ax.set_title(f"{c.ablation_dataset}, noise {c.ablation_noise:g}: {key.replace('_', ' ')}")
         ax.legend()
     art = claims.figure(fig, "ablation_naive_vs_stable.png")
-    key = "max_curvature" if "max_curvature" in keys else "max_jacobian_norm"
+    return art, "max_curvature" if "max_curvature" in keys else "max_jacobian_norm"
+
+
+def _ablation_facts(claims: ClaimSet, c: ReproConfig, seed: int, runs: dict, art: str, key: str) -> None:
+    """One fact per objective: ``key`` of the decoder at the test codes after the last step (reported, not gated)."""
     for name in ("stable", "naive"):
         r = runs[name]
         claims.fact(
