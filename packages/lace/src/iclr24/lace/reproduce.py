@@ -27,90 +27,107 @@ from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: t
 from .render import layout_grid
 
 CLAIM_KEYS = ("align", "overlap", "max_iou", "fd", "beautify_align", "beautify_fd")
-QUICK_STEPS = 100  # Adam steps per arm in --quick (reported only; see settings)
+QUICK_STEPS = 100  # Adam steps per arm in --quick (reported only; see _quick_settings)
 
 
 def settings(mode: str) -> dict:
-    """Sizes and decision rules per mode, fixed before the evaluated runs (seeds 0, 1, ...) from calibration runs of
-    the baseline arm on seeds no evaluated run uses (layouts 10,500 / 20,500 / 30,500 + k, training seed 500 + k).
+    """Sizes and decision rules per mode (``_smoke_settings``, ``_quick_settings``, ``_full_settings``), fixed
+    before the evaluated runs (seeds 0, 1, ...) from calibration runs of the baseline arm on seeds no evaluated run
+    uses (layouts 10,500 / 20,500 / 30,500 + k, training seed 500 + k); each mode's function gives its calibration.
 
-    Calibration (d = 64, 2 layers, lr 2e-3; C -> S+P MaxIoU on 128 test layouts, 25 DDIM steps; real vs real 0.459
+    ``decide``: ``paired`` (every rule over paired seeds, 95 % t-interval: holds / fails / inconclusive),
+    ``single`` (one seed, the plain rule) or ``report`` (measured and shown, no verdict). ``learned_min``: a verdict
+    is only kept when both arms' C -> S+P MaxIoU reaches this fraction of the run's real-vs-real MaxIoU (else the
+    run is reported only), so no mode gates a model that has not learned the layouts."""
+    return {"smoke": _smoke_settings, "quick": _quick_settings, "full": _full_settings}[mode]()
+
+
+def _net() -> dict:
+    """The network of quick and full."""
+    return dict(dim=64, heads=4, layers=2, ff=128)
+
+
+def _common() -> dict:
+    """The optimiser, loss and guidance settings every mode starts from."""
+    return dict(
+        lr=2e-3, time_embedding="learned", rec_loss="clamped", guidance=0.05, ema=0.0, learned_min=0.5
+    )
+
+
+def _smoke_settings() -> dict:
+    """A few steps of a tiny network on two seeds: the code path of ``--full`` (paired), no learned-precondition."""
+    return dict(
+        **{**_common(), "learned_min": None},
+        net=dict(dim=16, heads=2, layers=1, ff=32),
+        batch=8,
+        steps=3,
+        train_n=64,
+        test_n=12,
+        ddim=3,
+        beautify_iters=5,
+        beautify_lr=1e-4,
+        seeds=2,
+        decide="paired",
+    )
+
+
+def _quick_settings() -> dict:
+    """The whole quick run must stay near a minute of CPU (1 thread), and about half a minute of that is starting
+    Python and importing torch, scipy and matplotlib, so there is room for ``QUICK_STEPS`` = 100 steps per arm, one
+    seed, nothing near the 1,200 steps the layouts need (``_full_settings``). Calibration of exactly the quick
+    settings (seeds 100 and 101, 2026-12-02; C -> S+P MaxIoU on 64 test layouts): baseline 0.005 / 0.005, LACE
+    0.010 / 0.004, against real vs real 0.395 / 0.421; 24 s CPU per seed after the first. So quick is fixed as
+    reported only (``decide="report"``): it runs the same code end to end on the uncond and C -> S+P tasks
+    (beautify on the unconditional samples, no guidance extension) and shows the numbers; ``--full`` decides."""
+    return dict(
+        **{**_common(), "guidance": 0.0},
+        net=_net(),
+        batch=32,
+        steps=QUICK_STEPS,
+        train_n=1000,
+        test_n=64,
+        ddim=25,
+        beautify_iters=200,
+        beautify_lr=5e-4,
+        seeds=1,
+        tasks=("uncond", "c"),
+        extra_tasks=("uncond",),
+        decide="report",
+        why_report=f"fixed before the run: {QUICK_STEPS} steps per arm do not learn the layouts (calibration "
+        "seeds 100, 101: MaxIoU C -> S+P 0.004-0.010 against real vs real 0.40-0.42)",
+    )
+
+
+def _full_settings() -> dict:
+    """Calibration (d = 64, 2 layers, lr 2e-3; C -> S+P MaxIoU on 128 test layouts, 25 DDIM steps; real vs real 0.459
     on seed 500 and 0.432 on seed 501, so "learned" means >= 0.23 / 0.22):
 
     - L_rec on the clamped x0_hat, batch 32: seed 500: 0.02, 0.06, 0.17, 0.19, 0.20, 0.34 after 200, 400, ...,
       1,200 steps; seed 501: 0.07, 0.11, 0.16, 0.24 after 600, ..., 1,200.
     - L_rec unclamped (the official term), batch 32: seed 500: 0.10, 0.10, 0.13, 0.10, 0.10, 0.13 after 200, ...,
-      1,200 steps; seed 501: 0.10, 0.09, 0.09 after 800, 1,000, 1,200. It does not learn at this budget: its (1 - ab_t) / ab_t weight (mean 677,
-      99 % of it from t >= 950) lets the largest-t terms dominate the clipped gradient.
+      1,200 steps; seed 501: 0.10, 0.09, 0.09 after 800, 1,000, 1,200. It does not learn at this budget: its
+      (1 - ab_t) / ab_t weight (mean 677, 99 % of it from t >= 950) lets the largest-t terms dominate the clipped
+      gradient.
     - clamped, batch 16: seed 500: 0.12, 0.10, 0.10, 0.21, 0.22, 0.21, 0.21 after 400, ..., 1,600 (stays below).
 
     Hence full: the clamped L_rec (``LaceConfig``'s default stays the official unclamped term), batch 32,
     1,200 steps, the smallest budget at which the baseline learned on both calibration seeds (1,000 steps did not:
     0.20, 0.16); about 1.5 minutes of CPU per arm, 3 seeds (about 14 minutes) with the official beautify budget and
     50 DDIM steps, every rule decided over the paired seeds. (The evaluated seeds 0-2 did not learn at 1,200 steps:
-    the precondition below left full reported only.)
-
-    Quick: the whole quick run must stay near a minute of CPU (1 thread), and about half a minute of that is
-    starting Python and importing torch, scipy and matplotlib, so there is room for ``QUICK_STEPS`` = 100 steps per
-    arm, one seed, nothing near the 1,200 steps the layouts need. Calibration of exactly the quick settings (seeds
-    100 and 101, 2026-12-02; C -> S+P MaxIoU on 64 test layouts): baseline 0.005 / 0.005, LACE 0.010 / 0.004,
-    against real vs real 0.395 / 0.421; 24 s CPU per seed after the first. So quick is fixed as reported only
-    (``decide="report"``): it runs the same code end to end on the uncond and C -> S+P tasks (beautify on the
-    unconditional samples, no guidance extension) and shows the numbers; ``--full`` decides.
-
-    ``decide``: ``paired`` (every rule over paired seeds, 95 % t-interval: holds / fails / inconclusive),
-    ``single`` (one seed, the plain rule) or ``report`` (measured and shown, no verdict). ``learned_min``: a verdict
-    is only kept when both arms' C -> S+P MaxIoU reaches this fraction of the run's real-vs-real MaxIoU (else the
-    run is reported only), so no mode gates a model that has not learned the layouts."""
-    net = dict(dim=64, heads=4, layers=2, ff=128)
-    common = dict(
-        lr=2e-3, time_embedding="learned", rec_loss="clamped", guidance=0.05, ema=0.0, learned_min=0.5
+    the precondition in ``settings`` left full reported only.)"""
+    return dict(
+        **_common(),
+        net=_net(),
+        batch=32,
+        steps=1200,
+        train_n=2000,
+        test_n=128,
+        ddim=50,
+        beautify_iters=1000,
+        beautify_lr=1e-4,
+        seeds=3,
+        decide="paired",
     )
-    return {
-        "smoke": dict(
-            **{**common, "learned_min": None},
-            net=dict(dim=16, heads=2, layers=1, ff=32),
-            batch=8,
-            steps=3,
-            train_n=64,
-            test_n=12,
-            ddim=3,
-            beautify_iters=5,
-            beautify_lr=1e-4,
-            seeds=2,
-            decide="paired",
-        ),
-        "quick": dict(
-            **{**common, "guidance": 0.0},
-            net=net,
-            batch=32,
-            steps=QUICK_STEPS,
-            train_n=1000,
-            test_n=64,
-            ddim=25,
-            beautify_iters=200,
-            beautify_lr=5e-4,
-            seeds=1,
-            tasks=("uncond", "c"),
-            extra_tasks=("uncond",),
-            decide="report",
-            why_report=f"fixed before the run: {QUICK_STEPS} steps per arm do not learn the layouts (calibration "
-            "seeds 100, 101: MaxIoU C -> S+P 0.004-0.010 against real vs real 0.40-0.42)",
-        ),
-        "full": dict(
-            **common,
-            net=net,
-            batch=32,
-            steps=1200,
-            train_n=2000,
-            test_n=128,
-            ddim=50,
-            beautify_iters=1000,
-            beautify_lr=1e-4,
-            seeds=3,
-            decide="paired",
-        ),
-    }[mode]
 
 
 def _metrics(out, real, num_classes: int, task: str) -> dict:
