@@ -355,84 +355,115 @@ def run(cfg: RunConfig) -> ClaimSet:
     with claims.timed("digits with a planted opposing signal: GD, clean GD, single-class control, Adam"):
         res = measure_digits(c, seed_offset=cfg.seed, show_progress=cfg.progress, device=cfg.device)
         arts = _figures(claims, res, c)
-        gd, clean, control = res["planted GD"], res["clean GD"], res["control GD"]
-        seed = res["seed"]
-        claims.fact("base rate of planted images", value=gd["base_rate"], description="(n_a + n_b) / n_train")
-        claims.add(
-            claim=f"the top-k loss movers are the opposing-signal outliers (>= {c.precision_factor:g}x the base "
-            "rate and the single-class control)",
-            metric=f"fraction of the top-{c.k} |Delta loss| set that is planted, mean over steps (seed {seed})",
-            ours=gd["precision"],
-            baseline_name=f"the same patch on {c.control_n} images of class 0 only (magnitude, no opposition)",
-            baseline=control["precision"],
-            rule=f"ours >= {c.precision_factor:g} * max(baseline, base_rate)",
-            variables={"base_rate": gd["base_rate"]},
-            details={
-                "precision_late_half": gd["precision_late"],
-                "control_base_rate": control["base_rate"],
-                "seed": seed,
-            },
-            artifacts=[arts["top"]],
+        claims.fact(
+            "base rate of planted images",
+            value=res["planted GD"]["base_rate"],
+            description="(n_a + n_b) / n_train",
         )
-        claims.add(
-            claim="the two opposing groups' losses swing in anti-phase under GD, far more than without the signal "
-            f"(amplitude >= {c.antiphase_factor:g}x clean, corr < {c.antiphase_corr:g})",
-            metric="RMS of (Delta_A - Delta_B)/2, the anti-phase part of the two groups' mean-loss changes, after "
-            f"the first eighth of training (seed {seed})",
-            ours=gd["amplitude"],
-            baseline_name="same images and init without the signal (clean GD)",
-            baseline=clean["amplitude"],
-            rule=f"ours >= {c.antiphase_factor:g} * baseline and corr < {c.antiphase_corr:g}",
-            variables={"corr": gd["corr_settled"]},
-            details={
-                "corr_planted": gd["corr_settled"],
-                "corr_clean": clean["corr_settled"],
-                "corr_last_half_planted": gd["corr"],
-                "corr_last_half_clean": clean["corr"],
-                "seed": seed,
-            },
-            artifacts=[arts["oscillation"]],
-        )
-        claims.add(
-            claim=f"opposing signals cause loss spikes: loss-increase steps >= {c.spike_factor:g}x the "
-            "single-class control's and the clean run's",
-            metric=f"steps where the training loss rose by more than 1 % (seed {seed})",
-            ours=gd["loss_increase_steps"],
-            baseline_name=f"the same patch on {c.control_n} images of class 0 only",
-            baseline=control["loss_increase_steps"],
-            rule=f"ours >= {c.spike_factor:g} * max(baseline, clean)",
-            variables={"clean": clean["loss_increase_steps"]},
-            details={"clean_loss_increase_steps": clean["loss_increase_steps"], "seed": seed},
-            artifacts=[arts["oscillation"]],
-        )
-        eos = gd["eos"]
-        claims.add(
-            claim=f"sharpness settles at the edge of stability (within {c.eos_tolerance:.0%} of 2/lr)",
-            metric=f"median Lanczos sharpness ({c.sharpness_iters} HVPs) from a third of the way in (seed {seed})",
-            ours=eos["late_median_sharpness"],
-            baseline_name="2 / lr",
-            baseline=eos["threshold"],
-            rule=f"abs(ours / baseline - 1) <= {c.eos_tolerance:g}",
-            details={
-                "max_sharpness": eos["max_sharpness"],
-                "first_crossing_step": eos["first_crossing_step"],
-                "method": c.sharpness_method,
-                "seed": seed,
-            },
-            artifacts=[arts["sharpness"]],
-        )
+        _precision_claim(claims, res, c, arts)
+        _antiphase_claim(claims, res, c, arts)
+        _spike_claim(claims, res, c, arts)
+        _eos_claim(claims, res, c, arts)
         _adam_claim(claims, res, c, arts)
-        best = gd["groups"]["pairs"][0] if gd["groups"]["pairs"] else None
-        if best is not None:
-            claims.fact(
-                "most opposed pair found by the procedure on the planted run (digits)",
-                value=f"{best['a']} vs {best['b']} (corr {best['corr']:.3f})",
-                description="find_opposing_groups over the last half; label grouping",
-            )
+        _opposed_pair_fact(claims, res)
     if c.mnist:
         with claims.timed("MNIST 5k, no planting: the groups found (finding, not gated)"):
             _mnist_finding(claims, cfg, c)
     return claims
+
+
+def _precision_claim(claims: ClaimSet, res: dict, c: ReproConfig, arts: dict) -> None:
+    """The top-k loss movers are the planted images: their precision against the base rate and the control's."""
+    gd, control, seed = res["planted GD"], res["control GD"], res["seed"]
+    claims.add(
+        claim=f"the top-k loss movers are the opposing-signal outliers (>= {c.precision_factor:g}x the base "
+        "rate and the single-class control)",
+        metric=f"fraction of the top-{c.k} |Delta loss| set that is planted, mean over steps (seed {seed})",
+        ours=gd["precision"],
+        baseline_name=f"the same patch on {c.control_n} images of class 0 only (magnitude, no opposition)",
+        baseline=control["precision"],
+        rule=f"ours >= {c.precision_factor:g} * max(baseline, base_rate)",
+        variables={"base_rate": gd["base_rate"]},
+        details={
+            "precision_late_half": gd["precision_late"],
+            "control_base_rate": control["base_rate"],
+            "seed": seed,
+        },
+        artifacts=[arts["top"]],
+    )
+
+
+def _antiphase_claim(claims: ClaimSet, res: dict, c: ReproConfig, arts: dict) -> None:
+    """The two planted groups' losses swing in anti-phase, against the clean run's."""
+    gd, clean, seed = res["planted GD"], res["clean GD"], res["seed"]
+    claims.add(
+        claim="the two opposing groups' losses swing in anti-phase under GD, far more than without the signal "
+        f"(amplitude >= {c.antiphase_factor:g}x clean, corr < {c.antiphase_corr:g})",
+        metric="RMS of (Delta_A - Delta_B)/2, the anti-phase part of the two groups' mean-loss changes, after "
+        f"the first eighth of training (seed {seed})",
+        ours=gd["amplitude"],
+        baseline_name="same images and init without the signal (clean GD)",
+        baseline=clean["amplitude"],
+        rule=f"ours >= {c.antiphase_factor:g} * baseline and corr < {c.antiphase_corr:g}",
+        variables={"corr": gd["corr_settled"]},
+        details={
+            "corr_planted": gd["corr_settled"],
+            "corr_clean": clean["corr_settled"],
+            "corr_last_half_planted": gd["corr"],
+            "corr_last_half_clean": clean["corr"],
+            "seed": seed,
+        },
+        artifacts=[arts["oscillation"]],
+    )
+
+
+def _spike_claim(claims: ClaimSet, res: dict, c: ReproConfig, arts: dict) -> None:
+    """Loss spikes: the planted run's loss-increase steps against the control's and the clean run's."""
+    gd, clean, control, seed = res["planted GD"], res["clean GD"], res["control GD"], res["seed"]
+    claims.add(
+        claim=f"opposing signals cause loss spikes: loss-increase steps >= {c.spike_factor:g}x the "
+        "single-class control's and the clean run's",
+        metric=f"steps where the training loss rose by more than 1 % (seed {seed})",
+        ours=gd["loss_increase_steps"],
+        baseline_name=f"the same patch on {c.control_n} images of class 0 only",
+        baseline=control["loss_increase_steps"],
+        rule=f"ours >= {c.spike_factor:g} * max(baseline, clean)",
+        variables={"clean": clean["loss_increase_steps"]},
+        details={"clean_loss_increase_steps": clean["loss_increase_steps"], "seed": seed},
+        artifacts=[arts["oscillation"]],
+    )
+
+
+def _eos_claim(claims: ClaimSet, res: dict, c: ReproConfig, arts: dict) -> None:
+    """Sharpness settles at the edge of stability, 2 / lr."""
+    eos, seed = res["planted GD"]["eos"], res["seed"]
+    claims.add(
+        claim=f"sharpness settles at the edge of stability (within {c.eos_tolerance:.0%} of 2/lr)",
+        metric=f"median Lanczos sharpness ({c.sharpness_iters} HVPs) from a third of the way in (seed {seed})",
+        ours=eos["late_median_sharpness"],
+        baseline_name="2 / lr",
+        baseline=eos["threshold"],
+        rule=f"abs(ours / baseline - 1) <= {c.eos_tolerance:g}",
+        details={
+            "max_sharpness": eos["max_sharpness"],
+            "first_crossing_step": eos["first_crossing_step"],
+            "method": c.sharpness_method,
+            "seed": seed,
+        },
+        artifacts=[arts["sharpness"]],
+    )
+
+
+def _opposed_pair_fact(claims: ClaimSet, res: dict) -> None:
+    """The most opposed pair of groups the paper's procedure finds on the planted run (when it finds two)."""
+    pairs = res["planted GD"]["groups"]["pairs"]
+    best = pairs[0] if pairs else None
+    if best is not None:
+        claims.fact(
+            "most opposed pair found by the procedure on the planted run (digits)",
+            value=f"{best['a']} vs {best['b']} (corr {best['corr']:.3f})",
+            description="find_opposing_groups over the last half; label grouping",
+        )
 
 
 def _adam_claim(claims: ClaimSet, res: dict, c: ReproConfig, arts: dict) -> None:
