@@ -240,11 +240,6 @@ def test_compare_recorded_flags_a_changed_number_but_not_a_timing(tmp_path, monk
 
 # Functions over 60 lines still waiting to be split (issue 39, item 9): this list may only shrink.
 _LONG_REPRODUCE_FUNCTIONS = {
-    ("asmr", "_mac_facts"),
-    ("fif", "_dataset_claims"),
-    ("fif", "_ablation"),
-    ("lace", "settings"),
-    ("opposing-signals", "run"),
     ("sufo", "analyse"),
     ("sufo", "_synthetic_claims"),
     ("sufo", "run"),
