@@ -134,7 +134,8 @@ static inline void tokens_tile(const float* __restrict xt, const float* __restri
 }
 
 #ifdef SRIGL_AVX2
-static inline void transpose8(const float* s, int64_t ss, float* d, int64_t ds) {  // 8x8 block in registers
+static inline void transpose8(const float* s, int64_t ss, float* d, int64_t ds, const float* add) {
+  // 8x8 block in registers; add (or nullptr): 8 values added to every stored row (the source rows' bias)
   __m256 r[8], t[8], u[8];
   for (int q = 0; q < 8; ++q) r[q] = _mm256_loadu_ps(s + q * ss);
   for (int q = 0; q < 4; ++q) {
@@ -147,27 +148,29 @@ static inline void transpose8(const float* s, int64_t ss, float* d, int64_t ds) 
     u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
     u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
   }
+  const __m256 b = add ? _mm256_loadu_ps(add) : _mm256_setzero_ps();
   for (int q = 0; q < 4; ++q) {
-    _mm256_storeu_ps(d + q * ds, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
-    _mm256_storeu_ps(d + (q + 4) * ds, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    _mm256_storeu_ps(d + q * ds, _mm256_add_ps(b, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20)));
+    _mm256_storeu_ps(d + (q + 4) * ds, _mm256_add_ps(b, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31)));
   }
 }
 #endif
 
-// s [a, b] (row stride ss) -> d [b, a] (row stride ds)
-static void transpose(const float* s, int64_t ss, float* d, int64_t ds, int64_t a, int64_t b) {
-  int64_t a8 = 0, b8 = 0;
+// s [a, b] (row stride ss) -> d [b, a] (row stride ds), plus add[i] (if given) on everything from source row i
+static void transpose(const float* s, int64_t ss, float* d, int64_t ds, int64_t a, int64_t b,
+                      const float* add = nullptr) {
+  int64_t a8 = 0;
 #ifdef SRIGL_AVX2
   a8 = a - a % 8;
-  b8 = b - b % 8;
+  const int64_t b8 = b - b % 8;
   for (int64_t i = 0; i < a8; i += 8) {
-    for (int64_t j = 0; j < b8; j += 8) transpose8(s + i * ss + j, ss, d + j * ds + i, ds);
+    for (int64_t j = 0; j < b8; j += 8) transpose8(s + i * ss + j, ss, d + j * ds + i, ds, add ? add + i : nullptr);
     for (int64_t j = b8; j < b; ++j)
-      for (int64_t q = i; q < i + 8; ++q) d[j * ds + q] = s[q * ss + j];
+      for (int64_t q = i; q < i + 8; ++q) d[j * ds + q] = s[q * ss + j] + (add ? add[q] : 0.f);
   }
 #endif
   for (int64_t i = a8; i < a; ++i)
-    for (int64_t j = 0; j < b; ++j) d[j * ds + i] = s[i * ss + j];
+    for (int64_t j = 0; j < b; ++j) d[j * ds + i] = s[i * ss + j] + (add ? add[i] : 0.f);
 }
 
 template <typename I>
@@ -188,11 +191,7 @@ static void run_tokens(const float* x, const float* v, const I* idx, const float
         else if (U == 2) tokens_tile<2>(xt.data(), vi, ii, k, o);
         else tokens_tile<1>(xt.data(), vi, ii, k, o);
       }
-      float* yr = y + r0 * n;
-      transpose(yt.data(), kTile, yr, n, n, m);
-      if (bias)
-        for (int64_t r = 0; r < m; ++r)
-          for (int64_t i = 0; i < n; ++i) yr[r * n + i] += bias[i];
+      transpose(yt.data(), kTile, y + r0 * n, n, n, m, bias);
     }
   });
 }
