@@ -116,18 +116,15 @@ def analyse(
     f_pre_tr = extract_features(pre, tok, train.texts, layers=[-1], **kw)
     f_rnd_tr = extract_features(rnd, rtok, train.texts, layers=[-1], **kw)
     f_rnd_te = extract_features(rnd, rtok, test.texts, layers=[-1], **kw)
-    ft_cfg = FineTuneConfig(
-        lr=c.lr, batch_size=c.batch_size, epochs=c.epochs, max_length=c.max_length, seed=seed
-    )
-    # the best epoch is chosen on a validation part of the training data, never on the test texts; the test
-    # texts' features of every layer are kept per epoch: epoch 0 = pre-trained, best epoch = the fine-tuned model
+    # the best epoch is chosen on a validation part of the training data, never on the test texts
     i_fit, i_val = split_indices(train, test_fraction=c.val_fraction, seed=seed)
-    fit, val = train.subset(i_fit), train.subset(i_val)
     t1 = time.perf_counter()
-    dyn = feature_dynamics(pre, tok, fit, val, test, ft_cfg, show_progress=progress, keep_layers=True)
+    dyn = _fine_tune_with_dynamics(
+        pre, tok, train.subset(i_fit), train.subset(i_val), test, c, seed, progress
+    )
     t2 = time.perf_counter()
-    hist = dyn.finetune
-    f_pre_te, f_ft_te = dyn.features[0], dyn.features[hist.best_epoch]
+    # epoch 0 = pre-trained, best epoch = the fine-tuned model (every layer of the test texts' features)
+    f_pre_te, f_ft_te = dyn.features[0], dyn.features[dyn.finetune.best_epoch]
     probes = official_probes(
         c, heads, (f_pre_tr[-1], f_pre_te[-1]), (f_rnd_tr[-1], f_rnd_te[-1]), train, test, i_fit, i_val, seed
     )
@@ -136,36 +133,58 @@ def analyse(
         "random": logistic_probe(f_rnd_tr[-1], train.labels, f_rnd_te[-1], test.labels),
     }
     pred = predict_from_cls(pre, f_ft_te[-1])  # = predict(pre, tok, test.texts), without a second pass
-    ft_f1 = macro_f1(test.labels, pred)
-    rsa = layerwise_rsa(f_ft_te, f_pre_te)
-    evr_before = float(explained_variance(f_pre_te[-1], 2)[-1])
-    evr_after = float(explained_variance(f_ft_te[-1], 2)[-1])
-    correct = pred == test.labels
-    planted = test.planted
-    out = outliers_pc12(f_ft_te[-1], test.n_classes, rule="kmeans1d")
+    res = {
+        **_probe_results(probes, logistic),
+        "finetuned_macro_f1": macro_f1(test.labels, pred),
+        "finetune": dyn.finetune.to_dict(),
+        # the checkpoints' feature seconds are a timing: kept under "seconds" only (left out of the determinism
+        # comparison, `paperkit.report.comparable`), not among the dynamics' numbers
+        "dynamics": {k: v for k, v in dyn.to_dict().items() if k not in ("finetune", "feature_seconds")},
+        "_dynamics": dyn,
+        **_geometry_results(f_pre_te, f_ft_te, pred, test),
+    }
     seconds = {  # where the time goes (wall seconds)
         "control_and_train_features": t1 - t0,
-        "fine_tuning_updates_and_validation": hist.seconds - dyn.feature_seconds,
+        "fine_tuning_updates_and_validation": dyn.finetune.seconds - dyn.feature_seconds,
         "checkpoint_features_of_the_test_texts": dyn.feature_seconds,
         "predict_probes_rsa_pca_outliers": time.perf_counter() - t2,
     }
+    return {"seconds": seconds, **res}
+
+
+def _fine_tune_with_dynamics(pre, tok, fit, val, test, c: ReproConfig, seed: int, progress: bool):
+    """Fine-tune ``pre`` in place on ``fit`` (best epoch on ``val``), keeping every layer's features of the test
+    texts at each epoch checkpoint (F: the feature dynamics)."""
+    ft_cfg = FineTuneConfig(
+        lr=c.lr, batch_size=c.batch_size, epochs=c.epochs, max_length=c.max_length, seed=seed
+    )
+    return feature_dynamics(pre, tok, fit, val, test, ft_cfg, show_progress=progress, keep_layers=True)
+
+
+def _probe_results(probes: dict, logistic: dict) -> dict:
+    """S: the official probe (the gated numbers) and the logistic probe beside it."""
     return {
-        "seconds": seconds,
         "probe_pretrained": probes["pretrained"].test_macro_f1,
         "probe_random": probes["random"].test_macro_f1,
         "probe": "official frozen-encoder probe (pooler + classifier trained, encoder frozen)",
         "probe_runs": {k: v.to_dict() for k, v in probes.items()},
         "logistic_probe_pretrained": logistic["pretrained"],
         "logistic_probe_random": logistic["random"],
-        "finetuned_macro_f1": ft_f1,
-        "finetune": hist.to_dict(),
-        "dynamics": {k: v for k, v in dyn.to_dict().items() if k != "finetune"},
-        "_dynamics": dyn,
-        "rsa_per_layer": [
-            None if np.isnan(v) else float(v) for v in rsa
-        ],  # layer 0: [CLS] embedding is constant
-        "evr_top2_before": evr_before,
-        "evr_top2_after": evr_after,
+    }
+
+
+def _geometry_results(f_pre_te: np.ndarray, f_ft_te: np.ndarray, pred: np.ndarray, test: TextDataset) -> dict:
+    """U (RSA per layer), F (top-2 explained variance before/after) and O (PC1 x PC2 outliers against the planted
+    reports) on the test texts' (L+1, N, d) features before and after fine-tuning."""
+    rsa = layerwise_rsa(f_ft_te, f_pre_te)
+    correct = pred == test.labels
+    planted = test.planted
+    out = outliers_pc12(f_ft_te[-1], test.n_classes, rule="kmeans1d")
+    return {
+        # layer 0: the [CLS] embedding is constant
+        "rsa_per_layer": [None if np.isnan(v) else float(v) for v in rsa],
+        "evr_top2_before": float(explained_variance(f_pre_te[-1], 2)[-1]),
+        "evr_top2_after": float(explained_variance(f_ft_te[-1], 2)[-1]),
         "planted_accuracy": float(correct[planted].mean()) if planted.any() else None,
         "inlier_accuracy": float(correct[~planted].mean()),
         "n_planted": int(planted.sum()),
@@ -254,6 +273,21 @@ def _strip(res: dict) -> dict:
 
 def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproConfig) -> None:
     details = {**base, **_strip(r)}
+    _claim_s(claims, r, art, details)
+    _claim_finetune(claims, r, details)
+    _claim_u(claims, r, art, details)
+    _claim_f(claims, r, details)
+    _claim_o(claims, r, art, details, c)
+    if r["planted_accuracy"] is not None:
+        claims.fact(
+            "accuracy of the fine-tuned classifier on the planted reports (chance by construction: their labels are "
+            "random)",
+            value=r["planted_accuracy"],
+            description=f"inliers: {r['inlier_accuracy']:.3f}; {r['n_planted']} planted test reports",
+        )
+
+
+def _claim_s(claims: ClaimSet, r: dict, art: str, details: dict) -> None:
     claims.add(
         claim="S: pre-trained features hold task information a random-init encoder lacks (probe gap >= 0.1)",
         metric="test macro-F1 of the official probe (pooler + classifier trained on the frozen encoder)",
@@ -264,6 +298,9 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproC
         details=details,
         artifacts=[art],
     )
+
+
+def _claim_finetune(claims: ClaimSet, r: dict, details: dict) -> None:
     claims.add(
         claim="fine-tuning reaches macro-F1 >= 0.85 on the synthetic reports",
         metric="test macro-F1 after fine-tuning",
@@ -273,6 +310,9 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproC
         rule="ours >= 0.85",
         details=details,
     )
+
+
+def _claim_u(claims: ClaimSet, r: dict, art: str, details: dict) -> None:
     rsa = r["rsa_per_layer"]
     rises = max((rsa[i + 1] - rsa[i] for i in range(2, len(rsa) - 1)), default=0.0)
     claims.add(
@@ -287,6 +327,9 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproC
         details=details,
         artifacts=[art],
     )
+
+
+def _claim_f(claims: ClaimSet, r: dict, details: dict) -> None:
     claims.add(
         claim="F: fine-tuning sparsifies the feature space (top-2 explained variance rises by >= 0.15)",
         metric="cumulative explained-variance ratio of PC1-2, last layer, after fine-tuning",
@@ -296,6 +339,9 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproC
         rule="ours - baseline >= 0.15",
         details=details,
     )
+
+
+def _claim_o(claims: ClaimSet, r: dict, art: str, details: dict, c: ReproConfig) -> None:
     precision = r["outlier_precision"] if r["outlier_precision"] is not None else 0.0
     claims.add(
         claim="O: the PC1 x PC2 outlier rule finds the planted failure mode (precision >= "
@@ -309,13 +355,6 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproC
         details=details,
         artifacts=[art],
     )
-    if r["planted_accuracy"] is not None:
-        claims.fact(
-            "accuracy of the fine-tuned classifier on the planted reports (chance by construction: their labels are "
-            "random)",
-            value=r["planted_accuracy"],
-            description=f"inliers: {r['inlier_accuracy']:.3f}; {r['n_planted']} planted test reports",
-        )
 
 
 def _task(train: TextDataset, test: TextDataset, name: str = "synthetic pathology reports") -> str:
@@ -331,61 +370,84 @@ def run(cfg: RunConfig) -> ClaimSet:
         "model": "tiny random BERT" if c.tiny else "all-MiniLM-L6-v2",
     }
     with torch_threads(c.threads), claims.timed("synthetic pathology reports: S, U, F, O"):
-        seed_everything(cfg.seed)
-        ds = synthetic_reports(c.n_train + c.n_test, seed=cfg.seed, n_filler=c.n_filler)
-        train, test = split(ds, test_fraction=c.n_test / (c.n_train + c.n_test), seed=cfg.seed)
-        r = analyse(train, test, c, cfg.seed, progress=cfg.progress)
-        art = claims.figure(_plot(r, "synthetic reports"), "synthetic.png")
-        claims.figure(plot_dynamics(r["_dynamics"], "F: feature dynamics, synthetic reports"), "dynamics.png")
-        # the same analyses as `sufo report` writes them, so the run leaves one readable report per task (its two
-        # figures are the ones just drawn, copied)
-        figs = {"analyses.png": cfg.out / "synthetic.png", "dynamics.png": cfg.out / "dynamics.png"}
-        write_report(
-            r, cfg.out / "report-synthetic", "synthetic reports", base["model"], _task(train, test), figs
-        )
-        _synthetic_claims(claims, r, art, base, c)
-        claims.fact("hidden-state layers analysed (L+1, layer 0 = embeddings)", value=r["layers"])
+        _synthetic_task(claims, cfg, c, base)
     if c.icd:
         with torch_threads(c.threads), claims.timed("ICD-10-CM descriptions -> chapter"):
-            ds = icd10cm_chapters(c.icd_n, seed=cfg.seed)
-            train, test = split(ds, test_fraction=0.3, seed=cfg.seed)
-            ic = replace(
-                c, epochs=c.icd_epochs, lr=c.icd_lr, batch_size=c.icd_batch_size, max_length=c.icd_max_length
-            )
-            r = analyse(train, test, ic, cfg.seed, progress=cfg.progress)
-            art = claims.figure(_plot(r, "ICD-10-CM chapters"), "icd10cm.png")
-            claims.figure(
-                plot_dynamics(r["_dynamics"], "F: feature dynamics, ICD-10-CM"), "icd10cm-dynamics.png"
-            )
-            write_report(
-                r,
-                cfg.out / "report-icd10cm",
-                "ICD-10-CM descriptions -> chapter",
-                base["model"],
-                _task(train, test, "ICD-10-CM descriptions -> chapter"),
-                {"analyses.png": cfg.out / "icd10cm.png", "dynamics.png": cfg.out / "icd10cm-dynamics.png"},
-            )
-            details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **_strip(r)}
-            claims.add(
-                claim="ICD-10-CM: pre-trained features beat the random-init control by >= 0.1 probe macro-F1",
-                metric="test macro-F1 of the official probe (pooler + classifier on the frozen encoder)",
-                ours=r["probe_pretrained"],
-                baseline_name="random init",
-                baseline=r["probe_random"],
-                rule="ours - baseline >= 0.1",
-                details=details,
-                artifacts=[art],
-            )
-            claims.add(
-                claim="ICD-10-CM: fine-tuning sparsifies the last layer (top-2 explained variance +0.15)",
-                metric="cumulative EVR of PC1-2 after fine-tuning",
-                ours=r["evr_top2_after"],
-                baseline_name="before fine-tuning",
-                baseline=r["evr_top2_before"],
-                rule="ours - baseline >= 0.15",
-                details=details,
-            )
+            _icd_task(claims, cfg, c, base)
     return claims
+
+
+def _analyse_and_report(
+    claims: ClaimSet, cfg: RunConfig, train, test, c: ReproConfig, base: dict, task: dict
+):
+    """``analyse`` one task, draw its two figures and write the same report as `sufo report` (its figures are the
+    ones just drawn, copied): ``(result, path of the analyses figure)``."""
+    r = analyse(train, test, c, cfg.seed, progress=cfg.progress)
+    art = claims.figure(_plot(r, task["title"]), task["figure"])
+    claims.figure(plot_dynamics(r["_dynamics"], f"F: feature dynamics, {task['short']}"), task["dynamics"])
+    figs = {"analyses.png": cfg.out / task["figure"], "dynamics.png": cfg.out / task["dynamics"]}
+    write_report(
+        r, cfg.out / task["report"], task["name"], base["model"], _task(train, test, task["task"]), figs
+    )
+    return r, art
+
+
+def _synthetic_task(claims: ClaimSet, cfg: RunConfig, c: ReproConfig, base: dict) -> None:
+    """S, fine-tuning, U, F and O on the synthetic pathology reports."""
+    seed_everything(cfg.seed)
+    ds = synthetic_reports(c.n_train + c.n_test, seed=cfg.seed, n_filler=c.n_filler)
+    train, test = split(ds, test_fraction=c.n_test / (c.n_train + c.n_test), seed=cfg.seed)
+    task = {
+        "title": "synthetic reports",  # of the analyses figure
+        "short": "synthetic reports",  # in the dynamics figure's title
+        "name": "synthetic reports",  # of the report
+        "task": "synthetic pathology reports",  # the report's task line
+        "figure": "synthetic.png",
+        "dynamics": "dynamics.png",
+        "report": "report-synthetic",
+    }
+    r, art = _analyse_and_report(claims, cfg, train, test, c, base, task)
+    _synthetic_claims(claims, r, art, base, c)
+    claims.fact("hidden-state layers analysed (L+1, layer 0 = embeddings)", value=r["layers"])
+
+
+def _icd_task(claims: ClaimSet, cfg: RunConfig, c: ReproConfig, base: dict) -> None:
+    """--full: S and F on ICD-10-CM descriptions -> chapter (real short clinical text)."""
+    ds = icd10cm_chapters(c.icd_n, seed=cfg.seed)
+    train, test = split(ds, test_fraction=0.3, seed=cfg.seed)
+    ic = replace(
+        c, epochs=c.icd_epochs, lr=c.icd_lr, batch_size=c.icd_batch_size, max_length=c.icd_max_length
+    )
+    task = {
+        "title": "ICD-10-CM chapters",
+        "short": "ICD-10-CM",
+        "name": "ICD-10-CM descriptions -> chapter",
+        "task": "ICD-10-CM descriptions -> chapter",
+        "figure": "icd10cm.png",
+        "dynamics": "icd10cm-dynamics.png",
+        "report": "report-icd10cm",
+    }
+    r, art = _analyse_and_report(claims, cfg, train, test, ic, base, task)
+    details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **_strip(r)}
+    claims.add(
+        claim="ICD-10-CM: pre-trained features beat the random-init control by >= 0.1 probe macro-F1",
+        metric="test macro-F1 of the official probe (pooler + classifier on the frozen encoder)",
+        ours=r["probe_pretrained"],
+        baseline_name="random init",
+        baseline=r["probe_random"],
+        rule="ours - baseline >= 0.1",
+        details=details,
+        artifacts=[art],
+    )
+    claims.add(
+        claim="ICD-10-CM: fine-tuning sparsifies the last layer (top-2 explained variance +0.15)",
+        metric="cumulative EVR of PC1-2 after fine-tuning",
+        ours=r["evr_top2_after"],
+        baseline_name="before fine-tuning",
+        baseline=r["evr_top2_before"],
+        rule="ours - baseline >= 0.15",
+        details=details,
+    )
 
 
 PAPER = Paper(
