@@ -3,7 +3,14 @@ import textwrap
 
 import pytest
 
-from iclr24.paperkit.scale import PaperScale, count_flops, measure_paper_scale, paper_scale_markdown
+from iclr24.paperkit.scale import (
+    PaperScale,
+    count_flops,
+    endless,
+    measure_paper_scale,
+    paper_scale_markdown,
+    tie,
+)
 
 
 def _linear_step(batch=4, d_in=8, d_out=3):
@@ -158,3 +165,29 @@ def test_count_flops_counts_grad_of_a_potential_inside_a_module():
     with FlopCounterMode(display=False) as fc:
         lin(y).sum().backward()
     assert count_flops(lambda: lin(y).sum().backward()) == fc.get_total_flops()
+
+
+def test_endless_runs_epoch_after_epoch():
+    it = endless([1, 2, 3])
+    assert [next(it) for _ in range(7)] == [1, 2, 3, 1, 2, 3, 1]
+
+
+def test_tie_keeps_the_folder_as_long_as_the_step():
+    import gc
+    import tempfile
+    from pathlib import Path
+
+    tmp = tempfile.TemporaryDirectory(prefix="scale-test-")
+    folder = Path(tmp.name)
+    (folder / "data.txt").write_text("x")
+
+    def step() -> float:
+        return float(len((folder / "data.txt").read_text()))
+
+    assert tie(step, tmp) is step and step.tmp is tmp
+    del tmp
+    gc.collect()
+    assert step() == 1.0  # the caller's reference is gone, the step's keeps the folder
+    del step
+    gc.collect()
+    assert not folder.exists()  # removed with the step

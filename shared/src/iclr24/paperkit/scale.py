@@ -16,8 +16,10 @@ import math
 import resource
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +28,10 @@ __all__ = [
     "H200_UTILISATION",
     "PaperScale",
     "count_flops",
+    "endless",
     "measure_paper_scale",
     "paper_scale_markdown",
+    "tie",
 ]
 
 H200_BF16_PEAK_FLOPS = 790e12  # dense bf16 matrix work measured on the lent H200 (about 790 TFLOP/s)
@@ -64,6 +68,21 @@ class PaperScale:
             v = getattr(self, n)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"PaperScale.{n} must be a positive int, got {v!r}")
+
+
+def endless(batches: Iterable) -> Iterator:
+    """Epochs of ``batches`` (e.g. a shuffling ``DataLoader``) one after another, forever: a paper-scale step draws
+    its next micro-batch from this, as the paper's training loop does epoch after epoch."""
+    while True:
+        yield from batches
+
+
+def tie(step: Callable, folder: tempfile.TemporaryDirectory) -> Callable:
+    """Keep the temporary ``folder`` a paper-scale ``step`` reads (its stand-in dataset) alive as long as the step,
+    as ``step.tmp``, and remove it when the step is collected. Returns ``step``."""
+    step.tmp = folder
+    weakref.finalize(step, folder.cleanup)
+    return step
 
 
 def count_flops(fn: Callable[[], Any]) -> int | None:

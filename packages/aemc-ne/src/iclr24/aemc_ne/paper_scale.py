@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +85,7 @@ def paper_scale(
     import torch
 
     from iclr24.paperkit import PaperScale
+    from iclr24.paperkit.scale import tie
 
     from .completion import AEMCNE
     from .data import load_movielens
@@ -130,8 +130,7 @@ def paper_scale(
         opt.step()
         return float(loss.detach())
 
-    step._keep = tmp  # the temporary folder lives as long as the step
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     acc = math.ceil(c.n_items / mb)
     notes = [
         f"stand-in data: a synthetic ratings.dat in ML-10M's format ({n_u:,} users x {n_i:,} movies, {n_r:,} "

@@ -15,7 +15,6 @@ path: the shared render, MSE, Adam and the cosine schedule. A paper step is that
 from __future__ import annotations
 
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import tie
 
 from .data import load_image
 from .models import ASMR
@@ -116,7 +116,7 @@ def paper_scale(
 
     step.folder = root  # the Kodak-format folder (tests read it)
     step.signal_shape = signal.values.shape
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     n_pix = height * width
     return PaperScale(
         config=(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import tie
 
 from .data import load_tsv, split_facts
 from .model import DRUM
@@ -127,7 +127,7 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
         opt.step()
         return float(loss.detach())
 
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     return PaperScale(
         config=(
             f"DRUM rank {cfg.rank}, num_step {cfg.steps + 1}, LSTM {cfg.hidden_dim}, batch {cfg.batch_size} "

@@ -18,7 +18,6 @@ AdamW at the cosine schedule's rate, the EMA update.
 from __future__ import annotations
 
 import tempfile
-import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import endless, tie
 
 from .data import image_folder_datasets
 from .train import PAPER_TRAINING, _lr_at, _regularisers
@@ -85,11 +85,6 @@ def write_imagenet_folder(
     return root
 
 
-def _batches(loader):
-    while True:
-        yield from loader
-
-
 def paper_scale(
     device: str = "cpu",
     *,
@@ -137,7 +132,7 @@ def paper_scale(
         persistent_workers=cuda,
         generator=torch.Generator().manual_seed(0),
     )
-    batches = _batches(loader)
+    batches = endless(loader)
     dev = torch.device(device)
     torch.manual_seed(0)
     model = timm.create_model(cfg.model, num_classes=len(names), resolution=size).to(dev)
@@ -184,8 +179,7 @@ def paper_scale(
         return float(loss.detach())
 
     step.root = root  # the ImageNet-format folder (tests read it)
-    step.tmp = tmp
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     accumulation = cfg.batch // mb
     n_img = n_classes * per_class
     return PaperScale(

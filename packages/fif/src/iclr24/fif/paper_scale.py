@@ -16,7 +16,6 @@ import gzip
 import math
 import pickle
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import tie
 
 from .model import FreeFormInjectiveFlow
 from .nets import conv_pair, resnet_pair
@@ -153,7 +153,7 @@ def paper_scale(
         return float(loss.detach())
 
     if tmp is not None:
-        weakref.finalize(step, tmp.cleanup)
+        tie(step, tmp)  # the stand-in data's folder lives as long as the step
     notes += [
         "official configs/fif/mnist.yaml: conv (ch_factor 32) to latent 16 + latent ResNet 4 x [512, 512], "
         "beta 10, noise 0.01, Adam lr 1e-3, batch 512, 2000 epochs x 98 steps",

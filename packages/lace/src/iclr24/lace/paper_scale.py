@@ -22,7 +22,6 @@ import math
 import sys
 import tempfile
 import types
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import endless, tie
 
 from .diffusion import make_model, training_loss
 from .layout import encode_layout
@@ -132,11 +132,6 @@ def write_publaynet_split(path: Path, layouts: list[tuple[np.ndarray, np.ndarray
     return path
 
 
-def _batches(loader):
-    while True:  # epochs of shuffled batches, as the official loop
-        yield from loader
-
-
 def paper_scale(
     device: str = "cpu",
     *,
@@ -179,7 +174,7 @@ def paper_scale(
         persistent_workers=cuda,
         generator=torch.Generator().manual_seed(0),
     )
-    batches = _batches(loader)
+    batches = endless(loader)
     dev = torch.device(device)
     torch.manual_seed(0)
     model = make_model(lcfg).to(dev)
@@ -202,8 +197,7 @@ def paper_scale(
         return float(loss.detach())
 
     step.split = split  # the PubLayNet-format file (tests read it)
-    step.tmp = tmp
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     return PaperScale(
         config=(
             f"LACE PubLayNet: d={lcfg.dim}, {lcfg.heads} heads, {lcfg.layers} layers, FF {lcfg.ff}, "

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import endless, tie
 
 from .data import image_to_tensor, load_image
 from .icnn import PatchLPN128
@@ -129,11 +129,6 @@ def count_flops_one(model: torch.nn.Module, x: torch.Tensor) -> int:
     )
 
 
-def _batches(loader):
-    while True:  # epochs of shuffled batches, as the official while-loop
-        yield from loader
-
-
 def paper_scale(
     device: str = "cpu",
     *,
@@ -163,7 +158,7 @@ def paper_scale(
         persistent_workers=cuda,
         generator=torch.Generator().manual_seed(0),
     )
-    batches = _batches(loader)
+    batches = endless(loader)
     dev = torch.device(device)
     torch.manual_seed(0)
     model = PatchLPN128(
@@ -200,8 +195,7 @@ def paper_scale(
     probe = dataset[0].unsqueeze(0).to(dev)
     flops = mb * count_flops_one(model, probe)  # linear in the batch: one crop's count times the micro-batch
     step.root = Path(tmp.name)  # the CelebA-format folder (tests read it)
-    step.tmp = tmp
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     accumulation = cfg.batch // mb
     return PaperScale(
         config=(

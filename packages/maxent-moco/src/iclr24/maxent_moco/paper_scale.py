@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +61,7 @@ def paper_scale(device: str = "cpu", *, n_steps: int | None = None):
     """One MoCoDyna run of ``PAPER_SCALE`` (numpy, on the CPU whatever ``device``); ``n_steps`` shrinks it for
     tests."""
     from iclr24.paperkit import PaperScale
+    from iclr24.paperkit.scale import tie
 
     from .data import load_env, load_mdp, save_mdp
     from .sample import MoCoDyna
@@ -80,8 +80,7 @@ def paper_scale(device: str = "cpu", *, n_steps: int | None = None):
         state["seed"] += 1
         return float(trace.errors[-1])
 
-    step._keep = tmp
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     S, A = mdp.n_states, mdp.n_actions
     return PaperScale(
         config=f"MoCoDyna(d={c.d}) control, CliffWalk {S} states x {A} actions, lambda={c.lam:g}, {steps:,} "

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import pickle
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import tie
 
 from .data import cifar10_subset
 from .tracking import per_example_loss
@@ -147,8 +147,7 @@ def paper_scale(
 
     step.folder = folder  # the CIFAR-format folder (tests read it)
     step.model = model
-    step.tmp = tmp
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     n_params = sum(p.numel() for p in model.parameters())
     return PaperScale(
         config=(
