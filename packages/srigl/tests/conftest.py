@@ -6,6 +6,25 @@ from iclr24.srigl import digits_split, mlp
 
 
 @pytest.fixture(scope="session")
+def fused_kernel():
+    """The C++ kernel, built here once if a compiler is found (about 30 s of CPU, cached by torch for later runs),
+    so that CI exercises it on a fresh clone; skips the test where it cannot be built."""
+    import os
+    import warnings
+
+    from iclr24.srigl.kernels import load_kernel
+
+    if os.environ.get("SRIGL_NO_KERNEL"):
+        pytest.skip("SRIGL_NO_KERNEL is set")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod = load_kernel()
+    if mod is None:
+        pytest.skip("the fused C++ kernel cannot be built here (no C++ compiler or no ninja)")
+    return mod
+
+
+@pytest.fixture(scope="session")
 def digits():
     return digits_split(0)
 

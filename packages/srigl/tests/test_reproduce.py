@@ -37,7 +37,7 @@ def test_smoke_claims_run_end_to_end(tmp_path):
 def test_speed_claim_variant_and_threads_are_fixed_in_the_config():
     # both ratios come from one variant at one thread count, chosen before the run (no max over variants)
     for cfg in (QUICK, FULL):
-        assert cfg.speed.variant == "fused_avx2_int16" and cfg.speed.threads == 1
+        assert cfg.speed.variant == "fused_auto_int16" and cfg.speed.threads == 1
     assert FULL.speed.compiled_dense and FULL.speed.compile_mode == "max-autotune"
     assert QUICK.srigl_margin_pp == FULL.srigl_margin_pp == 1.5
     assert not QUICK.gate_floor and FULL.gate_floor and FULL.mnist is not None and QUICK.mnist is None

@@ -58,6 +58,8 @@ class SpeedGrid:
         "fused_int16",
         "fused_avx2_int32",
         "fused_avx2_int16",
+        "fused_auto_int32",
+        "fused_auto_int16",
         "numba_int32",
         "numba_int16",
     )
@@ -77,7 +79,7 @@ class SpeedClaimConfig:
     (round-robin, the order rotating); the gated ratio is the median over rounds of the per-round ratio of
     medians. With ``compiled_dense`` the dense baseline is the faster of eager and compiled in each round."""
 
-    variant: str = "fused_avx2_int16"
+    variant: str = "fused_auto_int16"
     threads: int = 1
     sparsity: float = 0.9
     out_features: int = 768
@@ -182,6 +184,16 @@ def time_fixed_variant(cfg: SpeedClaimConfig = SpeedClaimConfig(), show_progress
     }
 
 
+# The fused variants' names (``<name>_int16`` / ``<name>_int32``) and the kernel mode each runs (kernels.py):
+# ``fused_auto`` is what condense(variant="auto") runs, the row kernel of kernels.row_mode() below 4 rows.
+FUSED_MODES = {
+    "fused": "plain",
+    "fused_avx2": "avx2_packed",
+    "fused_gather": "avx512_gather",
+    "fused_auto": "auto",
+}
+
+
 def _variant_fn(name: str, w: torch.Tensor, b: torch.Tensor, mask: torch.Tensor, x: torch.Tensor):
     """A zero-argument callable computing the layer with variant ``name`` (None when unavailable here)."""
     if name in ("gather", "gather_kmajor"):
@@ -211,11 +223,16 @@ def _variant_fn(name: str, w: torch.Tensor, b: torch.Tensor, mask: torch.Tensor,
     if name.startswith("fused"):
         from .kernels import kernel_available
 
+        if name.rsplit("_", 1)[0] not in FUSED_MODES or not name.endswith(("_int16", "_int32")):
+            raise ValueError(
+                f"unknown variant {name!r}: fused variants are {sorted(FUSED_MODES)} + _int16/_int32"
+            )
+
         if not kernel_available():
             return None
         dt = torch.int16 if name.endswith("int16") else torch.int32
         layer = CondensedLinear.from_weight(w, b, mask, variant="fused", index_dtype=dt)
-        layer.kernel_mode = "avx2_packed" if "avx2" in name else "plain"
+        layer.kernel_mode = FUSED_MODES[name.rsplit("_", 1)[0]]
         return lambda: layer(x)
     raise ValueError(f"unknown variant {name!r}")
 
@@ -393,7 +410,7 @@ def default_grid(quick: bool) -> SpeedGrid:
             sparsities=(0.9,),
             batches=(1, 8, 64),
             threads=(1,),
-            variants=("gather", "fused_avx2_int32", "fused_avx2_int16", "numba_int32", "numba_int16"),
+            variants=("gather", "fused_avx2_int16", "fused_auto_int32", "fused_auto_int16", "numba_int16"),
         )
     return SpeedGrid()
 
@@ -567,7 +584,7 @@ def _blocked_us(fn, threads: int, min_run_time: float) -> float:
 
 
 def kernel_target(
-    variants: Sequence[str] = ("fused_avx2_int16", "numba_int16"),
+    variants: Sequence[str] = ("fused_auto_int16", "fused_avx2_int16", "fused_gather_int16", "numba_int16"),
     cfg: SpeedClaimConfig = SpeedClaimConfig(rounds=5, repeats=200, compiled_dense=False),
     min_run_time: float = 0.5,
 ) -> list[dict]:

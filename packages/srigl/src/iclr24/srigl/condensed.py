@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .kernels import fused_condensed_linear
+
 __all__ = [
     "CondensedLinear",
     "CondensedConv2d",
@@ -109,8 +111,6 @@ def condensed_linear(
         g = x.index_select(1, indices.reshape(-1)).view(x.shape[0], k, n)  # [B, k, n]: n contiguous
         y = (g * values).sum(1)
     elif variant == "fused":  # the optional C++ kernel (kernels.py): one pass, int16/int32 indices
-        from .kernels import fused_condensed_linear
-
         return fused_condensed_linear(x.contiguous(), values, indices, bias, mode=kernel_mode)
     elif variant == "numba":  # the numba kernels (nbkernels.py): rows or cols loop order by the row count
         from .nbkernels import numba_condensed_linear
@@ -231,9 +231,17 @@ class CondensedLinear(nn.Module):
         """The implementation a call with ``rows`` input rows runs (``variant``, or the :func:`auto_variant` rule)."""
         if self.variant != "auto":
             return self.variant
-        v = auto_variant(self.density, rows, self.fused_ok, self.numba_ok)
-        if not (self.fused_ok or self.numba_ok) and auto_variant(self.density, rows, True, True) != "dense":
-            _warn_slow_once(v)  # a compiled kernel would have run here
+        # auto_variant depends on rows only through these two thresholds: remembered per (kernels, threshold)
+        key = (self.fused_ok, self.numba_ok, (rows >= AUTO_ONLINE_ROWS) + (rows >= AUTO_MAX_ROWS))
+        memo = self.__dict__.setdefault("_choices", {})
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = auto_variant(self.density, rows, self.fused_ok, self.numba_ok)
+            if (
+                not (self.fused_ok or self.numba_ok)
+                and auto_variant(self.density, rows, True, True) != "dense"
+            ):
+                _warn_slow_once(v)  # a compiled kernel would have run here
         return v
 
     def dense_weight(self) -> torch.Tensor:
@@ -320,6 +328,15 @@ class CondensedLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.in_features:
             raise ValueError(f"expected input with last dim {self.in_features}, got shape {tuple(x.shape)}")
+        if (
+            x.dim() == 2
+        ):  # [rows, in]: no reshapes, and the C++ kernel called with the least Python in between
+            v = self.choose(x.shape[0])  # (at batch 1 the Python path was 38 us of a 95 us cache-cold call)
+            if v == "fused":
+                p = self._parameters  # not self.values: nn.Module.__getattr__ costs microseconds cache-cold
+                idx = self._buffers["indices"]
+                return fused_condensed_linear(x, p["values"], idx, p.get("bias"), self.kernel_mode)
+            return self.forward_variant(x, v)
         lead = x.shape[:-1]
         x2 = x.reshape(-1, self.in_features)
         return self.forward_variant(x2, self.choose(x2.shape[0])).reshape(*lead, self.out_features)
@@ -356,18 +373,26 @@ class CondensedLinear(nn.Module):
 
     def runs(self) -> str:
         """What a call runs, in words: the variant, or auto's choice at 1 row, at ``AUTO_ONLINE_ROWS`` rows and at
-        ``AUTO_MAX_ROWS`` rows (e.g. ``"auto (1 row: numba, 4+ rows: numba, 4096+ rows: dense)"``)."""
+        ``AUTO_MAX_ROWS`` rows (e.g. ``"auto (1 row: numba, 4+ rows: numba, 4096+ rows: dense)"``); the C++
+        kernel with its loop (``fused/avx512_gather``, ``fused/tokens``: :func:`.kernels.fused_condensed_linear`)."""
         if self.variant != "auto":
-            return self.variant
-        return (
-            f"auto (1 row: {self.choose(1)}, {AUTO_ONLINE_ROWS}+ rows: {self.choose(AUTO_ONLINE_ROWS)}, "
-            f"{AUTO_MAX_ROWS}+ rows: {self.choose(AUTO_MAX_ROWS)})"
-        )
+            return self._named(self.variant, 1)
+        rows = (1, AUTO_ONLINE_ROWS, AUTO_MAX_ROWS)
+        a, b, c = (self._named(self.choose(r), r) for r in rows)
+        return f"auto (1 row: {a}, {AUTO_ONLINE_ROWS}+ rows: {b}, {AUTO_MAX_ROWS}+ rows: {c})"
+
+    def _named(self, v: str, rows: int) -> str:
+        if v != "fused":
+            return v
+        from .kernels import TOKENS_MIN_ROWS, kernel_built, row_mode
+
+        mode = self.kernel_mode
+        if mode == "auto":
+            mode = "tokens" if rows >= TOKENS_MIN_ROWS else (row_mode() if kernel_built() else "not built")
+        return f"fused/{mode}"
 
     def extra_repr(self) -> str:
-        v = repr(self.variant)
-        if self.variant == "auto":
-            v = self.runs()
+        v = self.runs() if self.variant in ("auto", "fused") else repr(self.variant)
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, k={self.k}, "
             f"bias={self.bias is not None}, variant={v}"
@@ -461,7 +486,7 @@ class CondensedConv2d(nn.Module):
         return y.view(b, n_pix, self.out_channels).transpose(1, 2).reshape(b, self.out_channels, ho, -1)
 
     def extra_repr(self) -> str:
-        v = repr(self.variant) if self.variant != "auto" else self.linear.runs()
+        v = self.linear.runs() if self.variant in ("auto", "fused") else repr(self.variant)
         return (
             f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
             f"padding={self.padding}, k={self.k}, variant={v}"

@@ -18,11 +18,13 @@ __all__ = [
     "fused_condensed_linear",
     "KERNEL_MODES",
     "TOKENS_MIN_ROWS",
+    "row_mode",
 ]
 
 _SOURCE = r"""
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
+#include <ATen/EmptyTensor.h>
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -38,6 +40,14 @@ static inline float row_plain(const float* __restrict xb, const float* __restric
   float acc = 0.f;
 #pragma omp simd reduction(+ : acc)
   for (int64_t j = 0; j < k; ++j) acc += vi[j] * xb[ii[j]];
+  return acc;
+}
+
+// The last k % 16 non-zeros of a row, one compiled body shared by the vector row kernels (identical rounding).
+template <typename I>
+__attribute__((noinline)) static float tail(float acc, const float* xb, const float* vi, const I* ii, int64_t j,
+                                            int64_t k) {
+  for (; j < k; ++j) acc += vi[j] * xb[ii[j]];
   return acc;
 }
 
@@ -62,9 +72,7 @@ static inline float row_avx(const float* __restrict xb, const float* __restrict 
     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(vi + j), g0, a0);
     a1 = _mm256_fmadd_ps(_mm256_loadu_ps(vi + j + 8), g1, a1);
   }
-  float acc = hsum(_mm256_add_ps(a0, a1));
-  for (; j < k; ++j) acc += vi[j] * xb[ii[j]];
-  return acc;
+  return tail(hsum(_mm256_add_ps(a0, a1)), xb, vi, ii, j, k);
 }
 // int16 indices read 4 at a time as one 64-bit word (fewer loads), two accumulators.
 static inline float row_avx_packed(const float* __restrict xb, const float* __restrict vi,
@@ -81,9 +89,34 @@ static inline float row_avx_packed(const float* __restrict xb, const float* __re
     a0 = _mm256_fmadd_ps(_mm256_loadu_ps(vi + j), g0, a0);
     a1 = _mm256_fmadd_ps(_mm256_loadu_ps(vi + j + 8), g1, a1);
   }
-  float acc = hsum(_mm256_add_ps(a0, a1));
-  for (; j < k; ++j) acc += vi[j] * xb[ii[j]];
-  return acc;
+  return tail(hsum(_mm256_add_ps(a0, a1)), xb, vi, ii, j, k);
+}
+#endif
+
+#if defined(__AVX512F__) && defined(SRIGL_AVX2)
+#define SRIGL_AVX512 1
+// AVX-512 hardware gathers, 32 non-zeros per step into ONE 16-lane accumulator: lane l sums the non-zeros
+// j = l (mod 16) in the order of j, the same split as row_avx's two 8-lane accumulators, with the same final
+// reduction (lane l + lane l+8, then hsum) and the same tail, so the two row kernels give bit-identical results.
+template <typename I>
+static inline __m512i load16(const I* p) {
+  if (sizeof(I) == 2) return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  return _mm512_loadu_si512(p);
+}
+template <typename I>
+static inline float row_gather(const float* __restrict xb, const float* __restrict vi, const I* __restrict ii,
+                               int64_t k) {
+  __m512 a = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 32 <= k; j += 32) {
+    const __m512 g0 = _mm512_i32gather_ps(load16(ii + j), xb, 4);
+    const __m512 g1 = _mm512_i32gather_ps(load16(ii + j + 16), xb, 4);
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(vi + j), g0, a);
+    a = _mm512_fmadd_ps(_mm512_loadu_ps(vi + j + 16), g1, a);
+  }
+  for (; j + 16 <= k; j += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(vi + j), _mm512_i32gather_ps(load16(ii + j), xb, 4), a);
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+  return tail(hsum(h), xb, vi, ii, j, k);
 }
 #endif
 
@@ -99,9 +132,19 @@ static void run(const float* x, const float* v, const I* idx, const float* bias,
       for (int64_t i = s; i < e; ++i) {
         const float* vi = v + i * k;
         const I* ii = idx + i * k;
+        if (i + 2 < e) {  // the row after next into L1 (the layer is cache-cold between calls in a model)
+          const char* pv = reinterpret_cast<const char*>(vi + 2 * k);
+          const char* pi = reinterpret_cast<const char*>(ii + 2 * k);
+          for (int64_t o = 0; o < k * int64_t(sizeof(float)); o += 64) __builtin_prefetch(pv + o, 0, 3);
+          for (int64_t o = 0; o < k * int64_t(sizeof(I)); o += 64) __builtin_prefetch(pi + o, 0, 3);
+        }
         float acc;
+#ifdef SRIGL_AVX512
+        if (mode == 4) acc = row_gather(xb, vi, ii, k);
+        else
+#endif
 #ifdef SRIGL_AVX2
-        if (mode == 2 && sizeof(I) == 2) acc = row_avx_packed(xb, vi, (const int16_t*)ii, k);
+        if ((mode == 2 || mode == 4) && sizeof(I) == 2) acc = row_avx_packed(xb, vi, (const int16_t*)ii, k);
         else if (mode >= 1) acc = row_avx(xb, vi, ii, k);
         else acc = row_plain(xb, vi, ii, k);
 #else
@@ -203,7 +246,8 @@ torch::Tensor condensed_linear(torch::Tensor x, torch::Tensor values, torch::Ten
   TORCH_CHECK(idx.sizes() == values.sizes(), "indices must have the shape of values");
   x = x.contiguous(); values = values.contiguous(); idx = idx.contiguous();
   const int64_t B = x.size(0), in = x.size(1), n = values.size(0), k = values.size(1);
-  auto y = torch::empty({B, n}, x.options());
+  // the CPU allocator directly, not through the dispatcher (a few microseconds of a cache-cold batch-1 call)
+  auto y = at::detail::empty_cpu({B, n}, at::kFloat, false, c10::nullopt);
   const float* bp = nullptr;
   torch::Tensor bc;
   if (bias.has_value() && bias->defined()) { bc = bias->contiguous(); bp = bc.data_ptr<float>(); }
@@ -224,6 +268,14 @@ torch::Tensor condensed_linear(torch::Tensor x, torch::Tensor values, torch::Ten
   return y;
 }
 
+bool has_avx512() {
+#ifdef SRIGL_AVX512
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool has_avx2() {
 #ifdef SRIGL_AVX2
   return true;
@@ -235,10 +287,11 @@ bool has_avx2() {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("condensed_linear", &condensed_linear);
   m.def("has_avx2", &has_avx2);
+  m.def("has_avx512", &has_avx512);
 }
 """
 
-_NAME = "srigl_condensed_v5"
+_NAME = "srigl_condensed_v6"
 _lock = threading.Lock()
 _module = None
 _failed: str | None = None
@@ -320,7 +373,41 @@ def kernel_built() -> bool:
     return built and load_kernel() is not None
 
 
-KERNEL_MODES = {"plain": 0, "avx2": 1, "avx2_packed": 2, "tokens": 3}
+KERNEL_MODES = {"plain": 0, "avx2": 1, "avx2_packed": 2, "tokens": 3, "avx512_gather": 4}
+_row_mode: str | None = None
+
+
+def row_mode() -> str:
+    """The row kernel ``mode="auto"`` runs below :data:`TOKENS_MIN_ROWS` rows: ``avx512_gather`` or
+    ``avx2_packed``, whichever ran the 3072 -> 768, 90 % batch-1 layer faster on this CPU (timed once per process,
+    a few milliseconds, alternating rounds; ``avx2_packed`` where the kernel was built without AVX-512). The two
+    give bit-identical results (same per-lane order of the non-zeros, same reduction), so the choice changes
+    speed only. Measured 2026-12-02: gathers 1.2x faster on one AVX-512 server CPU, 1.2x slower on another."""
+    global _row_mode
+    if _row_mode is None:
+        mod = load_kernel()
+        if mod is None or not mod.has_avx512():
+            _row_mode = "avx2_packed"
+        else:
+            import time
+
+            gen = torch.Generator().manual_seed(0)
+            x = torch.randn(1, 3072, generator=gen)
+            v = torch.randn(768, 307, generator=gen)
+            i = torch.stack(
+                [torch.randperm(3072, generator=gen)[:307].sort().values for _ in range(768)]
+            ).short()
+            best = {2: float("inf"), 4: float("inf")}
+            for _ in range(6):
+                for m in best:
+                    t = time.perf_counter()
+                    for _ in range(5):
+                        mod.condensed_linear(x, v, i, None, m)
+                    best[m] = min(best[m], time.perf_counter() - t)
+            _row_mode = "avx512_gather" if best[4] < best[2] else "avx2_packed"
+    return _row_mode
+
+
 # ``mode="auto"``: ``avx2_packed`` below this many rows, ``tokens`` from it on. Measured (3072->768, 1536->384,
 # 192->768 at 10 %, one thread, interleaved medians, load ~4, 2026-12-02): at 2 rows the packed row kernel is
 # 1.1-1.5x faster than tokens, at 4 rows tokens is 1.1-2.9x faster than packed, and from 8 rows on 1.3-30x.
@@ -340,14 +427,19 @@ def fused_condensed_linear(
     loop), ``avx2`` (scalar loads of x packed into 8-wide FMAs, two accumulators), ``avx2_packed`` (the same with
     int16 indices read four per 64-bit load; int32 indices fall back to ``avx2``), ``tokens`` (many rows: tiles of
     64 rows transposed into an L1/L2-resident block, every non-zero an AXPY over the tile with the partial sums in
-    vector registers, no gather; the fast order from about 8 rows on). Without AVX2/FMA the row modes run the plain
-    loop (``tokens`` keeps its loop order, with scalar transposes); ``auto`` (default): ``avx2_packed`` below
-    :data:`TOKENS_MIN_ROWS` rows, ``tokens`` from there on. Raises ``RuntimeError`` if the kernel is unavailable."""
-    mod = load_kernel()
+    vector registers, no gather; the fast order from about 8 rows on), ``avx512_gather`` (AVX-512 hardware gathers,
+    32 non-zeros a step, bit-identical to ``avx2_packed``/``avx2``, which it runs where built without AVX-512).
+    Without AVX2/FMA the row modes run the plain loop (``tokens`` keeps its loop order, with scalar transposes).
+    The row modes prefetch the row after next. ``auto`` (default): :func:`row_mode` below :data:`TOKENS_MIN_ROWS`
+    rows, ``tokens`` from there on. Raises ``RuntimeError`` if the kernel is unavailable."""
+    mod = _module  # the hot path: no lock once loaded (a batch-1 call is tens of microseconds)
     if mod is None:
-        raise RuntimeError(f"the fused C++ kernel is unavailable ({_failed or 'disabled'})")
+        mod = load_kernel()
+        if mod is None:
+            raise RuntimeError(f"the fused C++ kernel is unavailable ({_failed or 'disabled'})")
     if mode == "auto":
-        mode = "tokens" if x.dim() == 2 and x.shape[0] >= TOKENS_MIN_ROWS else "avx2_packed"
-    if mode not in KERNEL_MODES:
+        mode = "tokens" if x.dim() == 2 and x.shape[0] >= TOKENS_MIN_ROWS else (_row_mode or row_mode())
+    m = KERNEL_MODES.get(mode)
+    if m is None:
         raise ValueError(f"mode must be one of {['auto', *KERNEL_MODES]}, got {mode!r}")
-    return mod.condensed_linear(x, values, indices, bias, KERNEL_MODES[mode])
+    return mod.condensed_linear(x, values, indices, bias, m)
