@@ -95,8 +95,10 @@ SMOKE = ReproduceConfig(
     ),
     gate_floor=False,
 )
-# The speed claim's variant and thread count are fixed here, before any run: the fused AVX2 kernel with int16
-# indices (the paper's condensed kernel also uses int16 indices) on one thread (on this shared 2-core machine the
+# The speed claim's variant and thread count are fixed here, before any run: the fused C++ kernel with int16
+# indices as condense(variant="auto") runs it at batch 1 (SpeedClaimConfig.variant = "fused_auto_int16": the row
+# loop of kernels.row_mode(), AVX-512 gathers or AVX2 scalar loads, bit-identical outputs; it was
+# "fused_avx2_int16" until issue 47's last change) (the paper's condensed kernel also uses int16 indices) on one thread (on this shared 2-core machine the
 # two-thread medians measured other jobs' time slices). Quick mode compares against eager F.linear and CSR only
 # (torch.compile of the baseline takes ~40 s cold here); full mode adds the compiled dense baseline. Both speed
 # ratios are decided over the interleaved rounds (the rounds are the paired "seeds", 95 % t-interval of the mean
