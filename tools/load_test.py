@@ -6,7 +6,9 @@ after ``--max-seconds``), runs ``iclr24 reproduce NAMES --quick`` (default: ever
 ``docs/claims-quick.json``) and prints, per paper, its seconds under load against its recorded idle seconds.
 ``--command "srigl bench --quick"`` times a command instead. The goal: no paper more than 3x slower under 3
 competing processes on 2 cores (each paper pins its own threads, so it does not spin against the others).
-``--out DIR`` keeps the run's report; ``--json FILE`` writes the table.
+``--out DIR`` keeps the run's report; ``--json FILE`` writes the table. ``--idle claims.json`` takes the idle
+seconds from a whole ``iclr24 reproduce --quick`` run on this machine instead of the recorded files (which may come
+from another machine).
 """
 
 from __future__ import annotations
@@ -48,9 +50,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command", help="time this command instead of iclr24 reproduce")
     ap.add_argument("--out", type=Path, help="keep the reproduce output here")
     ap.add_argument("--json", type=Path, help="write the table as JSON here")
+    ap.add_argument(
+        "--idle", type=Path, help="idle seconds from this claims.json (an idle run on this machine)"
+    )
     a = ap.parse_args(argv)
     if a.busy < 0 or a.max_seconds <= 0:
         ap.error("--busy must be >= 0 and --max-seconds > 0")
+    idle_of = recorded_seconds
+    if a.idle is not None:
+        try:
+            measured = {p["name"]: p["seconds"] for p in json.loads(a.idle.read_text())["papers"]}
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            ap.error(
+                f"--idle must be a claims.json written by iclr24 reproduce, could not read {a.idle}: {e}"
+            )
+        idle_of = measured.get
     names = a.names or sorted(
         p.name for p in (ROOT / "packages").iterdir() if (p / "docs" / "claims-quick.json").exists()
     )
@@ -70,15 +84,14 @@ def main(argv: list[str] | None = None) -> int:
                 subprocess.run([*cmd, "--quiet", "--out", str(out)], cwd=ROOT)
                 doc = json.loads((out / "claims.json").read_text())
                 for r in doc["papers"]:
-                    rows.append(
-                        {"name": r["name"], "seconds": r["seconds"], "idle": recorded_seconds(r["name"])}
-                    )
+                    rows.append({"name": r["name"], "seconds": r["seconds"], "idle": idle_of(r["name"])})
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             p.join()
-    print(f"| paper | seconds under {a.busy} busy processes | recorded idle seconds | slowdown |")
+    source = f"idle seconds ({a.idle.name})" if a.idle else "recorded idle seconds"
+    print(f"| paper | seconds under {a.busy} busy processes | {source} | slowdown |")
     print("|---|---|---|---|")
     for r in rows:
         idle = r["idle"]

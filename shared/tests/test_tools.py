@@ -238,6 +238,24 @@ def test_compare_recorded_flags_a_changed_number_but_not_a_timing(tmp_path, monk
     assert row["same"] is False and ".claims[0].ours: 1.01 vs 1.0" in row["note"]
 
 
+def test_load_test_times_a_command_and_reads_idle_seconds_from_a_run(tmp_path, capsys):
+    import importlib.util
+    import json
+
+    import pytest
+
+    spec = importlib.util.spec_from_file_location("load_test", ROOT / "tools" / "load_test.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(SystemExit):  # a clear usage error before any busy process starts
+        mod.main(["--idle", str(tmp_path / "missing.json"), "srigl"])
+    assert "--idle must be a claims.json" in capsys.readouterr().err
+    out = tmp_path / "t.json"
+    assert mod.main(["--busy", "1", "--max-seconds", "5", "--command", "true", "--json", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["name"] == "true" and row["rc"] == 0 and row["seconds"] >= 0
+
+
 # Functions over 60 lines allowed in a reproduce.py (issue 39, item 9): none any more; keep it that way.
 _LONG_REPRODUCE_FUNCTIONS: set[tuple[str, str]] = set()
 

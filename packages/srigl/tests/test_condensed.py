@@ -150,6 +150,10 @@ def test_fused_kernel_matches_when_available(fused_kernel):
     with pytest.raises(ValueError, match="mode must be one of"):
         c.kernel_mode = "nope"
         c(x)
+    from iclr24.srigl.kernels import fused_condensed_linear
+
+    with pytest.raises(RuntimeError, match="bias must be a CPU tensor of out_features"):  # not a read past its end
+        fused_condensed_linear(x, c.values.detach(), c.indices, torch.zeros(c.out_features + 1))
 
 
 @pytest.mark.parametrize("k", [1, 5, 15, 16, 17, 31, 32, 33, 47, 64, 307])
