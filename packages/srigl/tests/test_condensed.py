@@ -152,7 +152,8 @@ def test_fused_kernel_matches_when_available(fused_kernel):
         c(x)
     from iclr24.srigl.kernels import fused_condensed_linear
 
-    with pytest.raises(RuntimeError, match="bias must be a CPU tensor of out_features"):  # not a read past its end
+    # a bias of the wrong length is refused, not read past its end
+    with pytest.raises(RuntimeError, match="bias must be a CPU tensor of out_features"):
         fused_condensed_linear(x, c.values.detach(), c.indices, torch.zeros(c.out_features + 1))
 
 
