@@ -157,6 +157,23 @@ def test_fused_kernel_matches_when_available(fused_kernel):
         fused_condensed_linear(x, c.values.detach(), c.indices, torch.zeros(c.out_features + 1))
 
 
+@pytest.mark.parametrize("pixels", [1, 49, 64, 130])
+def test_fused_cols_entry_on_unfolded_input(fused_kernel, pixels):
+    # a convolution's unfold layout [B, in, L] -> [B, n, L] with no transposes; partial 64-pixel tiles included
+    from iclr24.srigl.kernels import fused_condensed_cols
+
+    g = torch.Generator().manual_seed(pixels)
+    for dt in (torch.int16, torch.int32):
+        idx = torch.stack([torch.randperm(90, generator=g)[:13].sort().values for _ in range(11)]).to(dt)
+        v, b = torch.randn(11, 13, generator=g), torch.randn(11, generator=g)
+        x = torch.randn(3, 90, pixels, generator=g)
+        ref = torch.einsum("nk,bnkl->bnl", v, x[:, idx.long()])
+        assert torch.allclose(fused_condensed_cols(x, v, idx, b), ref + b[:, None], atol=1e-5), dt
+        assert torch.allclose(fused_condensed_cols(x, v, idx, None), ref, atol=1e-5), dt
+    with pytest.raises(RuntimeError, match=r"\[B, in, L\]"):
+        fused_condensed_cols(x[0], v, idx, b)
+
+
 @pytest.mark.parametrize("k", [1, 5, 15, 16, 17, 31, 32, 33, 47, 64, 307])
 def test_gather_and_avx2_row_kernels_are_bit_identical(fused_kernel, k):
     # the auto rule picks between them by speed (kernels.row_mode), so the choice must not change a single bit

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .kernels import fused_condensed_linear
+from .kernels import fused_condensed_cols, fused_condensed_linear
 
 __all__ = [
     "CondensedLinear",
@@ -475,6 +475,12 @@ class CondensedConv2d(nn.Module):
         ho = (h + 2 * self.padding[0] - self.dilation[0] * (self.kernel_size[0] - 1) - 1) // self.stride[
             0
         ] + 1
+        if (
+            v == "fused" and self.linear.kernel_mode == "auto"
+        ):  # the C++ cols entry: [B, in, L] -> [B, out, L]
+            lin = self.linear
+            y = fused_condensed_cols(cols, lin.values, lin.indices, lin.bias)
+            return y.view(b, self.out_channels, ho, -1)
         if v == "numba":  # unfold's [B, in, L] is the cols kernel's layout; [B, out, L] the convolution's
             from .nbkernels import numba_condensed_cols
 
