@@ -291,23 +291,28 @@ static void run_cols(const float* x, const float* v, const I* idx, const float* 
   });
 }
 
-torch::Tensor condensed_cols(torch::Tensor x, torch::Tensor values, torch::Tensor idx,
-                             c10::optional<torch::Tensor> bias) {
-  TORCH_CHECK(x.dim() == 3 && x.scalar_type() == at::kFloat, "x must be float32 [B, in, L]");
+// The checks both entries share, their inputs made contiguous in place; returns the bias (kept alive in bc) or nullptr.
+static const float* prepare(torch::Tensor& x, int64_t xdim, const char* xshape, torch::Tensor& values,
+                            torch::Tensor& idx, const c10::optional<torch::Tensor>& bias, torch::Tensor& bc) {
+  TORCH_CHECK(x.dim() == xdim && x.scalar_type() == at::kFloat, "x must be float32 ", xshape);
   TORCH_CHECK(values.dim() == 2 && values.scalar_type() == at::kFloat, "values must be float32 [n, k]");
   TORCH_CHECK(idx.sizes() == values.sizes(), "indices must have the shape of values");
   TORCH_CHECK(x.device().is_cpu() && values.device().is_cpu() && idx.device().is_cpu(),
               "the fused kernel runs on the CPU: x, values and indices must be CPU tensors");
   x = x.contiguous(); values = values.contiguous(); idx = idx.contiguous();
+  if (!(bias.has_value() && bias->defined())) return nullptr;
+  TORCH_CHECK(bias->device().is_cpu() && bias->numel() == values.size(0),
+              "bias must be a CPU tensor of out_features values");
+  bc = bias->contiguous();
+  return bc.data_ptr<float>();
+}
+
+torch::Tensor condensed_cols(torch::Tensor x, torch::Tensor values, torch::Tensor idx,
+                             c10::optional<torch::Tensor> bias) {
+  torch::Tensor bc;
+  const float* bp = prepare(x, 3, "[B, in, L]", values, idx, bias, bc);
   const int64_t B = x.size(0), in = x.size(1), L = x.size(2), n = values.size(0), k = values.size(1);
   auto y = at::detail::empty_cpu({B, n, L}, at::kFloat, false, c10::nullopt);
-  const float* bp = nullptr;
-  torch::Tensor bc;
-  if (bias.has_value() && bias->defined()) {
-    TORCH_CHECK(bias->device().is_cpu() && bias->numel() == n, "bias must be a CPU tensor of out_features values");
-    bc = bias->contiguous();
-    bp = bc.data_ptr<float>();
-  }
   if (idx.scalar_type() == at::kShort)
     run_cols<uint16_t>(x.data_ptr<float>(), values.data_ptr<float>(),
                        reinterpret_cast<const uint16_t*>(idx.data_ptr<int16_t>()), bp, y.data_ptr<float>(), B, in, L,
@@ -321,22 +326,11 @@ torch::Tensor condensed_cols(torch::Tensor x, torch::Tensor values, torch::Tenso
 
 torch::Tensor condensed_linear(torch::Tensor x, torch::Tensor values, torch::Tensor idx,
                                c10::optional<torch::Tensor> bias, int64_t mode) {
-  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat, "x must be float32 [B, in]");
-  TORCH_CHECK(values.dim() == 2 && values.scalar_type() == at::kFloat, "values must be float32 [n, k]");
-  TORCH_CHECK(idx.sizes() == values.sizes(), "indices must have the shape of values");
-  TORCH_CHECK(x.device().is_cpu() && values.device().is_cpu() && idx.device().is_cpu(),
-              "the fused kernel runs on the CPU: x, values and indices must be CPU tensors");
-  x = x.contiguous(); values = values.contiguous(); idx = idx.contiguous();
+  torch::Tensor bc;
+  const float* bp = prepare(x, 2, "[B, in]", values, idx, bias, bc);
   const int64_t B = x.size(0), in = x.size(1), n = values.size(0), k = values.size(1);
   // the CPU allocator directly, not through the dispatcher (a few microseconds of a cache-cold batch-1 call)
   auto y = at::detail::empty_cpu({B, n}, at::kFloat, false, c10::nullopt);
-  const float* bp = nullptr;
-  torch::Tensor bc;
-  if (bias.has_value() && bias->defined()) {
-    TORCH_CHECK(bias->device().is_cpu() && bias->numel() == n, "bias must be a CPU tensor of out_features values");
-    bc = bias->contiguous();
-    bp = bc.data_ptr<float>();
-  }
   if (mode == 3 && idx.scalar_type() == at::kShort)
     run_tokens<uint16_t>(x.data_ptr<float>(), values.data_ptr<float>(),
                          reinterpret_cast<const uint16_t*>(idx.data_ptr<int16_t>()), bp, y.data_ptr<float>(), B, in,
