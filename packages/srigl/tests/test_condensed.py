@@ -5,7 +5,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.srigl import CondensedConv2d, CondensedLinear, SRigL, condense, random_constant_fan_in_mask
+from iclr24.srigl import (
+    CondensedConv2d,
+    CondensedLinear,
+    SRigL,
+    condense,
+    kernels,
+    random_constant_fan_in_mask,
+)
 from iclr24.srigl.condensed import AUTO_MAX_ROWS, AUTO_ONLINE_ROWS, auto_variant
 from iclr24.srigl.kernels import build_directory
 
@@ -124,7 +131,7 @@ def test_condensed_under_torch_compile():
 
 def test_kernel_build_folder_is_per_environment(monkeypatch):
     here = build_directory()
-    assert here == build_directory() and "srigl_condensed_v6-" in here
+    assert here == build_directory() and f"{kernels._NAME}-" in here
     monkeypatch.setattr(sys, "prefix", sys.prefix + "-another-venv")
     assert (
         build_directory() != here
