@@ -170,6 +170,15 @@ def _oracle_row(res: dict, sl: slice, c: ReproConfig) -> dict:
     }
 
 
+def _label_x(axes, values) -> None:
+    """Log x axes ticked at the measured values, written as plain numbers (not 4 x 10^0)."""
+    from matplotlib.ticker import NullLocator
+
+    for a in axes:
+        a.set_xticks(values, [f"{v:g}" for v in values])
+        a.xaxis.set_minor_locator(NullLocator())
+
+
 def _plot_oracle(claims: ClaimSet, table: dict[str, dict], c: ReproConfig) -> str:
     import matplotlib.pyplot as plt
 
@@ -191,6 +200,7 @@ def _plot_oracle(claims: ClaimSet, table: dict[str, dict], c: ReproConfig) -> st
     ax[0].legend(fontsize=7, loc="lower left")
     ax[1].set(xlabel="K", ylabel="mean ||x~^D||_1-var", title="total variation of the interpolation")
     ax[1].legend(fontsize=8)
+    _label_x(ax, ks)
     return claims.figure(fig, "oracle_bias.png")
 
 
@@ -301,6 +311,7 @@ def _plot_trained(claims: ClaimSet, per_k: dict[int, dict], c: ReproConfig) -> s
     ax.axhline(c.noise_std**2, color="k", lw=0.8, label="noise floor")
     ax.set(xlabel="K (irregular grid)", ylabel="test MSE", title="trained NCDE vs grid fineness")
     ax.legend(fontsize=7)
+    _label_x([ax], ks)
     return claims.figure(fig, "trained_vs_k.png")
 
 
@@ -505,6 +516,7 @@ def _plot_real(claims: ClaimSet, c: ReproConfig, acc: dict, term: dict, n_seeds:
     ax[1].set(
         xlabel="keep every r-th observation", ylabel="log10 complexity term", title="bound term (form only)"
     )
+    _label_x(ax, rates)
     return claims.figure(fig, "real_vs_rate.png")
 
 
