@@ -99,11 +99,8 @@ def test_quick_config_is_what_the_readme_says():
     q = reproduce.DIGITS_QUICK
     assert (q.hidden, q.batch_size, q.pretrain_steps, q.stage_steps, q.num_stages) == (128, 100, 300, 50, 4)
     assert (q.prior_images, q.pnp_images, q.mix_lambdas) == (50, 50, (0.0, 0.5, 1.0))
-    assert reproduce.DIGITS_SEEDS == (
-        1,
-        3,
-        3,
-    )  # smoke, quick, full: quick and full decide the paired digits claims
+    # smoke, quick, full: quick and full decide the paired digits claims
+    assert reproduce.DIGITS_SEEDS == (1, 3, 3)
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
     assert "width 128, batch 100, 300 l1 + 4 × 50 proximal-matching steps" in readme
     assert "seeds 0, 1 and 2" in readme
