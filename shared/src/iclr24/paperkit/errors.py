@@ -1,0 +1,50 @@
+"""The error policy of every iclr24 package's Python API.
+
+A public function or loader validates its input at its boundary and raises one of these, naming the argument or
+file, what was expected and what came. Third-party exceptions (torch, numpy, PIL, json, zip) never reach a user raw:
+they are caught where the package calls the library and re-raised as one of these ``from`` the original. Messages
+never repeat torch's ``weights_only=False`` advice (that is the unsafe fix).
+
+- :class:`InputError` (a ``ValueError``): a wrong shape, dtype, range, NaN/inf, an empty input, a bad option.
+- :class:`InputFileError` (an ``InputError`` and a ``FileNotFoundError``): a file or folder that is missing, of the
+  wrong kind (a folder where a file was expected), unreadable, corrupt or in another format. It is a
+  ``FileNotFoundError`` so that ``except FileNotFoundError`` and ``except ValueError`` both catch it.
+
+``except ValueError`` catches both, so code written against the earlier ``ValueError``/``FileNotFoundError`` raises
+keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["InputError", "InputFileError", "describe"]
+
+
+class InputError(ValueError):
+    """A bad argument to a public function: what was expected and what came."""
+
+
+class InputFileError(InputError, FileNotFoundError):
+    """A missing, wrong-kind, unreadable or corrupt input file. ``str()`` is the message alone (not the
+    ``OSError`` tuple form)."""
+
+    def __init__(self, message: str, path: str | os.PathLike | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.filename = None if path is None else os.fspath(path)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def describe(value: object) -> str:
+    """A short description of what came: ``tensor of shape (3, 4) and dtype float32``, ``str 'abc'``, ..."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        kind = type(value).__name__
+        kind = "tensor" if kind == "Tensor" else "array" if kind == "ndarray" else kind
+        return f"{kind} of shape {tuple(shape)} and dtype {str(dtype).replace('torch.', '')}"
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
