@@ -116,6 +116,7 @@ def test_schema_and_roundtrip(tmp_path):
         "seconds",
         "timing",
         "paired",
+        "kind",
         "details",
         "artifacts",
     ]
@@ -133,7 +134,7 @@ def test_markdown_table():
         [make(ours=0.1, paper_value=0.05), make(ours=0.4, baseline=None, rule="ours < 1")]
     )
     lines = md.strip().splitlines()
-    assert lines[0].startswith("| paper | claim |") and len(lines) == 4
+    assert lines[0].startswith("| paper | kind | claim |") and len(lines) == 4
     assert "yes" in lines[2] and "| 0.05 |" in lines[2]
     assert "- (ULA)" in lines[3]
 

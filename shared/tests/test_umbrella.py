@@ -60,8 +60,8 @@ def test_v2_claim_set_error_is_partial_and_report_shows_summary_facts_plots(fake
     assert rec["claims"][1]["message"] == "ValueError: measured nothing"
     assert rec["facts"][0]["name"] == "threads" and rec["artifacts"] == ["p.png"]
     report = (out / "REPORT.md").read_text()
-    assert report.index("| paper | status | claims held") < report.index("## fake-v2")
-    assert "| fake-v2 | partial | 1/1 | 1 error | 1 |" in report
+    assert report.index("| paper | status | headline | claims held") < report.index("## fake-v2")
+    assert "| fake-v2 | partial | - | 1/1 | 1 error | - | 1 |" in report
     assert "![p.png](fake-v2/reproduce/p.png)" in report and "### Facts" in report
     assert main(["reproduce", "fake-v2", "--quick", "--out", str(tmp_path / "s"), "--quiet", "--strict"]) == 1
 

@@ -6,6 +6,7 @@ from iclr24.paperkit.testing import check_paper_smoke
 def test_smoke_claims_run_end_to_end(tmp_path):
     cs = check_paper_smoke(PAPER, tmp_path)
     assert len(cs) == 1 and all(c.paper == "fastervit" for c in cs)
+    assert [c.kind for c in cs] == ["headline"] and cs[0].details["spec"]["id"] == "carrier_tokens"
     assert all(c.verdict == "smoke" for c in cs)
     assert (tmp_path / "carrier_token_task.png").exists()
     assert [f.name for f in cs.facts] == [f"parameters of {n}" for n in PARAM_FACT_VARIANTS]
@@ -34,7 +35,7 @@ def test_quick_and_full_configs_are_what_the_readme_says():
         1024,
         32,
     )
-    assert QUICK["seeds"] == (100,) and q.epochs * q.samples_per_epoch // q.batch_size == 160
+    assert QUICK["seeds"] == (100, 101, 102) and q.epochs * q.samples_per_epoch // q.batch_size == 160
     assert (f.square, f.depth, f.lr, f.epochs, f.samples_per_epoch, f.batch_size) == (
         4,
         2,
@@ -43,13 +44,13 @@ def test_quick_and_full_configs_are_what_the_readme_says():
         2000,
         32,
     )
-    assert FULL["seeds"] == (100, 101, 102)
+    assert FULL["seeds"] == (100, 101, 102, 103, 104)
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
     assert (
         "Quick mode uses 8×8-px squares, one HAT block (depth 1), lr 2.5e-4, 5 epochs × 1024 fresh samples "
-        "(160 steps of batch 32) and one seed (100)." in readme
+        "(160 steps of batch 32) and three seeds (100-102)." in readme
     )
     assert (
-        "Full mode uses the 4×4-px squares, two blocks, lr 1e-3, 10 epochs × 2000 samples and seeds 100-102"
+        "Full mode uses the 4×4-px squares, two blocks, lr 1e-3, 10 epochs × 2000 samples and seeds 100-104"
         in readme
     )

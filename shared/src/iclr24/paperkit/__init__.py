@@ -7,18 +7,23 @@ The core imports neither torch, scikit-learn, scikit-image nor matplotlib: those
 from .bench import BenchReport, BenchResult, bench_table, benchmark, benchmark_many, peak_rss_delta
 from .checkpoint import load_checkpoint
 from .claims import (
+    BUDGETS,
+    KINDS,
     MODES,
     VERDICTS,
     Claim,
     ClaimSet,
+    ClaimSpec,
     Fact,
     Paper,
     RunConfig,
     claims_to_markdown,
     evaluate_rule,
     facts_to_markdown,
+    run_claims,
     write_claims_json,
 )
+from .errors import InputError, InputFileError
 from .io import (
     atomic_torch_save,
     atomic_write_bytes,
@@ -30,18 +35,26 @@ from .io import (
 )
 from .paired import PairedResult, paired_verdict
 from .plots import save_figure
+from .power import Calibration, PowerPlan, power_plan
 from .progress import is_quiet, progress, set_quiet
 from .scale import PaperScale, measure_paper_scale
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 from .threads import machine_record, pinned_threads
 
 __all__ = [
+    "BUDGETS",
+    "KINDS",
     "MODES",
     "VERDICTS",
     "BenchReport",
     "BenchResult",
+    "Calibration",
     "Claim",
     "ClaimSet",
+    "ClaimSpec",
+    "InputError",
+    "InputFileError",
+    "PowerPlan",
     "Fact",
     "PairedResult",
     "PaperScale",
@@ -67,6 +80,8 @@ __all__ = [
     "machine_record",
     "measure_paper_scale",
     "paired_verdict",
+    "power_plan",
+    "run_claims",
     "pinned_threads",
     "progress",
     "save_figure",

@@ -8,7 +8,14 @@
 - ``Fact``: a closed form, a tabulated formula, a property that holds by construction, a set-up precondition. Shown
   apart from claims, never counted as reproduced.
 - ``ClaimSet``: the builder ``run(config)`` returns: ``with claims.timed("name"): ... claims.add(...)``.
+- ``ClaimSpec``: one row of a package's claims table (``CLAIMS`` at the top of its ``reproduce.py``): kind, rule,
+  baseline, data, seeds and how they were chosen, budget; ``run_claims`` executes a table.
 - ``Paper``: what a package registers under the ``iclr24.papers`` entry point.
+
+Claim kinds (:data:`KINDS`): ``headline`` (the paper's central result as its abstract states it, one to three per
+paper), ``supporting`` (another result the paper reports), ``check`` (a pipeline check on planted or synthetic data
+whose answer is known, or a control against a deliberately weak model). Only headline and supporting claims count
+as reproduced; checks are listed apart. What holds by construction is a ``Fact``.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import operator
 import os
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,14 +37,21 @@ from typing import Any
 from .io import atomic_write_json, atomic_write_text
 
 __all__ = [
+    "BUDGETS",
+    "KINDS",
     "MODES",
     "VERDICTS",
     "Claim",
     "ClaimSet",
+    "ClaimSpec",
     "Fact",
     "Paper",
     "RunConfig",
     "evaluate_rule",
+    "run_claims",
+    "by_kind",
+    "summary_text",
+    "verdict_summary",
     "claims_to_markdown",
     "facts_to_markdown",
     "write_claims_json",
@@ -45,7 +59,13 @@ __all__ = [
 ]
 
 MODES = ("smoke", "quick", "full")
-VERDICTS = ("holds", "fails", "inconclusive", "smoke", "skipped", "error")
+VERDICTS = ("holds", "fails", "inconclusive", "undecidable", "smoke", "skipped", "error")
+KINDS = ("headline", "supporting", "check")
+# CPU seconds a paper's whole run may take on an idle core, imports included (``Paper.budgets`` overrides per paper;
+# a recorded run over its cap by more than 25 % fails the tests)
+BUDGETS = {"smoke": 30.0, "quick": 60.0, "full": 600.0}
+# verdicts that carry no numbers (a message says why)
+_NO_NUMBERS = ("skipped", "error", "undecidable")
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -178,7 +198,11 @@ class Claim:
     ``paired``: a claim decided over paired seeds (:mod:`.paired`; build it with :meth:`ClaimSet.paired`): the dict
     holds the per-seed values and the form of the rule, and the verdict (``holds``, ``fails`` or ``inconclusive``)
     is recomputed from them; ``ours``/``baseline`` are the means. ``timing``: the claim's numbers are timings, which
-    the same-numbers-on-every-run guarantee does not cover."""
+    the same-numbers-on-every-run guarantee does not cover.
+
+    ``kind``: one of :data:`KINDS` (``""`` only in records written before claim kinds existed). ``undecidable``:
+    the claim's power rule (:mod:`.power`) says its calibrated effect cannot be decided within the mode's budget;
+    ``message`` says what it would need, ``details["power"]`` holds the plan."""
 
     paper: str
     claim: str
@@ -196,6 +220,7 @@ class Claim:
     message: str = ""
     timing: bool = False
     paired: dict | None = None
+    kind: str = ""
     holds: bool | None = field(init=False)
     rule_value: bool | None = field(init=False, repr=False)
 
@@ -213,10 +238,12 @@ class Claim:
             raise ValueError(f"Claim.message must be a string, got {type(self.message).__name__}")
         if not isinstance(self.timing, bool):
             raise ValueError(f"Claim.timing must be a bool, got {self.timing!r}")
-        if self.paired is not None and self.status not in ("skipped", "error"):
+        if self.kind not in ("", *KINDS):
+            raise ValueError(f"Claim.kind must be one of {KINDS}, got {self.kind!r}")
+        if self.paired is not None and self.status not in _NO_NUMBERS:
             self._init_paired()
             return
-        if self.status in ("skipped", "error"):
+        if self.status in _NO_NUMBERS:
             if not self.message.strip():
                 raise ValueError(f"a {self.status} claim needs a message saying why")
             for name in ("ours", "baseline", "paper_value"):
@@ -315,6 +342,7 @@ class Claim:
             "seconds": self.seconds,
             "timing": self.timing,
             "paired": self.paired,
+            "kind": self.kind,
             "details": details,
             "artifacts": list(self.artifacts),
         }
@@ -342,10 +370,11 @@ class Claim:
             details=details,
             artifacts=list(d.get("artifacts", [])),
             variables=variables,
-            status=stored if stored in ("smoke", "skipped", "error") else "auto",
+            status=stored if stored in ("smoke", *_NO_NUMBERS) else "auto",
             message=d.get("message", ""),
             timing=bool(d.get("timing", False)),
             paired=d.get("paired"),
+            kind=d.get("kind", ""),
         )
         if stored in ("holds", "fails", "inconclusive") and c.status != stored:
             raise ValueError(
@@ -430,6 +459,200 @@ class RunConfig:
         return {"smoke": smoke, "quick": quick, "full": full}[self.mode]
 
 
+_EVAL_MODES = ("quick", "full")
+
+
+def _mode_map(owner: str, name: str, value: Any, kind: Callable[[Any], Any]) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{owner}.{name} must map a mode ({MODES}) to its value, got {type(value).__name__}")
+    bad = [m for m in value if m not in MODES]
+    if bad:
+        raise ValueError(f"{owner}.{name}: unknown mode(s) {bad}; modes are {MODES}")
+    return {m: kind(v) for m, v in value.items()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimSpec:
+    """One row of a paper's claims table (``CLAIMS`` at the top of its ``reproduce.py``), fixed before any run.
+
+    - ``id``: a short key (``run_claims`` finds the row's measurement under it); ``kind``: one of :data:`KINDS`;
+      ``claim``, ``metric``, ``baseline``: the words the reports show; ``data``: what the claim runs on.
+    - The rule: ``rule="ours <= 0.5 * baseline"`` (one measurement), or a paired rule ``better="higher"|"lower"``
+      with ``margin`` or ``factor`` (:meth:`ClaimSet.paired`).
+    - ``modes``: where the claim is decided (a claim not in a mode is not in that mode's report at all; smoke runs
+      every claim of quick, pipeline only).
+    - ``seeds``: per mode, the evaluated seeds (offsets added to the run's ``--seed``). With a ``calibration`` for
+      that mode the power rule (:func:`.power.power_plan`) takes the first ``n`` of them, within ``budget[mode]``
+      CPU seconds; a calibration that cannot be decided makes the claim ``undecidable``. Calibration seeds must
+      not be evaluated seeds. ``seeds_why``: how the seeds (or the single deterministic run) were chosen.
+    - ``budget``: per mode, the CPU seconds this claim may use (its share of the paper's budget).
+    """
+
+    id: str
+    kind: str
+    claim: str
+    metric: str
+    baseline: str
+    data: str
+    rule: str = ""
+    better: str | None = None
+    margin: float | None = None
+    factor: float | None = None
+    modes: tuple[str, ...] = _EVAL_MODES
+    seeds: Mapping[str, tuple[int, ...]] | None = None
+    calibration: Mapping[str, Any] | None = None
+    budget: Mapping[str, float] | None = None
+    seeds_why: str = ""
+    paper_value: float | None = None
+    power: float = 0.8
+    min_seeds: int = 3
+    timing: bool = False
+
+    def __post_init__(self) -> None:
+        from .power import Calibration
+
+        for n in ("id", "claim", "metric", "baseline", "data"):
+            _text("ClaimSpec", n, getattr(self, n))
+        if self.kind not in KINDS:
+            raise ValueError(f"ClaimSpec {self.id!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if bool(self.rule) == (self.better is not None):
+            raise ValueError(
+                f"ClaimSpec {self.id!r}: give either rule= or a paired better= (with margin/factor)"
+            )
+        if self.better is not None:
+            if self.better not in ("higher", "lower"):
+                raise ValueError(
+                    f"ClaimSpec {self.id!r}: better must be 'higher' or 'lower', got {self.better!r}"
+                )
+            if self.margin is not None and self.factor is not None:
+                raise ValueError(f"ClaimSpec {self.id!r}: give margin or factor, not both")
+        if isinstance(self.modes, str) or not self.modes or any(m not in _EVAL_MODES for m in self.modes):
+            raise ValueError(f"ClaimSpec {self.id!r}: modes must be a non-empty tuple of {_EVAL_MODES}")
+        object.__setattr__(self, "modes", tuple(self.modes))
+        owner = f"ClaimSpec {self.id!r}"
+        object.__setattr__(
+            self, "seeds", _mode_map(owner, "seeds", self.seeds, lambda v: tuple(int(s) for s in v))
+        )
+        cal = _mode_map(owner, "calibration", self.calibration, lambda v: v)
+        for m, c in cal.items():
+            if not isinstance(c, Calibration):
+                raise ValueError(f"{owner}: calibration[{m!r}] must be a paperkit.power.Calibration")
+            if self.better is None:
+                raise ValueError(f"{owner}: a calibration sizes paired seeds; this claim has no paired rule")
+            if m not in self.seeds:
+                raise ValueError(
+                    f"{owner}: calibration[{m!r}] needs seeds[{m!r}], the pool of evaluated seeds"
+                )
+            shared = set(c.seeds) & set(self.seeds[m])
+            if shared:
+                raise ValueError(
+                    f"{owner}: calibration seeds {sorted(shared)} are also evaluated seeds in {m}"
+                )
+        object.__setattr__(self, "calibration", cal)
+        object.__setattr__(self, "budget", _mode_map(owner, "budget", self.budget, float))
+        for m in cal:
+            if m not in self.budget:
+                raise ValueError(
+                    f"{owner}: calibration[{m!r}] needs budget[{m!r}] (CPU seconds) to size the seeds"
+                )
+
+    def in_mode(self, mode: str) -> bool:
+        return (mode == "smoke" and "quick" in self.modes) or mode in self.modes
+
+    def plan(self, mode: str) -> Any:
+        """The power plan for ``mode`` (``None`` for a claim without a calibration there; smoke uses quick's)."""
+        from .power import power_plan
+
+        m = "quick" if mode == "smoke" else mode
+        cal = (self.calibration or {}).get(m)
+        if cal is None:
+            return None
+        return power_plan(
+            cal,
+            better=self.better,
+            margin=self.margin,
+            factor=self.factor,
+            budget_seconds=self.budget[m],
+            power=self.power,
+            min_seeds=self.min_seeds,
+            max_seeds=len(self.seeds[m]),
+        )
+
+    def evaluated_seeds(self, mode: str, base: int = 0) -> list[int]:
+        """The seeds this claim evaluates in ``mode`` (``base``: the run's ``--seed``, added to each): the first
+        ``plan.seeds`` of the pool when calibrated, else the whole pool; smoke takes quick's first two."""
+        if mode == "smoke":
+            pool = (self.seeds or {}).get("smoke") or (self.seeds or {}).get("quick", ())[:2]
+            return [base + s for s in pool]
+        pool = (self.seeds or {}).get(mode, ())
+        plan = self.plan(mode)
+        if plan is not None:
+            if not plan.decidable:
+                raise ValueError(f"claim {self.id!r} is undecidable in {mode}: {plan.reason}")
+            pool = pool[: plan.seeds]
+        return [base + s for s in pool]
+
+    def record(self, mode: str) -> dict:
+        """What a claim's ``details["spec"]`` records of its row."""
+        m = "quick" if mode == "smoke" else mode
+        return {
+            "id": self.id,
+            "data": self.data,
+            "seeds_why": self.seeds_why,
+            "budget_seconds": (self.budget or {}).get(m),
+            "modes": list(self.modes),
+        }
+
+    def claim_kwargs(self, mode: str, kwargs: Mapping[str, Any], paired: bool = False) -> dict:
+        """``kwargs`` for :class:`Claim` with the row's fields filled in (an explicit keyword wins for the numbers
+        and details only; the words, kind and rule are the row's)."""
+        fixed = {"kind", "claim", "metric", "baseline_name"} | ({"rule"} if not paired else set())
+        clash = fixed & set(kwargs)
+        if clash:
+            raise ValueError(f"claim {self.id!r}: {sorted(clash)} come from its ClaimSpec; do not pass them")
+        if not self.in_mode(mode):
+            raise ValueError(f"claim {self.id!r} is not a {mode} claim (its modes: {self.modes})")
+        if not paired and self.better is not None:
+            raise ValueError(f"claim {self.id!r} is a paired claim: add it with ClaimSet.paired(spec=...)")
+        out = dict(kwargs)
+        out.update(kind=self.kind, claim=self.claim, metric=self.metric, baseline_name=self.baseline)
+        if not paired:
+            out["rule"] = self.rule
+        out.setdefault("paper_value", self.paper_value)
+        if self.timing:
+            out["timing"] = True
+        out["details"] = {**dict(out.get("details") or {}), "spec": self.record(mode)}
+        return out
+
+
+def run_claims(
+    claims: ClaimSet,
+    table: Sequence[ClaimSpec],
+    measures: Mapping[str, Callable[[ClaimSpec, list[int]], Any]],
+) -> ClaimSet:
+    """Execute a claims table: for each row decided in this mode, ``measures[row.id](row, seeds)`` runs inside
+    ``claims.timed(row.claim)`` with the row's evaluated seeds and adds the row's claim (``claims.add(spec=row,
+    ...)`` / ``claims.paired(spec=row, ...)``); a row whose power plan is undecidable is recorded as such and not
+    run. Measurements shared by several rows belong in the package (computed once, e.g. ``functools.cache``)."""
+    ids = [s.id for s in table]
+    missing = [i for i in ids if i not in measures]
+    if missing:
+        raise ValueError(f"{claims.paper}: no measurement for claims {missing}")
+    base = claims.config.seed
+    for spec in table:
+        if not spec.in_mode(claims.mode):
+            continue
+        plan = spec.plan(claims.mode)
+        if plan is not None and not plan.decidable and claims.mode != "smoke":
+            claims.undecidable(spec, plan)
+            continue
+        with claims.timed(spec.claim, spec):
+            measures[spec.id](spec, spec.evaluated_seeds(claims.mode, base))
+    return claims
+
+
 def _one_line(e: BaseException) -> str:
     msg = " ".join(str(e).split())
     return f"{type(e).__name__}: {msg}"[:500]
@@ -474,8 +697,12 @@ class ClaimSet:
         """True when a measurement raised (some claims are ``error`` records)."""
         return any(c.status == "error" for c in self.claims)
 
-    def add(self, **kwargs: Any) -> Claim:
-        """Add a claim (``Claim``'s keyword arguments without ``paper``); returns it."""
+    def add(self, spec: ClaimSpec | None = None, **kwargs: Any) -> Claim:
+        """Add a claim (``Claim``'s keyword arguments without ``paper``); returns it. With ``spec`` (a row of the
+        package's claims table) the claim's kind, words, metric, baseline name, rule and paper value come from the
+        row, and the row's data, seeds, reason and budget are recorded in ``details["spec"]``."""
+        if spec is not None:
+            kwargs = spec.claim_kwargs(self.mode, kwargs)
         if "paper" in kwargs and kwargs["paper"] != self.paper:
             raise ValueError(f"claim of paper {kwargs['paper']!r} added to the claim set of {self.paper!r}")
         kwargs["paper"] = self.paper
@@ -489,10 +716,11 @@ class ClaimSet:
 
     def paired(
         self,
+        spec: ClaimSpec | None = None,
         *,
         ours: Any,
         baseline: Any,
-        better: str,
+        better: str | None = None,
         margin: float | None = None,
         factor: float | None = None,
         seeds: Any = None,
@@ -501,7 +729,32 @@ class ClaimSet:
         """Add a claim decided over paired seeds (:mod:`.paired`): ``ours``/``baseline`` hold one value per seed
         (same data and initialisation within a pair); the rule is ``ours >= baseline - margin`` (``better="higher"``)
         or ``ours <= baseline + margin`` (``"lower"``), or with ``factor`` ``ours >=/<= factor * baseline``. The
-        verdict is ``holds``/``fails``/``inconclusive`` from the 95 % t-interval of the per-seed quantity."""
+        verdict is ``holds``/``fails``/``inconclusive`` from the 95 % t-interval of the per-seed quantity.
+
+        With ``spec`` (a paired row of the claims table) ``better``/``margin``/``factor`` come from the row, and its
+        power plan (the seed count and why) is recorded in ``details["power"]``; the number of pairs given must be
+        the plan's."""
+        if spec is not None:
+            if better is not None or margin is not None or factor is not None:
+                raise ValueError(
+                    f"claim {spec.id!r}: its rule comes from its ClaimSpec; do not pass better/margin/factor"
+                )
+            if spec.better is None:
+                raise ValueError(f"claim {spec.id!r} is not a paired claim in its ClaimSpec (no better=)")
+            better, margin, factor = spec.better, spec.margin, spec.factor
+            plan = spec.plan(self.mode)
+            if plan is not None and self.mode != "smoke":
+                n = len(list(ours))
+                if n != plan.seeds:
+                    raise ValueError(
+                        f"claim {spec.id!r}: the power plan asks for {plan.seeds} paired seeds, got {n}"
+                    )
+                details = dict(kwargs.pop("details", {}) or {})
+                details["power"] = plan.to_dict()
+                kwargs["details"] = details
+            kwargs = spec.claim_kwargs(self.mode, kwargs, paired=True)
+        if better is None:
+            raise ValueError("a paired claim needs better='higher' or 'lower'")
         if "rule" in kwargs:
             raise ValueError("a paired claim's rule is made from better/margin/factor; do not pass rule=")
         paired = {"ours": list(ours), "baseline": list(baseline), "better": better, "seeds": seeds}
@@ -517,16 +770,43 @@ class ClaimSet:
         self.facts.append(f)
         return f
 
-    def skip(self, claim: str, reason: str, seconds: float = 0.0) -> Claim:
-        """Record a claim that could not be checked here (e.g. its real dataset is missing)."""
-        return self.add(claim=claim, status="skipped", message=reason, seconds=seconds)
+    def skip(
+        self, claim: str, reason: str, seconds: float = 0.0, *, data: str | None = None, **kwargs: Any
+    ) -> Claim:
+        """Record a claim whose data is absent here (``skipped`` means that and nothing else): ``data`` names the
+        missing dataset or checkpoint (required for a paper with a claims table); ``reason`` says how to get it."""
+        details = dict(kwargs.pop("details", {}) or {})
+        if data is not None:
+            details["missing_data"] = _text("ClaimSet.skip", "data", data)
+        return self.add(
+            claim=claim, status="skipped", message=reason, seconds=seconds, details=details, **kwargs
+        )
 
-    def error(self, claim: str, message: str, seconds: float = 0.0, details: dict | None = None) -> Claim:
-        return self.add(claim=claim, status="error", message=message, seconds=seconds, details=details or {})
+    def undecidable(self, spec: ClaimSpec, plan: Any = None, seconds: float = 0.0) -> Claim:
+        """Record a claim its own calibration says cannot be decided within this mode's budget (:mod:`.power`):
+        not run; the message says the seeds and CPU seconds it would need."""
+        plan = plan if plan is not None else spec.plan(self.mode)
+        if plan is None or plan.decidable:
+            raise ValueError(f"claim {spec.id!r} is decidable at this budget; run it")
+        kw = spec.claim_kwargs(self.mode, {}, paired=True)
+        details = {**kw.pop("details"), "power": plan.to_dict()}
+        keep = {k: kw[k] for k in ("claim", "kind", "metric", "baseline_name", "paper_value") if k in kw}
+        return self.add(
+            status="undecidable", message=f"undecidable at this budget: {plan.reason}", seconds=seconds,
+            details=details, **keep,
+        )  # fmt: skip
+
+    def error(
+        self, claim: str, message: str, seconds: float = 0.0, details: dict | None = None, kind: str = ""
+    ) -> Claim:
+        return self.add(
+            claim=claim, status="error", message=message, seconds=seconds, details=details or {}, kind=kind
+        )
 
     @contextmanager
-    def timed(self, name: str) -> Iterator[None]:
-        """Time a measurement; claims added inside record its seconds. Exceptions become ``error``/``skipped``."""
+    def timed(self, name: str, spec: ClaimSpec | None = None) -> Iterator[None]:
+        """Time a measurement; claims added inside record its seconds. Exceptions become ``error``/``skipped``
+        (of ``spec``'s kind, when the block measures one row of the claims table)."""
         try:
             from .datadir import DataMissing
         except ImportError:  # pragma: no cover - datadir ships with paperkit
@@ -543,13 +823,17 @@ class ClaimSet:
             yield
         except DataMissing as e:
             self._close(time.perf_counter() - t0)
-            self.skip(name, f"real data missing: {e}", seconds=time.perf_counter() - t0)
+            self.skip(
+                name, f"real data missing: {e}", seconds=time.perf_counter() - t0, data=str(getattr(e, "name", "") or e)[:200],
+                kind=spec.kind if spec else "",
+            )  # fmt: skip
         except Exception as e:  # noqa: BLE001 - one failing measurement must not stop the other claims
             self._close(time.perf_counter() - t0)
             tb = traceback.format_exc(limit=6)
             self.error(
-                name, _one_line(e), seconds=time.perf_counter() - t0, details={"traceback": tb[-3000:]}
-            )
+                name, _one_line(e), seconds=time.perf_counter() - t0, details={"traceback": tb[-3000:]},
+                kind=spec.kind if spec else "",
+            )  # fmt: skip
         else:
             self._close(time.perf_counter() - t0)
 
@@ -612,7 +896,15 @@ class Paper:
     thread count its claims run with, pinned by paperkit around every run whatever the machine's core count (1 by
     default; declare more only where the speed-up was measured: the pin is what keeps the numbers the same on every
     machine). ``paper_scale``: optional ``paper_scale(device) -> dict``, a few steps of the paper's own configuration
-    (``iclr24 bench --paper-scale``)."""
+    (``iclr24 bench --paper-scale``).
+
+    ``claims``: the paper's claims table (:class:`ClaimSpec` rows). A paper that declares one is held to it: every
+    claim its run returns has a kind, is a row of the table (or an ``error``), and is ``skipped`` only when its data
+    is absent (``ClaimSet.skip(..., data=...)``, or a ``DataMissing`` inside ``timed``). ``budgets``: CPU seconds of a
+    whole run per mode, over :data:`BUDGETS` (30 minutes of full for the three papers that need it).
+    ``pin_dispatch``: run the claims with the CPU kernels pinned to one instruction-set level
+    (:func:`.threads.pin_process_dispatch`), so Intel and AMD machines compute the same numbers; ``False`` only for a
+    paper whose claims are timings against the machine's native kernels (say why in its README)."""
 
     name: str
     title: str
@@ -621,6 +913,9 @@ class Paper:
     data: tuple[str, ...] = ()
     threads: int = 1
     paper_scale: Callable[..., Any] | None = None
+    claims: tuple[ClaimSpec, ...] = ()
+    budgets: Mapping[str, float] | None = None
+    pin_dispatch: bool = True
 
     def __post_init__(self) -> None:
         for n in ("name", "title", "summary"):
@@ -635,6 +930,38 @@ class Paper:
             raise ValueError(f"Paper.threads must be a positive int, got {self.threads!r}")
         if self.paper_scale is not None and not callable(self.paper_scale):
             raise ValueError("Paper.paper_scale must be callable or None")
+        if isinstance(self.claims, ClaimSpec) or not all(isinstance(c, ClaimSpec) for c in self.claims):
+            raise ValueError("Paper.claims must be a tuple of ClaimSpec rows")
+        object.__setattr__(self, "claims", tuple(self.claims))
+        ids = [c.id for c in self.claims]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"Paper.claims: ids must be unique, got {ids}")
+        budgets = {**BUDGETS, **_mode_map("Paper", "budgets", self.budgets, float)}
+        object.__setattr__(self, "budgets", budgets)
+        if not isinstance(self.pin_dispatch, bool):
+            raise ValueError(f"Paper.pin_dispatch must be a bool, got {self.pin_dispatch!r}")
+
+    def validate(self, cs: ClaimSet) -> None:
+        """The claims-table contract (for a paper that declares ``claims``): kinds, rows, and what skipped means."""
+        if not self.claims:
+            return
+        words = {c.claim for c in self.claims}
+        for c in cs.claims:
+            if c.status == "error":
+                continue
+            if c.claim not in words:
+                raise TypeError(f"{self.name}: claim {c.claim!r} is not a row of the paper's claims table")
+            if c.kind not in KINDS:
+                raise TypeError(f"{self.name}: claim {c.claim!r} has no kind (one of {KINDS})")
+            if (
+                c.status == "skipped"
+                and "missing_data" not in c.details
+                and "real data missing" not in c.message
+            ):
+                raise TypeError(
+                    f"{self.name}: claim {c.claim!r} is skipped for a reason other than absent data "
+                    f"({c.message!r}); decide it in this mode, or leave it out of this mode"
+                )
 
     def check(self, config: RunConfig) -> ClaimSet:
         """Run the claim checks, with torch and BLAS pinned to ``threads``, and validate what came back (a
@@ -646,6 +973,7 @@ class Paper:
         if isinstance(res, ClaimSet):
             if res.paper != self.name:
                 raise TypeError(f"{self.name}: run() returned the claims of paper {res.paper!r}")
+            self.validate(res)
             return res
         if isinstance(res, list | tuple) and all(isinstance(c, Claim) for c in res):
             return ClaimSet.from_claims(self.name, config, list(res))
@@ -665,6 +993,7 @@ _VERDICT_CELL = {
     "holds": "yes",
     "fails": "**no**",
     "inconclusive": "inconclusive",
+    "undecidable": "undecidable at this budget",
     "smoke": "smoke: pipeline only",
     "skipped": "skipped",
     "error": "**error**",
@@ -676,17 +1005,19 @@ def _cell(s: str) -> str:
 
 
 def claims_to_markdown(claims: list[Claim] | ClaimSet) -> str:
-    """A Markdown table: paper, claim, ours, baseline, paper's number, rule, verdict, seconds."""
+    """A Markdown table: paper, kind, claim, ours, baseline, paper's number, rule, verdict, seconds (headline claims
+    first, checks last)."""
     lines = [
-        "| paper | claim | metric | ours | baseline | paper's number | rule | holds | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| paper | kind | claim | metric | ours | baseline | paper's number | rule | holds | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for c in claims:
+    for c in by_kind(claims):
         base = (
             f"{_fmt(c.baseline)} ({c.baseline_name})" if c.baseline is not None else f"- ({c.baseline_name})"
         )
         cells = [
             c.paper,
+            c.kind or "-",
             c.claim,
             c.metric,
             _fmt(c.ours),
@@ -721,3 +1052,62 @@ def write_claims_json(path: str | os.PathLike, claims: list[Claim], **extra: Any
 def write_claims_markdown(path: str | os.PathLike, claims: list[Claim], title: str | None = None) -> Path:
     text = (f"# {title}\n\n" if title else "") + claims_to_markdown(claims)
     return atomic_write_text(path, text)
+
+
+_KIND_ORDER = {"headline": 0, "supporting": 1, "": 2, "check": 3}
+_DECIDED = ("holds", "fails", "inconclusive", "undecidable")
+
+
+def _get(c: Claim | Mapping[str, Any], key: str) -> Any:
+    if isinstance(c, Claim):
+        return c.status if key == "verdict" else getattr(c, key)
+    return c.get(key, "")
+
+
+def by_kind(claims: Any) -> list:
+    """Claims ordered headline, supporting, unclassified (records before claim kinds), then checks (stable)."""
+    return sorted(claims, key=lambda c: _KIND_ORDER.get(_get(c, "kind") or "", 2))
+
+
+def verdict_summary(claims: Any) -> dict:
+    """What the reports lead with: the headline verdicts, then counts over the claims that count as reproduced
+    (headline and supporting; unclassified ones of older records too), then the checks apart.
+
+    Returns ``{"headline": [verdict, ...], "counted": {verdict: n}, "checks": {verdict: n}, "held": k,
+    "decided": n, "checks_held": k, "checks_decided": n}``; "decided" counts holds + fails (the denominator of
+    "k/n claims hold")."""
+    claims = list(claims)
+    counted = [c for c in claims if _get(c, "kind") != "check"]
+    checks = [c for c in claims if _get(c, "kind") == "check"]
+
+    def count(cs: list) -> dict[str, int]:
+        return {v: sum(_get(c, "verdict") == v for c in cs) for v in VERDICTS}
+
+    n, k = count(counted), count(checks)
+    return {
+        "headline": [_get(c, "verdict") for c in claims if _get(c, "kind") == "headline"],
+        "counted": n,
+        "checks": k,
+        "held": n["holds"],
+        "decided": n["holds"] + n["fails"],
+        "checks_held": k["holds"],
+        "checks_decided": k["holds"] + k["fails"],
+    }
+
+
+def summary_text(claims: Any) -> str:
+    """One line: ``headline: holds, fails; 4/6 claims hold (1 inconclusive); checks 3/3``."""
+    s = verdict_summary(claims)
+    parts = []
+    if s["headline"]:
+        parts.append("headline: " + ", ".join(s["headline"]))
+    if s["decided"] or any(s["counted"][v] for v in _DECIDED):
+        other = ", ".join(f"{s['counted'][v]} {v}" for v in ("inconclusive", "undecidable", "skipped", "error")
+                          if s["counted"][v])  # fmt: skip
+        parts.append(f"{s['held']}/{s['decided']} claims hold" + (f" ({other})" if other else ""))
+    elif s["counted"]["smoke"]:
+        parts.append(f"{s['counted']['smoke']} claims (smoke: no verdicts)")
+    if s["checks_decided"] or s["checks"]["smoke"]:
+        parts.append(f"checks {s['checks_held']}/{s['checks_decided']}" if s["checks_decided"]
+                     else f"{s['checks']['smoke']} checks (smoke)")  # fmt: skip
+    return "; ".join(parts) or "no claims"

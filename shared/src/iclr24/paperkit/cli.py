@@ -255,11 +255,12 @@ class App:
             data=True,
         )
         def _reproduce(args: argparse.Namespace) -> int:
-            from .report import run_paper_folder
+            from .report import run_isolated
 
             paper = get_paper()
-            rec = run_paper_folder(
+            rec = run_isolated(
                 paper,
+                name=getattr(paper, "name", None) or self.prog,
                 mode=args.mode,
                 seed=args.seed,
                 out=args.out,

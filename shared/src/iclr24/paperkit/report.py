@@ -21,13 +21,27 @@ every run of the same commit (:func:`comparable` strips the timings for that com
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from .claims import VERDICTS, Claim, Fact, Paper, RunConfig, claims_to_markdown, facts_to_markdown
+from .claims import (
+    VERDICTS,
+    Claim,
+    Fact,
+    Paper,
+    RunConfig,
+    by_kind,
+    claims_to_markdown,
+    facts_to_markdown,
+    summary_text,
+    verdict_summary,
+)
 from .io import atomic_write_json, atomic_write_text, ensure_out_dir
 from .seeding import seed_everything
 
@@ -43,6 +57,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "iclr24.papers"
+_DECIDED = ("holds", "fails", "inconclusive", "undecidable")
 REPORT_VERSION = 3
 TIMING_FIELDS = ("seconds", "cpu_seconds", "wall_seconds", "load", "date", "machine", "commit")
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
@@ -83,8 +98,18 @@ def _paper_markdown(rec: dict, prefix: str = "") -> list[str]:
         lines += [f"**The run failed** after {rec['seconds']:.1f} s: `{rec['error']}`", ""]
     elif rec["status"] == "partial":
         lines += ["**Partial**: a measurement raised; its claim is recorded as `error`.", ""]
+    main = [c for c in claims if c.kind != "check"]
+    checks = [c for c in claims if c.kind == "check"]
     if claims:
-        lines += ["### Claims", "", claims_to_markdown(claims)]
+        lines += [f"**{summary_text(claims)}**", ""]
+    if main:
+        lines += ["### Claims (headline first)", "", claims_to_markdown(by_kind(main))]
+    if checks:
+        lines += [
+            "### Checks (pipeline checks on planted data and controls against weak models; not counted as reproduced)",
+            "",
+            claims_to_markdown(checks),
+        ]
     if facts:
         lines += [
             "### Facts (hold by construction; not counted as reproduced claims)",
@@ -102,13 +127,20 @@ def _paper_markdown(rec: dict, prefix: str = "") -> list[str]:
 
 
 def _summary_row(rec: dict) -> str:
-    n = _counts(rec)
-    checked = n["holds"] + n["fails"]
-    held = f"{n['holds']}/{checked}" if checked else "-"
-    extra = ", ".join(f"{n[v]} {v}" for v in ("smoke", "skipped", "error") if n[v])
+    s = verdict_summary(rec["claims"])
+    n = s["counted"]
+    headline = ", ".join(s["headline"]) or "-"
+    held = f"{s['held']}/{s['decided']}" if s["decided"] else "-"
+    checks = f"{s['checks_held']}/{s['checks_decided']}" if s["checks_decided"] else "-"
+    extra = ", ".join(
+        f"{n[v]} {v}" for v in ("inconclusive", "undecidable", "smoke", "skipped", "error") if n[v]
+    )
+    cap = rec.get("budget_seconds")
+    cpu = rec.get("cpu_seconds")
+    cpu_cell = "-" if cpu is None else f"{cpu:.0f}" + (f" / {cap:.0f}" if cap else "")
     return (
-        f"| {rec['name']} | {rec['status']} | {held} | {extra or '-'} | {len(rec.get('facts', []))} "
-        f"| {rec['seconds']:.1f} |"
+        f"| {rec['name']} | {rec['status']} | {headline} | {held} | {extra or '-'} | {checks} "
+        f"| {len(rec.get('facts', []))} | {rec['seconds']:.1f} | {cpu_cell} |"
     )
 
 
@@ -126,27 +158,41 @@ def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]
         "papers": results,
     }
     jpath = atomic_write_json(out / "claims.json", doc)
-    n_claims = sum(len(r["claims"]) for r in results)
-    held = sum(_counts(r)["holds"] for r in results)
-    checked = sum(_counts(r)["holds"] + _counts(r)["fails"] for r in results)
+    every = [c for r in results for c in r["claims"]]
+    s = verdict_summary(every)
     secs = sum(r["seconds"] for r in results)
     title = results[0]["name"] if len(results) == 1 else "iclr24"
     lines = [f"# {title} reproduction report ({mode})", ""]
+    hv = s["headline"]
+    if hv:
+        lines.append(
+            f"**Headline claims: {hv.count('holds')} of {len(hv)} hold, {hv.count('fails')} fail, "
+            f"{hv.count('inconclusive')} inconclusive, {hv.count('undecidable')} undecidable at this budget"
+            + (f", {len(hv) - sum(hv.count(v) for v in _DECIDED)} other" if len(hv) > sum(hv.count(v) for v in _DECIDED) else "")
+            + ".**"
+        )  # fmt: skip
+        lines.append("")
     lines.append(
-        f"{len(results)} paper(s), {n_claims} claim(s): {held} of {checked} checked hold; "
+        f"{len(results)} paper(s): {s['held']} of {s['decided']} decided claims hold (headline and supporting); "
+        f"checks {s['checks_held']} of {s['checks_decided']}; "
         f"{sum(len(r.get('facts', [])) for r in results)} fact(s); {secs:.0f} s in all."
     )
-    undecided = sum(_counts(r)["inconclusive"] for r in results)
+    undecided = s["counted"]["inconclusive"]
     if undecided:
         lines.append(
             f"{undecided} claim(s) are inconclusive: their paired 95 % interval over seeds straddles the rule."
+        )
+    if s["counted"]["undecidable"]:
+        lines.append(
+            f"{s['counted']['undecidable']} claim(s) are undecidable at this budget: their calibration needs more "
+            "seeds than the mode's CPU budget gives (each says how many)."
         )
     if mode == "smoke":
         lines.append("Smoke mode runs the pipeline only: its claims carry no verdict.")
     lines += [
         "",
-        "| paper | status | claims held | other verdicts | facts | seconds |",
-        "|---|---|---|---|---|---|",
+        "| paper | status | headline | claims held | other verdicts | checks held | facts | seconds | CPU s / cap |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [_summary_row(r) for r in results]
     lines.append("")
@@ -191,9 +237,13 @@ def _run_one(paper: Paper | Any, name: str, cfg: RunConfig) -> dict:
         seed_everything(cfg.seed)
         cs = paper.check(cfg)
         status = "partial" if cs.partial else "ok"
+        from .threads import dispatch_record
+
         return {
             "name": name,
             "status": status,
+            "dispatch": dispatch_record(),
+            "budget_seconds": dict(paper.budgets).get(cfg.mode),
             "seconds": time.perf_counter() - t0,
             "cpu_seconds": _cpu_seconds() - c0,
             "threads": threads,
@@ -240,26 +290,74 @@ def run_paper_folder(
 
 
 def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
-    """One paper in a fresh worker process: threads pinned before the paper's package is imported."""
+    """One paper in a fresh worker process: threads and CPU kernels pinned before the paper's package computes."""
     from .progress import set_quiet
-    from .threads import pin_process_threads
+    from .threads import pin_process_dispatch, pin_process_threads
 
     pin_process_threads(
         1
     )  # what every library loaded from here on starts with; Paper.check pins its own count
+    pin_process_dispatch(True)  # before any computation (a paper that opts out has it removed below)
     if quiet:
         set_quiet(True)
-    if not isinstance(paper, Paper):
-        try:
-            threads = load_paper(paper).threads
-        except Exception:  # noqa: BLE001 - _run_one records the failure
-            threads = 1
-    else:
-        threads = paper.threads
+    threads, pin = 1, True
+    try:
+        loaded = paper if isinstance(paper, Paper) else load_paper(paper)
+        threads, pin = loaded.threads, loaded.pin_dispatch
+    except Exception:  # noqa: BLE001 - _run_one records the failure
+        pass
     pin_process_threads(threads)
+    if not pin:
+        pin_process_dispatch(False)
     rec = run_paper_folder(paper, name=name, **kwargs)
     rec["isolated"] = True
     return rec
+
+
+@contextmanager
+def _pinned_children() -> Iterator[None]:
+    """Processes spawned inside start with the kernel pins in their environment (before any import)."""
+    from .threads import DISPATCH_ENV, pin_process_dispatch
+
+    saved = {v: os.environ.get(v) for v in DISPATCH_ENV}
+    pin_process_dispatch(True)
+    try:
+        yield
+    finally:
+        for v, old in saved.items():
+            if old is None:
+                os.environ.pop(v, None)
+            else:
+                os.environ[v] = old
+
+
+def _reference_of(paper: Any) -> Any:
+    """A Paper object as ``"module:attr"`` when its package's module holds it (so the worker imports the package
+    after the pins are in place), else the object."""
+    import sys
+
+    mod = getattr(getattr(paper, "run", None), "__module__", None)
+    if isinstance(paper, Paper) and mod in sys.modules and mod.startswith("iclr24."):
+        for attr, value in vars(sys.modules[mod]).items():
+            if value is paper:
+                return f"{mod}:{attr}"
+    return _reference(paper)
+
+
+def run_isolated(paper: Any, *, name: str, **kwargs: Any) -> dict:
+    """:func:`run_paper_folder` in a fresh process (threads and kernels pinned, as ``iclr24 reproduce`` runs each
+    paper): what ``<name> reproduce`` uses, so a package's own command gives the same numbers as the umbrella.
+    A paper that cannot be sent to another process runs here (recorded ``"isolated": false``)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    ref = _reference_of(paper)
+    quiet = not kwargs.get("show_progress", True)
+    in_main = getattr(getattr(paper, "run", None), "__module__", None) == "__main__"
+    if in_main or not _picklable(ref):  # a worker could not import it
+        return {**run_paper_folder(paper, name=name, **kwargs), "isolated": False}
+    with _pinned_children(), ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as one:
+        return one.submit(_worker_run, ref, name, kwargs, quiet).result()
 
 
 def _reference(p: Any) -> Any:
@@ -355,16 +453,17 @@ def run_papers(
             for n in remote:
                 log(f"[{n}] running claim checks ({mode}) in a fresh process ...")
                 # a pool of its own per paper: a process that dies (out of memory) fails only its paper
-                with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as one:
+                with _pinned_children(), ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as one:
                     try:
                         rec = one.submit(_worker_run, refs[n], n, kw(n), quiet).result()
                     except Exception as e:  # noqa: BLE001
                         rec = failed(n, e)
                 done(n, rec)
         else:
-            with ProcessPoolExecutor(
-                workers, mp_context=mp.get_context("spawn"), max_tasks_per_child=1
-            ) as ex:
+            with (
+                _pinned_children(),
+                ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), max_tasks_per_child=1) as ex,
+            ):
                 futs = {ex.submit(_worker_run, refs[n], n, kw(n), quiet): n for n in remote}
                 for f in as_completed(futs):
                     try:

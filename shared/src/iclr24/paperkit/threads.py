@@ -5,6 +5,15 @@ depend on the core count unless the count is pinned. :func:`pinned_threads` pins
 BLAS/OpenMP pools (threadpoolctl) to a declared count, whatever the machine has, and restores them afterwards;
 :func:`pin_process_threads` does the same for a whole fresh process, before numpy or torch is imported, through the
 environment variables those libraries read at start. :func:`machine_record` is what ``claims.json`` records.
+
+Pinned kernels: the same numbers on Intel and AMD. torch (ATen's vectorised kernels), MKL (its BLAS), oneDNN (its
+convolutions) and OpenBLAS (numpy's BLAS) each pick their kernels by the CPU's instruction set: an AVX-512 Xeon and
+an AVX2 EPYC add the same floats in another order, and a long training run amplifies the 1e-8 differences into
+other numbers. :func:`pin_process_dispatch` pins all four to the AVX2 level, which every x86-64 CPU of the last
+ten years has, through the variables they read on first use (``ATEN_CPU_CAPABILITY=avx2``, ``MKL_CBWR=AVX2``,
+``ONEDNN_MAX_CPU_ISA=AVX2``, ``OPENBLAS_CORETYPE=Haswell``; an ``OPENBLAS_CORETYPE`` the machine already sets is
+kept, since some machines set it to work around a processor that OpenBLAS mis-detects). Each paper's claims run
+in a fresh process with the pin set before its first computation; :func:`dispatch_record` says what ran.
 """
 
 from __future__ import annotations
@@ -15,7 +24,24 @@ import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-__all__ = ["THREAD_ENV_VARS", "cpu_model", "machine_record", "pin_process_threads", "pinned_threads"]
+__all__ = [
+    "DISPATCH_ENV",
+    "THREAD_ENV_VARS",
+    "cpu_model",
+    "dispatch_record",
+    "machine_record",
+    "pin_process_dispatch",
+    "pin_process_threads",
+    "pinned_threads",
+]
+
+DISPATCH_ENV = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_CBWR": "AVX2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OPENBLAS_CORETYPE": "Haswell",
+}
+_KEEP_IF_SET = ("OPENBLAS_CORETYPE",)
 
 THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
@@ -76,6 +102,33 @@ def pinned_threads(n: int) -> Iterator[None]:
         else:
             stack.enter_context(threadpool_limits(limits=n))
         yield
+
+
+def pin_process_dispatch(enabled: bool = True) -> dict:
+    """Pin this process's CPU kernels to the AVX2 level (see the module docstring), or with ``enabled=False``
+    remove the pins (the machine's native kernels). Takes effect only before the libraries' first computation:
+    call it first thing in a fresh process. Returns :func:`dispatch_record`'s environment part."""
+    for var, value in DISPATCH_ENV.items():
+        if enabled:
+            if var in _KEEP_IF_SET and os.environ.get(var):
+                continue
+            os.environ[var] = value
+        elif var not in _KEEP_IF_SET:
+            os.environ.pop(var, None)
+    return {v: os.environ.get(v) for v in DISPATCH_ENV}
+
+
+def dispatch_record() -> dict:
+    """The kernel pins in force (the variables) and what torch dispatches to (``torch.backends.cpu``)."""
+    rec: dict = {"env": {v: os.environ.get(v) for v in DISPATCH_ENV}}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            rec["aten"] = torch.backends.cpu.get_cpu_capability()
+        except Exception:  # noqa: BLE001 - older torch
+            rec["aten"] = None
+    rec["pinned"] = all(rec["env"].get(v) for v in DISPATCH_ENV) and rec.get("aten", "AVX2") == "AVX2"
+    return rec
 
 
 def cpu_model() -> str:

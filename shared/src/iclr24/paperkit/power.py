@@ -1,0 +1,291 @@
+"""Seeds from a power rule, fixed before the run.
+
+A paired claim (:mod:`.paired`) is decided by the 95 % t-interval of its per-seed quantity ``d`` (the slack in the
+rule's own form). With ``n`` seeds the interval's half width is ``t_{0.975, n-1} * sd / sqrt(n)``, so three seeds
+(t = 4.30) decide only effects of more than 2.5 standard deviations. :func:`power_plan` sizes ``n`` from
+*calibration* seeds, disjoint from the evaluated ones and measured before the run: with the calibrated mean
+``mu`` and standard deviation ``sd`` of ``d``, it returns the smallest ``n >= min_seeds`` with
+
+    (t_{0.975, n-1} + t_{power, n-1}) * sd / sqrt(n) <= |mu|                          (paired-t sample size)
+
+so that if the effect is as calibrated the interval excludes zero (a holds when ``mu > 0``, a fails when
+``mu < 0``) with probability about ``power``. ``n`` is capped by the claim's CPU budget
+(``budget_seconds / seconds_per_seed``); a claim whose calibration needs more seeds than the budget allows is
+**undecidable at this budget**: it is not run to a foregone inconclusive, and the plan says how many seeds and CPU
+seconds it would need.
+
+The calibration (seeds, per-seed values, where and when they were measured) travels into the claim's record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .paired import t_quantile_975
+
+__all__ = ["Calibration", "PowerPlan", "power_plan", "slacks", "t_quantile"]
+
+MAX_SEEDS = 1000  # beyond this a plan is called undecidable whatever the budget
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def _t_cdf(t: float, df: int) -> float:
+    x = df / (df + t * t)
+    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
+    return 1.0 - tail if t >= 0 else tail
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (the CDF by the incomplete beta function,
+    inverted by bisection to 1e-10)."""
+    if isinstance(df, bool) or not isinstance(df, int) or df < 1:
+        raise ValueError(f"degrees of freedom must be a positive int, got {df!r}")
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be in (0, 1), got {p!r}")
+    if p == 0.975:
+        return t_quantile_975(df)
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while _t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10:
+            break
+    return 0.5 * (lo + hi)
+
+
+def slacks(
+    ours: Sequence[float],
+    baseline: Sequence[float],
+    *,
+    better: str,
+    margin: float | None = None,
+    factor: float | None = None,
+) -> list[float]:
+    """The per-seed quantity of a paired rule (the same form :func:`.paired.paired_verdict` decides)."""
+    from .paired import paired_verdict
+
+    return paired_verdict(ours, baseline, better=better, margin=margin, factor=factor).per_seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibration:
+    """Per-seed measurements of a claim on calibration seeds, taken before the evaluated run and never reused as
+    evaluated seeds. ``ours``/``baseline``: one value per calibration seed, in the claim's metric (the power rule
+    turns them into the rule's slack); ``seconds_per_seed``: CPU seconds one evaluated seed costs (both arms), on an
+    idle machine; ``measured``: when, where and at which commit (also in the package's docs/calibration.md)."""
+
+    seeds: tuple[int, ...]
+    ours: tuple[float, ...]
+    baseline: tuple[float, ...]
+    seconds_per_seed: float
+    measured: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        object.__setattr__(self, "ours", tuple(float(x) for x in self.ours))
+        object.__setattr__(self, "baseline", tuple(float(x) for x in self.baseline))
+        if len(self.seeds) < 2 or not len(self.seeds) == len(self.ours) == len(self.baseline):
+            raise ValueError(
+                f"a calibration needs at least 2 seeds with one ours and one baseline value each, got "
+                f"{len(self.seeds)} seeds, {len(self.ours)} ours, {len(self.baseline)} baseline"
+            )
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"calibration seeds must be distinct, got {self.seeds}")
+        if not (isinstance(self.seconds_per_seed, int | float) and self.seconds_per_seed > 0):
+            raise ValueError(f"seconds_per_seed must be a positive number, got {self.seconds_per_seed!r}")
+        if not isinstance(self.measured, str) or not self.measured.strip():
+            raise ValueError("a calibration must say when and where it was measured (measured='...')")
+
+    def to_dict(self) -> dict:
+        return {
+            "seeds": list(self.seeds),
+            "ours": list(self.ours),
+            "baseline": list(self.baseline),
+            "seconds_per_seed": self.seconds_per_seed,
+            "measured": self.measured,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """What :func:`power_plan` decides. ``seeds``: how many paired seeds to run (``None`` when undecidable);
+    ``needed_seeds``/``needed_seconds``: what deciding the claim would take if the effect is as calibrated
+    (``None`` when no number of seeds would); ``reason``: the plan in one sentence."""
+
+    decidable: bool
+    seeds: int | None
+    needed_seeds: int | None
+    needed_seconds: float | None
+    reason: str
+    mean: float
+    sd: float
+    power: float
+    min_seeds: int
+    max_seeds: int
+    budget_seconds: float
+    seconds_per_seed: float
+    calibration: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "decidable": self.decidable,
+            "seeds": self.seeds,
+            "needed_seeds": self.needed_seeds,
+            "needed_seconds": self.needed_seconds,
+            "reason": self.reason,
+            "calibrated_mean": self.mean,
+            "calibrated_sd": self.sd,
+            "power": self.power,
+            "min_seeds": self.min_seeds,
+            "max_seeds": self.max_seeds,
+            "budget_seconds": self.budget_seconds,
+            "seconds_per_seed": self.seconds_per_seed,
+            "calibration": self.calibration,
+        }
+
+
+def _positive(name: str, v: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    return float(v)
+
+
+def seeds_needed(mean: float, sd: float, *, power: float = 0.8, min_seeds: int = 3) -> int | None:
+    """The smallest ``n >= min_seeds`` whose interval excludes zero with probability ``power`` when the per-seed
+    quantity has this mean and sd (``None``: no n up to :data:`MAX_SEEDS` does)."""
+    if mean == 0.0:
+        return None
+    if sd == 0.0:
+        return min_seeds
+    for n in range(max(2, min_seeds), MAX_SEEDS + 1):
+        if (t_quantile_975(n - 1) + t_quantile(power, n - 1)) * sd / math.sqrt(n) <= abs(mean):
+            return n
+    return None
+
+
+def power_plan(
+    calibration: Calibration,
+    *,
+    better: str,
+    margin: float | None = None,
+    factor: float | None = None,
+    budget_seconds: float,
+    power: float = 0.8,
+    min_seeds: int = 3,
+    max_seeds: int | None = None,
+) -> PowerPlan:
+    """How many paired seeds decide this claim within ``budget_seconds`` if the effect is as calibrated.
+
+    ``better``/``margin``/``factor`` are the claim's rule (as in :meth:`.claims.ClaimSet.paired`); ``max_seeds``
+    caps the count further (e.g. the evaluated seeds available). See the module docstring for the rule."""
+    if not isinstance(calibration, Calibration):
+        raise ValueError(f"calibration must be a Calibration, got {type(calibration).__name__}")
+    budget = _positive("budget_seconds", budget_seconds)
+    if not 0.5 <= power < 1.0:
+        raise ValueError(f"power must be in [0.5, 1), got {power!r}")
+    if isinstance(min_seeds, bool) or not isinstance(min_seeds, int) or min_seeds < 2:
+        raise ValueError(f"min_seeds must be an int >= 2, got {min_seeds!r}")
+    d = slacks(calibration.ours, calibration.baseline, better=better, margin=margin, factor=factor)
+    n_cal = len(d)
+    mean = sum(d) / n_cal
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n_cal - 1))
+    per_seed = float(calibration.seconds_per_seed)
+    cap = int(budget // per_seed)
+    if max_seeds is not None:
+        cap = min(cap, int(max_seeds))
+    needed = seeds_needed(mean, sd, power=power, min_seeds=min_seeds)
+    cal = {**calibration.to_dict(), "per_seed_slack": d}
+    common = dict(
+        mean=mean,
+        sd=sd,
+        power=power,
+        min_seeds=min_seeds,
+        max_seeds=cap,
+        budget_seconds=budget,
+        seconds_per_seed=per_seed,
+        calibration=cal,
+    )
+    direction = "holds" if mean > 0 else "fails"
+    stats = f"calibrated slack {mean:+.4g} (sd {sd:.3g}) over {n_cal} calibration seeds"
+    if needed is None:
+        return PowerPlan(
+            decidable=False,
+            seeds=None,
+            needed_seeds=None,
+            needed_seconds=None,
+            reason=f"{stats}: no number of seeds up to {MAX_SEEDS} decides it (the calibrated effect is nil)",
+            **common,
+        )
+    cost = needed * per_seed
+    if needed > cap:
+        return PowerPlan(
+            decidable=False,
+            seeds=None,
+            needed_seeds=needed,
+            needed_seconds=cost,
+            reason=(
+                f"{stats}: deciding it ({direction} expected) needs {needed} paired seeds, about {cost:.0f} CPU s, "
+                f"over this mode's budget of {budget:.0f} CPU s ({cap} seeds at {per_seed:.3g} s each)"
+            ),
+            **common,
+        )
+    return PowerPlan(
+        decidable=True,
+        seeds=needed,
+        needed_seeds=needed,
+        needed_seconds=cost,
+        reason=(
+            f"{stats}: {needed} paired seeds decide it ({direction} expected) with power {power:.0%}, about "
+            f"{cost:.0f} of the {budget:.0f} CPU s budget"
+        ),
+        **common,
+    )
