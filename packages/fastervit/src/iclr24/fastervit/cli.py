@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
@@ -193,6 +194,8 @@ def _train(args: argparse.Namespace) -> int:
         model_ema_decay=args.model_ema_decay,
     )
     metrics = train(cfg, args.data, out=args.out, show_progress=not args.quiet)
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun the summary comes from rank 0 alone
+        return 0
     f = metrics["final"]
     print(
         f"{args.model} on {args.data}: top-1 {f['top1']:.4f}, top-5 {f['top5']:.4f} after {args.epochs} epochs "
