@@ -17,8 +17,9 @@ keeps working.
 from __future__ import annotations
 
 import os
+import re
 
-__all__ = ["InputError", "InputFileError", "describe"]
+__all__ = ["InputError", "InputFileError", "InputFolderError", "describe", "strip_unsafe_advice"]
 
 
 class InputError(ValueError):
@@ -36,6 +37,39 @@ class InputFileError(InputError, FileNotFoundError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class InputFolderError(InputFileError, IsADirectoryError):
+    """A folder where a file was expected. Also an ``IsADirectoryError``, for code written against that."""
+
+
+_UNSAFE_WORDS = (
+    "weights_only",
+    "safe_globals",
+    "allowlist",
+    "trusted source",
+    "trust the source",
+    "trust this",
+    "arbitrary code",
+    "file an issue",
+    "documentation of torch.load",
+    "two options",
+)
+
+
+def strip_unsafe_advice(message: object) -> str:
+    """``message`` (an exception or its text) without torch's advice to re-run ``torch.load`` with
+    ``weights_only=False`` (the unsafe fix) or to allow-list globals, without terminal colour codes, on one line:
+    what is left says what was refused (``Unsupported global: GLOBAL argparse.Namespace ...``)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(message))
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    kept = [
+        part.strip()
+        for part in re.split(r"(?<=[.!?])\s+|\n+", text)
+        if part.strip() and not any(w in part.lower() for w in _UNSAFE_WORDS)
+    ]
+    return " ".join(kept).strip()
 
 
 def describe(value: object) -> str:
