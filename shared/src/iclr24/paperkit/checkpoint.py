@@ -85,8 +85,9 @@ def safe_torch_load(
                 f"({detail.rstrip('.')}); re-save it as a plain state dict",
                 p,
             ) from None
+        why = f" (a safe load refused it: {detail.rstrip('.')})" if detail else ""
         raise InputFileError(
-            f"{what} {p} cannot be read as a torch checkpoint: damaged, truncated or another format", p
+            f"{what} {p} cannot be read as a torch checkpoint: damaged, truncated or another format{why}", p
         ) from None
     except Exception as e:  # noqa: BLE001 - torch raises RuntimeError/EOFError/KeyError/... on damaged files
         raise InputFileError(
