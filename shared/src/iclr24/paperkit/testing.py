@@ -351,6 +351,11 @@ class _ProbeTimeout(BaseException):
 def _short(v: Any) -> str:
     if isinstance(v, Path):
         return f"Path({v.name!r})"
+    if isinstance(v, tuple | list) and any(hasattr(x, "shape") for x in v):
+        inner = ", ".join(
+            f"{tuple(x.shape)} {str(x.dtype).replace('torch.', '')}" if hasattr(x, "shape") else _short(x) for x in v
+        )
+        return f"{type(v).__name__}({inner})"
     text = describe(v)
     return text if len(text) <= 70 else text[:67] + "..."
 
@@ -375,13 +380,16 @@ class Prober:
     (:class:`InputError` by default) escape, or that ran past ``time_limit`` seconds, or (``finite=True``, the
     default) that returned a NaN/inf scalar: :meth:`check` then fails listing them all.
 
+    ``time_limit`` is a backstop against a size checked too late (a loop over 10**20 steps), not a timing
+    assertion: it stops the call with SIGALRM, which can leave a module half imported, so keep it generous.
+
     A call returns the function's result, the allowed exception it raised, or None where it failed."""
 
     def __init__(
         self,
         allowed: type[BaseException] | tuple[type[BaseException], ...] = InputError,
         *,
-        time_limit: float = 5.0,
+        time_limit: float = 60.0,
         finite: bool = True,
     ) -> None:
         self.allowed = allowed if isinstance(allowed, tuple) else (allowed,)
