@@ -27,7 +27,13 @@ def _files(tmp_path):
     torch.save({"config": {}, "state_dict": {}, "x": _Evil()}, pickled)
     raw = tmp_path / "raw.pt"
     raw.write_bytes(pickle.dumps({"a": 1}))
-    return {"0-byte": empty, "truncated": truncated, "pickled": pickled, "raw pickle": raw, "folder": tmp_path}
+    return {
+        "0-byte": empty,
+        "truncated": truncated,
+        "pickled": pickled,
+        "raw pickle": raw,
+        "folder": tmp_path,
+    }
 
 
 @pytest.mark.parametrize("kind", ["0-byte", "truncated", "pickled", "raw pickle", "folder"])

@@ -353,7 +353,8 @@ def _short(v: Any) -> str:
         return f"Path({v.name!r})"
     if isinstance(v, tuple | list) and any(hasattr(x, "shape") for x in v):
         inner = ", ".join(
-            f"{tuple(x.shape)} {str(x.dtype).replace('torch.', '')}" if hasattr(x, "shape") else _short(x) for x in v
+            f"{tuple(x.shape)} {str(x.dtype).replace('torch.', '')}" if hasattr(x, "shape") else _short(x)
+            for x in v
         )
         return f"{type(v).__name__}({inner})"
     text = describe(v)
