@@ -51,7 +51,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     mode ``0o666 & ~umask``; an existing file keeps its mode."""
     path = Path(path)
     if path.exists() and path.is_dir():
-        raise IsADirectoryError(f"cannot write a file at {path}: it is an existing folder")
+        raise InputFolderError(f"cannot write a file at {path}: it is an existing folder", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
