@@ -9,6 +9,7 @@ from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, arg, positive_int
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .reproduce import PAPER
@@ -172,7 +173,7 @@ def _train(args: argparse.Namespace) -> int:
     _check_name(args.model)
     check_model_kwargs(args.model_kwargs, args.model)  # before any data is read
     if args.checkpoint and not Path(args.checkpoint).is_file():
-        raise FileNotFoundError(f"--checkpoint {args.checkpoint} does not exist")
+        raise InputFileError(f"--checkpoint {args.checkpoint} does not exist")
     cfg = TrainConfig(
         model=args.model,
         epochs=args.epochs,
