@@ -300,3 +300,19 @@ def test_marker_is_json_with_the_run_history(tmp_path):
         and doc["runs"][0]["status"] == "exit 1"
         and doc["runs"][0]["finished"]
     )
+
+
+def test_a_run_that_writes_nothing_into_out_leaves_no_folder(tmp_path):
+    """Its output went elsewhere (e.g. a --samples FILE): no marker, no folder, nothing to refuse next time."""
+    app = App("demo", "A demo tool.")
+
+    @app.command("elsewhere", "Writes beside --out only.", arg("--to", help="file"))
+    def elsewhere(args):
+        open(args.to, "w").write("x")
+
+    out = tmp_path / "results" / "x"
+    assert app.main(["elsewhere", "--to", str(tmp_path / "f.txt"), "--out", str(out)]) == 0
+    assert sorted(os.listdir(tmp_path)) == ["f.txt"]
+    out.mkdir(parents=True)
+    assert app.main(["elsewhere", "--to", str(tmp_path / "g.txt"), "--out", str(out)]) == 0
+    assert out.is_dir() and os.listdir(out) == []  # a folder that existed stays, empty

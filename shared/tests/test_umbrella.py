@@ -118,7 +118,9 @@ def test_console_script_bad_arguments_no_traceback():
     assert p.returncode == 0
 
 
-def test_reproduce_into_an_earlier_reproduce_needs_overwrite_and_leaves_other_runs(fake_papers, tmp_path, capsys):
+def test_reproduce_into_an_earlier_reproduce_needs_overwrite_and_leaves_other_runs(
+    fake_papers, tmp_path, capsys
+):
     """`iclr24 reproduce --out results` owns REPORT.md, claims.json and <name>/reproduce/ there, nothing else."""
     out = tmp_path / "results"
     train = out / "fake-ok" / "train"  # another command's run in the same folder

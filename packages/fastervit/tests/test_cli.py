@@ -52,7 +52,8 @@ def test_user_errors_exit_2_with_one_line(capsys, tmp_path):
     capsys.readouterr()
     # an unknown --model-kwargs key: one line naming it, before any data is read (the data path does not exist)
     assert (
-        main(["train", str(tmp_path / "nope"), "--model-kwargs", '{"dimm": 8}', "--out", str(tmp_path / "o")]) == 2
+        main(["train", str(tmp_path / "nope"), "--model-kwargs", '{"dimm": 8}', "--out", str(tmp_path / "o")])
+        == 2
     )
     err = capsys.readouterr().err
     assert (

@@ -170,4 +170,4 @@ def test_maze_and_sample_model_options_from_the_cli(tmp_path):
         ["--algo", "osdyna"],
         ["--algo", "mocodyna", "--model", "adversarial", "--wait-for-values"],
     ):
-        assert main(["run", *args, *extra, "--out", str(tmp_path / "b"), "--quiet"]) == 0
+        assert main(["run", *args, *extra, "--out", str(tmp_path / extra[1]), "--quiet"]) == 0

@@ -86,7 +86,10 @@ def test_user_errors_are_one_line_exit_2(tmp_path, capsys):
     assert main(["condense", str(tmp_path / "missing.pt")]) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and "Traceback" not in err
-    assert main(["train", "--data", str(tmp_path / "nope.npz"), "--epochs", "1", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(["train", "--data", str(tmp_path / "nope.npz"), "--epochs", "1", "--out", str(tmp_path / "o")])
+        == 2
+    )
     bad = tmp_path / "bad.npz"
     np.savez(bad, features=np.zeros((4, 3)))
     assert main(["train", "--data", str(bad), "--epochs", "1", "--out", str(tmp_path / "o")]) == 2

@@ -24,7 +24,7 @@ Every ``iclr24`` command with ``--out`` goes through :class:`RunFolder` (:class:
 
 A failed run (an exception) into a new folder removes what it wrote after a user error, and keeps it after a crash or
 an interrupt (an interrupted training keeps its checkpoints; the marker says ``interrupted``); a run that wrote
-nothing leaves no folder.
+nothing into ``--out`` (its output went elsewhere) leaves no marker, and no folder it created.
 
     rf = RunFolder("results/x", command="demo go", argv=["go"], overwrite=False)
     rf.open()  # refuses with RunFolderError, or prepares the folder
@@ -506,12 +506,13 @@ class RunFolder:
 
     def done(self, rc: int | None) -> None:
         """The command returned ``rc``: the run is complete (``exit N`` when ``rc`` is not 0); an earlier run it
-        replaced is deleted. A run that wrote nothing and exited non-zero leaves nothing (and puts the earlier run
-        back)."""
+        replaced is deleted. A run that wrote nothing into a new folder leaves no marker there (and no folder it
+        created); one that wrote nothing and exited non-zero puts an earlier run it was replacing back."""
         if self.mode is None:
             return
         rc = int(rc or 0)
-        if rc and self.mode != "continue" and self.parts is None and self._only_marker():
+        nothing = self.parts is None and self.mode != "continue" and self._only_marker()
+        if nothing and (self.mode == "new" or rc):
             self._empty_out()
             self._put_back()
         else:
