@@ -17,7 +17,7 @@ def make_app(seen):
         device=True,
     )
     def go(args):
-        seen.update(vars(args))
+        seen.update(vars(args), out_was_a_folder=args.out.is_dir())
         if args.k == 13:
             raise UsageError("13 is unlucky")
         if args.k == 14:
@@ -37,7 +37,8 @@ def test_common_flags_and_defaults(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_app(seen).main(["go"])
     assert seen["mode"] == "quick" and seen["device"] == "cpu" and seen["k"] == 3
-    assert str(seen["out"]) == "results/demo/go" and (tmp_path / "results" / "demo" / "go").is_dir()
+    assert str(seen["out"]) == "results/demo/go" and seen["out_was_a_folder"]
+    assert not (tmp_path / "results").exists()  # a run that wrote nothing there leaves no folder behind
 
 
 def test_help_shows_defaults(capsys):

@@ -60,9 +60,13 @@ def test_bench_smoke(tmp_path):
 
 
 def test_readme_quickstart(tmp_path):
-    ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
-    assert ns["f_pre"].shape == (7, 40, 384)
-    assert np.isfinite(ns["f_rnd"]).all()
+    res = run_readme_blocks(
+        Path(__file__).parents[1] / "README.md",
+        cwd=tmp_path,
+        values={0: {"f_pre": "list(f_pre.shape)", "finite": "bool(np.isfinite(f_rnd).all())"}},
+    )
+    assert res["f_pre"] == [7, 40, 384]
+    assert res["finite"]
 
 
 @pytest.mark.parametrize("mode", ["quick", "full"])

@@ -16,6 +16,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_torch_save",
     "ensure_out_dir",
+    "refuse_file_in_path",
     "load_npz",
     "load_image",
     "readable_file",
@@ -94,9 +95,8 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> Path:
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def ensure_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
-    """Create the output folder ``out`` (and parents) and check it is writable: a one-line ``NotADirectoryError``
-    when it (or a parent) is a file, a ``PermissionError`` naming the folder when it cannot be written."""
+def refuse_file_in_path(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """A one-line ``NotADirectoryError`` when ``out`` (or a folder above it) is a file; creates nothing."""
     out = Path(out)
     for p in (out, *out.parents):
         if p.exists() and not p.is_dir():
@@ -104,15 +104,29 @@ def ensure_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
             raise NotADirectoryError(f"{flag} {out} {what}; expected a folder (existing or new)")
         if p.exists():
             break
+    return out
+
+
+def ensure_out_dir(
+    out: str | os.PathLike, flag: str = "--out", *, shown: str | os.PathLike | None = None
+) -> Path:
+    """Create the output folder ``out`` (and parents) and check it is writable: a one-line ``NotADirectoryError``
+    when it (or a parent) is a file, a ``PermissionError`` naming the folder when it cannot be written. ``shown``:
+    the path the messages name (default ``out``)."""
+    out = Path(out)
+    name = Path(shown) if shown is not None else out
+    refuse_file_in_path(name, flag)
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=out)
         os.close(fd)
         os.unlink(probe)
     except PermissionError:
-        raise PermissionError(f"{flag} {out} is not writable: choose a folder you can write to") from None
+        raise PermissionError(f"{flag} {name} is not writable: choose a folder you can write to") from None
     except OSError as e:
-        raise PermissionError(f"{flag} {out} cannot be used as an output folder: {e.strerror or e}") from None
+        raise PermissionError(
+            f"{flag} {name} cannot be used as an output folder: {e.strerror or e}"
+        ) from None
     return out
 
 

@@ -8,8 +8,10 @@
     def test_cli_contract(tmp_path):
         check_cli_contract(main, tmp_path)
 
-    def test_readme_quickstart(tmp_path):
-        run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
+    def test_readme_blocks(tmp_path):   # each block alone in a fresh interpreter (see run_readme_blocks)
+        res = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path,
+                                values={0: {"n": "len(samples)"}})
+        assert res["n"] == 100 and "done" in res["__stdout__"]
 
 Each raises ``AssertionError`` with what went wrong (pytest shows it), so they work with plain pytest.
 
@@ -53,6 +55,8 @@ __all__ = [
     "check_cli_contract",
     "run_readme_blocks",
     "readme_blocks",
+    "readme_block_groups",
+    "CONTINUES",
     "run_rank_script",
     "Prober",
     "probe_arrays",
@@ -164,33 +168,151 @@ def check_cli_contract(
         assert blocker.read_text() == "keep me", "--out at a file was overwritten"
 
 
+CONTINUES = "<!-- continues -->"
+"""The marker, on the line before a README's code fence, of a block that goes on from the block before it."""
+
+_FENCE = re.compile(r"```python\n(.*?)```", re.S)
+
+
 def readme_blocks(path: str | os.PathLike, lang: str = "python") -> list[str]:
     """The fenced code blocks of one language in a Markdown file, in order."""
     text = Path(path).read_text(encoding="utf-8")
     return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
 
 
+def readme_block_groups(path: str | os.PathLike) -> list[list[int]]:
+    """The README's ```python blocks (by index) in the groups that run together: each block starts a group of its
+    own unless the line before its fence is :data:`CONTINUES`, which puts it in the group of the block before."""
+    text = Path(path).read_text(encoding="utf-8")
+    groups: list[list[int]] = []
+    for i, m in enumerate(_FENCE.finditer(text)):
+        before = [ln.strip() for ln in text[: m.start()].splitlines() if ln.strip()]
+        if before and before[-1] == CONTINUES:
+            assert groups, (
+                f"{Path(path).name}: python block 0 is marked {CONTINUES}, but no block comes before it"
+            )
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+_RUNNER = """
+import json, sys
+spec = json.load(open(sys.argv[1], encoding="utf-8"))
+
+def plain(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
+        return v.item()
+    if hasattr(v, "tolist"):
+        return plain(v.tolist())
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    return repr(v)
+
+ns = {"__name__": "__main__"}
+values = {}
+for index, file in spec["blocks"]:
+    source = open(file, encoding="utf-8").read()
+    exec(compile(source, file, "exec"), ns)
+    for name, expr in spec["values"].get(str(index), {}).items():
+        values[name] = plain(eval(expr, ns))
+json.dump(values, open(spec["result"], "w", encoding="utf-8"))
+"""
+
+
 def run_readme_blocks(
-    path: str | os.PathLike, *, cwd: str | os.PathLike | None = None, blocks: Sequence[int] | None = None
+    path: str | os.PathLike,
+    *,
+    cwd: str | os.PathLike | None = None,
+    blocks: Sequence[int] | None = None,
+    values: dict[int, dict[str, str]] | None = None,
+    replace: dict[str, str] | None = None,
+    timeout: float = 1200,
 ) -> dict:
-    """Execute a README's Python blocks in order in one namespace (inside ``cwd`` when given, so files they write
-    land there) and return the namespace. ``blocks`` picks some by index. Stdout is captured."""
+    """Run a README's ```python blocks as a reader pastes them: each block alone in a fresh interpreter (a
+    subprocess, so only the imports and names the block itself shows exist), unless the line before its fence is
+    ``<!-- continues -->``: such a block runs in the same interpreter right after the block before it (so a group
+    of consecutive continuation blocks costs one interpreter start). ``cwd``: where they run (default: a fresh
+    temporary folder), so the files they write land there.
+
+    ``blocks`` picks some by index (a block that needs your files, a GPU, torchrun or the network is left out this
+    way; a picked continuation block brings the blocks it continues). ``values``: ``{block index: {name:
+    expression}}``, each expression evaluated in the block's interpreter right after that block; the result is
+    turned into plain data (arrays, tensors and tuples into lists, NumPy scalars into numbers, anything else into
+    its repr). ``replace``: ``{old: new}`` substitutions in the blocks' text (e.g. a smaller step count), each of
+    which must occur. Returns the values and, under ``"__stdout__"``, what the blocks printed. A block that raises
+    fails with its traceback (and the hint to add what it lacks or mark it a continuation)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    path = Path(path)
     code = readme_blocks(path)
     assert code, f"{path} has no ```python blocks"
-    chosen = [code[i] for i in blocks] if blocks is not None else code
-    ns: dict = {"__name__": "__readme__"}
-    prev = os.getcwd()
-    buf = io.StringIO()
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        with contextlib.redirect_stdout(buf):
-            for i, block in enumerate(chosen):
-                exec(compile(block, f"{Path(path).name}[python block {i}]", "exec"), ns)
-    finally:
-        os.chdir(prev)
-    ns["__stdout__"] = buf.getvalue()
-    return ns
+    for old, new in (replace or {}).items():
+        assert any(old in c for c in code), f"replace: {old!r} occurs in no python block of {path.name}"
+        code = [c.replace(old, new) for c in code]
+    groups = readme_block_groups(path)
+    if blocks is not None:
+        wanted = set(blocks)
+        for i in wanted:
+            assert 0 <= i < len(code), f"{path.name} has {len(code)} python blocks, no block {i}"
+        groups = [g[: max(g.index(i) for i in g if i in wanted) + 1] for g in groups if wanted & set(g)]
+    values = {int(k): dict(v) for k, v in (values or {}).items()}
+    ran = {i for g in groups for i in g}
+    missing = sorted(set(values) - ran)
+    assert not missing, f"values asked of block(s) {missing}, which do not run"
+    env = dict(os.environ)
+    env.setdefault("MPLBACKEND", "Agg")
+    result: dict = {}
+    printed = []
+    with tempfile.TemporaryDirectory(prefix="readme-") as tmp:
+        run_dir = Path(cwd) if cwd is not None else Path(tmp) / "cwd"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for g in groups:
+            files = []
+            for i in g:
+                f = Path(tmp) / f"{path.parent.name or 'README'}_{path.stem}_block{i}.py"
+                f.write_text(code[i], encoding="utf-8")
+                files.append([i, str(f)])
+            spec = Path(tmp) / "spec.json"
+            out = Path(tmp) / "values.json"
+            out.unlink(missing_ok=True)
+            spec.write_text(
+                json.dumps(
+                    {"blocks": files, "values": {str(i): values.get(i, {}) for i in g}, "result": str(out)}
+                ),
+                encoding="utf-8",
+            )
+            what = f"{path.name} python block{'s' if len(g) > 1 else ''} {', '.join(map(str, g))}"
+            try:
+                p = subprocess.run(
+                    [sys.executable, "-c", _RUNNER, str(spec)],
+                    cwd=run_dir,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                raise AssertionError(
+                    f"{what}: still running after {timeout:.0f} s in a fresh interpreter"
+                ) from None
+            if p.returncode != 0:
+                tail = "\n".join(p.stderr.strip().splitlines()[-25:])
+                raise AssertionError(
+                    f"{what} failed in a fresh interpreter (exit {p.returncode}); a block runs alone with the "
+                    f"imports and names it shows, unless the line before its fence is {CONTINUES}:\n{tail}"
+                )
+            printed.append(p.stdout)
+            result.update(json.loads(out.read_text(encoding="utf-8")))
+    result["__stdout__"] = "".join(printed)
+    return result
 
 
 def run_rank_script(
