@@ -133,10 +133,11 @@ def add_common_flags(
     data: bool = False,
     seed: bool = True,
     overwrite: bool = False,
+    log_dir: bool = False,
 ) -> None:
     """The common flags: ``--out DIR``, ``--quiet``; ``--seed`` with ``seed``; ``--smoke/--quick/--full`` with
     ``modes``, ``--device`` with ``device``, ``--data-dir`` with ``data``, ``--overwrite`` with ``overwrite`` (and
-    an ``--out``)."""
+    an ``--out``), ``--log-dir`` with ``log_dir`` (a trainer's per-step metrics: :class:`.tracking.StepLog`)."""
     g = p.add_argument_group("common options")
     if default_out is not None:
         g.add_argument("--out", type=Path, default=Path(default_out), metavar="DIR", help="output folder")
@@ -162,6 +163,15 @@ def add_common_flags(
             )
     if device:
         g.add_argument("--device", default="cpu", help="cpu, cuda[:N], mps or auto")
+    if log_dir:
+        g.add_argument(
+            "--log-dir",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="write per-step metrics to DIR/metrics.jsonl, and TensorBoard event files when tensorboard is "
+            "installed (view with: tensorboard --logdir DIR)",
+        )
     if data:
         g.add_argument(
             "--data-dir",
@@ -221,6 +231,7 @@ class App:
         resume: bool | Callable[[argparse.Namespace], bool] = False,
         adds_to: Sequence[str] = (),
         parts: Callable[[argparse.Namespace], Sequence[str]] | None = None,
+        log_dir: bool = False,
     ) -> Callable:
         """Register a subcommand; ``args`` are :func:`arg` specs. The function takes the parsed namespace and
         returns an exit code (or None for 0). ``out=False`` for a command that writes nothing (no ``--out``);
@@ -231,7 +242,8 @@ class App:
         earlier run in ``--out`` (``True``, or a function of the parsed arguments, e.g. ``lambda a: a.resume``).
         ``adds_to``: names of this app's commands into whose run
         folders this command writes its own files. ``parts``: a function of the parsed arguments giving the entries
-        of a shared ``--out`` the command owns (folders end with ``/``)."""
+        of a shared ``--out`` the command owns (folders end with ``/``). ``log_dir``: a trainer's ``--log-dir``
+        (per-step metrics as JSONL, TensorBoard when installed; ``args.log_dir``, None when not given)."""
 
         def deco(fn: Callable[[argparse.Namespace], int | None]) -> Callable:
             p = self.sub.add_parser(
@@ -250,6 +262,7 @@ class App:
                     data=data,
                     seed=seed,
                     overwrite=True,
+                    log_dir=log_dir,
                 )
             p.set_defaults(
                 _fn=fn,
