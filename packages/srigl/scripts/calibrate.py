@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         m = time_fixed_variant(sc)
         print(json.dumps({
             "speed": a.mode, "x_dense": [r["x_dense"] for r in m["rounds"]],
-            "x_csr": [r["x_csr"] for r in m["rounds"]], "us": m["us"], "cpu_s": time.process_time() - t0, "load": os.getloadavg()[0],
-            "dispatch": os.environ.get("MKL_CBWR"),
+            "x_csr": [r["x_csr"] for r in m["rounds"]], "us": m["us"], "cpu_s": time.process_time() - t0,
+            "load": os.getloadavg()[0], "dispatch": os.environ.get("MKL_CBWR"),
         }))  # fmt: skip
         return 0
     if a.data == "digits":

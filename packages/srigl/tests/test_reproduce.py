@@ -37,13 +37,13 @@ PLANNED = {
     "quick": {
         "parity_digits_90": 14,
         "parity_digits_95": None,
-        "rigl_vs_static_95": 4,
+        "rigl_vs_static_95": 8,
         "speed_dense": 5,
         "speed_csr": 5,
     },
     "full": {
         "parity_digits_90": 17,
-        "parity_digits_95": 12,
+        "parity_digits_95": None,
         "rigl_vs_static_95": 12,
         "floor_95": 5,
         "speed_dense": 5,
