@@ -152,7 +152,7 @@ def test_ablation_safeguard_keeps_fan_in_within_dense_fan_in():
 
 
 def test_budget_rounding_keeps_the_exact_floor_where_the_official_int_drops_a_weight():
-    # 640 weights at 10 % density: 640 * (1 - 0.9) is 63.99999999999999 in binary floating point. The official
+    # 640 weights at 10 % density: 640 * (1 - 0.9) is 63.999999999999986 in binary floating point. The official
     # int(numel * (1 - S)) keeps 63, so a 16 x 40 layer gets fan-in 63 // 16 = 3; the exact floor is 64, fan-in 4.
     assert int(640 * (1 - 0.9)) == 63 and int(640 * (1 - 0.9)) // 16 == 3
     assert layer_budget(640, 1 - 0.9) == 64
