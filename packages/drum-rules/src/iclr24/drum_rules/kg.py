@@ -236,9 +236,12 @@ class KG:
         return self._cache[key]
 
     def torch_edges(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """:meth:`edges` as long tensors (used by the max-product steps)."""
+        """:meth:`edges` as long tensors, sorted by destination entity (stable), so that the DRUM step's
+        scatter-add writes rows in order; every use is independent of the order (sums and maxima over entries)."""
         if "tedges" not in self._cache:
-            self._cache["tedges"] = tuple(torch.as_tensor(a, dtype=torch.long) for a in self.edges())
+            op, dst, src = self.edges()
+            order = np.argsort(dst, kind="stable")
+            self._cache["tedges"] = tuple(torch.as_tensor(a[order], dtype=torch.long) for a in (op, dst, src))
         return self._cache["tedges"]
 
     def dense_operators(self, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -13,7 +13,7 @@ The attention ``a_{j,i}(q)`` over the 2|R| operators and the identity comes from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import torch
@@ -32,14 +32,37 @@ def normalize_l1(v: torch.Tensor, thr: float = 1e-20) -> torch.Tensor:
     return v / v.sum(dim=1, keepdim=True).clamp_min(thr)
 
 
+class _OperatorMix(torch.autograd.Function):
+    """``out[:, b] = sum_k a[k, b] M_k v[:, b]`` over the operator entries ``M_op[dst, src] = 1``: ``vt (E, B)``,
+    ``at (2|R|, B)`` -> ``(E, B)``, one gather and one scatter-add over the entries (every query of the batch has
+    its own mix of operators). The backward pass is written out so that nothing of size (entries x batch) is kept
+    between the passes: ``grad_v[src] += a[op] * g[dst]`` and ``grad_a[op] += g[dst] * v[src]``."""
+
+    @staticmethod
+    def forward(ctx, vt, at, op, dst, src):  # noqa: D102 - see the class docstring
+        ctx.save_for_backward(vt, at, op, dst, src)
+        return torch.zeros_like(vt).index_add_(0, dst, vt[src] * at[op])
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):  # noqa: D102
+        vt, at, op, dst, src = ctx.saved_tensors
+        gd = g[dst]  # (entries, B)
+        gv = torch.zeros_like(vt).index_add_(0, src, gd * at[op]) if ctx.needs_input_grad[0] else None
+        ga = torch.zeros_like(at).index_add_(0, op, gd * vt[src]) if ctx.needs_input_grad[1] else None
+        return gv, ga, None, None, None
+
+
 def sum_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
-    """One DRUM step, ``v (B, E)``, ``attn (B, 2|R|+1)`` -> ``(B, E)``:
-    ``sum_k a_k M_k v + a_I v`` via one sparse product with the stacked operators ``(2|R| E, E)``."""
-    n_ops, E = kg.n_operators, kg.n_entities
-    M = kg.stacked_operators(v.dtype)
-    P = torch.sparse.mm(M, v.t().contiguous()).view(n_ops, E, -1)  # P[k, e, b] = (M_k v_b)[e]
+    """One DRUM step, ``v (B, E)``, ``attn (B, 2|R|+1)`` -> ``(B, E)``: ``sum_k a_k M_k v + a_I v``, as one
+    gather and scatter-add over the operators' entries (:class:`_OperatorMix`); the same sum as one product with
+    the stacked operators ``(2|R| E, E)`` (:meth:`KG.stacked_operators`) or one product per operator, in another
+    order (equal to float rounding; ``test_model.py`` pins it)."""
+    op, dst, src = kg.torch_edges()
+    n_ops = kg.n_operators
+    mixed = _OperatorMix.apply(v.t().contiguous(), attn[:, :n_ops].t().contiguous(), op, dst, src)
     # Eq. (DRUM step): v_i = sum_k a_{i,k} M_k v_{i-1} + a_{i,I} v_{i-1}
-    return torch.einsum("keb,bk->be", P, attn[:, :n_ops]) + attn[:, n_ops:] * v
+    return mixed.t() + attn[:, n_ops:] * v
 
 
 def max_step(v: torch.Tensor, attn: torch.Tensor, kg: KG) -> torch.Tensor:
@@ -60,8 +83,11 @@ def propagate(
     aggregation: str = "sum",
     normalize: bool = False,
     thr: float = 1e-20,
+    *,
+    step: Callable[[torch.Tensor, torch.Tensor, KG], torch.Tensor] | None = None,
 ) -> torch.Tensor:
-    """Scores of all heads for a batch of queries: ``attn (B, L, T, 2|R|+1)``, ``tails (B,)`` -> ``(B, E)``."""
+    """Scores of all heads for a batch of queries: ``attn (B, L, T, 2|R|+1)``, ``tails (B,)`` -> ``(B, E)``.
+    ``step``: another implementation of one step ``(v, attn_i, kg) -> v'`` (the benchmarks compare the layouts)."""
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
     B, L, T, K = attn.shape
@@ -69,7 +95,8 @@ def propagate(
         raise ValueError(
             f"attention has {K} operators but the KG has 2*{kg.n_relations}+1 = {kg.n_operators + 1}"
         )
-    step = sum_step if aggregation == "sum" else max_step
+    if step is None:
+        step = sum_step if aggregation == "sum" else max_step
     start = torch.zeros(B, kg.n_entities, dtype=attn.dtype)
     start[torch.arange(B), tails] = 1.0
     per_rank = []

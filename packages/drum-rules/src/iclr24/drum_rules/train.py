@@ -278,7 +278,15 @@ def select_beta(
 
 
 # ---------------------------------------------------------------------------------------------------- ranking
-TIES = ("random", "mean", "optimistic", "pessimistic")
+def _binomial_half(n: int) -> np.ndarray:
+    """``P(X = x)`` for ``X ~ Binomial(n, 1/2)``, ``x = 0..n`` (log space: exact for any n)."""
+    from scipy.special import gammaln
+
+    x = np.arange(n + 1)
+    return np.exp(gammaln(n + 1) - gammaln(x + 1) - gammaln(n - x + 1) - n * np.log(2.0))
+
+
+TIES = ("random", "expected", "mean", "optimistic", "pessimistic")
 
 
 @torch.no_grad()
@@ -295,7 +303,10 @@ def link_prediction(
 
     Score ties, as in DRUM's ``get_predictions``: ``"random"`` (its ``rand_break``: each candidate tied with the
     answer ranks above it with probability 1/2, seeded by ``seed``), ``"optimistic"`` (its default ``p > p_head``),
-    ``"pessimistic"`` (its ``adv_rank``), or ``"mean"`` (expected rank: half the tied candidates above)."""
+    ``"pessimistic"`` (its ``adv_rank``), or ``"mean"`` (expected rank: half the tied candidates above).
+    ``"expected"``: the exact expectation of ``"random"`` over its coin flips (the reciprocal rank and the Hits@k
+    indicator averaged over ``Binomial(ties, 1/2)`` candidates above), so MRR and Hits@k carry no tie-breaking
+    noise; the per-query ``ranks`` are then the expected ranks."""
     if ties not in TIES:
         raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
     triples = getattr(data, split)
@@ -315,6 +326,7 @@ def link_prediction(
     q = _queries(triples, R, inverse=True)
     rng = np.random.default_rng(seed)
     ranks, n_tied = [], 0
+    rr, hits = [], {k: [] for k in (1, 3, 10)}  # expectations over the tie-breaking (ties="expected")
     for s in range(0, len(q), batch_size):
         b = q[s : s + batch_size]
         sc = model(torch.as_tensor(b[:, 0]), torch.as_tensor(b[:, 1]), kg, dtype=torch.float64).numpy()
@@ -326,6 +338,14 @@ def link_prediction(
             greater = int((row > target).sum())
             equal = int((row == target).sum()) - 1
             n_tied += equal > 0
+            if ties == "expected":
+                pmf = _binomial_half(equal)  # P(x of the tied candidates rank above the answer)
+                r = 1 + greater + np.arange(equal + 1)
+                rr.append(float(pmf @ (1.0 / r)))
+                for k in hits:
+                    hits[k].append(float(pmf[r <= k].sum()))
+                ranks.append(1 + greater + equal / 2)
+                continue
             if ties == "random":
                 above = int(rng.binomial(equal, 0.5)) if equal else 0
             elif ties == "mean":
@@ -334,11 +354,15 @@ def link_prediction(
                 above = 0 if ties == "optimistic" else equal
             ranks.append(1 + greater + above)
     ranks = np.asarray(ranks, dtype=np.float64)
+    if ties == "expected":
+        mrr, h = float(np.mean(rr)), {k: float(np.mean(v)) for k, v in hits.items()}
+    else:
+        mrr, h = float((1 / ranks).mean()), {k: float((ranks <= k).mean()) for k in (1, 3, 10)}
     return {
-        "mrr": float((1 / ranks).mean()),
-        "hits@1": float((ranks <= 1).mean()),
-        "hits@3": float((ranks <= 3).mean()),
-        "hits@10": float((ranks <= 10).mean()),
+        "mrr": mrr,
+        "hits@1": h[1],
+        "hits@3": h[3],
+        "hits@10": h[10],
         "n_queries": len(ranks),
         "queries_with_ties": n_tied,
         "ties": ties,
