@@ -201,3 +201,18 @@ def test_bad_input_files_are_one_line_exit_2(tmp_path, capsys):
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     assert main(["render", str(tmp_path / "junk.pt"), str(tmp_path / "o.png")]) == 2
     assert "not a checkpoint" in _one_error_line(capsys)
+
+
+def test_fit_with_the_grid_sampler(tmp_path, capsys):
+    save_signal(np.random.default_rng(1).random((32, 32, 3)), tmp_path / "in.png", "image")
+    base = ["fit", str(tmp_path / "in.png"), "--levels", "3", "--hidden", "8", "--quiet"]
+    ckpt = ["--checkpoint", str(tmp_path / "m.pt")]
+    # 32^2 / 256 = 4 batches per epoch (16x16 cells, one point per cell): 8 steps = two epochs
+    assert main([*base, "--batch-size", "256", "--sampler", "grid", "--steps", "8", *ckpt]) == 0
+    assert (tmp_path / "m.pt").is_file()
+    capsys.readouterr()
+    assert main([*base, "--batch-size", "256", "--sampler", "grid", "--steps", "6", *ckpt]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "whole number of epochs" in err[0]
+    assert main([*base, "--sampler", "grid", "--steps", "4", *ckpt]) == 2
+    assert "needs a batch_size" in capsys.readouterr().err
