@@ -28,6 +28,7 @@ __all__ = [
     "check_int",
     "check_float",
     "check_finite",
+    "check_array",
 ]
 
 
@@ -90,6 +91,8 @@ def describe(value: object) -> str:
         kind = "tensor" if kind == "Tensor" else "array" if kind == "ndarray" else kind
         return f"{kind} of shape {tuple(shape)} and dtype {str(dtype).replace('torch.', '')}"
     text = repr(value)
+    if "\n" in text:  # a module or another object with a multi-line repr: its type says enough
+        return f"{type(value).__name__} object"
     return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
 
 
@@ -154,3 +157,53 @@ def check_finite(x: object, name: str, *, allow_empty: bool = False) -> object:
     if not finite:
         raise InputError(f"{name} holds NaN or inf ({describe(x)}); expected finite values")
     return x
+
+
+def check_array(
+    x: object,
+    name: str,
+    *,
+    ndim: int | tuple[int, ...] | None = None,
+    kind: str = "real",
+    finite: bool = True,
+    allow_empty: bool = False,
+    min_rows: int = 0,
+):
+    """``x`` as a NumPy array once it is array-like of ``kind`` (``"real"``: int/float/bool values, returned as
+    float64; ``"int"``: integers, or floats with integral values, returned as int64; ``"any"``: as is), with
+    ``ndim`` dimensions, non-empty (unless ``allow_empty``), at least ``min_rows`` long and (``finite``) without
+    NaN/inf. Else one :class:`InputError` naming ``name`` and saying what came."""
+    import numpy as np
+
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
+        x = x.detach().cpu().numpy()
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name} must be an array, got {describe(x)} ({e})") from None
+    if a.dtype == object or a.dtype.kind in "USVOMm":
+        raise InputError(f"{name} must be an array of numbers, got {describe(x)}")
+    dims = (ndim,) if isinstance(ndim, int) else ndim
+    if dims is not None and a.ndim not in dims:
+        want = " or ".join(f"{d}-D" for d in dims)
+        raise InputError(f"{name} must be a {want} array, got {describe(a)}")
+    if not allow_empty and a.size == 0:
+        raise InputError(f"{name} is empty ({describe(a)}); expected at least one value")
+    if a.ndim and len(a) < min_rows:
+        raise InputError(f"{name} needs at least {min_rows} rows, got {describe(a)}")
+    if a.dtype.kind == "c":
+        raise InputError(f"{name} must be real, got {describe(a)}")
+    if finite and a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise InputError(f"{name} holds NaN or inf ({describe(a)}); expected finite values")
+    if kind == "real":
+        return a.astype(np.float64, copy=False)
+    if kind == "int":
+        if a.dtype.kind == "f":
+            if not np.isfinite(a).all() or not np.equal(np.round(a), a).all():
+                raise InputError(
+                    f"{name} must hold integers (labels, indices), got {describe(a)} with fractions"
+                )
+        elif a.dtype.kind not in "biu":
+            raise InputError(f"{name} must hold integers, got {describe(a)}")
+        return a.astype(np.int64)
+    return a

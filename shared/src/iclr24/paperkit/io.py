@@ -19,6 +19,7 @@ __all__ = [
     "load_npz",
     "load_image",
     "readable_file",
+    "read_text",
 ]
 
 
@@ -134,6 +135,24 @@ def readable_file(path: str | os.PathLike, what: str = "file", *, allow_empty: b
 
 
 _readable_file = readable_file
+
+
+def read_text(
+    path: str | os.PathLike, what: str = "text file", *, encoding: str = "utf-8", allow_empty: bool = False
+) -> str:
+    """The text of ``path`` once it is an existing file (non-empty unless ``allow_empty``) in ``encoding``. A
+    binary or otherwise undecodable file is one :class:`InputFileError` naming it and the line of the first bad
+    byte (never a raw ``UnicodeDecodeError``, which names no file)."""
+    p = readable_file(path, what, allow_empty=allow_empty)
+    data = p.read_bytes()
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputFileError(
+            f"{what} {p} is not {encoding} text (byte {e.start}, line {line}): a binary file, or another encoding",
+            p,
+        ) from None
 
 
 def load_npz(path: str | os.PathLike, keys: tuple[str, ...] | None = None) -> dict:
