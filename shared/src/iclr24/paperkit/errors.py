@@ -29,6 +29,7 @@ __all__ = [
     "check_float",
     "check_finite",
     "check_array",
+    "check_tensor",
 ]
 
 
@@ -207,3 +208,45 @@ def check_array(
             raise InputError(f"{name} must hold integers, got {describe(a)}")
         return a.astype(np.int64)
     return a
+
+
+def check_tensor(
+    x: object,
+    name: str,
+    *,
+    ndim: int | tuple[int, ...] | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    kind: str = "float",
+    allow_empty: bool = False,
+    finite: bool = False,
+):
+    """``x`` unchanged once it is a torch tensor of ``kind`` (``"float"``: floating point; ``"int"``: integer;
+    ``"bool"``; ``"any"``) with ``ndim`` dimensions and ``shape`` (``None`` entries match any size), non-empty
+    unless ``allow_empty``; with ``finite`` also free of NaN/inf (a device sync: off by default for hot paths).
+    Else one :class:`InputError` naming ``name``."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        raise InputError(f"{name} must be a tensor, got {describe(x)}")
+    dims = (ndim,) if isinstance(ndim, int) else ndim
+    if shape is not None:
+        dims = (len(shape),)
+    if dims is not None and x.dim() not in dims:
+        want = " or ".join(f"{d}-D" for d in dims)
+        raise InputError(f"{name} must be a {want} tensor, got {describe(x)}")
+    if shape is not None and any(w is not None and w != g for w, g in zip(shape, x.shape, strict=True)):
+        want = "(" + ", ".join("*" if w is None else str(w) for w in shape) + ")"
+        raise InputError(f"{name} must have shape {want}, got {describe(x)}")
+    ok = {
+        "float": x.is_floating_point(),
+        "int": not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool,
+        "bool": x.dtype == torch.bool,
+        "any": True,
+    }[kind]
+    if not ok:
+        raise InputError(f"{name} must be a {kind} tensor, got {describe(x)}")
+    if not allow_empty and x.numel() == 0:
+        raise InputError(f"{name} is empty ({describe(x)}); expected at least one value")
+    if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
+        raise InputError(f"{name} holds NaN or inf ({describe(x)}); expected finite values")
+    return x
