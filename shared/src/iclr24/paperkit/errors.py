@@ -23,6 +23,7 @@ __all__ = [
     "InputError",
     "InputFileError",
     "InputFolderError",
+    "InputNotAFolderError",
     "describe",
     "strip_unsafe_advice",
     "check_int",
@@ -52,6 +53,10 @@ class InputFileError(InputError, FileNotFoundError):
 
 class InputFolderError(InputFileError, IsADirectoryError):
     """A folder where a file was expected. Also an ``IsADirectoryError``, for code written against that."""
+
+
+class InputNotAFolderError(InputFileError, NotADirectoryError):
+    """A file where a folder was expected. Also a ``NotADirectoryError``, for code written against that."""
 
 
 _UNSAFE_WORDS = (
