@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputFileError, InputFolderError
+from .errors import InputError, InputFileError, InputFolderError, InputNotAFolderError, strip_unsafe_advice
 
 __all__ = [
     "atomic_write_bytes",
@@ -20,6 +22,7 @@ __all__ = [
     "load_image",
     "readable_file",
     "read_text",
+    "input_file_errors",
 ]
 
 
@@ -135,6 +138,28 @@ def readable_file(path: str | os.PathLike, what: str = "file", *, allow_empty: b
 
 
 _readable_file = readable_file
+
+
+@contextlib.contextmanager
+def input_file_errors(path: str | os.PathLike | None = None) -> Iterator[None]:
+    """Around a call into a reader that raises plain ``FileNotFoundError``/``NotADirectoryError``/
+    ``IsADirectoryError``/``OSError``/``ValueError`` about a user's file or folder (a third-party loader, or
+    paperkit's own dataset readers): the same message as the matching :class:`InputFileError` (still a subclass of
+    what came), torch's unsafe advice stripped. InputErrors pass through unchanged."""
+    try:
+        yield
+    except InputError:
+        raise
+    except NotADirectoryError as e:
+        raise InputNotAFolderError(strip_unsafe_advice(e) or str(e), path) from None
+    except IsADirectoryError as e:
+        raise InputFolderError(strip_unsafe_advice(e) or str(e), path) from None
+    except (FileNotFoundError, PermissionError) as e:
+        raise InputFileError(strip_unsafe_advice(e) or str(e), path) from None
+    except (OSError, ValueError, EOFError) as e:
+        text = strip_unsafe_advice(e) or type(e).__name__
+        where = f"{path}: " if path is not None and str(path) not in text else ""
+        raise InputFileError(f"{where}{text}", path) from None
 
 
 def read_text(
