@@ -82,5 +82,6 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(asmr.save_signal, 1, [("folder", tmp_path)], img, kind="image")
     p.sweep(asmr.save_signal, 2, [("unknown", "hologram")], img, tmp_path / "o.png")
     p.sweep(asmr.save_signal, "sample_rate", probe_sizes(), np.zeros(16), tmp_path / "o.wav", "audio")
+    p.sweep(asmr.uniform_grid_batches, 1, probe_sizes(), (32, 32))
     p.check()
     p.assert_covers(asmr, skip=SKIP)
