@@ -27,3 +27,16 @@ def test_sample_stream_checks_its_policy():
         sample_stream(mdp, 10, 0, mode="pe", policy=np.array([0, 1, 5, 0]))
     with pytest.raises(InputError, match="needs the policy"):
         sample_stream(mdp, 10, 0, mode="pe")
+
+
+def test_model_makers_refuse_a_kernel_that_is_not_a_distribution():
+    from iclr24.maxent_moco import identity_smoothed, locally_smoothed
+
+    mdp = garnet(seed=0, n_states=4, n_actions=2, branching=2, n_rewards=2)
+    P = np.array(mdp.P)
+    P[0, 0] = 0.0  # an empty row used to give a silent NaN row (0 / 0 support)
+    with pytest.raises(InputError, match="probability distribution"):
+        locally_smoothed(P, 0.5)
+    P[0, 0, 0] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        identity_smoothed(P, 0.5)

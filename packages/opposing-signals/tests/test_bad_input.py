@@ -33,3 +33,10 @@ def test_cifar10_paths_are_input_file_errors(tmp_path):
     assert isinstance(e.value, NotADirectoryError)
     with pytest.raises(InputFileError):
         cifar10_subset(tmp_path / "nope")
+
+
+def test_make_opposing_digits_refuses_an_alpha_that_overflows_float32():
+    from iclr24.opposing_signals import make_opposing_digits
+
+    with pytest.raises(InputError, match=r"alpha must be a number in \[0, 1e6\]"):
+        make_opposing_digits(alpha=1e300)

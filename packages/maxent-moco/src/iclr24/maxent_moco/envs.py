@@ -186,9 +186,21 @@ def _check_lam(lam: float) -> float:
 
 
 def _as_kernel(P) -> np.ndarray:
-    P = np.asarray(P.P if isinstance(P, TabularMDP) else P, dtype=np.float64)
-    if P.ndim < 2:
+    try:
+        P = np.asarray(P.P if isinstance(P, TabularMDP) else P, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"P must be a numeric array of transition probabilities, got {describe(P)}: {e}"
+        ) from None
+    if P.ndim < 2 or P.size == 0:
         raise InputError(f"P must have shape (..., S), got shape {P.shape}")
+    if not np.isfinite(P).all():
+        raise InputError(f"P must be finite, got {int((~np.isfinite(P)).sum())} NaN/inf entries")
+    if (P < 0).any() or np.abs(P.sum(axis=-1) - 1).max() > 1e-6:
+        raise InputError(
+            "every row P[..., :] must be a probability distribution (non-negative, summing to 1); got entries "
+            f"in [{P.min():.6g}, {P.max():.6g}], row sums in [{P.sum(-1).min():.6g}, {P.sum(-1).max():.6g}]"
+        )
     return P
 
 

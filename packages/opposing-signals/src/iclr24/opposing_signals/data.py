@@ -98,8 +98,14 @@ def make_opposing_digits(
     """Digits with ``+alpha`` on ``patch`` (pixel indices of the 8x8 image) in ``n_a`` images of ``class_a`` and
     ``n_b`` of ``class_b`` (training split only). ``alpha = 0`` or ``n_a = n_b = 0`` gives the clean data set with
     the same split. Features are in ``[0, 1]`` before planting; float32, labels int64."""
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not np.isfinite(alpha) or alpha < 0:
-        raise InputError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, int | float)
+        or not np.isfinite(alpha)
+        or not 0 <= alpha <= 1e6
+    ):
+        # the features are float32 in [0, 1]: beyond 1e6 the planted signal is no longer a number the model can use
+        raise InputError(f"alpha must be a number in [0, 1e6], got {alpha!r}")
     if class_a == class_b or not (0 <= class_a <= 9 and 0 <= class_b <= 9):
         raise InputError(
             f"class_a and class_b must be two different digits in 0..9, got {class_a} and {class_b}"
