@@ -465,6 +465,7 @@ def evaluate_together(
     *,
     seed: int = 0,
     progress: Callable | None = None,
+    hits: bool = False,
 ) -> dict[str, dict]:
     """Several methods on the same test images and the same views, one image at a time: ``{name: the result of
     TTARunner.evaluate}``, equal to evaluating each runner alone with the same ``seed``, with the shared work done
@@ -473,12 +474,14 @@ def evaluate_together(
     of views. A runner whose steps are the first steps of another's (the same method and settings with fewer
     steps, or zero-shot, on the same encoder and class text) reads its history off that runner's: the updates are
     the same. The runners must adapt one policy with one number of views; ``seconds`` is each runner's own time
-    (0 for one read off another; the shared encoding is counted in ``shared_seconds``)."""
+    (0 for one read off another; the shared encoding is counted in ``shared_seconds``). With ``hits`` each result
+    also lists, per image, whether the final prediction was right (1) or not (0)."""
     n_views = _check_together(runners, images, labels)
     sharer = next((r for r in runners.values() if r.can_share()), None)
     prefix = _prefixes(runners)
     g = torch.Generator().manual_seed(seed)
     correct = {k: None for k in runners}
+    per_image: dict[str, list[int]] = {k: [] for k in runners}
     seconds = dict.fromkeys(runners, 0.0)
     shared_seconds = 0.0
     for img, y in zip(images, labels):
@@ -497,6 +500,7 @@ def evaluate_together(
             hist = hists[prefix[k]][: _steps(r) + 1] if k in prefix else hists[k]
             hit = (hist.argmax(-1).cpu() == int(y)).float()
             correct[k] = hit if correct[k] is None else correct[k] + hit
+            per_image[k].append(int(hit[-1]))
             if progress is not None:
                 progress.update(1)
     out = {}
@@ -504,6 +508,8 @@ def evaluate_together(
         acc = (100.0 * correct[k] / len(images)).tolist()
         out[k] = {"accuracy": acc[-1], "accuracy_per_step": acc, "n": len(images), "seconds": seconds[k],
                   "shared_seconds": shared_seconds}  # fmt: skip
+        if hits:
+            out[k]["hits"] = per_image[k]
     return out
 
 
