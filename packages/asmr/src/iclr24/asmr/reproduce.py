@@ -310,7 +310,7 @@ class _Run:
             },
         )
         self.claims.fact(
-            f"render time of the MAC-matched {matched} / ASMR's (same grid as the render claim)",
+            f"render time of {matched} / ASMR's (the render claim's grid and rounds)",
             value=statistics.median(low) / statistics.median(ours),
             description=f"medians over the claim's rounds: {statistics.median(low):.1f} vs "
             f"{statistics.median(ours):.1f} ms; below 1 = the MAC-matched SIREN renders faster than ASMR (ASMR's "
