@@ -37,6 +37,7 @@ from .train import fit
 
 __all__ = [
     "ImageConfig",
+    "FitTask",
     "PAPER_CONFIG",
     "CALIBRATION_IMAGE",
     "CALIBRATION_SEED",
@@ -161,7 +162,7 @@ def _default(config: ImageConfig | None) -> ImageConfig:
 
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass
-class _Task:
+class FitTask:
     """One image and the networks compared on it, each with its own fixed step count."""
 
     label: str
@@ -214,13 +215,13 @@ def makers(cfg: ImageConfig, kind: str) -> tuple[dict, dict, dict, dict]:
     return out_makers, lrs, macs, steps
 
 
-def megapixel_task(cfg: ImageConfig, img: np.ndarray, label: str) -> _Task:
+def megapixel_task(cfg: ImageConfig, img: np.ndarray, label: str) -> FitTask:
     """The megapixel networks on ``img`` with the uniform grid sampler (``megapixel_cells`` per axis)."""
     mk, lrs, _, steps = makers(cfg, "megapixel")
-    return _Task(label, img, mk, lrs, steps, cfg.megapixel_batch, cfg.lr_min_ratio, cfg.megapixel_cells)
+    return FitTask(label, img, mk, lrs, steps, cfg.megapixel_batch, cfg.lr_min_ratio, cfg.megapixel_cells)
 
 
-def step_seconds(task: _Task, device: str, repeats: int) -> dict[str, float]:
+def step_seconds(task: FitTask, device: str, repeats: int) -> dict[str, float]:
     """Median CPU seconds of one training step per network (interleaved round-robin, throwaway models)."""
     target = torch.as_tensor(task.img, dtype=torch.float32).reshape(-1, 1 if task.img.ndim == 2 else 3)
     target = target.to(device)
@@ -279,7 +280,7 @@ def calibrate(
             size = config.megapixel_size if kind == "megapixel" else config.size
             img = rng.random((size, size) if kind == "grey" else (size, size, 3), dtype=np.float32)
             batch = config.megapixel_batch if kind == "megapixel" else None
-            task = _Task(kind, img, mk, lrs, steps, batch, config.lr_min_ratio)
+            task = FitTask(kind, img, mk, lrs, steps, batch, config.lr_min_ratio)
             sps = step_seconds(task, device, repeats)
             out[kind] = {
                 "seconds_per_step": sps,
@@ -289,7 +290,7 @@ def calibrate(
     return out
 
 
-def run_task(task: _Task, seeds: list[int], config: RunConfig) -> dict:
+def run_task(task: FitTask, seeds: list[int], config: RunConfig) -> dict:
     """Fits of every network of ``task`` for its configured steps on every seed: per-seed records (CPU seconds
     of each fit under ``timings``), curves, predictions."""
     out = {"steps": dict(task.steps), "records": {k: [] for k in task.makers}, "preds": {}, "curves": {}}
