@@ -170,7 +170,7 @@ def _claim_rows(claims: list[dict], kinds: bool) -> list[str]:
     head = "| kind | claim | metric | paper | ours | baseline | rule | holds |" if kinds else (
         "| claim | metric | paper | ours | baseline | rule | holds |"
     )  # fmt: skip
-    lines = [head, "|" + "---|" * head.count(" | ")]
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for c in claims:
         metric = c.get("metric", "") + (" (timing)" if c.get("timing") else "")
         rule = f"`{c['rule']}`" if c.get("rule") else "-"

@@ -27,6 +27,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .errors import InputFileError
+
 __all__ = [
     "DataFile",
     "DATA_FILES",
@@ -49,8 +51,9 @@ _WHEEL_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9
 _CHUNK = 1 << 20
 
 
-class DataMissing(FileNotFoundError):
-    """A registered data file is not in the data folder; the message names the ``iclr24 data get`` command."""
+class DataMissing(InputFileError):
+    """A registered data file is not in the data folder; the message names the ``iclr24 data get`` command. An
+    :class:`~iclr24.paperkit.errors.InputFileError`, so still a ``FileNotFoundError`` (and a ``ValueError``)."""
 
 
 class DataFetchError(RuntimeError):

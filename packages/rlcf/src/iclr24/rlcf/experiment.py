@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 from .data import DIGIT_NAMES, DIGIT_TEMPLATE, augment_rotate_noise, class_prompts, digits_recipe
 from .models import (
     TOY_CONTEXT_LENGTH,
@@ -114,7 +116,7 @@ def run_demo_seed(cfg: DemoConfig, seed: int, methods=None, progress=None) -> di
     methods = cfg.methods if methods is None else methods
     unknown = set(methods) - set(DEMO_METHODS)
     if not methods or unknown:
-        raise ValueError(f"methods must be a non-empty subset of {DEMO_METHODS}, got {methods!r}")
+        raise InputError(f"methods must be a non-empty subset of {DEMO_METHODS}, got {methods!r}")
     policy, reward_model, data = train_digit_clips(cfg, seed, progress)
     x, y = data.test_x[: cfg.n_test], data.test_y[: cfg.n_test]
     out = {
