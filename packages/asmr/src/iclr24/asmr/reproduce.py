@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, run_claims, torch_threads
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
 from . import experiments as ex
@@ -404,7 +405,7 @@ def run(config: RunConfig, parts: tuple[str, ...] | None = None) -> ClaimSet:
     parts = tuple(PARTS) if parts is None else tuple(parts)
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
-        raise ValueError(f"unknown parts {unknown}; choose from {tuple(PARTS)}")
+        raise InputError(f"unknown parts {unknown}; choose from {tuple(PARTS)}")
     ids = {i for p in parts for i in PARTS[p]}
     claims = ClaimSet(NAME, config)
     r = _Run(claims)
