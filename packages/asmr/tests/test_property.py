@@ -70,6 +70,15 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(asmr.fit, "value_range", [("reversed", (1.0, 0.0)), ("nan", (float("nan"), 1.0)), ("one", (1.0,))],
             model, img, steps=1)  # fmt: skip
     p.sweep(asmr.fit, 0, [("not a model", torch.nn.Linear(2, 1))], img, steps=1)
+    p.sweep(asmr.fit, "sampler", [("unknown", "sobol")], model, img, steps=1, batch_size=16)
+    p.sweep(asmr.fit, "grid_cells", [("ragged", (4,)), ("zero", (0, 4)), ("not dividing", (3, 3))], model, img,
+            steps=4, batch_size=16, sampler="grid")  # fmt: skip
+    # the uniform grid sampler
+    p.sweep(asmr.uniform_grid_batches, 0, [(k, (v, 16)) for k, v in probe_sizes()] + [("empty", ())], 256)
+    p.sweep(asmr.uniform_grid_batches, 1, probe_sizes(), (32, 32))
+    p.sweep(
+        asmr.uniform_grid_batches, 2, [("ragged", (16,)), ("zero", (0, 16)), ("str", "16")], (32, 32), 256
+    )
     # built-in data and files
     p.sweep(asmr.camera_image, 0, probe_sizes())
     p.sweep(asmr.sample_image, 0, [("unknown", "lena"), ("int", 3)])

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputError, check_int, describe
 
 from .decomposition import grid_coords
 
@@ -26,12 +26,10 @@ DEFAULT_GRID_CELLS = 16  # cells per axis of the official image configs (grid_di
 
 def _ints(name: str, values: Sequence[int]) -> list[int]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
-        raise InputError(f"{name} must be a non-empty list of positive ints, got {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputError(f"{name} must hold positive ints, got {list(values)!r}")
-        out.append(int(v))
+        raise InputError(f"{name} must be a non-empty list of positive ints, got {describe(values)}")
+    out = [check_int(v, f"each entry of {name}", minimum=1, maximum=2**31) for v in values]
+    if math.prod(out) > 2**31:
+        raise InputError(f"{name} {out} hold {math.prod(out)} points, too many (over 2**31)")
     return out
 
 
@@ -66,8 +64,7 @@ def uniform_grid_batches(
     of the number of cells (the official sampler asserts the same)."""
     shape = _ints("data_shape", data_shape)
     grid = grid_cells_for(shape, cells)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InputError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
     n_points, n_cells = math.prod(shape), math.prod(grid)
     if n_points % batch_size:
         raise InputError(
