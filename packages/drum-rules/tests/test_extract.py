@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from iclr24.drum_rules import (
     DRUM,
@@ -191,3 +192,19 @@ def test_walk_counts_cached_on_the_kg_serve_every_program_checked_on_it(make_kg,
         assert np.array_equal(got, consequences(p, kg.with_facts(kg.facts)))
     other = kg.with_facts(kg.facts[: len(kg.facts) // 2])  # another KG: its own counts
     assert len(first[0]) and not np.array_equal(consequences(progs[0], other), first[0])
+
+
+def test_explanations_use_the_attention_slots_the_model_scores_with(make_kg):
+    """The model scores with the LSTM's first T attention slots; the END slot (T), which the official
+    ``extract_rule_explanation_drum`` reads for the last step, gives another sum. Ours matches the score."""
+    kg = make_kg(4, n_entities=10, n_relations=2, n_facts=30)
+    m = DRUM(2, rank=2, steps=2, embed_dim=8, hidden_dim=8, seed=1)
+    with torch.no_grad():
+        x = m.query_embedding(torch.tensor([[0, 0, m.n_operators]]))
+        slots = [torch.softmax(m.linear(lstm(x)[0][0]), -1).double().numpy() for lstm in m.lstms]  # (T+1, K)
+    assert np.allclose(np.stack([s[:2] for s in slots]), m.attention_for(0))  # slots 0..T-1 are the model's
+    end = DRUM.with_fixed_attention({0: np.stack([s[[0, 2]] for s in slots])}, 2)  # slot 0, then END
+    S, S_end = m.score_matrix(0, kg), end.score_matrix(0, kg)
+    ours = np.array([[explain(m, (h, 0, t), kg, 1.0).score for t in range(10)] for h in range(10)])
+    assert np.abs(ours - S).max() < 1e-6 * max(1.0, S.max())
+    assert np.abs(S_end - S).max() > 1e-3

@@ -108,3 +108,23 @@ def test_degenerate_beta_warns():
         beta, info = select_beta(_identity_model(data.kg.n_relations), data)
     assert info["degenerate"] and info["valid_negatives_predicted"] >= 0.9
     assert "auc_pr" in info["test"] and "auc_pr_all_thresholds" in info["test"]
+
+
+def test_expected_ties_are_the_mean_of_random_tie_breaking():
+    """``ties="expected"`` is the exact expectation of ``"random"``: the closed form E[1/(1+X)] for X ~ Bin(n, 1/2),
+    and the average of many seeded random draws."""
+    from iclr24.drum_rules.train import _binomial_half
+
+    for n in (0, 1, 7, 400):
+        p = _binomial_half(n)
+        assert abs(p.sum() - 1) < 1e-12
+        assert abs(p @ (1 / (1 + np.arange(n + 1))) - (2 ** (n + 1) - 1) / ((n + 1) * 2**n)) < 1e-12
+    data = synthetic.family(3, seed=0)
+    m = _identity_model(data.kg.n_relations)
+    exp = link_prediction(m, data, ties="expected")
+    draws = [link_prediction(m, data, ties="random", seed=s) for s in range(40)]
+    for key in ("mrr", "hits@10"):
+        v = np.array([d[key] for d in draws])
+        assert abs(v.mean() - exp[key]) < 4 * v.std() / np.sqrt(len(v)) + 1e-9
+    mean = link_prediction(m, data, ties="mean")
+    assert exp["mrr"] > mean["mrr"]  # Jensen: E[1/rank] > 1/E[rank] when ranks vary

@@ -107,8 +107,10 @@ def test_cli_run_and_measure(tmp_path, capsys):
 
 
 def test_readme_quickstart(tmp_path):
-    ns = run_readme_blocks(README, cwd=tmp_path)
-    assert ns["g_tanh"].cka_target > ns["g_relu"].cka_target
+    res = run_readme_blocks(
+        README, cwd=tmp_path, values={0: {"tanh": "g_tanh.cka_target", "relu": "g_relu.cka_target"}}
+    )
+    assert res["tanh"] > res["relu"]
 
 
 def _row(id_):

@@ -36,10 +36,14 @@ from .io import (
 from .paired import PairedResult, paired_verdict
 from .plots import save_figure
 from .power import Calibration, PowerPlan, power_plan
+from .pretrained import PretrainedMixin, load_pretrained
 from .progress import is_quiet, progress, set_quiet
+from .resume import load_train_state, save_train_state
 from .scale import PaperScale, measure_paper_scale
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 from .threads import machine_record, pinned_threads
+from .tracking import StepLog
+from .userdata import as_tensors
 
 __all__ = [
     "BUDGETS",
@@ -55,11 +59,14 @@ __all__ = [
     "InputError",
     "InputFileError",
     "PowerPlan",
+    "PretrainedMixin",
+    "StepLog",
     "Fact",
     "PairedResult",
     "PaperScale",
     "Paper",
     "RunConfig",
+    "as_tensors",
     "atomic_torch_save",
     "atomic_write_bytes",
     "atomic_write_json",
@@ -68,15 +75,18 @@ __all__ = [
     "benchmark",
     "benchmark_many",
     "peak_rss_delta",
+    "save_train_state",
     "claims_to_markdown",
     "deterministic",
     "ensure_out_dir",
     "evaluate_rule",
     "facts_to_markdown",
     "is_quiet",
+    "load_train_state",
     "load_checkpoint",
     "load_image",
     "load_npz",
+    "load_pretrained",
     "machine_record",
     "measure_paper_scale",
     "paired_verdict",

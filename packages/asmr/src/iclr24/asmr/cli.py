@@ -18,6 +18,7 @@ import torch
 
 from iclr24.paperkit import atomic_torch_save, seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import load_signal, save_signal
@@ -66,6 +67,13 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
     arg("--lr", type=positive_float, default=1e-4, help="Adam learning rate (cosine-annealed)"),
     arg("--lr-min", type=nonneg_float, default=1e-5, help="final learning rate of the cosine schedule"),
     arg("--batch-size", type=positive_int, default=None, help="points per step (default: full batch)"),
+    arg(
+        "--sampler",
+        choices=("random", "grid"),
+        default="random",
+        help="with --batch-size: random points each step, or the official uniform grid sampler (16 cells per axis, "
+        "whole epochs over fixed batches; --steps must be a multiple of the batches per epoch)",
+    ),
     arg("--checkpoint", type=Path, default=Path("model.pt"), metavar="FILE", help="checkpoint file to write"),
     device=True,
     out=False,
@@ -90,6 +98,7 @@ def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampl
         lr=args.lr,
         lr_min=args.lr_min,
         batch_size=args.batch_size,
+        sampler=args.sampler,
         value_range=signal.value_range,
         seed=args.seed,
         show_progress=not args.quiet,
@@ -120,13 +129,13 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN
     """A model and its signal metadata from a checkpoint written by ``asmr fit``."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --checkpoint {p}`")
+        raise InputFileError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --checkpoint {p}`")
     try:
         ckpt = torch.load(p, map_location=device, weights_only=True)
     except Exception as e:  # noqa: BLE001 - any unpickling failure means "not our checkpoint"
-        raise ValueError(f"{p}: not a checkpoint written by `asmr fit` ({type(e).__name__})") from None
+        raise InputError(f"{p}: not a checkpoint written by `asmr fit` ({type(e).__name__})") from None
     if not isinstance(ckpt, dict) or "config" not in ckpt or "state_dict" not in ckpt:
-        raise ValueError(f"{p}: not a checkpoint written by `asmr fit` (no config/state_dict)")
+        raise InputError(f"{p}: not a checkpoint written by `asmr fit` (no config/state_dict)")
     model = build_model(ckpt["config"]).to(device)
     model.load_state_dict(ckpt["state_dict"])
     model.eval()

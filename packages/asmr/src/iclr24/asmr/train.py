@@ -1,8 +1,10 @@
 """Fitting a coordinate network to one signal (the paper's training loop) and the fidelity metrics.
 
 Training (Sec. 4 and the official ``train_image``): MSE on the signal, Adam at ``lr = 1e-4`` with cosine
-annealing to ``1e-5`` over the run; full batch (every point each step) or uniformly sampled batches of points.
-In full-batch mode ASMR trains through its activation-sharing :meth:`~iclr24.asmr.ASMR.render`.
+annealing to ``1e-5`` over the run; full batch (every point each step), batches of points drawn at random, or the
+official uniform-grid batches (:mod:`.sampling`, the megapixel runs' ``train_megapixel``: epochs over a fixed
+partition of the grid, the cosine stepped once per epoch). In full-batch mode ASMR trains through its
+activation-sharing :meth:`~iclr24.asmr.ASMR.render`.
 """
 
 from __future__ import annotations
@@ -17,24 +19,44 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, check_tensor, describe
 
 from .decomposition import grid_coords
+from .sampling import uniform_grid_batches
 
-__all__ = ["FitResult", "fit", "psnr", "ssim", "signal_tensor"]
+__all__ = ["FitResult", "NonFiniteLossError", "fit", "psnr", "ssim", "signal_tensor"]
+
+
+class NonFiniteLossError(FloatingPointError, InputError):
+    """The fit's loss became NaN/inf (a too-large learning rate): an InputError, still a FloatingPointError."""
+
+
+def _signal_values(x: object, name: str) -> torch.Tensor:
+    """A metric's input as a finite, non-empty float64 CPU tensor (from a tensor or an array)."""
+    if isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise InputError(f"{name} must be real, got {describe(x)}")
+        t = x.detach().cpu().double()
+    else:
+        t = torch.from_numpy(check_array(x, name, allow_empty=True, finite=False))
+    check_tensor(t, name, finite=True)
+    return t
 
 
 def psnr(
     pred: torch.Tensor | np.ndarray, target: torch.Tensor | np.ndarray, data_range: float = 1.0
 ) -> float:
-    """Peak signal-to-noise ratio ``10 log10(data_range^2 / MSE)`` in dB (``inf`` for a perfect match)."""
-    p = torch.as_tensor(pred, dtype=torch.float64)
-    t = torch.as_tensor(target, dtype=torch.float64)
+    """Peak signal-to-noise ratio ``10 log10(data_range^2 / MSE)`` in dB (``inf`` for a perfect match). Empty or
+    non-finite input is an InputError, not a NaN."""
+    p = _signal_values(pred, "pred")
+    t = _signal_values(target, "target")
+    check_float(data_range, "data_range", minimum=0, maximum=1e100, open_min=True)
     if p.shape != t.shape:
-        raise ValueError(
+        raise InputError(
             f"pred and target must have the same shape, got {tuple(p.shape)} and {tuple(t.shape)}"
         )
     if not data_range > 0:
-        raise ValueError(f"data_range must be > 0, got {data_range}")
+        raise InputError(f"data_range must be > 0, got {data_range}")
     mse = float(((p - t) ** 2).mean())
     return math.inf if mse == 0 else 10.0 * math.log10(data_range**2 / mse)
 
@@ -50,10 +72,12 @@ def ssim(
     than 7x7."""
     from skimage.metrics import structural_similarity
 
-    p = torch.as_tensor(pred).detach().cpu().double().numpy()
-    t = torch.as_tensor(target).detach().cpu().double().numpy()
+    p = _signal_values(pred, "pred").numpy()
+    t = _signal_values(target, "target").numpy()
+    check_float(data_range, "data_range", minimum=0, maximum=1e100, open_min=True)
+    check_int(n_spatial, "n_spatial", minimum=0, maximum=3)  # 2: images, 3: video; others have no SSIM
     if p.shape != t.shape:
-        raise ValueError(f"pred and target must have the same shape, got {p.shape} and {t.shape}")
+        raise InputError(f"pred and target must have the same shape, got {p.shape} and {t.shape}")
     if n_spatial == 3:
         vals = [ssim(p[k], t[k], data_range, 2) for k in range(p.shape[0])]
         return None if any(v is None for v in vals) else float(np.mean(vals))
@@ -70,23 +94,23 @@ def signal_tensor(signal: torch.Tensor | np.ndarray, data_shape: Sequence[int], 
 
     Accepts ``(*data_shape)`` when ``dim_out == 1`` or ``(*data_shape, dim_out)``."""
     if not isinstance(signal, torch.Tensor | np.ndarray):
-        raise ValueError(f"signal must be a numpy array or torch tensor, got {type(signal).__name__}")
+        raise InputError(f"signal must be a numpy array or torch tensor, got {type(signal).__name__}")
     t = torch.as_tensor(np.asarray(signal) if isinstance(signal, np.ndarray) else signal)
     if t.dtype == torch.bool or t.is_complex():
-        raise ValueError(f"signal must hold real numbers, got dtype {t.dtype}")
+        raise InputError(f"signal must hold real numbers, got dtype {t.dtype}")
     t = t.to(torch.float32) if not t.dtype.is_floating_point else t
     shape = tuple(data_shape)
     if tuple(t.shape) == shape and dim_out == 1:
         t = t.unsqueeze(-1)
     if tuple(t.shape) != shape + (dim_out,):
-        raise ValueError(
+        raise InputError(
             f"signal has shape {tuple(t.shape)} but the model expects {shape + (dim_out,)}"
             + (f" or {shape}" if dim_out == 1 else "")
             + "; build the model with this signal's "
             "shape and channels (data_shape, dim_out)"
         )
     if not bool(torch.isfinite(t).all()):
-        raise ValueError("signal contains NaN or infinite values; clean or clip it first")
+        raise InputError("signal contains NaN or infinite values; clean or clip it first")
     return t.reshape(-1, dim_out)
 
 
@@ -128,6 +152,8 @@ def fit(
     lr: float = 1e-4,
     lr_min: float = 1e-5,
     batch_size: int | None = None,
+    sampler: str = "random",
+    grid_cells: Sequence[int] | None = None,
     value_range: tuple[float, float] = (0.0, 1.0),
     seed: int | None = None,
     show_progress: bool = False,
@@ -139,8 +165,14 @@ def fit(
         signal: ``(*model.data_shape[, dim_out])`` float values (images in [0, 1]).
         steps: optimiser steps (the paper: 10,000).
         lr, lr_min: Adam's learning rate, cosine-annealed to ``lr_min`` over ``steps`` (paper: 1e-4 -> 1e-5).
-        batch_size: ``None`` = full batch (ASMR through its shared render); else points sampled uniformly per
-            step and evaluated with the per-coordinate forward.
+        batch_size: ``None`` = full batch (ASMR through its shared render); else batches of points evaluated with
+            the per-coordinate forward, drawn as ``sampler`` says.
+        sampler: ``"random"``: each step draws ``batch_size`` points uniformly at random (with replacement), the
+            cosine is stepped every step. ``"grid"``: the official uniform grid sampler
+            (:func:`~iclr24.asmr.sampling.uniform_grid_batches`, ``grid_cells`` cells per axis, 16 by default): a
+            fixed partition of the grid into batches with equal points per cell, visited in order every epoch;
+            ``steps`` must be a whole number of epochs, and the cosine runs over the epochs, stepped once per epoch
+            (the official ``train_megapixel``).
         value_range: the signal's range; predictions are clipped to it for PSNR/SSIM, ``data_range = hi - lo``.
             A signal with values outside it is refused (PSNR against a clipped prediction would be meaningless):
             rescale the signal or pass its range.
@@ -148,39 +180,68 @@ def fit(
         log_every: record the loss every this many steps.
     """
     if not hasattr(model, "render") or not hasattr(model, "data_shape"):
-        raise ValueError(f"fit expects an ASMR or SIREN model, got {type(model).__name__}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
+        raise InputError(f"fit expects an ASMR or SIREN model, got {type(model).__name__}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 10**8:
+        raise InputError(f"steps must be an int in [1, 10**8], got {steps!r}")
+    check_int(log_every, "log_every", minimum=1)
+    check_float(lr, "lr", minimum=0, maximum=100, open_min=True)
+    check_float(lr_min, "lr_min", minimum=0, maximum=100)
     if not (lr > 0 and lr_min >= 0 and math.isfinite(lr) and math.isfinite(lr_min)):
-        raise ValueError(f"lr must be > 0 and lr_min >= 0, got lr={lr}, lr_min={lr_min}")
-    lo, hi = (float(v) for v in value_range)
+        raise InputError(f"lr must be > 0 and lr_min >= 0, got lr={lr}, lr_min={lr_min}")
+    if not isinstance(value_range, tuple | list) or len(value_range) != 2:
+        raise InputError(f"value_range must be (lo, hi), got {value_range!r}")
+    lo, hi = (check_float(v, "value_range") for v in value_range)
     if not hi > lo:
-        raise ValueError(f"value_range must be (lo, hi) with hi > lo, got {value_range}")
+        raise InputError(f"value_range must be (lo, hi) with hi > lo, got {value_range}")
     n_points = math.prod(model.data_shape)
     if batch_size is not None and (
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
     ):
-        raise ValueError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
+        raise InputError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
+    if sampler not in ("random", "grid"):
+        raise InputError(f"sampler must be 'random' or 'grid', got {sampler!r}")
+    gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
+    batches = None
+    if sampler == "grid":
+        if batch_size is None:
+            raise InputError(
+                "sampler='grid' needs a batch_size (points per batch; the grid is split into epochs)"
+            )
+        batches = uniform_grid_batches(model.data_shape, batch_size, grid_cells, generator=gen)
+        if steps % batches.shape[0]:
+            raise InputError(
+                f"with sampler='grid' steps must be a whole number of epochs of {batches.shape[0]} batches "
+                f"(batch_size {batch_size} on {n_points} points), got steps={steps}"
+            )
+    elif grid_cells is not None:
+        raise InputError("grid_cells applies to sampler='grid' only")
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     target = signal_tensor(signal, model.data_shape, model.dim_out).to(device=device, dtype=dtype)
     s_lo, s_hi = float(target.min()), float(target.max())
     tol = 1e-6 * (hi - lo)
     if s_lo < lo - tol or s_hi > hi + tol:
-        raise ValueError(
+        raise InputError(
             f"signal values span [{s_lo:.4g}, {s_hi:.4g}], outside value_range ({lo:g}, {hi:g}); rescale the "
             f"signal into ({lo:g}, {hi:g}) (images: [0, 1]) or pass value_range=(lo, hi) covering it"
         )
-    coords = grid_coords(model.data_shape, device=device) if batch_size is not None else None
-    gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
+    coords = grid_coords(model.data_shape, device=device) if sampler == "random" and batch_size else None
+    if batches is not None:
+        batches = batches.to(device)
+        flat = torch.tensor([math.prod(model.data_shape[a + 1 :]) for a in range(len(model.data_shape))])
+        flat_idx = (batches.cpu() * flat).sum(-1).to(device)  # row-major index of every batched point
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr_min)
+    per_epoch = batches.shape[0] if batches is not None else 1
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps // per_epoch, eta_min=lr_min)
     losses: list[float] = []
     best = -math.inf
     model.train()
     t0, c0 = time.perf_counter(), time.process_time()
     for step in progress(range(steps), desc="fit", disable=not show_progress):
-        if batch_size is None or batch_size >= n_points:
+        if batches is not None:
+            k = step % per_epoch
+            pred, y = model(batches[k]), target[flat_idx[k]]
+        elif batch_size is None or batch_size >= n_points:
             pred, y = model.render(), target
         else:
             idx = torch.randint(0, n_points, (batch_size,), generator=gen).to(device)
@@ -189,10 +250,11 @@ def fit(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        sched.step()
+        if (step + 1) % per_epoch == 0:
+            sched.step()
         lv = float(loss.detach())
         if not math.isfinite(lv):
-            raise FloatingPointError(f"the loss became {lv} at step {step}; lower lr (now {lr})")
+            raise NonFiniteLossError(f"the loss became {lv} at step {step}; lower lr (now {lr})")
         if batch_size is None:
             best = max(best, 10 * math.log10((hi - lo) ** 2 / max(lv, 1e-30)))
         if step % log_every == 0 or step == steps - 1:

@@ -8,10 +8,13 @@ entities, 237 relations, 272,115 training triples), split 3:1 into background fa
 files in a temporary folder and read by the package's own loader (:func:`~.data.load_tsv`). One step is one
 micro-batch of :func:`~.train.train`'s update (forward over all heads, CrossEntropy, backward, Adam).
 
-Memory: the sum step materialises ``M_k v`` for all 2|R| operators, ``(2|R|, E, B)`` floats per step and rank, kept
-for the backward pass (the reference code keeps the same per-operator products), about 27.6 MB per query per step on
-FB15k-237; 128 rows would need about 21 GB. The micro-batch is 8 rows x 16: one micro-step of 8 rows took 18.5 s of
-CPU on one core here (2026-12-02), 32 rows would be over a minute.
+Memory: the micro-batch (8 rows x 16) was sized for this package's earlier sum step, which materialised ``M_k v``
+for all 2|R| operators, ``(2|R|, E, B)`` floats per step and rank, kept for the backward pass (the reference code
+keeps the same per-operator products): about 27.6 MB per query per step on FB15k-237, 21 GB at 128 rows; one
+micro-step of 8 rows took 18.5 s of CPU on one core (2026-12-02). The present step (:func:`.model.sum_step`, a
+gather and scatter-add over the 408k operator entries) keeps only ``v`` between the passes and holds a few
+``(entries, B)`` arrays while it runs (1.6 MB each per row); the micro-batch is unchanged so that the recorded
+paper-scale figures stay those of the record.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import tie
 
 from .data import load_tsv, split_facts
@@ -91,10 +95,10 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
     """One micro-step (``cfg.micro_batch`` query rows) of DRUM training on the FB15k-237-sized stand-in.
     ``cfg``: a smaller :class:`PaperScaleConfig` (tests). CPU only, as the reference code."""
     if device != "cpu":
-        raise ValueError(f"drum-rules runs on the CPU only (as the reference code), got device {device!r}")
+        raise InputError(f"drum-rules runs on the CPU only (as the reference code), got device {device!r}")
     cfg = cfg or PAPER_SCALE
     if cfg.rows_per_step % cfg.micro_batch:
-        raise ValueError(
+        raise InputError(
             f"micro_batch must divide the {cfg.rows_per_step} rows of a step, got {cfg.micro_batch}"
         )
     tmp = tempfile.TemporaryDirectory(prefix="drum-ps-")
@@ -145,9 +149,9 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
             "stand-in: random Freebase-named triples at FB15k-237's counts, tab-separated train/valid/test.txt "
             "in a temporary folder, read by load_tsv; the paper's own runs use the smaller GraIL FB15k-237 v1-v4 "
             "inductive splits (at most 4,707 entities)",
-            f"micro-batch {cfg.micro_batch} rows x {cfg.rows_per_step // cfg.micro_batch}: the sum step keeps "
-            f"M_k v for all {2 * kg.n_relations} operators for backward ((2|R|, E, B) floats per step and rank), "
-            "about 21 GB at 128 rows",
+            f"micro-batch {cfg.micro_batch} rows x {cfg.rows_per_step // cfg.micro_batch}: sized for the earlier "
+            f"sum step, which kept M_k v for all {2 * kg.n_relations} operators for backward ((2|R|, E, B) floats "
+            "per step and rank, about 21 GB at 128 rows); the present gather/scatter step keeps only v",
             "paper steps: 10 epochs (max_epoch; early stopping may end after 5), CPU only as the reference code",
         ],
     )

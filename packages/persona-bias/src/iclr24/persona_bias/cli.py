@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int, probability
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
@@ -141,6 +142,7 @@ def _check_store_path(path: Path) -> Path:
     _STORE,
     device=True,
     data=True,
+    resume=True,  # rerunning into the same --out continues the run store
 )
 def _run(args: argparse.Namespace) -> int:
     from .backends import EndpointError, OpenAIBackend, TransformersBackend
@@ -254,6 +256,7 @@ def _run(args: argparse.Namespace) -> int:
     arg("--export", type=Path, help="folder for the official raw/text_predictions/labeled files"),
     _MBPP_ISOLATION,
     seed=False,  # nothing here is random: no --seed
+    adds_to=("run",),  # score --out runs/demo reads runs/demo/store and writes beside it
 )
 def _score(args: argparse.Namespace) -> int:
     from .pipeline import export_official, score_records
@@ -285,7 +288,7 @@ def _open_store(args: argparse.Namespace):
 
     path = _store_path(args)
     if not (path / RunStore.FILENAME).is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no run store at {path} (expected {path / RunStore.FILENAME}); run "
             "'persona-bias run' first or pass --store"
         )
@@ -352,6 +355,7 @@ def _stats(args: argparse.Namespace) -> int:
     _STORE,
     *_STATS_ARGS,
     seed=False,  # nothing here is random: no --seed
+    adds_to=("run", "score"),
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
