@@ -3,8 +3,9 @@
 
 For each paper in a ``claims.json`` written by ``iclr24 reproduce`` (any mode with recorded files), compares its
 claims and facts with ``packages/NAME/docs/claims-<mode>.json`` after removing timings
-(``iclr24.paperkit.report.comparable``) and prints one row per paper: same numbers or not, the verdict counts of
-both, and the first field that differs. Exit 1 when any paper differs from its recorded run (a paper whose recorded
+(``iclr24.paperkit.report.comparable``) and prints one row per paper: same numbers or not, whether every verdict
+is the same, the largest relative difference of any number (what another CPU changes: 0 where the paper is
+bit-identical), the verdict counts of both, and the first field that differs. Exit 1 when any paper differs from its recorded run (a paper whose recorded
 file was made at another commit is flagged, since its numbers may legitimately have changed).
 """
 
@@ -42,6 +43,35 @@ def first_difference(a, b, path: str = "") -> str | None:
     return None if a == b else f"{path}: {a!r:.60} vs {b!r:.60}"
 
 
+def max_relative_difference(a, b) -> float | None:
+    """The largest ``|x - y| / max(|x|, |y|)`` over the numbers at the same place in two documents of the same shape
+    (``None`` when the shapes differ, so that no number can be paired)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return 0.0 if a == b else None
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        scale = max(abs(a), abs(b))
+        return 0.0 if a == b else abs(a - b) / scale
+    if type(a) is not type(b):
+        return None
+    if isinstance(a, dict):
+        if set(a) != set(b):
+            return None
+        parts = [max_relative_difference(a[k], b[k]) for k in a]
+    elif isinstance(a, list):
+        if len(a) != len(b):
+            return None
+        parts = [max_relative_difference(x, y) for x, y in zip(a, b)]
+    else:
+        return 0.0  # strings: their identity is in first_difference
+    if any(p is None for p in parts):
+        return None
+    return max(parts, default=0.0)
+
+
+def _verdicts(claims: list[dict]) -> list:
+    return [(c.get("claim"), c.get("verdict")) for c in claims]
+
+
 def _counts(claims: list[dict]) -> str:
     v = [c.get("verdict") for c in claims]
     return f"{v.count('holds')} hold / {v.count('fails')} fail / {v.count('inconclusive')} inconclusive"
@@ -63,6 +93,8 @@ def compare(run: dict) -> list[dict]:
         diff = first_difference(ours, theirs)
         rows.append({
             "paper": p["name"], "same": diff is None, "note": diff or "",
+            "same_verdicts": _verdicts(p.get("claims", [])) == _verdicts(rec["record"]["claims"]),
+            "max_rel": max_relative_difference(ours, theirs),
             "run": _counts(p.get("claims", [])), "recorded": _counts(rec["record"]["claims"]),
             "recorded_commit": rec.get("commit"),
         })  # fmt: skip
@@ -74,12 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("report", type=Path, help="claims.json of an `iclr24 reproduce` run")
     a = ap.parse_args(argv)
     rows = compare(json.loads(a.report.read_text()))
-    print("| paper | same numbers as recorded | run | recorded (commit) | first difference |")
-    print("|---|---|---|---|---|")
+    print(
+        "| paper | same numbers as recorded | same verdicts | largest relative difference | run | recorded (commit) "
+        "| first difference |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         same = {True: "yes", False: "**no**", None: "-"}[r["same"]]
+        verdicts = {True: "yes", False: "**no**", None: "-"}[r.get("same_verdicts")]
+        rel = r.get("max_rel")
+        rel = "-" if "max_rel" not in r else "not comparable (shapes differ)" if rel is None else f"{rel:.2e}"
         rc = f"{r.get('recorded', '-')} (`{r.get('recorded_commit', '-')}`)" if "recorded" in r else "-"
-        print(f"| {r['paper']} | {same} | {r.get('run', '-')} | {rc} | {r['note']} |")
+        print(f"| {r['paper']} | {same} | {verdicts} | {rel} | {r.get('run', '-')} | {rc} | {r['note']} |")
     return 1 if any(r["same"] is False for r in rows) else 0
 
 

@@ -99,8 +99,10 @@ import {pkg}
         f"src/iclr24/{snake}/data.py": '"""Built-in offline data, and loaders for the real datasets from a path the user gives."""\n',
         f"src/iclr24/{snake}/reproduce.py": f'''"""The paper's claims, checked at CPU scale: ``run(config) -> ClaimSet`` in smoke/quick/full modes.
 
-Each claim compares the method against the paper's baseline on the same data, budget and seeds; its rule is fixed
-here before the run. Facts (closed forms, properties by construction) are recorded apart.
+``CLAIMS`` is the claims table (paperkit's ``ClaimSpec``): each claim's kind, rule, baseline, data, seeds and how
+they were chosen, and budget, fixed here before any run; ``run`` executes it. Each claim compares the method against
+the paper's baseline on the same data, budget and seeds. Facts (closed forms, properties by construction) are
+recorded apart. How the configs and seeds were calibrated: ``docs/calibration.md``.
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, Paper, RunConfig
+from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, run_claims
 
 NAME = "{name}"
 
@@ -125,6 +127,21 @@ SMOKE = ReproConfig(samples=100)
 QUICK = ReproConfig(samples=10_000)
 FULL = ReproConfig(samples=100_000)
 
+CLAIMS = (
+    ClaimSpec(
+        id="template",
+        kind="headline",
+        claim="template: replace with the paper's claim",
+        metric="E[x^2] of a standard normal (template)",
+        baseline="E|x|",
+        data="built-in synthetic data",
+        rule="ours > baseline",
+        seeds={{"quick": (100,), "full": (100,)}},
+        seeds_why="one deterministic measurement (replace: paired claims take their seeds from a Calibration)",
+        budget={{"quick": 40, "full": 400}},
+    ),
+)
+
 
 def measure(c: ReproConfig, seed: int) -> dict[str, float]:
     """Replace with the paper's experiment: ours and the baseline on the same data and budget."""
@@ -136,16 +153,12 @@ def measure(c: ReproConfig, seed: int) -> dict[str, float]:
 def run(cfg: RunConfig) -> ClaimSet:
     c = cfg.pick(smoke=SMOKE, quick=QUICK, full=FULL)
     claims = ClaimSet(NAME, cfg)
-    with claims.timed("template claim"):
-        m = measure(c, cfg.seed)
-        claims.add(
-            claim="template: replace with the paper's claim",
-            metric="E[x^2] of a standard normal (template)",
-            ours=m["ours"],
-            baseline_name="E|x|",
-            baseline=m["baseline"],
-            rule="ours > baseline",
-        )
+
+    def template(spec: ClaimSpec, seeds: list[int]) -> None:
+        m = measure(c, seeds[0])
+        claims.add(spec=spec, ours=m["ours"], baseline=m["baseline"], details={{"seed": seeds[0]}})
+
+    run_claims(claims, CLAIMS, {{"template": template}})
     claims.fact("template fact", value=1.0, description="replace with a closed form of the method")
     return claims
 
@@ -155,6 +168,7 @@ PAPER = Paper(
     title="{title}",
     summary="{summary}",
     run=run,
+    claims=CLAIMS,
 )
 ''',
         f"src/iclr24/{snake}/bench.py": '''"""Benchmarks behind ``bench``: ours against the baseline in one run, interleaved medians, threads pinned."""

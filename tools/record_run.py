@@ -85,7 +85,7 @@ def record(
                 raise SystemExit(f"record_run: --keep {f}: the run wrote no such file ({src})")
             shutil.copyfile(src, docs / Path(f).name)
         recorded = {
-            "version": 3,
+            "version": 4,
             "paper": name,
             "mode": mode,
             "seed": seed,
@@ -96,6 +96,8 @@ def record(
             "load": round(load, 2),
             "wall_seconds": round(wall, 1),
             "cpu_seconds": round(cpu, 1),
+            "budget_seconds": rec.get("budget_seconds"),
+            "dispatch": rec.get("dispatch"),
             "timing_fields": doc.get("timing_fields", []),
             "record": rec,
         }

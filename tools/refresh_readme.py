@@ -90,6 +90,7 @@ VERDICT_CELL = {
     "holds": "yes",
     "fails": "**no**",
     "inconclusive": "inconclusive",
+    "undecidable": "undecidable at this budget",
     "skipped": "skipped",
     "error": "**error**",
     "smoke": "smoke",
@@ -149,19 +150,58 @@ def _verdict(c: dict) -> str:
     return v
 
 
-def package_table(doc: dict) -> str:
-    """The reproduction table a recorded run generates (claims, then facts, then how it was recorded)."""
-    rec = doc["record"]
-    m = doc.get("machine", {})
-    lines = [
-        "| claim | metric | paper | ours | baseline | rule | holds |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in rec["claims"]:
+def budget_of(name: str, mode: str) -> float:
+    """The CPU-second cap of a paper's whole run in ``mode``: ``Paper(budgets=...)`` in its reproduce.py (read
+    without importing) over paperkit's defaults."""
+    from iclr24.paperkit.claims import BUDGETS
+
+    caps = dict(BUDGETS)
+    src = ROOT / "packages" / name / "src" / "iclr24" / name.replace("-", "_") / "reproduce.py"
+    if src.exists():
+        for node in ast.walk(ast.parse(src.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Paper":
+                kw = {k.arg: k.value for k in node.keywords}
+                if "budgets" in kw:
+                    caps.update(ast.literal_eval(kw["budgets"]))
+    return float(caps[mode])
+
+
+def _claim_rows(claims: list[dict], kinds: bool) -> list[str]:
+    head = "| kind | claim | metric | paper | ours | baseline | rule | holds |" if kinds else (
+        "| claim | metric | paper | ours | baseline | rule | holds |"
+    )  # fmt: skip
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for c in claims:
         metric = c.get("metric", "") + (" (timing)" if c.get("timing") else "")
         rule = f"`{c['rule']}`" if c.get("rule") else "-"
         cells = [c["claim"], metric, _num(c.get("paper_value")), _ours(c), _baseline(c), rule, _verdict(c)]
+        if kinds:
+            cells.insert(0, f"**{c['kind']}**" if c.get("kind") == "headline" else c.get("kind") or "-")
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    return lines
+
+
+def package_table(doc: dict) -> str:
+    """The reproduction table a recorded run generates: the summary line (headline verdicts first), the claims
+    (headline, supporting), the checks apart, the facts, then how it was recorded."""
+    from iclr24.paperkit.claims import by_kind, summary_text
+
+    rec = doc["record"]
+    m = doc.get("machine", {})
+    kinds = any(c.get("kind") for c in rec["claims"])
+    main_claims = by_kind([c for c in rec["claims"] if c.get("kind") != "check"])
+    checks = [c for c in rec["claims"] if c.get("kind") == "check"]
+    lines = []
+    if kinds:
+        lines += [f"**{summary_text(rec['claims'])}**", ""]
+    lines += _claim_rows(main_claims, kinds)
+    if checks:
+        lines += [
+            "",
+            "Checks (pipeline checks on planted data, controls against weak models; not counted as reproduced):",
+            "",
+        ]
+        lines += _claim_rows(checks, kinds)
     facts = [f for f in rec.get("facts", []) if not f.get("timing")]
     if facts:
         lines += ["", "Facts (hold by construction; not counted as reproduced):", ""]
@@ -169,12 +209,18 @@ def package_table(doc: dict) -> str:
         for f in facts:
             cells = [f["name"], _num(f["value"]), _num(f.get("paper_value")), f.get("description") or "-"]
             lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    disp = rec.get("dispatch") or {}
+    kernels = (
+        f", kernels pinned to {disp.get('aten')}" if disp.get("pinned") else
+        f", native kernels ({disp.get('aten')})" if disp else ""
+    )  # fmt: skip
     lines += [
         "",
         f"Generated from `docs/claims-{doc['mode']}.json`, recorded by `python tools/record_run.py {doc['paper']} "
         f"--{doc['mode']}` ({doc['command']}) at commit `{doc['commit']}` on {doc['date']}: "
-        f"{doc['wall_seconds']:.0f} s wall, {doc['cpu_seconds']:.0f} s CPU, load {doc['load']:.2f} at the start, "
-        f"{rec.get('threads') or 1} thread(s), {m.get('cpu_model', 'unknown CPU')}, torch {m.get('torch') or '-'}.",
+        f"{doc['wall_seconds']:.0f} s wall, {doc['cpu_seconds']:.0f} s CPU (cap {budget_of(doc['paper'], doc['mode']):.0f}), "
+        f"load {doc['load']:.2f} at the start, "
+        f"{rec.get('threads') or 1} thread(s){kernels}, {m.get('cpu_model', 'unknown CPU')}, torch {m.get('torch') or '-'}.",
     ]
     return "\n".join(lines)
 
@@ -275,14 +321,25 @@ def recorded_status(name: str) -> str | None:
         doc = load_recorded(name, mode)
         if doc is None:
             continue
-        verdicts = [c["verdict"] for c in doc["record"]["claims"]]
-        k, n = verdicts.count("holds"), sum(verdicts.count(v) for v in ("holds", "fails", "inconclusive"))
-        other = ", ".join(
-            f"{verdicts.count(v)} {v}" for v in ("inconclusive", "skipped", "error") if v in verdicts
-        )
+        from iclr24.paperkit.claims import verdict_summary
+
+        claims = doc["record"]["claims"]
+        s = verdict_summary(claims)
+        n = s["counted"]
+        k = s["held"]
+        total = sum(n[v] for v in ("holds", "fails", "inconclusive", "undecidable"))
+        other = ", ".join(f"{n[v]} {v}" for v in ("inconclusive", "undecidable", "skipped", "error") if n[v])
         extra = f"; {other}" if other else ""
+        head = ""
+        if s["headline"]:
+            head = (
+                "headline " + ", ".join("**" + v + "**" if v == "holds" else v for v in s["headline"]) + "; "
+            )
+        checks = f"; checks {s['checks_held']}/{s['checks_decided']}" if s["checks_decided"] else ""
+        cap = budget_of(name, mode)
         parts.append(
-            f"{k}/{n} claims hold{extra} (`--{mode}`, recorded {doc['date'][:10]}, {doc['cpu_seconds']:.0f} CPU s)"
+            f"{head}{k}/{total} claims hold{extra}{checks} (`--{mode}`, recorded {doc['date'][:10]}, "
+            f"{doc['cpu_seconds']:.0f} of {cap:.0f} CPU s)"
         )
     return "; ".join(parts) or None
 

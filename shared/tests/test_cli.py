@@ -17,7 +17,7 @@ def make_app(seen):
         device=True,
     )
     def go(args):
-        seen.update(vars(args))
+        seen.update(vars(args), out_was_a_folder=args.out.is_dir())
         if args.k == 13:
             raise UsageError("13 is unlucky")
         if args.k == 14:
@@ -37,7 +37,8 @@ def test_common_flags_and_defaults(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     make_app(seen).main(["go"])
     assert seen["mode"] == "quick" and seen["device"] == "cpu" and seen["k"] == 3
-    assert str(seen["out"]) == "results/demo/go" and (tmp_path / "results" / "demo" / "go").is_dir()
+    assert str(seen["out"]) == "results/demo/go" and seen["out_was_a_folder"]
+    assert not (tmp_path / "results").exists()  # a run that wrote nothing there leaves no folder behind
 
 
 def test_help_shows_defaults(capsys):
@@ -206,3 +207,21 @@ def test_paper_cli_contract_helper(tmp_path):
 
     with pytest.raises(AssertionError, match="has no help text"):
         check_cli_contract(app.main, tmp_path / "2")
+
+
+def test_log_dir_flag_feeds_a_step_log(tmp_path, capsys):
+    from iclr24.paperkit.tracking import StepLog, read_jsonl
+
+    app = App("demo", "A demo tool.")
+
+    @app.command("train", "Train a toy.", log_dir=True)
+    def train(args):
+        with StepLog(args.log_dir, name="demo") as log:
+            for step in range(3):
+                log(step, {"loss": 1.0 / (step + 1)})
+
+    assert app.main(["train", "--out", str(tmp_path / "o"), "--log-dir", str(tmp_path / "logs")]) == 0
+    assert [r["step"] for r in read_jsonl(tmp_path / "logs" / "metrics.jsonl")] == [0, 1, 2, -1]
+    with pytest.raises(SystemExit):
+        app.main(["train", "--help"])
+    assert "--log-dir DIR" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """The CLI scaffold: a failed command leaves no --out folder it created itself (never touching one that existed),
 and --seed is offered only where it changes something (never on bench)."""
 
+import json
 import os
 
 import pytest
@@ -50,20 +51,24 @@ def test_an_early_error_leaves_no_empty_folder(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_a_folder_that_existed_is_never_removed(tmp_path):
+def test_a_folder_that_existed_is_never_removed(tmp_path, capsys):
     out = tmp_path / "mine"
     out.mkdir()
     (out / "earlier.json").write_text("{}")
+    # a folder of other files is refused before the command runs (it is no run folder)
     assert make_app().main(["go", "--out", str(out), "--fail", "value"]) == 2
-    assert (out / "earlier.json").read_text() == "{}"
+    assert "is not empty and holds no iclr24 run" in capsys.readouterr().err
+    assert os.listdir(out) == ["earlier.json"] and (out / "earlier.json").read_text() == "{}"
     # an existing parent with a new --out below: only the new part goes
     assert make_app().main(["go", "--out", str(out / "sub" / "run"), "--fail", "usage"]) == 2
-    assert sorted(os.listdir(out)) == ["earlier.json", "partial.txt"]
-    # an empty folder that existed before stays too
+    assert sorted(os.listdir(out)) == ["earlier.json"]
+    # an empty folder that existed before stays too, and is empty again after a user error
     empty = tmp_path / "empty"
     empty.mkdir()
     assert make_app().main(["early", "--out", str(empty)]) == 2
     assert empty.is_dir()
+    assert make_app().main(["go", "--out", str(empty), "--fail", "value"]) == 2
+    assert empty.is_dir() and os.listdir(empty) == []
 
 
 def test_a_success_keeps_its_folder(tmp_path):
@@ -82,6 +87,8 @@ def test_a_crash_or_interrupt_keeps_what_was_written(tmp_path, how):
     else:
         assert make_app().main(["go", "--out", str(out), "--fail", how]) in (1, 130)
     assert (out / "partial.txt").exists()
+    status = json.loads((out / ".iclr24-run.json").read_text())["runs"][-1]["status"]
+    assert status == {"interrupt": "interrupted", "rc1": "exit 1", "bug": "failed"}[how]
 
 
 def test_a_non_zero_exit_with_nothing_written_removes_the_empty_folders(tmp_path):
@@ -116,11 +123,11 @@ def test_seed_only_where_declared(tmp_path, capsys):
 
     assert "--seed" in _flags(app, "rand", capsys)
     assert "--seed" not in _flags(app, "show", capsys)
-    assert app.main(["rand", "--seed", "4", "--out", str(tmp_path)]) == 0
-    assert app.main(["show", "--out", str(tmp_path)]) == 0
+    assert app.main(["rand", "--seed", "4", "--out", str(tmp_path / "r")]) == 0
+    assert app.main(["show", "--out", str(tmp_path / "s")]) == 0
     assert seen == {"rand": 4, "show": False}
     with pytest.raises(SystemExit) as e:
-        app.main(["show", "--seed", "4", "--out", str(tmp_path)])
+        app.main(["show", "--seed", "4", "--out", str(tmp_path / "s2")])
     assert e.value.code == 2
     assert "unrecognized arguments: --seed" in capsys.readouterr().err
 

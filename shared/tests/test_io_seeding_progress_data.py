@@ -113,3 +113,24 @@ def test_sample_image():
     assert sample_image("astronaut", size=16, gray=True).shape == (16, 16)
     with pytest.raises(ValueError, match="unknown sample image"):
         sample_image("lena")
+
+
+def test_quiet_also_silences_hugging_face_bars(monkeypatch):
+    import subprocess
+    import sys
+
+    before = (  # quiet first, the libraries imported later
+        "from iclr24.paperkit.progress import set_quiet; set_quiet(True)\n"
+        "import transformers.utils.logging as t, huggingface_hub.utils as h\n"
+        "assert not t.is_progress_bar_enabled() and h.are_progress_bars_disabled()\n"
+    )
+    after = (  # the libraries loaded first
+        "import transformers.utils.logging as t, huggingface_hub.utils as h\n"
+        "from iclr24.paperkit.progress import set_quiet; set_quiet(True)\n"
+        "assert not t.is_progress_bar_enabled() and h.are_progress_bars_disabled()\n"
+        "set_quiet(False); assert t.is_progress_bar_enabled() and not h.are_progress_bars_disabled()\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "HF_HUB_DISABLE_PROGRESS_BARS"}
+    for code in (before, after):
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, p.stderr[-1500:]

@@ -116,3 +116,26 @@ def test_console_script_bad_arguments_no_traceback():
     assert p.returncode == 2 and "seed" in p.stderr
     p = subprocess.run([*exe, "list"], capture_output=True, text=True)
     assert p.returncode == 0
+
+
+def test_reproduce_into_an_earlier_reproduce_needs_overwrite_and_leaves_other_runs(
+    fake_papers, tmp_path, capsys
+):
+    """`iclr24 reproduce --out results` owns REPORT.md, claims.json and <name>/reproduce/ there, nothing else."""
+    out = tmp_path / "results"
+    train = out / "fake-ok" / "train"  # another command's run in the same folder
+    assert main(["reproduce", "fake-ok", "fake-v2", "--smoke", "--out", str(out), "--quiet"]) == 0
+    train.mkdir()
+    (train / "model.pt").write_text("a model")
+    capsys.readouterr()
+    assert main(["reproduce", "fake-ok", "--smoke", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--overwrite" in err and "iclr24 reproduce" in err
+    assert main(["reproduce", "fake-ok", "--smoke", "--out", str(out), "--quiet", "--overwrite"]) == 0
+    assert [p["name"] for p in json.loads((out / "claims.json").read_text())["papers"]] == ["fake-ok"]
+    assert not (out / "fake-v2").exists()  # the earlier run's paper folder went with it
+    assert (train / "model.pt").read_text() == "a model"
+    # a paper's folder is a run folder of its own: the package's command refuses to write over it
+    from iclr24.paperkit.runfolder import read_marker
+
+    assert read_marker(out / "fake-ok" / "reproduce")["command"] == "iclr24 reproduce"

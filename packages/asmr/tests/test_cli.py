@@ -131,16 +131,20 @@ def test_user_errors_exit_2(tmp_path, capsys):
     assert main(["macs"]) == 2
 
 
-def test_readme_quickstart_runs():
+def test_readme_quickstart_runs(tmp_path):
     from pathlib import Path
 
-    from iclr24.paperkit.testing import readme_blocks
+    from iclr24.paperkit.testing import readme_blocks, run_readme_blocks
 
-    code = readme_blocks(Path(__file__).parents[1] / "README.md")[0]  # the quickstart
-    assert "steps=600, lr=1e-3" in code  # the previous quick budget and the swept lr
-    ns: dict = {}
-    exec(compile(code.replace("steps=600", "steps=3"), "README.md", "exec"), ns)
-    assert ns["y"].shape == (128 * 128, 1) and abs(float(ns["y"][5 * 128 + 7, 0] - ns["y_ref"][0, 0])) < 1e-4
+    readme = Path(__file__).parents[1] / "README.md"
+    assert "steps=600, lr=1e-3" in readme_blocks(readme)[0]  # the previous quick budget and the swept lr
+    res = run_readme_blocks(
+        readme,
+        cwd=tmp_path,
+        replace={"steps=600": "steps=3"},  # the quickstart alone in a fresh interpreter, 3 steps
+        values={0: {"y": "list(y.shape)", "diff": "abs(float(y[5 * 128 + 7, 0] - y_ref[0, 0]))"}},
+    )
+    assert res["y"] == [128 * 128, 1] and res["diff"] < 1e-4
 
 
 def test_video_npy_fit_and_render(tmp_path, capsys):
@@ -197,3 +201,18 @@ def test_bad_input_files_are_one_line_exit_2(tmp_path, capsys):
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     assert main(["render", str(tmp_path / "junk.pt"), str(tmp_path / "o.png")]) == 2
     assert "not a checkpoint" in _one_error_line(capsys)
+
+
+def test_fit_with_the_grid_sampler(tmp_path, capsys):
+    save_signal(np.random.default_rng(1).random((32, 32, 3)), tmp_path / "in.png", "image")
+    base = ["fit", str(tmp_path / "in.png"), "--levels", "3", "--hidden", "8", "--quiet"]
+    ckpt = ["--checkpoint", str(tmp_path / "m.pt")]
+    # 32^2 / 256 = 4 batches per epoch (16x16 cells, one point per cell): 8 steps = two epochs
+    assert main([*base, "--batch-size", "256", "--sampler", "grid", "--steps", "8", *ckpt]) == 0
+    assert (tmp_path / "m.pt").is_file()
+    capsys.readouterr()
+    assert main([*base, "--batch-size", "256", "--sampler", "grid", "--steps", "6", *ckpt]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "whole number of epochs" in err[0]
+    assert main([*base, "--sampler", "grid", "--steps", "4", *ckpt]) == 2
+    assert "needs a batch_size" in capsys.readouterr().err

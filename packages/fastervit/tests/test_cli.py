@@ -42,17 +42,18 @@ def test_bad_argument_exits_2():
 
 
 def test_user_errors_exit_2_with_one_line(capsys, tmp_path):
-    assert main(["info", "faster_vit_9_224", "--out", str(tmp_path)]) == 2
+    assert main(["info", "faster_vit_9_224", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "unknown FasterViT variant" in err and "faster_vit_0_224" in err and "Traceback" not in err
-    assert main(["info", "faster_vit_0_224", "--img-size", "200", "--out", str(tmp_path)]) == 2
+    assert main(["info", "faster_vit_0_224", "--img-size", "200", "--out", str(tmp_path / "o")]) == 2
     assert "stride 32" in capsys.readouterr().err
-    assert main(["train", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
+    assert main(["train", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
     assert main(["predict", str(tmp_path / "x.png"), "--checkpoint", str(tmp_path / "c.pth")]) == 2
     capsys.readouterr()
     # an unknown --model-kwargs key: one line naming it, before any data is read (the data path does not exist)
     assert (
-        main(["train", str(tmp_path / "nope"), "--model-kwargs", '{"dimm": 8}', "--out", str(tmp_path)]) == 2
+        main(["train", str(tmp_path / "nope"), "--model-kwargs", '{"dimm": 8}', "--out", str(tmp_path / "o")])
+        == 2
     )
     err = capsys.readouterr().err
     assert (
@@ -65,8 +66,8 @@ def test_user_errors_exit_2_with_one_line(capsys, tmp_path):
     assert main(["train", "digits", "--epochs", "1", "--out", str(tmp_path / "afile")]) == 2
     assert "is a file" in capsys.readouterr().err
     # recipe flags out of range, and RandAugment on tensor data
-    assert main(["train", "digits", "--reprob", "1.5", "--out", str(tmp_path)]) == 2
-    assert main(["train", "digits", "--mixup", "0.8", "--batch-size", "7", "--out", str(tmp_path)]) == 2
+    assert main(["train", "digits", "--reprob", "1.5", "--out", str(tmp_path / "o")]) == 2
+    assert main(["train", "digits", "--mixup", "0.8", "--batch-size", "7", "--out", str(tmp_path / "o")]) == 2
     assert "even" in capsys.readouterr().err
     assert main(["validate", "--checkpoint", str(tmp_path / "c.pth"), "--data", str(tmp_path)]) == 2
     assert "c.pth does not exist" in capsys.readouterr().err

@@ -44,7 +44,7 @@ def test_training_on_builtin_digits_learns_and_writes_a_loadable_checkpoint(tmp_
 def test_torchrun_two_processes(tmp_path):
     from iclr24.paperkit.distributed import run_torchrun
 
-    run_torchrun(
+    proc = run_torchrun(
         [
             "-m",
             "iclr24.fastervit.cli",
@@ -72,3 +72,4 @@ def test_torchrun_two_processes(tmp_path):
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["world_size"] == 2
     assert metrics["final"]["n"] == 360  # the validation split is covered once across both ranks
+    assert proc.stdout.count("checkpoint in") == 1  # the summary from rank 0 only

@@ -53,7 +53,19 @@ def test_train_then_sample(tmp_path, capsys):
     )
     assert (tmp_path / "s" / "samples.png").stat().st_size > 0
     assert (
-        main(["sample", "--checkpoint", ck, "--task", "c2sp", "--categories", "title,chart", "--out", out])
+        main(
+            [
+                "sample",
+                "--checkpoint",
+                ck,
+                "--task",
+                "c2sp",
+                "--categories",
+                "title,chart",
+                "--out",
+                out + "2",
+            ]
+        )
         == 2
     )
     assert "unknown category" in capsys.readouterr().err

@@ -4,6 +4,5 @@ from iclr24.paperkit.testing import run_readme_blocks
 
 
 def test_readme_quickstart_runs(tmp_path):
-    ns = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)
-    out = ns["__stdout__"]
+    out = run_readme_blocks(Path(__file__).parents[1] / "README.md", cwd=tmp_path)["__stdout__"]
     assert "PSNR noisy" in out and "prior at 5 test digits" in out and "PnP-PGD" in out

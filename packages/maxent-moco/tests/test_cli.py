@@ -94,12 +94,12 @@ def test_run_end_to_end_exact_and_sample(tmp_path, capsys):
                 "--eval-every",
                 "1000",
                 "--out",
-                str(tmp_path),
+                str(tmp_path / "dyna"),  # a second run: its own folder
             ]
         )
         == 0
     )
-    res = json.loads((tmp_path / "run.json").read_text())["results"]["MoCoDyna(d=2)"]
+    res = json.loads((tmp_path / "dyna" / "run.json").read_text())["results"]["MoCoDyna(d=2)"]
     assert res["steps"] == [0, 1000, 2000, 3000]
 
 
@@ -170,4 +170,4 @@ def test_maze_and_sample_model_options_from_the_cli(tmp_path):
         ["--algo", "osdyna"],
         ["--algo", "mocodyna", "--model", "adversarial", "--wait-for-values"],
     ):
-        assert main(["run", *args, *extra, "--out", str(tmp_path / "b"), "--quiet"]) == 0
+        assert main(["run", *args, *extra, "--out", str(tmp_path / extra[1]), "--quiet"]) == 0

@@ -1,8 +1,25 @@
 import json
+from dataclasses import replace
+from pathlib import Path
 
+import numpy as np
+
+import iclr24.maxent_moco.reproduce as rep
 from iclr24.maxent_moco.reproduce import PAPER
-from iclr24.paperkit import Claim
+from iclr24.paperkit import Claim, ClaimSet, RunConfig
 from iclr24.paperkit.testing import check_paper_smoke
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+# the planned paired seeds of the sample-based rows, from the calibrations in the table (docs/calibration.md)
+PLANNED = {
+    ("samples_lam1.0", "quick"): 4,
+    ("samples_lam0.5", "quick"): 3,
+    ("samples_lam0.1", "quick"): 7,
+    ("samples_lam1.0", "full"): 4,
+    ("samples_lam0.5", "full"): 6,
+    ("samples_lam0.1", "full"): 7,
+}
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):
@@ -13,7 +30,6 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     # the exact-query claims are deterministic and already hold at smoke size
     exact = [c for c in claims if not c.claim.startswith("Samples")]
     assert len(exact) == 6 and all(c.rule_value for c in exact)  # smoke: no verdict, the rule still evaluates
-    assert any(c.claim.startswith("Samples") for c in claims)
     for c in claims:
         for a in c.artifacts:
             assert (tmp_path / a).exists()
@@ -29,43 +45,84 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     )
     # OS-Dyna stands among the baselines of the sample claim
     (smp,) = [c for c in claims if c.claim.startswith("Samples")]
-    assert "OS-Dyna" in smp.claim and "OS-Dyna" in smp.details["mean_error"]
+    assert "OS-Dyna" in smp.claim and "OS-Dyna" in smp.details["mean_error"] and smp.kind == "headline"
     # decided over paired seeds: per seed, MoCoDyna against the best of the three baselines on that seed
     per_seed = smp.details["per_seed_mean_error"]
-    assert smp.paired["seeds"] == [0] and smp.paired["better"] == "lower" and smp.paired["margin"] == 0.0
+    assert smp.paired["seeds"] == [0, 1] and smp.paired["better"] == "lower" and smp.paired["margin"] == 0.0
     assert smp.paired["ours"] == per_seed["MoCoDyna(d=2)"]
     best = [min(v) for v in zip(*(per_seed[k] for k in ("Q-learning", "Dyna", "OS-Dyna")))]
     assert smp.paired["baseline"] == best
     assert any(c.claim.startswith("Maze") for c in claims)
 
 
+def test_the_claims_table():
+    kinds = {r.id: r.kind for r in rep.CLAIMS}
+    assert [i for i, k in kinds.items() if k == "headline"] == ["pe_lam1", "control_lam1", "samples_lam1.0"]
+    assert "check" not in kinds.values()  # no strawman: every row is a result of the paper
+    for r in rep.CLAIMS:
+        assert r.modes == ("quick", "full")  # every claim is decided in quick too
+        if r.id.startswith("samples"):
+            assert r.better == "lower" and r.margin == 0.0
+        else:
+            assert r.rule and not r.calibration and "deterministic" in r.seeds_why
+
+
+def test_calibration_seeds_are_never_evaluated_and_the_plans_decide():
+    for (row, mode), n in PLANNED.items():
+        r = rep.ROWS[row]
+        cal = r.calibration[mode]
+        assert not set(cal.seeds) & set(r.seeds[mode]) and set(cal.seeds) <= set(rep.CALIBRATION_SEEDS)
+        plan = r.plan(mode)
+        assert plan.decidable and plan.seeds == n, (row, mode, plan.reason)
+    assert {r.id for r in rep.CLAIMS if r.calibration} == {k[0] for k in PLANNED}
+
+
+def test_budgets_fit_the_caps_with_headroom():
+    for mode, cap in (("quick", 60), ("full", 600)):
+        planned = sum(r.plan(mode).needed_seconds for r in rep.CLAIMS if r.calibration)
+        assert planned <= 0.6 * cap, (mode, planned)
+
+
 def test_quick_config_is_what_the_readme_says():
-    from pathlib import Path
-
-    from iclr24.maxent_moco.reproduce import FULL, QUICK, SAMPLE_FULL_ONLY_LAMS
-
-    exact, sample = QUICK
-    assert (sample.n_steps, sample.n_runs, sample.ds, sample.lams) == (30_000, 5, (2,), (0.1, 0.5, 1.0))
+    exact, sample = rep.QUICK
+    assert (sample.n_steps, sample.ds, sample.lams) == (30_000, (2,), (0.1, 0.5, 1.0))
+    assert sample.steps(0.1) == rep.LOW_LAM_STEPS and sample.steps(0.5) == 30_000
     assert (sample.planning_interval, sample.val_queue_interval) == (2000, 6000)  # the paper's intervals
-    assert exact == FULL[0] and (FULL[1].n_steps, FULL[1].n_runs) == (150_000, 10)  # --full keeps its config
-    assert SAMPLE_FULL_ONLY_LAMS == (0.1,)
-    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
-    assert "30k samples, on 5 seeds" in text and "lambda = 0.1 is gated in `--full` only" in text
+    assert exact == rep.FULL[0] and rep.FULL[1].n_steps == 150_000 and rep.FULL[1].steps(0.1) == 150_000
+    text = " ".join(README.read_text().split())
+    assert f"lambda = 0.1 on {rep.LOW_LAM_STEPS // 1000}k samples" in text
+    assert "3.5e-4" in text and "1e-12" in text  # the official solver's constraint violation against ours
 
 
-def test_quick_records_the_full_only_lambda_as_skipped_with_its_numbers(tmp_path):
-    import numpy as np
+def test_a_lambda_with_its_own_sample_count_runs_on_it(tmp_path):
+    cfg = rep.SampleConfig(
+        lams=(0.1, 1.0), ds=(2,), n_steps=1000, planning_interval=250, val_queue_interval=500, eval_every=250,
+        steps_by_lam=((0.1, 2000),),
+    )  # fmt: skip
+    runs = rep._sample_runs(cfg, {0.1: [0, 1], 1.0: [0, 1, 2]}, show=False)
+    assert runs["steps"][0.1][-1] == 2000 and runs["steps"][1.0][-1] == 1000
+    assert runs["errors"][0.1]["MoCoDyna(d=2)"].shape[0] == 2 and runs["errors"][1.0]["Dyna"].shape[0] == 3
+    cs = ClaimSet("maxent-moco", RunConfig(mode="smoke", out=tmp_path, progress=False))
+    rep._sample_claims(cs, runs, cfg, {0.1: [0, 1], 1.0: [0, 1]}, [])
+    low, high = cs.claims
+    assert low.details["n_samples"] == 2000 and high.details["n_samples"] == 1000
+    assert (
+        low.paired["seeds"] == [0, 1] and len(high.paired["ours"]) == 2
+    )  # each row reads its own first seeds
 
-    from iclr24.maxent_moco.reproduce import BASELINES, SampleConfig, _sample_claims
-    from iclr24.paperkit import ClaimSet, RunConfig
 
-    cfg = SampleConfig(lams=(0.1, 1.0), n_steps=10, n_runs=3, eval_every=5)
-    rng = np.random.default_rng(0)
-    errs = {k: rng.random((3, 3)) + (1.0 if k in BASELINES else 0.0) for k in (*BASELINES, "MoCoDyna(d=2)")}
-    sruns = {"steps": np.array([0, 5, 10]), "errors": {0.1: errs, 1.0: errs}, "ablations": {}}
-    claims = ClaimSet("maxent-moco", RunConfig(mode="quick", out=tmp_path, progress=False))
-    _sample_claims(claims, sruns, cfg, 0, [], full_only=(0.1,))
-    skipped, gated = claims
-    assert skipped.status == "skipped" and "--full only" in skipped.message and "interval" in skipped.message
-    assert skipped.ours == float(errs["MoCoDyna(d=2)"].mean(axis=1).mean()) and skipped.paired is None
-    assert gated.status == "holds" and gated.paired["seeds"] == [0, 1, 2]
+def test_an_undecidable_row_is_recorded_not_run(tmp_path, monkeypatch):
+    from iclr24.paperkit.power import Calibration
+
+    flat = Calibration(seeds=(200, 201, 202), ours=(0.1, 0.2, 0.3), baseline=(0.1, 0.25, 0.2), seconds_per_seed=50.0,
+                       measured="test")  # fmt: skip
+    row = replace(rep.ROWS["samples_lam0.1"], calibration={"quick": flat})
+    monkeypatch.setitem(rep.ROWS, "samples_lam0.1", row)
+    plans = rep._sample_plans(rep.QUICK[1], "quick", 0)
+    assert plans[0.1] is None and plans[1.0]
+    cs = ClaimSet("maxent-moco", RunConfig(mode="quick", out=tmp_path, progress=False))
+    cfg = replace(rep.QUICK[1], lams=(0.1,))
+    rep._sample_claims(cs, {"errors": {}, "steps": {}, "ablations": {}}, cfg, plans, [])
+    (c,) = cs.claims
+    assert c.status == "undecidable" and c.kind == "supporting" and "paired seeds" in c.message
+    assert np.isfinite(c.details["power"]["needed_seconds"] or np.inf)

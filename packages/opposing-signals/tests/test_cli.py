@@ -28,15 +28,15 @@ def test_run_then_plot(tmp_path, capsys):
 
 
 def test_cli_user_errors(tmp_path, capsys):
-    assert main(["plot", str(tmp_path / "missing.json"), "--out", str(tmp_path), "--quiet"]) == 2
+    assert main(["plot", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "results file not found" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert main(["plot", str(bad), "--out", str(tmp_path), "--quiet"]) == 2
+    assert main(["plot", str(bad), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "is not a results.json" in capsys.readouterr().err
-    assert main(["run", "--optimizer", "sgd", "--out", str(tmp_path), "--quiet"]) == 2
+    assert main(["run", "--optimizer", "sgd", "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "needs --batch-size" in capsys.readouterr().err
-    assert main(["run", "--dataset", "cifar10", "--out", str(tmp_path), "--quiet"]) == 2
+    assert main(["run", "--dataset", "cifar10", "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "needs --cifar-path" in capsys.readouterr().err
     rc = main(
         [
@@ -46,15 +46,15 @@ def test_cli_user_errors(tmp_path, capsys):
             "--cifar-path",
             str(tmp_path / "nope"),
             "--out",
-            str(tmp_path),
+            str(tmp_path / "o"),
             "--quiet",
         ]
     )
     assert rc == 2 and "CIFAR-10 folder not found" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
-        main(["run", "--lr", "-1", "--out", str(tmp_path), "--quiet"])
+        main(["run", "--lr", "-1", "--out", str(tmp_path / "o"), "--quiet"])
     assert e.value.code == 2 and "expected a positive number" in capsys.readouterr().err
-    assert not (tmp_path / "results.json").exists()
+    assert not (tmp_path / "o" / "results.json").exists()
 
 
 def _results(**over):

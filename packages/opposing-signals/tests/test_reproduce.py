@@ -3,66 +3,66 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.opposing_signals.reproduce import FULL, PAPER, QUICK, QUICK_LENGTH_CALIBRATION, SMOKE
+from iclr24.opposing_signals.reproduce import CLAIMS, FULL, PAPER, QUICK, SMOKE
 from iclr24.paperkit.testing import check_paper_smoke
 
 
 def test_smoke_records(tmp_path):
     cs = check_paper_smoke(PAPER, tmp_path, min_claims=5)
     assert [c.status for c in cs] == ["smoke"] * 5
-    adam = cs.claims[-1]
-    assert adam.paired is not None and adam.paired["seeds"] == [0, 2] and adam.paired["margin"] == -0.7
-    antiphase = cs.claims[1]
-    assert "corr" in antiphase.rule and "baseline" in antiphase.rule
+    assert [c.details["spec"]["id"] for c in cs] == [s.id for s in CLAIMS if "quick" in s.modes]
+    (adam,) = [c for c in cs if c.details["spec"]["id"] == "adam_amplitude"]
+    assert (
+        adam.paired["seeds"] == [0, 2] and adam.paired["form"] == "log_ratio" and adam.paired["factor"] == 0.1
+    )
+    (antiphase,) = [c for c in cs if c.details["spec"]["id"] == "antiphase"]
+    assert "corr" in antiphase.rule and "baseline" in antiphase.rule and antiphase.kind == "headline"
     names = {a.split("/")[-1] for a in cs.to_dict()["artifacts"]}
     assert {"group_losses.png", "sharpness.png", "top_examples.png"} <= names
 
 
+def test_claims_table_kinds_seeds_and_calibration():
+    by_id = {s.id: s for s in CLAIMS}
+    assert [s.id for s in CLAIMS if s.kind == "headline"] == ["antiphase", "spikes"]
+    assert by_id["precision"].kind == "check"  # the planted images are the known answer
+    assert by_id["adam_corr"].modes == ("full",) and all(
+        s.modes == ("quick", "full") for s in CLAIMS if s.id != "adam_corr"
+    )
+    calibration = {1, *range(100, 112)}  # seed 1: an earlier quick length; 100-111: the Adam calibration
+    for s in CLAIMS:
+        for m in s.modes:
+            assert not calibration & set(s.seeds[m]), (s.id, m)
+            if s.calibration:
+                assert set(s.calibration[m].seeds) <= calibration and s.plan(m).decidable and s.power == 0.95
+    planned = {(s.id, m): s.plan(m).seeds for s in CLAIMS if s.calibration for m in s.modes}
+    assert planned == {
+        ("adam_amplitude", "quick"): 3,
+        ("adam_amplitude", "full"): 3,
+        ("adam_corr", "full"): 5,
+    }
+    assert by_id["adam_corr"].margin == -0.7 and by_id["adam_amplitude"].factor == 0.1
+
+
 def test_quick_and_full_share_the_gated_setting():
     # quick is the same setting run for fewer steps with sharpness measured less often (full adds MNIST)
-    shared = (
-        "alpha",
-        "lr",
-        "n_train",
-        "n_a",
-        "n_b",
-        "control_n",
-        "width",
-        "depth",
-        "k",
-        "adam_lr",
-        "sharpness_iters",
-        "sharpness_method",
-        "seed",
-        "precision_factor",
-        "antiphase_factor",
-        "antiphase_corr",
-        "spike_factor",
-        "eos_tolerance",
-        "adam_margin",
-    )
+    shared = ("alpha", "lr", "n_train", "n_a", "n_b", "control_n", "width", "depth", "k", "adam_lr",
+              "sharpness_iters", "sharpness_method", "seed", "adam")  # fmt: skip
     for field in shared:
         assert getattr(QUICK, field) == getattr(FULL, field)
     assert SMOKE.steps < QUICK.steps < FULL.steps and QUICK.sharpness_every >= FULL.sharpness_every
-    assert FULL.mnist and not QUICK.mnist
-    # the Adam claim is paired over seeds fixed in the config and gated in --full only (no Adam run in quick); no
-    # evaluated seed is a calibration seed
-    assert FULL.adam and len(FULL.adam_seeds) == 5 and not QUICK.adam and QUICK.adam_seeds == ()
-    calibration = {1, *range(100, 105)}
-    assert not calibration & (set(FULL.adam_seeds) | {FULL.seed})
-    assert QUICK.sharpness_method == "lanczos"
-    assert QUICK_LENGTH_CALIBRATION["steps"] == QUICK.steps
+    assert (QUICK.steps, QUICK.sharpness_every, FULL.steps) == (600, 100, 1500)
+    assert FULL.mnist and not QUICK.mnist and QUICK.sharpness_method == "lanczos"
 
 
 def test_readme_states_the_quick_config():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     assert f"{QUICK.steps} steps in `--quick` (sharpness every {QUICK.sharpness_every} steps)" in readme
     assert f"{FULL.steps} in `--full` (sharpness every {FULL.sharpness_every})" in readme
-    assert "gated in `--full` only" in readme
 
 
-def test_quick_records_the_adam_claim_as_full_only(monkeypatch, tmp_path):
-    # quick's switch, on the smoke sizes: three GD runs, no Adam run, the Adam claim skipped with the reason
+def test_quick_decides_the_adam_amplitude_claim(monkeypatch, tmp_path):
+    # quick's Adam pairs, on the smoke sizes: the plan's 3 seeds (0, 2, 3), seed 0's GD run shared with the
+    # single-run claims; the correlation claim is not a quick row
     from iclr24.opposing_signals import reproduce
     from iclr24.paperkit import RunConfig
 
@@ -70,16 +70,17 @@ def test_quick_records_the_adam_claim_as_full_only(monkeypatch, tmp_path):
     real = reproduce.run_experiment
 
     def spy(x, y, exp, *args, **kwargs):
-        seen.append(exp.optimizer)
+        seen.append((exp.seed, exp.optimizer))
         return real(x, y, exp, *args, **kwargs)
 
     monkeypatch.setattr(reproduce, "run_experiment", spy)
-    monkeypatch.setattr(reproduce, "QUICK", replace(SMOKE, adam=False, adam_seeds=()))
+    monkeypatch.setattr(reproduce, "QUICK", SMOKE)
     cs = PAPER.check(RunConfig(mode="quick", out=tmp_path, progress=False))
-    assert seen == ["gd"] * 3
-    adam = cs.claims[-1]
-    assert adam.status == "skipped" and "--full only" in adam.message and "+1.22" in adam.message
-    assert all(c.status in ("holds", "fails") for c in cs.claims[:4])  # gated, on the smoke sizes
+    assert seen == [(0, "gd")] * 3 + [(0, "adam"), (2, "gd"), (2, "adam"), (3, "gd"), (3, "adam")]
+    (adam,) = [c for c in cs if c.details["spec"]["id"] == "adam_amplitude"]
+    assert adam.paired["seeds"] == [0, 2, 3] and adam.details["power"]["seeds"] == 3
+    assert all(c.status in ("holds", "fails", "inconclusive") for c in cs)  # gated, on the smoke sizes
+    assert "adam_corr" not in {c.details["spec"]["id"] for c in cs}
     with pytest.raises(ValueError, match="adam_seeds"):
         reproduce.measure_digits(replace(SMOKE, adam_seeds=()))
 

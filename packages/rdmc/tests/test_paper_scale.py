@@ -6,13 +6,14 @@ import numpy as np
 from iclr24.paperkit.scale import measure_paper_scale
 from iclr24.rdmc.paper_scale import PAPER_SCALE, is_step_flops
 from iclr24.rdmc.recipes import budget_settings
-from iclr24.rdmc.reproduce import FULL, PAPER
+from iclr24.rdmc.reproduce import CLAIMS, FULL, PAPER
 
 
 def test_paper_scale_config_is_the_full_runs_10d_comparison():
     c = PAPER_SCALE
     assert c.target == FULL.high_dim_target == "gmm10d"
-    assert (c.n, c.budget, c.seeds) == (FULL.n, FULL.budget, len(FULL.seeds)) == (1000, 4000, 3)
+    (row,) = [s for s in CLAIMS if s.id == "gmm10d"]
+    assert (c.n, c.budget, c.seeds) == (FULL.n, FULL.budget, row.plan("full").seeds) == (1000, 4000, 3)
     assert (c.T, c.K) == (FULL.settings.T, FULL.settings.K) == (2.0, 20)
     assert c.m == budget_settings("rdmc-is", c.budget, FULL.settings)["m"] == 200
 

@@ -1,138 +1,202 @@
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from iclr24.paperkit import ClaimSet, RunConfig
 from iclr24.paperkit.testing import check_paper_smoke
-from iclr24.rdmc.recipes import BudgetSettings
-from iclr24.rdmc.reproduce import FULL, PAPER, QUICK, SMOKE, ComparisonConfig, _high_dim, _paired_claim
+from iclr24.rdmc.comparison import ROWS_2D, Experiment
+from iclr24.rdmc.data import gmm2d
+from iclr24.rdmc.recipes import BudgetSettings, budget_settings, sample_with_budget
+from iclr24.rdmc.reproduce import (
+    _ROWS,
+    CALIBRATION_SEEDS,
+    CLAIMS,
+    FULL,
+    PAPER,
+    POOL,
+    QUICK,
+    SETTINGS_SEED,
+    SMOKE,
+    ComparisonConfig,
+    _paired,
+    planned_cpu_seconds,
+    run,
+)
+
+SPECS = {s.id: s for s in CLAIMS}
+# the seeds the power rule plans per mode (pinned: a change of calibration, power or budget shows here)
+PLANNED = {
+    "quick": {
+        "is_mode_weights": 7, "is_vs_mala": 7, "is_mmd_vs_ula": 16, "is_vs_broad_ula": 6, "ula_equal_budget": 3,
+        "hybrid": 12,
+    },
+    "full": {
+        "is_mode_weights": 7, "is_vs_mala": 7, "is_mmd_vs_ula": 16, "is_vs_broad_ula": 6, "ula_equal_budget": 3,
+        "ula_long_chains": 3, "hybrid": 12, "paper_schedule": 15, "gmm10d": 3, "funnel_ula": 3, "funnel_mala": 105,
+        "logreg_control": 3,
+    },
+}  # fmt: skip
+
+
+def test_claims_table_kinds_seeds_and_plans():
+    """The table: kinds (two headline claims, the log-concave control a check), calibration seeds disjoint from the
+    evaluated ones, the planned seed counts per mode, every quick row decidable in quick, and the whole plan within
+    the run's CPU caps (the calibrated costs were measured under load, so this is an overestimate)."""
+    assert [s.id for s in CLAIMS if s.kind == "headline"] == ["is_mode_weights", "is_vs_mala"]
+    assert [s.id for s in CLAIMS if s.kind == "check"] == ["logreg_control"]
+    assert not set(POOL) & (set(CALIBRATION_SEEDS) | {SETTINGS_SEED})
+    for mode in ("quick", "full"):
+        rows = [s for s in CLAIMS if s.in_mode(mode)]
+        planned = {}
+        for s in rows:
+            assert s.seeds[mode] == POOL or s.id == "budget_curve"
+            cal = s.calibration.get(mode)
+            if cal is None:
+                continue
+            assert set(cal.seeds) <= set(CALIBRATION_SEEDS) and not set(cal.seeds) & set(s.seeds[mode])
+            plan = s.plan(mode)
+            assert plan.decidable, (mode, s.id, plan.reason)
+            planned[s.id] = plan.seeds
+        assert planned == PLANNED[mode]
+    assert [s.id for s in CLAIMS if not s.in_mode("full")] == []
+    assert SPECS["budget_curve"].seeds["full"] == (1, 2, 3)
+    assert planned_cpu_seconds("quick") <= 40 and planned_cpu_seconds("full") <= 480
+
+
+def test_rules_fixed_in_the_table():
+    """Equivalence and caps: the n_k schedule is non-inferior within 0.02 mode-TV, the 10-D mixture takes the 2-D
+    rule, the control expects ULA to win, and each paired row compares the rows named in the table."""
+    s = SPECS
+    assert (s["paper_schedule"].better, s["paper_schedule"].margin) == ("lower", 0.02)
+    assert s["gmm10d"].factor == 0.5 == s["is_vs_mala"].factor and s["is_mmd_vs_ula"].factor == 0.3
+    assert (s["logreg_control"].better, s["logreg_control"].margin) == ("higher", 0.0)
+    assert _ROWS["gmm10d"][1:3] == FULL.high_dim_rows == ("rdmc-is", "ula")
+    assert _ROWS["ula_long_chains"][1] == "rdmc-ula long chains"
+    names = [r.name for r in ROWS_2D]
+    assert all(_ROWS[k][1] in names and _ROWS[k][2] in names for k in _ROWS if _ROWS[k][0] == "2d")
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):
     claims = check_paper_smoke(PAPER, tmp_path)
-    assert len(claims) == 11 and all(c.paper == "rdmc" and c.verdict == "smoke" for c in claims)
+    quick = [s.claim for s in CLAIMS if s.in_mode("quick")]
+    assert [c.claim for c in claims] == quick and all(c.verdict == "smoke" for c in claims)
     d = claims[0].details
     for row, recs in d["per_seed"].items():
-        assert [r["seed"] for r in recs] == list(SMOKE.seeds)
+        assert [r["seed"] for r in recs] == [1, 2]
         for r in recs:
             assert r["grad_calls_per_sample"] + r["logp_calls_per_sample"] <= SMOKE.budget, row
     # every row has its own random stream: no two samplers share a seed
-    sampler_seeds = [r["sampler_seed"] for recs in d["per_seed"].values() for r in recs]
-    assert len(set(sampler_seeds)) == len(sampler_seeds)
-    # ULA and MALA are independent measurements (they used to share initial points and give identical mode-TV)
-    assert d["per_seed"]["ula"][0]["mode_tv"] != d["per_seed"]["mala"][0]["mode_tv"]
-    names = [c.claim for c in claims]
-    assert any("paper's MCMC variant" in n for n in names) and any("hybrid" in n for n in names)
-    assert not any("paper's MCMC" in n and "hybrid" in n for n in names)
-    assert {c.baseline_name for c in claims} >= {"ula", "mala", "ula broad-init", "rdmc-is"}
-    assert any("funnel" in n for n in names) and any("logistic regression" in n for n in names)
-    assert (tmp_path / "samples_vs_target.png").is_file() and (tmp_path / "funnel.png").is_file()
+    seeds = {r["sampler_seed"] for c in claims for recs in c.details["per_seed"].values() for r in recs}
+    rows = {(row, r["seed"]) for c in claims for row, recs in c.details["per_seed"].items() for r in recs}
+    assert len(seeds) == len(rows)
+    mala = next(c for c in claims if c.baseline_name == "mala").details["per_seed"]["mala"]
+    ula = claims[0].details["per_seed"]["ula"]
+    assert ula[0]["mode_tv"] != mala[0]["mode_tv"]  # independent measurements, not shared initial points
+    assert claims[0].details["per_seed_bound"] == "min(0.08, 0.5 x ula) on each seed"
+    assert (tmp_path / "samples_vs_target.png").is_file()
     facts = {f.name: f for f in claims.facts}
-    assert "seeds: calibration vs evaluation" in facts
+    assert "seeds: settings, calibration, evaluation" in facts
     budget = [f for n, f in facts.items() if n.startswith("2-D mixture: oracle calls")]
-    assert len(budget) == len(SMOKE.rows) and all(0 < f.value <= SMOKE.budget for f in budget)
+    assert len(budget) == 6 and all(0 < f.value <= SMOKE.budget for f in budget)
 
 
-def test_calibration_and_evaluation_seeds_are_disjoint():
-    for cfg in (SMOKE, QUICK, FULL):
-        assert not set(cfg.seeds) & set(cfg.calibration_seeds)
-    with pytest.raises(ValueError, match="overlap the calibration seeds"):
-        ComparisonConfig(seeds=(0, 1, 2))
+def test_every_full_claim_runs_end_to_end_at_a_tiny_size(tmp_path):
+    """The full table at the smoke sizes (the long-chain row at 400 calls): every row is measured on the seeds its
+    plan asks for, and the kinds and files are there."""
+    rows = tuple(replace(r, budget=400) if r.budget else r for r in ROWS_2D)
+    cfg = replace(
+        SMOKE, n=40, n_ref=80, rows=rows, funnel=replace(SMOKE.funnel, n=20, n_ref=40, budget=40),
+        logreg=replace(SMOKE.logreg, n=5, budget=20, ref_chains=10, ref_steps=10),
+    )  # fmt: skip
+    cs = run(RunConfig(mode="full", out=tmp_path, progress=False), cfg=cfg)
+    PAPER.validate(cs)
+    assert [c.claim for c in cs] == [s.claim for s in CLAIMS]
+    assert all(c.status in ("holds", "fails", "inconclusive") for c in cs), [c.message for c in cs]
+    for c in cs:
+        spec = next(s for s in CLAIMS if s.claim == c.claim)
+        if c.paired is not None:
+            assert c.paired["n"] == PLANNED["full"][spec.id] and c.details["power"]["seeds"] == c.paired["n"]
+    control = cs[-1]
+    assert control.kind == "check" and "mala" in control.details and "reference" in control.details
+    long_row = next(c for c in cs if "longer inner chains" in c.claim)
+    assert long_row.details["oracle_budget_per_sample"] == {"rdmc-ula long chains": 400, "ula": SMOKE.budget}
+    for f in ("samples_vs_target.png", "error_vs_budget.png", "samples_10d.png", "funnel.png"):
+        assert (tmp_path / f).is_file(), f
+    facts = [f.description for f in cs.facts if "long chains" in f.name]
+    assert facts and facts[0].startswith("not an equal-budget row")
 
 
-def test_high_dim_rows_are_fixed_in_the_config(tmp_path):
-    """The 10-D claim compares the rows named in the config, not the better of two variants after the run."""
-    assert FULL.high_dim_rows == ("rdmc-is", "ula")
-    cfg = ComparisonConfig(
-        n=20, n_ref=40, budget=40, seeds=(1,), settings=BudgetSettings(K=2), high_dim_target="gmm10d"
+def _planted(values: dict[str, list[float]], key: str = "mode_tv") -> Experiment:
+    exp = Experiment(gmm2d(), ROWS_2D, BudgetSettings(), 10, 4000, evaluate=None, label="planted")
+    for row, vals in values.items():
+        for s, v in zip((1, 2, 3), vals):
+            exp.records[(row, s)] = {"seed": s, "sampler_seed": 0, key: v, "grad_calls_per_sample": 0.0,
+                                     "logp_calls_per_sample": 4000.0, "cpu_seconds": 0.0}  # fmt: skip
+    return exp
+
+
+class _Stub:
+    def __init__(self, exp):
+        self.exp = exp
+
+    def get(self, key, budget=None):
+        return self.exp
+
+
+@pytest.mark.parametrize(
+    "claim, ours, base, verdict",
+    [
+        ("is_mode_weights", [0.05] * 3, [0.2] * 3, "holds"),  # bound min(0.08, 0.1) = 0.08
+        ("is_mode_weights", [0.06] * 3, [0.1] * 3, "fails"),  # bound min(0.08, 0.05) = 0.05
+        ("is_vs_mala", [0.05, 0.06, 0.055], [0.2, 0.21, 0.22], "holds"),  # log-ratio under log(0.5)
+        ("is_vs_mala", [0.05, 0.065, 0.055], [0.053, 0.05, 0.06], "fails"),
+        ("paper_schedule", [0.06, 0.07, 0.05], [0.055, 0.062, 0.049], "holds"),  # within the 0.02 margin
+        ("paper_schedule", [0.09, 0.1, 0.095], [0.05, 0.055, 0.05], "fails"),
+    ],
+)
+def test_paired_rows_decide_per_seed_with_an_interval(tmp_path, claim, ours, base, verdict):
+    """Each paired row compares the planted per-seed values of its two rows in the table's own form: the per-seed
+    bound min(cap, factor x baseline), the log-ratio against a factor, or the difference within a margin."""
+    spec = replace(SPECS[claim], calibration=None, budget=None)
+    _, o_row, b_row, key = _ROWS[claim]
+    cs = ClaimSet("rdmc", RunConfig(mode="full", out=tmp_path, progress=False))
+    _paired(cs, _Stub(_planted({o_row: ours, b_row: base})), spec, [1, 2, 3])
+    (c,) = cs.claims
+    assert c.verdict == verdict and c.paired["seeds"] == [1, 2, 3]
+    if claim == "is_mode_weights":
+        assert c.paired["baseline"] == [min(0.08, 0.5 * b) for b in base]
+    assert c.paired["form"] == ("log_ratio" if SPECS[claim].factor else "difference")
+
+
+def test_long_chain_row_costs_what_it_says():
+    """The long-chain row: 10 chains x 200 ULA steps x 20 outer steps = 40 000 gradient calls per sample, counted."""
+    (row,) = [r for r in ROWS_2D if r.name == "rdmc-ula long chains"]
+    s = budget_settings(row.method, row.budget_at(4000), row.settings(BudgetSettings()))
+    assert (s["n_chains"], s["inner_steps"], s["K"], s["inner_step"]) == (10, 200, 20, 0.05)
+    _, info = sample_with_budget(
+        gmm2d(), row.method, 3, row.budget_at(4000), seed=0, settings=row.settings(BudgetSettings())
     )
-    config = RunConfig(mode="quick", seed=0, out=tmp_path, progress=False)
-    claims = ClaimSet("rdmc", config)
-    _high_dim(claims, config, cfg)
-    (c,) = claims.claims
-    summ = c.details["summary"]
-    assert set(summ) == {"rdmc-is", "ula"}
-    assert c.ours == pytest.approx(summ["rdmc-is"]["mode_tv"]) and c.baseline == pytest.approx(
-        summ["ula"]["mode_tv"]
-    )
-    assert c.paired["seeds"] == [1] and c.verdict == "inconclusive"  # one seed gives no interval
-    with pytest.raises(ValueError, match="is not one of"):
-        ComparisonConfig(high_dim_rows=("rdmc-is+ula best", "ula"))
+    assert info.grad_calls_per_sample == 40_000 and info.logp_calls_per_sample == 0
+    assert [r.name for r in ROWS_2D][:7] == [
+        "rdmc-is",
+        "rdmc-is paper-schedule",
+        "rdmc-ula",
+        "rdmc-is+ula hybrid",
+        "ula",
+        "mala",
+        "ula broad-init",
+    ]  # fmt: skip  (appended: the earlier rows keep their sampler seeds)
 
 
-def _results(ours, base):
-    return {
-        "ours": [{"seed": s, "m": v} for s, v in zip((1, 2, 3), ours)],
-        "base": [{"seed": s, "m": v} for s, v in zip((1, 2, 3), base)],
-    }
-
-
-def test_paired_claims_decide_per_seed_with_an_interval(tmp_path):
-    """Each 2-D claim is decided over the paired seeds: the cap form bounds every seed by min(cap, factor x
-    baseline of that seed); the ratio form compares log-ratios; a spread as large as the effect is inconclusive."""
-    config = RunConfig(mode="quick", seed=0, out=tmp_path, progress=False)
-    claims = ClaimSet("rdmc", config)
-    kw = {"claim": "c", "metric": "m"}
-    _paired_claim(claims, _results([0.05] * 3, [0.2] * 3), "m", "ours", "base", 0.5, 0.08, **kw)
-    _paired_claim(claims, _results([0.06] * 3, [0.1] * 3), "m", "ours", "base", 0.5, 0.08, **kw)  # bound 0.05
-    _paired_claim(claims, _results([0.05, 0.06, 0.055], [0.2, 0.21, 0.22]), "m", "ours", "base", 0.5, **kw)
-    _paired_claim(claims, _results([0.05, 0.065, 0.055], [0.053, 0.05, 0.06]), "m", "ours", "base", **kw)
-    cap_ok, cap_fail, ratio_ok, close = claims.claims
-    assert cap_ok.verdict == "holds" and cap_ok.paired["baseline"] == [0.08] * 3
-    assert cap_fail.verdict == "fails" and cap_fail.paired["baseline"] == [0.05] * 3
-    assert ratio_ok.verdict == "holds" and ratio_ok.paired["form"] == "log_ratio"
-    assert close.verdict == "inconclusive" and close.paired["seeds"] == [1, 2, 3]
-    with pytest.raises(RuntimeError, match="different seeds"):
-        bad = _results([0.1] * 3, [0.2] * 3)
-        bad["base"][0]["seed"] = 9
-        _paired_claim(claims, bad, "m", "ours", "base", **kw)
-
-
-def test_quick_config_is_the_one_the_readme_states():
-    """Quick: five of the seven 2-D rows at half the full budget, n = 500 against 1000 exact draws, six paired
-    evaluation seeds; full keeps every row at 4000 calls, n = 1000, seeds 1-3. The README says so."""
-    from pathlib import Path
-
-    assert (QUICK.budget, QUICK.n, QUICK.n_ref, QUICK.seeds) == (2000, 500, 1000, (1, 2, 3, 4, 5, 6))
-    assert QUICK.equal_budget_rows == ("rdmc-is", "rdmc-ula", "ula", "mala", "ula broad-init")
-    assert QUICK.settings == FULL.settings and QUICK.rows == FULL.rows
-    assert (FULL.budget, FULL.n, FULL.n_ref, FULL.seeds, FULL.equal_budget_rows) == (
-        4000,
-        1000,
-        2000,
-        (1, 2, 3),
-        None,
-    )
+def test_quick_and_full_sizes_are_the_ones_the_readme_states():
+    """Quick and full run the 2-D comparison at the same size (4000 calls per sample, n = 1000 against 2000 exact
+    draws); the README's reproduction section says so, and says the seed counts."""
+    assert (QUICK.budget, QUICK.n, QUICK.n_ref) == (FULL.budget, FULL.n, FULL.n_ref) == (4000, 1000, 2000)
+    assert QUICK.settings == FULL.settings and QUICK.rows == FULL.rows == ROWS_2D
     text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
-    para = text[text.index("`rdmc reproduce --quick` runs") :][:900]
-    for words in (
-        "2000 oracle calls per sample",
-        "n = 500",
-        "1000 exact",
-        "seeds 1-6",
-        "paper-schedule",
-        "hybrid",
-    ):
+    para = text[text.index("`rdmc reproduce --quick` runs") :][:1500]
+    for words in ("4000 oracle calls per sample", "n = 1000", "2000 exact", "power rule", "seeds 200-215"):
         assert words in para, words
     with pytest.raises(ValueError, match="is not one of"):
-        ComparisonConfig(equal_budget_rows=("rdmc-is", "langevin"))
-
-
-def test_claims_whose_rows_are_not_run_are_recorded_as_not_run(tmp_path):
-    """With equal_budget_rows a subset, the claims of the rows left out are skipped rows that say so; the others are
-    decided as usual, and the rows run keep the sampler seeds they have in the full row list."""
-    from dataclasses import replace
-
-    from iclr24.rdmc.data import get_target
-    from iclr24.rdmc.reproduce import _equal_budget
-
-    cfg = replace(SMOKE, seeds=(1, 2), equal_budget_rows=QUICK.equal_budget_rows)
-    config = RunConfig(mode="quick", seed=0, out=tmp_path, progress=False)
-    claims = ClaimSet("rdmc", config)
-    _equal_budget(claims, config, cfg, get_target(cfg.target))
-    skipped = [c for c in claims.claims if c.status == "skipped"]
-    assert len(claims.claims) == 7 and len(skipped) == 2
-    assert all("not run in --quick" in c.message for c in skipped)
-    assert {("hybrid" in c.claim) or ("time-dependent" in c.claim) for c in skipped} == {True}
-    per_seed = claims.claims[0].details["per_seed"]
-    assert set(per_seed) == set(QUICK.equal_budget_rows)
-    names = [r.name for r in cfg.rows]
-    assert per_seed["ula"][0]["sampler_seed"] == 1000 * 1 + names.index("ula")
+        ComparisonConfig(high_dim_rows=("rdmc-is+ula best", "ula"))

@@ -7,12 +7,23 @@ from iclr24.paperkit.testing import run_readme_blocks
 README = Path(__file__).parents[1] / "README.md"
 
 
-def test_readme_quickstart():
-    ns = run_readme_blocks(README)
-    res = ns["result"]
-    assert len(res.history) == 2 * 10 and res.nonfinite == 0  # 2 epochs of ceil(629 / 64) iterations
-    assert set(res.history[-1]) >= {"pos", "neg", "ifa", "fd", "total"}
-    assert "->" in ns["__stdout__"]
+def test_readme_quickstart(tmp_path):
+    res = run_readme_blocks(
+        README,
+        cwd=tmp_path,
+        values={
+            0: {
+                "steps": "len(result.history)",
+                "nonfinite": "result.nonfinite",
+                "last": "sorted(result.history[-1])",
+            },
+            1: {"images": "len(views)", "folder_steps": "len(folder_result.history)"},
+        },
+    )
+    assert res["steps"] == 2 * 10 and res["nonfinite"] == 0  # 2 epochs of ceil(629 / 64) iterations
+    assert set(res["last"]) >= {"pos", "neg", "ifa", "fd", "total"}
+    assert res["images"] == 24 and res["folder_steps"] == 2  # the synthetic-VisDA block runs alone too
+    assert "->" in res["__stdout__"]
 
 
 def test_readme_names_are_public():

@@ -86,12 +86,15 @@ def test_user_errors_are_one_line_exit_2(tmp_path, capsys):
     assert main(["condense", str(tmp_path / "missing.pt")]) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and "Traceback" not in err
-    assert main(["train", "--data", str(tmp_path / "nope.npz"), "--epochs", "1", "--out", str(tmp_path)]) == 2
+    assert (
+        main(["train", "--data", str(tmp_path / "nope.npz"), "--epochs", "1", "--out", str(tmp_path / "o")])
+        == 2
+    )
     bad = tmp_path / "bad.npz"
     np.savez(bad, features=np.zeros((4, 3)))
-    assert main(["train", "--data", str(bad), "--epochs", "1", "--out", str(tmp_path)]) == 2
+    assert main(["train", "--data", str(bad), "--epochs", "1", "--out", str(tmp_path / "o")]) == 2
     assert "lacks arrays ['x', 'y']" in capsys.readouterr().err
-    assert main(["train", "--sparsity", "0.99", "--epochs", "1", "--out", str(tmp_path)]) == 2
+    assert main(["train", "--sparsity", "0.99", "--epochs", "1", "--out", str(tmp_path / "o")]) == 2
     assert "constant fan-in would be 0" in capsys.readouterr().err
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a checkpoint")

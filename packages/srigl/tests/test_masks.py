@@ -149,3 +149,31 @@ def test_ablation_safeguard_keeps_fan_in_within_dense_fan_in():
     res = srigl_update(w, grad, mask, 0.3, budget=20, k0=2, gamma_sal=0.9)
     assert res.fan_in <= 4
     assert int(res.mask.sum()) <= 20
+
+
+def test_budget_rounding_keeps_the_exact_floor_where_the_official_int_drops_a_weight():
+    # 640 weights at 10 % density: 640 * (1 - 0.9) is 63.999999999999986 in binary floating point. The official
+    # int(numel * (1 - S)) keeps 63, so a 16 x 40 layer gets fan-in 63 // 16 = 3; the exact floor is 64, fan-in 4.
+    assert int(640 * (1 - 0.9)) == 63 and int(640 * (1 - 0.9)) // 16 == 3
+    assert layer_budget(640, 1 - 0.9) == 64
+    assert constant_fan_in(layer_budget(640, 1 - 0.9), 16, 40) == 4
+
+
+def test_drop_after_ablation_keeps_only_nonzero_weights_and_grows_by_gradient():
+    # 4 neurons x 8 inputs, fan-in 4 (budget 16). Neuron 3 holds the 4 smallest weights and no gradient: ablated at
+    # gamma_sal 0.9. Drop fraction 1/8: n_keep = 14, more than the 12 non-zero weights of the three active neurons.
+    # The official drop step (top-14 of |W| with the ablated row at min - 1) then keeps 2 inactive zero-weight
+    # positions, in arbitrary order among the ties; here only the 12 non-zero weights are kept and every active
+    # neuron grows to the new fan-in k = floor(16 / 3) = 5 by the largest |grad| among its inactive inputs.
+    mask = torch.zeros(4, 8, dtype=torch.bool)
+    mask[:, :4] = True
+    weight = torch.zeros(4, 8)
+    weight[:3, :4] = torch.arange(1.0, 13.0).view(3, 4)
+    weight[3, :4] = 1e-3
+    grad = torch.zeros(4, 8)
+    grad[:3, 4:] = torch.tensor([[0.1, 0.9, 0.2, 0.3], [0.8, 0.1, 0.2, 0.3], [0.1, 0.2, 0.3, 0.7]])
+    r = srigl_update(weight, grad, mask, drop_fraction=0.125, budget=16, k0=4, gamma_sal=0.9)
+    assert r.ablated.tolist() == [False, False, False, True] and r.fan_in == 5
+    assert not r.mask[3].any() and r.mask[:3].sum(dim=1).tolist() == [5, 5, 5]
+    assert (r.mask[:3, :4] == mask[:3, :4]).all()  # every non-zero weight of an active neuron is kept
+    assert r.grown[:3, 4:].nonzero().tolist() == [[0, 1], [1, 0], [2, 3]]  # the largest |grad| per neuron

@@ -62,8 +62,10 @@ def test_cli_user_errors(tmp_path, capsys):
 
 
 def test_readme_quickstart(tmp_path):
-    ns = run_readme_blocks(README, cwd=tmp_path)
-    assert "y" in ns
+    res = run_readme_blocks(
+        README, cwd=tmp_path, values={0: {"y": "list(y.shape)", "logits": "list(logits.shape)"}}
+    )
+    assert res["y"] == [32, 8, 64] and res["logits"] == [4, 8, 10] and "% after 2 epochs" in res["__stdout__"]
 
 
 @pytest.mark.slow

@@ -36,10 +36,12 @@ from .io import (
 from .paired import PairedResult, paired_verdict
 from .plots import save_figure
 from .power import Calibration, PowerPlan, power_plan
+from .pretrained import PretrainedMixin, load_pretrained
 from .progress import is_quiet, progress, set_quiet
 from .scale import PaperScale, measure_paper_scale
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 from .threads import machine_record, pinned_threads
+from .tracking import StepLog
 
 __all__ = [
     "BUDGETS",
@@ -55,6 +57,8 @@ __all__ = [
     "InputError",
     "InputFileError",
     "PowerPlan",
+    "PretrainedMixin",
+    "StepLog",
     "Fact",
     "PairedResult",
     "PaperScale",
@@ -77,6 +81,7 @@ __all__ = [
     "load_checkpoint",
     "load_image",
     "load_npz",
+    "load_pretrained",
     "machine_record",
     "measure_paper_scale",
     "paired_verdict",

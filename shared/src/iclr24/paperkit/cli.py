@@ -15,17 +15,22 @@
 Each command declares the common flags it has: ``modes=True`` (``--smoke/--quick/--full``, ``args.mode``),
 ``device=True`` (``--device``, resolved before the call), ``data=True`` (``--data-dir``), ``seed=False`` for a
 command that draws no random number (no ``--seed`` flag that would change nothing; ``bench`` has none). ``--out`` is
-always a folder, checked (a writable folder, not a file) before the command runs. User errors (``UsageError``,
-``ValueError``, ``FileNotFoundError``, ``PermissionError``, ...) and bad flags print one line and exit 2, and a
-failed command leaves nothing behind in an ``--out`` folder it created itself: the folder (with any parents it
-created) is removed; a folder that existed before is never removed.
+always a folder, checked (a writable folder, not a file) before the command runs, and it holds one run
+(:mod:`iclr24.paperkit.runfolder`): a marker ``.iclr24-run.json`` names the command that wrote it; an ``--out`` that
+holds an earlier run is refused unless ``--overwrite`` (every command with ``--out`` has it: the earlier folder is
+replaced, and only once the new run returned), a non-empty folder of other files is refused, and a lock beside the
+folder refuses a second run into it while one runs. ``resume=`` marks a command that continues its own run in
+``--out`` (a training resuming from its checkpoint), ``adds_to=`` one that writes its files into the run folder of
+another command (plots of a run), ``parts=`` one whose ``--out`` is shared with other runs (``iclr24 reproduce``).
+User errors (``UsageError``, ``ValueError``, ``FileNotFoundError``, ``PermissionError``, ...) and bad flags print
+one line and exit 2, and a failed command leaves nothing behind in an ``--out`` folder it created itself: the
+folder (with any parents it created) is removed; a folder that existed before is never removed (an empty one is
+emptied again).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,6 +38,7 @@ from typing import Any
 
 from .claims import MODES
 from .progress import set_quiet
+from .runfolder import RunFolder, RunFolderError, is_secondary_rank
 
 __all__ = [
     "App",
@@ -126,12 +132,22 @@ def add_common_flags(
     device: bool = True,
     data: bool = False,
     seed: bool = True,
+    overwrite: bool = False,
+    log_dir: bool = False,
 ) -> None:
     """The common flags: ``--out DIR``, ``--quiet``; ``--seed`` with ``seed``; ``--smoke/--quick/--full`` with
-    ``modes``, ``--device`` with ``device``, ``--data-dir`` with ``data``."""
+    ``modes``, ``--device`` with ``device``, ``--data-dir`` with ``data``, ``--overwrite`` with ``overwrite`` (and
+    an ``--out``), ``--log-dir`` with ``log_dir`` (a trainer's per-step metrics: :class:`.tracking.StepLog`)."""
     g = p.add_argument_group("common options")
     if default_out is not None:
         g.add_argument("--out", type=Path, default=Path(default_out), metavar="DIR", help="output folder")
+        if overwrite:
+            g.add_argument(
+                "--overwrite",
+                action="store_true",
+                help="replace the earlier run in --out (removed only once this run has returned; "
+                "put back if it fails)",
+            )
     if seed:
         g.add_argument("--seed", type=_seed_type, default=0, help="random seed")
     if modes:
@@ -147,6 +163,15 @@ def add_common_flags(
             )
     if device:
         g.add_argument("--device", default="cpu", help="cpu, cuda[:N], mps or auto")
+    if log_dir:
+        g.add_argument(
+            "--log-dir",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="write per-step metrics to DIR/metrics.jsonl, and TensorBoard event files when tensorboard is "
+            "installed (view with: tensorboard --logdir DIR)",
+        )
     if data:
         g.add_argument(
             "--data-dir",
@@ -203,11 +228,22 @@ class App:
         common: bool = True,
         default_out: str | None = None,
         seed: bool = True,
+        resume: bool | Callable[[argparse.Namespace], bool] = False,
+        adds_to: Sequence[str] = (),
+        parts: Callable[[argparse.Namespace], Sequence[str]] | None = None,
+        log_dir: bool = False,
     ) -> Callable:
         """Register a subcommand; ``args`` are :func:`arg` specs. The function takes the parsed namespace and
         returns an exit code (or None for 0). ``out=False`` for a command that writes nothing (no ``--out``);
         ``default_out`` defaults to ``results/<prog>/<name>``; ``seed=False`` for a command whose result no seed
-        changes (no ``--seed``, no ``args.seed``); ``common=False`` adds no common flag at all."""
+        changes (no ``--seed``, no ``args.seed``); ``common=False`` adds no common flag at all.
+
+        The ``--out`` folder holds one run (see the module docstring). ``resume``: the command continues its own
+        earlier run in ``--out`` (``True``, or a function of the parsed arguments, e.g. ``lambda a: a.resume``).
+        ``adds_to``: names of this app's commands into whose run
+        folders this command writes its own files. ``parts``: a function of the parsed arguments giving the entries
+        of a shared ``--out`` the command owns (folders end with ``/``). ``log_dir``: a trainer's ``--log-dir``
+        (per-step metrics as JSONL, TensorBoard when installed; ``args.log_dir``, None when not given)."""
 
         def deco(fn: Callable[[argparse.Namespace], int | None]) -> Callable:
             p = self.sub.add_parser(
@@ -225,12 +261,15 @@ class App:
                     device=bool(device),
                     data=data,
                     seed=seed,
+                    overwrite=True,
+                    log_dir=log_dir,
                 )
             p.set_defaults(
                 _fn=fn,
                 _has_modes=has_modes and common,
                 _check_out=common and out,
                 _device=bool(device),
+                _run=(name, resume, tuple(f"{self.prog} {c}" for c in adds_to), parts),
             )
             return fn
 
@@ -356,7 +395,8 @@ class App:
         return 0
 
     def main(self, argv: Sequence[str] | None = None) -> int:
-        args = self.parser.parse_args(argv)
+        raw = list(sys.argv[1:] if argv is None else argv)
+        args = self.parser.parse_args(raw)
         args._mode_given = hasattr(args, "mode")
         if getattr(args, "_has_modes", False) and not hasattr(args, "mode"):
             args.mode = "quick"
@@ -364,68 +404,55 @@ class App:
             set_quiet(True)
         where = f"{self.prog} {args.command}"
         out = getattr(args, "out", None) if getattr(args, "_check_out", False) else None
-        created = _first_missing(out) if out is not None else None
+        run: RunFolder | None = None
         try:
             if getattr(args, "_device", False):
                 args.device = resolve_device(args.device)
-            if out is not None:
-                from .io import ensure_out_dir
-
-                ensure_out_dir(out)
+            if out is not None and not is_secondary_rank():  # under torchrun, rank 0 alone manages --out
+                run = self._run_folder(args, raw)
+                run.open()
             rc = args._fn(args)
-        except (UsageError, *self.user_errors) as e:
-            _remove_created(created, out, everything=True)
+        except (UsageError, RunFolderError, *self.user_errors) as e:
+            if run is not None:
+                run.fail("user")
             print(f"{where}: error: {e}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            _remove_created(created, out, everything=False)
+            if run is not None:
+                run.fail("interrupted")
             print(f"{self.prog}: interrupted", file=sys.stderr)
             return 130
         except BrokenPipeError:  # output piped into `head` and closed early: not an error
+            if run is not None:
+                run.fail("interrupted")
             sys.stderr.close()
             return 0
         except BaseException:
-            _remove_created(created, out, everything=False)
+            if run is not None:
+                run.fail("failed")
             raise
-        if rc:
-            _remove_created(created, out, everything=False)
+        else:
+            if run is not None:
+                run.done(rc)
+        finally:
+            if run is not None:
+                run.close()
         return int(rc or 0)
+
+    def _run_folder(self, args: argparse.Namespace, argv: list[str]) -> RunFolder:
+        name, resume, adds_to, parts = args._run
+        return RunFolder(
+            args.out,
+            command=f"{self.prog} {name}",
+            argv=argv,
+            overwrite=getattr(args, "overwrite", False),
+            resume=bool(resume(args) if callable(resume) else resume),
+            adds_to=adds_to,
+            parts=None if parts is None else list(parts(args)),
+        )
 
     def __call__(self, argv: Sequence[str] | None = None) -> int:
         return self.main(argv)
-
-
-def _first_missing(out: str | os.PathLike) -> Path | None:
-    """The outermost folder on the way to ``out`` that does not exist yet (what creating ``out`` would create), or
-    None when ``out`` exists already."""
-    p = Path(os.path.abspath(out))
-    if p.exists() or p.is_symlink():
-        return None
-    top = p
-    for parent in p.parents:
-        if parent.exists() or parent.is_symlink():
-            break
-        top = parent
-    return top
-
-
-def _remove_created(created: Path | None, out: Any, *, everything: bool) -> None:
-    """Undo the ``--out`` folder a failed command created itself (``created``: its outermost new folder; None when
-    ``--out`` existed before, which is then never touched). ``everything``: after a user error the command's partial
-    output goes too; otherwise (a crash, an interrupt, a non-zero exit) only the folders left empty are removed, so
-    e.g. the checkpoints of an interrupted training stay."""
-    if created is None or not created.is_dir() or created.is_symlink():
-        return
-    if everything:
-        shutil.rmtree(created, ignore_errors=True)
-        return
-    target = Path(os.path.abspath(out))
-    chain = [target, *[p for p in target.parents if p == created or created in p.parents]]
-    for d in chain:  # innermost first; stops at the first folder that is not empty
-        try:
-            d.rmdir()
-        except OSError:
-            return
 
 
 def exit_code(results: list[dict], strict: bool, out: Path | str) -> int:

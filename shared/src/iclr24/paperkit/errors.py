@@ -17,8 +17,18 @@ keeps working.
 from __future__ import annotations
 
 import os
+import re
 
-__all__ = ["InputError", "InputFileError", "describe"]
+__all__ = [
+    "InputError",
+    "InputFileError",
+    "InputFolderError",
+    "describe",
+    "strip_unsafe_advice",
+    "check_int",
+    "check_float",
+    "check_finite",
+]
 
 
 class InputError(ValueError):
@@ -38,6 +48,39 @@ class InputFileError(InputError, FileNotFoundError):
         return self.message
 
 
+class InputFolderError(InputFileError, IsADirectoryError):
+    """A folder where a file was expected. Also an ``IsADirectoryError``, for code written against that."""
+
+
+_UNSAFE_WORDS = (
+    "weights_only",
+    "safe_globals",
+    "allowlist",
+    "trusted source",
+    "trust the source",
+    "trust this",
+    "arbitrary code",
+    "file an issue",
+    "documentation of torch.load",
+    "two options",
+)
+
+
+def strip_unsafe_advice(message: object) -> str:
+    """``message`` (an exception or its text) without torch's advice to re-run ``torch.load`` with
+    ``weights_only=False`` (the unsafe fix) or to allow-list globals, without terminal colour codes, on one line:
+    what is left says what was refused (``Unsupported global: GLOBAL argparse.Namespace ...``)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(message))
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    kept = [
+        part.strip()
+        for part in re.split(r"(?<=[.!?])\s+|\n+", text)
+        if part.strip() and not any(w in part.lower() for w in _UNSAFE_WORDS)
+    ]
+    return " ".join(kept).strip()
+
+
 def describe(value: object) -> str:
     """A short description of what came: ``tensor of shape (3, 4) and dtype float32``, ``str 'abc'``, ..."""
     shape = getattr(value, "shape", None)
@@ -48,3 +91,66 @@ def describe(value: object) -> str:
         return f"{kind} of shape {tuple(shape)} and dtype {str(dtype).replace('torch.', '')}"
     text = repr(value)
     return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+def check_int(value: object, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """``value`` as an ``int`` when it is an integer (Python or NumPy; not a bool, not a float) within
+    ``[minimum, maximum]``; else one :class:`InputError` naming ``name``."""
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(f"{name} must be an integer, got {describe(value)}")
+    v = int(value)
+    if (minimum is not None and v < minimum) or (maximum is not None and v > maximum):
+        lo = "" if minimum is None else f">= {minimum}"
+        hi = "" if maximum is None else f"<= {maximum}"
+        raise InputError(f"{name} must be {' and '.join(x for x in (lo, hi) if x)}, got {v}")
+    return v
+
+
+def check_float(
+    value: object,
+    name: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    open_min: bool = False,
+    open_max: bool = False,
+) -> float:
+    """``value`` as a finite ``float`` (a real number, not a bool) within the bounds (``open_min``/``open_max``
+    exclude them); else one :class:`InputError` naming ``name``."""
+    import math
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a real number, got {describe(value)}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise InputError(f"{name} must be finite, got {v}")
+    low = minimum is not None and (v <= minimum if open_min else v < minimum)
+    high = maximum is not None and (v >= maximum if open_max else v > maximum)
+    if low or high:
+        lo = "" if minimum is None else f"{'>' if open_min else '>='} {minimum}"
+        hi = "" if maximum is None else f"{'<' if open_max else '<='} {maximum}"
+        raise InputError(f"{name} must be {' and '.join(x for x in (lo, hi) if x)}, got {v}")
+    return v
+
+
+def check_finite(x: object, name: str, *, allow_empty: bool = False) -> object:
+    """``x`` (a tensor or array) unchanged when it is not empty and holds no NaN/inf; else one :class:`InputError`
+    naming ``name``. The check a metric makes before it answers."""
+    import numpy as np
+
+    if hasattr(x, "detach") and hasattr(x, "isfinite"):  # torch tensor
+        t = x.detach()
+        empty = t.numel() == 0
+        finite = bool(t.isfinite().all()) if t.is_floating_point() or t.is_complex() else True
+    else:
+        a = np.asarray(x)
+        empty = a.size == 0
+        finite = bool(np.isfinite(a).all()) if np.issubdtype(a.dtype, np.inexact) else True
+    if empty and not allow_empty:
+        raise InputError(f"{name} is empty ({describe(x)}); expected at least one value")
+    if not finite:
+        raise InputError(f"{name} holds NaN or inf ({describe(x)}); expected finite values")
+    return x

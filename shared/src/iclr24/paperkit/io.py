@@ -8,14 +8,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .errors import InputFileError, InputFolderError
+
 __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "atomic_write_json",
     "atomic_torch_save",
     "ensure_out_dir",
+    "refuse_file_in_path",
     "load_npz",
     "load_image",
+    "readable_file",
 ]
 
 
@@ -48,7 +52,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     mode ``0o666 & ~umask``; an existing file keeps its mode."""
     path = Path(path)
     if path.exists() and path.is_dir():
-        raise IsADirectoryError(f"cannot write a file at {path}: it is an existing folder")
+        raise InputFolderError(f"cannot write a file at {path}: it is an existing folder", path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -91,9 +95,8 @@ def atomic_torch_save(obj: Any, path: str | os.PathLike) -> Path:
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def ensure_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
-    """Create the output folder ``out`` (and parents) and check it is writable: a one-line ``NotADirectoryError``
-    when it (or a parent) is a file, a ``PermissionError`` naming the folder when it cannot be written."""
+def refuse_file_in_path(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """A one-line ``NotADirectoryError`` when ``out`` (or a folder above it) is a file; creates nothing."""
     out = Path(out)
     for p in (out, *out.parents):
         if p.exists() and not p.is_dir():
@@ -101,66 +104,94 @@ def ensure_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
             raise NotADirectoryError(f"{flag} {out} {what}; expected a folder (existing or new)")
         if p.exists():
             break
+    return out
+
+
+def ensure_out_dir(
+    out: str | os.PathLike, flag: str = "--out", *, shown: str | os.PathLike | None = None
+) -> Path:
+    """Create the output folder ``out`` (and parents) and check it is writable: a one-line ``NotADirectoryError``
+    when it (or a parent) is a file, a ``PermissionError`` naming the folder when it cannot be written. ``shown``:
+    the path the messages name (default ``out``)."""
+    out = Path(out)
+    name = Path(shown) if shown is not None else out
+    refuse_file_in_path(name, flag)
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".write-probe.", dir=out)
         os.close(fd)
         os.unlink(probe)
     except PermissionError:
-        raise PermissionError(f"{flag} {out} is not writable: choose a folder you can write to") from None
+        raise PermissionError(f"{flag} {name} is not writable: choose a folder you can write to") from None
     except OSError as e:
-        raise PermissionError(f"{flag} {out} cannot be used as an output folder: {e.strerror or e}") from None
+        raise PermissionError(
+            f"{flag} {name} cannot be used as an output folder: {e.strerror or e}"
+        ) from None
     return out
 
 
-def _readable_file(path: str | os.PathLike, what: str) -> Path:
+def readable_file(path: str | os.PathLike, what: str = "file", *, allow_empty: bool = False) -> Path:
+    """``path`` as a ``Path`` once it is an existing, non-empty file; else one :class:`InputFileError` line naming it
+    and ``what`` it should be (a folder is an :class:`InputFolderError`, also an ``IsADirectoryError``)."""
+    if not isinstance(path, str | os.PathLike):
+        from .errors import InputError, describe
+
+        raise InputError(f"{what} must be a path (str or os.PathLike), got {describe(path)}")
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"{what} {p} does not exist")
+        raise InputFileError(f"{what} {p} does not exist", p)
     if p.is_dir():
-        raise IsADirectoryError(f"{what} {p} is a folder; expected a file")
-    if p.stat().st_size == 0:
-        raise ValueError(f"{what} {p} is empty (0 bytes)")
+        raise InputFolderError(f"{what} {p} is a folder; expected a file", p)
+    if not allow_empty and p.stat().st_size == 0:
+        raise InputFileError(f"{what} {p} is empty (0 bytes)", p)
     return p
+
+
+_readable_file = readable_file
 
 
 def load_npz(path: str | os.PathLike, keys: tuple[str, ...] | None = None) -> dict:
     """Read a NumPy ``.npz`` archive into a dict of arrays (eagerly, no pickled objects). A missing, empty,
-    truncated or foreign file, or one without the ``keys`` asked for, is one clear error naming the file."""
+    truncated or foreign file, or one without the ``keys`` asked for, is one :class:`InputFileError` line
+    naming the file."""
     import zipfile
 
     import numpy as np
 
     p = _readable_file(path, ".npz file")
     if not zipfile.is_zipfile(p):
-        raise ValueError(
-            f"{p} is not a readable .npz archive: damaged, truncated or another format (expected a zip written by numpy.savez)"
+        raise InputFileError(
+            f"{p} is not a readable .npz archive: damaged, truncated or another format (expected a zip written "
+            "by numpy.savez)",
+            p,
         )
     try:
         with np.load(p, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
     except (zipfile.BadZipFile, EOFError, OSError, KeyError) as e:
-        raise ValueError(f"{p} is a damaged .npz archive (truncated or corrupt): {e}") from None
+        raise InputFileError(f"{p} is a damaged .npz archive (truncated or corrupt): {e}", p) from None
     except ValueError as e:
         if "pickle" in str(e):
-            raise ValueError(
-                f"{p} holds Python objects, not plain arrays; only numeric arrays are read"
+            raise InputFileError(
+                f"{p} holds Python objects, not plain arrays; only numeric arrays are read", p
             ) from None
-        raise ValueError(f"{p} is a damaged .npz archive: {e}") from None
+        raise InputFileError(f"{p} is a damaged .npz archive: {e}", p) from None
     if keys is not None:
         missing = [k for k in keys if k not in data]
         if missing:
-            raise ValueError(f"{p} lacks the array(s) {missing}; it has {sorted(data)}")
+            raise InputFileError(f"{p} lacks the array(s) {missing}; it has {sorted(data)}", p)
     return data
 
 
 def load_image(path: str | os.PathLike, mode: str = "RGB"):
     """Read an image file as float32 in [0, 1]: ``(H, W, 3)`` for ``mode="RGB"``, ``(H, W)`` for ``"L"``. A missing,
-    empty, truncated or non-image file is one clear ``ValueError`` naming the file. Needs Pillow (``[data]``)."""
+    empty, truncated or non-image file is one clear ``InputFileError`` naming the file. Needs Pillow (``[data]``)."""
     import numpy as np
 
     if mode not in ("RGB", "L"):
-        raise ValueError(f"mode must be 'RGB' or 'L', got {mode!r}")
+        from .errors import InputError
+
+        raise InputError(f"mode must be 'RGB' or 'L', got {mode!r}")
     p = _readable_file(path, "image file")
     try:
         from PIL import Image, UnidentifiedImageError
@@ -171,7 +202,9 @@ def load_image(path: str | os.PathLike, mode: str = "RGB"):
             im.load()
             arr = np.asarray(im.convert(mode), dtype=np.float32) / 255.0
     except UnidentifiedImageError:
-        raise ValueError(f"{p} is not an image file Pillow can read (PNG, JPEG, ...)") from None
-    except (OSError, SyntaxError) as e:
-        raise ValueError(f"{p} is a damaged image file (truncated or corrupt): {e}") from None
+        raise InputFileError(f"{p} is not an image file Pillow can read (PNG, JPEG, ...)", p) from None
+    except Image.DecompressionBombError as e:
+        raise InputFileError(f"{p} is too large an image to decode safely: {e}", p) from None
+    except (OSError, SyntaxError, ValueError) as e:
+        raise InputFileError(f"{p} is a damaged image file (truncated or corrupt): {e}", p) from None
     return arr

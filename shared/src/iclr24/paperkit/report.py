@@ -317,9 +317,9 @@ def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
 @contextmanager
 def _pinned_children() -> Iterator[None]:
     """Processes spawned inside start with the kernel pins in their environment (before any import)."""
-    from .threads import DISPATCH_ENV, pin_process_dispatch
+    from .threads import DISPATCH_ENV, OUTER_ENV, pin_process_dispatch
 
-    saved = {v: os.environ.get(v) for v in DISPATCH_ENV}
+    saved = {v: os.environ.get(v) for v in (*DISPATCH_ENV, OUTER_ENV)}
     pin_process_dispatch(True)
     try:
         yield

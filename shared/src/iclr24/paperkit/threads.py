@@ -42,6 +42,7 @@ DISPATCH_ENV = {
     "OPENBLAS_CORETYPE": "Haswell",
 }
 _KEEP_IF_SET = ("OPENBLAS_CORETYPE",)
+OUTER_ENV = "ICLR24_DISPATCH_OUTER"  # the variables as they were before the pin (json), restored on opt-out
 
 THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
@@ -108,13 +109,23 @@ def pin_process_dispatch(enabled: bool = True) -> dict:
     """Pin this process's CPU kernels to the AVX2 level (see the module docstring), or with ``enabled=False``
     remove the pins (the machine's native kernels). Takes effect only before the libraries' first computation:
     call it first thing in a fresh process. Returns :func:`dispatch_record`'s environment part."""
-    for var, value in DISPATCH_ENV.items():
-        if enabled:
+    import json
+
+    if enabled:
+        if OUTER_ENV not in os.environ:  # what the user had, for a paper that opts out in a child process
+            os.environ[OUTER_ENV] = json.dumps({v: os.environ.get(v) for v in DISPATCH_ENV})
+        for var, value in DISPATCH_ENV.items():
             if var in _KEEP_IF_SET and os.environ.get(var):
                 continue
             os.environ[var] = value
-        elif var not in _KEEP_IF_SET:
-            os.environ.pop(var, None)
+    else:
+        outer = json.loads(os.environ.pop(OUTER_ENV, "{}") or "{}")
+        for var in DISPATCH_ENV:
+            old = outer.get(var)
+            if old is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = old
     return {v: os.environ.get(v) for v in DISPATCH_ENV}
 
 

@@ -29,10 +29,17 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce_parts(args: argparse.Namespace) -> list[str]:
+    """What ``iclr24 reproduce`` owns in its --out (other runs may live there too, e.g. results/<name>/train)."""
+    names = list(args.names) or list(discover_papers())
+    return ["REPORT.md", "claims.json", *[f"{n}/reproduce/" for n in dict.fromkeys(names)]]
+
+
 @app.command(
     "reproduce",
     "Run the claim checks of the named (default: all installed) paper packages; writes REPORT.md and claims.json "
-    "into --out and each paper's report and plots into --out/<name>/reproduce/.",
+    "into --out and each paper's report and plots into --out/<name>/reproduce/ (the rest of --out is left alone; "
+    "--overwrite replaces an earlier reproduce run's files there).",
     arg("names", nargs="*", metavar="NAME", help="paper packages to run (default: all installed)"),
     arg("--strict", action="store_true", help="exit 1 when a claim does not hold or a measurement failed"),
     arg(
@@ -45,6 +52,7 @@ def _list(args: argparse.Namespace) -> int:
     device=True,
     data=True,
     default_out="results",
+    parts=_reproduce_parts,
 )
 def _reproduce(args: argparse.Namespace) -> int:
     eps = discover_papers()

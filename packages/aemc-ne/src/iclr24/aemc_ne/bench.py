@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.errors import InputError
 
 from .completion import AEMC, AEMCNE
 from .data import Ratings, make_synthetic
@@ -31,7 +32,7 @@ def _ml100k_shaped(n_users: int, n_items: int, n: int, seed: int = 0) -> Ratings
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
     if mode not in SIZES:
-        raise ValueError(f"mode must be one of {sorted(SIZES)}, got {mode!r}")
+        raise InputError(f"mode must be one of {sorted(SIZES)}, got {mode!r}")
     m, n, epochs, repeats, nu, ni, nr = SIZES[mode]
     results = []
     fit = dict(epochs=epochs, eval_every=epochs, val_fraction=0.0, standardize=True, quiet=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, load_model, relative_rmse, rmse
@@ -74,7 +75,7 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
                 return train, test, f"{p} u1.base/u1.test"
             files = [p / n for n in ("u.data", "ratings.dat", "ml-100k.inter") if (p / n).is_file()]
             if not files:
-                raise FileNotFoundError(
+                raise InputFileError(
                     f"{p} holds neither u1.base/u1.test, u.data, ratings.dat nor ml-100k.inter"
                 )
             p = files[0]
@@ -193,13 +194,13 @@ def _predict(args: argparse.Namespace) -> int:
 
     model = load_model(args.model)
     if not args.pairs.is_file():
-        raise FileNotFoundError(f"pairs file not found: {args.pairs}")
+        raise InputFileError(f"pairs file not found: {args.pairs}")
     try:
         pairs = np.loadtxt(args.pairs, dtype=np.int64, ndmin=2, delimiter=None)
     except ValueError as e:
-        raise ValueError(f"{args.pairs}: expected two integer columns 'user item' per line ({e})") from None
+        raise InputError(f"{args.pairs}: expected two integer columns 'user item' per line ({e})") from None
     if pairs.shape[1] != 2:
-        raise ValueError(f"{args.pairs}: expected two columns 'user item', got {pairs.shape[1]}")
+        raise InputError(f"{args.pairs}: expected two columns 'user item', got {pairs.shape[1]}")
     pred = model.predict(pairs[:, 0], pairs[:, 1])
     lines = ["user,item,prediction"] + [f"{u},{i},{p:.6f}" for (u, i), p in zip(pairs, pred)]
     atomic_write_text(Path(args.out) / "predictions.csv", "\n".join(lines) + "\n")

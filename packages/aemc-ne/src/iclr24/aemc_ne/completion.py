@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.distributed import rank_and_world
+from iclr24.paperkit.errors import InputError, InputFileError, check_finite, describe
 from iclr24.paperkit.progress import progress
 
 from .data import Ratings
@@ -40,21 +41,37 @@ __all__ = [
 ORIENTATIONS = ("item", "user")
 
 
+def _real_array(x: object, name: str) -> np.ndarray:
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name} must be an array of numbers, got {describe(x)} ({e})") from None
+    if a.dtype == object or a.dtype.kind not in "biuf":
+        raise InputError(f"{name} must be an array of real numbers, got {describe(x)}")
+    return a.astype(np.float64)
+
+
 def rmse(pred: np.ndarray, target: np.ndarray) -> float:
     """``sqrt(mean((pred - target)^2))`` (plain RMSE, used for ratings)."""
-    pred, target = np.asarray(pred, dtype=np.float64), np.asarray(target, dtype=np.float64)
+    pred, target = _real_array(pred, "pred"), _real_array(target, "target")
     if pred.shape != target.shape or pred.size == 0:
-        raise ValueError(f"rmse needs two non-empty arrays of one shape, got {pred.shape} and {target.shape}")
+        raise InputError(f"rmse needs two non-empty arrays of one shape, got {pred.shape} and {target.shape}")
+    check_finite(pred, "pred")
+    check_finite(target, "target")
     return float(np.sqrt(np.mean((pred - target) ** 2)))
 
 
 def relative_rmse(pred: np.ndarray, target: np.ndarray) -> float:
     """``||P - X||_Omega / ||X||_Omega`` over the given entries (the released code's metric for synthetic data)."""
-    target = np.asarray(target, dtype=np.float64)
+    target = _real_array(target, "target")
+    check_finite(target, "target")
     denom = float(np.sqrt(np.mean(target**2)))
     if denom == 0.0:
-        raise ValueError("relative_rmse is undefined when every target is 0")
+        raise InputError("relative_rmse is undefined when every target is 0")
     return rmse(pred, target) / denom
+
+
+MAX_EPOCHS = 10**7  # a bound far past any real run, so a typo'd huge count is an error, not an overflow
 
 
 @dataclass(frozen=True)
@@ -78,35 +95,53 @@ class FitConfig:
     def __post_init__(self) -> None:
         for name in ("epochs", "eval_every"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_EPOCHS:
+                raise InputError(f"{name} must be an int in [1, {MAX_EPOCHS:,}], got {v!r}")
         for name in ("lr",):
             v = getattr(self, name)
-            if not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, int | float)
+                or not math.isfinite(v)
+                or not 0 < v <= 1e3
+            ):
+                raise InputError(f"{name} must be a number in (0, 1000], got {v!r}")
         for name in ("weight_decay", "l2", "l2_elem"):
             v = getattr(self, name)
             if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+                raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
         if self.batch_size is not None and (
             isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1
         ):
-            raise ValueError(
+            raise InputError(
                 f"batch_size must be a positive int or None (full batch), got {self.batch_size!r}"
             )
-        if not isinstance(self.val_fraction, int | float) or not 0.0 <= self.val_fraction < 1.0:
-            raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
-        if self.patience is not None and (not isinstance(self.patience, int) or self.patience < 1):
-            raise ValueError(f"patience must be a positive int or None, got {self.patience!r}")
-        if self.clip is not None and (len(self.clip) != 2 or not self.clip[0] < self.clip[1]):
-            raise ValueError(f"clip must be (low, high) with low < high, got {self.clip!r}")
+        if (
+            isinstance(self.val_fraction, bool)
+            or not isinstance(self.val_fraction, int | float)
+            or not 0.0 <= self.val_fraction < 1.0
+        ):
+            raise InputError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
+        if self.patience is not None and (
+            isinstance(self.patience, bool)
+            or not isinstance(self.patience, int)
+            or not 1 <= self.patience <= MAX_EPOCHS
+        ):
+            raise InputError(f"patience must be a positive int or None, got {self.patience!r}")
+        if self.clip is not None and (
+            not isinstance(self.clip, tuple | list)
+            or len(self.clip) != 2
+            or not all(isinstance(c, int | float) and math.isfinite(c) for c in self.clip)
+            or not self.clip[0] < self.clip[1]
+        ):
+            raise InputError(f"clip must be (low, high) with low < high, got {self.clip!r}")
 
 
 def _fit_config(config: FitConfig | None, overrides: dict) -> FitConfig:
     base = asdict(config) if config is not None else {}
     unknown = set(overrides) - set(FitConfig.__dataclass_fields__)
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"unknown fit option(s) {sorted(unknown)}; valid: {sorted(FitConfig.__dataclass_fields__)}"
         )
     return FitConfig(**{**base, **overrides})
@@ -114,12 +149,12 @@ def _fit_config(config: FitConfig | None, overrides: dict) -> FitConfig:
 
 def _check_ratings(name: str, r: object) -> Ratings:
     if not isinstance(r, Ratings):
-        raise ValueError(
+        raise InputError(
             f"{name} must be an iclr24.aemc_ne.Ratings (use Ratings(users, items, values, n_users, n_items) or "
             f"Ratings.from_dense(X, mask)), got {type(r).__name__}"
         )
     if len(r) == 0:
-        raise ValueError(f"{name} holds no ratings")
+        raise InputError(f"{name} holds no ratings")
     return r
 
 
@@ -135,7 +170,7 @@ def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig)
     if propensity is not None:
         p = np.asarray(propensity, dtype=np.float64)
         if p.shape != (len(train),) or not np.all(np.isfinite(p)) or p.min() <= 0 or p.max() > 1:
-            raise ValueError(
+            raise InputError(
                 f"propensity must be {len(train)} probabilities in (0, 1], one per training rating; got shape "
                 f"{p.shape}" + (f", range [{p.min():.3g}, {p.max():.3g}]" if p.size else "")
             )
@@ -143,13 +178,13 @@ def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig)
     if val is not None:
         val = _check_ratings("val", val)
         if val.shape != train.shape:
-            raise ValueError(f"val has shape {val.shape} but train has {train.shape}")
+            raise InputError(f"val has shape {val.shape} but train has {train.shape}")
         return _Split(train, val, weights)
     if cfg.val_fraction == 0.0:
         return _Split(train, None, weights)
     k = int(round(cfg.val_fraction * len(train)))
     if k == 0 or k == len(train):
-        raise ValueError(
+        raise InputError(
             f"val_fraction={cfg.val_fraction} of {len(train)} training ratings leaves {k} validation entries; "
             "pass more ratings, a larger val_fraction, an explicit val=, or val_fraction=0 to train without selection"
         )
@@ -186,27 +221,27 @@ class _Estimator:
 
     def _check_orientation(self, orientation: str) -> str:
         if orientation not in ORIENTATIONS:
-            raise ValueError(f"orientation must be 'item' (items are samples) or 'user', got {orientation!r}")
+            raise InputError(f"orientation must be 'item' (items are samples) or 'user', got {orientation!r}")
         return orientation
 
     def _require_fitted(self) -> None:
         if not getattr(self, "fitted_", False):
-            raise ValueError(f"{type(self).__name__} is not fitted yet; call fit(train) first")
+            raise InputError(f"{type(self).__name__} is not fitted yet; call fit(train) first")
 
     def _check_ids(self, users, items) -> tuple[np.ndarray, np.ndarray]:
         u = np.asarray(users)
         i = np.asarray(items)
         if u.shape != i.shape or u.ndim != 1:
-            raise ValueError(f"users and items must be 1-D arrays of one length, got {u.shape} and {i.shape}")
+            raise InputError(f"users and items must be 1-D arrays of one length, got {u.shape} and {i.shape}")
         if u.size and not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(i.dtype, np.integer)):
-            raise ValueError(f"users and items must be integer indices, got dtypes {u.dtype}, {i.dtype}")
+            raise InputError(f"users and items must be integer indices, got dtypes {u.dtype}, {i.dtype}")
         nu, ni = self.shape_
         if u.size and (u.min() < 0 or u.max() >= nu):
-            raise ValueError(
+            raise InputError(
                 f"user index out of range: expected 0 <= user < {nu}, got [{u.min()}, {u.max()}]"
             )
         if i.size and (i.min() < 0 or i.max() >= ni):
-            raise ValueError(
+            raise InputError(
                 f"item index out of range: expected 0 <= item < {ni}, got [{i.min()}, {i.max()}]"
             )
         return u.astype(np.int64), i.astype(np.int64)
@@ -247,7 +282,7 @@ class _Estimator:
         for epoch in bar:
             loss = epoch_fn(epoch)
             if not math.isfinite(loss):
-                raise ValueError(f"training diverged at epoch {epoch} (loss {loss}); lower lr")
+                raise InputError(f"training diverged at epoch {epoch} (loss {loss}); lower lr")
             if epoch % cfg.eval_every == 0 or epoch == cfg.epochs:
                 v = val_fn()
                 self.history.append(
@@ -334,13 +369,13 @@ class AEMC(_Estimator):
             (tr.n_items, tr.n_users) if self.orientation == "item" else (tr.n_users, tr.n_items)
         )
         if len(np.unique(s_idx * n_features + f_idx)) != len(tr):
-            raise ValueError(
+            raise InputError(
                 "train holds the same (user, item) pair more than once; keep one rating per pair"
             )
         empty = np.setdiff1d(np.arange(n_features), f_idx)
         if len(empty):
             kind = "user" if self.orientation == "item" else "item"
-            raise ValueError(
+            raise InputError(
                 f"{len(empty)} {kind}(s) (e.g. index {int(empty[0])}) have no training rating, so their output of "
                 f"the autoencoder can never be fitted; drop them or use orientation="
                 f"{'user' if self.orientation == 'item' else 'item'!r}"
@@ -532,7 +567,7 @@ def AutoRec(kind: str = "item", hidden: int = 500) -> AEMC:
     """I-AutoRec / U-AutoRec (Sedhain et al. 2015): one sigmoid hidden layer, identity output; the paper's AEMC
     with ``L = 2``. Train it with ``l2=`` (AutoRec's lambda) for the published setting."""
     if kind not in ("item", "user"):
-        raise ValueError(f"kind must be 'item' (I-AutoRec) or 'user' (U-AutoRec), got {kind!r}")
+        raise InputError(f"kind must be 'item' (I-AutoRec) or 'user' (U-AutoRec), got {kind!r}")
     return AEMC(main_hidden=(hidden,), activation="sigmoid", orientation=kind)
 
 
@@ -556,7 +591,7 @@ class MatrixFactorization(_Estimator):
 
     def __init__(self, *, rank: int = 10):
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise ValueError(f"rank must be a positive int, got {rank!r}")
+            raise InputError(f"rank must be a positive int, got {rank!r}")
         self.rank = rank
         self.orientation = "item"
         self.fitted_ = False
@@ -622,15 +657,13 @@ def load_model(path: str | Path) -> AEMC:
 
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(
-            f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`"
-        )
+        raise InputFileError(f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`")
     obj = load_checkpoint(p, format=_FORMAT, required=_REQUIRED, what="aemc-ne checkpoint")
     try:
         return _model_from_checkpoint(obj)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(
+        raise InputError(
             f"{p} is a damaged aemc-ne checkpoint ({type(e).__name__}: {first}); write it again with "
             "`aemc-ne train --out DIR`"
         ) from None
@@ -640,7 +673,7 @@ def _model_from_checkpoint(obj: dict) -> AEMC:
     spec = dict(obj["spec"])
     kind = spec.pop("kind")
     if kind not in ("AEMC", "AEMCNE"):
-        raise ValueError(f"spec kind must be 'AEMC' or 'AEMCNE', got {kind!r}")
+        raise InputError(f"spec kind must be 'AEMC' or 'AEMCNE', got {kind!r}")
     model = AEMCNE(**spec) if kind == "AEMCNE" else AEMC(**spec)
     cfg = dict(obj["config"])
     cfg["clip"] = None if cfg["clip"] is None else tuple(cfg["clip"])

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, InputFileError, describe
+
 __all__ = [
     "Ratings",
     "SyntheticData",
@@ -43,25 +45,25 @@ class Ratings:
         i = np.asarray(self.items)
         v = np.asarray(self.values)
         if u.ndim != 1 or i.ndim != 1 or v.ndim != 1 or not (len(u) == len(i) == len(v)):
-            raise ValueError(
+            raise InputError(
                 f"users, items, values must be 1-D arrays of one length, got shapes {u.shape}, {i.shape}, {v.shape}"
             )
         for name, n in (("n_users", self.n_users), ("n_items", self.n_items)):
             if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-                raise ValueError(f"{name} must be a positive int, got {n!r}")
+                raise InputError(f"{name} must be a positive int, got {n!r}")
         if len(u) and not (np.issubdtype(u.dtype, np.integer) and np.issubdtype(i.dtype, np.integer)):
-            raise ValueError(f"user and item indices must be integers, got dtypes {u.dtype}, {i.dtype}")
+            raise InputError(f"user and item indices must be integers, got dtypes {u.dtype}, {i.dtype}")
         if not np.issubdtype(v.dtype, np.number) or np.issubdtype(v.dtype, np.complexfloating):
-            raise ValueError(f"rating values must be real numbers, got dtype {v.dtype}")
+            raise InputError(f"rating values must be real numbers, got dtype {v.dtype}")
         if len(v) and not np.all(np.isfinite(v)):
             bad = int(np.flatnonzero(~np.isfinite(v))[0])
-            raise ValueError(
+            raise InputError(
                 f"ratings must be finite; entry {bad} (user {u[bad]}, item {i[bad]}) is {v[bad]}"
             )
         if len(u) and (u.min() < 0 or u.max() >= self.n_users):
-            raise ValueError(f"user indices must lie in [0, {self.n_users}), got [{u.min()}, {u.max()}]")
+            raise InputError(f"user indices must lie in [0, {self.n_users}), got [{u.min()}, {u.max()}]")
         if len(i) and (i.min() < 0 or i.max() >= self.n_items):
-            raise ValueError(f"item indices must lie in [0, {self.n_items}), got [{i.min()}, {i.max()}]")
+            raise InputError(f"item indices must lie in [0, {self.n_items}), got [{i.min()}, {i.max()}]")
         object.__setattr__(self, "users", u.astype(np.int64, copy=False))
         object.__setattr__(self, "items", i.astype(np.int64, copy=False))
         object.__setattr__(self, "values", v.astype(np.float64, copy=False))
@@ -82,14 +84,14 @@ class Ratings:
         x = np.asarray(x)
         mask = np.asarray(mask)
         if x.ndim != 2 or mask.shape != x.shape:
-            raise ValueError(f"x and mask must be 2-D of one shape, got {x.shape} and {mask.shape}")
+            raise InputError(f"x and mask must be 2-D of one shape, got {x.shape} and {mask.shape}")
         mask = mask.astype(bool)
         if not allow_empty:
             rows = np.flatnonzero(~mask.any(axis=1))
             cols = np.flatnonzero(~mask.any(axis=0))
             if len(rows) or len(cols):
                 where = f"rows {rows[:5].tolist()}" if len(rows) else f"columns {cols[:5].tolist()}"
-                raise ValueError(
+                raise InputError(
                     f"the mask leaves {where} with no observed entry; drop them or pass allow_empty=True"
                 )
         u, i = np.nonzero(mask)
@@ -107,15 +109,27 @@ class Ratings:
         return Ratings(self.items, self.users, self.values, self.n_items, self.n_users)
 
     def subset(self, index: np.ndarray) -> Ratings:
+        """The entries at ``index`` (integer positions, or a boolean mask over the entries)."""
+        idx = np.asarray(index)
+        if idx.dtype == bool:
+            if idx.shape != (len(self),):
+                raise InputError(
+                    f"a boolean index must have one flag per entry ({len(self)}), got {idx.shape}"
+                )
+        elif not np.issubdtype(idx.dtype, np.integer):
+            raise InputError(f"index must hold integer positions or booleans, got {describe(index)}")
+        elif idx.size and (idx.min() < -len(self) or idx.max() >= len(self)):
+            raise InputError(f"index must lie in [0, {len(self)}), got values in [{idx.min()}, {idx.max()}]")
+        index = idx
         return Ratings(self.users[index], self.items[index], self.values[index], self.n_users, self.n_items)
 
     def split(self, fraction: float, seed: int = 0) -> tuple[Ratings, Ratings]:
         """Random split of the entries: ``(rest, held_out)`` with ``round(fraction * len)`` held out."""
         if not (isinstance(fraction, int | float) and 0.0 < fraction < 1.0):
-            raise ValueError(f"fraction must lie in (0, 1), got {fraction!r}")
+            raise InputError(f"fraction must lie in (0, 1), got {fraction!r}")
         k = int(round(fraction * len(self)))
         if k == 0 or k == len(self):
-            raise ValueError(
+            raise InputError(
                 f"a {fraction} split of {len(self)} ratings leaves an empty side; use more ratings or another fraction"
             )
         perm = np.random.default_rng(seed).permutation(len(self))
@@ -164,14 +178,20 @@ def make_synthetic(
     ``p_ij = sigmoid(a + s * Z_ij)`` (``s = mnar_strength``, larger values observed more often), ``a`` set so
     that the mean of ``p`` is ``obs_rate``. The test set is every unobserved entry."""
     for name, v in (("n_rows", n_rows), ("n_cols", n_cols), ("rank", rank)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10**6:
+            raise InputError(f"{name} must be an int in [1, 10**6], got {v!r}")
+    if n_rows * n_cols > 10**8:
+        raise InputError(
+            f"n_rows * n_cols must be <= 10**8 (a dense matrix is drawn), got {n_rows} x {n_cols}"
+        )
+    if rank > min(n_rows, n_cols):
+        raise InputError(f"rank must be <= min(n_rows, n_cols) = {min(n_rows, n_cols)}, got {rank}")
     if response not in RESPONSES:
-        raise ValueError(f"response must be one of {sorted(RESPONSES)}, got {response!r}")
+        raise InputError(f"response must be one of {sorted(RESPONSES)}, got {response!r}")
     if not (isinstance(obs_rate, int | float) and 0.0 < obs_rate < 1.0):
-        raise ValueError(f"obs_rate must lie in (0, 1), got {obs_rate!r}")
+        raise InputError(f"obs_rate must lie in (0, 1), got {obs_rate!r}")
     if mechanism not in ("mcar", "mnar"):
-        raise ValueError(f"mechanism must be 'mcar' or 'mnar', got {mechanism!r}")
+        raise InputError(f"mechanism must be 'mcar' or 'mnar', got {mechanism!r}")
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((n_cols, rank))
     b = rng.standard_normal((n_rows, rank))
@@ -200,7 +220,7 @@ def make_synthetic(
 def _require_file(path: str | Path, what: str) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{what} not found at {p}: {_HOW_TO_GET}")
+        raise InputFileError(f"{what} not found at {p}: {_HOW_TO_GET}")
     return p
 
 
@@ -217,23 +237,23 @@ def _parse_rows(lines: list[str], sep: str, path: Path, first_line: int) -> tupl
             continue
         parts = line.strip().split(sep) if sep != "ws" else line.split()
         if len(parts) < 3:
-            raise ValueError(
+            raise InputError(
                 f"{path}: line {k + first_line} has {len(parts)} column(s), expected at least 3 "
                 f"(user, item, rating): {line.strip()[:60]!r}"
             )
         try:
             r = float(parts[2])
         except ValueError:
-            raise ValueError(
+            raise InputError(
                 f"{path}: line {k + first_line}: rating {parts[2]!r} is not a number (expected user, item, rating)"
             ) from None
         if not math.isfinite(r):
-            raise ValueError(f"{path}: line {k + first_line}: rating {parts[2]!r} is not finite")
+            raise InputError(f"{path}: line {k + first_line}: rating {parts[2]!r} is not finite")
         users.append(parts[0].strip())
         items.append(parts[1].strip())
         vals.append(r)
     if not vals:
-        raise ValueError(f"{path} holds no ratings")
+        raise InputError(f"{path} holds no ratings")
     return users, items, np.asarray(vals, dtype=np.float64)
 
 
@@ -252,7 +272,7 @@ def _read_triplet_file(path: Path) -> tuple[list, list, np.ndarray]:
     text = path.read_text(encoding="latin-1")
     lines = text.splitlines()
     if not lines:
-        raise ValueError(f"{path} is empty; expected user, item, rating rows")
+        raise InputError(f"{path} is empty; expected user, item, rating rows")
     first = lines[0]
     if "::" in first:
         return _parse_rows(lines, "::", path, 1)
@@ -304,7 +324,7 @@ def load_recbole_inter(path: str | Path) -> tuple[Ratings, list[str], list[str]]
     p = _require_file(path, "ml-100k.inter")
     first = p.read_text(encoding="latin-1").split("\n", 1)[0]
     if "user_id" not in first or "rating" not in first:
-        raise ValueError(
+        raise InputError(
             f"{p} does not start with recbole's header 'user_id:token item_id:token rating:float ...'; got {first[:80]!r}"
         )
     return load_triplets(p)
@@ -318,16 +338,16 @@ def movielens_100k_split(path: str | Path, fold: int = 1) -> tuple[Ratings, Rati
 
     ``path`` is the ``.inter``/``u.data`` file or a folder holding one (``iclr24 data get movielens-100k``)."""
     if isinstance(fold, bool) or not isinstance(fold, int) or not 1 <= fold <= 5:
-        raise ValueError(f"fold must be an int in 1..5 (the u1-u5 splits), got {fold!r}")
+        raise InputError(f"fold must be an int in 1..5 (the u1-u5 splits), got {fold!r}")
     p = Path(path)
     if p.is_dir():
         cands = sorted(p.rglob("ml-100k.inter")) + sorted(p.rglob("u.data"))
         if not cands:
-            raise FileNotFoundError(f"no ml-100k.inter or u.data under {p}: {_HOW_TO_GET}")
+            raise InputFileError(f"no ml-100k.inter or u.data under {p}: {_HOW_TO_GET}")
         p = cands[0]
     ratings = load_movielens(p)
     if len(ratings) != 100_000:
-        raise ValueError(
+        raise InputError(
             f"{p} holds {len(ratings)} ratings; the ML-100K u1-u5 splits need all 100,000 in u.data order"
         )
     idx = np.arange(len(ratings))
@@ -349,24 +369,35 @@ def load_monti(path: str | Path) -> tuple[Ratings, Ratings]:
     p = _require_file(path, "Monti et al. .mat file (training_test_dataset.mat from github.com/fmonti/mgcnn)")
     try:
         from scipy.io import loadmat
+        from scipy.io.matlab import MatReadError
 
-        mat = loadmat(p)
+        try:
+            mat = loadmat(p)
+        except (MatReadError, IndexError, OSError, TypeError) as e:
+            raise InputFileError(
+                f"{p} is not a readable MATLAB .mat file ({type(e).__name__}: {e})", p
+            ) from None
         get = lambda k: np.asarray(mat[k], dtype=np.float64)
     except NotImplementedError:  # v7.3
         try:
             import h5py
         except ImportError:
-            raise ValueError(f"{p} is a MATLAB v7.3 (HDF5) file; install h5py to read it") from None
-        f = h5py.File(p, "r")
+            raise InputError(f"{p} is a MATLAB v7.3 (HDF5) file; install h5py to read it") from None
+        try:
+            f = h5py.File(p, "r")
+        except OSError as e:
+            raise InputFileError(f"{p} is not a readable MATLAB v7.3 (HDF5) file: {e}", p) from None
         get = lambda k: np.asarray(f[k], dtype=np.float64).T
     except ValueError as e:
-        raise ValueError(f"{p} is not a MATLAB .mat file: {e}") from None
+        raise InputFileError(f"{p} is not a MATLAB .mat file: {e}", p) from None
     try:
         m, otr, ote = get("M"), get("Otraining"), get("Otest")
+    except (TypeError, ValueError) as e:
+        raise InputFileError(f"{p}: M, Otraining and Otest must be numeric matrices ({e})", p) from None
     except KeyError as e:
-        raise ValueError(f"{p} lacks the variable {e}; expected M, Otraining, Otest") from None
+        raise InputFileError(f"{p} lacks the variable {e}; expected M, Otraining, Otest") from None
     if otr.shape != m.shape or ote.shape != m.shape:
-        raise ValueError(f"{p}: M {m.shape}, Otraining {otr.shape}, Otest {ote.shape} must share one shape")
+        raise InputError(f"{p}: M {m.shape}, Otraining {otr.shape}, Otest {ote.shape} must share one shape")
     train = Ratings.from_dense(m, otr > 0, allow_empty=True)
     test = Ratings.from_dense(m, ote > 0, allow_empty=True)
     return train, test

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "ACTIVATIONS",
     "MainAutoencoder",
@@ -36,22 +38,27 @@ __all__ = [
 ACTIVATIONS = {"tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "relu": nn.ReLU, "elu": nn.ELU}
 
 
+MAX_WIDTH = (
+    2**17
+)  # wider than any layer of the paper (500) by far; a larger one would not fit in memory anyway
+
+
 def _check_widths(name: str, widths: Sequence[int], allow_empty: bool) -> tuple[int, ...]:
     if isinstance(widths, str | bytes) or not isinstance(widths, Sequence):
-        raise ValueError(f"{name} must be a sequence of layer widths such as (500,), got {widths!r}")
+        raise InputError(f"{name} must be a sequence of layer widths such as (500,), got {widths!r}")
     out = []
     for w in widths:
-        if isinstance(w, bool) or not isinstance(w, int) or w < 1:
-            raise ValueError(f"{name} must hold positive ints, got {tuple(widths)!r}")
+        if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= MAX_WIDTH:
+            raise InputError(f"{name} must hold ints in [1, {MAX_WIDTH}], got {tuple(widths)!r}")
         out.append(int(w))
     if not out and not allow_empty:
-        raise ValueError(f"{name} needs at least one hidden layer, got {tuple(widths)!r}")
+        raise InputError(f"{name} needs at least one hidden layer, got {tuple(widths)!r}")
     return tuple(out)
 
 
 def _activation(name: str) -> nn.Module:
     if name not in ACTIVATIONS:
-        raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {name!r}")
+        raise InputError(f"activation must be one of {sorted(ACTIVATIONS)}, got {name!r}")
     return ACTIVATIONS[name]()
 
 
@@ -71,7 +78,7 @@ def masked_loss(
     m = mask.bool()
     n_obs = int(m.sum())
     if n_obs == 0:
-        raise ValueError("masked_loss needs at least one observed entry (mask is all zero)")
+        raise InputError("masked_loss needs at least one observed entry (mask is all zero)")
     diff = torch.where(m, x - x_hat, torch.zeros((), dtype=x_hat.dtype, device=x_hat.device))
     sq = diff.square()
     if weights is not None:
@@ -95,7 +102,7 @@ class MainAutoencoder(nn.Module):
     def __init__(self, n_features: int, hidden: Sequence[int] = (500,), activation: str = "tanh"):
         super().__init__()
         if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
-            raise ValueError(f"n_features must be a positive int, got {n_features!r}")
+            raise InputError(f"n_features must be a positive int, got {n_features!r}")
         hidden = _check_widths("main_hidden", hidden, allow_empty=False)
         widths = (n_features, *hidden, n_features)
         layers: list[nn.Module] = []
@@ -132,7 +139,7 @@ class ElementwiseNetwork(nn.Module):
         super().__init__()
         hidden = _check_widths("elem_hidden", hidden, allow_empty=False)
         if isinstance(skip, bool) or not isinstance(skip, int | float) or not math.isfinite(skip):
-            raise ValueError(f"skip must be a finite number (the released code uses 0.8), got {skip!r}")
+            raise InputError(f"skip must be a finite number (the released code uses 0.8), got {skip!r}")
         self.skip = float(skip)
         self.shared = bool(shared)
         self.act = _activation(activation)
@@ -141,7 +148,7 @@ class ElementwiseNetwork(nn.Module):
             self.layers = nn.ModuleList(nn.Linear(widths[k], widths[k + 1]) for k in range(len(widths) - 1))
         else:
             if isinstance(n_outputs, bool) or not isinstance(n_outputs, int) or n_outputs < 1:
-                raise ValueError(f"per-output g (shared=False) needs n_outputs = m >= 1, got {n_outputs!r}")
+                raise InputError(f"per-output g (shared=False) needs n_outputs = m >= 1, got {n_outputs!r}")
             self.weights = nn.ParameterList()
             self.biases = nn.ParameterList()
             for k in range(len(widths) - 1):
@@ -165,7 +172,7 @@ class ElementwiseNetwork(nn.Module):
             e = z.squeeze(-1)
         else:
             if y.ndim != 2 or y.shape[1] != self.n_outputs:
-                raise ValueError(f"per-output g expects (B, {self.n_outputs}) inputs, got {tuple(y.shape)}")
+                raise InputError(f"per-output g expects (B, {self.n_outputs}) inputs, got {tuple(y.shape)}")
             z = y.unsqueeze(-1)  # (B, m, 1)
             for k, (w, b) in enumerate(zip(self.weights, self.biases)):
                 z = torch.einsum("bmi,mij->bmj", z, w) + b

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_ml10m_format"]
 
 
@@ -54,7 +56,7 @@ def write_ml10m_format(folder: Path, n_users: int, n_items: int, n_ratings: int,
     """A synthetic ``ratings.dat`` in GroupLens' ML-10M format: ``UserID::MovieID::Rating::Timestamp``, ratings in
     half stars 0.5-5, sparse non-contiguous ids (as in ML-10M); every user and every movie rated at least once."""
     if n_ratings < max(n_users, n_items):
-        raise ValueError(
+        raise InputError(
             f"n_ratings must be >= max(n_users, n_items) = {max(n_users, n_items)}, got {n_ratings}"
         )
     rng = np.random.default_rng(seed)

@@ -15,6 +15,8 @@ import math
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 from .completion import AEMC
 
 __all__ = ["bound_terms"]
@@ -30,9 +32,9 @@ def bound_terms(model: AEMC, zeta: float = 1.0) -> dict:
     ``L`` (weight layers of ``h``, plus those of ``g``), ``d_bar`` (mean layer width), the spectral norms of ``h``'s
     weight matrices and their product, and ``complexity_form = sqrt(L^3 * zeta * d_bar / n)`` (form, not constant)."""
     if not isinstance(model, AEMC) or not getattr(model, "fitted_", False):
-        raise ValueError(f"bound_terms needs a fitted AEMC or AEMCNE, got {type(model).__name__}")
+        raise InputError(f"bound_terms needs a fitted AEMC or AEMCNE, got {type(model).__name__}")
     if not isinstance(zeta, int | float) or not math.isfinite(zeta) or zeta <= 0:
-        raise ValueError(f"zeta must be a positive finite number, got {zeta!r}")
+        raise InputError(f"zeta must be a positive finite number, got {zeta!r}")
     net = model.net_
     weights = net.main.weight_matrices()
     widths = [w.shape[1] for w in weights] + [weights[-1].shape[0]]

@@ -22,6 +22,7 @@ from .decomposition import (
 )
 from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
 from .models import ASMR, SIREN, build_model
+from .sampling import uniform_grid_batches
 from .train import FitResult, fit, psnr, ssim
 
 __all__ = [
@@ -51,5 +52,6 @@ __all__ = [
     "save_signal",
     "ssim",
     "suggest_bases",
+    "uniform_grid_batches",
     "validate_bases",
 ]

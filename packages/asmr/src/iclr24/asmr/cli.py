@@ -66,6 +66,13 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
     arg("--lr", type=positive_float, default=1e-4, help="Adam learning rate (cosine-annealed)"),
     arg("--lr-min", type=nonneg_float, default=1e-5, help="final learning rate of the cosine schedule"),
     arg("--batch-size", type=positive_int, default=None, help="points per step (default: full batch)"),
+    arg(
+        "--sampler",
+        choices=("random", "grid"),
+        default="random",
+        help="with --batch-size: random points each step, or the official uniform grid sampler (16 cells per axis, "
+        "whole epochs over fixed batches; --steps must be a multiple of the batches per epoch)",
+    ),
     arg("--checkpoint", type=Path, default=Path("model.pt"), metavar="FILE", help="checkpoint file to write"),
     device=True,
     out=False,
@@ -90,6 +97,7 @@ def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampl
         lr=args.lr,
         lr_min=args.lr_min,
         batch_size=args.batch_size,
+        sampler=args.sampler,
         value_range=signal.value_range,
         seed=args.seed,
         show_progress=not args.quiet,

@@ -1,8 +1,10 @@
 """Fitting a coordinate network to one signal (the paper's training loop) and the fidelity metrics.
 
 Training (Sec. 4 and the official ``train_image``): MSE on the signal, Adam at ``lr = 1e-4`` with cosine
-annealing to ``1e-5`` over the run; full batch (every point each step) or uniformly sampled batches of points.
-In full-batch mode ASMR trains through its activation-sharing :meth:`~iclr24.asmr.ASMR.render`.
+annealing to ``1e-5`` over the run; full batch (every point each step), batches of points drawn at random, or the
+official uniform-grid batches (:mod:`.sampling`, the megapixel runs' ``train_megapixel``: epochs over a fixed
+partition of the grid, the cosine stepped once per epoch). In full-batch mode ASMR trains through its
+activation-sharing :meth:`~iclr24.asmr.ASMR.render`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from torch import nn
 from iclr24.paperkit import progress
 
 from .decomposition import grid_coords
+from .sampling import uniform_grid_batches
 
 __all__ = ["FitResult", "fit", "psnr", "ssim", "signal_tensor"]
 
@@ -128,6 +131,8 @@ def fit(
     lr: float = 1e-4,
     lr_min: float = 1e-5,
     batch_size: int | None = None,
+    sampler: str = "random",
+    grid_cells: Sequence[int] | None = None,
     value_range: tuple[float, float] = (0.0, 1.0),
     seed: int | None = None,
     show_progress: bool = False,
@@ -139,8 +144,14 @@ def fit(
         signal: ``(*model.data_shape[, dim_out])`` float values (images in [0, 1]).
         steps: optimiser steps (the paper: 10,000).
         lr, lr_min: Adam's learning rate, cosine-annealed to ``lr_min`` over ``steps`` (paper: 1e-4 -> 1e-5).
-        batch_size: ``None`` = full batch (ASMR through its shared render); else points sampled uniformly per
-            step and evaluated with the per-coordinate forward.
+        batch_size: ``None`` = full batch (ASMR through its shared render); else batches of points evaluated with
+            the per-coordinate forward, drawn as ``sampler`` says.
+        sampler: ``"random"``: each step draws ``batch_size`` points uniformly at random (with replacement), the
+            cosine is stepped every step. ``"grid"``: the official uniform grid sampler
+            (:func:`~iclr24.asmr.sampling.uniform_grid_batches`, ``grid_cells`` cells per axis, 16 by default): a
+            fixed partition of the grid into batches with equal points per cell, visited in order every epoch;
+            ``steps`` must be a whole number of epochs, and the cosine runs over the epochs, stepped once per epoch
+            (the official ``train_megapixel``).
         value_range: the signal's range; predictions are clipped to it for PSNR/SSIM, ``data_range = hi - lo``.
             A signal with values outside it is refused (PSNR against a clipped prediction would be meaningless):
             rescale the signal or pass its range.
@@ -161,6 +172,23 @@ def fit(
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
     ):
         raise ValueError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
+    if sampler not in ("random", "grid"):
+        raise ValueError(f"sampler must be 'random' or 'grid', got {sampler!r}")
+    gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
+    batches = None
+    if sampler == "grid":
+        if batch_size is None:
+            raise ValueError(
+                "sampler='grid' needs a batch_size (points per batch; the grid is split into epochs)"
+            )
+        batches = uniform_grid_batches(model.data_shape, batch_size, grid_cells, generator=gen)
+        if steps % batches.shape[0]:
+            raise ValueError(
+                f"with sampler='grid' steps must be a whole number of epochs of {batches.shape[0]} batches "
+                f"(batch_size {batch_size} on {n_points} points), got steps={steps}"
+            )
+    elif grid_cells is not None:
+        raise ValueError("grid_cells applies to sampler='grid' only")
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     target = signal_tensor(signal, model.data_shape, model.dim_out).to(device=device, dtype=dtype)
@@ -171,16 +199,23 @@ def fit(
             f"signal values span [{s_lo:.4g}, {s_hi:.4g}], outside value_range ({lo:g}, {hi:g}); rescale the "
             f"signal into ({lo:g}, {hi:g}) (images: [0, 1]) or pass value_range=(lo, hi) covering it"
         )
-    coords = grid_coords(model.data_shape, device=device) if batch_size is not None else None
-    gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
+    coords = grid_coords(model.data_shape, device=device) if sampler == "random" and batch_size else None
+    if batches is not None:
+        batches = batches.to(device)
+        flat = torch.tensor([math.prod(model.data_shape[a + 1 :]) for a in range(len(model.data_shape))])
+        flat_idx = (batches.cpu() * flat).sum(-1).to(device)  # row-major index of every batched point
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr_min)
+    per_epoch = batches.shape[0] if batches is not None else 1
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps // per_epoch, eta_min=lr_min)
     losses: list[float] = []
     best = -math.inf
     model.train()
     t0, c0 = time.perf_counter(), time.process_time()
     for step in progress(range(steps), desc="fit", disable=not show_progress):
-        if batch_size is None or batch_size >= n_points:
+        if batches is not None:
+            k = step % per_epoch
+            pred, y = model(batches[k]), target[flat_idx[k]]
+        elif batch_size is None or batch_size >= n_points:
             pred, y = model.render(), target
         else:
             idx = torch.randint(0, n_points, (batch_size,), generator=gen).to(device)
@@ -189,7 +224,8 @@ def fit(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        sched.step()
+        if (step + 1) % per_epoch == 0:
+            sched.step()
         lv = float(loss.detach())
         if not math.isfinite(lv):
             raise FloatingPointError(f"the loss became {lv} at step {step}; lower lr (now {lr})")

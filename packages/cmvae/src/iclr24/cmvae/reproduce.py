@@ -349,6 +349,7 @@ PAPER = Paper(
     summary="a clustered prior on MMVAE+'s shared latent clusters multimodal data, picks K post hoc, "
     "and a DDPM refines its samples",
     run=run,
+    budgets={"full": 1800},  # 30 CPU minutes: this paper's effects need more training than ten give
     data=("mnist",),
     threads=1,
     paper_scale=paper_scale,

@@ -141,6 +141,7 @@ def _eval(args: argparse.Namespace) -> int:
     arg("--max-rules", type=positive_int, default=20000, help="rule budget per head (DRUM/SM)"),
     arg("--top", type=positive_int, default=20, help="rules to print"),
     data=True,
+    adds_to=("train", "convert"),  # the rules go beside the model: --model runs/mm/model.pt --out runs/mm
 )
 def _extract(args: argparse.Namespace) -> int:
     m, beta, spec = load_checkpoint(args.model)

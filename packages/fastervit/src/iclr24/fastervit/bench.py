@@ -25,6 +25,7 @@ from iclr24.paperkit import (
     ensure_out_dir,
     torch_threads,
 )
+from iclr24.paperkit.errors import InputError
 
 __all__ = [
     "run_benchmarks",
@@ -339,7 +340,7 @@ def run_benchmarks(mode: str = "quick", out: str | Path | None = None) -> BenchR
     ConvNeXt-T at 64x64, batch 1), FasterViT-0 vs its no-HAT ablation, ours vs the official package when
     importable, and (full) the layer scaling. With ``out``: throughput.md, throughput.png, bench_rows.json."""
     if mode not in SETTINGS:
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     st = SETTINGS[mode]
     repeats, warmup = st["rounds"]
     results, rows, parity = measure(

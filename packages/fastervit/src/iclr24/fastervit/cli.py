@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, arg, positive_int
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .reproduce import PAPER
@@ -171,7 +173,7 @@ def _train(args: argparse.Namespace) -> int:
     _check_name(args.model)
     check_model_kwargs(args.model_kwargs, args.model)  # before any data is read
     if args.checkpoint and not Path(args.checkpoint).is_file():
-        raise FileNotFoundError(f"--checkpoint {args.checkpoint} does not exist")
+        raise InputFileError(f"--checkpoint {args.checkpoint} does not exist")
     cfg = TrainConfig(
         model=args.model,
         epochs=args.epochs,
@@ -193,6 +195,8 @@ def _train(args: argparse.Namespace) -> int:
         model_ema_decay=args.model_ema_decay,
     )
     metrics = train(cfg, args.data, out=args.out, show_progress=not args.quiet)
+    if int(os.environ.get("RANK", "0")) != 0:  # under torchrun the summary comes from rank 0 alone
+        return 0
     f = metrics["final"]
     print(
         f"{args.model} on {args.data}: top-1 {f['top1']:.4f}, top-5 {f['top5']:.4f} after {args.epochs} epochs "

@@ -9,12 +9,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch.utils.data import Dataset, Subset, TensorDataset
+
+from iclr24.paperkit.errors import InputError, InputFileError
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -23,6 +27,7 @@ __all__ = [
     "digits_dataset",
     "image_folder_datasets",
     "eval_transform",
+    "load_rgb",
     "BUILTIN_DATASETS",
 ]
 
@@ -43,7 +48,7 @@ def quadrant_copy_batch(
     yellow) in the bottom-right quadrant. A model that reads out only the bottom-right window must move information
     across windows to beat chance (50%)."""
     if n < 1 or size % (2 * square):
-        raise ValueError(
+        raise InputError(
             f"need n >= 1 and size divisible by 2*square, got n={n}, size={size}, square={square}"
         )
     x = noise * torch.randn(n, 3, size, size, generator=generator)
@@ -72,7 +77,7 @@ def digits_dataset(size: int = 64, normalize: bool = True) -> tuple[TensorDatase
     from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
 
     if size < 8 or size % 32:
-        raise ValueError(f"size must be a multiple of 32 (the FasterViT stride), got {size}")
+        raise InputError(f"size must be a multiple of 32 (the FasterViT stride), got {size}")
     x, y = digits_tensors()
     x = (
         F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False)
@@ -83,6 +88,38 @@ def digits_dataset(size: int = 64, normalize: bool = True) -> tuple[TensorDatase
         x = (x - torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1)) / torch.tensor(IMAGENET_STD).view(1, 3, 1, 1)
     xtr, ytr, xte, yte = train_test_split_tensors(x, y, test_fraction=0.2, seed=0)
     return TensorDataset(xtr, ytr), TensorDataset(xte, yte), [str(i) for i in range(10)]
+
+
+def load_rgb(path: str | os.PathLike):
+    """An image file as an RGB PIL image (the ImageFolder loader of every reader here): a file PIL cannot read
+    (corrupt, truncated, not an image) is one :class:`InputFileError` naming it."""
+    from PIL import Image
+
+    try:
+        with open(path, "rb") as f, Image.open(f) as img:
+            return img.convert("RGB")
+    except OSError as e:
+        if isinstance(e, FileNotFoundError):
+            raise InputFileError(f"image {path} does not exist", path) from None
+        raise InputFileError(
+            f"{path} is not a readable image (corrupt, truncated or not an image)", path
+        ) from None
+    except (SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        raise InputFileError(f"{path} is not a readable image ({type(e).__name__}: {e})", path) from None
+
+
+@contextlib.contextmanager
+def loader_errors() -> Iterator[None]:
+    """Around a loop over a DataLoader: an :class:`InputFileError` from a worker process (which the DataLoader
+    re-raises with the worker's whole traceback as its message) comes out as the one line the worker raised."""
+    try:
+        yield
+    except InputFileError as e:
+        text = str(e)
+        if "Traceback" not in text:
+            raise
+        last = [ln for ln in text.splitlines() if ln.strip()][-1]
+        raise InputFileError(last.split("InputFileError: ", 1)[-1], e.filename) from None
 
 
 def eval_transform(img_size: int, crop_pct: float = 0.875):
@@ -112,7 +149,7 @@ def _train_transform(img_size: int, rand_augment: str | None = None):
         from timm.data.auto_augment import rand_augment_transform
 
         if not rand_augment.startswith("rand"):
-            raise ValueError(
+            raise InputError(
                 f"rand_augment must be a timm RandAugment string like 'rand-m9-mstd0.5', got {rand_augment!r}"
             )
         hparams = dict(
@@ -121,7 +158,7 @@ def _train_transform(img_size: int, rand_augment: str | None = None):
         try:
             steps.append(rand_augment_transform(rand_augment, hparams))
         except (AssertionError, ValueError, KeyError) as e:
-            raise ValueError(
+            raise InputError(
                 f"rand_augment {rand_augment!r} is not a valid timm RandAugment string ({e})"
             ) from None
     return T.Compose([*steps, T.ToTensor(), T.Normalize(IMAGENET_MEAN, IMAGENET_STD)])
@@ -141,19 +178,19 @@ def image_folder_datasets(
 
     root = Path(root)
     if not root.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"image folder {root} does not exist; expected {root}/train/<class>/*.jpg and "
             f"{root}/val/<class>/*.jpg (torchvision ImageFolder layout), or {root}/<class>/*.jpg"
         )
     if img_size % 32:
-        raise ValueError(f"img_size must be a multiple of 32 (the FasterViT stride), got {img_size}")
+        raise InputError(f"img_size must be a multiple of 32 (the FasterViT stride), got {img_size}")
     val_dir = next((root / d for d in ("val", "validation") if (root / d).is_dir()), None)
 
     def folder(path: Path, tf) -> ImageFolder:
         try:
-            return ImageFolder(str(path), transform=tf)
+            return ImageFolder(str(path), transform=tf, loader=load_rgb)
         except (FileNotFoundError, RuntimeError) as e:
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{path}: not a usable ImageFolder ({e}); expected one sub-folder per class "
                 "holding .jpg/.png images"
             ) from None
@@ -161,22 +198,22 @@ def image_folder_datasets(
     if (root / "train").is_dir():
         train = folder(root / "train", _train_transform(img_size, rand_augment))
         if val_dir is None:
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{root}/train exists but {root}/val does not; add a val/ split with the same class folders"
             )
         val = folder(val_dir, eval_transform(img_size, crop_pct))
         if val.classes != train.classes:
-            raise ValueError(
+            raise InputError(
                 f"{val_dir} classes {val.classes[:5]}... differ from {root}/train {train.classes[:5]}..."
             )
         return train, val, list(train.classes)
     if not 0 < val_fraction < 1:
-        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+        raise InputError(f"val_fraction must be in (0, 1), got {val_fraction}")
     full_train = folder(root, _train_transform(img_size, rand_augment))
     full_val = folder(root, eval_transform(img_size, crop_pct))
     n = len(full_train)
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()
     n_val = max(1, int(round(val_fraction * n)))
     if n - n_val < 1:
-        raise ValueError(f"{root} holds only {n} images: too few to split")
+        raise InputError(f"{root} holds only {n} images: too few to split")
     return Subset(full_train, perm[n_val:]), Subset(full_val, perm[:n_val]), list(full_train.classes)

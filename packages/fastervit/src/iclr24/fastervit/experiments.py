@@ -12,6 +12,7 @@ from timm.layers import LayerNorm2d
 from torch import nn
 
 from iclr24.paperkit import progress, seed_everything
+from iclr24.paperkit.errors import InputError
 
 from .data import quadrant_copy_batch
 from .model import FasterViTLayer
@@ -58,7 +59,7 @@ class QuadrantReadoutNet(nn.Module):
     def __init__(self, attention: str, cfg: CarrierTokenConfig = CarrierTokenConfig()) -> None:
         super().__init__()
         if attention not in ATTENTION_VARIANTS:
-            raise ValueError(f"attention must be one of {ATTENTION_VARIANTS}, got {attention!r}")
+            raise InputError(f"attention must be one of {ATTENTION_VARIANTS}, got {attention!r}")
         tokens = cfg.image_size // cfg.patch
         self.readout = cfg.window  # side of the bottom-right readout window, in tokens
         self.embed = nn.Conv2d(3, cfg.dim, cfg.patch, stride=cfg.patch)

@@ -30,6 +30,8 @@ from timm.layers import (
 )
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 from .ops import (
     carrier_token_geometry,
     centered_grid_coords,
@@ -70,12 +72,11 @@ class NonSquareCarrierGridWarning(UserWarning):
 
 
 def _pair(v: int | Sequence[int]) -> tuple[int, int]:
-    if isinstance(v, int):
+    if isinstance(v, int) and not isinstance(v, bool):
         return (v, v)
-    t = tuple(int(i) for i in v)
-    if len(t) != 2:
-        raise ValueError(f"expected an int or a pair (H, W), got {v!r}")
-    return t  # type: ignore[return-value]
+    if not isinstance(v, Sequence) or len(v) != 2:
+        raise InputError(f"expected an int or a pair (H, W), got {v!r}")
+    return (check_int(v[0], "height"), check_int(v[1], "width"))
 
 
 def _versions(module: nn.Module) -> tuple[int, ...]:
@@ -94,11 +95,11 @@ def check_images(x: torch.Tensor, in_chans: int, any_resolution: bool) -> torch.
         if isinstance(x, torch.fx.Proxy):
             return x
         if not isinstance(x, torch.Tensor):
-            raise ValueError(f"expected images (B, {in_chans}, H, W), got {type(x).__name__}")
+            raise InputError(f"expected images (B, {in_chans}, H, W), got {type(x).__name__}")
     if x.dim() != 4:
-        raise ValueError(f"expected images (B, {in_chans}, H, W), got shape {list(x.shape)}")
+        raise InputError(f"expected images (B, {in_chans}, H, W), got shape {list(x.shape)}")
     if x.shape[1] != in_chans:
-        raise ValueError(
+        raise InputError(
             f"expected {in_chans} input channels, got {x.shape[1]} (shape {list(x.shape)}); "
             f"build the model with in_chans={x.shape[1]} or convert the images"
         )
@@ -106,13 +107,58 @@ def check_images(x: torch.Tensor, in_chans: int, any_resolution: bool) -> torch.
     w = x.shape[3]
     if any_resolution:
         if min(h, w) < 32:
-            raise ValueError(f"images must be at least 32x32, got {h}x{w}")
+            raise InputError(f"images must be at least 32x32, got {h}x{w}")
     elif h % 32 or w % 32:
-        raise ValueError(
+        raise InputError(
             f"image size {h}x{w} is not divisible by the network stride 32 (stem /4, three "
             "downsamplers /2): resize or crop to a multiple of 32, or use a *_any_res model"
         )
     return x
+
+
+def _check_sizes(**sizes: object) -> None:
+    """Constructor sizes: each an int in [1, 2**16]; one InputError naming the first bad one, before any layer is
+    allocated."""
+    for name, v in sizes.items():
+        check_int(v, name, minimum=1, maximum=2**16)
+
+
+def _check_rate(value: object, name: str) -> None:
+    check_float(value, name, minimum=0.0, maximum=1.0, open_max=True)
+
+
+def _check_float64(x: torch.Tensor, ref: torch.dtype, what: str) -> None:
+    """float64 input to a float32 module (or the reverse) would fail deep inside torch: say so at the boundary."""
+    if (x.dtype == torch.float64) != (ref == torch.float64):
+        raise InputError(f"{what} holds {ref} weights but got a {x.dtype} input: convert one to the other")
+
+
+def check_tokens(x: torch.Tensor, dim: int, what: str, ref: torch.dtype = torch.float32) -> None:
+    """A (B, N, dim) token tensor for ``what``; InputError otherwise (TorchScript-compilable)."""
+    if not torch.jit.is_scripting():
+        if isinstance(x, torch.fx.Proxy):
+            return
+        if not isinstance(x, torch.Tensor):
+            raise InputError(f"{what} expects tokens (B, N, {dim}), got {type(x).__name__}")
+    if x.dim() != 3 or x.shape[2] != dim or x.shape[0] == 0 or x.shape[1] == 0:
+        raise InputError(f"{what} expects tokens (B, N, {dim}) with B, N >= 1, got shape {list(x.shape)}")
+    if not x.is_floating_point():
+        raise InputError(f"{what} expects floating-point tokens, got dtype {x.dtype}")
+    _check_float64(x, ref, what)
+
+
+def check_map(x: torch.Tensor, dim: int, what: str, ref: torch.dtype = torch.float32) -> None:
+    """A (B, dim, H, W) feature map for ``what``; InputError otherwise (TorchScript-compilable)."""
+    if not torch.jit.is_scripting():
+        if isinstance(x, torch.fx.Proxy):
+            return
+        if not isinstance(x, torch.Tensor):
+            raise InputError(f"{what} expects a feature map (B, {dim}, H, W), got {type(x).__name__}")
+    if x.dim() != 4 or x.shape[1] != dim or x.shape[0] == 0 or x.shape[2] == 0 or x.shape[3] == 0:
+        raise InputError(f"{what} expects a feature map (B, {dim}, H, W), got shape {list(x.shape)}")
+    if not x.is_floating_point():
+        raise InputError(f"{what} expects a floating-point feature map, got dtype {x.dtype}")
+    _check_float64(x, ref, what)
 
 
 class _DerivedBufferLoading(nn.Module):
@@ -142,6 +188,8 @@ class RelativePositionBias(_DerivedBufferLoading):
     def __init__(self, window_size: int | Sequence[int], num_heads: int, seq_length: int) -> None:
         super().__init__()
         self.window_size = _pair(window_size)
+        _check_sizes(window_height=self.window_size[0], window_width=self.window_size[1], num_heads=num_heads)
+        check_int(seq_length, "seq_length", minimum=self.window_size[0] * self.window_size[1], maximum=2**14)
         self.num_heads = num_heads
         self.cpb_mlp = nn.Sequential(
             nn.Linear(2, 512, bias=True), nn.ReLU(inplace=True), nn.Linear(512, num_heads, bias=False)
@@ -168,7 +216,7 @@ class RelativePositionBias(_DerivedBufferLoading):
         bias = 16 * torch.sigmoid(bias)
         extra = n_tokens - n_local  # carrier tokens come first; they get no relative bias
         if extra < 0:
-            raise ValueError(f"a sequence of {n_tokens} tokens is shorter than its {grid} window")
+            raise InputError(f"a sequence of {n_tokens} tokens is shorter than its {grid} window")
         if extra:
             bias = F.pad(bias, (extra, 0, extra, 0))
         return bias.unsqueeze(0).contiguous()
@@ -205,6 +253,9 @@ class TokenPositionEmbedding(_DerivedBufferLoading):
     def __init__(self, dim: int, grid: int | Sequence[int], seq_length: int | None = None) -> None:
         super().__init__()
         self.grid = _pair(grid)
+        _check_sizes(dim=dim, grid_height=self.grid[0], grid_width=self.grid[1])
+        if seq_length is not None:
+            check_int(seq_length, "seq_length", minimum=1, maximum=2**16)
         self.cpb_mlp = nn.Sequential(nn.Linear(2, 512, bias=True), nn.ReLU(), nn.Linear(512, dim, bias=False))
         n = seq_length if seq_length is not None else self.grid[0] * self.grid[1]
         self.register_buffer("relative_bias", torch.zeros(1, n, dim))
@@ -282,8 +333,11 @@ class WindowAttention(nn.Module):
         seq_length: int = 49,
     ) -> None:
         super().__init__()
+        _check_sizes(dim=dim, num_heads=num_heads)
+        _check_rate(attn_drop, "attn_drop")
+        _check_rate(proj_drop, "proj_drop")
         if dim % num_heads:
-            raise ValueError(f"dim {dim} must be divisible by num_heads {num_heads}")
+            raise InputError(f"dim {dim} must be divisible by num_heads {num_heads}")
         self.num_heads = num_heads
         self.head_dim = dim // num_heads
         self.scale = qk_scale or self.head_dim**-0.5
@@ -296,6 +350,7 @@ class WindowAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, grid: tuple[int, int] | None = None) -> torch.Tensor:
         """``x``: (B, N, C), the last h*w tokens forming the ``grid`` (default: the built window)."""
+        check_tokens(x, self.num_heads * self.head_dim, "WindowAttention", self.qkv.weight.dtype)
         b, n, c = x.shape
         q, k, v = self.qkv(x).reshape(b, n, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
         bias = self.pos_emb_funct.bias(n, grid).to(q.dtype)
@@ -341,6 +396,11 @@ class HAT(nn.Module):
     ) -> None:
         super().__init__()
         self.sr_ratio = _pair(sr_ratio)
+        _check_sizes(dim=dim, num_heads=num_heads, window_size=window_size, sr_ratio=max(self.sr_ratio))
+        check_int(ct_size, "ct_size", minimum=0, maximum=64)
+        check_float(mlp_ratio, "mlp_ratio", minimum=0, maximum=64, open_min=True)
+        for name, rate in (("drop", drop), ("attn_drop", attn_drop), ("drop_path", drop_path)):
+            _check_rate(rate, name)
         self.window_size = window_size
         self.cr_window = ct_size
         self.hat = max(self.sr_ratio) > 1 and ct_size > 0
@@ -395,8 +455,9 @@ class HAT(nn.Module):
         """``x``: (B*nW, k*k, C); ``carrier_tokens``: (B, nW*s*s, C) or None; ``grid``: (nWh, nWw) windows per image
         (default: the built ``sr_ratio``). Returns the updated (x, carrier_tokens)."""
         k, s = self.window_size, self.cr_window
+        check_tokens(x, self.attn.num_heads * self.attn.head_dim, "HAT", self.attn.qkv.weight.dtype)
         if x.dim() != 3 or x.shape[1] != k * k:
-            raise ValueError(f"HAT expects window tokens (B*nW, {k * k}, C), got shape {list(x.shape)}")
+            raise InputError(f"HAT expects window tokens (B*nW, {k * k}, C), got shape {list(x.shape)}")
         if grid is None:
             g = self.sr_ratio
         else:
@@ -407,14 +468,14 @@ class HAT(nn.Module):
         ct_out = carrier_tokens
         if self.hat:
             if carrier_tokens is None:
-                raise ValueError(
+                raise InputError(
                     "this HAT block was built with carrier tokens (sr_ratio > 1): pass carrier_tokens "
                     "from a TokenInitializer, or build it with sr_ratio=1 for plain window attention"
                 )
             b, n_ct, c = carrier_tokens.shape
             n_win = g[0] * g[1]
             if n_ct != n_win * s * s or x.shape[0] != b * n_win:
-                raise ValueError(
+                raise InputError(
                     f"carrier tokens of shape {list(carrier_tokens.shape)} do not match {n_win} windows of {s}x{s} "
                     f"tokens per image and window tokens of shape {list(x.shape)}"
                 )
@@ -455,6 +516,9 @@ class TokenInitializer(nn.Module):
     ) -> None:
         super().__init__()
         res = _pair(input_resolution)
+        _check_sizes(
+            dim=dim, input_height=res[0], input_width=res[1], window_size=window_size, ct_size=ct_size
+        )
         oh, sh, kh = carrier_token_geometry(res[0], window_size, ct_size)
         ow, sw, kw = carrier_token_geometry(res[1], window_size, ct_size)
         self.pos_embed = nn.Conv2d(dim, dim, 3, padding=1, groups=dim)
@@ -473,6 +537,7 @@ class TokenInitializer(nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_map(x, self.pos_embed.in_channels, "TokenInitializer", self.pos_embed.weight.dtype)
         b, c, h, w = x.shape
         (oh, sh, kh), (ow, sw, kw) = self.geometry(h, w)
         # Eq. (Sec. 3.3, CT init): x_c = Conv_{3x3}(x); x_ct = AvgPool_{H^2 -> n^2 L}(x_c)
@@ -489,6 +554,8 @@ class ConvBlock(nn.Module):
         self, dim: int, drop_path: float = 0.0, layer_scale: float | None = None, kernel_size: int = 3
     ) -> None:
         super().__init__()
+        _check_sizes(dim=dim, kernel_size=kernel_size)
+        _check_rate(drop_path, "drop_path")
         self.conv1 = nn.Conv2d(dim, dim, kernel_size, stride=1, padding=kernel_size // 2)
         self.norm1 = nn.BatchNorm2d(dim, eps=1e-5)
         self.act1 = nn.GELU()
@@ -500,6 +567,7 @@ class ConvBlock(nn.Module):
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_map(x, self.conv1.in_channels, "ConvBlock", self.conv1.weight.dtype)
         # Eq. (Sec. 3.3, conv block): x_hat = GELU(BN(Conv_{3x3}(x))); x = BN(Conv_{3x3}(x_hat)) + x
         y = self.norm2(self.conv2(self.act1(self.norm1(self.conv1(x)))))
         if self.gamma is not None:
@@ -512,10 +580,13 @@ class Downsample(nn.Module):
 
     def __init__(self, dim: int, keep_dim: bool = False) -> None:
         super().__init__()
+        _check_sizes(dim=dim)
+        self.dim = dim
         self.norm = LayerNorm2d(dim)
         self.reduction = nn.Sequential(nn.Conv2d(dim, dim if keep_dim else 2 * dim, 3, 2, 1, bias=False))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_map(x, self.dim, "Downsample", self.reduction[0].weight.dtype)
         return self.reduction(self.norm(x))
 
 
@@ -524,6 +595,8 @@ class PatchEmbed(nn.Module):
 
     def __init__(self, in_chans: int = 3, in_dim: int = 64, dim: int = 96) -> None:
         super().__init__()
+        _check_sizes(in_chans=in_chans, in_dim=in_dim, dim=dim)
+        self.in_chans = in_chans
         self.proj = nn.Identity()
         self.conv_down = nn.Sequential(
             nn.Conv2d(in_chans, in_dim, 3, 2, 1, bias=False),
@@ -535,6 +608,7 @@ class PatchEmbed(nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_map(x, self.in_chans, "PatchEmbed", self.conv_down[0].weight.dtype)
         return self.conv_down(self.proj(x))
 
 
@@ -572,13 +646,13 @@ class FasterViTLayer(nn.Module):
         do_propagation: bool = False,
     ) -> None:
         super().__init__()
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
-        if window_size < 1:
-            raise ValueError(f"window_size must be >= 1, got {window_size}")
+        check_int(depth, "depth", minimum=1, maximum=1024)
+        check_int(window_size, "window_size", minimum=1, maximum=64)
+        _check_sizes(dim=dim, num_heads=num_heads)
+        self.dim = dim
         dpr = list(drop_path) if isinstance(drop_path, Sequence) else [float(drop_path)] * depth
         if len(dpr) != depth:
-            raise ValueError(f"drop_path has {len(dpr)} rates for {depth} blocks")
+            raise InputError(f"drop_path has {len(dpr)} rates for {depth} blocks")
         self.conv = conv
         self.transformer_block = not conv
         self.window_size = window_size
@@ -620,6 +694,7 @@ class FasterViTLayer(nn.Module):
 
     def forward_blocks(self, x: torch.Tensor) -> torch.Tensor:
         """The stage's blocks, without the downsampler: (B, C, H, W) -> (B, C, H, W)."""
+        check_map(x, self.dim, "FasterViTLayer", x.dtype)  # its blocks check the dtype
         if self.conv:
             for blk in self.blocks:
                 x = blk(x)
@@ -701,17 +776,21 @@ class FasterViT(nn.Module):
         super().__init__()
         n = len(depths)
         if n != 4 or len(num_heads) != 4 or len(window_size) != 4:
-            raise ValueError(
+            raise InputError(
                 f"depths, num_heads and window_size need 4 entries (one per stage), got {list(depths)}, "
                 f"{list(num_heads)}, {list(window_size)}"
             )
         hat = [True] * n if hat is None else list(hat)
         if len(hat) != n:
-            raise ValueError(f"hat needs {n} flags, got {hat}")
+            raise InputError(f"hat needs {n} flags, got {hat}")
         if global_pool not in ("avg", ""):
-            raise ValueError(f"global_pool must be 'avg' or '', got {global_pool!r}")
-        if in_chans < 1 or num_classes < 0:
-            raise ValueError(f"in_chans must be >= 1 and num_classes >= 0, got {in_chans}, {num_classes}")
+            raise InputError(f"global_pool must be 'avg' or '', got {global_pool!r}")
+        _check_sizes(dim=dim, in_dim=in_dim, in_chans=in_chans)
+        check_int(num_classes, "num_classes", minimum=0, maximum=2**20)
+        for i in range(n):
+            _check_sizes(**{f"depths[{i}]": depths[i], f"num_heads[{i}]": num_heads[i]})
+            check_int(window_size[i], f"window_size[{i}]", minimum=1, maximum=64)
+        check_float(drop_path_rate, "drop_path_rate", minimum=0.0, maximum=1.0, open_max=True)
         res = _pair(resolution)
         self.resolution = res
         self.in_chans = in_chans
@@ -813,7 +892,7 @@ class FasterViT(nn.Module):
         from timm.models._features import feature_take_indices
 
         if output_fmt != "NCHW":
-            raise ValueError(f"output_fmt must be 'NCHW', got {output_fmt!r}")
+            raise InputError(f"output_fmt must be 'NCHW', got {output_fmt!r}")
         take, max_index = feature_take_indices(len(self.levels), indices)
         self.check_input(x)
         x = self.patch_embed(x)
@@ -872,18 +951,18 @@ class FasterViT(nn.Module):
             learned = lambda k: k.rsplit(".", 1)[-1] not in DERIVED_BUFFERS  # noqa: E731
             for k in sorted(k for k in own if learned(k)):
                 if k not in state_dict:
-                    raise ValueError(
+                    raise InputError(
                         f"checkpoint lacks {k!r} (shape {tuple(own[k].shape)}): it was saved from "
                         "another variant or architecture"
                     )
                 if tuple(state_dict[k].shape) != tuple(own[k].shape):
-                    raise ValueError(
+                    raise InputError(
                         f"checkpoint key {k!r} has shape {tuple(state_dict[k].shape)}, this model "
                         f"expects {tuple(own[k].shape)}: it was saved from another variant"
                     )
             extra = sorted(k for k in state_dict if k not in own)
             if extra:
-                raise ValueError(
+                raise InputError(
                     f"checkpoint has {len(extra)} keys this model lacks, first {extra[0]!r}: it was "
                     "saved from another variant or architecture"
                 )

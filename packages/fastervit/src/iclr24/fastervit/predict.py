@@ -7,7 +7,9 @@ from pathlib import Path
 
 import torch
 
-from .data import eval_transform
+from iclr24.paperkit.errors import InputError, InputFileError
+
+from .data import eval_transform, load_rgb
 from .registry import VARIANTS, _check_name, _unwrap, read_checkpoint
 
 __all__ = ["predict"]
@@ -23,13 +25,13 @@ def load_classifier(checkpoint, model_name: str | None, purpose: str):
     meta = raw if isinstance(raw, dict) else {}
     name = model_name or meta.get("model")
     if not isinstance(name, str):
-        raise ValueError(
+        raise InputError(
             f"{checkpoint} does not record its variant: pass --model (one of {', '.join(VARIANTS)})"
         )
     _check_name(name)
     sd = _unwrap(raw, str(checkpoint))
     if "head.weight" not in sd:
-        raise ValueError(f"{checkpoint} has no classifier (head.weight): it cannot {purpose}")
+        raise InputError(f"{checkpoint} has no classifier (head.weight): it cannot {purpose}")
     num_classes = sd["head.weight"].shape[0]
     model = timm.create_model(name, num_classes=num_classes, **dict(meta.get("model_kwargs", {})))
     model.load_state_dict(sd, strict=True)
@@ -46,19 +48,14 @@ def predict(
     """Top-k ``[{"index", "label", "probability"}]`` for ``image``. The variant, class names and input size are
     read from checkpoints written by ``fastervit train``; for official checkpoints pass ``model_name`` (labels are
     then ImageNet-1k's)."""
-    from PIL import Image, UnidentifiedImageError
-
     path = Path(image)
     if not path.is_file():
-        raise FileNotFoundError(f"image {path} does not exist")
+        raise InputFileError(f"image {path} does not exist", path)
+    img = load_rgb(path)  # a corrupt image is refused before the checkpoint is read
     model, meta, _, num_classes = load_classifier(checkpoint, model_name, "classify images")
     size = img_size or meta.get("img_size") or 224
     model.eval()
     crop = model.pretrained_cfg.get("crop_pct", 0.875)
-    try:
-        img = Image.open(path).convert("RGB")
-    except (UnidentifiedImageError, OSError) as e:
-        raise ValueError(f"{path} is not a readable image: {e}") from None
     x = eval_transform(int(size), crop)(img).unsqueeze(0)
     with torch.inference_mode():
         prob = model(x).softmax(-1)[0]

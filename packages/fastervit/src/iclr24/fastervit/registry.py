@@ -14,6 +14,8 @@ from typing import Any
 import torch
 from timm.models import build_model_with_cfg, generate_default_cfgs, register_model
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 from .model import FasterViT
 
 # Official checkpoints (timm's training script) pickle their argparse.Namespace of training args. Allow-listing
@@ -142,7 +144,7 @@ def list_variants() -> list[str]:
 
 def _check_name(name: str) -> None:
     if name not in VARIANTS:
-        raise ValueError(f"unknown FasterViT variant {name!r}; known: {', '.join(VARIANTS)}")
+        raise InputError(f"unknown FasterViT variant {name!r}; known: {', '.join(VARIANTS)}")
 
 
 # keyword arguments that timm's create_model / build_model_with_cfg consume before the model sees them
@@ -171,7 +173,7 @@ def check_model_kwargs(kwargs: Mapping[str, Any], name: str = "FasterViT") -> No
     known = set(model_keywords())
     unknown = sorted(k for k in kwargs if k not in known and k not in _TIMM_KWARGS)
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"{name}: unknown model keyword(s) {', '.join(map(repr, unknown))}; the known ones are "
             f"{', '.join(model_keywords())}"
         )
@@ -185,7 +187,7 @@ def _check_timm_checkpoint_path() -> None:
         return
     path = frame.f_locals.get("checkpoint_path")
     if path and not Path(path).is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"checkpoint_path {str(path)!r} does not exist (expected a .pth/.pth.tar/.pt file; official "
             "weights: https://huggingface.co/ahatamiz/FasterViT, downloaded by you)"
         )
@@ -206,7 +208,7 @@ def _check_feature_cls(name: str, kwargs: Mapping[str, Any]) -> None:
         else isinstance(cls, type) and issubclass(cls, FeatureGetterNet)
     )
     if not ok:
-        raise ValueError(
+        raise InputError(
             f"{name}: features_only supports feature_cls='getter' (the default: stage maps from "
             f"forward_intermediates), got {cls!r}; each levels.i module ends with its downsampler, so a hook/fx "
             "wrapper would return the wrong maps"
@@ -217,7 +219,7 @@ def _build(name: str, pretrained: bool = False, **kwargs: Any) -> FasterViT:
     _check_name(name)
     check_model_kwargs(kwargs, name)
     if pretrained and not (kwargs.get("pretrained_cfg_overlay") or {}).get("file"):
-        raise ValueError(
+        raise InputError(
             f"{name}: weights are never downloaded here. Pass checkpoint_path='/path/to/{name}.pth.tar' to "
             "timm.create_model (or create_model(..., checkpoint_path=...)), or pretrained_cfg_overlay=dict(file=...)"
         )
@@ -263,14 +265,14 @@ def reregister() -> None:
 
 def _unwrap(obj: Any, path: str) -> dict[str, torch.Tensor]:
     if not isinstance(obj, Mapping):
-        raise ValueError(f"{path}: expected a state dict or a dict holding one, got {type(obj).__name__}")
+        raise InputFileError(f"{path}: expected a state dict or a dict holding one, got {type(obj).__name__}")
     for key in ("state_dict_ema", "state_dict", "model", "model_ema"):
         if key in obj and isinstance(obj[key], Mapping):
             obj = obj[key]
             break
     sd = dict(obj)
     if not sd or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise ValueError(f"{path}: found no tensors under 'state_dict'/'model' or at the top level")
+        raise InputFileError(f"{path}: found no tensors under 'state_dict'/'model' or at the top level")
     for prefix in ("module.", "_orig_mod."):
         if all(k.startswith(prefix) for k in sd):
             sd = {k[len(prefix) :]: v for k, v in sd.items()}
@@ -282,20 +284,16 @@ def _unwrap(obj: Any, path: str) -> dict[str, torch.Tensor]:
 def read_checkpoint(path: str | os.PathLike) -> Any:
     """The raw object of a checkpoint file, read with ``torch.load(weights_only=True)`` (``argparse.Namespace``
     training args of official/timm checkpoints are allowed, nothing else)."""
+    from iclr24.paperkit.checkpoint import safe_torch_load
+
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(
+    if not p.exists():
+        raise InputFileError(
             f"checkpoint {p} does not exist (expected a .pth/.pth.tar/.pt file; official "
-            "weights: https://huggingface.co/ahatamiz/FasterViT, downloaded by you)"
+            "weights: https://huggingface.co/ahatamiz/FasterViT, downloaded by you)",
+            p,
         )
-    with torch.serialization.safe_globals([argparse.Namespace]):
-        try:
-            return torch.load(p, map_location="cpu", weights_only=True)
-        except Exception as e:  # noqa: BLE001 - report what blocked the safe load
-            raise ValueError(
-                f"{p}: cannot be read with torch.load(weights_only=True): {str(e).splitlines()[0]}. "
-                "Re-save it as a plain state dict from a trusted environment."
-            ) from None
+    return safe_torch_load(p, what="checkpoint", safe_globals=[argparse.Namespace])
 
 
 def read_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:

@@ -21,6 +21,9 @@ from iclr24.paperkit.distributed import (
     is_distributed,
     wrap_ddp,
 )
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
+from .data import loader_errors
 
 __all__ = ["TrainConfig", "PAPER_TRAINING", "train", "evaluate", "build_datasets"]
 
@@ -62,14 +65,29 @@ class TrainConfig:
     )
 
     def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "img_size"):
+            check_int(getattr(self, name), name, minimum=1, maximum=10**7)
+        check_int(self.num_workers, "num_workers", minimum=0, maximum=1024)
+        check_int(self.seed, "seed", minimum=0, maximum=2**32 - 1)
+        if self.img_size % 32:
+            raise InputError(f"img_size must be a multiple of 32 (the FasterViT stride), got {self.img_size}")
+        if self.max_steps_per_epoch is not None:
+            check_int(self.max_steps_per_epoch, "max_steps_per_epoch", minimum=1)
+        if self.lr is not None:
+            check_float(self.lr, "lr", minimum=0, open_min=True)
+        for name in ("min_lr", "warmup_epochs", "weight_decay", "clip_grad", "mixup", "cutmix", "reprob"):
+            check_float(getattr(self, name), name, minimum=0)
+        check_float(self.label_smoothing, "label_smoothing", minimum=0, maximum=1, open_max=True)
+        if self.drop_path_rate is not None:
+            check_float(self.drop_path_rate, "drop_path_rate", minimum=0, maximum=1, open_max=True)
         if self.mixup < 0 or self.cutmix < 0:
-            raise ValueError(f"mixup and cutmix alphas must be >= 0, got {self.mixup}, {self.cutmix}")
+            raise InputError(f"mixup and cutmix alphas must be >= 0, got {self.mixup}, {self.cutmix}")
         if not 0 <= self.reprob <= 1:
-            raise ValueError(f"reprob must be in [0, 1], got {self.reprob}")
+            raise InputError(f"reprob must be in [0, 1], got {self.reprob}")
         if self.model_ema_decay is not None and not 0 < self.model_ema_decay < 1:
-            raise ValueError(f"model_ema_decay must be in (0, 1), got {self.model_ema_decay}")
+            raise InputError(f"model_ema_decay must be in (0, 1), got {self.model_ema_decay}")
         if (self.mixup or self.cutmix) and self.batch_size % 2:
-            raise ValueError(
+            raise InputError(
                 f"mixup/cutmix mix pairs within a batch: batch_size must be even, got {self.batch_size}"
             )
 
@@ -90,13 +108,13 @@ def build_datasets(
 
     if data == "digits":
         if rand_augment:
-            raise ValueError(
+            raise InputError(
                 "RandAugment works on PIL images of an image folder; the built-in digits are tensors (drop "
                 "--rand-augment, or train on an image folder)"
             )
         return digits_dataset(size=img_size)
     if data in BUILTIN_DATASETS:  # pragma: no cover - only digits today
-        raise ValueError(f"built-in dataset {data!r} has no loader")
+        raise InputError(f"built-in dataset {data!r} has no loader")
     return image_folder_datasets(data, img_size=img_size, seed=seed, rand_augment=rand_augment)
 
 
@@ -134,6 +152,7 @@ def _regularisers(
 
 
 @torch.no_grad()
+@loader_errors()
 def evaluate(
     model: torch.nn.Module, loader: DataLoader, device: str | torch.device = "cpu"
 ) -> dict[str, float]:
@@ -162,6 +181,7 @@ def evaluate(
     }
 
 
+@loader_errors()
 def train(
     cfg: TrainConfig, data: str, out: str | Path | None = None, show_progress: bool = True
 ) -> dict[str, Any]:
@@ -175,7 +195,7 @@ def train(
     registry._check_name(cfg.model)
     registry.check_model_kwargs(cfg.model_kwargs, cfg.model)
     if cfg.epochs < 1 or cfg.batch_size < 1:
-        raise ValueError(f"epochs and batch_size must be >= 1, got {cfg.epochs}, {cfg.batch_size}")
+        raise InputError(f"epochs and batch_size must be >= 1, got {cfg.epochs}, {cfg.batch_size}")
     info = init_distributed(device=cfg.device)
     try:
         seed_everything(cfg.seed + info.rank)

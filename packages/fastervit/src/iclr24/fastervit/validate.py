@@ -12,7 +12,9 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, InputFileError
 
+from .data import load_rgb, loader_errors
 from .predict import load_classifier
 
 __all__ = ["validate", "eval_data_config"]
@@ -32,7 +34,7 @@ def eval_data_config(
         args["input_size"] = (3, int(img_size), int(img_size))
     if crop_pct is not None:
         if not 0 < crop_pct <= 1:
-            raise ValueError(f"crop_pct must be in (0, 1], got {crop_pct}")
+            raise InputError(f"crop_pct must be in (0, 1], got {crop_pct}")
         args["crop_pct"] = float(crop_pct)
     return resolve_data_config(args, model=model)
 
@@ -45,7 +47,7 @@ def _class_map(
     if ckpt_classes is not None:
         missing = [c for c in folder_classes if c not in ckpt_classes]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"{data}: class folder(s) {missing[:3]} are not among the checkpoint's classes {ckpt_classes[:5]}..."
             )
         return [ckpt_classes.index(c) for c in folder_classes]
@@ -56,10 +58,10 @@ def _class_map(
         index = {info.index_to_label_name(i): i for i in range(1000)}
         unknown = [c for c in folder_classes if c not in index]
         if unknown:
-            raise ValueError(f"{data}: {unknown[:3]} are not ImageNet-1k synsets")
+            raise InputError(f"{data}: {unknown[:3]} are not ImageNet-1k synsets")
         return [index[c] for c in folder_classes]
     if len(folder_classes) != num_classes:
-        raise ValueError(
+        raise InputError(
             f"{data} has {len(folder_classes)} class folders but the checkpoint's head has {num_classes} outputs "
             "and records no class names; use ImageNet synset folder names (n01440764, ...) or a checkpoint "
             "from `fastervit train`"
@@ -86,32 +88,33 @@ def validate(
 
     data = Path(data)
     if not data.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"validation folder {data} does not exist; expected {data}/<class>/*.JPEG (ImageFolder layout; for "
             "ImageNet, the 50,000 val images sorted into the 1000 synset folders)"
         )
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        raise InputError(f"batch_size must be >= 1, got {batch_size}")
     model, meta, name, num_classes = load_classifier(checkpoint, model_name, "be validated")
     size = img_size or meta.get("img_size")
     model.eval().to(device)
     cfg = eval_data_config(model, img_size=size, crop_pct=crop_pct)
     transform = create_transform(**cfg, is_training=False)
     try:
-        ds = ImageFolder(str(data), transform=transform)
+        ds = ImageFolder(str(data), transform=transform, loader=load_rgb)
     except (FileNotFoundError, RuntimeError) as e:
-        raise FileNotFoundError(f"{data}: not a usable ImageFolder ({e})") from None
+        raise InputFileError(f"{data}: not a usable ImageFolder ({e})") from None
     mapping = _class_map(list(ds.classes), meta.get("classes"), num_classes, data)
     ds.target_transform = mapping.__getitem__
     loader = torch.utils.data.DataLoader(ds, batch_size=batch_size, num_workers=num_workers)
     t0 = time.perf_counter()
     correct1 = correct5 = n = 0
-    for x, y in progress(loader, desc=f"validate {name}", disable=not show_progress):
-        logits = model(x.to(device))
-        top = logits.topk(min(5, num_classes), dim=1).indices.cpu()
-        correct1 += int((top[:, 0] == y).sum())
-        correct5 += int((top == y[:, None]).any(dim=1).sum())
-        n += len(y)
+    with loader_errors():
+        for x, y in progress(loader, desc=f"validate {name}", disable=not show_progress):
+            logits = model(x.to(device))
+            top = logits.topk(min(5, num_classes), dim=1).indices.cpu()
+            correct1 += int((top[:, 0] == y).sum())
+            correct5 += int((top == y[:, None]).any(dim=1).sum())
+            n += len(y)
     return {
         "model": name,
         "checkpoint": str(checkpoint),

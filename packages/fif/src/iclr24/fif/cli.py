@@ -130,6 +130,7 @@ def _build(meta: dict) -> FreeFormInjectiveFlow:
     _NPZ_KEY,
     device=True,
     data=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     x, meta = _load_data(args.data, args.n, args.seed, args.data_dir, args.image_size, args.npz_key)

@@ -168,8 +168,9 @@ def fit(
 
     ``checkpoint``: a path written every ``cfg.checkpoint_every`` steps and at the end; with ``resume=True`` and
     an existing file, training continues from it exactly. Under ``torchrun`` every rank draws its own batches
-    (seed + rank) and gradients are averaged over ranks; rank 0 writes the checkpoint. ``until``: stop (and
-    checkpoint) after that many of the ``cfg.steps`` steps; a later ``resume=True`` call finishes the schedule.
+    (its generator is seeded ``cfg.seed + 1000 * rank``) and gradients are averaged over ranks; rank 0 writes the
+    checkpoint. ``until``: stop (and checkpoint) after that many of the ``cfg.steps`` steps; a later
+    ``resume=True`` call finishes the schedule.
     ``monitor(model) -> {name: float}``: called at every logged step (``log_every``) after the update; its values
     go to ``history["monitor"]`` (it must not draw from the training generator; the ablation tracks the decoder's
     geometry with it). ``checkpoint_extra``: more entries stored in every checkpoint (the CLI stores its meta there,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import torch
 
-from .constraints import alignment_matrix, pairwise_iou
+from iclr24.paperkit.errors import check_float, check_int
+
+from .constraints import _check_layouts, alignment_matrix, pairwise_iou
 
 __all__ = ["beautify"]
 
@@ -25,12 +27,11 @@ def beautify(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Returns (bbox, mask); elements whose scaled min(w, h) falls below ``min_size`` are dropped from the mask
     (checked after every iteration, as the official ``post_process``)."""
-    if bbox.ndim != 3 or bbox.shape[-1] != 4 or mask.shape != bbox.shape[:2]:
-        raise ValueError(
-            f"expected bbox (B, L, 4) and mask (B, L), got {tuple(bbox.shape)}, {tuple(mask.shape)}"
-        )
-    if not isinstance(iterations, int) or iterations < 0:
-        raise ValueError(f"iterations must be an int >= 0, got {iterations!r}")
+    mask = _check_layouts(bbox, mask, "beautify", nonempty=False, finite=True)
+    check_int(iterations, "iterations", minimum=0, maximum=10**7)
+    check_float(lr, "lr", minimum=0, maximum=1e3, open_min=True)
+    for name, v in (("w_align", w_align), ("w_overlap", w_overlap), ("min_size", min_size)):
+        check_float(v, name, minimum=0)
     scale = torch.tensor([10 / 4, 10 / 6, 10 / 4, 10 / 6], dtype=bbox.dtype)
     init = (bbox.detach() * scale).clone()
     param = torch.nn.Parameter(init.clone())

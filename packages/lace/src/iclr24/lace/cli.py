@@ -10,6 +10,7 @@ import torch
 
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, arg, positive_int
+from iclr24.paperkit.errors import InputError
 
 from .bench import run_benchmarks
 from .layout import DEFAULT_CATEGORIES
@@ -140,7 +141,7 @@ def _sample(args: argparse.Namespace) -> int:
     else:
         names = labels_from_names(args.categories, cfg.categories)
         if len(names) > cfg.max_elements:
-            raise ValueError(f"at most {cfg.max_elements} categories, got {len(names)}")
+            raise InputError(f"at most {cfg.max_elements} categories, got {len(names)}")
         labels = names[None].repeat(args.n, 1)
         bbox = torch.full((args.n, len(names), 4), 0.5)
         mask = torch.ones(args.n, len(names), dtype=torch.bool)
@@ -229,7 +230,7 @@ def _eval(args: argparse.Namespace) -> int:
     where = "the synthetic test layouts use" if real is None else f"{real[0]} has"
     model, cfg = load_any_checkpoint(args.checkpoint, categories=cats, heads=args.heads)
     if cfg.categories != cats:
-        raise ValueError(
+        raise InputError(
             f"{where} categories {list(cats)[:6]}{'...' if len(cats) > 6 else ''}, the checkpoint "
             f"{list(cfg.categories)[:6]}{'...' if cfg.num_classes > 6 else ''}: a checkpoint for another category set"
         )
@@ -245,7 +246,7 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         test = real[2]
         if cfg.max_elements != test[0].shape[1]:
-            raise ValueError(
+            raise InputError(
                 f"{real[0]} layouts have up to {test[0].shape[1]} elements, the checkpoint {cfg.max_elements}"
             )
     from iclr24.paperkit.progress import progress

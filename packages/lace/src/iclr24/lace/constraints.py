@@ -10,6 +10,8 @@ import warnings
 
 import torch
 
+from iclr24.paperkit.errors import InputError, describe
+
 from .layout import xywh_to_ltrb
 
 __all__ = [
@@ -21,6 +23,40 @@ __all__ = [
     "alignment_loss",
     "global_alignment_loss",
 ]
+
+
+def _check_layouts(
+    bbox: object, mask: object, what: str, *, nonempty: bool, finite: bool, padding_partners: bool = False
+) -> torch.Tensor:
+    """``mask`` as a bool tensor once ``bbox`` is a floating (B, L, 4) tensor and ``mask`` a (B, L) one of booleans
+    (or 0/1 numbers); with ``finite`` the scored boxes hold no NaN/inf, with ``nonempty`` at least one element is
+    real. One InputError naming ``what`` otherwise."""
+    if not isinstance(bbox, torch.Tensor) or bbox.ndim != 3 or bbox.shape[-1] != 4:
+        raise InputError(f"{what}: bbox must be a (B, L, 4) tensor, got {describe(bbox)}")
+    if not bbox.is_floating_point():
+        raise InputError(
+            f"{what}: bbox must be floating point (centre-format boxes in [0, 1]), got {describe(bbox)}"
+        )
+    if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != tuple(bbox.shape[:2]):
+        raise InputError(
+            f"{what}: mask must be a (B, L) = {tuple(bbox.shape[:2])} tensor, got {describe(mask)}"
+        )
+    if mask.dtype != torch.bool:
+        if mask.is_complex() or not ((mask == 0) | (mask == 1)).all():
+            raise InputError(
+                f"{what}: mask must hold booleans (True for a real element) or 0/1, got {describe(mask)} with "
+                "other values"
+            )
+        mask = mask != 0
+    if nonempty and not bool(mask.any()):
+        raise InputError(f"{what}: the mask has no real element (all False): there is nothing to score")
+    if finite:
+        scored = bbox if padding_partners else bbox[mask]
+        if not bool(torch.isfinite(scored).all()):
+            raise InputError(
+                f"{what}: bbox holds NaN or inf at {'a slot' if padding_partners else 'a real element'}"
+            )
+    return mask
 
 
 def _coords6(bbox: torch.Tensor) -> torch.Tensor:
@@ -65,17 +101,11 @@ def alignment_score(bbox: torch.Tensor, mask: torch.Tensor, padding_partners: bo
     ``padding_partners=True`` is the official metric (``util/metric.py: compute_alignment``): padding slots stay
     partners. A layout with no real element has nothing to score: its entry is NaN and a warning says how many
     there were (the official metric returns 0.0 for it, as if it were perfectly aligned); average with
-    ``torch.nanmean`` and report the count, or use :func:`iclr24.lace.metrics.layout_metrics`."""
-    if not isinstance(bbox, torch.Tensor) or bbox.ndim != 3 or bbox.shape[-1] != 4:
-        raise ValueError(
-            f"bbox must be a (B, L, 4) tensor, got {getattr(bbox, 'shape', type(bbox).__name__)}"
-        )
-    if not isinstance(mask, torch.Tensor) or mask.shape != bbox.shape[:2]:
-        raise ValueError(
-            f"mask must be a (B, L) = {tuple(bbox.shape[:2])} tensor, got {getattr(mask, 'shape', type(mask).__name__)}"
-        )
-    if not torch.isfinite(bbox[mask.bool()]).all():
-        raise ValueError("bbox has non-finite values at real elements")
+    ``torch.nanmean`` and report the count, or use :func:`iclr24.lace.metrics.layout_metrics`. A mask without any
+    real element, a mask that is not boolean (or 0/1), and NaN/inf boxes are InputErrors."""
+    mask = _check_layouts(
+        bbox, mask, "alignment_score", nonempty=True, finite=True, padding_partners=padding_partners
+    )
     out = _alignment(bbox, mask, 0.0, padding_partners, float("nan"))
     empty = int((~mask.bool()).all(-1).sum())
     if empty:
@@ -90,6 +120,7 @@ def alignment_score(bbox: torch.Tensor, mask: torch.Tensor, padding_partners: bo
 def alignment_loss(bbox: torch.Tensor, mask: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
     """The official 'local' alignment loss, 20 * Align(b_hat, mask), per layout (B,); 0 for a layout without real
     elements (nothing to align), 1 - a_i clamped at 1e-6 so that it stays finite."""
+    mask = _check_layouts(bbox, mask, "alignment_loss", nonempty=False, finite=False)
     return scale * _alignment(bbox, mask, 1e-6, False, 0.0)
 
 
@@ -98,9 +129,11 @@ def global_alignment_loss(
 ) -> torch.Tensor:
     """The official 'global' alignment loss (``mean_alignment_error``), per layout (B,): the sum of the predicted
     |X_ik - X_jk| over every (i, k, j) whose coordinate pair is aligned (|diff| < ``threshold``) in the real layout."""
-    if bbox_real.shape != bbox.shape:
-        raise ValueError(
-            f"bbox_real must have the shape of bbox {tuple(bbox.shape)}, got {tuple(bbox_real.shape)}"
+    mask = _check_layouts(bbox, mask, "global_alignment_loss", nonempty=False, finite=False)
+    _check_layouts(bbox_real, mask, "global_alignment_loss (bbox_real)", nonempty=False, finite=False)
+    if not isinstance(bbox_real, torch.Tensor) or bbox_real.shape != bbox.shape:
+        raise InputError(
+            f"bbox_real must have the shape of bbox {tuple(bbox.shape)}, got {describe(bbox_real)}"
         )
     aligned = (alignment_matrix(bbox_real, mask) < threshold).detach()
     # Eq. (L_align, global): sum_{i, k, j: |X*_ik - X*_jk| < th} |X_ik - X_jk|
@@ -110,6 +143,7 @@ def global_alignment_loss(
 def pairwise_iou(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False) -> torch.Tensor:
     """PIoU (B, L, L): IoU of every pair of real elements, 0 on the diagonal. ``detach_wh`` as the official
     ``PIoU_xywh(xy_only=True)``: gradients reach the centres only."""
+    mask = _check_layouts(bbox, mask, "pairwise_iou", nonempty=False, finite=False)
     if detach_wh:
         bbox = torch.cat([bbox[..., :2], bbox[..., 2:].detach().abs()], dim=-1)
     box = xywh_to_ltrb(bbox)
@@ -127,7 +161,14 @@ def pairwise_iou(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False
 
 
 def overlap_score(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """LayoutGAN++ overlap per layout: sum_{i != j} |b_i cap b_j| / |b_i|, divided by #real."""
+    """LayoutGAN++ overlap per layout: sum_{i != j} |b_i cap b_j| / |b_i|, divided by #real (0 for a layout
+    without real elements). A mask without any real element, a non-boolean mask and NaN/inf boxes at real elements
+    are InputErrors."""
+    mask = _check_layouts(bbox, mask, "overlap_score", nonempty=True, finite=True)
+    return _overlap(bbox, mask)
+
+
+def _overlap(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     box = xywh_to_ltrb(bbox)
     area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
     lt = torch.maximum(box[:, :, None, :2], box[:, None, :, :2])
@@ -147,6 +188,7 @@ def overlap_loss(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False
     """The official overlap loss per layout: mean_ij PIoU_ij + mean_ij 1[PIoU_ij != 0] exp(-||c_i - c_j||_2),
     means over all L x L pairs. In training the official ``train.py`` calls ``PIoU_xywh(..., xy_only=False)``, so
     the gradient reaches w, h too (the default here); ``detach_wh=True`` is the post-processing variant."""
+    mask = _check_layouts(bbox, mask, "overlap_loss", nonempty=False, finite=False)
     piou = pairwise_iou(bbox, mask, detach_wh=detach_wh)
     d = torch.cdist(bbox[..., :2], bbox[..., :2]) if bbox.shape[1] > 1 else torch.zeros_like(piou)
     # Eq. (L_overlap): mean PIoU + mean 1[PIoU != 0] exp(-dist)

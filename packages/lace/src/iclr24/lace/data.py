@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError, check_int
+
 __all__ = ["synthetic_aligned_layouts"]
 
 _HEIGHTS = {1: (0.05, 0.2), 2: (0.15, 0.3), 3: (0.1, 0.25)}  # text, figure, table
@@ -48,11 +50,11 @@ def synthetic_aligned_layouts(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``n`` seeded layouts padded to ``max_elements``: (bbox (n, L, 4) centre format, labels (n, L), mask (n, L)).
     Labels index ``DEFAULT_CATEGORIES`` (title, text, figure, table); 3-10 elements each."""
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
-    if not isinstance(max_elements, int) or max_elements < 10:
-        raise ValueError(
-            f"max_elements must be an int >= 10 (layouts have up to 10 elements), got {max_elements!r}"
+    check_int(n, "n", minimum=1, maximum=10**7)
+    check_int(seed, "seed", minimum=0, maximum=2**32 - 1)
+    if isinstance(max_elements, bool) or not isinstance(max_elements, int) or not 10 <= max_elements <= 10**4:
+        raise InputError(
+            f"max_elements must be an int in [10, 10**4] (layouts have up to 10 elements), got {max_elements!r}"
         )
     rng = np.random.default_rng(seed)
     bbox = np.zeros((n, max_elements, 4), dtype=np.float32)

@@ -14,9 +14,18 @@ import numpy as np
 import torch
 
 from iclr24.paperkit.distributed import rank_and_world
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFileError,
+    InputFolderError,
+    check_finite,
+    check_float,
+    check_int,
+    describe,
+)
 
 from .constraints import alignment_loss, global_alignment_loss, overlap_loss
-from .layout import DEFAULT_CATEGORIES, encode_layout, finalize
+from .layout import DEFAULT_CATEGORIES, as_layouts, encode_layout, finalize
 from .model import LayoutDenoiser, sinusoidal_positions
 from .schedule import alphas_cumprod, constraint_weight, cosine_betas, ddim_timesteps, refinement_timesteps
 
@@ -77,25 +86,28 @@ class LaceConfig:
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.categories, str) or not all(isinstance(c, str) for c in self.categories):
+            raise InputError(f"categories must be a sequence of names, got {describe(self.categories)}")
         self.categories = tuple(self.categories)
         if len(self.categories) < 1 or len(set(self.categories)) != len(self.categories):
-            raise ValueError(f"categories must be distinct names, got {self.categories!r}")
-        for n in ("max_elements", "dim", "heads", "layers", "ff", "batch_size", "steps", "ddim_steps"):
-            v = getattr(self, n)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"LaceConfig.{n} must be a positive int, got {v!r}")
-        if self.align_weight < 0 or self.overlap_weight < 0:
-            raise ValueError("constraint weights must be >= 0")
+            raise InputError(f"categories must be distinct names, got {self.categories!r}")
+        limits = {"max_elements": 10**4, "dim": 2**16, "heads": 1024, "layers": 1024, "ff": 2**18}
+        limits.update(batch_size=2**20, steps=10**9, ddim_steps=10**6, num_timesteps=10**6)
+        for n, top in limits.items():
+            check_int(getattr(self, n), f"LaceConfig.{n}", minimum=1, maximum=top)
+        if self.dim % self.heads:
+            raise InputError(f"LaceConfig.dim {self.dim} must be divisible by heads {self.heads}")
+        for n in ("align_weight", "overlap_weight", "align_scale", "grad_clip"):
+            check_float(getattr(self, n), f"LaceConfig.{n}", minimum=0)
+        check_float(self.complete_keep, "LaceConfig.complete_keep", minimum=0, maximum=1)
         if self.align_type not in ALIGN_TYPES:
-            raise ValueError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
+            raise InputError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
         if self.rec_loss not in REC_LOSSES:
-            raise ValueError(f"rec_loss must be one of {REC_LOSSES}, got {self.rec_loss!r}")
+            raise InputError(f"rec_loss must be one of {REC_LOSSES}, got {self.rec_loss!r}")
         if self.time_embedding not in TIME_EMBEDDINGS:
-            raise ValueError(f"time_embedding must be one of {TIME_EMBEDDINGS}, got {self.time_embedding!r}")
-        if not 0 <= self.ema < 1:
-            raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
-        if not 0 < self.lr < 1:
-            raise ValueError(f"lr must be in (0, 1), got {self.lr!r}")
+            raise InputError(f"time_embedding must be one of {TIME_EMBEDDINGS}, got {self.time_embedding!r}")
+        check_float(self.ema, "ema", minimum=0, maximum=1, open_max=True)
+        check_float(self.lr, "lr", minimum=0, maximum=1, open_min=True, open_max=True)
 
     @property
     def num_classes(self) -> int:
@@ -112,6 +124,8 @@ class LaceConfig:
 def make_model(cfg: LaceConfig) -> LayoutDenoiser:
     """The denoiser of ``cfg``; with ``time_embedding='sinusoidal'`` every AdaLN's timestep table holds the fixed
     sinusoidal embedding of t (argument 4000 t / T, as the official ``SinusoidalPosEmb(T, d)``) and is frozen."""
+    if not isinstance(cfg, LaceConfig):
+        raise InputError(f"cfg must be a LaceConfig, got {describe(cfg)}")
     model = LayoutDenoiser(
         cfg.seq_dim, cfg.max_elements, cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.num_timesteps
     )
@@ -135,7 +149,7 @@ def condition_mask(task: str, x0: torch.Tensor, num_classes: int, generator: tor
     elements (each kept with probability 0.2 u, u ~ U(0, 1) once per batch, at least one element); ``uncond``:
     nothing; ``refine``: the one-hot (the boxes start from the noisy layout)."""
     if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+        raise InputError(f"unknown task {task!r}; expected one of {TASKS}")
     B, L, D = x0.shape
     m = torch.zeros(B, L, D, dtype=torch.bool)
     if task in ("c", "cwh", "refine"):
@@ -179,7 +193,7 @@ def constraint_term(
     terms = torch.zeros(bbox_hat.shape[0], dtype=bbox_hat.dtype)
     if cfg.align_weight and cfg.align_type == "global":
         if bbox_real is None:
-            raise ValueError("the 'global' alignment loss needs bbox_real, the real boxes")
+            raise InputError("the 'global' alignment loss needs bbox_real, the real boxes")
         terms = terms + cfg.align_weight * global_alignment_loss(bbox_hat, bbox_real, mask)
     elif cfg.align_weight:
         terms = terms + cfg.align_weight * alignment_loss(bbox_hat, mask, scale=cfg.align_scale)
@@ -205,6 +219,28 @@ def guide_x0(x0_hat: torch.Tensor, t: int, cfg: LaceConfig, scale: float) -> tor
     return out
 
 
+def _check_tokens(
+    tokens: object, cfg: LaceConfig, what: str, model: torch.nn.Module | None = None
+) -> torch.Tensor:
+    if not isinstance(cfg, LaceConfig):
+        raise InputError(f"cfg must be a LaceConfig, got {describe(cfg)}")
+    want = (cfg.max_elements, cfg.seq_dim)
+    if not isinstance(tokens, torch.Tensor) or tokens.ndim != 3 or tuple(tokens.shape[1:]) != want:
+        raise InputError(
+            f"{what} must be (N, {want[0]}, {want[1]}) tokens (encode_layout), got {describe(tokens)}"
+        )
+    if not tokens.is_floating_point():
+        raise InputError(f"{what} must be floating-point tokens, got {describe(tokens)}")
+    check_finite(tokens, what)
+    if model is not None:
+        if not isinstance(model, torch.nn.Module):
+            raise InputError(f"model must be a LayoutDenoiser (make_model), got {describe(model)}")
+        w = next(model.parameters(), None)
+        if w is not None and w.dtype != tokens.dtype:
+            raise InputError(f"{what} is {tokens.dtype} but the model's weights are {w.dtype}: convert one")
+    return tokens
+
+
 def training_loss(
     model: torch.nn.Module, x0: torch.Tensor, cfg: LaceConfig, generator: torch.Generator | None = None
 ) -> tuple[torch.Tensor, dict]:
@@ -212,6 +248,7 @@ def training_loss(
     (x_t, c-conditioned, cwh-conditioned, completion) sharing t and eps.
 
     L = L_diff + mean_b[w(t) (lambda_a L_align + lambda_o L_overlap)] + L_rec."""
+    _check_tokens(x0, cfg, "x0", model)
     B = x0.shape[0]
     C = cfg.num_classes
     ab = _ab(cfg)
@@ -259,11 +296,11 @@ def ddim_sample(
     ``guidance`` > 0 turns on the constraint-gradient guidance of x0_hat at each step (an extension, see
     :func:`guide_x0`; the official code has none)."""
     if guidance < 0:
-        raise ValueError(f"guidance must be >= 0, got {guidance}")
+        raise InputError(f"guidance must be >= 0, got {guidance}")
     if (x_cond is None) != (cond_mask is None):
-        raise ValueError("x_cond and cond_mask go together")
+        raise InputError("x_cond and cond_mask go together")
     if cond_mask is not None and bool(cond_mask.all()):
-        raise ValueError("the condition mask fixes every entry: there is nothing to generate")
+        raise InputError("the condition mask fixes every entry: there is nothing to generate")
     ab = _ab(cfg)
     full = ddim_timesteps(steps or cfg.ddim_steps, cfg.num_timesteps)
     ts = full if timesteps is None else np.asarray(timesteps)
@@ -299,11 +336,13 @@ def train(
     the same global batch of ``batch_size`` indices and trains on its every world-size-th share, with its own
     noise stream; DDP averages the gradients, so every rank holds the same weights. The loss history is the rank's
     own."""
-    if tokens.ndim != 3 or tokens.shape[1:] != (cfg.max_elements, cfg.seq_dim):
-        raise ValueError(f"tokens must be (N, {cfg.max_elements}, {cfg.seq_dim}), got {tuple(tokens.shape)}")
+    _check_tokens(tokens, cfg, "tokens")
+    check_int(seed, "seed", minimum=0, maximum=2**63 - 1)
+    if steps is not None:
+        check_int(steps, "steps", minimum=1, maximum=10**9)
     rank, world = rank_and_world()
     if world > min(cfg.batch_size, tokens.shape[0]):
-        raise ValueError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")
+        raise InputError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)  # batch indices: the same on every rank
     g_noise = g if world == 1 else torch.Generator().manual_seed(seed + 7919 * (rank + 1))
@@ -358,16 +397,26 @@ def generate(
     for ``refine``). ``guidance`` > 0 turns on the constraint-gradient extension (not in the official code).
     Returns (bbox (B, L, 4) in [0, 1], labels (B, L), mask (B, L))."""
     if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+        raise InputError(f"unknown task {task!r}; expected one of {TASKS}")
+    if not isinstance(model, torch.nn.Module) or not isinstance(cfg, LaceConfig):
+        raise InputError(
+            f"generate needs a model (nn.Module) and its LaceConfig, got {describe(model)}, {describe(cfg)}"
+        )
+    check_int(seed, "seed", minimum=0, maximum=2**63 - 1)
+    if steps is not None:
+        check_int(steps, "steps", minimum=1, maximum=cfg.num_timesteps)
+    check_float(refine_noise, "refine_noise", minimum=0)
+    check_float(guidance, "guidance", minimum=0)
     g = torch.Generator().manual_seed(seed)
     C = cfg.num_classes
     if task == "uncond":
-        if not isinstance(n, int) or n < 1:
-            raise ValueError(f"unconditional sampling needs n >= 1 layouts, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10**6:
+            raise InputError(f"unconditional sampling needs 1 <= n <= 10**6 layouts, got {n!r}")
         x_T = torch.randn(n, cfg.max_elements, cfg.seq_dim, generator=g)
         return finalize(ddim_sample(model, x_T, cfg, steps, guidance=guidance), C)
     if layouts is None:
-        raise ValueError(f"task {task!r} needs layouts=(bbox, labels, mask) to condition on")
+        raise InputError(f"task {task!r} needs layouts=(bbox, labels, mask) to condition on")
+    layouts = as_layouts(layouts, "layouts", C)
     x0 = encode_layout(*layouts, num_classes=C, max_elements=cfg.max_elements)
     m = condition_mask(task, x0, C, g)
     if task == "refine":
@@ -381,8 +430,18 @@ def generate(
 
 
 def save_checkpoint(model: torch.nn.Module, cfg: LaceConfig, path) -> None:
-    """Save {config, state_dict} (this package's own format)."""
-    torch.save({"config": cfg.to_dict(), "state_dict": model.state_dict()}, path)
+    """Save {config, state_dict} (this package's own format), atomically."""
+    from pathlib import Path
+
+    from iclr24.paperkit.io import atomic_torch_save
+
+    if not isinstance(cfg, LaceConfig) or not isinstance(model, torch.nn.Module):
+        raise InputError(
+            f"save_checkpoint needs a model and its LaceConfig, got {describe(model)}, {describe(cfg)}"
+        )
+    if Path(path).is_dir():
+        raise InputFolderError(f"checkpoint path {path} is a folder; expected a file path", path)
+    atomic_torch_save({"config": cfg.to_dict(), "state_dict": model.state_dict()}, path)
 
 
 def load_checkpoint(path, categories: tuple[str, ...] | None = None) -> tuple[LayoutDenoiser, LaceConfig]:
@@ -390,16 +449,29 @@ def load_checkpoint(path, categories: tuple[str, ...] | None = None) -> tuple[La
     a checkpoint trained on another set is a ValueError."""
     from pathlib import Path
 
+    from iclr24.paperkit.checkpoint import safe_torch_load
+
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"no checkpoint at {p}")
-    obj = torch.load(p, map_location="cpu", weights_only=True)
-    if not isinstance(obj, dict) or "config" not in obj or "state_dict" not in obj:
-        raise ValueError(f"{p} is not a lace checkpoint (expected keys 'config' and 'state_dict')")
-    cfg = LaceConfig(**obj["config"])
+    if not p.exists():
+        raise InputFileError(f"no checkpoint at {p}", p)
+    obj = safe_torch_load(p, what="lace checkpoint")
+    if not isinstance(obj, dict) or not isinstance(obj.get("config"), dict) or "state_dict" not in obj:
+        raise InputFileError(f"{p} is not a lace checkpoint (expected keys 'config' and 'state_dict')", p)
+    try:
+        cfg = LaceConfig(**obj["config"])
+    except (TypeError, InputError) as e:
+        raise InputFileError(
+            f"{p} is not a lace checkpoint of this version: its config does not fit ({e})", p
+        ) from None
     if categories is not None and tuple(categories) != cfg.categories:
-        raise ValueError(f"{p} was trained on categories {list(cfg.categories)}, expected {list(categories)}")
+        raise InputError(f"{p} was trained on categories {list(cfg.categories)}, expected {list(categories)}")
     model = make_model(cfg)
-    model.load_state_dict(obj["state_dict"])
+    try:
+        model.load_state_dict(obj["state_dict"])
+    except (RuntimeError, TypeError, AttributeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputFileError(
+            f"{p}: its weights do not fit the model its config describes ({first})", p
+        ) from None
     model.eval()
     return model, cfg

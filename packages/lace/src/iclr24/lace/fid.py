@@ -22,7 +22,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.checkpoint import safe_torch_load
+from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
 from iclr24.paperkit.metrics import frechet_distance
+
+from .layout import as_layouts
 
 __all__ = ["FIDNetV3", "load_fidnet", "fid_features", "layout_fid"]
 
@@ -49,6 +53,16 @@ class FIDNetV3(nn.Module):
         self, num_label: int, d_model: int = 256, nhead: int = 4, num_layers: int = 4, max_bbox: int = 25
     ):
         super().__init__()
+        for name, v in (
+            ("num_label", num_label),
+            ("d_model", d_model),
+            ("nhead", nhead),
+            ("num_layers", num_layers),
+        ):
+            check_int(v, name, minimum=1, maximum=2**16)
+        check_int(max_bbox, "max_bbox", minimum=1, maximum=2**12)
+        if d_model % nhead:
+            raise InputError(f"d_model {d_model} must be divisible by nhead {nhead}")
         self.num_label, self.max_bbox = num_label, max_bbox
         self.emb_label = nn.Embedding(num_label, d_model)
         self.fc_bbox = nn.Linear(4, d_model)
@@ -85,42 +99,48 @@ def load_fidnet(
             cands.insert(0, p / f"{dataset}-max25" / "model_best.pth.tar")
         found = [c for c in cands if c.is_file()]
         if not found:
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"no FIDNetV3 checkpoint under {p}: expected {cands[0]}; the official ones are in fid.tar.gz of the "
                 "Hugging Face dataset puar-playground/LACE (or train one with the official train_fid_model.py)"
             )
         p = found[0]
     if not p.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no FIDNetV3 checkpoint at {p}; the official ones (FIDNetV3/<dataset>-max25/model_best.pth.tar) are in "
             "fid.tar.gz of the Hugging Face dataset puar-playground/LACE"
         )
     try:
-        obj = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - any unreadable file is a user error here
-        raise ValueError(
-            f"{p} is not a torch checkpoint readable with weights_only=True ({type(e).__name__})"
-        ) from None
+        obj = safe_torch_load(p, what="FIDNetV3 checkpoint")
+    except InputFileError as e:
+        raise InputFileError(f"{e}; expected an official FIDNetV3 model_best.pth.tar", p) from None
     sd = obj.get("state_dict", obj) if isinstance(obj, dict) else None
     if not isinstance(sd, dict) or "emb_label.weight" not in sd or "pos_token" not in sd:
-        raise ValueError(
+        raise InputFileError(
             f"{p} is not a FIDNetV3 checkpoint (expected {{'state_dict': ...}} with keys emb_label.weight, "
-            "fc_bbox.*, enc_transformer.*, pos_token, ...)"
+            "fc_bbox.*, enc_transformer.*, pos_token, ...)",
+            p,
         )
     sd = {k.removeprefix("module."): v for k, v in sd.items()}
     n_label, d = sd["emb_label.weight"].shape
-    layers = 1 + max(
-        int(m.group(1)) for k in sd if (m := re.match(r"enc_transformer\.core\.layers\.(\d+)\.", k))
-    )
+    layer_ids = [int(m.group(1)) for k in sd if (m := re.match(r"enc_transformer\.core\.layers\.(\d+)\.", k))]
+    if (
+        not layer_ids
+        or not isinstance(sd["emb_label.weight"], torch.Tensor)
+        or sd["emb_label.weight"].ndim != 2
+    ):
+        raise InputFileError(
+            f"{p} is not a FIDNetV3 checkpoint (no enc_transformer.core.layers.* weights)", p
+        )
+    layers = 1 + max(layer_ids)
     if num_label is not None and n_label != num_label:
-        raise ValueError(f"{p} is a FIDNetV3 for {n_label} categories, the layouts have {num_label}")
+        raise InputError(f"{p} is a FIDNetV3 for {n_label} categories, the layouts have {num_label}")
     if d % nhead:
-        raise ValueError(f"{p} has width {d}, not divisible by nhead={nhead}")
+        raise InputError(f"{p} has width {d}, not divisible by nhead={nhead}")
     net = FIDNetV3(int(n_label), int(d), nhead, layers, int(sd["pos_token"].shape[0]))
     try:
         net.load_state_dict(sd, strict=True)
     except RuntimeError as e:
-        raise ValueError(
+        raise InputFileError(
             f"{p} does not fit FIDNetV3: {str(e).splitlines()[0]} {str(e).splitlines()[1:2]}"
         ) from None
     return net.eval()
@@ -132,21 +152,15 @@ def fid_features(
 ) -> np.ndarray:
     """FIDNetV3 features of layouts (bbox (B, L, 4) centre format, labels (B, L), mask (B, L)) -> (B, d) float64.
     Padding gets label 0 and is masked out, as in the official ``test.py``."""
-    if (
-        bbox.ndim != 3
-        or bbox.shape[-1] != 4
-        or labels.shape != bbox.shape[:2]
-        or mask.shape != bbox.shape[:2]
-    ):
-        raise ValueError(
-            f"expected bbox (B, L, 4), labels and mask (B, L); got {tuple(bbox.shape)}, {tuple(labels.shape)}, {tuple(mask.shape)}"
+    if not isinstance(net, FIDNetV3):
+        raise InputError(f"net must be a FIDNetV3 (load_fidnet), got {describe(net)}")
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
+    _, _, m = as_layouts((bbox, labels, mask), "fid_features layouts", num_classes=net.num_label)
+    if bbox.shape[1] > net.max_bbox:
+        raise InputError(
+            f"this FIDNetV3 takes layouts of at most {net.max_bbox} elements, got {bbox.shape[1]}"
         )
-    m = mask.bool()
     lab = torch.where(m, labels.long(), torch.zeros_like(labels.long()))
-    if (lab < 0).any() or (lab >= net.num_label).any():
-        raise ValueError(
-            f"labels must be in 0..{net.num_label - 1} for this FIDNetV3, got {int(lab.min())}..{int(lab.max())}"
-        )
     out = [
         net.extract_features(
             bbox[i : i + batch_size].float(), lab[i : i + batch_size], ~m[i : i + batch_size]
@@ -159,4 +173,20 @@ def fid_features(
 def layout_fid(net: FIDNetV3, generated, real, batch_size: int = 512) -> float:
     """FID of generated vs real layouts (each ``(bbox, labels, mask)``) in FIDNetV3 feature space
     (``paperkit.metrics.frechet_distance``, the official ``compute_generative_model_scores`` formula)."""
-    return frechet_distance(fid_features(net, *generated, batch_size), fid_features(net, *real, batch_size))
+    gen = as_layouts(generated, "generated layouts")
+    ref = as_layouts(real, "real layouts")
+    return _fd(fid_features(net, *gen, batch_size), fid_features(net, *ref, batch_size))
+
+
+def _fd(a: np.ndarray, b: np.ndarray) -> float:
+    """paperkit's Frechet distance, its refusals (too few layouts, non-finite features) as InputErrors."""
+    if len(a) < 2 or len(b) < 2:
+        raise InputError(
+            f"a Frechet distance needs at least 2 layouts on each side, got {len(a)} and {len(b)}"
+        )
+    try:
+        return frechet_distance(a, b)
+    except InputError:
+        raise
+    except ValueError as e:
+        raise InputError(f"the layouts' features cannot be compared: {e}") from None

@@ -10,10 +10,12 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from iclr24.paperkit.metrics import frechet_distance
+from iclr24.paperkit.errors import InputError, check_int
 
 from .constraints import alignment_score, overlap_score
-from .layout import xywh_to_ltrb
+from .diffusion import TASKS
+from .fid import _fd
+from .layout import as_layouts, xywh_to_ltrb
 
 __all__ = [
     "METRIC_VARIANTS",
@@ -57,7 +59,8 @@ def _pair_score(b1, l1, b2, l2) -> float:
 def max_iou(gen, real) -> float:
     """LayoutGAN++ MaxIoU: layouts grouped by their label multiset; within a group, generated and real layouts are
     matched one-to-one (Hungarian) by the class-consistent mean IoU; the mean over all matched pairs."""
-    (gb, gl, gm), (rb, rl, rm) = gen, real
+    gb, gl, gm = as_layouts(gen, "generated layouts")
+    rb, rl, rm = as_layouts(real, "real layouts")
 
     def groups(b, lab, m):
         out = defaultdict(list)
@@ -85,6 +88,7 @@ def layout_features(
 ) -> np.ndarray:
     """Per layout: per-class counts, per-class mean and std of (x, y, w, h), the top-8 boxes sorted by y (zero
     padded); (B, C + 8C + 32)."""
+    _, _, mask = as_layouts((bbox, labels, mask), "layouts", num_classes=num_classes)
     feats = []
     for k in range(bbox.shape[0]):
         m = mask[k].bool()
@@ -102,33 +106,41 @@ def layout_features(
 
 def feature_fd(gen, real, num_classes: int) -> float:
     """Frechet distance between the layout features of generated and real layouts."""
-    return frechet_distance(layout_features(*gen, num_classes), layout_features(*real, num_classes))
+    gen = as_layouts(gen, "generated layouts", num_classes)
+    real = as_layouts(real, "real layouts", num_classes)
+    return _fd(layout_features(*gen, num_classes), layout_features(*real, num_classes))
 
 
 def alignment_overlap(gen, real, task: str, variant: str = "official") -> dict:
     """Alignment x100 and Overlap x100 of generated layouts ``gen = (bbox, labels, mask)``, scored as ``variant``
     says (see :func:`layout_metrics`), with ``empty_layouts`` (generated layouts without elements)."""
     if variant not in METRIC_VARIANTS:
-        raise ValueError(f"variant must be one of {METRIC_VARIANTS}, got {variant!r}")
-    b, _, m = gen
-    m = m.bool()
+        raise InputError(f"variant must be one of {METRIC_VARIANTS}, got {variant!r}")
+    if task not in TASKS:
+        raise InputError(f"task must be one of {TASKS}, got {task!r}")
+    b, _, m = as_layouts(gen, "generated layouts")
     score_mask = m
     if variant == "official" and task in COND_TASKS:
-        rm = real[2].bool()
+        rm = as_layouts(real, "real layouts")[2]
         if rm.shape[0] != m.shape[0] or rm.shape[1] > m.shape[1]:
-            raise ValueError(
+            raise InputError(
                 f"real layouts {tuple(rm.shape)} do not match the generated ones {tuple(m.shape)} slot by slot"
             )
         score_mask = torch.nn.functional.pad(rm, (0, m.shape[1] - rm.shape[1]), value=False)
     partners = variant == "official"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # layouts without elements are counted and reported below
-        align = alignment_score(b.double(), score_mask, padding_partners=partners)
+    if score_mask.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # layouts without elements are counted and reported below
+            align = alignment_score(b.double(), score_mask, padding_partners=partners)
+        overlap = overlap_score(b.double(), score_mask)
+    else:  # no element anywhere: nothing to score (alignment_score refuses an empty mask)
+        align = torch.full((b.shape[0],), float("nan"), dtype=torch.float64)
+        overlap = torch.zeros(b.shape[0], dtype=torch.float64)
     # official: score_normalized[isnan] = 0 (util/metric.py line 124); package: the mean over scored layouts
     a = float(torch.nan_to_num(align, nan=0.0).mean()) if partners else float(torch.nanmean(align))
     return {
         "align_x100": 100 * a if np.isfinite(a) else None,  # None: every layout empty (package variant)
-        "overlap_x100": 100 * float(overlap_score(b.double(), score_mask).mean()),
+        "overlap_x100": 100 * float(overlap.mean()),
         "empty_layouts": int((~m).all(-1).sum()),
     }
 
@@ -145,9 +157,10 @@ def layout_metrics(gen, real, num_classes: int, task: str, variant: str = "offic
     layouts without elements left out of the alignment mean (``align_x100`` is None when every layout is empty).
     Both report ``empty_layouts``, the number of generated layouts without elements. MaxIoU and FD always use the
     generated mask, as the official code does."""
+    check_int(num_classes, "num_classes", minimum=1, maximum=10**6)
     res = alignment_overlap(gen, real, task, variant)
     res["fd"] = feature_fd(gen, real, num_classes)
-    res["elements"] = float(gen[2].bool().sum(1).float().mean())
+    res["elements"] = float(as_layouts(gen, "generated layouts")[2].sum(1).float().mean())
     if task in MAXIOU_TASKS:
         res["max_iou"] = max_iou(gen, real)
     return res

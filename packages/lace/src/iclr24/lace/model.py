@@ -12,6 +12,8 @@ import math
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = ["LayoutDenoiser"]
 
 
@@ -21,7 +23,7 @@ def sinusoidal_positions(length: int, dim: int, scale: float) -> torch.Tensor:
     embedding [sin(a f_0), ..., sin(a f_{half-1}), cos(a f_0), ..., cos(a f_{half-1})] (sines first, then cosines)."""
     half = dim // 2
     if half < 2 or dim % 2:
-        raise ValueError(f"the sinusoidal embedding needs an even dim >= 4, got {dim}")
+        raise InputError(f"the sinusoidal embedding needs an even dim >= 4, got {dim}")
     freq = torch.exp(-math.log(10000.0) / (half - 1) * torch.arange(half, dtype=torch.float64))
     arg = (torch.arange(length, dtype=torch.float64) * scale)[:, None] * freq[None, :]
     return torch.cat([arg.sin(), arg.cos()], dim=-1).float()
@@ -68,7 +70,7 @@ class LayoutDenoiser(nn.Module):
     ) -> None:
         super().__init__()
         if dim % heads:
-            raise ValueError(f"dim must be divisible by heads, got dim={dim}, heads={heads}")
+            raise InputError(f"dim must be divisible by heads, got dim={dim}, heads={heads}")
         self.seq_dim, self.max_elements = seq_dim, max_elements
         self.inp = nn.Linear(seq_dim, dim)
         self.register_buffer("pos", sinusoidal_positions(max_elements, dim, 4000.0 / 25.0), persistent=False)
@@ -77,7 +79,7 @@ class LayoutDenoiser(nn.Module):
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         if x.ndim != 3 or x.shape[1] != self.max_elements or x.shape[2] != self.seq_dim:
-            raise ValueError(
+            raise InputError(
                 f"expected tokens (B, {self.max_elements}, {self.seq_dim}), got {tuple(x.shape)}"
             )
         h = nn.functional.softplus(self.inp(x)) + self.pos

@@ -28,6 +28,9 @@ from pathlib import Path
 
 import torch
 
+from iclr24.paperkit.checkpoint import safe_torch_load
+from iclr24.paperkit.errors import InputError, InputFileError
+
 from .model import LayoutDenoiser
 
 __all__ = [
@@ -64,7 +67,7 @@ def _sizes(sd: dict[str, torch.Tensor]) -> dict:
     need = ["layer_in.weight", "layers.0.linear1.weight", "layers.0.norm1.emb.weight"]
     missing = [k for k in need if k not in sd]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"not an official LACE state dict (util/backbone.py TransformerEncoder): missing {missing}; "
             f"found keys such as {sorted(sd)[:4]}"
         )
@@ -92,14 +95,14 @@ def map_official_state_dict(sd: dict[str, torch.Tensor], model: LayoutDenoiser) 
             unused.append(k)
             continue
         if not isinstance(v, torch.Tensor) or tuple(v.shape) != tuple(ours[new].shape):
-            raise ValueError(
+            raise InputError(
                 f"official key {k!r} has shape {tuple(getattr(v, 'shape', ()))}, "
                 f"the model's {new!r} {tuple(ours[new].shape)}"
             )
         out[new] = v
     missing = sorted(set(ours) - set(out))
     if unused or missing:
-        raise ValueError(
+        raise InputError(
             f"official state dict does not fit the model: unused keys {unused[:6]}, missing {missing[:6]}"
         )
     return out
@@ -123,16 +126,11 @@ def load_official_checkpoint(
 def _read(path) -> tuple[Path, object]:
     p = Path(path).expanduser()
     if not p.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no checkpoint at {p}; the official ones (publaynet_best.pt, rico25_best.pt) are in model.tar.gz of "
             "the Hugging Face dataset puar-playground/LACE"
         )
-    try:
-        return p, torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - any unreadable file is a user error here
-        raise ValueError(
-            f"{p} is not a torch checkpoint readable with weights_only=True ({type(e).__name__})"
-        ) from None
+    return p, safe_torch_load(p, what="LACE checkpoint")
 
 
 def load_any_checkpoint(
@@ -155,23 +153,23 @@ def _from_object(p: Path, obj, categories, heads: int, ddim_steps: int):
     if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):
         obj = obj["state_dict"]
     if not isinstance(obj, dict) or not all(isinstance(v, torch.Tensor) for v in obj.values()):
-        raise ValueError(f"{p} is not an official LACE checkpoint (expected a state dict of tensors)")
+        raise InputError(f"{p} is not an official LACE checkpoint (expected a state dict of tensors)")
     sd = {k.removeprefix("module."): v for k, v in obj.items()}
     s = _sizes(sd)
     C = s["seq_dim"] - 5
     if categories is None:
         match = [n for n, c in CATEGORIES.items() if len(c) == C]
         if not match:
-            raise ValueError(f"{p} is for {C} categories (seq_dim {s['seq_dim']}); pass its category names")
+            raise InputError(f"{p} is for {C} categories (seq_dim {s['seq_dim']}); pass its category names")
         categories = CATEGORIES[match[0]]
     categories = tuple(categories)
     if len(categories) != C:
-        raise ValueError(
+        raise InputError(
             f"{p} is a checkpoint for {C} categories (seq_dim {s['seq_dim']}), expected {len(categories)} "
             f"({', '.join(categories[:6])}{', ...' if len(categories) > 6 else ''})"
         )
     if s["dim"] % heads:
-        raise ValueError(f"{p} has width {s['dim']}, not divisible by heads={heads}")
+        raise InputError(f"{p} has width {s['dim']}, not divisible by heads={heads}")
     cfg = LaceConfig(
         categories=categories,
         max_elements=MAX_ELEMENTS,

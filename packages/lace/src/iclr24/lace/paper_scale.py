@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import endless, tie
 
 from .diffusion import make_model, training_loss
@@ -148,7 +149,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     mb = micro_batch or (cfg.batch if cuda else cfg.cpu_micro_batch)
     if cfg.batch % mb:
-        raise ValueError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
+        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
     lcfg = real_config(
         "publaynet",
         dim=dim or cfg.dim,

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+from iclr24.paperkit.errors import InputError, InputFileError, strip_unsafe_advice
+
 __all__ = [
     "CATEGORIES",
     "MAX_ELEMENTS",
@@ -94,7 +96,7 @@ def dataset_name(name: str) -> str:
     """``publaynet``, ``rico25`` (alias ``rico``) or ``rico13``; anything else is a ValueError."""
     key = _ALIASES.get(str(name).lower(), str(name).lower())
     if key not in CATEGORIES:
-        raise ValueError(f"unknown dataset {name!r}; expected one of {sorted([*CATEGORIES, *_ALIASES])}")
+        raise InputError(f"unknown dataset {name!r}; expected one of {sorted([*CATEGORIES, *_ALIASES])}")
     return key
 
 
@@ -104,12 +106,12 @@ def official_split_path(path: str | os.PathLike, dataset: str = "publaynet", spl
     FileNotFoundError names the expected file and how to get it."""
     name = dataset_name(dataset)
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        raise InputError(f"split must be one of {SPLITS}, got {split!r}")
     p = Path(path).expanduser()
     if p.is_file():
         return p
     if not p.exists():
-        raise FileNotFoundError(f"no dataset folder or file at {p}; {_HOW_TO_GET}")
+        raise InputFileError(f"no dataset folder or file at {p}; {_HOW_TO_GET}")
     tried = [
         p / f"{name}-max{MAX_ELEMENTS}" / "processed" / f"{split}.pt",
         p / "processed" / f"{split}.pt",
@@ -118,7 +120,7 @@ def official_split_path(path: str | os.PathLike, dataset: str = "publaynet", spl
     for t in tried:
         if t.is_file():
             return t
-    raise FileNotFoundError(
+    raise InputFileError(
         f"no {name} {split} split under {p}: expected {tried[0]} (or {tried[1].relative_to(p)} / "
         f"{tried[2].relative_to(p)}); {_HOW_TO_GET}"
     )
@@ -140,17 +142,19 @@ def _safe_load(p: Path, what: str):
     try:
         names = torch.serialization.get_unsafe_globals_in_checkpoint(p)
     except Exception as e:  # noqa: BLE001 - an unreadable file is a user error here
-        raise ValueError(f"{p} is not {what} (not a torch.save file: {type(e).__name__})") from None
+        raise InputError(f"{p} is not {what} (not a torch.save file: {type(e).__name__})") from None
     others = [n for n in names if not n.startswith("torch_geometric.")]
     if others:
-        raise ValueError(f"{p} is not {what}: it names {others[:3]}, refused (read with weights_only=True)")
+        raise InputError(
+            f"{p} is not {what}: it names {others[:3]}, refused (a safe load reads tensors and plain containers only)"
+        )
     stand_ins = [(type(n.rsplit(".", 1)[1], (_Inert,), {}), n) for n in names]
     try:
         with torch.serialization.safe_globals(stand_ins):
             return torch.load(p, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError, TypeError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(f"{p} is not {what} (read with torch.load(weights_only=True): {first})") from None
+        first = strip_unsafe_advice(e) or type(e).__name__
+        raise InputError(f"{p} is not {what} (a safe load could not read it: {first})") from None
 
 
 def _mapping(obj) -> dict | None:
@@ -189,9 +193,9 @@ def load_official_layouts(
     name = dataset_name(dataset)
     cats = CATEGORIES[name]
     if not isinstance(max_elements, int) or max_elements < 1:
-        raise ValueError(f"max_elements must be a positive int, got {max_elements!r}")
+        raise InputError(f"max_elements must be a positive int, got {max_elements!r}")
     if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"limit must be a positive int or None, got {limit!r}")
+        raise InputError(f"limit must be a positive int or None, got {limit!r}")
     p = official_split_path(path, name, split)
     expected = (
         f"an official preprocessed {name} split: torch.save((data, slices)) with data.x (M, 4) boxes, "
@@ -199,17 +203,17 @@ def load_official_layouts(
     )
     obj = _safe_load(p, expected)
     if not isinstance(obj, tuple | list) or len(obj) < 2:
-        raise ValueError(f"{p} is not {expected}; got a {type(obj).__name__}")
+        raise InputError(f"{p} is not {expected}; got a {type(obj).__name__}")
     data, slices = _mapping(obj[0]), obj[1]
     if (
         data is None
         or not isinstance(data.get("x"), torch.Tensor)
         or not isinstance(data.get("y"), torch.Tensor)
     ):
-        raise ValueError(f"{p} is not {expected}; its data has no tensors 'x' and 'y'")
+        raise InputError(f"{p} is not {expected}; its data has no tensors 'x' and 'y'")
     x, y = data["x"], data["y"]
     if x.ndim != 2 or x.shape[1] != 4 or y.ndim != 1 or y.shape[0] != x.shape[0] or x.shape[0] == 0:
-        raise ValueError(
+        raise InputError(
             f"{p}: expected x (M, 4) and y (M,) with M >= 1, got x {tuple(x.shape)} and y {tuple(y.shape)}"
         )
     if slices is None:  # a single layout
@@ -217,25 +221,25 @@ def load_official_layouts(
     elif isinstance(slices, dict) and isinstance(slices.get("x"), torch.Tensor):
         off = slices["x"].long().reshape(-1)
     else:
-        raise ValueError(f"{p} is not {expected}; slices has no tensor 'x'")
+        raise InputError(f"{p} is not {expected}; slices has no tensor 'x'")
     counts = off[1:] - off[:-1]
     if off.numel() < 2 or off[0] != 0 or off[-1] != x.shape[0] or (counts < 1).any():
-        raise ValueError(
+        raise InputError(
             f"{p}: slices['x'] must rise strictly from 0 to {x.shape[0]}, got {off[:6].tolist()}..."
         )
     if int(counts.max()) > max_elements:
         k = int(counts.argmax())
-        raise ValueError(
+        raise InputError(
             f"{p}: layout {k} has {int(counts[k])} elements, more than max_elements={max_elements}"
         )
     x = x.float()
     if not torch.isfinite(x).all() or x.min() < 0 or x.max() > 1 or (x[:, 2:] < 0).any():
-        raise ValueError(
+        raise InputError(
             f"{p}: boxes must be (xc, yc, w, h) in [0, 1], got values in [{x.min():.3g}, {x.max():.3g}]"
         )
     y = y.long()
     if y.min() < 0 or y.max() >= len(cats):
-        raise ValueError(
+        raise InputError(
             f"{p}: labels must index the {len(cats)} {name} categories (0..{len(cats) - 1}), got "
             f"{int(y.min())}..{int(y.max())}: a file of another dataset?"
         )

@@ -459,6 +459,7 @@ PAPER = Paper(
     title="Towards Aligned Layout Generation via Diffusion Model with Aesthetic Constraints",
     summary="layout diffusion with alignment/overlap losses gives better-aligned layouts at the same fidelity",
     run=run,
+    budgets={"full": 1800},  # 30 CPU minutes: this paper's effects need more training than ten give
     paper_scale=paper_scale,
     threads=1,  # small models train fastest on one thread, and the pin keeps the numbers the same everywhere
 )

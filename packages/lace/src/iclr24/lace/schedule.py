@@ -7,16 +7,21 @@ x_t = sqrt(alpha_bar_t) x_0 + sqrt(1 - alpha_bar_t) eps.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
+import torch
+
+from iclr24.paperkit.errors import InputError, check_finite, check_float, check_int, describe
 
 __all__ = ["cosine_betas", "alphas_cumprod", "ddim_timesteps", "refinement_timesteps", "constraint_weight"]
 
 
 def cosine_betas(num_timesteps: int = 1000, s: float = 0.008, max_beta: float = 0.999) -> np.ndarray:
     """The cosine beta schedule (Nichol & Dhariwal), clipped at ``max_beta``; float64 array of length T."""
-    if not isinstance(num_timesteps, int) or num_timesteps < 2:
-        raise ValueError(f"num_timesteps must be an int >= 2, got {num_timesteps!r}")
+    check_int(num_timesteps, "num_timesteps", minimum=2, maximum=10**6)
+    check_float(s, "s", minimum=0, open_min=True)
+    check_float(max_beta, "max_beta", minimum=0, maximum=1, open_min=True, open_max=True)
     steps = np.arange(num_timesteps + 1, dtype=np.float64) / num_timesteps
     # f(t) = cos^2(((t/T + s)/(1 + s)) * pi/2), normalised so that f(0) = 1
     f = np.cos((steps + s) / (1 + s) * math.pi / 2) ** 2
@@ -32,8 +37,9 @@ def alphas_cumprod(betas: np.ndarray) -> np.ndarray:
 
 def ddim_timesteps(num_steps: int, num_timesteps: int = 1000) -> np.ndarray:
     """The official 'uniform' DDIM timesteps: range(0, T, T // n) + 1, e.g. 1, 11, ..., 991 for n = 100."""
-    if not isinstance(num_steps, int) or not 1 <= num_steps <= num_timesteps:
-        raise ValueError(f"num_steps must be an int in [1, {num_timesteps}], got {num_steps!r}")
+    check_int(num_timesteps, "num_timesteps", minimum=1, maximum=10**6)
+    if isinstance(num_steps, bool) or not isinstance(num_steps, int) or not 1 <= num_steps <= num_timesteps:
+        raise InputError(f"num_steps must be an int in [1, {num_timesteps}], got {num_steps!r}")
     c = num_timesteps // num_steps
     return np.arange(0, num_timesteps, c)[:num_steps] + 1
 
@@ -47,6 +53,17 @@ def refinement_timesteps(num_steps: int, num_timesteps: int = 1000, t_max: int =
 def constraint_weight(t, decay: float = 0.96):
     """Time weight of the constraint losses, w(t) = 0.96^(t+1) (official ``constraint_temporal_weight('const')``).
 
-    Works on ints, numpy arrays and torch tensors."""
+    Works on ints, numpy arrays and torch tensors (timesteps t >= 0)."""
+    check_float(decay, "decay", minimum=0, maximum=1, open_min=True)
+    if isinstance(t, bool) or not isinstance(t, numbers.Real | np.ndarray | torch.Tensor):
+        raise InputError(f"t must be a timestep (a number, array or tensor), got {describe(t)}")
+    if isinstance(t, torch.Tensor):
+        if t.is_floating_point():  # timesteps are ints in training: no check (and no device sync) there
+            check_finite(t, "t", allow_empty=True)
+    else:
+        arr = np.asarray(t, dtype=np.float64)
+        check_finite(arr, "t", allow_empty=True)
+        if (arr < 0).any():
+            raise InputError(f"t must be timesteps >= 0, got {describe(t)}")
     # Eq. (w(t)): w(t) = prod_{s<=t} (1 - 4 * 0.01) = 0.96^(t+1)
     return decay ** (t + 1)

@@ -105,10 +105,15 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     ),
     arg("--patches-per-image", type=positive_int, default=8, help="random crops per folder image"),
     arg("--checkpoint-every", type=positive_int, default=1000, help="steps between checkpoints"),
-    arg("--no-resume", action="store_true", help="start afresh even if --out holds a checkpoint"),
+    arg(
+        "--no-resume",
+        action="store_true",
+        help="start afresh (into an --out that holds a run: with --overwrite, which replaces it)",
+    ),
     default_out="runs/lpn",
     modes=True,
     device=True,
+    resume=lambda a: not a.no_resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed

@@ -774,6 +774,7 @@ PAPER = Paper(
     summary="Learned proximal networks are exact proximal operators of a learned prior that can be evaluated, "
     "and work as PnP denoisers.",
     run=run,
+    budgets={"full": 1800},  # 30 CPU minutes: this paper's effects need more training than ten give
     data=("mnist",),
     paper_scale=paper_scale,
 )

@@ -3,8 +3,10 @@
 Fig. 1 of the paper (CliffWalk 6x6, gamma 0.9, LocallySmoothed model error lambda in {0.1, 0.5, 1}):
   * top: MoCoVI (d = 1, 2, 3) against VI, pure model-based planning (MBRL) and OS-VI, exact queries;
   * bottom: MoCoDyna against Q-learning, Dyna and OS-Dyna, sample-based.
-The paper reports plots only; the numeric thresholds checked here were fixed in this file before
-measuring. Policy evaluation (of the optimal policy) and Garnet are the paper's appendix experiments.
+The paper reports plots only; the numeric thresholds of ``CLAIMS`` below were fixed before measuring. Policy
+evaluation (of the optimal policy) and Garnet are the paper's appendix experiments. The exact-query rows are
+deterministic (no seeds); the sample-based rows are decided over paired seeds, as many as the power rule asks on
+calibration seeds disjoint from the evaluated pool (docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ import numpy as np
 
 from iclr24.paperkit import (
     ClaimSet,
+    ClaimSpec,
     Paper,
     RunConfig,
     atomic_write_json,
     ensure_out_dir,
-    paired_verdict,
     progress,
 )
 from iclr24.paperkit.plots import pyplot
+from iclr24.paperkit.power import Calibration
 
 from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
 from .envs import cliffwalk, garnet, locally_smoothed, maze33
@@ -45,7 +48,8 @@ class ExactQueryConfig:
 
 @dataclass(frozen=True)
 class SampleConfig:
-    """Fig. 1 (bottom): the sample-based runs with the paper's defaults (control on CliffWalk)."""
+    """Fig. 1 (bottom): the sample-based runs with the paper's defaults (control on CliffWalk). ``steps_by_lam``:
+    ``((lam, n_steps), ...)`` runs those lambdas on their own sample count (else ``n_steps``)."""
 
     lams: tuple[float, ...] = (0.1, 0.5, 1.0)
     ds: tuple[int, ...] = (1, 2, 3)
@@ -54,39 +58,156 @@ class SampleConfig:
     val_queue_interval: int = 6000
     q_lr: float = 0.02
     os_lr: float = 0.02
-    n_runs: int = 20
     eval_every: int = 2500
     ablations: bool = False  # also run MoCoDyna(wait_for_values=True) and OS-Dyna(variant="interval")
+    steps_by_lam: tuple[tuple[float, int], ...] = ()
+
+    def steps(self, lam: float) -> int:
+        return dict(self.steps_by_lam).get(lam, self.n_steps)
 
 
 SMOKE = (
     ExactQueryConfig(lams=(1.0,), ds=(2, 3)),
     SampleConfig(
-        lams=(1.0,),
-        ds=(2,),
-        n_steps=4000,
-        planning_interval=500,
-        val_queue_interval=1000,
-        n_runs=1,
-        eval_every=500,
+        lams=(1.0,), ds=(2,), n_steps=4000, planning_interval=500, val_queue_interval=1000, eval_every=500
     ),
 )
-# The sample-based claims are decided over paired seeds (95 % t-interval of the per-seed difference), so quick runs
-# 5 seeds (t = 2.78; 3 seeds would give t = 4.30); full runs 10.
-# Quick's sample budget: 30k samples per run instead of the paper's 150k (--full keeps 150k), with the paper's
-# intervals, so that the whole quick run takes about a minute (150k samples x 5 seeds took 174 CPU s, 2026-12-02).
-# Calibrated on seeds 100-104 (disjoint from the evaluated seeds 0-4), 1 thread, 2026-12-02: per-seed mean error over
-# the run, 95 % t-interval of (best baseline - MoCoDyna(d=2)):
-#   30k samples (38 CPU s for the sample runs): lambda 0.1 [-0.0039, 0.0048] (inconclusive; MoCoDyna 0.0705 vs
-#     OS-Dyna 0.0710), lambda 0.5 [0.0157, 0.0517], lambda 1.0 [0.0845, 0.1690];
-#   50k samples (55 CPU s): lambda 0.1 [-0.0039, 0.0030] (inconclusive; 0.0440 vs 0.0436), lambda 0.5
-#     [0.0077, 0.0425], lambda 1.0 [0.0567, 0.0894].
-# At lambda = 0.1 (the smallest model error) MoCoDyna's lead over OS-Dyna only shows over the paper's 150k samples
-# (the 5-seed 150k run: interval [0.0006, 0.0018]), so that claim is gated in --full only: quick records it as
-# skipped with its measured numbers (SAMPLE_FULL_ONLY_LAMS).
-QUICK = (ExactQueryConfig(), SampleConfig(ds=(2,), n_steps=30_000, n_runs=5))
-SAMPLE_FULL_ONLY_LAMS = (0.1,)
-FULL = (ExactQueryConfig(), SampleConfig(n_runs=10, ablations=True))
+# quick: 30k samples per run (--full: the paper's 150k) at the paper's intervals; lambda = 0.1 on LOW_LAM_STEPS
+# samples, the smallest count that decided it on the calibration seeds (50k and 75k did not; docs/calibration.md)
+LOW_LAM_STEPS = 100_000
+QUICK = (ExactQueryConfig(), SampleConfig(ds=(2,), n_steps=30_000, steps_by_lam=((0.1, LOW_LAM_STEPS),)))
+FULL = (ExactQueryConfig(), SampleConfig(ablations=True))
+MODES = {"smoke": SMOKE, "quick": QUICK, "full": FULL}
+
+POOL = tuple(range(40))  # evaluated seeds of the sample-based rows (offsets added to --seed)
+CALIBRATION_SEEDS = tuple(range(200, 208))  # never evaluated
+MEASURED = (
+    "2026-12-03, commit cc27ffe + this change, 1 thread, load 8-11 on 2 cores: CPU s inflated (~1.1x at 30k, ~2x at "
+    "150k with --full's arms against the recorded idle runs)"
+)
+# (lam, mode) -> (MoCoDyna per seed, best baseline per seed, CPU s per evaluated seed at that lambda)
+_CAL: dict[tuple[float, str], tuple[tuple[float, ...], tuple[float, ...], float]] = {
+    (1.0, "quick"): (
+        (0.0749044, 0.145984, 0.106103, 0.0902157, 0.149522, 0.162835, 0.131876, 0.177487),
+        (0.283754, 0.243654, 0.280887, 0.25064, 0.227194, 0.261184, 0.228178, 0.239247),
+        0.41,
+    ),
+    (0.5, "quick"): (
+        (0.0686618, 0.0811112, 0.0769298, 0.0714136, 0.0790961, 0.0688758, 0.084853, 0.075345),
+        (0.106066, 0.102031, 0.124484, 0.106651, 0.114066, 0.116477, 0.123272, 0.131262),
+        0.41,
+    ),
+    (0.1, "quick"): (
+        (0.022138, 0.0227119, 0.0225131, 0.0224855, 0.0223026, 0.023172, 0.0242223, 0.0232329),
+        (0.022762, 0.0239524, 0.0244205, 0.0230603, 0.0236866, 0.0232712, 0.0272392, 0.024451),
+        1.46,
+    ),
+    (1.0, "full"): (
+        (0.0184142, 0.0278299, 0.0290192, 0.0274792, 0.0337342, 0.0380535, 0.0292828, 0.0408307),
+        (0.057537, 0.0492247, 0.0391588, 0.0526264, 0.04949, 0.055912, 0.0509454, 0.0556972),
+        5.3,
+    ),
+    (0.5, "full"): (
+        (0.0164902, 0.018828, 0.0188158, 0.0174634, 0.0175811, 0.0155028, 0.0188714, 0.0177525),
+        (0.0340678, 0.0184628, 0.0221808, 0.026434, 0.0290439, 0.0263354, 0.0229537, 0.0277749),
+        5.3,
+    ),
+    (0.1, "full"): (
+        (0.0162107, 0.0157898, 0.0182111, 0.0166193, 0.0156097, 0.015642, 0.0149583, 0.0164959),
+        (0.0185348, 0.0163147, 0.0181294, 0.0178268, 0.0165603, 0.0163026, 0.01566, 0.0179273),
+        5.3,
+    ),
+}
+
+
+def _cal(lam: float) -> dict[str, Calibration]:
+    return {
+        mode: Calibration(
+            seeds=CALIBRATION_SEEDS[: len(v[0])],
+            ours=v[0],
+            baseline=v[1],
+            seconds_per_seed=v[2],
+            measured=MEASURED,
+        )
+        for (lm, mode), v in _CAL.items()
+        if lm == lam
+    }
+
+
+_ENV = "CliffWalk 6x6, gamma 0.9, LocallySmoothed model P_hat = (1 - lambda) P + lambda Uniform(supp P)"
+_DET = "deterministic (exact queries, no randomness): one run"
+
+
+def _exact_row(
+    id: str, kind: str, claim: str, metric: str, baseline: str, rule: str, data: str = _ENV
+) -> ClaimSpec:
+    return ClaimSpec(
+        id=id, kind=kind, claim=claim, metric=metric, baseline=baseline, data=data, rule=rule, seeds_why=_DET
+    )
+
+
+def _sample_row(lam: float, kind: str, budget: dict[str, float]) -> ClaimSpec:
+    return ClaimSpec(
+        id=f"samples_lam{lam}",
+        kind=kind,
+        claim=f"Samples, CliffWalk control, lambda={lam}: MoCoDyna(d=2) has a lower mean policy error over the run "
+        "than Q-learning, Dyna and OS-Dyna",
+        metric="normalised policy error averaged over the run's evaluation points, per seed, paired",
+        baseline="min(Q-learning, Dyna, OS-Dyna) on each seed",
+        data=f"CliffWalk control, one sample stream per seed: {QUICK[1].steps(lam) // 1000}k samples in quick, "
+        f"{FULL[1].steps(lam) // 1000}k (the paper's) in full",
+        better="lower",
+        margin=0.0,
+        seeds={"quick": POOL, "full": POOL},
+        calibration=_cal(lam),
+        budget=budget,
+        seeds_why="the power rule (80 %) on calibration seeds 200-207 (docs/calibration.md)",
+    )
+
+
+CLAIMS = (
+    _exact_row(
+        "pe_lam1", "headline",
+        "Policy evaluation, lambda=1: MoCoVI (d=2,3) reaches the true V^pi (<= 1e-6 by k=10) while pure "
+        "model-based planning stays at its model-error floor (>= 0.9)",
+        "normalised value error at k=10 (worst of d=2,3)", "MBRL", "ours <= 1e-6 and baseline >= 0.9",
+    ),
+    _exact_row(
+        "control_lam1", "headline",
+        "Control, lambda=1: MoCoVI(d=2)'s policy is optimal from iteration 4 on; VI's is still not optimal at "
+        "iteration 6",
+        "normalised policy error: max over k >= 4 (ours), at k = 6 (VI)", "VI", "ours <= 1e-9 and baseline > 0.01",
+    ),
+    _exact_row(
+        "osvi_diverges", "supporting",
+        "Policy evaluation, lambda=1: OS-VI diverges (> 1 at k=14) while MoCoVI(d=2) converges",
+        "normalised value error at k=14", "OS-VI", "baseline > 1 and ours <= 1e-6",
+    ),
+    *(
+        _exact_row(
+            f"pe_lam{lam}", "supporting",
+            f"Policy evaluation, lambda={lam}: MoCoVI(d=2) is >= 1e3x below both VI and MBRL at k=10",
+            "normalised value error at k=10", "min(VI, MBRL)", "ours * 1000 <= baseline",
+        )
+        for lam in (0.1, 0.5, 1.0)
+    ),
+    _exact_row(
+        "maze", "supporting",
+        "Maze 3x3, policy evaluation, lambda=1: MoCoVI(d=2) is >= 1e3x below both VI and MBRL at k=10",
+        "normalised value error at k=10", "min(VI, MBRL)", "ours * 1000 <= baseline",
+        data="the official code's Maze33 (9 states, gamma 0.9), LocallySmoothed model",
+    ),
+    _exact_row(
+        "garnet", "supporting",
+        "Garnet (seed 0), lambda=1, policy evaluation: MoCoVI(d=2) reaches <= 1e-6 by k=14, VI and MBRL do not",
+        "normalised value error at k=14", "min(VI, MBRL)", "ours <= 1e-6 and baseline > 1e-3",
+        data="Garnet (36 states, 6 actions, branching 12; seed 0), LocallySmoothed model",
+    ),
+    _sample_row(1.0, "headline", {"quick": 5, "full": 60}),
+    _sample_row(0.5, "supporting", {"quick": 5, "full": 60}),
+    _sample_row(0.1, "supporting", {"quick": 15, "full": 60}),
+)  # fmt: skip
+ROWS = {r.id: r for r in CLAIMS}
 
 
 def _exact_runs(cfg: ExactQueryConfig, show: bool) -> dict:
@@ -113,39 +234,37 @@ def _exact_runs(cfg: ExactQueryConfig, show: bool) -> dict:
     return out
 
 
-def _sample_runs(cfg: SampleConfig, seed: int, show: bool) -> dict:
-    """{lam: {algo: errors (n_runs, m)}} and the evaluation steps; run r uses the sample stream of seed + r.
+def _sample_group(cfg: SampleConfig, seeds: dict[float, list[int]], n_steps: int, show: bool) -> dict:
+    """One group of lambdas on ``n_steps`` samples, lambda ``lam`` on the seeds ``seeds[lam]``: {lam: {algo: errors
+    (n_seeds, m)}} and the evaluation steps; a seed gives its run's sample stream, the same for every method.
 
     OS-Dyna (re-solved after every sample, as the official code) runs all (seed, lambda) pairs in one vectorised
     lock-step batch; the others run one after the other."""
+    lams = tuple(seeds)
     mdp = cliffwalk()
-    res: dict = {lam: {} for lam in cfg.lams}
-    abl: dict = {lam: {} for lam in cfg.lams}
+    res: dict = {lam: {} for lam in lams}
+    abl: dict = {lam: {} for lam in lams}
     steps = None
     common = dict(planning_interval=cfg.planning_interval, eval_every=cfg.eval_every)
-    seeds = [seed + r for r in range(cfg.n_runs)]
-    pairs = [(sd, lam) for lam in cfg.lams for sd in seeds]
+    pairs = [(sd, lam) for lam in lams for sd in seeds[lam]]
     os_dyna = OSDyna(cfg.os_lr, eval_every=cfg.eval_every)
-    os_traces = _run_os_dyna(os_dyna, mdp, cfg.n_steps, [p[0] for p in pairs], [p[1] for p in pairs], show)
+    os_traces = _run_os_dyna(os_dyna, mdp, n_steps, [p[0] for p in pairs], [p[1] for p in pairs], show)
     for (_, lam), tr in zip(pairs, os_traces):
         res[lam].setdefault(tr.name, []).append(tr.errors)
     if cfg.ablations:
         variant = OSDyna(cfg.os_lr, variant="interval", **common)
         for (_, lam), tr in zip(
-            pairs, _run_os_dyna(variant, mdp, cfg.n_steps, [p[0] for p in pairs], [p[1] for p in pairs], show)
+            pairs, _run_os_dyna(variant, mdp, n_steps, [p[0] for p in pairs], [p[1] for p in pairs], show)
         ):
             abl[lam].setdefault(tr.name, []).append(tr.errors)
-    jobs = [(r, lam) for r in range(cfg.n_runs) for lam in cfg.lams]
+    jobs = [(s, lam) for lam in lams for s in seeds[lam]]
     q_cache: dict = {}
-    for r, lam in progress(jobs, desc="sample-based", disable=not show):
-        s = seeds[r]
-        if r not in q_cache:  # Q-learning does not use the model: one run per seed serves every lambda
-            q_cache[r] = QLearning(cfg.q_lr, eval_every=cfg.eval_every).run(mdp, cfg.n_steps, s)
-        traces = [q_cache[r], Dyna(alpha=lam, **common).run(mdp, cfg.n_steps, s)]
+    for s, lam in progress(jobs, desc="sample-based", disable=not show):
+        if s not in q_cache:  # Q-learning does not use the model: one run per seed serves every lambda
+            q_cache[s] = QLearning(cfg.q_lr, eval_every=cfg.eval_every).run(mdp, n_steps, s)
+        traces = [q_cache[s], Dyna(alpha=lam, **common).run(mdp, n_steps, s)]
         traces += [
-            MoCoDyna(d, alpha=lam, val_queue_interval=cfg.val_queue_interval, **common).run(
-                mdp, cfg.n_steps, s
-            )
+            MoCoDyna(d, alpha=lam, val_queue_interval=cfg.val_queue_interval, **common).run(mdp, n_steps, s)
             for d in cfg.ds
         ]
         for tr in traces:
@@ -153,14 +272,28 @@ def _sample_runs(cfg: SampleConfig, seed: int, show: bool) -> dict:
         if cfg.ablations and 2 in cfg.ds:  # the variant that waits for d + 2 pushed values before correcting
             wait = MoCoDyna(
                 2, alpha=lam, val_queue_interval=cfg.val_queue_interval, wait_for_values=True, **common
-            ).run(mdp, cfg.n_steps, s)
+            ).run(mdp, n_steps, s)
             abl[lam].setdefault(wait.name, []).append(wait.errors)
         steps = traces[0].steps
     return {
-        "steps": steps,
+        "steps": {lam: steps for lam in lams},
         "errors": {lam: {k: np.array(v) for k, v in d.items()} for lam, d in res.items()},
         "ablations": {lam: {k: np.array(v) for k, v in d.items()} for lam, d in abl.items()},
     }
+
+
+def _sample_runs(cfg: SampleConfig, plans: dict[float, list[int] | None], show: bool) -> dict:
+    """The lambdas with seeds in ``plans`` (lambda -> its evaluated seeds), grouped by sample count (``cfg.steps``):
+    {"steps": {lam: (m,)}, "errors": {lam: {algo: (n, m)}}, "ablations": ..., "seeds": {lam: [...]}}."""
+    out: dict = {"steps": {}, "errors": {}, "ablations": {}, "seeds": {}}
+    lams = [lam for lam in cfg.lams if plans.get(lam)]
+    for n in sorted({cfg.steps(lam) for lam in lams}):
+        group = {lam: list(plans[lam]) for lam in lams if cfg.steps(lam) == n}
+        res = _sample_group(cfg, group, n, show)
+        for k in ("steps", "errors", "ablations"):
+            out[k].update(res[k])
+        out["seeds"].update(group)
+    return out
 
 
 def _plot_exact(runs: dict, cfg: ExactQueryConfig):
@@ -192,10 +325,11 @@ def _plot_exact(runs: dict, cfg: ExactQueryConfig):
 
 def _plot_sample(sruns: dict, cfg: SampleConfig):
     plt = pyplot()
-    steps = sruns["steps"]
-    fig, axes = plt.subplots(1, len(cfg.lams), figsize=(4.2 * len(cfg.lams), 4.2), squeeze=False)
-    for col, lam in enumerate(cfg.lams):
+    lams = [lam for lam in cfg.lams if lam in sruns["errors"]]
+    fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams), 4.2), squeeze=False)
+    for col, lam in enumerate(lams):
         ax = axes[0, col]
+        steps = sruns["steps"][lam]
         for name, errs in sruns["errors"][lam].items():
             m = errs.mean(axis=0)
             se = errs.std(axis=0) / np.sqrt(errs.shape[0])
@@ -206,7 +340,7 @@ def _plot_sample(sruns: dict, cfg: SampleConfig):
         ax.set_yscale("symlog", linthresh=1e-3)
         ax.set_title(f"CliffWalk control (samples), lambda={lam}")
         ax.set_xlabel("samples")
-        ax.set_ylabel(f"normalised policy error (mean +- SE, {cfg.n_runs} runs)")
+        ax.set_ylabel(f"normalised policy error (mean +- SE, {len(sruns['seeds'][lam])} runs)")
         ax.grid(alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
@@ -241,25 +375,17 @@ def _pe_lambda1_claims(claims: ClaimSet, runs: dict, cfg: ExactQueryConfig, arts
     k10 = 10
     m2, m3 = _row(runs, "pe", 1.0, "MoCoVI(d=2)", k10), _row(runs, "pe", 1.0, "MoCoVI(d=3)", k10)
     claims.add(
-        claim="Policy evaluation, lambda=1: MoCoVI (d=2,3) reaches the true V^pi (<= 1e-6 by k=10) "
-        "while pure model-based planning stays at its model-error floor (>= 0.9)",
-        metric="normalised value error at k=10 (worst of d=2,3)",
+        spec=ROWS["pe_lam1"],
         ours=max(m2, m3),
-        baseline_name="MBRL",
         baseline=_row(runs, "pe", 1.0, "MBRL", k10),
-        paper_value=None,
-        rule="ours <= 1e-6 and baseline >= 0.9",
         details={"d2": m2, "d3": m3, "curves": _tolist(pe[1.0]), **cfg_d},
         artifacts=arts,
     )
-    kk = min(14, cfg.K)
+    kk = 14
     claims.add(
-        claim=f"Policy evaluation, lambda=1: OS-VI diverges (> 1 at k={kk}) while MoCoVI(d=2) converges",
-        metric=f"normalised value error at k={kk}",
+        spec=ROWS["osvi_diverges"],
         ours=_row(runs, "pe", 1.0, "MoCoVI(d=2)", kk),
-        baseline_name="OS-VI",
         baseline=_row(runs, "pe", 1.0, "OS-VI", kk),
-        rule="baseline > 1 and ours <= 1e-6",
         details={"osvi_curve": pe[1.0]["OS-VI"].tolist()},
         artifacts=arts,
     )
@@ -273,12 +399,9 @@ def _pe_by_lambda_claims(claims: ClaimSet, runs: dict, cfg: ExactQueryConfig, ar
         m2 = _row(runs, "pe", lam, "MoCoVI(d=2)", k10)
         vi, mb = _row(runs, "pe", lam, "VI", k10), _row(runs, "pe", lam, "MBRL", k10)
         claims.add(
-            claim=f"Policy evaluation, lambda={lam}: MoCoVI(d=2) is >= 1e3x below both VI and MBRL at k=10",
-            metric="normalised value error at k=10",
+            spec=ROWS[f"pe_lam{lam}"],
             ours=m2,
-            baseline_name="min(VI, MBRL)",
             baseline=min(vi, mb),
-            rule="ours * 1000 <= baseline",
             details={
                 "VI": vi,
                 "MBRL": mb,
@@ -295,13 +418,9 @@ def _control_claim(claims: ClaimSet, runs: dict, arts: list[str]) -> None:
     ctl = runs["control"]
     m_ctl, vi_ctl = ctl[1.0]["MoCoVI(d=2)"], ctl[1.0]["VI"]
     claims.add(
-        claim="Control, lambda=1: MoCoVI(d=2)'s policy is optimal from iteration 4 on; VI's is still "
-        "not optimal at iteration 6",
-        metric="normalised policy error: max over k >= 4 (ours), at k = 6 (VI)",
+        spec=ROWS["control_lam1"],
         ours=float(m_ctl[4:].max()),
-        baseline_name="VI",
         baseline=float(vi_ctl[6]),
-        rule="ours <= 1e-9 and baseline > 0.01",
         details={
             "curves": _tolist(ctl[1.0]),
             "VI_error_by_iteration": vi_ctl.tolist(),
@@ -317,12 +436,9 @@ def _maze_claim(claims: ClaimSet, runs: dict, arts: list[str]) -> None:
     mz = runs["maze"]["pe"][1.0]
     k10 = 10
     claims.add(
-        claim="Maze 3x3, policy evaluation, lambda=1: MoCoVI(d=2) is >= 1e3x below both VI and MBRL at k=10",
-        metric="normalised value error at k=10",
+        spec=ROWS["maze"],
         ours=float(mz["MoCoVI(d=2)"][k10]),
-        baseline_name="min(VI, MBRL)",
         baseline=float(min(mz["VI"][k10], mz["MBRL"][k10])),
-        rule="ours * 1000 <= baseline",
         details={"curves": _tolist(mz), "OS-VI": float(mz["OS-VI"][k10])},
         artifacts=arts,
     )
@@ -330,19 +446,16 @@ def _maze_claim(claims: ClaimSet, runs: dict, arts: list[str]) -> None:
 
 def _garnet_claim(claims: ClaimSet, runs: dict, cfg: ExactQueryConfig, arts: list[str]) -> None:
     """Garnet at lambda = 1, policy evaluation: MoCoVI(d=2) converges, VI and MBRL do not yet."""
-    gk = min(14, cfg.K)
+    gk = 14
     gar = runs["garnet"]
     claims.add(
-        claim=f"Garnet (seed {cfg.garnet_seed}), lambda=1, policy evaluation: MoCoVI(d=2) "
-        f"reaches <= 1e-6 by k={gk}, VI and MBRL do not",
-        metric=f"normalised value error at k={gk}",
+        spec=ROWS["garnet"],
         ours=float(gar["MoCoVI(d=2)"][gk]),
-        baseline_name="min(VI, MBRL)",
         baseline=float(min(gar["VI"][gk], gar["MBRL"][gk])),
-        rule="ours <= 1e-6 and baseline > 1e-3",
         details={
             "OS-VI": float(gar["OS-VI"][gk]),
             "curves": _tolist(gar),
+            "garnet_seed": cfg.garnet_seed,
             "note": "OS-VI also converges on Garnet; superiority over OS-VI is claimed on CliffWalk only",
         },
         artifacts=arts,
@@ -368,79 +481,77 @@ def _variants(abl: dict) -> dict:
 BASELINES = ("Q-learning", "Dyna", "OS-Dyna")
 
 
-def _sample_details(sruns: dict, cfg: SampleConfig, lam: float, per_seed: dict) -> dict:
-    e = sruns["errors"][lam]
+def _sample_details(sruns: dict, cfg: SampleConfig, lam: float, per_seed: dict, n: int) -> dict:
+    e = {k: v[:n] for k, v in sruns["errors"][lam].items()}
+    steps = sruns["steps"][lam]
     return {
         "mean_error": {k: float(v.mean()) for k, v in e.items()},
         "final_error": {k: float(v[:, -1].mean()) for k, v in e.items()},
         "samples_until_mean_error_stays_below_1e-2": {
-            k: _settling_step(sruns["steps"], v.mean(axis=0), 1e-2) for k, v in e.items()
+            k: _settling_step(steps, v.mean(axis=0), 1e-2) for k, v in e.items()
         },
-        "per_seed_mean_error": {k: v.tolist() for k, v in per_seed.items()},
-        "best_baseline_per_seed": [BASELINES[i] for i in np.argmin([per_seed[k] for k in BASELINES], 0)],
+        "per_seed_mean_error": {k: v[:n].tolist() for k, v in per_seed.items()},
+        "best_baseline_per_seed": [BASELINES[i] for i in np.argmin([per_seed[k][:n] for k in BASELINES], 0)],
+        "n_samples": int(cfg.steps(lam)),
         "config": asdict(cfg),
-        "variants_not_claimed": _variants(sruns["ablations"].get(lam, {})),
+        "variants_not_claimed": _variants({k: v[:n] for k, v in sruns["ablations"].get(lam, {}).items()}),
     }
 
 
-def _sample_claims(
-    claims: ClaimSet,
-    sruns: dict,
-    cfg: SampleConfig,
-    seed: int,
-    arts: list[str],
-    full_only: tuple[float, ...] = (),
-) -> None:
-    """Fig. 1 (bottom): MoCoDyna's mean policy error over the run against Q-learning, Dyna and OS-Dyna, per lambda,
-    decided over paired seeds (run r of every method uses the sample stream of seed + r): per seed, MoCoDyna
-    against the best of the three baselines on that seed. The lambdas in ``full_only`` are recorded as skipped,
-    with their measured numbers and interval (quick: :data:`SAMPLE_FULL_ONLY_LAMS`)."""
-    d_best = 2 if 2 in cfg.ds else cfg.ds[0]
-    seeds = [seed + r for r in range(cfg.n_runs)]
+def _sample_plans(cfg: SampleConfig, mode: str, base: int) -> dict[float, list[int] | None]:
+    """Each lambda's evaluated seeds from its row's power plan (``None``: undecidable in this mode)."""
+    out: dict[float, list[int] | None] = {}
     for lam in cfg.lams:
-        per_seed = {k: v.mean(axis=1) for k, v in sruns["errors"][lam].items()}  # mean error over the run
-        kw = dict(
-            claim=f"Samples, CliffWalk control, lambda={lam}: MoCoDyna(d={d_best}) has a lower mean "
-            f"policy error over the run than Q-learning, Dyna and OS-Dyna ({cfg.n_runs} seeds, "
-            f"{cfg.n_steps} samples)",
-            metric="normalised policy error averaged over evaluation points, per seed",
-            baseline_name="min(Q-learning, Dyna, OS-Dyna) on each seed",
-            details=_sample_details(sruns, cfg, lam, per_seed),
-            artifacts=arts,
+        row = ROWS[f"samples_lam{lam}"]
+        plan = row.plan(mode)
+        out[lam] = (
+            None
+            if plan is not None and not plan.decidable and mode != "smoke"
+            else row.evaluated_seeds(mode, base)
         )
-        ours = per_seed[f"MoCoDyna(d={d_best})"].tolist()
-        best = np.min([per_seed[k] for k in BASELINES], axis=0).tolist()
-        if lam not in full_only:
-            claims.paired(ours=ours, baseline=best, seeds=seeds, better="lower", margin=0.0, **kw)
+    return out
+
+
+def _sample_claims(claims: ClaimSet, sruns: dict, cfg: SampleConfig, plans: dict, arts: list[str]) -> None:
+    """Fig. 1 (bottom): MoCoDyna's mean policy error over the run against Q-learning, Dyna and OS-Dyna, per lambda,
+    decided over paired seeds (run r of every method uses the sample stream of seed r): per seed, MoCoDyna
+    against the best of the three baselines on that seed. Each lambda reads the first seeds of the runs, as many
+    as its power plan asks."""
+    for lam in cfg.lams:
+        row, seeds = ROWS[f"samples_lam{lam}"], plans[lam]
+        if seeds is None:
+            claims.undecidable(row)
             continue
-        res = paired_verdict(ours, best, better="lower", margin=0.0, seeds=seeds)
-        claims.add(
-            status="skipped",
-            message=f"gated in --full only (SAMPLE_FULL_ONLY_LAMS in reproduce.py, decided on calibration seeds "
-            f"100-104: the effect at this lambda needs the paper's 150k samples); measured here: ours "
-            f"{np.mean(ours):.4g}, baseline {np.mean(best):.4g}, 95 % interval of the per-seed slack "
-            f"[{res.low:.3g}, {res.high:.3g}] ({res.verdict} by the rule {res.rule})",
-            ours=float(np.mean(ours)),
-            baseline=float(np.mean(best)),
-            rule=res.rule,
-            **kw,
-        )
+        n = len(seeds)
+        per_seed = {k: v.mean(axis=1) for k, v in sruns["errors"][lam].items()}  # mean error over the run
+        ours = per_seed["MoCoDyna(d=2)"][:n].tolist()
+        best = np.min([per_seed[k][:n] for k in BASELINES], axis=0).tolist()
+        claims.paired(
+            spec=row, ours=ours, baseline=best, seeds=seeds,
+            details=_sample_details(sruns, cfg, lam, per_seed, n), artifacts=arts,
+        )  # fmt: skip
 
 
 def run(config: RunConfig) -> ClaimSet:
-    exact_cfg, sample_cfg = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
+    """The exact-query rows (one deterministic run), then the sample-based rows (every method on the union of the
+    seeds the rows' power plans ask for, each row reading its first seeds)."""
+    exact_cfg, sample_cfg = MODES[config.mode]
     out = ensure_out_dir(config.out)
     show = config.progress
     claims = ClaimSet(NAME, config)
     exact_curves: dict = {}
-    with claims.timed("exact queries: CliffWalk and the maze (PE + control), Garnet"):
+    with claims.timed(ROWS["pe_lam1"].claim, ROWS["pe_lam1"]):
         runs = _exact_runs(exact_cfg, show)
         exact_curves = _tolist(runs)
         arts = [claims.figure(_plot_exact(runs, exact_cfg), "fig1_exact_queries.png")]
         _exact_claims(claims, runs, exact_cfg, arts)
-    with claims.timed("sample-based: CliffWalk control"):
-        sruns = _sample_runs(sample_cfg, config.seed, show)
-        fig = claims.figure(_plot_sample(sruns, sample_cfg), "fig1_samples.png")
+    head = ROWS["samples_lam1.0"]
+    with claims.timed(head.claim, head):
+        plans = _sample_plans(sample_cfg, config.mode, config.seed)
+        sruns = _sample_runs(sample_cfg, plans, show)
+        arts = []
+        if sruns["errors"]:
+            arts.append(claims.figure(_plot_sample(sruns, sample_cfg), "fig1_samples.png"))
         atomic_write_json(
             out / "curves.json",
             {
@@ -449,9 +560,8 @@ def run(config: RunConfig) -> ClaimSet:
                 "config": {"exact": asdict(exact_cfg), "samples": asdict(sample_cfg)},
             },
         )
-        full_only = SAMPLE_FULL_ONLY_LAMS if config.mode == "quick" else ()
-        arts = [fig, claims.artifact(out / "curves.json")]
-        _sample_claims(claims, sruns, sample_cfg, config.seed, arts, full_only)
+        arts.append(claims.artifact(out / "curves.json"))
+        _sample_claims(claims, sruns, sample_cfg, plans, arts)
     claims.fact(
         "first MoCoDyna plan that uses the correction (samples seen)",
         value=1,
@@ -468,4 +578,5 @@ PAPER = Paper(
     "model-based planning.",
     run=run,
     paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -205,6 +205,7 @@ def load_results(src: Path) -> dict:
     "Plot a results.json written by `run`: group losses over time and sharpness vs 2/lr.",
     arg("results", type=Path, help="the results.json written by `opposing-signals run`"),
     seed=False,
+    adds_to=("run",),  # plot results/os/results.json --out results/os: the figures go beside the results
 )
 def _plot(args: argparse.Namespace) -> int:
     from iclr24.paperkit.plots import save_figure

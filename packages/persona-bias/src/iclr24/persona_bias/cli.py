@@ -141,6 +141,7 @@ def _check_store_path(path: Path) -> Path:
     _STORE,
     device=True,
     data=True,
+    resume=True,  # rerunning into the same --out continues the run store
 )
 def _run(args: argparse.Namespace) -> int:
     from .backends import EndpointError, OpenAIBackend, TransformersBackend
@@ -254,6 +255,7 @@ def _run(args: argparse.Namespace) -> int:
     arg("--export", type=Path, help="folder for the official raw/text_predictions/labeled files"),
     _MBPP_ISOLATION,
     seed=False,  # nothing here is random: no --seed
+    adds_to=("run",),  # score --out runs/demo reads runs/demo/store and writes beside it
 )
 def _score(args: argparse.Namespace) -> int:
     from .pipeline import export_official, score_records
@@ -352,6 +354,7 @@ def _stats(args: argparse.Namespace) -> int:
     _STORE,
     *_STATS_ARGS,
     seed=False,  # nothing here is random: no --seed
+    adds_to=("run", "score"),
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report

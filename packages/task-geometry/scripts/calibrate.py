@@ -1,0 +1,128 @@
+"""Calibration runs for the claims table of ``reproduce.py`` (not part of any recorded run).
+
+Prints JSON: per-seed Tanh and ReLU values of every gated metric on calibration seeds (never evaluated seeds), and
+the CPU seconds (``time.process_time``, one thread) each seed costs. What it printed, and when, is in
+``docs/calibration.md``.
+
+    OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py sweep --mode quick --seeds 100-104
+    OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py cnn --data digits --seeds 100-105
+    OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py cnn --data mnist --seeds 100-102 \
+        --epochs 10 --every 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def _seeds(text: str) -> list[int]:
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
+def sweep(mode: str, seeds: list[int]) -> dict:
+    from dataclasses import replace
+
+    from iclr24.task_geometry.experiment import run_sweep
+    from iclr24.task_geometry.reproduce import _GATED, FULL, QUICK
+
+    base = {"quick": QUICK, "full": FULL}[mode].sweep
+    out: dict = {"mode": mode, "seeds": seeds, "cells": {}}
+    total = 0.0
+    for seed in seeds:  # one seed at a time: the CPU seconds per seed
+        t0 = time.process_time()
+        rows = run_sweep(replace(base, cells=_GATED, seeds=(seed,)), show_progress=False)
+        total += time.process_time() - t0
+        for r in rows:
+            cell = out["cells"].setdefault(f"k={r['k']},a={r['a']:g}", {})
+            for m in ("cka_x", "cka_y", "ps", "ccgp"):
+                cell.setdefault(m, {}).setdefault(r["act"], []).append(round(float(r[m]), 5))
+    out["cpu_seconds_per_seed"] = round(total / len(seeds), 2)
+    return out
+
+
+def _data(name: str, train: int, test: int):
+    if name == "mnist":
+        from iclr24.paperkit.datasets import load_mnist
+
+        d = load_mnist()
+        (xtr, ytr), (xte, yte) = d["train"], d["test"]
+        return xtr[:train], ytr[:train], xte[:test], yte[:test], 28
+    from iclr24.task_geometry.reproduce import _digits_split
+
+    return (*_digits_split(), 8)
+
+
+def cnn(name: str, seeds: list[int], epochs: int, every: int, train: int, test: int) -> dict:
+    """Train Tanh and ReLU CNNs (the loop of ``train_cnn``, with the same random draws) and measure the target
+    alignment after every ``every`` epochs."""
+    from iclr24.task_geometry.cnn import SmallCNN, _images, digit_dichotomies, measure_cnn
+
+    xtr, ytr, xte, yte, side = _data(name, train, test)
+    T = digit_dichotomies()
+    X = _images(xtr, 1, side)
+    Y = torch.as_tensor(T.astype(np.float32)[np.asarray(ytr)])
+    out: dict = {"data": name, "seeds": seeds, "train": len(ytr), "test": len(yte), "cka_y": {}, "acc": {}}
+    cpu = {"train": 0.0, "measure_final": 0.0}
+    for seed in seeds:
+        for act in ("tanh", "relu"):
+            torch.manual_seed(seed)
+            model = SmallCNN(T.shape[1], act=act, side=side)
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+            g = torch.Generator().manual_seed(seed)
+            loss_fn = nn.BCEWithLogitsLoss()
+            for ep in range(1, epochs + 1):
+                t0 = time.process_time()
+                perm = torch.randperm(X.shape[0], generator=g)
+                for start in range(0, X.shape[0], 64):
+                    idx = perm[start : start + 64]
+                    loss = loss_fn(model(X[idx]), Y[idx])
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                cpu["train"] += time.process_time() - t0
+                if ep % every == 0 or ep == epochs:
+                    model.eval()
+                    t0 = time.process_time()
+                    geo, acc = measure_cnn(model, xte, yte, T, seed=seed)
+                    if ep == epochs:
+                        cpu["measure_final"] += time.process_time() - t0
+                    model.train()
+                    out["cka_y"].setdefault(str(ep), {}).setdefault(act, []).append(round(geo.cka_target, 5))
+                    out["acc"].setdefault(str(ep), {}).setdefault(act, []).append(round(acc, 4))
+    n = len(seeds)
+    out["cpu_seconds_per_seed_per_epoch"] = round(cpu["train"] / n / epochs, 2)
+    out["cpu_seconds_per_seed_measure"] = round(cpu["measure_final"] / n, 2)
+    return out
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="what", required=True)
+    s = sub.add_parser("sweep")
+    s.add_argument("--mode", choices=("quick", "full"), required=True)
+    s.add_argument("--seeds", type=_seeds, required=True)
+    c = sub.add_parser("cnn")
+    c.add_argument("--data", choices=("digits", "mnist"), required=True)
+    c.add_argument("--seeds", type=_seeds, required=True)
+    c.add_argument("--epochs", type=int, default=20)
+    c.add_argument("--every", type=int, default=5)
+    c.add_argument("--train", type=int, default=10000)
+    c.add_argument("--test", type=int, default=2000)
+    a = p.parse_args()
+    if a.what == "sweep":
+        res = sweep(a.mode, a.seeds)
+    else:
+        res = cnn(a.data, a.seeds, a.epochs, a.every, a.train, a.test)
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
