@@ -163,7 +163,7 @@ def test_claims_table_kinds_seeds_and_plans():
 
 PLANNED_SEEDS = {
     ("trained_vs_k", "quick"): 5,
-    ("trained_vs_k", "full"): 4,
+    ("trained_vs_k", "full"): 3,
     ("gap_vs_tv", "full"): 21,
 }
 
