@@ -137,3 +137,16 @@ def test_a_crafted_checkpoint_never_runs_and_no_weights_only_false_advice(tmp_pa
     err = capsys.readouterr().err
     assert "not a file this package wrote" in err and "weights_only" not in err
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_diverged_fit_is_one_input_error_not_torch_distributions_value_error():
+    from iclr24.cmvae.train import NonFiniteTrainingError
+    from iclr24.paperkit.errors import InputError
+
+    torch.manual_seed(0)
+    m = build_mlp_model([4, 4], hidden=(8,), n_clusters_max=2, likelihood="laplace")
+    with torch.no_grad():
+        next(m.parameters()).fill_(float("nan"))  # what a diverged step leaves behind
+    with pytest.raises(NonFiniteTrainingError, match="training diverged") as info:
+        fit(m, [torch.randn(8, 4), torch.randn(8, 4)], epochs=1, batch_size=4)
+    assert isinstance(info.value, InputError) and isinstance(info.value, FloatingPointError)

@@ -115,3 +115,26 @@ def test_pnp_and_prior_loops_show_progress(monkeypatch):
     m = MLPLPN(in_dim=4, hidden=8, layers=2, beta=10.0, alpha=0.1).double()
     evaluate_prior(m, torch.rand(2, 4, dtype=torch.float64), show_progress=True)
     assert seen and seen[0][0].startswith("invert f (CG") and seen[0][1] is None
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_psnr_and_ssim_refuse_non_finite_input_instead_of_answering_nan(bad):
+    from iclr24.lpn import ssim
+    from iclr24.paperkit.errors import InputError
+
+    x = torch.rand(2, 1, 8, 8)
+    y = x.clone()
+    y[0, 0, 3, 3] = bad
+    for metric in (psnr, ssim):
+        with pytest.raises(InputError, match="NaN or inf"):
+            metric(y, x)
+        with pytest.raises(InputError, match="NaN or inf"):
+            metric(x, y)
+    assert torch.isfinite(psnr(x * 0.9, x)).all()
+
+
+def test_non_finite_loss_error_is_an_input_error_and_still_a_runtime_error():
+    from iclr24.lpn import NonFiniteLossError
+    from iclr24.paperkit.errors import InputError
+
+    assert issubclass(NonFiniteLossError, InputError) and issubclass(NonFiniteLossError, RuntimeError)

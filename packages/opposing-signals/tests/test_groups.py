@@ -20,7 +20,8 @@ def test_sin_antiphase_correlation_is_minus_one():
     t = torch.linspace(0, 20, 400)
     assert pearson(torch.sin(t), -torch.sin(t)) == pytest.approx(-1.0, abs=1e-12)
     assert pearson(torch.sin(t), 3 * torch.sin(t) + 1) == pytest.approx(1.0, abs=1e-12)
-    assert math.isnan(pearson(torch.ones(5), torch.arange(5.0)))
+    with pytest.raises(ValueError, match="constant"):  # an InputError: no correlation, not NaN
+        pearson(torch.ones(5), torch.arange(5.0))
 
 
 def test_membership_and_precision():

@@ -50,3 +50,27 @@ def test_cli_truncated_target_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "o" / "samples.npz").exists()
+
+
+def test_huge_counts_and_horizons_are_refused_up_front(gmm):
+    from iclr24.paperkit.errors import InputError
+    from iclr24.rdmc import reverse_time_grid, stream_seed, ula
+
+    with pytest.raises(InputError, match="steps"):
+        ula(gmm, 4, 10**20)
+    with pytest.raises(InputError, match="T"):
+        reverse_time_grid(1e300, 10)
+    with pytest.raises(InputError, match="method"):
+        stream_seed(0, "rdmc")
+
+
+def test_mode_tv_refuses_nan_weights(gmm):
+    import torch
+
+    from iclr24.paperkit.errors import InputError
+    from iclr24.rdmc import mode_tv
+
+    w = gmm.weights.clone()
+    w[0] = float("nan")
+    with pytest.raises(InputError, match="finite"):
+        mode_tv(torch.randn(8, 2, dtype=torch.float64), gmm.means, w)

@@ -108,3 +108,38 @@ def test_a_folder_without_classes_is_refused_before_any_model_loads(tmp_path, mo
     assert "exceeds the 2 classes" in capsys.readouterr().err
     assert main([*argv, "--data", str(tmp_path / "nope")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_tokenize_honours_or_refuses_its_context_length():
+    assert tuple(tokenize(["a cat"], context_length=5).shape) == (1, 5)
+    for bad in (0, 1, -3, 2.5, True):
+        with pytest.raises(ValueError, match="context_length"):
+            tokenize(["a cat"], context_length=bad)
+    with pytest.raises(ValueError, match="list of strings"):
+        tokenize("a cat")
+
+
+def test_average_entropy_refuses_nan_logits():
+    from iclr24.paperkit.errors import InputError
+    from iclr24.rlcf.losses import average_entropy
+
+    with pytest.raises(InputError, match="NaN"):
+        average_entropy(torch.tensor([[0.0, float("nan")], [1.0, 2.0]]))
+    assert torch.isfinite(average_entropy(torch.randn(4, 3)))
+
+
+def test_load_clip_on_a_damaged_or_pickled_file_never_shows_the_unsafe_advice(tmp_path):
+    import argparse
+
+    from iclr24.paperkit.errors import InputFileError
+    from iclr24.rlcf.models import load_clip
+
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint at all" * 4)
+    obj = tmp_path / "obj.pt"
+    torch.save({"args": argparse.Namespace(lr=1)}, obj)
+    for path, arch in ((junk, None), (junk, "ViT-B-16"), (obj, None)):
+        with pytest.raises(InputFileError) as e:
+            load_clip(path, arch=arch)
+        msg = str(e.value).replace(str(path), "P")
+        assert str(path) in str(e.value) and "weights_only" not in msg and "trusted" not in msg

@@ -9,53 +9,147 @@ import open_clip
 import pytest
 import torch
 
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 from iclr24.rlcf.cli import main
 from iclr24.rlcf.experiment import DEMO_METHODS
-from iclr24.rlcf.reproduce import FULL, PAPER, QUICK
+from iclr24.rlcf.reproduce import (
+    CALIBRATION_SEEDS,
+    CLAIMS,
+    DEMO,
+    FULL,
+    LR_SEED,
+    PAPER,
+    POOL,
+    POWER,
+    QUICK,
+    ROWS,
+    SMOKE,
+    methods_for,
+    planned_seeds,
+)
 
 README = Path(__file__).parents[1] / "README.md"
 
 
-@pytest.mark.slow  # trains two tiny CLIPs and runs six methods
+SPECS = {s.id: s for s in CLAIMS}
+# the seeds the power rule plans per mode (None: undecidable at the mode's budget); pinned, so that a change of
+# calibration, power or budget shows here
+PLANNED = {
+    "quick": {"vs_zero_shot": None, "vs_tpt": None, "vs_kd": None, "prompt_vs_zero_shot": None, "precondition": 4},
+    "full": {"vs_zero_shot": 12, "vs_tpt": 6, "vs_kd": 6, "prompt_vs_zero_shot": 20, "precondition": 3},
+}  # fmt: skip
+METHODS = {
+    "quick": ("zero-shot", "tpt", "tpt-3", "rlcf"),
+    "full": ("zero-shot", "tpt", "tpt-3", "kd", "rlcf", "rlcf-prompt"),
+}
+
+
+@pytest.mark.slow  # trains two tiny CLIPs per seed and runs six methods
 def test_smoke_records_offline(tmp_path, monkeypatch):
     def no_network(*a, **k):
         raise OSError("network disabled in this test")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    cs = check_paper_smoke(PAPER, tmp_path, min_claims=2)
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=len(CLAIMS))
     names = {Path(a).name for a in cs.to_dict()["artifacts"]}
     assert {"accuracy_vs_steps.png", "accuracy_per_method.png", "demo_results.json"} <= names
     facts = {f.name: f.value for f in cs.facts}
     assert facts["CLIPScore at cos = 0.3 (w = 2.5)"] == 0.75
+    assert any(n.startswith("TPT (3 steps)") for n in facts)
     doc = json.loads((tmp_path / "demo_results.json").read_text())
-    assert set(doc["seeds"][0]["methods"]) == {"zero-shot", "tpt", "tpt-3", "kd", "rlcf", "rlcf-prompt"}
+    assert set(doc["seeds"][0]["methods"]) == set(DEMO_METHODS)
+    assert [s["seed"] for s in doc["seeds"]] == [0, 1]
     claims = cs.to_dict()["claims"]
-    assert [c["baseline_name"] for c in claims] == ["zero-shot CLIP policy", "TPT (3 steps, same lr)"]
-    assert all(c["paired"]["margin"] == -5.0 and c["paired"]["seeds"] == [0] for c in claims)
+    assert [c["kind"] for c in claims] == [s.kind for s in CLAIMS]
+    assert [c["baseline_name"] for c in claims] == [s.baseline for s in CLAIMS]
+    assert all(c["paired"]["seeds"] == [0, 1] for c in claims)
+    assert [c["paired"]["margin"] for c in claims] == [-5.0, -5.0, 0.0, 0.0, -20.0]
 
 
-def test_configs_keep_the_recipe_and_the_gates():
-    for c in (QUICK, FULL):
-        d = c.demo
+def test_claims_table_kinds_seeds_and_plans():
+    """Kinds (two headline rows, the precondition a check), calibration seeds disjoint from the evaluated ones and
+    from the lr seed, the planned seeds per mode, the methods each mode runs, and the plan within the budgets."""
+    assert [s.id for s in CLAIMS if s.kind == "headline"] == ["vs_zero_shot", "vs_tpt"]
+    assert [s.id for s in CLAIMS if s.kind == "check"] == ["precondition"]
+    assert set(ROWS) == set(SPECS)
+    assert not set(POOL) & (set(CALIBRATION_SEEDS) | {LR_SEED}) and LR_SEED not in CALIBRATION_SEEDS
+    for mode in ("quick", "full"):
+        planned = {}
+        for s in CLAIMS:
+            assert s.in_mode(mode) and s.seeds[mode] == POOL and s.power == POWER
+            cal = s.calibration[mode]
+            assert set(cal.seeds) == set(CALIBRATION_SEEDS)
+            plan = s.plan(mode)
+            planned[s.id] = plan.seeds if plan.decidable else None
+            if not plan.decidable:
+                assert plan.needed_seeds is None or plan.needed_seeds > plan.max_seeds
+        assert planned == PLANNED[mode]
+        assert methods_for(mode) == METHODS[mode]
+        n = planned_seeds(mode)
+        assert n == max((v for v in planned.values() if v is not None), default=0)
+        assert n * CLAIMS[0].calibration[mode].seconds_per_seed <= CLAIMS[0].budget[mode]
+    assert methods_for("smoke") == DEMO_METHODS and planned_seeds("smoke") == 2
+
+
+def _tiny_run(mode, tmp_path, monkeypatch):
+    """``run`` in ``mode`` with the CLIPs and the test set at the smoke sizes (the table, plans and seeds as they are)."""
+    import iclr24.rlcf.reproduce as rep
+
+    monkeypatch.setitem(rep.DEMO, mode, SMOKE)
+    cs = rep.run(RunConfig(mode=mode, out=tmp_path, progress=False))
+    PAPER.validate(cs)
+    return {c.claim: c for c in cs}, cs
+
+
+def test_quick_records_undecidable_rows_and_runs_the_precondition(tmp_path, monkeypatch):
+    """In quick the four paper rows are undecidable at the budget (recorded with what they would need, not run); the
+    precondition runs on its planned 4 seeds, and the run measures only the methods it reports."""
+    claims, cs = _tiny_run("quick", tmp_path, monkeypatch)
+    assert [c.claim for c in cs] == [s.claim for s in CLAIMS]
+    for s in CLAIMS:
+        c = claims[s.claim]
+        assert c.kind == s.kind
+        if PLANNED["quick"][s.id] is None:
+            assert c.status == "undecidable" and "needs" in c.message and c.paired is None
+        else:
+            assert c.status in ("holds", "fails", "inconclusive") and c.paired["seeds"] == [0, 1, 2, 3]
+            assert c.details["power"]["seeds"] == 4
+    doc = json.loads((tmp_path / "demo_results.json").read_text())
+    assert [r["seed"] for r in doc["seeds"]] == [0, 1, 2, 3]
+    assert tuple(doc["config"]["methods"]) == METHODS["quick"]
+    assert any(f.name.startswith("TPT (3 steps)") for f in cs.facts)
+
+
+@pytest.mark.slow  # 20 seeds of the tiny CLIPs
+def test_full_runs_every_row_on_its_planned_seeds(tmp_path, monkeypatch):
+    claims, cs = _tiny_run("full", tmp_path, monkeypatch)
+    for s in CLAIMS:
+        c = claims[s.claim]
+        assert c.status in ("holds", "fails", "inconclusive"), c.message
+        assert c.paired["seeds"] == list(range(PLANNED["full"][s.id]))
+        ours, base = ROWS[s.id]
+        if base == "zero-shot":
+            assert c.paired["baseline"] == c.details["per_seed"]["zero-shot"][: len(c.paired["baseline"])]
+    doc = json.loads((tmp_path / "demo_results.json").read_text())
+    assert len(doc["seeds"]) == 20 and tuple(doc["config"]["methods"]) == METHODS["full"]
+
+
+def test_configs_keep_the_recipe():
+    for d in (QUICK, FULL):
         assert (d.n_views, d.selection_p, d.sample_k, d.rlcf_steps, d.tpt_steps, d.tpt_gate_steps) == (
             64, 0.1, 3, 3, 1, 3)  # fmt: skip
-        assert (d.lr_image, d.weight_decay, d.policy_width, d.reward_width) == (1e-3, 5e-4, 8, 16)
-        assert {"zero-shot", "tpt-3", "rlcf"} <= set(d.methods)  # what the gated claims compare
-    assert (FULL.demo.policy_steps, FULL.demo.reward_steps, FULL.demo.methods) == (500, 800, DEMO_METHODS)
-    # paired seeds fixed before any evaluated run, disjoint from the calibration seeds 100-105
-    assert FULL.seeds == (0, 1, 2, 3, 4, 5) and FULL.demo.n_test == 300
-    assert QUICK.seeds == (0, 1, 2) and not set(range(100, 106)) & set(FULL.seeds + QUICK.seeds)
+        assert (d.lr_image, d.lr_prompt, d.weight_decay, d.policy_width, d.reward_width) == (
+            1e-3, 7e-3, 5e-4, 8, 32)  # fmt: skip
+    assert (FULL.policy_steps, FULL.reward_steps, FULL.reward_copies, FULL.n_test) == (500, 800, 4, 300)
+    assert (QUICK.policy_steps, QUICK.reward_steps, QUICK.n_test) == (80, 240, 60)
+    assert DEMO == {"smoke": SMOKE, "quick": QUICK, "full": FULL}
 
 
-def test_readme_states_the_quick_config():
-    d = QUICK.demo
-    assert (d.n_test, d.policy_steps, d.reward_steps) == (60, 80, 240)
-    assert d.methods == ("zero-shot", "tpt", "tpt-3", "rlcf")
+def test_readme_states_the_configs():
     text = " ".join(README.read_text().split())
-    assert "`--quick`: seeds 0, 1, 2 with 60 test digits each" in text
-    assert "80 policy and 240 reward training steps" in text
-    assert "500 and 800" in text
+    assert "reward CLIP (width 32" in text
+    assert "80 policy and 240 reward training steps" in text and "500 and 800" in text
 
 
 def test_cli_contract(tmp_path):

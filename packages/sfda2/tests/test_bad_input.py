@@ -119,3 +119,20 @@ def test_a_timm_model_gets_the_channel_check_too():
     m = split_timm("resnet18", 3, bottleneck_dim=8)
     with pytest.raises(ValueError, match="with C = 3"):
         predict(m, torch.rand(2, 1, 32, 32))
+
+
+def test_metrics_and_folders_are_input_errors(tmp_path):
+    import torch
+
+    from iclr24.paperkit.errors import InputError, InputFileError
+    from iclr24.sfda2 import ImageFolderDataset, accuracy, per_class_accuracy
+
+    with pytest.raises(InputError, match="one length"):
+        accuracy(torch.zeros(3, dtype=torch.long), torch.zeros(4, dtype=torch.long))
+    with pytest.raises(InputError, match="int tensor"):
+        per_class_accuracy(torch.zeros(3), torch.zeros(3, dtype=torch.long))
+    f = tmp_path / "not-a-folder"
+    f.write_text("x")
+    with pytest.raises(InputFileError, match="is a file") as e:
+        ImageFolderDataset(f)
+    assert isinstance(e.value, NotADirectoryError)

@@ -38,10 +38,12 @@ from .plots import save_figure
 from .power import Calibration, PowerPlan, power_plan
 from .pretrained import PretrainedMixin, load_pretrained
 from .progress import is_quiet, progress, set_quiet
+from .resume import load_train_state, save_train_state
 from .scale import PaperScale, measure_paper_scale
 from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
 from .threads import machine_record, pinned_threads
 from .tracking import StepLog
+from .userdata import as_tensors
 
 __all__ = [
     "BUDGETS",
@@ -64,6 +66,7 @@ __all__ = [
     "PaperScale",
     "Paper",
     "RunConfig",
+    "as_tensors",
     "atomic_torch_save",
     "atomic_write_bytes",
     "atomic_write_json",
@@ -72,12 +75,14 @@ __all__ = [
     "benchmark",
     "benchmark_many",
     "peak_rss_delta",
+    "save_train_state",
     "claims_to_markdown",
     "deterministic",
     "ensure_out_dir",
     "evaluate_rule",
     "facts_to_markdown",
     "is_quiet",
+    "load_train_state",
     "load_checkpoint",
     "load_image",
     "load_npz",

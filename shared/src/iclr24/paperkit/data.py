@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .errors import InputError
+
 __all__ = ["digits_tensors", "train_test_split_tensors", "sample_image", "SAMPLE_IMAGES"]
 
 # scikit-image sample images that ship inside the wheel (others in skimage.data are fetched on demand and fail
@@ -45,9 +47,9 @@ def digits_tensors(
 def train_test_split_tensors(x: torch.Tensor, y: torch.Tensor, test_fraction: float = 0.2, seed: int = 0):
     """A seeded stratified split ``(x_train, y_train, x_test, y_test)``."""
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        raise InputError(f"test_fraction must be in (0, 1), got {test_fraction}")
     if len(x) != len(y):
-        raise ValueError(f"x and y must have the same length, got {len(x)} and {len(y)}")
+        raise InputError(f"x and y must have the same length, got {len(x)} and {len(y)}")
     from sklearn.model_selection import train_test_split
 
     idx = np.arange(len(x))
@@ -64,7 +66,7 @@ def sample_image(
     Licences: see ``skimage.data.<name>.__doc__`` (camera, astronaut, coffee, chelsea, ... are public domain or
     CC0)."""
     if name not in SAMPLE_IMAGES:
-        raise ValueError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_IMAGES)}")
+        raise InputError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_IMAGES)}")
     import skimage.data
     from skimage.transform import resize
 
@@ -79,6 +81,6 @@ def sample_image(
     if size is not None:
         hw = (size, size) if isinstance(size, int) else tuple(size)
         if len(hw) != 2 or min(hw) <= 0:
-            raise ValueError(f"size must be a positive int or (H, W), got {size!r}")
+            raise InputError(f"size must be a positive int or (H, W), got {size!r}")
         img = resize(img, hw + img.shape[2:], anti_aliasing=True, preserve_range=True).astype(np.float32)
     return np.clip(img, 0.0, 1.0)

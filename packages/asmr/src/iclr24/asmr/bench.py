@@ -16,6 +16,7 @@ import os
 import torch
 
 from iclr24.paperkit import BenchReport, BenchResult, benchmark, peak_rss_delta
+from iclr24.paperkit.errors import InputError
 
 from .decomposition import grid_coords, suggest_bases
 from .models import ASMR, SIREN
@@ -37,7 +38,7 @@ def _models(size: int) -> tuple[ASMR, SIREN]:
 def run_benchmarks(mode: str = "quick") -> BenchReport:
     """The benchmark results and a few lines of notes (memory, threads). ``mode``: smoke, quick or full."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     results, notes = _render_benches(mode)
     results.append(_train_bench(mode))
     if mode != "smoke":

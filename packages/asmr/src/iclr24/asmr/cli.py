@@ -18,6 +18,7 @@ import torch
 
 from iclr24.paperkit import atomic_torch_save, seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import load_signal, save_signal
@@ -128,13 +129,13 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN
     """A model and its signal metadata from a checkpoint written by ``asmr fit``."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --checkpoint {p}`")
+        raise InputFileError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --checkpoint {p}`")
     try:
         ckpt = torch.load(p, map_location=device, weights_only=True)
     except Exception as e:  # noqa: BLE001 - any unpickling failure means "not our checkpoint"
-        raise ValueError(f"{p}: not a checkpoint written by `asmr fit` ({type(e).__name__})") from None
+        raise InputError(f"{p}: not a checkpoint written by `asmr fit` ({type(e).__name__})") from None
     if not isinstance(ckpt, dict) or "config" not in ckpt or "state_dict" not in ckpt:
-        raise ValueError(f"{p}: not a checkpoint written by `asmr fit` (no config/state_dict)")
+        raise InputError(f"{p}: not a checkpoint written by `asmr fit` (no config/state_dict)")
     model = build_model(ckpt["config"]).to(device)
     model.load_state_dict(ckpt["state_dict"])
     model.eval()

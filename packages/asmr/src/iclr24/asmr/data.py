@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit.data import sample_image as _paperkit_sample_image
+from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, check_array, check_int
 from iclr24.paperkit.io import atomic_write_bytes
 
 __all__ = [
@@ -64,10 +65,11 @@ def sample_image(name: str, size: int | None = 128, gray: bool = False) -> np.nd
         ) from None
     from iclr24.paperkit.data import SAMPLE_IMAGES
 
-    if name not in SAMPLE_IMAGES:
-        raise ValueError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_IMAGES)}")
+    if not isinstance(name, str) or name not in SAMPLE_IMAGES:
+        raise InputError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_IMAGES)}")
+    _check_size(size)
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-        raise ValueError(f"size must be a positive int or None, got {size!r}")
+        raise InputError(f"size must be a positive int or None, got {size!r}")
     img = np.asarray(getattr(skimage.data, name)())
     img = img.astype(np.float32) / (255.0 if img.dtype == np.uint8 else max(float(img.max()), 1.0))
     if img.ndim == 3 and img.shape[-1] == 4:
@@ -75,7 +77,7 @@ def sample_image(name: str, size: int | None = 128, gray: bool = False) -> np.nd
     h, w = img.shape[:2]
     s = min(h, w)
     if size is not None and size > s:
-        raise ValueError(f"{name} is {h}x{w}: its square crop ({s}^2) is smaller than size={size}")
+        raise InputError(f"{name} is {h}x{w}: its square crop ({s}^2) is smaller than size={size}")
     img = img[(h - s) // 2 : (h - s) // 2 + s, (w - s) // 2 : (w - s) // 2 + s]
     if gray and img.ndim == 3:
         img = rgb2gray(img).astype(np.float32)
@@ -84,24 +86,30 @@ def sample_image(name: str, size: int | None = 128, gray: bool = False) -> np.nd
     return np.clip(img, 0.0, 1.0).astype(np.float32)
 
 
+def _check_size(size: object) -> None:
+    if size is not None:
+        check_int(size, "size", minimum=1, maximum=2**14)
+
+
 def camera_image(size: int | None = 128) -> np.ndarray:
     """``skimage.data.camera()`` (512^2 grey, public domain), resized with anti-aliasing to ``size^2``, in [0, 1]:
     float32 ``(size, size)``."""
+    _check_size(size)
     return _paperkit_sample_image("camera", size=size, gray=True)
 
 
 def _check_array(arr: np.ndarray, what: str) -> np.ndarray:
     """Real, non-empty, finite; uint8 is scaled by 1/255, anything else must already lie in [0, 1]."""
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
-        raise ValueError(f"{what} must hold real numbers, got dtype {arr.dtype}")
+        raise InputError(f"{what} must hold real numbers, got dtype {arr.dtype}")
     if arr.size == 0:
-        raise ValueError(f"{what} is empty (shape {arr.shape})")
+        raise InputError(f"{what} is empty (shape {arr.shape})")
     arr = arr.astype(np.float32) / 255.0 if arr.dtype == np.uint8 else arr.astype(np.float32)
     if not np.isfinite(arr).all():
-        raise ValueError(f"{what} contains NaN or infinite values; clean it first")
+        raise InputError(f"{what} contains NaN or infinite values; clean it first")
     lo, hi = float(arr.min()), float(arr.max())
     if lo < -1e-6 or hi > 1 + 1e-6:
-        raise ValueError(
+        raise InputError(
             f"{what} must hold values in [0, 1] (or uint8 0-255), got range [{lo:.4g}, {hi:.4g}]; "
             "rescale it first, e.g. arr / arr.max()"
         )
@@ -112,7 +120,7 @@ def image_signal(arr: np.ndarray) -> Signal:
     """An image array ``(H, W)`` or ``(H, W, C)`` (uint8 0-255 or float 0-1) as a :class:`Signal`."""
     arr = np.asarray(arr)
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[-1] not in (1, 2, 3, 4)):
-        raise ValueError(f"an image must be a 2-D (H, W) or 3-D (H, W, C<=4) array, got shape {arr.shape}")
+        raise InputError(f"an image must be a 2-D (H, W) or 3-D (H, W, C<=4) array, got shape {arr.shape}")
     arr = _check_array(arr, "the image")
     if arr.ndim == 2:
         arr = arr[..., None]
@@ -123,10 +131,12 @@ def image_signal(arr: np.ndarray) -> Signal:
     return Signal(np.clip(arr, 0.0, 1.0), "image", (0.0, 1.0))
 
 
-def _existing(path: str | os.PathLike) -> Path:
+def _existing(path: str | os.PathLike, file: bool = False) -> Path:
     p = Path(path)
+    if file and p.is_dir():
+        raise InputFolderError(f"{p} is a folder; expected a file", p)
     if not p.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{p}: no such file; give the path to your image (PNG/JPEG), audio (WAV) or "
             "video (NPY array (T, H, W[, C]) or a folder of frames)"
         )
@@ -139,14 +149,14 @@ def load_image(path: str | os.PathLike) -> Signal:
 
     p = _existing(path)
     if p.is_dir():
-        raise ValueError(f"{p}: is a folder; give an image file (a folder of frames loads with load_video)")
+        raise InputError(f"{p}: is a folder; give an image file (a folder of frames loads with load_video)")
     try:
         with Image.open(p) as im:
             if im.mode not in ("L", "RGB", "LA", "RGBA", "I;16", "I", "F"):
                 im = im.convert("RGB")
             arr = np.asarray(im)
     except OSError as e:  # truncated or corrupt file, or not an image at all (PIL's UnidentifiedImageError)
-        raise ValueError(
+        raise InputError(
             f"{p}: cannot read the image ({e}); the file is truncated, corrupt or not an image"
         ) from None
     if arr.dtype == np.uint16 or (arr.dtype.kind in "iu" and arr.dtype != np.uint8):
@@ -158,11 +168,11 @@ def load_audio(path: str | os.PathLike) -> Signal:
     """A WAV file as a :class:`Signal` ``(T, channels)`` in [-1, 1] with its sample rate."""
     from scipy.io import wavfile
 
-    p = _existing(path)
+    p = _existing(path, file=True)
     try:
         rate, data = wavfile.read(p)
     except ValueError as e:
-        raise ValueError(f"{p}: not a readable WAV file ({e})") from None
+        raise InputError(f"{p}: not a readable WAV file ({e})") from None
     data = np.asarray(data)
     if data.ndim == 1:
         data = data[:, None]
@@ -174,7 +184,7 @@ def load_audio(path: str | os.PathLike) -> Signal:
             data = data.astype(np.float32) / float(-info.min)
     data = data.astype(np.float32)
     if not np.isfinite(data).all():
-        raise ValueError(f"{p}: the audio contains NaN or infinite samples")
+        raise InputError(f"{p}: the audio contains NaN or infinite samples")
     return Signal(np.clip(data, -1.0, 1.0), "audio", (-1.0, 1.0), sample_rate=int(rate))
 
 
@@ -182,7 +192,7 @@ def video_signal(arr: np.ndarray) -> Signal:
     """A video array ``(T, H, W)`` or ``(T, H, W, C)`` (uint8 or float in [0, 1]) as a :class:`Signal`."""
     arr = np.asarray(arr)
     if arr.ndim not in (3, 4):
-        raise ValueError(f"a video must be a (T, H, W) or (T, H, W, C) array, got shape {arr.shape}")
+        raise InputError(f"a video must be a (T, H, W) or (T, H, W, C) array, got shape {arr.shape}")
     arr = _check_array(arr, "the video")
     if arr.ndim == 3:
         arr = arr[..., None]
@@ -195,19 +205,23 @@ def load_video(path: str | os.PathLike) -> Signal:
     if p.is_dir():
         frames = sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
         if not frames:
-            raise FileNotFoundError(f"{p}: the folder holds no image frames ({', '.join(IMAGE_SUFFIXES)})")
+            raise InputFileError(f"{p}: the folder holds no image frames ({', '.join(IMAGE_SUFFIXES)})")
         imgs = [load_image(f).values for f in frames]
         if len({im.shape for im in imgs}) != 1:
-            raise ValueError(f"{p}: frames differ in size: {sorted({im.shape for im in imgs})}")
+            raise InputError(f"{p}: frames differ in size: {sorted({im.shape for im in imgs})}")
         return Signal(np.stack(imgs), "video", (0.0, 1.0))
     return video_signal(_load_npy(p))
 
 
 def _load_npy(p: Path) -> np.ndarray:
     try:
-        return np.load(p, allow_pickle=False)
+        arr = np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError) as e:
-        raise ValueError(f"{p}: not a readable .npy array ({e}); write it with numpy.save") from None
+        raise InputFileError(f"{p}: not a readable .npy array ({e}); write it with numpy.save", p) from None
+    if not isinstance(arr, np.ndarray):  # an .npz archive under a .npy name
+        arr.close()
+        raise InputFileError(f"{p}: an .npz archive, not one .npy array; write it with numpy.save", p)
+    return arr
 
 
 def load_signal(path: str | os.PathLike) -> Signal:
@@ -225,7 +239,7 @@ def load_signal(path: str | os.PathLike) -> Signal:
         if arr.ndim == 2 or (arr.ndim == 3 and arr.shape[-1] in (1, 3) and arr.shape[0] > 4):
             return image_signal(arr)
         return video_signal(arr)
-    raise ValueError(
+    raise InputError(
         f"{p}: unsupported file type {suffix!r}; use an image ({', '.join(IMAGE_SUFFIXES)}), .wav, "
         ".npy or a folder of frames"
     )
@@ -239,7 +253,13 @@ def save_signal(
     import io
 
     p = Path(path)
-    v = np.asarray(values, dtype=np.float32)
+    if p.is_dir():
+        raise InputFolderError(f"cannot write a signal at {p}: it is a folder", p)
+    v = check_array(values, "values").astype(np.float32)
+    if kind not in ("image", "audio", "video"):
+        raise InputError(f"kind must be image, audio or video, got {kind!r}")
+    if sample_rate is not None:
+        check_int(sample_rate, "sample_rate", minimum=1, maximum=2**31 - 1)
     suffix = p.suffix.lower()
     if suffix == ".npy":
         buf = io.BytesIO()
@@ -249,7 +269,11 @@ def save_signal(
         from PIL import Image
 
         img = np.round(np.clip(v, 0, 1) * 255).astype(np.uint8)
-        img = img[..., 0] if img.shape[-1] == 1 else img
+        img = img[..., 0] if img.ndim == 3 and img.shape[-1] == 1 else img
+        if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[-1] not in (3, 4)):
+            raise InputError(
+                f"an image must be (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), got shape {v.shape}"
+            )
         buf = io.BytesIO()
         Image.fromarray(img).save(buf, format="PNG" if suffix not in (".jpg", ".jpeg") else "JPEG")
         return atomic_write_bytes(p, buf.getvalue())
@@ -260,5 +284,5 @@ def save_signal(
         wavfile.write(buf, int(sample_rate or 16_000), np.round(np.clip(v, -1, 1) * 32767).astype(np.int16))
         return atomic_write_bytes(p, buf.getvalue())
     if kind == "video":
-        raise ValueError(f"save a video as .npy (got {p.name}); e.g. out.npy")
-    raise ValueError(f"kind must be image, audio or video, got {kind!r}")
+        raise InputError(f"save a video as .npy (got {p.name}); e.g. out.npy")
+    raise InputError(f"kind must be image, audio or video, got {kind!r}")

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+
 __all__ = [
     "validate_bases",
     "cumulative_products",
@@ -37,38 +39,38 @@ def validate_bases(
     equal ``data_shape[a]``. Raises ``ValueError`` saying which axis is wrong and what to do.
     """
     if isinstance(bases, str | bytes) or not isinstance(bases, Sequence) or len(bases) == 0:
-        raise ValueError(
+        raise InputError(
             f"bases must be a non-empty list of per-axis lists of ints, e.g. [[4, 4, 4, 8], "
             f"[4, 4, 6, 8]], got {bases!r}"
         )
     out: list[list[int]] = []
     for a, axis in enumerate(bases):
         if isinstance(axis, str | bytes) or not isinstance(axis, Sequence) or len(axis) == 0:
-            raise ValueError(
+            raise InputError(
                 f"bases[{a}] must be a non-empty list of ints (one base per level), got {axis!r}"
             )
         row = []
         for b in axis:
             if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-                raise ValueError(f"bases[{a}] must hold positive ints, got {list(axis)!r}")
+                raise InputError(f"bases[{a}] must hold positive ints, got {list(axis)!r}")
             row.append(int(b))
         out.append(row)
     levels = {len(r) for r in out}
     if len(levels) != 1:
-        raise ValueError(
+        raise InputError(
             "every axis needs the same number of levels; got level counts "
             f"{[len(r) for r in out]} for bases {out} (pad an axis with 1s, e.g. [1, 4, 8, 16])"
         )
     if data_shape is not None:
         shape = list(data_shape)
         if len(shape) != len(out):
-            raise ValueError(
+            raise InputError(
                 f"bases have {len(out)} axes but data_shape {tuple(shape)} has {len(shape)}; give "
                 "one list of bases per axis"
             )
         for a, (row, s) in enumerate(zip(out, shape)):
             if math.prod(row) != s:
-                raise ValueError(
+                raise InputError(
                     f"axis {a}: the bases {row} multiply to {math.prod(row)} but the axis has size "
                     f"{s}; choose bases whose product is {s} (see suggest_bases({s}, {len(row)}))"
                 )
@@ -94,19 +96,19 @@ def decompose_coords(coords: torch.Tensor, bases: Sequence[Sequence[int]]) -> to
     """
     bases = validate_bases(bases)
     if coords.dtype.is_floating_point or coords.dtype == torch.bool or coords.dtype.is_complex:
-        raise ValueError(
+        raise InputError(
             f"coords must be an integer tensor of pixel indices, got dtype {coords.dtype}; use "
             "grid_coords(shape) or torch.long indices"
         )
     if coords.ndim != 2 or coords.shape[1] != len(bases):
-        raise ValueError(f"coords must have shape (N, {len(bases)}), got {tuple(coords.shape)}")
+        raise InputError(f"coords must have shape (N, {len(bases)}), got {tuple(coords.shape)}")
     b = torch.tensor(bases, dtype=torch.int64, device=coords.device).T  # (L, D)
     s = level_strides(bases).to(coords.device).T  # (L, D)
     sizes = b.prod(dim=0)
     p = coords.to(torch.int64)
     if p.numel() and (bool((p < 0).any()) or bool((p >= sizes).any())):
         bad = ((p < 0) | (p >= sizes)).any(dim=0).nonzero().flatten().tolist()
-        raise ValueError(
+        raise InputError(
             f"coords out of range on axis {bad}: each axis a needs 0 <= p < S_a with S = "
             f"{tuple(sizes.tolist())}, got min {p.min(0).values.tolist()} max {p.max(0).values.tolist()}"
         )
@@ -114,10 +116,18 @@ def decompose_coords(coords: torch.Tensor, bases: Sequence[Sequence[int]]) -> to
     return torch.div(p[:, None, :], s[None], rounding_mode="floor") % b[None]
 
 
+def _check_digits(digits: object, bases: Sequence[Sequence[int]]) -> None:
+    b = validate_bases(bases)
+    check_tensor(digits, "digits", shape=(None, len(b[0]), len(b)), kind="any", allow_empty=True)
+    if digits.is_complex():
+        raise InputError(f"digits must be real, got {describe(digits)}")
+
+
 def normalize_digits(
     digits: torch.Tensor, bases: Sequence[Sequence[int]], dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
     """``c_hat = c / (B - 1)`` in [0, 1]; levels with ``B = 1`` give 0. ``digits``: ``(N, L, D)``."""
+    _check_digits(digits, bases)
     b = torch.tensor(validate_bases(bases), dtype=dtype, device=digits.device).T  # (L, D)
     denom = torch.where(b > 1, b - 1, torch.ones_like(b))
     # Sec. 3.1: c_hat_{a,l} = c_{a,l} / (B_{a,l} - 1), and 0 where B_{a,l} = 1
@@ -126,6 +136,7 @@ def normalize_digits(
 
 def compose_digits(digits: torch.Tensor, bases: Sequence[Sequence[int]]) -> torch.Tensor:
     """Inverse of :func:`decompose_coords`: ``p[n, a] = sum_l c[n, l, a] * s[a, l]``. Returns ``(N, D)``."""
+    _check_digits(digits, bases)
     s = level_strides(bases).to(digits.device).T  # (L, D)
     # Sec. 3.1: p_a = sum_l c_{a,l} s_{a,l}
     return (digits.to(torch.int64) * s[None]).sum(dim=1)
@@ -133,9 +144,11 @@ def compose_digits(digits: torch.Tensor, bases: Sequence[Sequence[int]]) -> torc
 
 def grid_coords(shape: Sequence[int], device: torch.device | str | None = None) -> torch.Tensor:
     """All integer coordinates of a grid in row-major order: int64 ``(prod(shape), len(shape))``."""
-    shape = [int(s) for s in shape]
-    if not shape or min(shape) < 1:
-        raise ValueError(f"shape must be a non-empty list of positive sizes, got {shape}")
+    if isinstance(shape, str | bytes) or not isinstance(shape, Sequence) or not shape:
+        raise InputError(f"shape must be a non-empty list of positive sizes, got {describe(shape)}")
+    shape = [check_int(s, "each grid size", minimum=1, maximum=2**31) for s in shape]
+    if math.prod(shape) > 2**31:
+        raise InputError(f"a grid of {math.prod(shape)} points is too large (over 2**31)")
     axes = [torch.arange(s, device=device) for s in shape]
     return torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).reshape(-1, len(shape))
 
@@ -161,9 +174,9 @@ def suggest_bases(size: int, n_levels: int) -> list[int]:
     makes one big level: crop or pad the signal to a size with small factors instead.
     """
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValueError(f"size must be a positive int, got {size!r}")
-    if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 1:
-        raise ValueError(f"n_levels must be a positive int, got {n_levels!r}")
+        raise InputError(f"size must be a positive int, got {size!r}")
+    if isinstance(n_levels, bool) or not isinstance(n_levels, int) or not 1 <= n_levels <= 64:
+        raise InputError(f"n_levels must be a positive int, got {n_levels!r}")
     bins = [1] * n_levels
     for f in sorted(_prime_factors(size), reverse=True):
         i = min(range(n_levels), key=lambda k: (bins[k], k))
@@ -174,13 +187,13 @@ def suggest_bases(size: int, n_levels: int) -> list[int]:
 def parse_bases(text: str) -> list[list[int]]:
     """Parse ``"4,4,4,8;4,4,6,8"`` (axes separated by ``;`` or ``/``, levels by ``,``) into lists of ints."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"bases must look like '4,4,4,8;4,4,6,8' (one comma list per axis), got {text!r}")
+        raise InputError(f"bases must look like '4,4,4,8;4,4,6,8' (one comma list per axis), got {text!r}")
     rows = []
     for part in text.replace("/", ";").split(";"):
         try:
             rows.append([int(x) for x in part.split(",") if x.strip()])
         except ValueError:
-            raise ValueError(f"bases must look like '4,4,4,8;4,4,6,8' (ints only), got {text!r}") from None
+            raise InputError(f"bases must look like '4,4,4,8;4,4,6,8' (ints only), got {text!r}") from None
     return validate_bases(rows)
 
 

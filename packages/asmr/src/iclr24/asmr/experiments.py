@@ -27,6 +27,7 @@ from iclr24.paperkit import (
     seed_everything,
     torch_threads,
 )
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.io import atomic_write_text
 
 from .data import sample_image
@@ -37,6 +38,7 @@ from .train import fit
 
 __all__ = [
     "ImageConfig",
+    "FitTask",
     "PAPER_CONFIG",
     "CALIBRATION_IMAGE",
     "CALIBRATION_SEED",
@@ -137,9 +139,9 @@ def equal_time_steps(steps: int, seconds_per_step: dict[str, float], reference: 
     """Steps that give every network the CPU time of ``steps`` steps of ``reference``:
     ``round(steps * t_reference / t_k)`` (at least 1)."""
     if reference not in seconds_per_step:
-        raise ValueError(f"reference {reference!r} is not one of {list(seconds_per_step)}")
+        raise InputError(f"reference {reference!r} is not one of {list(seconds_per_step)}")
     if any(not (t > 0 and math.isfinite(t)) for t in seconds_per_step.values()):
-        raise ValueError(f"seconds per step must be positive and finite, got {seconds_per_step}")
+        raise InputError(f"seconds per step must be positive and finite, got {seconds_per_step}")
     t_ref = seconds_per_step[reference]
     return {k: max(1, round(steps * t_ref / t)) for k, t in seconds_per_step.items()}
 
@@ -147,7 +149,7 @@ def equal_time_steps(steps: int, seconds_per_step: dict[str, float], reference: 
 def whole_epochs(steps: int, per_epoch: int) -> int:
     """``steps`` rounded to the nearest whole number of epochs of ``per_epoch`` batches (at least one epoch)."""
     if per_epoch < 1 or steps < 1:
-        raise ValueError(f"steps and per_epoch must be positive, got {steps}, {per_epoch}")
+        raise InputError(f"steps and per_epoch must be positive, got {steps}, {per_epoch}")
     return max(1, round(steps / per_epoch)) * per_epoch
 
 
@@ -161,7 +163,7 @@ def _default(config: ImageConfig | None) -> ImageConfig:
 
 # ---------------------------------------------------------------------------------------------------------------
 @dataclass
-class _Task:
+class FitTask:
     """One image and the networks compared on it, each with its own fixed step count."""
 
     label: str
@@ -214,13 +216,13 @@ def makers(cfg: ImageConfig, kind: str) -> tuple[dict, dict, dict, dict]:
     return out_makers, lrs, macs, steps
 
 
-def megapixel_task(cfg: ImageConfig, img: np.ndarray, label: str) -> _Task:
+def megapixel_task(cfg: ImageConfig, img: np.ndarray, label: str) -> FitTask:
     """The megapixel networks on ``img`` with the uniform grid sampler (``megapixel_cells`` per axis)."""
     mk, lrs, _, steps = makers(cfg, "megapixel")
-    return _Task(label, img, mk, lrs, steps, cfg.megapixel_batch, cfg.lr_min_ratio, cfg.megapixel_cells)
+    return FitTask(label, img, mk, lrs, steps, cfg.megapixel_batch, cfg.lr_min_ratio, cfg.megapixel_cells)
 
 
-def step_seconds(task: _Task, device: str, repeats: int) -> dict[str, float]:
+def step_seconds(task: FitTask, device: str, repeats: int) -> dict[str, float]:
     """Median CPU seconds of one training step per network (interleaved round-robin, throwaway models)."""
     target = torch.as_tensor(task.img, dtype=torch.float32).reshape(-1, 1 if task.img.ndim == 2 else 3)
     target = target.to(device)
@@ -268,9 +270,9 @@ def calibrate(
     config = _default(config)
     unknown = [k for k in kinds if k not in PART_KINDS]
     if unknown:
-        raise ValueError(f"unknown kinds {unknown}; choose from {PART_KINDS}")
+        raise InputError(f"unknown kinds {unknown}; choose from {PART_KINDS}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}")
+        raise InputError(f"repeats must be a positive int, got {repeats!r}")
     rng = np.random.default_rng(CALIBRATION_SEED)
     out = {}
     with torch_threads(1):
@@ -279,7 +281,7 @@ def calibrate(
             size = config.megapixel_size if kind == "megapixel" else config.size
             img = rng.random((size, size) if kind == "grey" else (size, size, 3), dtype=np.float32)
             batch = config.megapixel_batch if kind == "megapixel" else None
-            task = _Task(kind, img, mk, lrs, steps, batch, config.lr_min_ratio)
+            task = FitTask(kind, img, mk, lrs, steps, batch, config.lr_min_ratio)
             sps = step_seconds(task, device, repeats)
             out[kind] = {
                 "seconds_per_step": sps,
@@ -289,7 +291,7 @@ def calibrate(
     return out
 
 
-def run_task(task: _Task, seeds: list[int], config: RunConfig) -> dict:
+def run_task(task: FitTask, seeds: list[int], config: RunConfig) -> dict:
     """Fits of every network of ``task`` for its configured steps on every seed: per-seed records (CPU seconds
     of each fit under ``timings``), curves, predictions."""
     out = {"steps": dict(task.steps), "records": {k: [] for k in task.makers}, "preds": {}, "curves": {}}
@@ -359,7 +361,7 @@ def render_rounds(cfg: ImageConfig, rounds: int, device: str = "cpu", seed: int 
     one thread, process CPU time (CUDA: wall time with synchronisation). Returns per-round medians in ms by
     network (``"ms"``), the CPU seconds of each round (all networks) and of the warm-up."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be a positive int, got {rounds!r}")
+        raise InputError(f"rounds must be a positive int, got {rounds!r}")
     nets = {k: m.to(device) for k, m in render_networks(cfg, seed).items()}
     names = list(nets)
     cuda = str(device).startswith("cuda")
@@ -437,12 +439,12 @@ def lr_sweep(
     steps) and ``lr_sweep(network="matched")``."""
     config = _default(config)
     if image in EVALUATION_IMAGES + config.rgb_images + (config.megapixel_image,):
-        raise ValueError(f"{image!r} is an evaluation image; sweep on an image that is never evaluated")
+        raise InputError(f"{image!r} is an evaluation image; sweep on an image that is never evaluated")
     mk, _, _, _ = makers(config, "grey")
     names = list(mk)
     key = {"asmr": names[0], "matched": names[1], "siren": names[2]}.get(network)
     if key is None:
-        raise ValueError(f"network must be 'matched', 'siren' or 'asmr', got {network!r}")
+        raise InputError(f"network must be 'matched', 'siren' or 'asmr', got {network!r}")
     img = sample_image(image, config.size, gray=True)
     out = {}
     with torch_threads(1):
@@ -461,7 +463,7 @@ def calibration_megapixel_image(size: int, image: str = MEGAPIXEL_CALIBRATION_IM
     from skimage.transform import resize
 
     if image in EVALUATION_IMAGES:
-        raise ValueError(f"{image!r} is an evaluation image; calibrate on an image that is never evaluated")
+        raise InputError(f"{image!r} is an evaluation image; calibrate on an image that is never evaluated")
     sq = sample_image(image, None)
     img = resize(sq, (size, size) + sq.shape[2:], anti_aliasing=sq.shape[0] > size, preserve_range=True)
     return np.clip(img.astype(np.float32), 0.0, 1.0)
@@ -482,7 +484,7 @@ def megapixel_lr_sweep(
     names = list(task.makers)
     key = {"asmr": names[0], "siren": names[-1]}.get(network)
     if key is None:
-        raise ValueError(f"network must be 'asmr' or 'siren', got {network!r}")
+        raise InputError(f"network must be 'asmr' or 'siren', got {network!r}")
     cells = (config.megapixel_cells, config.megapixel_cells)
     out = {}
     with torch_threads(1):

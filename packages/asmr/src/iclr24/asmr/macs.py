@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, describe
+
 from .decomposition import validate_bases
 from .models import ASMR, MODULATORS, SIREN
 
@@ -34,7 +36,7 @@ def _modulator_cost(dim_in: int, hidden: int, modulator: str, width: int = 32) -
         return dim_in * hidden
     if modulator == "nonlinear":
         return dim_in * width + width + (width * width + width) + width * hidden + hidden
-    raise ValueError(f"modulator must be one of {MODULATORS}, got {modulator!r}")
+    raise InputError(f"modulator must be one of {MODULATORS}, got {modulator!r}")
 
 
 def asmr_macs_per_point(
@@ -51,13 +53,13 @@ def asmr_macs_per_point(
     """
     bases = validate_bases(bases)
     if convention not in CONVENTIONS:
-        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+        raise InputError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     for name, v in (("hidden", hidden), ("dim_out", dim_out)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+            raise InputError(f"{name} must be a positive int, got {v!r}")
     d_in, n_levels = len(bases), len(bases[0])
     if n_levels < 2:
-        raise ValueError(f"ASMR needs at least 2 levels, got bases {bases}")
+        raise InputError(f"ASMR needs at least 2 levels, got bases {bases}")
     points = math.prod(math.prod(row) for row in bases)
     cells = [math.prod(math.prod(row[: i + 1]) for row in bases) for i in range(n_levels)]  # N_i
     widths = [d_in] + [hidden] * (n_levels - 1) + [dim_out]
@@ -80,9 +82,9 @@ def mlp_macs_per_point(dim_in: int, hidden: int, n_layers: int, dim_out: int = 1
     ``mlp_macs_per_point(2, 256, 7) == 329_985``."""
     for name, v in (("dim_in", dim_in), ("hidden", hidden), ("dim_out", dim_out)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+            raise InputError(f"{name} must be a positive int, got {v!r}")
     if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
-        raise ValueError(f"n_layers must be a positive int, got {n_layers!r}")
+        raise InputError(f"n_layers must be a positive int, got {n_layers!r}")
     widths = [dim_in] + [hidden] * (n_layers - 1) + [dim_out]
     # the MLP baseline (official mlp_profiler): sum_i (fan_in_i fan_out_i + fan_out_i) per point
     return sum(widths[i] * widths[i + 1] + widths[i + 1] for i in range(n_layers))
@@ -96,12 +98,16 @@ def macs_per_point(model: nn.Module, convention: str = "official") -> float:
         )
     if isinstance(model, SIREN):
         return float(mlp_macs_per_point(model.dim_in, model.hidden, model.n_layers, model.dim_out))
-    raise ValueError(f"macs_per_point expects an ASMR or SIREN model, got {type(model).__name__}")
+    raise InputError(f"macs_per_point expects an ASMR or SIREN model, got {type(model).__name__}")
 
 
 def count_linear_macs(model: nn.Module, fn: Callable[[], object]) -> int:
     """Run ``fn()`` with forward hooks on every ``nn.Linear`` of ``model`` and return the MACs they did:
     ``rows * (in * out + out [bias])`` per call. Elementwise additions and sines are not counted."""
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    if not callable(fn):
+        raise InputError(f"fn must be a function to run, got {describe(fn)}")
     total = 0
 
     def hook(mod: nn.Linear, inputs: tuple[torch.Tensor, ...], _output: torch.Tensor) -> None:

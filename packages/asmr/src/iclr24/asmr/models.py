@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, describe
+
 from .decomposition import decompose_coords, grid_coords, normalize_digits, validate_bases
 
 __all__ = ["ASMR", "SIREN", "NonlinearModulator", "siren_init_", "build_model", "MODULATORS"]
@@ -40,24 +42,26 @@ def siren_init_(layer: nn.Linear, omega0: float, first: bool) -> nn.Linear:
     return layer
 
 
-def _check_int(name: str, v: object, minimum: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+def _check_int(name: str, v: object, minimum: int = 1, maximum: int = 2**16) -> int:
+    """An int in [minimum, maximum]: widths, depths and dimensions far past any real model are refused before a
+    layer is allocated."""
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
+        raise InputError(f"{name} must be an int in [{minimum}, {maximum}], got {v!r}")
     return int(v)
 
 
 def _check_float(name: str, v: object) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        raise InputError(f"{name} must be a positive finite number, got {v!r}")
     return float(v)
 
 
 def _check_shape(data_shape: Sequence[int], dim_in: int) -> list[int]:
     if isinstance(data_shape, str | bytes) or not isinstance(data_shape, Sequence):
-        raise ValueError(f"data_shape must be a list of axis sizes, e.g. (512, 768), got {data_shape!r}")
-    shape = [_check_int("data_shape[...]", s) for s in data_shape]
+        raise InputError(f"data_shape must be a list of axis sizes, e.g. (512, 768), got {data_shape!r}")
+    shape = [_check_int("data_shape[...]", s, maximum=2**31) for s in data_shape]
     if len(shape) != dim_in:
-        raise ValueError(
+        raise InputError(
             f"dim_in={dim_in} but data_shape {tuple(shape)} has {len(shape)} axes; dim_in is the "
             "number of coordinate axes (2 for images, 1 for audio, 3 for video)"
         )
@@ -66,11 +70,11 @@ def _check_shape(data_shape: Sequence[int], dim_in: int) -> list[int]:
 
 def _check_coords(coords: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
     if not isinstance(coords, torch.Tensor):
-        raise ValueError(f"coords must be a torch tensor of integer indices, got {type(coords).__name__}")
+        raise InputError(f"coords must be a torch tensor of integer indices, got {type(coords).__name__}")
     if coords.dtype.is_floating_point or coords.dtype.is_complex or coords.dtype == torch.bool:
-        raise ValueError(f"coords must hold integer indices (0 <= p_a < S_a), got dtype {coords.dtype}")
+        raise InputError(f"coords must hold integer indices (0 <= p_a < S_a), got dtype {coords.dtype}")
     if coords.ndim != 2 or coords.shape[1] != len(shape):
-        raise ValueError(f"coords must have shape (N, {len(shape)}), got {tuple(coords.shape)}")
+        raise InputError(f"coords must have shape (N, {len(shape)}), got {tuple(coords.shape)}")
     return coords
 
 
@@ -151,16 +155,16 @@ class ASMR(nn.Module):
         bases = validate_bases(bases, shape)
         n_levels = len(bases[0])
         if n_levels < 2:
-            raise ValueError(
+            raise InputError(
                 f"ASMR needs at least 2 levels (one hidden layer and the output), got bases {bases}"
             )
         if n_layers is not None and _check_int("n_layers", n_layers) != n_levels:
-            raise ValueError(
+            raise InputError(
                 f"n_layers={n_layers} but the bases have {n_levels} levels; ASMR uses one level per "
                 f"linear layer, so give {n_layers} bases per axis or set n_layers={n_levels}"
             )
         if modulator not in MODULATORS:
-            raise ValueError(f"modulator must be one of {MODULATORS}, got {modulator!r}")
+            raise InputError(f"modulator must be one of {MODULATORS}, got {modulator!r}")
         self.dim_in, self.dim_out, self.hidden = dim_in, dim_out, hidden
         self.data_shape = tuple(shape)
         self.bases = bases
@@ -252,7 +256,7 @@ class ASMR(nn.Module):
         8192^2 grid renders in bounded memory. Differentiable (``fit`` trains through it).
         """
         if chunk_size is not None:
-            chunk_size = _check_int("chunk_size", chunk_size)
+            chunk_size = _check_int("chunk_size", chunk_size, maximum=2**40)
         # omega0 * M_i(c_hat_{i+1}) once on the small level-(i+1) digit grid: (B_{0,i+1}, ..., h) per level
         mods = [self._omega(i) * m(self._level_grid(i + 1)) for i, m in enumerate(self.modulators)]
         h0 = self._level_grid(0)  # h_0 = c_hat_0 on the level-0 cells
@@ -362,7 +366,7 @@ class SIREN(nn.Module):
         size = torch.tensor(self.data_shape, dtype=w.dtype, device=w.device)
         p = coords.to(device=w.device)
         if p.numel() and (bool((p < 0).any()) or bool((p >= size.to(p.dtype)).any())):
-            raise ValueError(
+            raise InputError(
                 f"coords out of range: each axis a needs 0 <= p < S_a with S = {self.data_shape}"
             )
         denom = torch.clamp(size - 1, min=1)
@@ -385,16 +389,21 @@ class SIREN(nn.Module):
         coords = grid_coords(self.data_shape, device=self.out.weight.device)
         if chunk_size is None:
             return self(coords)
-        chunk_size = _check_int("chunk_size", chunk_size)
+        chunk_size = _check_int("chunk_size", chunk_size, maximum=2**40)
         return torch.cat([self(c) for c in torch.split(coords, chunk_size)])
 
 
 def build_model(config: dict) -> ASMR | SIREN:
     """Rebuild a model from its :meth:`config` dict (as stored in a checkpoint)."""
+    if not isinstance(config, dict):
+        raise InputError(f"config must be the dict model.config() returns, got {describe(config)}")
     cfg = dict(config)
     kind = cfg.pop("model", None)
-    if kind == "asmr":
-        return ASMR(**cfg)
-    if kind == "siren":
-        return SIREN(**cfg)
-    raise ValueError(f"config['model'] must be 'asmr' or 'siren', got {kind!r}")
+    try:
+        if kind == "asmr":
+            return ASMR(**cfg)
+        if kind == "siren":
+            return SIREN(**cfg)
+    except TypeError as e:
+        raise InputError(f"config does not describe a {kind} model ({e})") from None
+    raise InputError(f"config['model'] must be 'asmr' or 'siren', got {kind!r}")

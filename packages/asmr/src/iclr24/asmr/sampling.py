@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_int, describe
+
 from .decomposition import grid_coords
 
 __all__ = ["DEFAULT_GRID_CELLS", "uniform_grid_batches", "grid_cells_for"]
@@ -24,12 +26,10 @@ DEFAULT_GRID_CELLS = 16  # cells per axis of the official image configs (grid_di
 
 def _ints(name: str, values: Sequence[int]) -> list[int]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
-        raise ValueError(f"{name} must be a non-empty list of positive ints, got {values!r}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must hold positive ints, got {list(values)!r}")
-        out.append(int(v))
+        raise InputError(f"{name} must be a non-empty list of positive ints, got {describe(values)}")
+    out = [check_int(v, f"each entry of {name}", minimum=1, maximum=2**31) for v in values]
+    if math.prod(out) > 2**31:
+        raise InputError(f"{name} {out} hold {math.prod(out)} points, too many (over 2**31)")
     return out
 
 
@@ -38,10 +38,10 @@ def grid_cells_for(data_shape: Sequence[int], cells: Sequence[int] | None = None
     shape = _ints("data_shape", data_shape)
     grid = [DEFAULT_GRID_CELLS] * len(shape) if cells is None else _ints("grid cells", cells)
     if len(grid) != len(shape):
-        raise ValueError(f"grid cells {grid} must give one count per axis of the data shape {tuple(shape)}")
+        raise InputError(f"grid cells {grid} must give one count per axis of the data shape {tuple(shape)}")
     bad = [(s, g) for s, g in zip(shape, grid) if s % g]
     if bad:
-        raise ValueError(
+        raise InputError(
             f"each axis size must be a multiple of its cell count; {bad[0][0]} is not a multiple of {bad[0][1]} "
             f"(data shape {tuple(shape)}, cells {grid}): choose cells that divide the axes"
         )
@@ -64,16 +64,15 @@ def uniform_grid_batches(
     of the number of cells (the official sampler asserts the same)."""
     shape = _ints("data_shape", data_shape)
     grid = grid_cells_for(shape, cells)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
     n_points, n_cells = math.prod(shape), math.prod(grid)
     if n_points % batch_size:
-        raise ValueError(
+        raise InputError(
             f"batch_size {batch_size} must divide the number of points {n_points} (data shape {tuple(shape)}) "
             "so that an epoch is a whole number of batches"
         )
     if batch_size % n_cells:
-        raise ValueError(
+        raise InputError(
             f"batch_size {batch_size} must be a multiple of the number of grid cells {n_cells} ({grid}) so that "
             "every batch holds the same number of points from every cell"
         )

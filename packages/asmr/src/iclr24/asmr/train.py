@@ -19,25 +19,44 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, check_tensor, describe
 
 from .decomposition import grid_coords
 from .sampling import uniform_grid_batches
 
-__all__ = ["FitResult", "fit", "psnr", "ssim", "signal_tensor"]
+__all__ = ["FitResult", "NonFiniteLossError", "fit", "psnr", "ssim", "signal_tensor"]
+
+
+class NonFiniteLossError(FloatingPointError, InputError):
+    """The fit's loss became NaN/inf (a too-large learning rate): an InputError, still a FloatingPointError."""
+
+
+def _signal_values(x: object, name: str) -> torch.Tensor:
+    """A metric's input as a finite, non-empty float64 CPU tensor (from a tensor or an array)."""
+    if isinstance(x, torch.Tensor):
+        if x.is_complex():
+            raise InputError(f"{name} must be real, got {describe(x)}")
+        t = x.detach().cpu().double()
+    else:
+        t = torch.from_numpy(check_array(x, name, allow_empty=True, finite=False))
+    check_tensor(t, name, finite=True)
+    return t
 
 
 def psnr(
     pred: torch.Tensor | np.ndarray, target: torch.Tensor | np.ndarray, data_range: float = 1.0
 ) -> float:
-    """Peak signal-to-noise ratio ``10 log10(data_range^2 / MSE)`` in dB (``inf`` for a perfect match)."""
-    p = torch.as_tensor(pred, dtype=torch.float64)
-    t = torch.as_tensor(target, dtype=torch.float64)
+    """Peak signal-to-noise ratio ``10 log10(data_range^2 / MSE)`` in dB (``inf`` for a perfect match). Empty or
+    non-finite input is an InputError, not a NaN."""
+    p = _signal_values(pred, "pred")
+    t = _signal_values(target, "target")
+    check_float(data_range, "data_range", minimum=0, maximum=1e100, open_min=True)
     if p.shape != t.shape:
-        raise ValueError(
+        raise InputError(
             f"pred and target must have the same shape, got {tuple(p.shape)} and {tuple(t.shape)}"
         )
     if not data_range > 0:
-        raise ValueError(f"data_range must be > 0, got {data_range}")
+        raise InputError(f"data_range must be > 0, got {data_range}")
     mse = float(((p - t) ** 2).mean())
     return math.inf if mse == 0 else 10.0 * math.log10(data_range**2 / mse)
 
@@ -53,10 +72,12 @@ def ssim(
     than 7x7."""
     from skimage.metrics import structural_similarity
 
-    p = torch.as_tensor(pred).detach().cpu().double().numpy()
-    t = torch.as_tensor(target).detach().cpu().double().numpy()
+    p = _signal_values(pred, "pred").numpy()
+    t = _signal_values(target, "target").numpy()
+    check_float(data_range, "data_range", minimum=0, maximum=1e100, open_min=True)
+    check_int(n_spatial, "n_spatial", minimum=0, maximum=3)  # 2: images, 3: video; others have no SSIM
     if p.shape != t.shape:
-        raise ValueError(f"pred and target must have the same shape, got {p.shape} and {t.shape}")
+        raise InputError(f"pred and target must have the same shape, got {p.shape} and {t.shape}")
     if n_spatial == 3:
         vals = [ssim(p[k], t[k], data_range, 2) for k in range(p.shape[0])]
         return None if any(v is None for v in vals) else float(np.mean(vals))
@@ -73,23 +94,23 @@ def signal_tensor(signal: torch.Tensor | np.ndarray, data_shape: Sequence[int], 
 
     Accepts ``(*data_shape)`` when ``dim_out == 1`` or ``(*data_shape, dim_out)``."""
     if not isinstance(signal, torch.Tensor | np.ndarray):
-        raise ValueError(f"signal must be a numpy array or torch tensor, got {type(signal).__name__}")
+        raise InputError(f"signal must be a numpy array or torch tensor, got {type(signal).__name__}")
     t = torch.as_tensor(np.asarray(signal) if isinstance(signal, np.ndarray) else signal)
     if t.dtype == torch.bool or t.is_complex():
-        raise ValueError(f"signal must hold real numbers, got dtype {t.dtype}")
+        raise InputError(f"signal must hold real numbers, got dtype {t.dtype}")
     t = t.to(torch.float32) if not t.dtype.is_floating_point else t
     shape = tuple(data_shape)
     if tuple(t.shape) == shape and dim_out == 1:
         t = t.unsqueeze(-1)
     if tuple(t.shape) != shape + (dim_out,):
-        raise ValueError(
+        raise InputError(
             f"signal has shape {tuple(t.shape)} but the model expects {shape + (dim_out,)}"
             + (f" or {shape}" if dim_out == 1 else "")
             + "; build the model with this signal's "
             "shape and channels (data_shape, dim_out)"
         )
     if not bool(torch.isfinite(t).all()):
-        raise ValueError("signal contains NaN or infinite values; clean or clip it first")
+        raise InputError("signal contains NaN or infinite values; clean or clip it first")
     return t.reshape(-1, dim_out)
 
 
@@ -159,43 +180,48 @@ def fit(
         log_every: record the loss every this many steps.
     """
     if not hasattr(model, "render") or not hasattr(model, "data_shape"):
-        raise ValueError(f"fit expects an ASMR or SIREN model, got {type(model).__name__}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
+        raise InputError(f"fit expects an ASMR or SIREN model, got {type(model).__name__}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 10**8:
+        raise InputError(f"steps must be an int in [1, 10**8], got {steps!r}")
+    check_int(log_every, "log_every", minimum=1)
+    check_float(lr, "lr", minimum=0, maximum=100, open_min=True)
+    check_float(lr_min, "lr_min", minimum=0, maximum=100)
     if not (lr > 0 and lr_min >= 0 and math.isfinite(lr) and math.isfinite(lr_min)):
-        raise ValueError(f"lr must be > 0 and lr_min >= 0, got lr={lr}, lr_min={lr_min}")
-    lo, hi = (float(v) for v in value_range)
+        raise InputError(f"lr must be > 0 and lr_min >= 0, got lr={lr}, lr_min={lr_min}")
+    if not isinstance(value_range, tuple | list) or len(value_range) != 2:
+        raise InputError(f"value_range must be (lo, hi), got {value_range!r}")
+    lo, hi = (check_float(v, "value_range") for v in value_range)
     if not hi > lo:
-        raise ValueError(f"value_range must be (lo, hi) with hi > lo, got {value_range}")
+        raise InputError(f"value_range must be (lo, hi) with hi > lo, got {value_range}")
     n_points = math.prod(model.data_shape)
     if batch_size is not None and (
         isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
     ):
-        raise ValueError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
+        raise InputError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
     if sampler not in ("random", "grid"):
-        raise ValueError(f"sampler must be 'random' or 'grid', got {sampler!r}")
+        raise InputError(f"sampler must be 'random' or 'grid', got {sampler!r}")
     gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
     batches = None
     if sampler == "grid":
         if batch_size is None:
-            raise ValueError(
+            raise InputError(
                 "sampler='grid' needs a batch_size (points per batch; the grid is split into epochs)"
             )
         batches = uniform_grid_batches(model.data_shape, batch_size, grid_cells, generator=gen)
         if steps % batches.shape[0]:
-            raise ValueError(
+            raise InputError(
                 f"with sampler='grid' steps must be a whole number of epochs of {batches.shape[0]} batches "
                 f"(batch_size {batch_size} on {n_points} points), got steps={steps}"
             )
     elif grid_cells is not None:
-        raise ValueError("grid_cells applies to sampler='grid' only")
+        raise InputError("grid_cells applies to sampler='grid' only")
     device = next(model.parameters()).device
     dtype = next(model.parameters()).dtype
     target = signal_tensor(signal, model.data_shape, model.dim_out).to(device=device, dtype=dtype)
     s_lo, s_hi = float(target.min()), float(target.max())
     tol = 1e-6 * (hi - lo)
     if s_lo < lo - tol or s_hi > hi + tol:
-        raise ValueError(
+        raise InputError(
             f"signal values span [{s_lo:.4g}, {s_hi:.4g}], outside value_range ({lo:g}, {hi:g}); rescale the "
             f"signal into ({lo:g}, {hi:g}) (images: [0, 1]) or pass value_range=(lo, hi) covering it"
         )
@@ -228,7 +254,7 @@ def fit(
             sched.step()
         lv = float(loss.detach())
         if not math.isfinite(lv):
-            raise FloatingPointError(f"the loss became {lv} at step {step}; lower lr (now {lr})")
+            raise NonFiniteLossError(f"the loss became {lv} at step {step}; lower lr (now {lr})")
         if batch_size is None:
             best = max(best, 10 * math.log10((hi - lo) ** 2 / max(lv, 1e-30)))
         if step % log_every == 0 or step == steps - 1:

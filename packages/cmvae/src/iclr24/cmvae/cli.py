@@ -7,6 +7,7 @@ from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int
+from iclr24.paperkit.errors import InputError
 
 from . import bench
 from .reproduce import PAPER
@@ -152,7 +153,7 @@ def _cluster(args: argparse.Namespace) -> int:
     model = load_checkpoint(args.checkpoint)
     data = _load(args)
     if data.input_dims != list(model.spec["input_dims"]):
-        raise ValueError(
+        raise InputError(
             f"the model expects modalities of sizes {model.spec['input_dims']}, the data has {data.input_dims}"
         )
     out = Path(args.out)

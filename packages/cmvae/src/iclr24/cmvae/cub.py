@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 from .data import MultimodalData
 
 __all__ = ["CUBCaptions", "load_cub_captions", "PAD", "UNK"]
@@ -60,7 +62,7 @@ class CUBCaptions:
         to [N, max_words * vocabulary size] (padding is the all-zero row of word id 0's column)."""
         n_caps = self.train_tokens.shape[1]
         if isinstance(caption, bool) or not isinstance(caption, int) or not 0 <= caption < n_caps:
-            raise ValueError(f"caption must be an integer in [0, {n_caps}), got {caption!r}")
+            raise InputError(f"caption must be an integer in [0, {n_caps}), got {caption!r}")
         v = len(self.vocab)
 
         def onehot(tok: np.ndarray) -> np.ndarray:
@@ -84,10 +86,10 @@ def _table(path: Path, n_fields: int) -> dict[int, list[str]]:
         if not parts:
             continue
         if len(parts) != n_fields or not parts[0].isdigit():
-            raise ValueError(f"{path}, line {i}: expected '<id>' and {n_fields - 1} field(s), got {line!r}")
+            raise InputError(f"{path}, line {i}: expected '<id>' and {n_fields - 1} field(s), got {line!r}")
         out[int(parts[0])] = parts[1:]
     if not out:
-        raise ValueError(f"{path} is empty")
+        raise InputError(f"{path} is empty")
     return out
 
 
@@ -99,7 +101,7 @@ def _image(path: Path, box: list[str] | None, side: int) -> np.ndarray:
     from PIL import Image, UnidentifiedImageError
 
     if not path.is_file():
-        raise FileNotFoundError(f"CUB image missing: {path}")
+        raise InputFileError(f"CUB image missing: {path}")
     try:
         with Image.open(path) as im:
             im = im.convert("RGB")
@@ -118,7 +120,7 @@ def _image(path: Path, box: list[str] | None, side: int) -> np.ndarray:
             im = im.resize((side, side), Image.Resampling.BICUBIC)
             arr = np.asarray(im, dtype=np.float32) / 255.0
     except (UnidentifiedImageError, OSError, SyntaxError) as e:
-        raise ValueError(f"{path} is not a readable image: {e}") from None
+        raise InputError(f"{path} is not a readable image: {e}") from None
     return arr.transpose(2, 0, 1).reshape(-1)
 
 
@@ -135,13 +137,13 @@ def load_cub_captions(
     names (``"001.Black_footed_Albatross"``) or 1-based class ids; ``None`` keeps all 200."""
     r = Path(root)
     if not r.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"CUB folder not found: {r} (expected CUB_200_2011's images.txt, image_class_labels.txt, "
             "train_test_split.txt, images/ and the captions' text/ folder)"
         )
     for name in _META:
         if not (r / name).is_file():
-            raise FileNotFoundError(f"{r / name} is missing (CUB-200-2011 metadata; see load_cub_captions)")
+            raise InputFileError(f"{r / name} is missing (CUB-200-2011 metadata; see load_cub_captions)")
     for name, v, lo in (
         ("side", side, 4),
         ("captions_per_image", captions_per_image, 1),
@@ -149,9 +151,9 @@ def load_cub_captions(
         ("min_occurrences", min_occurrences, 1),
     ):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+            raise InputError(f"{name} must be an integer >= {lo}, got {v!r}")
     if max_per_split is not None and (not isinstance(max_per_split, int) or max_per_split < 1):
-        raise ValueError(f"max_per_split must be a positive integer or None, got {max_per_split!r}")
+        raise InputError(f"max_per_split must be a positive integer or None, got {max_per_split!r}")
 
     images = _table(r / "images.txt", 2)
     labels = _table(r / "image_class_labels.txt", 2)
@@ -166,24 +168,24 @@ def load_cub_captions(
         for c in classes:
             cid = c if isinstance(c, int) and not isinstance(c, bool) else by_name.get(str(c))
             if cid not in folder_of:
-                raise ValueError(
+                raise InputError(
                     f"class {c!r} is not in {r / 'images.txt'} (known e.g. {sorted(by_name)[:3]})"
                 )
             wanted.append(cid)
         if len(set(wanted)) < 2:
-            raise ValueError(f"need at least two distinct classes to cluster, got {classes!r}")
+            raise InputError(f"need at least two distinct classes to cluster, got {classes!r}")
     index = {cid: k for k, cid in enumerate(wanted)}
 
     rows: dict[str, list[tuple[int, int]]] = {"train": [], "test": []}
     for i in sorted(images):
         if i not in labels or i not in split:
-            raise ValueError(f"image id {i} of images.txt has no class label or no train/test split entry")
+            raise InputError(f"image id {i} of images.txt has no class label or no train/test split entry")
         cid = int(labels[i][0])
         if cid in index:
             rows["train" if split[i][0] == "1" else "test"].append((i, index[cid]))
     for s in ("train", "test"):
         if not rows[s]:
-            raise ValueError(f"{r}: no {s} image of the chosen classes")
+            raise InputError(f"{r}: no {s} image of the chosen classes")
         if max_per_split is not None:
             rows[s] = rows[s][:max_per_split]
 
@@ -194,14 +196,14 @@ def load_cub_captions(
             stem = images[i][0].rsplit(".", 1)[0]
             cp = r / "text" / f"{stem}.txt"
             if not cp.is_file():
-                raise FileNotFoundError(f"caption file missing: {cp} (Reed et al.'s CUB captions, text_c10)")
+                raise InputFileError(f"caption file missing: {cp} (Reed et al.'s CUB captions, text_c10)")
             lines = [
                 w
                 for w in (_words(t) for t in cp.read_text(encoding="utf-8", errors="replace").splitlines())
                 if w
             ]
             if len(lines) < captions_per_image:
-                raise ValueError(f"{cp}: {len(lines)} non-empty captions, need {captions_per_image}")
+                raise InputError(f"{cp}: {len(lines)} non-empty captions, need {captions_per_image}")
             caps[s].append(lines[:captions_per_image])
 
     counts: dict[str, int] = {}

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 __all__ = [
     "MultimodalData",
     "poly_digits",
@@ -57,7 +59,7 @@ class MultimodalData:
 
     def tensors(self, split: str = "train") -> list[torch.Tensor]:
         if split not in ("train", "test"):
-            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+            raise InputError(f"split must be 'train' or 'test', got {split!r}")
         return [torch.from_numpy(np.ascontiguousarray(x)) for x in getattr(self, split)]
 
 
@@ -90,7 +92,7 @@ def compose_tuples(
     side = next(iter(pools.values())).shape[-1]
     small = [int(c) for c in classes if len(pools[c]) < M]
     if small:
-        raise ValueError(f"classes {small} have fewer than {M} base images: cannot draw {M} distinct ones")
+        raise InputError(f"classes {small} have fewer than {M} base images: cannot draw {M} distinct ones")
     y = rng.choice(classes, size=n)
     picks = np.empty((n, M), dtype=np.int64)
     for label in classes:  # M distinct images per tuple: the first M of a random permutation of the pool
@@ -122,10 +124,11 @@ def _pools(images: np.ndarray, labels: np.ndarray, frac_train: float, rng) -> tu
 
 def _check_sizes(n_train: int, n_test: int, n_modalities: int) -> None:
     for name, v in (("n_train", n_train), ("n_test", n_test), ("n_modalities", n_modalities)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        top = 64 if name == "n_modalities" else 10**7
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= top:
+            raise InputError(f"{name} must be an integer in [1, {top}], got {v!r}")
     if n_modalities < 2:
-        raise ValueError(f"n_modalities must be >= 2 for a multimodal set, got {n_modalities}")
+        raise InputError(f"n_modalities must be >= 2 for a multimodal set, got {n_modalities}")
 
 
 def poly_digits(
@@ -184,7 +187,7 @@ def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
         key=lambda p: int(p.name[1:]),
     )
     if len(mods) < 2:
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{folder}: expected modality folders m0, m1, ... (PolyMNIST layout), found {len(mods)}"
         )
     index: list[dict[int, tuple[int, Path]]] = []
@@ -195,16 +198,16 @@ def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
             if hit:
                 entries[int(hit.group(1))] = (int(hit.group(2)), f)
         if not entries:
-            raise FileNotFoundError(f"{mf}: no images named <index>.<label>.png")
+            raise InputFileError(f"{mf}: no images named <index>.<label>.png")
         index.append(entries)
     common = sorted(set.intersection(*(set(e) for e in index)))
     if not common:
-        raise ValueError(f"{folder}: the modality folders share no tuple index")
+        raise InputError(f"{folder}: the modality folders share no tuple index")
     labels = np.array([index[0][i][0] for i in common], dtype=np.int64)
     for m, e in enumerate(index):
         bad = [i for i in common if e[i][0] != index[0][i][0]]
         if bad:
-            raise ValueError(
+            raise InputError(
                 f"{folder}: tuple {bad[0]} has label {index[0][bad[0]][0]} in m0 but {e[bad[0]][0]} in m{m}"
             )
     xs = []
@@ -212,7 +215,7 @@ def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
         arrs = [load_image(e[i][1], "RGB").transpose(2, 0, 1).reshape(-1) for i in common]
         shapes = {a.shape for a in arrs}
         if len(shapes) != 1:
-            raise ValueError(f"{folder}: images of one modality differ in size: {sorted(shapes)}")
+            raise InputError(f"{folder}: images of one modality differ in size: {sorted(shapes)}")
         xs.append(np.stack(arrs).astype(np.float32))
     return xs, labels
 
@@ -225,7 +228,7 @@ class PolyMNISTFolder(torch.utils.data.Dataset):
     def __init__(self, folder: str | os.PathLike) -> None:
         f = Path(folder)
         if not f.is_dir():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"PolyMNIST split folder not found: {f} (expected {f}/m0/<index>.<label>.png)"
             )
         mods = sorted(
@@ -233,7 +236,7 @@ class PolyMNISTFolder(torch.utils.data.Dataset):
             key=lambda p: int(p.name[1:]),
         )
         if len(mods) < 2:
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{f}: expected modality folders m0, m1, ... (PolyMNIST layout), found {len(mods)}"
             )
         index = []
@@ -241,11 +244,11 @@ class PolyMNISTFolder(torch.utils.data.Dataset):
             entries = {int(h.group(1)): (int(h.group(2)), mf / h.group(0)) for h in map(_POLY_NAME.match, sorted(
                 os.listdir(mf))) if h}  # fmt: skip
             if not entries:
-                raise FileNotFoundError(f"{mf}: no images named <index>.<label>.png")
+                raise InputFileError(f"{mf}: no images named <index>.<label>.png")
             index.append(entries)
         common = sorted(set.intersection(*(set(e) for e in index)))
         if not common:
-            raise ValueError(f"{f}: the modality folders share no tuple index")
+            raise InputError(f"{f}: the modality folders share no tuple index")
         self.files = [[e[i][1] for e in index] for i in common]
         self.labels = [index[0][i][0] for i in common]
         self.n_modalities = len(mods)
@@ -265,18 +268,18 @@ def load_polymnist(root: str | os.PathLike, max_per_split: int | None = None) ->
     (Sutter et al. 2021's release; download it yourself). Images become flat RGB vectors [N, 3*28*28]."""
     r = Path(root)
     if not r.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"PolyMNIST folder not found: {r} (expected {r}/train/m0 ... and {r}/test/m0 ...)"
         )
     for split in ("train", "test"):
         if not (r / split).is_dir():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{r / split} is missing (PolyMNIST layout: <root>/train/m0/<index>.<label>.png)"
             )
     xtr, ytr = _polymnist_split(r / "train")
     xte, yte = _polymnist_split(r / "test")
     if len(xtr) != len(xte):
-        raise ValueError(f"{r}: train has {len(xtr)} modalities but test has {len(xte)}")
+        raise InputError(f"{r}: train has {len(xtr)} modalities but test has {len(xte)}")
     if max_per_split is not None:
         xtr, ytr = [x[:max_per_split] for x in xtr], ytr[:max_per_split]
         xte, yte = [x[:max_per_split] for x in xte], yte[:max_per_split]
@@ -293,38 +296,38 @@ def load_multimodal_npz(path: str | os.PathLike, test_fraction: float = 0.2, see
     d = load_npz(path)
     keys = sorted((k for k in d if re.fullmatch(r"x\d+", k)), key=lambda k: int(k[1:]))
     if len(keys) < 2 or keys != [f"x{i}" for i in range(len(keys))]:
-        raise ValueError(f"{path}: expected arrays x0, x1, ... (at least two modalities), found {sorted(d)}")
+        raise InputError(f"{path}: expected arrays x0, x1, ... (at least two modalities), found {sorted(d)}")
     xs = [np.asarray(d[k], dtype=np.float32).reshape(len(d[k]), -1) for k in keys]
     n = len(xs[0])
     if any(len(x) != n for x in xs):
-        raise ValueError(f"{path}: modalities differ in length: {[len(x) for x in xs]}")
+        raise InputError(f"{path}: modalities differ in length: {[len(x) for x in xs]}")
     if n < 2:
-        raise ValueError(f"{path}: need at least 2 tuples, got {n}")
+        raise InputError(f"{path}: need at least 2 tuples, got {n}")
     if any(not np.isfinite(x).all() for x in xs):
-        raise ValueError(f"{path}: non-finite values (NaN or inf) in the modalities")
+        raise InputError(f"{path}: non-finite values (NaN or inf) in the modalities")
     for k, x in zip(keys, xs):
         lo, hi = float(x.min()), float(x.max())
         if lo < 0.0 or hi > 1.0:
             hint = "; 8-bit pixels: divide by 255" if hi > 1.0 and hi <= 255.0 and lo >= 0.0 else ""
-            raise ValueError(f"{path}: {k} must hold values in [0, 1], got the range [{lo:g}, {hi:g}]{hint}")
+            raise InputError(f"{path}: {k} must hold values in [0, 1], got the range [{lo:g}, {hi:g}]{hint}")
     if "labels" in d:
         raw = np.asarray(d["labels"])
         if raw.shape != (n,):
-            raise ValueError(f"{path}: labels must have shape ({n},), got {raw.shape}")
+            raise InputError(f"{path}: labels must have shape ({n},), got {raw.shape}")
         if not (
             np.issubdtype(raw.dtype, np.integer) or (raw.dtype.kind == "f" and np.all(raw == np.round(raw)))
         ):
-            raise ValueError(f"{path}: labels must be integer class indices, got dtype {raw.dtype}")
+            raise InputError(f"{path}: labels must be integer class indices, got dtype {raw.dtype}")
         labels = raw.astype(np.int64)
         if len(labels) and labels.min() < -1:
-            raise ValueError(
+            raise InputError(
                 f"{path}: labels must be class indices >= 0, or -1 for an unlabelled tuple; got values down to "
                 f"{int(labels.min())}"
             )
     else:
         labels = np.full(n, -1, np.int64)
     if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+        raise InputError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     perm = np.random.default_rng(seed).permutation(n)
     k = max(1, int(round(test_fraction * n)))
     te, tr = perm[:k], perm[k:]

@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError
 
 __all__ = ["DiffusionRefiner", "linear_beta_schedule"]
 
@@ -40,8 +41,8 @@ class DiffusionRefiner(nn.Module):
     def __init__(self, dim: int, n_modalities: int = 1, *, steps: int = 200, hidden: int = 256) -> None:
         super().__init__()
         for name, v in (("dim", dim), ("n_modalities", n_modalities), ("steps", steps), ("hidden", hidden)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2**17:
+                raise InputError(f"{name} must be an integer in [1, 2**17], got {v!r}")
         self.dim, self.n_modalities, self.T = dim, n_modalities, steps
         betas = linear_beta_schedule(steps)
         self.register_buffer("betas", betas.float())
@@ -59,9 +60,9 @@ class DiffusionRefiner(nn.Module):
     def _check(self, x: torch.Tensor, name: str) -> None:
         if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[1] != self.dim:
             shape = list(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be a [N, {self.dim}] tensor, got {shape}")
+            raise InputError(f"{name} must be a [N, {self.dim}] tensor, got {shape}")
         if not torch.isfinite(x).all():
-            raise ValueError(f"{name} has non-finite values")
+            raise InputError(f"{name} has non-finite values")
 
     def eps(
         self, x_t: torch.Tensor, cond: torch.Tensor, t: torch.Tensor, modality: torch.Tensor
@@ -92,14 +93,14 @@ class DiffusionRefiner(nn.Module):
     ) -> list[float]:
         """Train on pairs (image, CMVAE output) of every modality: ``images[m]``, ``conditions[m]`` [N_m, dim]."""
         if len(images) != self.n_modalities or len(conditions) != self.n_modalities:
-            raise ValueError(
+            raise InputError(
                 f"expected {self.n_modalities} modalities of images and conditions, got {len(images)} and {len(conditions)}"
             )
         for m, (x, c) in enumerate(zip(images, conditions, strict=True)):
             self._check(x, f"images[{m}]")
             self._check(c, f"conditions[{m}]")
             if x.shape != c.shape:
-                raise ValueError(f"images[{m}] {list(x.shape)} and conditions[{m}] {list(c.shape)} differ")
+                raise InputError(f"images[{m}] {list(x.shape)} and conditions[{m}] {list(c.shape)} differ")
         x_all = torch.cat(list(images))
         c_all = torch.cat(list(conditions))
         mod = torch.cat([torch.full((len(x),), m, dtype=torch.long) for m, x in enumerate(images)])
@@ -124,7 +125,7 @@ class DiffusionRefiner(nn.Module):
         returns [N, dim] in [0, 1]."""
         self._check(cond, "cond")
         if not 0 <= modality < self.n_modalities:
-            raise ValueError(f"modality must be in [0, {self.n_modalities}), got {modality}")
+            raise InputError(f"modality must be in [0, {self.n_modalities}), got {modality}")
         g = torch.Generator().manual_seed(seed)
         c = 2 * cond - 1
         mod = torch.full((len(c),), modality, dtype=torch.long)

@@ -16,6 +16,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "SCALE_EPS",
     "softmax_scale",
@@ -134,7 +136,7 @@ def normalised_entropy(q: torch.Tensor, n_active: int | torch.Tensor) -> torch.T
     """H(q) / log(n_active) over the last axis (0 log 0 = 0)."""
     n = torch.as_tensor(n_active, dtype=q.dtype, device=q.device)
     if (n < 2).any():
-        raise ValueError(f"the normalised entropy needs at least 2 active clusters, got {n_active}")
+        raise InputError(f"the normalised entropy needs at least 2 active clusters, got {n_active}")
     h = -(torch.where(q > 0, q * torch.log(q.clamp_min(Q_EPS)), torch.zeros_like(q))).sum(-1)
     return h / torch.log(n)
 

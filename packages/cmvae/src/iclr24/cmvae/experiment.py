@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 from .data import MultimodalData
 from .diffusion import DiffusionRefiner
 from .metrics import clustering_scores, conditional_coherence, unconditional_coherence
@@ -34,7 +36,7 @@ def hold_out_validation(data: MultimodalData, n_val: int) -> tuple[MultimodalDat
     tuples, the validation tensors)."""
     n = len(data.test_labels)
     if isinstance(n_val, bool) or not isinstance(n_val, int) or not 1 <= n_val < n:
-        raise ValueError(f"n_val must be an integer in [1, {n}) (the test tuples), got {n_val!r}")
+        raise InputError(f"n_val must be an integer in [1, {n}) (the test tuples), got {n_val!r}")
     val = [torch.from_numpy(np.ascontiguousarray(x[:n_val])) for x in data.test]
     rest = MultimodalData(
         data.train, data.train_labels, [x[n_val:] for x in data.test], data.test_labels[n_val:],

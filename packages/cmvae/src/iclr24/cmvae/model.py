@@ -33,6 +33,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError, InputFileError, check_int, check_tensor, describe
+
 from .distributions import (
     LATENTS,
     Q_EPS,
@@ -76,6 +78,8 @@ class MLPEncoder(nn.Module):
         self, in_dim: int, latent_dim: int, modality_latent_dim: int, hidden: Sequence[int] = (256, 256)
     ):
         super().__init__()
+        _check_widths(in_dim=in_dim, latent_dim=latent_dim, modality_latent_dim=modality_latent_dim)
+        _check_hidden(hidden)
         layers, prev = [], in_dim
         for h in hidden:
             layers += [nn.Linear(prev, h), nn.ReLU()]
@@ -93,11 +97,28 @@ class MLPEncoder(nn.Module):
         return z_loc, z_raw, w_loc, w_raw
 
 
+def _check_widths(**widths: object) -> None:
+    for name, v in widths.items():
+        check_int(v, name, minimum=1, maximum=MAX_WIDTH)
+
+
+def _check_hidden(hidden: object) -> None:
+    if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
+        raise InputError(f"hidden must be a sequence of layer widths, got {describe(hidden)}")
+    for h in hidden:
+        check_int(h, "each hidden width", minimum=1, maximum=MAX_WIDTH)
+
+
+MAX_WIDTH = 2**17  # layer widths and latent sizes; far past any model here, and refused before allocation
+
+
 class MLPDecoder(nn.Module):
     """[N, d + d_w] -> [N, out_dim]: the mean (or logits) of p(x_m | z, w_m)."""
 
     def __init__(self, in_dim: int, out_dim: int, hidden: Sequence[int] = (256, 256)):
         super().__init__()
+        _check_widths(in_dim=in_dim, out_dim=out_dim)
+        _check_hidden(hidden)
         layers, prev = [], in_dim
         for h in hidden:
             layers += [nn.Linear(prev, h), nn.ReLU()]
@@ -113,6 +134,12 @@ class MLPDecoder(nn.Module):
 def majority_vote(votes: torch.Tensor, n_clusters: int, valid: torch.Tensor | None = None) -> torch.Tensor:
     """The cluster most modalities vote for, per row of ``votes`` [N, M]; a tie goes to the smallest cluster index.
     ``valid`` [N, M] marks the votes that count (missing modalities do not vote)."""
+    check_int(n_clusters, "n_clusters", minimum=1, maximum=2**20)
+    check_tensor(votes, "votes", ndim=2, kind="int", allow_empty=True)
+    if votes.numel() and (int(votes.min()) < 0 or int(votes.max()) >= n_clusters):
+        raise InputError(f"votes must be cluster indices in [0, {n_clusters}), got values outside")
+    if valid is not None:
+        check_tensor(valid, "valid", shape=tuple(votes.shape), kind="any", allow_empty=True)
     one_hot = F.one_hot(votes.long(), n_clusters)
     if valid is not None:
         one_hot = one_hot * valid.unsqueeze(-1).long()
@@ -145,7 +172,7 @@ class ClusterSelection:
 
 def _finite_pos(name: str, v: float) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        raise InputError(f"{name} must be a positive finite number, got {v!r}")
     return float(v)
 
 
@@ -180,54 +207,54 @@ class CMVAE(nn.Module):
         super().__init__()
         encoders, decoders = list(encoders), list(decoders)
         if not encoders:
-            raise ValueError("CMVAE needs at least one modality: got no encoders")
+            raise InputError("CMVAE needs at least one modality: got no encoders")
         if len(encoders) != len(decoders):
-            raise ValueError(
+            raise InputError(
                 f"one encoder and one decoder per modality expected, got {len(encoders)} encoders and "
                 f"{len(decoders)} decoders"
             )
         for i, mod in enumerate([*encoders, *decoders]):
             if not isinstance(mod, nn.Module):
-                raise ValueError(
+                raise InputError(
                     f"encoders and decoders must be torch.nn.Module, got {type(mod).__name__} at {i}"
                 )
         for name, v in (("latent_dim", latent_dim), ("modality_latent_dim", modality_latent_dim), ("K", K)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+                raise InputError(f"{name} must be a positive integer, got {v!r}")
         if (
             isinstance(n_clusters_max, bool)
             or not isinstance(n_clusters_max, int)
             or n_clusters_max < self._min_clusters
         ):
-            raise ValueError(
+            raise InputError(
                 f"n_clusters_max must be an integer >= {self._min_clusters}, got {n_clusters_max!r}"
             )
         if likelihood not in LIKELIHOODS:
-            raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
+            raise InputError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
         if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+            raise InputError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
         if latent not in LATENTS:
-            raise ValueError(f"latent must be one of {LATENTS}, got {latent!r}")
+            raise InputError(f"latent must be one of {LATENTS}, got {latent!r}")
         if generation_prior not in ("joint_prior", "single_prior"):
-            raise ValueError(
+            raise InputError(
                 f"generation_prior must be 'joint_prior' or 'single_prior', got {generation_prior!r}"
             )
         for m, enc in enumerate(encoders):
             for attr, want in (("latent_dim", latent_dim), ("modality_latent_dim", modality_latent_dim)):
                 got = getattr(enc, attr, want)
                 if got != want:
-                    raise ValueError(f"encoder {m} has {attr}={got}, but the model has {attr}={want}")
+                    raise InputError(f"encoder {m} has {attr}={got}, but the model has {attr}={want}")
         for m, dec in enumerate(decoders):
             got = getattr(dec, "in_dim", latent_dim + modality_latent_dim)
             if got != latent_dim + modality_latent_dim:
-                raise ValueError(
+                raise InputError(
                     f"decoder {m} takes {got} inputs, but z and w_m have {latent_dim} + {modality_latent_dim} = "
                     f"{latent_dim + modality_latent_dim} dimensions"
                 )
         M = len(encoders)
         rescale = [1.0] * M if rescale_factors is None else [float(r) for r in rescale_factors]
         if len(rescale) != M or not all(math.isfinite(r) and r > 0 for r in rescale):
-            raise ValueError(f"rescale_factors must be {M} positive numbers, got {rescale_factors!r}")
+            raise InputError(f"rescale_factors must be {M} positive numbers, got {rescale_factors!r}")
         self.encoders, self.decoders = nn.ModuleList(encoders), nn.ModuleList(decoders)
         self.n_modalities, self.latent_dim, self.modality_latent_dim = M, latent_dim, modality_latent_dim
         self.likelihood, self.likelihood_scale = likelihood, _finite_pos("likelihood_scale", likelihood_scale)
@@ -294,50 +321,57 @@ class CMVAE(nn.Module):
     # ---------------------------------------------------------------- checks
     def _check_inputs(self, xs: Sequence[torch.Tensor | None], mask: torch.Tensor | None):
         if not isinstance(xs, list | tuple):
-            raise ValueError(
+            raise InputError(
                 f"xs must be a list of {self.n_modalities} tensors (one per modality), got {type(xs).__name__}"
             )
         if len(xs) != self.n_modalities:
-            raise ValueError(f"expected {self.n_modalities} modalities, got {len(xs)}")
+            raise InputError(f"expected {self.n_modalities} modalities, got {len(xs)}")
         present = [x for x in xs if x is not None]
         if not present:
-            raise ValueError("every modality of the batch is missing (all entries of xs are None)")
+            raise InputError("every modality of the batch is missing (all entries of xs are None)")
         B = None
         for m, x in enumerate(xs):
             if x is None:
                 continue
             if not isinstance(x, torch.Tensor):
-                raise ValueError(f"modality {m}: expected a torch.Tensor, got {type(x).__name__}")
+                raise InputError(f"modality {m}: expected a torch.Tensor, got {type(x).__name__}")
             if not x.is_floating_point():
-                raise ValueError(f"modality {m}: expected a floating-point tensor, got {x.dtype}")
+                raise InputError(f"modality {m}: expected a floating-point tensor, got {x.dtype}")
+            w = next(iter(self.encoders[m].parameters()), None)
+            if w is not None and w.dtype != x.dtype:
+                raise InputError(
+                    f"modality {m}: the encoder's weights are {w.dtype}, the input {x.dtype}: convert one"
+                )
             shape = getattr(self.encoders[m], "in_shape", None)
             if shape is not None and tuple(x.shape[1:]) != tuple(shape):
-                raise ValueError(
+                raise InputError(
                     f"modality {m}: expected inputs of shape [B, {', '.join(map(str, shape))}], got {list(x.shape)}"
                 )
             if B is None:
                 B = x.shape[0]
             elif x.shape[0] != B:
-                raise ValueError(f"modality {m} has {x.shape[0]} rows, but an earlier modality has {B}")
+                raise InputError(f"modality {m} has {x.shape[0]} rows, but an earlier modality has {B}")
             if not torch.isfinite(x).all():
-                raise ValueError(f"modality {m} has non-finite values (NaN or inf)")
+                raise InputError(f"modality {m} has non-finite values (NaN or inf)")
             if self.likelihood == "bernoulli" and x.numel() and (x.min() < 0 or x.max() > 1):
-                raise ValueError(
+                raise InputError(
                     f"modality {m}: a Bernoulli likelihood needs values in [0, 1] (probabilities or binary "
                     f"pixels), got the range [{float(x.min()):g}, {float(x.max()):g}]"
                 )
         if B == 0:
-            raise ValueError("the batch is empty (0 rows)")
+            raise InputError("the batch is empty (0 rows)")
         avail = torch.tensor([x is not None for x in xs], device=present[0].device)
         full = avail.expand(B, -1).clone()
         if mask is not None:
             mask = torch.as_tensor(mask, device=present[0].device)
+            if mask.is_floating_point() and not bool(((mask == 0) | (mask == 1)).all()):
+                raise InputError(f"mask must hold booleans (or 0/1), got {describe(mask)} with other values")
             if mask.shape != (B, self.n_modalities):
-                raise ValueError(f"mask must have shape [{B}, {self.n_modalities}], got {list(mask.shape)}")
+                raise InputError(f"mask must have shape [{B}, {self.n_modalities}], got {list(mask.shape)}")
             full = full & mask.to(torch.bool)
         if not full.any(1).all():
             bad = int((~full.any(1)).sum())
-            raise ValueError(
+            raise InputError(
                 f"{bad} row(s) of the batch have every modality missing; each row needs at least one"
             )
         return B, full
@@ -356,11 +390,11 @@ class CMVAE(nn.Module):
                 continue
             out = self.encoders[m](x)
             if not isinstance(out, tuple | list) or len(out) != 4:
-                raise ValueError(f"encoder {m} must return (z_loc, z_raw_scale, w_loc, w_raw_scale)")
+                raise InputError(f"encoder {m} must return (z_loc, z_raw_scale, w_loc, w_raw_scale)")
             want = [(B, self.latent_dim)] * 2 + [(B, self.modality_latent_dim)] * 2
             for t, s, n in zip(out, want, ("z_loc", "z_raw_scale", "w_loc", "w_raw_scale"), strict=True):
                 if tuple(t.shape) != s:
-                    raise ValueError(f"encoder {m} returned {n} of shape {list(t.shape)}, expected {list(s)}")
+                    raise InputError(f"encoder {m} returned {n} of shape {list(t.shape)}, expected {list(s)}")
             zl.append(out[0])
             zs.append(self.scale_of(out[1]))
             wl.append(out[2])
@@ -429,7 +463,7 @@ class CMVAE(nn.Module):
             zw = torch.stack([torch.cat([latents[m][0], w_for[m, n]], dim=-1) for m in present])
             recon = self._decode(n, zw)  # [P, K, B, *shape_n]
             if tuple(recon.shape[3:]) != tuple(xs[n].shape[1:]):
-                raise ValueError(
+                raise InputError(
                     f"decoder {n} outputs shape [{', '.join(map(str, recon.shape[3:]))}] per sample, but "
                     f"modality {n} has inputs of shape [{', '.join(map(str, xs[n].shape[1:]))}]"
                 )
@@ -460,7 +494,7 @@ class CMVAE(nn.Module):
         al. define it (posterior densities detached, the sampled z and w's gradients re-weighted by w~_k)."""
         est = self.estimator if estimator is None else estimator
         if est not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {est!r}")
+            raise InputError(f"estimator must be one of {ESTIMATORS}, got {est!r}")
         lws, avail, latents = self.log_weights(xs, mask, K, detach_posteriors=est == "dreg_detached")
         a = avail.T.to(lws.dtype)  # [M, B]
         if est == "iwae_looser":
@@ -500,6 +534,7 @@ class CMVAE(nn.Module):
 
     @torch.no_grad()
     def predict_clusters(self, xs, mask=None, *, seed: int = 0, batch_size: int = 4096) -> ClusterPrediction:
+        check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
         """Cluster assignments: z_m ~ q(z|x_m) per modality, the argmax of q(c|z_m), then the majority vote over
         the available modalities (a tie goes to the smallest cluster index)."""
         g = torch.Generator().manual_seed(seed)
@@ -571,10 +606,10 @@ class CMVAE(nn.Module):
         import time
 
         if rule not in SELECTION_RULES:
-            raise ValueError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
+            raise InputError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
         t0 = time.perf_counter()
         if self.n_active < 2:
-            raise ValueError(
+            raise InputError(
                 f"cluster selection needs at least 2 active clusters, the model has {self.n_active}"
             )
         z, avail = self._sample_posterior_z(xs, mask, torch.Generator().manual_seed(seed))  # sampled once
@@ -590,11 +625,18 @@ class CMVAE(nn.Module):
             if k == 2:
                 break
             score[~active] = math.inf
+            if not bool(torch.isfinite(score[active]).any()) or not math.isfinite(h[k]):
+                raise InputError(
+                    "the cluster scores are not finite: the posterior of this data is degenerate (inputs far "
+                    "outside the training range?)"
+                )
             lowest = torch.nonzero(score == score.min()).flatten()
             worst = int(lowest[-1] if rule == "official" else lowest[0])
             active[worst] = False
             removed.append(worst)
         hh = np.asarray(h)
+        if not np.isfinite(hh).any():
+            raise InputError("the cluster entropies are not finite: the posterior of this data is degenerate")
         ties = np.flatnonzero(hh == hh.min())
         k_star = int(ties[-1] if rule == "official" else ties[0])
         if apply:
@@ -615,8 +657,8 @@ class CMVAE(nn.Module):
     ):
         """Unconditional generation: c ~ Cat(pi) (or the given ``cluster``), z ~ p(z|c), w_m ~ p(w) (``joint_prior``)
         or r_m(w) (``single_prior``); returns the decoded means, a list of M tensors [n, *shape_m]."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10**7:
+            raise InputError(f"n must be a positive integer, got {n!r}")
         g = torch.Generator().manual_seed(seed) if seed is not None else None
         dev = self.cluster_means.device
         if cluster is None:
@@ -627,9 +669,9 @@ class CMVAE(nn.Module):
                 or not isinstance(cluster, int)
                 or not 0 <= cluster < self.n_clusters_max
             ):
-                raise ValueError(f"cluster must be an integer in [0, {self.n_clusters_max}), got {cluster!r}")
+                raise InputError(f"cluster must be an integer in [0, {self.n_clusters_max}), got {cluster!r}")
             if not bool(self.active[cluster]):
-                raise ValueError(
+                raise InputError(
                     f"cluster {cluster} is deactivated (active: {self.active.nonzero().flatten().tolist()})"
                 )
             c = torch.full((n,), cluster, dtype=torch.long, device=dev)
@@ -662,9 +704,9 @@ class CMVAE(nn.Module):
         cross-reconstructions). Returns the decoded means of all M modalities (and, with ``return_latents``, z and
         the list of w_n)."""
         if isinstance(source, bool) or not isinstance(source, int) or not 0 <= source < self.n_modalities:
-            raise ValueError(f"source must be a modality index in [0, {self.n_modalities}), got {source!r}")
+            raise InputError(f"source must be a modality index in [0, {self.n_modalities}), got {source!r}")
         if w_prior not in ("fixed", "auxiliary"):
-            raise ValueError(f"w_prior must be 'fixed' or 'auxiliary', got {w_prior!r}")
+            raise InputError(f"w_prior must be 'fixed' or 'auxiliary', got {w_prior!r}")
         xs = [None] * self.n_modalities
         xs[source] = x
         B, avail = self._check_inputs(xs, None)
@@ -710,7 +752,7 @@ class MMVAEPlus(CMVAE):
         self.cluster_logits.requires_grad_(False)
 
     def select_num_clusters(self, *args, **kwargs):  # type: ignore[override]
-        raise ValueError("MMVAEPlus has one cluster: there is no number of clusters to select")
+        raise InputError("MMVAEPlus has one cluster: there is no number of clusters to select")
 
 
 def build_mlp_model(
@@ -725,13 +767,15 @@ def build_mlp_model(
 ) -> CMVAE:
     """A CMVAE (or, with ``clustered=False``, MMVAE+) with MLP encoders/decoders for flat modalities of the given
     sizes; the model remembers how it was built, so :func:`save_checkpoint` / :func:`load_checkpoint` work."""
-    dims = [int(d) for d in input_dims]
+    if isinstance(input_dims, str | bytes) or not isinstance(input_dims, Sequence):
+        raise InputError(f"input_dims must be positive sizes, one per modality, got {describe(input_dims)}")
+    dims = [check_int(d, "each input dim", minimum=1, maximum=MAX_WIDTH) for d in input_dims]
     if not dims or any(d < 1 for d in dims):
-        raise ValueError(f"input_dims must be positive sizes, one per modality, got {list(input_dims)!r}")
+        raise InputError(f"input_dims must be positive sizes, one per modality, got {list(input_dims)!r}")
     for name, v in (("latent_dim", latent_dim), ("modality_latent_dim", modality_latent_dim),
                     ("n_clusters_max", n_clusters_max), *(("hidden width", h) for h in hidden)):  # fmt: skip
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_WIDTH:
+            raise InputError(f"{name} must be an integer in [1, {MAX_WIDTH}], got {v!r}")
     encs = [MLPEncoder(d, latent_dim, modality_latent_dim, hidden) for d in dims]
     decs = [MLPDecoder(latent_dim + modality_latent_dim, d, hidden) for d in dims]
     common = dict(latent_dim=latent_dim, modality_latent_dim=modality_latent_dim, **kwargs)
@@ -751,7 +795,7 @@ def save_checkpoint(model: CMVAE, path: str | os.PathLike) -> Path:
     from iclr24.paperkit import atomic_torch_save
 
     if getattr(model, "spec", None) is None:
-        raise ValueError(
+        raise InputError(
             "save_checkpoint needs a model made by build_mlp_model; for your own modules save model.state_dict()"
         )
     return atomic_torch_save(
@@ -770,9 +814,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> CMVAE
 
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(
-            f"checkpoint not found: {p} (write one with `cmvae train` or save_checkpoint)"
-        )
+        raise InputFileError(f"checkpoint not found: {p} (write one with `cmvae train` or save_checkpoint)")
     obj = load_checked(
         p,
         format=CHECKPOINT_FORMAT,
@@ -783,23 +825,23 @@ def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> CMVAE
     try:
         spec = json.loads(obj["spec"])
     except ValueError:
-        raise ValueError(f"{p}: damaged cmvae checkpoint: its build spec is not valid JSON") from None
+        raise InputError(f"{p}: damaged cmvae checkpoint: its build spec is not valid JSON") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("input_dims"), list):
-        raise ValueError(f"{p}: damaged cmvae checkpoint: its build spec has no input_dims list")
+        raise InputError(f"{p}: damaged cmvae checkpoint: its build spec has no input_dims list")
     spec = dict(spec)
     dims = spec.pop("input_dims")
     try:
         model = build_mlp_model(dims, **spec)
     except (TypeError, ValueError, RuntimeError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(
+        raise InputError(
             f"{p}: damaged cmvae checkpoint: its build spec cannot be built ({first[:200]})"
         ) from None
     try:
         model.load_state_dict(obj["state"])
     except (RuntimeError, TypeError, AttributeError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ValueError(
+        raise InputError(
             f"{p}: damaged cmvae checkpoint: its weights do not fit the model its spec builds ({first[:200]})"
         ) from None
     return model.to(map_location) if str(map_location) != "cpu" else model

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 
 from .data import PolyMNISTFolder
 from .model import CMVAE
@@ -138,7 +139,7 @@ def paper_scale(
     n = tuples or cfg.stand_in_tuples
     mb = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
     if cfg.batch_size % mb:
-        raise ValueError(f"micro_batch must divide the paper's batch {cfg.batch_size}, got {mb}")
+        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch_size}, got {mb}")
     accumulation = cfg.batch_size // mb
     tmp = tempfile.TemporaryDirectory(prefix="cmvae-polymnist-")
     split = write_polymnist_folder(Path(tmp.name), n, cfg.n_modalities, cfg.image_shape[-1])

@@ -8,10 +8,16 @@ from collections.abc import Sequence
 import torch
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, describe
 
 from .model import CMVAE
 
 __all__ = ["fit"]
+
+
+class NonFiniteTrainingError(FloatingPointError, InputError):
+    """Training diverged (NaN/inf parameters or loss): too large a learning rate or unscaled data. An InputError,
+    and a FloatingPointError."""
 
 
 def fit(
@@ -32,10 +38,12 @@ def fit(
     ``prior_lr``: a separate learning rate for the cluster prior (logits and means); default ``lr``.
     ``distributed=True`` (under ``torchrun``): the model is wrapped in DDP and each rank reads its own shard."""
     for name, v in (("epochs", epochs), ("batch_size", batch_size)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if not (isinstance(lr, int | float) and 0 < lr < float("inf")):
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10**8:
+            raise InputError(f"{name} must be an integer in [1, 10**8], got {v!r}")
+    if not hasattr(model, "_check_inputs"):
+        raise InputError(f"model must be a CMVAE or MMVAEPlus, got {describe(model)}")
+    if not (isinstance(lr, int | float) and 0 < lr <= 100):
+        raise InputError(f"lr must be a positive number, got {lr!r}")
     model._check_inputs(list(xs), mask)  # shapes, finiteness, missing modalities
     N = next(x for x in xs if x is not None).shape[0]
     rank, world = 0, 1
@@ -48,7 +56,7 @@ def fit(
         net = wrap_ddp(model, info)
     g = torch.Generator().manual_seed(seed)
     if prior_lr is not None and not (isinstance(prior_lr, int | float) and 0 < prior_lr < float("inf")):
-        raise ValueError(f"prior_lr must be a positive number, got {prior_lr!r}")
+        raise InputError(f"prior_lr must be a positive number, got {prior_lr!r}")
     prior = [p for p in (model.cluster_logits, model.cluster_means) if p.requires_grad]
     ids = {id(p) for p in prior}
     rest = [p for p in model.parameters() if p.requires_grad and id(p) not in ids]
@@ -62,7 +70,16 @@ def fit(
         for s in range(0, len(perm), batch_size):
             idx = perm[s : s + batch_size]
             batch = [None if x is None else x[idx] for x in xs]
-            loss = net(batch, None if mask is None else mask[idx])
+            try:
+                loss = net(batch, None if mask is None else mask[idx])
+            except ValueError as e:  # torch.distributions' argument check: the parameters became NaN/inf
+                if "Expected parameter" not in str(e):
+                    raise
+                raise NonFiniteTrainingError(
+                    "training diverged: the posterior parameters became NaN/inf; lower lr or rescale the data"
+                ) from None
+            if not bool(torch.isfinite(loss.detach())):
+                raise NonFiniteTrainingError(f"training diverged: the loss became {float(loss)}; lower lr")
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()

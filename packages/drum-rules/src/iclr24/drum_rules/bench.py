@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import BenchReport, BenchResult, benchmark, benchmark_many, torch_threads
+from iclr24.paperkit.errors import InputError
 
 from . import synthetic
 from .check import check_faithfulness
@@ -171,7 +172,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     """Training step (sparse vs dense), MM/SM extraction vs exact budgeted DRUM extraction, and the faithfulness
     check; one thread, interleaved medians. ``mode``: smoke (one tiny case each), quick or full."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     with torch_threads(1):
         res = _run(mode)
     notes = [

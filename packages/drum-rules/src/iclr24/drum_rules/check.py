@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError
+
+from ._checks import check_beta, check_kg, check_kgs
 from .datalog import consequences
 from .kg import KG, encode_facts
 from .model import DRUM
@@ -21,7 +24,11 @@ __all__ = ["model_consequences", "FaithfulnessReport", "check_faithfulness"]
 
 def model_consequences(model: DRUM, kg: KG, beta: float, heads: Iterable[int] | None = None) -> np.ndarray:
     """``T_M(D)`` as sorted fact ids: every ``(h, q, t)`` with ``score >= beta`` for the head relations."""
-    hs = list(model.head_relations if heads is None else heads)
+    from .extract import _heads
+
+    check_beta(beta)
+    check_kg(kg)
+    hs = _heads(model, heads)
     parts = []
     for q in hs:
         S = model.score_matrix(int(q), kg)
@@ -101,15 +108,12 @@ def check_faithfulness(
 ) -> FaithfulnessReport:
     """Compare ``T_Pi(D)`` with ``T_M(D)`` on each dataset (``beta`` defaults to the program's). ``cache``: a dict
     to reuse ``T_M(D)`` across calls with the same (unchanged) model and datasets."""
-    if isinstance(datasets, KG):
-        datasets = [datasets]
-    if not datasets:
-        raise ValueError("check_faithfulness needs at least one dataset (a KG)")
+    datasets = check_kgs(datasets)
     if not isinstance(rules, RuleProgram):
-        raise ValueError(
+        raise InputError(
             f"rules must be a RuleProgram (from path_rules/faithful_rules), got {type(rules).__name__}"
         )
-    beta = rules.beta if beta is None else float(beta)
+    beta = rules.beta if beta is None else check_beta(beta)
     hs = list(rules.heads or model.head_relations) if heads is None else list(heads)
     rep = FaithfulnessReport(program_complete=rules.complete)
     for kg in datasets:

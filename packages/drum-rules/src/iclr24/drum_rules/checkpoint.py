@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import synthetic
 from .data import load_dataset
@@ -41,7 +42,7 @@ def resolve_data(spec: str, seed: int = 0, data_dir: str | os.PathLike | None = 
     if spec == "family" or spec.startswith("family:"):
         n = spec.split(":", 1)[1] if ":" in spec else "40"
         if not n.isdigit() or int(n) < 1:
-            raise ValueError(f"expected family:N with N a positive integer, got {spec!r}")
+            raise InputError(f"expected family:N with N a positive integer, got {spec!r}")
         return synthetic.family(int(n), seed=seed)
     if spec in REAL_KGS:
         return load_real_kg(spec, data_dir=data_dir, seed=seed)
@@ -65,9 +66,9 @@ def save_checkpoint(
 def _read(path: str | os.PathLike) -> tuple[Path, object]:
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"{p} is a folder; expected a checkpoint file such as {p / 'model.pt'}")
+        raise InputError(f"{p} is a folder; expected a checkpoint file such as {p / 'model.pt'}")
     if not p.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{p} does not exist; train a model first (drum-rules train DATA --out DIR) and "
             "pass --model DIR/model.pt"
         )
@@ -75,7 +76,7 @@ def _read(path: str | os.PathLike) -> tuple[Path, object]:
         return p, torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - UnpicklingError, PytorchStreamReader RuntimeError, EOFError, ...
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
-        raise ValueError(
+        raise InputError(
             f"{p} is not a readable checkpoint (torch.load with weights_only=True refused it: "
             f"{type(e).__name__}: {first}); it is corrupt, truncated, or not a tensors-only file"
         ) from None
@@ -90,7 +91,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[DRUM, float, str]:
             if isinstance(ck, Mapping) and any(str(k).startswith("lstm_list.") for k in ck)
             else ""
         )
-        raise ValueError(f"{p} is not a drum-rules checkpoint (no state_dict/meta entries){hint}")
+        raise InputError(f"{p} is not a drum-rules checkpoint (no state_dict/meta entries){hint}")
     try:
         meta = json.loads(ck["meta"])
         c = meta["config"]
@@ -112,7 +113,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[DRUM, float, str]:
         m.head_relations = [int(h) for h in c["head_relations"]]
         beta, data = float(meta["beta"]), str(meta["data"])
     except (KeyError, TypeError, json.JSONDecodeError, RuntimeError) as e:
-        raise ValueError(f"{p} is a damaged drum-rules checkpoint: {type(e).__name__}: {e}") from None
+        raise InputError(f"{p} is a damaged drum-rules checkpoint: {type(e).__name__}: {e}") from None
     m.eval()
     return m, beta, data
 
@@ -134,7 +135,7 @@ def official_key_map(state_dict: Mapping[str, torch.Tensor]) -> dict[str, torch.
                 out[pat.sub(rep, k)] = v
                 break
         else:
-            raise ValueError(
+            raise InputError(
                 f"unexpected parameter {k!r} in an official FaithfulRE checkpoint; expected query_embeddings.*, "
                 "lstm_list.<j>.*, linear.weight/bias"
             )
@@ -152,9 +153,9 @@ def load_official_checkpoint(
     analyses with ``no_norm``, hence ``normalize=False``."""
     p, sd = _read(path)
     if isinstance(sd, dict) and "state_dict" in sd and "meta" in sd:
-        raise ValueError(f"{p} is a drum-rules checkpoint, not an official one: use load_checkpoint")
+        raise InputError(f"{p} is a drum-rules checkpoint, not an official one: use load_checkpoint")
     if not isinstance(sd, Mapping) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise ValueError(f"{p} is not an official FaithfulRE state_dict (a mapping of names to tensors)")
+        raise InputError(f"{p} is not an official FaithfulRE state_dict (a mapping of names to tensors)")
     ours = official_key_map(sd)
     try:
         W = ours["linear.weight"]
@@ -162,10 +163,10 @@ def load_official_checkpoint(
         ranks = sorted({int(k.split(".")[1]) for k in ours if k.startswith("lstms.")})
         hidden = ours["lstms.0.weight_hh_l0"].shape[1]
     except KeyError as e:
-        raise ValueError(f"{p}: official checkpoint lacks {e.args[0]!r}") from None
+        raise InputError(f"{p}: official checkpoint lacks {e.args[0]!r}") from None
     K = W.shape[0]
     if K % 2 != 1 or emb.shape[0] != K or W.shape[1] != 2 * hidden or ranks != list(range(len(ranks))):
-        raise ValueError(
+        raise InputError(
             f"{p}: inconsistent official checkpoint shapes: linear {tuple(W.shape)}, embeddings "
             f"{tuple(emb.shape)}, LSTM hidden {hidden}, ranks {ranks}"
         )
@@ -182,6 +183,6 @@ def load_official_checkpoint(
     missing, unexpected = m.load_state_dict(ours, strict=False)
     missing = [k for k in missing if not k.startswith("fixed_")]
     if missing or unexpected:
-        raise ValueError(f"{p}: official checkpoint does not fit: missing {missing}, unexpected {unexpected}")
+        raise InputError(f"{p}: official checkpoint does not fit: missing {missing}, unexpected {unexpected}")
     m.eval()
     return m

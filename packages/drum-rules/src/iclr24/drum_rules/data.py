@@ -17,6 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFileError,
+    InputFolderError,
+    check_float,
+    check_int,
+    describe,
+)
+from iclr24.paperkit.io import read_text
+
 from .kg import KG, KGData, encode_facts
 
 __all__ = [
@@ -38,8 +48,10 @@ REAL_KGS = ("kinships", "umls", "nations")
 
 
 def _need(path: Path, what: str) -> Path:
+    if path.is_dir():
+        raise InputFolderError(f"{path} is a folder: expected a file of {what}", path)
     if not path.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{path} is missing: expected {what}. DRUM-format data (e.g. the Family dataset from "
             "github.com/alisadeghian/DRUM/datasets) must be downloaded by you and pointed to"
         )
@@ -50,12 +62,12 @@ def read_names(path: str | os.PathLike) -> list[str]:
     """One name per non-empty line (``entities.txt``/``relations.txt``)."""
     path = _need(Path(path), "one name per line")
     names = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    for i, line in enumerate(read_text(path, "names file", allow_empty=True).splitlines(), 1):
         parts = line.split()
         if not parts:
             continue
         if len(parts) != 1:
-            raise ValueError(f"{path}:{i}: expected one name per line, got {len(parts)} fields: {line!r}")
+            raise InputError(f"{path}:{i}: expected one name per line, got {len(parts)} fields: {line!r}")
         names.append(parts[0])
     return names
 
@@ -64,13 +76,13 @@ def read_triples(path: str | os.PathLike, n_fields: int = 3) -> list[tuple[str, 
     """Lines of ``n_fields`` tab- or whitespace-separated fields (``head relation tail [label]``)."""
     path = _need(Path(path), f"{n_fields} tab-separated fields per line")
     out = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
+    for i, line in enumerate(read_text(path, "triples file", allow_empty=True).splitlines(), 1):
         if not line.strip():
             continue
         parts = line.rstrip("\n").split("\t") if "\t" in line else line.split()
         parts = [p.strip() for p in parts]
         if len(parts) != n_fields:
-            raise ValueError(
+            raise InputError(
                 f"{path}:{i}: expected {n_fields} fields (head, relation, tail"
                 f"{', label' if n_fields == 4 else ''}), got {len(parts)}: {line!r}"
             )
@@ -86,17 +98,17 @@ def _index(
         h, r, t = row[:3]
         for e in (h, t):
             if e not in e_idx:
-                raise ValueError(
+                raise InputError(
                     f"{path}: line {i}: entity {e!r} is not in entities.txt; add it there or fix the line"
                 )
         if r not in r_idx:
-            raise ValueError(
+            raise InputError(
                 f"{path}: line {i}: relation {r!r} is not in relations.txt; add it there or fix the line"
             )
         rec = [e_idx[h], r_idx[r], e_idx[t]]
         if labelled:
             if row[3] not in ("0", "1"):
-                raise ValueError(f"{path}: line {i}: label must be 0 or 1, got {row[3]!r}")
+                raise InputError(f"{path}: line {i}: label must be 0 or 1, got {row[3]!r}")
             rec.append(int(row[3]))
         out.append(rec)
     return np.asarray(out, dtype=np.int64).reshape(-1, 4 if labelled else 3)
@@ -110,7 +122,7 @@ def _dedupe(path: Path, arr: np.ndarray, n_entities: int, duplicates: str) -> np
     if (counts > 1).any():
         if duplicates == "error":
             j = int(np.sort(first[counts > 1])[0])
-            raise ValueError(
+            raise InputError(
                 f"{path}: duplicate fact at line {j + 1} (it appears {int(counts.max())} times); "
                 "remove repeats or load with duplicates='drop'"
             )
@@ -121,7 +133,7 @@ def _dedupe(path: Path, arr: np.ndarray, n_entities: int, duplicates: str) -> np
 def split_facts(triples: np.ndarray, fractions: tuple[float, ...], seed: int = 0) -> list[np.ndarray]:
     """Shuffle ``triples`` with ``seed`` and cut it into consecutive parts of the given fractions (last = rest)."""
     if not fractions or any(f < 0 for f in fractions) or sum(fractions) > 1 + 1e-9:
-        raise ValueError(f"fractions must be non-negative and sum to <= 1, got {fractions}")
+        raise InputError(f"fractions must be non-negative and sum to <= 1, got {fractions}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(triples))
     cuts = np.cumsum([int(round(f * len(triples))) for f in fractions[:-1]])
@@ -165,7 +177,7 @@ def load_drum_dir(path: str | os.PathLike, duplicates: str = "drop", seed: int =
     ``valid.txt``, ``test.txt``). Validation/test negatives (for beta) are made by :func:`make_negatives`."""
     path = Path(path)
     if not path.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{path} is not a folder; expected a DRUM dataset folder with entities.txt, "
             "relations.txt, facts.txt, train.txt, valid.txt, test.txt"
         )
@@ -195,7 +207,7 @@ def load_faithfulre_dir(path: str | os.PathLike, duplicates: str = "drop") -> KG
     (the inductive test graph; defaults to the training facts) and ``valid.txt``."""
     path = Path(path)
     if not path.is_dir():
-        raise FileNotFoundError(f"{path} is not a folder; expected a FaithfulRE dataset folder")
+        raise InputFileError(f"{path} is not a folder; expected a FaithfulRE dataset folder")
     ents = read_names(path / "entities.txt")
     rels = read_names(path / "relations.txt")
     e_idx = {e: i for i, e in enumerate(ents)}
@@ -230,9 +242,13 @@ def load_faithfulre_dir(path: str | os.PathLike, duplicates: str = "drop") -> KG
 
 
 def load_tsv(path: str | os.PathLike, duplicates: str = "drop", name: str | None = None) -> KG:
-    """A KG from one file of ``head relation tail`` lines (vocabularies in order of appearance)."""
+    """A KG from one file of ``head relation tail`` lines (vocabularies in order of appearance). An empty file (no
+    triples) is an InputFileError, not a graph without facts."""
     p = Path(path)
-    return KG.from_triples(read_triples(p), duplicates=duplicates, name=name or p.stem)
+    triples = read_triples(p)
+    if not triples:
+        raise InputFileError(f"{p} holds no triples: expected head<TAB>relation<TAB>tail lines", p)
+    return KG.from_triples(triples, duplicates=duplicates, name=name or p.stem)
 
 
 def load_grail(path: str | os.PathLike, ind_path: str | os.PathLike | None = None, seed: int = 0) -> KGData:
@@ -273,7 +289,7 @@ def load_dataset(path: str | os.PathLike, seed: int = 0) -> KGData:
     ``train/valid/test.txt`` only (pykeen-style TSVs: the training triples are split 3:1 into facts and queries)."""
     p = Path(path)
     if not p.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{p} is not a folder; expected a DRUM dataset folder (entities.txt, relations.txt, "
             "facts.txt, train.txt, valid.txt, test.txt) or a FaithfulRE/pykeen-style folder"
         )
@@ -301,7 +317,7 @@ def load_dataset(path: str | os.PathLike, seed: int = 0) -> KGData:
             test_labelled=_labelled(arr["test"], kg, seed + 1),
             name=p.name,
         )
-    raise FileNotFoundError(
+    raise InputFileError(
         f"{p}: found neither facts.txt (DRUM format), train_facts.txt (FaithfulRE) nor train.txt"
     )
 
@@ -313,6 +329,11 @@ def perturbed_datasets(
     ``n_rewire`` copies where a fraction ``drop`` of facts get the tail of another fact of the same relation, and
     ``n_random`` random KGs with the same number of facts over a shrinking entity subset (higher degrees, larger
     walk counts, which stress counting)."""
+    if not isinstance(kg, KG):
+        raise InputError(f"kg must be a KG, got {describe(kg)}")
+    for name, v in (("n_subsample", n_subsample), ("n_rewire", n_rewire), ("n_random", n_random)):
+        check_int(v, name, minimum=0, maximum=10**4)
+    check_float(drop, "drop", minimum=0, maximum=1)
     rng = np.random.default_rng(seed)
     out = [kg.with_facts(kg.facts, name=f"{kg.name}")]
     f = kg.facts
@@ -351,7 +372,7 @@ def load_real_kg(name: str, data_dir: str | os.PathLike | None = None, seed: int
     from iclr24.paperkit.datadir import require_data
 
     if name not in REAL_KGS:
-        raise ValueError(f"unknown knowledge graph {name!r}; expected one of {', '.join(REAL_KGS)}")
+        raise InputError(f"unknown knowledge graph {name!r}; expected one of {', '.join(REAL_KGS)}")
     data = load_dataset(require_data(name, data_dir), seed=seed)
     data.name = name
     return data

@@ -14,6 +14,9 @@ from collections.abc import Iterable
 import numpy as np
 import scipy.sparse as sp
 
+from iclr24.paperkit.errors import InputError, describe
+
+from ._checks import check_kg, check_rules
 from .kg import KG, encode_facts
 from .rules import Path, Rule, RuleProgram, rule_literals
 
@@ -24,7 +27,14 @@ def walk_counts(kg: KG, path: Path, cache: dict | None = None) -> sp.csr_matrix:
     """``N_s = M_{k_m} ... M_{k_1}`` as int64 CSR ``(E, E)``: ``N_s[h, t]`` = walks from ``t`` to ``h`` along ``s``.
     The empty path is the identity (``x = y``)."""
     cache = {} if cache is None else cache
+    if not isinstance(kg, KG):
+        raise InputError(f"kg must be a KG, got {describe(kg)}")
+    if isinstance(path, str | bytes) or not isinstance(path, Iterable):
+        raise InputError(f"path must be a sequence of operator indices, got {describe(path)}")
     path = tuple(path)
+    bad = [k for k in path if isinstance(k, bool) or not isinstance(k, int | np.integer)]
+    if bad:
+        raise InputError(f"path must hold operator indices (ints in [0, {kg.n_operators})), got {path!r}")
     if path in cache:
         return cache[path]
     if not path:
@@ -52,7 +62,8 @@ def consequences(
 ) -> np.ndarray:
     """``T_Pi(D)`` as sorted unique fact ids (see :func:`iclr24.drum_rules.kg.encode_facts`). Graphs with fewer
     than ``dense_below`` entities evaluate rule bodies on dense boolean matrices (faster for many small rules)."""
-    rules = list(rules.rules if isinstance(rules, RuleProgram) else rules)
+    rules = check_rules(rules)
+    check_kg(kg)
     keep = None if heads is None else set(int(h) for h in heads)
     cache: dict = kg._cache.setdefault(
         "walk_counts", {}
@@ -87,9 +98,10 @@ def consequences(
 def evaluate_naive(rules: Iterable[Rule], kg: KG) -> set[tuple[int, int, int]]:
     """Ground every rule's Datalog body literally over all variable assignments (exponential: tiny KGs only).
     Returns the derived facts ``(h, q, t)``."""
-    E = kg.n_entities
+    rules = check_rules(rules)
+    E = check_kg(kg).n_entities
     if E > 12:
-        raise ValueError(
+        raise InputError(
             f"evaluate_naive grounds every variable over all entities; use it on <= 12 entities, got {E}"
         )
     rel = {r: i for i, r in enumerate(kg.relations)}

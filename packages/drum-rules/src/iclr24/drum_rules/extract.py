@@ -26,7 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_float, check_int, describe
 
+from ._checks import check_attention, check_beta, check_kg, check_kgs
 from .datalog import walk_counts
 from .kg import KG, decode_facts
 from .model import DRUM
@@ -70,6 +72,7 @@ def _sequence_products(attn_rank: np.ndarray) -> np.ndarray:
 
 def path_weights(attn: np.ndarray) -> dict[Path, float]:
     """DRUM's path-expansion weights ``w_s`` from attention ``(L, T, K)``."""
+    attn = check_attention(attn)
     L, T, K = attn.shape
     paths, idx = reduced_paths(K - 1, T)
     w = np.zeros(len(paths))
@@ -81,6 +84,7 @@ def path_weights(attn: np.ndarray) -> dict[Path, float]:
 
 def rank_max_weights(attn: np.ndarray) -> list[dict[Path, float]]:
     """Per rank ``j``: ``w^max_{j,s}`` for every reduced path (max over sequences reducing to ``s``)."""
+    attn = check_attention(attn)
     L, T, K = attn.shape
     paths, idx = reduced_paths(K - 1, T)
     out = []
@@ -93,10 +97,14 @@ def rank_max_weights(attn: np.ndarray) -> list[dict[Path, float]]:
 
 
 def _heads(model: DRUM, heads: Iterable[int] | None) -> list[int]:
+    if not isinstance(model, DRUM):
+        raise InputError(f"model must be a DRUM, got {describe(model)}")
+    if heads is not None and (isinstance(heads, str | bytes) or not isinstance(heads, Iterable)):
+        raise InputError(f"heads must be relation indices, got {describe(heads)}")
     hs = list(model.head_relations if heads is None else heads)
     for h in hs:
-        if not 0 <= int(h) < model.n_relations:
-            raise ValueError(f"head relation {h} out of range [0, {model.n_relations})")
+        if isinstance(h, bool) or not isinstance(h, int | np.integer) or not 0 <= int(h) < model.n_relations:
+            raise InputError(f"head relation {h} out of range [0, {model.n_relations})")
     return [int(h) for h in hs]
 
 
@@ -104,7 +112,7 @@ def _names(model: DRUM, relations: list[str] | None) -> list[str]:
     if relations is None:
         return [f"r{i}" for i in range(model.n_relations)]
     if len(relations) != model.n_relations:
-        raise ValueError(
+        raise InputError(
             f"got {len(relations)} relation names for a model with {model.n_relations} relations"
         )
     return list(relations)
@@ -121,6 +129,7 @@ def path_rules(
     """Neural-LP/DRUM-style extraction: one chain rule per reduced path with confidence ``w_s >= threshold``
     (``rescale=True``: confidence divided by the head's largest one, as DRUM's rule printout). No guarantee of
     soundness or completeness: the program is marked ``complete=False``."""
+    check_beta(threshold, "threshold")
     t0 = time.perf_counter()
     rules = []
     for q in _heads(model, heads):
@@ -174,7 +183,11 @@ def _mm_rules(attn: np.ndarray, beta: float, q: int) -> list[Rule]:
 
 def extract_mm_bruteforce(attn: np.ndarray, beta: float, q: int = 0) -> set[Path]:
     """Reference for tests: every ``|ops|^T`` sequence of every rank, kept when its product reaches beta."""
+    attn = check_attention(attn)
+    check_beta(beta)
     L, T, K = attn.shape
+    if K**T > 10**7:
+        raise InputError(f"brute force over {K}^{T} sequences is too many; use faithful_rules")
     out = set()
     for j in range(L):
         for seq in itertools.product(range(K), repeat=T):
@@ -292,17 +305,22 @@ def faithful_rules(
     Requires the no-normalisation semantics (normalised scores are not monotone, no such program exists). When the
     rule budget ``max_rules`` (per head) or search budget is exceeded the partial program is returned with
     ``complete=False``: it is still sound, but it is not faithful and must not be reported as such."""
+    _heads(model, heads)
+    check_int(max_rules, "max_rules", minimum=1, maximum=10**9)
+    check_int(max_nodes, "max_nodes", minimum=1, maximum=10**12)
+    if max_seconds is not None:
+        check_float(max_seconds, "max_seconds", minimum=0, open_min=True)
     if model.normalize:
-        raise ValueError(
+        raise InputError(
             "faithful extraction needs the model's no-normalisation semantics (normalised DRUM is not "
             "monotone); use model.copy_with(normalize=False) and choose beta for it"
         )
-    if not (isinstance(beta, int | float) and beta > 0 and math.isfinite(beta)):
-        raise ValueError(f"beta must be a positive finite threshold, got {beta!r}")
+    if isinstance(beta, bool) or not (isinstance(beta, int | float) and beta > 0 and math.isfinite(beta)):
+        raise InputError(f"beta must be a positive finite threshold, got {beta!r}")
     own = VARIANT_OF[model.aggregation]
     variant = own if variant is None else variant
     if variant != own:
-        raise ValueError(
+        raise InputError(
             f"variant {variant!r} does not match the model (aggregation {model.aggregation!r} -> "
             f"{own!r}); build the model with the aggregation you want to extract from"
         )
@@ -450,9 +468,10 @@ def _walks(
 
 def parse_fact(text: str, kg: KG) -> tuple[int, int, int]:
     """``"uncle(alice,bob)"`` -> ``(h, q, t)`` indices."""
+    check_kg(kg)
     s = text.strip().replace(" ", "")
     if "(" not in s or not s.endswith(")") or s.count(",") != 1:
-        raise ValueError(f"expected a fact like 'uncle(alice,bob)', got {text!r}")
+        raise InputError(f"expected a fact like 'uncle(alice,bob)', got {text!r}")
     rel, args = s[:-1].split("(", 1)
     a, b = args.split(",")
     return kg.entity_index(a), kg.relation_index(rel), kg.entity_index(b)
@@ -464,10 +483,23 @@ def explain(
     """Per-fact explanation (exact for every variant): the walks from ``t`` to ``h`` grouped by path type, and a
     minimal rule of the faithful program that derives the fact when ``score >= beta``."""
     if model.normalize:
-        raise ValueError(
+        raise InputError(
             "explanations need the no-normalisation semantics; use model.copy_with(normalize=False)"
         )
-    h, q, t = parse_fact(fact, kg) if isinstance(fact, str) else tuple(int(x) for x in fact)
+    check_kg(kg)
+    check_beta(beta)
+    if isinstance(fact, str):
+        h, q, t = parse_fact(fact, kg)
+    else:
+        if not isinstance(fact, tuple | list) or len(fact) != 3:
+            raise InputError(
+                f"fact must be 'rel(head,tail)' or an (h, q, t) index triple, got {describe(fact)}"
+            )
+        h, q, t = (check_int(x, "fact index", minimum=0) for x in fact)
+        if max(h, t) >= kg.n_entities or q >= model.n_relations:
+            raise InputError(
+                f"fact {fact} is out of range for {kg!r} and a model of {model.n_relations} relations"
+            )
     if _weights is not None and q in _weights:
         attn, w_sum, w_max = _weights[q]
     else:
@@ -531,6 +563,8 @@ def explanation_program(
     datasets by construction, not in general (``complete=False``)."""
     from .check import model_consequences
 
+    check_beta(beta)
+    datasets = check_kgs(datasets)
     t0 = time.perf_counter()
     hs = _heads(model, heads)
     cache = {}

@@ -15,6 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from iclr24.paperkit.errors import InputError, check_array, describe
+
 __all__ = ["INVERSE_PREFIX", "KG", "KGData", "encode_facts", "decode_facts"]
 
 INVERSE_PREFIX = "inv_"
@@ -43,13 +45,24 @@ def _check_names(kind: str, names: Sequence[str]) -> tuple[str, ...]:
     if len(set(names)) != len(names):
         seen: set[str] = set()
         dup = next(n for n in names if n in seen or seen.add(n))
-        raise ValueError(f"{kind} names must be unique, {dup!r} appears twice")
+        raise InputError(f"{kind} names must be unique, {dup!r} appears twice")
     for n in names:
         if not n or any(c.isspace() for c in n):
-            raise ValueError(
+            raise InputError(
                 f"{kind} name {n!r} is empty or contains whitespace; names must be single tokens"
             )
     return names
+
+
+def as_triples(a: object, name: str, width: int = 3) -> np.ndarray:
+    """``a`` as an ``(n, width)`` int64 array of index rows (``(h, r, t)``, or with a 0/1 label for ``width=4``); a
+    flat array of ``n * width`` values is accepted. InputError naming ``name`` otherwise."""
+    arr = check_array(a, name, kind="int", allow_empty=True)
+    if arr.size == 0:
+        return np.zeros((0, width), np.int64)
+    if not ((arr.ndim == 2 and arr.shape[1] == width) or (arr.ndim == 1 and arr.size % width == 0)):
+        raise InputError(f"{name} must be ({'n'}, {width}) index rows, got {describe(a)}")
+    return arr.reshape(-1, width)
 
 
 @dataclass(eq=False)
@@ -71,26 +84,22 @@ class KG:
         rel = set(self.relations)
         for r in self.relations:
             if r.startswith(INVERSE_PREFIX) and r[len(INVERSE_PREFIX) :] in rel:
-                raise ValueError(
+                raise InputError(
                     f"relation {r!r} collides with the inverse of relation {r[len(INVERSE_PREFIX) :]!r} "
                     f"(inverses are named {INVERSE_PREFIX}<relation>); rename it"
                 )
-        f = (
-            np.asarray(self.facts, dtype=np.int64).reshape(-1, 3)
-            if len(self.facts)
-            else np.zeros((0, 3), np.int64)
-        )
+        f = as_triples(self.facts, "facts")
         E, R = len(self.entities), len(self.relations)
         if len(f) and (
             f[:, [0, 2]].min() < 0 or f[:, [0, 2]].max() >= E or f[:, 1].min() < 0 or f[:, 1].max() >= R
         ):
-            raise ValueError(
+            raise InputError(
                 f"fact indices out of range: expected entities in [0, {E}) and relations in [0, {R})"
             )
         ids = encode_facts(f[:, 0], f[:, 1], f[:, 2], E)
         uniq = np.unique(ids)
         if len(uniq) != len(ids):
-            raise ValueError(
+            raise InputError(
                 f"{len(ids) - len(uniq)} duplicate facts in {self.name!r}; every fact must appear once "
                 "(use KG.from_triples(..., duplicates='drop') to drop repeats)"
             )
@@ -111,7 +120,7 @@ class KG:
         """A KG from ``(head, relation, tail)`` name triples. Unknown names extend the vocabularies unless these
         are given, in which case an unknown name is an error."""
         if duplicates not in ("error", "drop"):
-            raise ValueError(f"duplicates must be 'error' or 'drop', got {duplicates!r}")
+            raise InputError(f"duplicates must be 'error' or 'drop', got {duplicates!r}")
         triples = [tuple(x) for x in triples]
         ents = list(entities) if entities is not None else []
         rels = list(relations) if relations is not None else []
@@ -120,17 +129,17 @@ class KG:
         out = []
         for n, tr in enumerate(triples):
             if len(tr) != 3:
-                raise ValueError(f"triple {n} has {len(tr)} fields, expected (head, relation, tail): {tr!r}")
+                raise InputError(f"triple {n} has {len(tr)} fields, expected (head, relation, tail): {tr!r}")
             h, r, t = (str(x) for x in tr)
             for e in (h, t):
                 if e not in e_idx:
                     if entities is not None:
-                        raise ValueError(f"triple {n} {tr!r}: entity {e!r} is not in the given entity list")
+                        raise InputError(f"triple {n} {tr!r}: entity {e!r} is not in the given entity list")
                     e_idx[e] = len(ents)
                     ents.append(e)
             if r not in r_idx:
                 if relations is not None:
-                    raise ValueError(f"triple {n} {tr!r}: relation {r!r} is not in the given relation list")
+                    raise InputError(f"triple {n} {tr!r}: relation {r!r} is not in the given relation list")
                 r_idx[r] = len(rels)
                 rels.append(r)
             out.append((e_idx[h], r_idx[r], e_idx[t]))
@@ -144,7 +153,7 @@ class KG:
         return KG(
             self.entities,
             self.relations,
-            np.asarray(facts, dtype=np.int64).reshape(-1, 3),
+            as_triples(facts, "facts"),
             name=name or self.name,
         )
 
@@ -178,13 +187,13 @@ class KG:
         try:
             return self.entities.index(name)
         except ValueError:
-            raise ValueError(f"unknown entity {name!r} in {self.name!r}") from None
+            raise InputError(f"unknown entity {name!r} in {self.name!r}") from None
 
     def relation_index(self, name: str) -> int:
         try:
             return self.relations.index(name)
         except ValueError:
-            raise ValueError(f"unknown relation {name!r}; known: {', '.join(self.relations)}") from None
+            raise InputError(f"unknown relation {name!r}; known: {', '.join(self.relations)}") from None
 
     @property
     def fact_ids(self) -> np.ndarray:
@@ -211,7 +220,7 @@ class KG:
     def operator(self, k: int) -> sp.csr_matrix:
         """Operator ``k`` as a SciPy CSR matrix ``(E, E)`` of int64 (``k >= R`` is the inverse of ``k - R``)."""
         if not 0 <= k < self.n_operators:
-            raise ValueError(f"operator index must be in [0, {self.n_operators}), got {k}")
+            raise InputError(f"operator index must be in [0, {self.n_operators}), got {k}")
         key = ("op", k)
         if key not in self._cache:
             op, dst, src = self.edges()
@@ -271,15 +280,16 @@ class KGData:
     name: str = "data"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.kg, KG):
+            raise InputError(f"kg must be a KG, got {describe(self.kg)}")
         for split in ("train", "valid", "test"):
-            a = np.asarray(getattr(self, split), dtype=np.int64).reshape(-1, 3)
-            setattr(self, split, a)
+            setattr(self, split, as_triples(getattr(self, split), split))
         for split in ("valid_labelled", "test_labelled"):
             a = getattr(self, split)
             if a is not None:
-                setattr(self, split, np.asarray(a, dtype=np.int64).reshape(-1, 4))
+                setattr(self, split, as_triples(a, split, width=4))
         if len(self.train) == 0:
-            raise ValueError(
+            raise InputError(
                 f"{self.name}: the training split is empty; a rule learner needs training queries"
             )
 

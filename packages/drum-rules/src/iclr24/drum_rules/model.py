@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 from .kg import KG
 
 __all__ = ["AGGREGATIONS", "DRUM", "sum_step", "max_step", "normalize_l1", "propagate"]
@@ -89,10 +91,10 @@ def propagate(
     """Scores of all heads for a batch of queries: ``attn (B, L, T, 2|R|+1)``, ``tails (B,)`` -> ``(B, E)``.
     ``step``: another implementation of one step ``(v, attn_i, kg) -> v'`` (the benchmarks compare the layouts)."""
     if aggregation not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+        raise InputError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
     B, L, T, K = attn.shape
     if K != kg.n_operators + 1:
-        raise ValueError(
+        raise InputError(
             f"attention has {K} operators but the KG has 2*{kg.n_relations}+1 = {kg.n_operators + 1}"
         )
     if step is None:
@@ -201,10 +203,10 @@ class DRUM(nn.Module):
             ("embed_dim", embed_dim),
             ("hidden_dim", hidden_dim),
         ):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
+            check_int(v, name, minimum=1, maximum=2**14 if name in ("embed_dim", "hidden_dim") else 1024)
+        check_float(thr, "thr", minimum=0)
         if aggregation not in AGGREGATIONS:
-            raise ValueError(
+            raise InputError(
                 f"aggregation must be one of {AGGREGATIONS} (DRUM, SMDRUM, MMDRUM), got {aggregation!r}"
             )
         self.n_relations, self.rank, self.steps = n_relations, rank, steps
@@ -234,17 +236,17 @@ class DRUM(nn.Module):
         """A model whose attention per query relation is given: ``{q: tensor[rank, steps, 2|R|+1]}`` (rows are
         distributions over the operators and the identity, last column). Queries not given raise an error."""
         if not attention:
-            raise ValueError(
+            raise InputError(
                 "attention must map at least one query relation to a [rank, steps, 2|R|+1] tensor"
             )
         shapes = {tuple(np.shape(a)) for a in attention.values()}
         if len(shapes) != 1 or len(next(iter(shapes))) != 3:
-            raise ValueError(
+            raise InputError(
                 f"every attention tensor must have the same shape [rank, steps, 2|R|+1], got {shapes}"
             )
         L, T, K = next(iter(shapes))
         if K != 2 * n_relations + 1:
-            raise ValueError(
+            raise InputError(
                 f"attention has {K} operator columns, expected 2*{n_relations}+1 = {2 * n_relations + 1}"
             )
         m = cls(
@@ -262,12 +264,12 @@ class DRUM(nn.Module):
         mask = torch.zeros(2 * n_relations, dtype=torch.bool)
         for q, a in attention.items():
             if not 0 <= int(q) < 2 * n_relations:
-                raise ValueError(f"query relation {q} out of range [0, {2 * n_relations})")
+                raise InputError(f"query relation {q} out of range [0, {2 * n_relations})")
             a = torch.as_tensor(np.asarray(a), dtype=torch.float64)
             if (a < 0).any() or not torch.allclose(
                 a.sum(-1), torch.ones(L, T, dtype=torch.float64), atol=1e-6
             ):
-                raise ValueError(f"attention for query {q} must be non-negative with rows summing to 1")
+                raise InputError(f"attention for query {q} must be non-negative with rows summing to 1")
             fixed[int(q)] = a
             mask[int(q)] = True
         m.fixed_attention = fixed
@@ -286,7 +288,7 @@ class DRUM(nn.Module):
         m = copy.deepcopy(self)
         for k, v in changes.items():
             if k not in ("normalize", "aggregation", "thr"):
-                raise ValueError(f"copy_with accepts normalize/aggregation/thr, got {k!r}")
+                raise InputError(f"copy_with accepts normalize/aggregation/thr, got {k!r}")
             setattr(m, k, v)
         return m
 
@@ -295,13 +297,13 @@ class DRUM(nn.Module):
         """Attention ``(B, rank, steps, 2|R|+1)`` for query relations ``(B,)``; rows sum to 1."""
         queries = torch.as_tensor(queries, dtype=torch.long).reshape(-1)
         if len(queries) and (queries.min() < 0 or queries.max() >= self.n_operators):
-            raise ValueError(
+            raise InputError(
                 f"query relations must be in [0, {self.n_operators}), got {queries.tolist()[:5]}..."
             )
         if self.has_fixed_attention:
             if not bool(self.fixed_mask[queries].all()):
                 missing = sorted(set(queries[~self.fixed_mask[queries]].tolist()))
-                raise ValueError(f"no fixed attention was given for query relation(s) {missing}")
+                raise InputError(f"no fixed attention was given for query relation(s) {missing}")
             return self.fixed_attention[queries]
         T = self.steps
         seq = torch.cat(
@@ -332,7 +334,7 @@ class DRUM(nn.Module):
         self._check_kg(kg)
         tails = torch.as_tensor(tails, dtype=torch.long).reshape(-1)
         if len(tails) and (tails.min() < 0 or tails.max() >= kg.n_entities):
-            raise ValueError(f"tail entities must be in [0, {kg.n_entities})")
+            raise InputError(f"tail entities must be in [0, {kg.n_entities})")
         attn = self.attention(queries)
         if dtype is not None:
             attn = attn.to(dtype)
@@ -342,9 +344,9 @@ class DRUM(nn.Module):
 
     def _check_kg(self, kg: KG) -> None:
         if not isinstance(kg, KG):
-            raise ValueError(f"kg must be an iclr24.drum_rules.KG, got {type(kg).__name__}")
+            raise InputError(f"kg must be an iclr24.drum_rules.KG, got {type(kg).__name__}")
         if kg.n_relations != self.n_relations:
-            raise ValueError(f"the model has {self.n_relations} relations but the KG has {kg.n_relations}")
+            raise InputError(f"the model has {self.n_relations} relations but the KG has {kg.n_relations}")
 
     @torch.no_grad()
     def score_matrix(self, q: int, kg: KG, batch_size: int = 512) -> np.ndarray:

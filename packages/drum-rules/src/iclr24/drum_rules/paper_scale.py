@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import tie
 
 from .data import load_tsv, split_facts
@@ -94,10 +95,10 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
     """One micro-step (``cfg.micro_batch`` query rows) of DRUM training on the FB15k-237-sized stand-in.
     ``cfg``: a smaller :class:`PaperScaleConfig` (tests). CPU only, as the reference code."""
     if device != "cpu":
-        raise ValueError(f"drum-rules runs on the CPU only (as the reference code), got device {device!r}")
+        raise InputError(f"drum-rules runs on the CPU only (as the reference code), got device {device!r}")
     cfg = cfg or PAPER_SCALE
     if cfg.rows_per_step % cfg.micro_batch:
-        raise ValueError(
+        raise InputError(
             f"micro_batch must divide the {cfg.rows_per_step} rows of a step, got {cfg.micro_batch}"
         )
     tmp = tempfile.TemporaryDirectory(prefix="drum-ps-")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iclr24.paperkit import atomic_write_text
+from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, describe
 
 __all__ = ["Path", "Rule", "RuleProgram", "format_rule", "rule_literals"]
 
@@ -36,11 +37,22 @@ class Rule:
     weight: float = 0.0
 
     def __post_init__(self) -> None:
+        check_int(self.head, "head", minimum=0, maximum=2**31)
+        if isinstance(self.atoms, str | bytes) or not isinstance(self.atoms, tuple | list) or not self.atoms:
+            raise InputError(
+                f"atoms must be a non-empty tuple of (path, count) pairs, got {describe(self.atoms)}"
+            )
         merged: dict[Path, int] = {}
-        for path, m in self.atoms:
-            path = tuple(int(k) for k in path)
+        for atom in self.atoms:
+            if not isinstance(atom, tuple | list) or len(atom) != 2 or not isinstance(atom[0], tuple | list):
+                raise InputError(
+                    f"each atom must be a (path, count) pair, path a tuple of operators, got {atom!r}"
+                )
+            path, m = atom
+            path = tuple(check_int(k, "a path's operator", minimum=0) for k in path)
+            check_int(m, "an atom's count")
             if int(m) < 1:
-                raise ValueError(f"atom counts must be >= 1, got {m} for path {path}")
+                raise InputError(f"atom counts must be >= 1, got {m} for path {path}")
             merged[path] = max(merged.get(path, 0), int(m))
         object.__setattr__(self, "atoms", tuple(sorted(merged.items())))
 
@@ -100,6 +112,11 @@ def rule_literals(rule: Rule, relations: list[str]) -> tuple[list[tuple[str, str
 
 def format_rule(rule: Rule, relations: list[str], arrow: str = "<-", weight: bool = False) -> str:
     """``uncle(x,y) <- brother(x,z1), father(z1,y)``; inequalities as ``z1 != z2`` (or tuple ``!=``)."""
+    if not isinstance(rule, Rule):
+        raise InputError(f"rule must be a Rule, got {describe(rule)}")
+    max_op = max((k for p, _ in rule.atoms for k in p), default=-1)
+    if isinstance(relations, str) or len(relations) <= rule.head or 2 * len(relations) <= max_op:
+        raise InputError(f"relations must name every relation the rule uses, got {len(relations)} names")
     atoms, eqs, neqs = rule_literals(rule, relations)
     single = sum(len(p) - 1 for p, m in rule.atoms for _ in range(m) if len(p) > 1) == 1
     ren = (lambda v: "z" if v == "z1" else v) if single else (lambda v: v)
@@ -139,6 +156,13 @@ class RuleProgram:
     heads: list[int] = field(default_factory=list)
     seconds: float = 0.0
     note: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rules, str | bytes) or not all(isinstance(r, Rule) for r in self.rules):
+            raise InputError(f"rules must be a list of Rules, got {describe(self.rules)}")
+        if isinstance(self.relations, str) or not all(isinstance(r, str) for r in self.relations):
+            raise InputError(f"relations must be a list of names, got {describe(self.relations)}")
+        check_float(self.beta, "beta", minimum=0)
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -202,7 +226,7 @@ class RuleProgram:
                 d.get("note", ""),
             )
         except (KeyError, TypeError) as e:
-            raise ValueError(f"not a rule-program JSON (missing or bad field {e})") from None
+            raise InputError(f"not a rule-program JSON (missing or bad field {e})") from None
 
     def save(self, path: str | os.PathLike) -> None:
         """``.json`` (reloadable) or ``.dl`` / anything else (Datalog text)."""
@@ -215,13 +239,21 @@ class RuleProgram:
     @classmethod
     def load(cls, path: str | os.PathLike) -> RuleProgram:
         if not os.path.exists(path):
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{path} does not exist; expected a rules JSON written by `drum-rules extract`"
             )
+        from iclr24.paperkit.io import read_text
+
         try:
-            d = json.loads(open(path).read())
+            d = json.loads(read_text(path, "rules JSON"))
         except json.JSONDecodeError as e:
-            raise ValueError(
-                f"{path} is not JSON ({e}); load the .json export, not the Datalog text"
+            raise InputFileError(
+                f"{path} is not JSON ({e}); load the .json export, not the Datalog text", path
             ) from None
-        return cls.from_json(d)
+        try:
+            return cls.from_json(d)
+        except (KeyError, TypeError, AttributeError, IndexError) as e:
+            raise InputFileError(
+                f"{path} is JSON but not a rules file written by `drum-rules extract` ({type(e).__name__}: {e})",
+                path,
+            ) from None

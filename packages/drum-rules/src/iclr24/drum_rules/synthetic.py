@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 from .data import make_negatives, split_facts
 from .kg import KG, KGData
 
@@ -119,10 +121,10 @@ def family(
     The background KB holds every base fact and ``kb_fraction_derived`` of the derived (uncle/aunt/nephew/niece)
     facts; the remaining derived facts are split into train/valid/test queries. Valid/test come with as many
     negatives (corrupted heads within 3 hops), for choosing beta by F1."""
-    if not isinstance(n_families, int) or n_families < 1:
-        raise ValueError(f"n_families must be a positive int, got {n_families!r}")
+    check_int(n_families, "n_families", minimum=1, maximum=10**5)
+    check_float(kb_fraction_derived, "kb_fraction_derived", minimum=0, maximum=1, open_max=True)
     if not 0.0 <= kb_fraction_derived < 1.0:
-        raise ValueError(f"kb_fraction_derived must be in [0, 1), got {kb_fraction_derived}")
+        raise InputError(f"kb_fraction_derived must be in [0, 1), got {kb_fraction_derived}")
     rng = np.random.default_rng(seed)
     ents, base = _trees(n_families, rng)
     derived = _derive(base)

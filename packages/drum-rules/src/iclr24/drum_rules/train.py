@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, describe
 
 from .kg import KG, KGData
 from .model import DRUM
@@ -53,10 +54,22 @@ class TrainConfig:
     restore_best: bool = True
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0:
-            raise ValueError(f"epochs and batch_size must be >= 1 and lr > 0, got {self}")
+        check_int(self.epochs, "epochs", minimum=1, maximum=10**6)
+        check_int(self.min_epochs, "min_epochs", minimum=0, maximum=10**6)
+        check_int(self.batch_size, "batch_size", minimum=1, maximum=2**20)
+        check_int(self.seed, "seed", minimum=0, maximum=2**63 - 1)
+        check_float(self.lr, "lr", minimum=0, maximum=10, open_min=True)
         if self.loss not in ("ce", "nll"):
-            raise ValueError(f"loss must be 'ce' (FaithfulRE) or 'nll' (DRUM), got {self.loss!r}")
+            raise InputError(f"loss must be 'ce' (FaithfulRE) or 'nll' (DRUM), got {self.loss!r}")
+
+
+def _check_model_data(model: object, data: object) -> None:
+    from .model import DRUM
+
+    if not isinstance(model, DRUM):
+        raise InputError(f"model must be a DRUM, got {describe(model)}")
+    if not isinstance(data, KGData):
+        raise InputError(f"data must be a KGData (load_dataset, synthetic.family), got {describe(data)}")
 
 
 def _queries(triples: np.ndarray, n_relations: int, inverse: bool) -> np.ndarray:
@@ -91,8 +104,11 @@ def train(
     """Train ``model`` on ``data.train`` over the background facts ``data.kg``; returns the loss history.
 
     Sets ``model.head_relations`` to the relations queried in training (the heads rules are extracted for)."""
+    _check_model_data(model, data)
+    if not isinstance(config, TrainConfig):
+        raise InputError(f"config must be a TrainConfig, got {describe(config)}")
     if model.has_fixed_attention:
-        raise ValueError("a model with fixed attention has no trainable attention; build DRUM(...) to train")
+        raise InputError("a model with fixed attention has no trainable attention; build DRUM(...) to train")
     model._check_kg(data.kg)
     cfg = config
     gen = torch.Generator().manual_seed(cfg.seed)
@@ -165,17 +181,17 @@ def auc_pr(
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
     y = np.asarray(labels).reshape(-1)
     if len(s) == 0 or len(s) != len(y) or not set(np.unique(y).tolist()) <= {0, 1} or not y.any():
-        raise ValueError(
+        raise InputError(
             f"need as many 0/1 labels as scores with at least one positive, got {len(s)} scores, {len(y)} labels"
         )
     if not np.isfinite(s).all():
-        raise ValueError("scores must be finite")
+        raise InputError("scores must be finite")
     y = y.astype(bool)
     if thresholds is None:
         b = OFFICIAL_AUC_THRESHOLDS
     elif isinstance(thresholds, str):
         if thresholds != "scores":
-            raise ValueError(f"thresholds must be None, 'scores' or an array, got {thresholds!r}")
+            raise InputError(f"thresholds must be None, 'scores' or an array, got {thresholds!r}")
         b = np.concatenate([[-np.inf], np.unique(s)])
     else:
         b = np.sort(np.asarray(thresholds, dtype=np.float64).reshape(-1))
@@ -205,14 +221,18 @@ def search_for_beta(
     ``method="grid"`` (the reference code): 11 evenly spaced candidates in [low, high], narrow to the neighbours of
     the best one, repeat until ``high - low < gap``; among ties take the middle one. ``method="exact"``: every
     distinct score is a candidate, beta is placed halfway between the best score and the next lower one."""
-    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-    labels = np.asarray(labels).reshape(-1)
+    scores = check_array(scores, "scores").reshape(-1)
+    labels = check_array(labels, "labels", kind="int").reshape(-1)
+    check_float(low, "low")
+    if high is not None:
+        check_float(high, "high", minimum=low, open_min=True)
+    check_float(gap, "gap", minimum=0, open_min=True)
     if len(scores) == 0 or len(scores) != len(labels):
-        raise ValueError(
+        raise InputError(
             f"need as many labels as scores (and at least one), got {len(scores)} and {len(labels)}"
         )
     if not set(np.unique(labels).tolist()) <= {0, 1} or labels.sum() == 0:
-        raise ValueError("labels must be 0/1 with at least one positive")
+        raise InputError("labels must be 0/1 with at least one positive")
     if method == "exact":
         cand = np.unique(scores)[::-1]
         f1s = [f1_at(scores, labels, c) for c in cand]
@@ -220,10 +240,10 @@ def search_for_beta(
         nxt = cand[i + 1] if i + 1 < len(cand) else 0.0
         return float((cand[i] + nxt) / 2) if cand[i] > nxt else float(cand[i])
     if method != "grid":
-        raise ValueError(f"method must be 'grid' or 'exact', got {method!r}")
+        raise InputError(f"method must be 'grid' or 'exact', got {method!r}")
     high = float(scores.max()) * 1.0001 + 1e-12 if high is None else float(high)
     low = float(low)
-    while True:
+    for _ in range(10_000):  # each round narrows [low, high] ten-fold: ~40 rounds reach any gap > 0
         betas = [low + (high - low) * i / 10 for i in range(11)]
         f1s = [f1_at(scores, labels, b) for b in betas]
         best = max(f1s)
@@ -246,8 +266,12 @@ def select_beta(
     """beta maximising validation F1 (the model's own semantics, over ``data.kg``); also returns test metrics
     (precision, recall, accuracy, F1 at beta, AUC-PR). Warns (:class:`DegenerateBetaWarning`) and marks
     ``"degenerate": True`` when beta accepts a fraction ``>= degenerate`` of the validation negatives."""
+    _check_model_data(model, data)
+    check_float(degenerate, "degenerate", minimum=0, maximum=1)
+    if method not in ("grid", "exact"):
+        raise InputError(f"method must be 'grid' or 'exact', got {method!r}")
     if data.valid_labelled is None:
-        raise ValueError(
+        raise InputError(
             f"{data.name} has no labelled validation set (positives and negatives) to choose beta"
         )
     v = data.valid_labelled
@@ -307,11 +331,15 @@ def link_prediction(
     ``"expected"``: the exact expectation of ``"random"`` over its coin flips (the reciprocal rank and the Hits@k
     indicator averaged over ``Binomial(ties, 1/2)`` candidates above), so MRR and Hits@k carry no tie-breaking
     noise; the per-query ``ranks`` are then the expected ranks."""
+    _check_model_data(model, data)
     if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+        raise InputError(f"ties must be one of {TIES}, got {ties!r}")
+    if split not in ("train", "valid", "test"):
+        raise InputError(f"split must be 'train', 'valid' or 'test', got {split!r}")
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
     triples = getattr(data, split)
     if not len(triples):
-        raise ValueError(f"{data.name} has an empty {split} split")
+        raise InputError(f"{data.name} has an empty {split} split")
     kg = data.eval_kg if split == "test" else data.kg
     R, E = model.n_relations, kg.n_entities
     known = [data.kg.facts, data.train, data.valid, data.test]

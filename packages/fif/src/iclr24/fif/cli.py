@@ -19,6 +19,7 @@ import torch
 
 from iclr24.paperkit import atomic_write_bytes, atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import TOY_ALIASES, TOY_DATASETS, load_array, load_image_folder, standardize, toy_dataset
@@ -55,7 +56,7 @@ def _load_data(
         return x, {"data": "mnist", "kind": "image", "image_shape": [1, 28, 28]}
     p = Path(spec)
     if not p.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"--data: {spec!r} is neither a built-in dataset ({', '.join(TOY_DATASETS)}, mnist) nor a file or folder"
         )
     if p.is_dir():
@@ -68,11 +69,11 @@ def _load_data(
         }
     x = load_array(p, key=npz_key)[:n]
     if x.shape[0] < 2:
-        raise ValueError(f"{p}: {x.shape[0]} row; a distribution needs at least 2 points")
+        raise InputError(f"{p}: {x.shape[0]} row; a distribution needs at least 2 points")
     mean, std = x.mean(0), x.std(0)
     constant = (std == 0).nonzero().flatten().tolist()
     if len(constant) == x.shape[1]:
-        raise ValueError(
+        raise InputError(
             f"{p}: every column is constant (all {x.shape[0]} rows are the same point): there is no distribution "
             "to learn"
         )
@@ -223,13 +224,13 @@ def _stored_meta(ckpt: Path) -> dict:
         return ck["meta"]
     meta_path = ckpt.parent / "meta.json"
     if not meta_path.exists():
-        raise FileNotFoundError(f"{meta_path} not found: it is written by `fif train` next to model.pt")
+        raise InputFileError(f"{meta_path} not found: it is written by `fif train` next to model.pt")
     try:
         meta = json.loads(meta_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{meta_path} is not a valid fif meta file ({e})") from None
+        raise InputError(f"{meta_path} is not a valid fif meta file ({e})") from None
     if not isinstance(meta, dict):
-        raise ValueError(f"{meta_path} is not a valid fif meta file (a JSON object expected)")
+        raise InputError(f"{meta_path} is not a valid fif meta file (a JSON object expected)")
     return meta
 
 
@@ -262,12 +263,12 @@ def _plot_samples(s: torch.Tensor, meta: dict, path: Path, x: torch.Tensor | Non
 
 def _load_model(ckpt: Path) -> tuple[FreeFormInjectiveFlow, dict]:
     if not ckpt.exists():
-        raise FileNotFoundError(f"checkpoint not found: {ckpt} (write one with `fif train --out DIR`)")
+        raise InputFileError(f"checkpoint not found: {ckpt} (write one with `fif train --out DIR`)")
     meta = _stored_meta(ckpt)
     try:
         model = _build(meta)
     except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(
+        raise InputError(
             f"the meta of {ckpt} does not describe a fif model ({type(e).__name__}: {e})"
         ) from None
     load_checkpoint(ckpt, model)
@@ -323,7 +324,7 @@ def _nll(args: argparse.Namespace) -> int:
         if meta.get("mean") is not None:
             x = (x - torch.tensor(meta["mean"])) / torch.tensor(meta["std"])
     if x.shape[1] != model.data_dim:
-        raise ValueError(f"--data has D={x.shape[1]} columns, the model was trained on D={model.data_dim}")
+        raise InputError(f"--data has D={x.shape[1]} columns, the model was trained on D={model.data_dim}")
     nll = model.exact_nll(x)
     res = {
         "n": int(x.shape[0]),

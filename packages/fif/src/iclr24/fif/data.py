@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 __all__ = [
     "TOY_DATASETS",
     "TOY_ALIASES",
@@ -60,8 +62,8 @@ _MANIFOLD_DIM = {"sine": 1, "s_curve": 2, "swiss_roll": 2}
 
 
 def _check_n(n: object) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"the number of points must be an int >= 1, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10**8:
+        raise InputError(f"the number of points must be an int >= 1 (at most 10**8), got {n!r}")
     return n
 
 
@@ -81,7 +83,7 @@ def toy_dataset(name: str, n: int, seed: int = 0) -> torch.Tensor:
 
         x, _ = make_swiss_roll(n, random_state=int(rng.integers(2**31)))
     else:
-        raise ValueError(f"unknown toy dataset {name!r}; expected one of {TOY_DATASETS}")
+        raise InputError(f"unknown toy dataset {name!r}; expected one of {TOY_DATASETS}")
     return torch.as_tensor(x, dtype=torch.float32)
 
 
@@ -118,16 +120,16 @@ def check_data(x: object, name: str = "data") -> torch.Tensor:
     if isinstance(x, np.ndarray):
         x = torch.as_tensor(x)
     if not isinstance(x, torch.Tensor):
-        raise ValueError(f"{name} must be a tensor or array of shape (n, D), got {type(x).__name__}")
+        raise InputError(f"{name} must be a tensor or array of shape (n, D), got {type(x).__name__}")
     if x.ndim != 2:
-        raise ValueError(f"{name} must have shape (n, D), got {tuple(x.shape)}")
+        raise InputError(f"{name} must have shape (n, D), got {tuple(x.shape)}")
     if x.shape[0] == 0:
-        raise ValueError(f"{name} is empty (0 rows)")
+        raise InputError(f"{name} is empty (0 rows)")
     if not x.dtype.is_floating_point:
         x = x.float()
     if not torch.isfinite(x).all():
         bad = int((~torch.isfinite(x)).any(1).sum())
-        raise ValueError(f"{name} contains NaN or inf in {bad} of {x.shape[0]} rows")
+        raise InputError(f"{name} contains NaN or inf in {bad} of {x.shape[0]} rows")
     return x
 
 
@@ -138,27 +140,32 @@ def load_array(path: str | Path, key: str | None = None) -> torch.Tensor:
     ``--npz-key``): it is refused rather than guessed."""
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"data file not found: {p} (expected a .npy, .npz or .csv file)")
+        raise InputFileError(f"data file not found: {p} (expected a .npy, .npz or .csv file)")
     if p.is_dir():
-        raise ValueError(f"expected a data file (.npy, .npz or .csv), got a directory: {p}")
+        raise InputError(f"expected a data file (.npy, .npz or .csv), got a directory: {p}")
     suffix = p.suffix.lower()
     if key is not None and suffix != ".npz":
-        raise ValueError(f"{p}: an array name (key={key!r}, --npz-key) applies to .npz files only")
+        raise InputError(f"{p}: an array name (key={key!r}, --npz-key) applies to .npz files only")
     try:
         if suffix == ".npy":
             arr = np.load(p, allow_pickle=False)
+            if not isinstance(arr, np.ndarray):  # an .npz archive under a .npy name
+                arr.close()
+                raise InputFileError(f"{p}: an .npz archive, not one .npy array", p)
         elif suffix == ".npz":
             with np.load(p, allow_pickle=False) as z:
                 if not z.files:
-                    raise ValueError(f"{p} holds no arrays")
+                    raise InputError(f"{p} holds no arrays")
                 if key is None and len(z.files) > 1:
-                    raise ValueError(
+                    raise InputError(
                         f"{p} holds {len(z.files)} arrays ({', '.join(z.files[:8])}); name the data matrix with "
                         "key= (CLI: --npz-key NAME)"
                     )
                 if key is not None and key not in z.files:
-                    raise ValueError(f"{p} has no array {key!r}; it holds {', '.join(z.files[:8])}")
+                    raise InputError(f"{p} has no array {key!r}; it holds {', '.join(z.files[:8])}")
                 arr = z[z.files[0] if key is None else key]
+            if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+                raise InputFileError(f"{p}: its array is not numeric data", p)
         elif suffix == ".csv":
             with p.open(newline="") as fh:
                 rows = [r for r in csv.reader(fh) if r]
@@ -169,15 +176,15 @@ def load_array(path: str | Path, key: str | None = None) -> torch.Tensor:
                     rows = rows[1:]  # header
             arr = np.asarray([[float(v) for v in r] for r in rows], dtype=np.float64)
         elif suffix in (".pkl", ".pickle"):
-            raise ValueError(f"{p}: pickle files are not loaded (unsafe); convert it to .npy or .csv first")
+            raise InputError(f"{p}: pickle files are not loaded (unsafe); convert it to .npy or .csv first")
         else:
-            raise ValueError(f"{p}: unsupported data format {suffix!r}; expected .npy, .npz or .csv")
+            raise InputError(f"{p}: unsupported data format {suffix!r}; expected .npy, .npz or .csv")
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
         if isinstance(e, ValueError) and str(e).startswith(str(p)):
             raise
-        raise ValueError(f"{p}: not a readable {suffix} array file ({e})") from e
+        raise InputError(f"{p}: not a readable {suffix} array file ({e})") from e
     if arr.dtype.kind not in "fiub":
-        raise ValueError(f"{p}: expected a numeric array, got dtype {arr.dtype}")
+        raise InputError(f"{p}: expected a numeric array, got dtype {arr.dtype}")
     if arr.ndim == 1:
         arr = arr[:, None]
     elif arr.ndim > 2:
@@ -207,9 +214,9 @@ def _read_table(path: Path, delimiter: str | None) -> np.ndarray:
     try:
         arr = np.loadtxt(path, delimiter=delimiter, skiprows=1, dtype=np.float64, ndmin=2)
     except ValueError as e:
-        raise ValueError(f"{path}: not a numeric table with one header line ({e})") from e
+        raise InputError(f"{path}: not a numeric table with one header line ({e})") from e
     if arr.shape[0] == 0:
-        raise ValueError(f"{path} is empty (0 rows)")
+        raise InputError(f"{path} is empty (0 rows)")
     return arr
 
 
@@ -234,7 +241,7 @@ def _tabular_raw(key: str, folder: Path, seed: int) -> tuple[np.ndarray, Path] |
         path = folder / "ethylene_CO.txt"  # UCI: time, CO and ethylene concentrations, then 16 sensors
         x = _read_table(path, None)
         if x.shape[1] != 19:
-            raise ValueError(
+            raise InputError(
                 f"{path}: expected the 19 UCI columns (time, 2 concentrations, 16 sensors), got {x.shape[1]}"
             )
         return _drop_correlated(x[:, 3:]), path
@@ -243,10 +250,10 @@ def _tabular_raw(key: str, folder: Path, seed: int) -> tuple[np.ndarray, Path] |
         x = _read_table(path, ",")
         x = x[x[:, 0] == 1][:, 1:]
         if x.shape[0] == 0:
-            raise ValueError(f"{path} has no signal rows (label 1)")
+            raise InputError(f"{path} has no signal rows (label 1)")
         return _drop_repeated(x), path
     if key == "bsds300" and (folder / "BSDS300.hdf5").exists() and not (folder / "data.npy").exists():
-        raise ValueError(
+        raise InputError(
             f"{folder / 'BSDS300.hdf5'} is HDF5, which this package does not read: save its patches as an (n, 64) or "
             f"(n, 63) matrix with numpy.save to {folder / 'data.npy'}"
         )
@@ -263,9 +270,11 @@ def load_tabular(name: str, root: str | Path, seed: int = 42) -> torch.Tensor:
     (patches, the last pixel dropped). A ``<name>/data.npy`` already holding the D preprocessed columns is used as is.
     D is checked against the paper's (6, 8, 21, 43, 63).
     """
+    if not isinstance(name, str):
+        raise InputError(f"name must be one of {tuple(TABULAR_DATASETS)}, got {name!r}")
     key = name.lower()
     if key not in TABULAR_DATASETS:
-        raise ValueError(f"unknown tabular dataset {name!r}; expected one of {tuple(TABULAR_DATASETS)}")
+        raise InputError(f"unknown tabular dataset {name!r}; expected one of {tuple(TABULAR_DATASETS)}")
     rel, dim = TABULAR_DATASETS[key]
     path = Path(root) / rel
     raw = _tabular_raw(key, path.parent, seed)
@@ -274,7 +283,7 @@ def load_tabular(name: str, root: str | Path, seed: int = 42) -> torch.Tensor:
         x = check_data(torch.as_tensor(arr, dtype=torch.float32), name=str(path))
     else:
         if not path.exists():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{path} not found: download {key.upper()} from the MAF data archive (zenodo.org/record/1161203) and "
                 f"unpack it under {Path(root)}, or save the (n, {dim}) preprocessed matrix with numpy.save to {path}"
             )
@@ -282,7 +291,7 @@ def load_tabular(name: str, root: str | Path, seed: int = 42) -> torch.Tensor:
         if key == "bsds300" and x.shape[1] == dim + 1:
             x = x[:, :dim]  # 8x8 patches minus the last pixel (MAF)
     if x.shape[1] != dim:
-        raise ValueError(f"{path}: {key} has D={dim} columns after MAF preprocessing, got {x.shape[1]}")
+        raise InputError(f"{path}: {key} has D={dim} columns after MAF preprocessing, got {x.shape[1]}")
     return x
 
 
@@ -302,20 +311,20 @@ def load_image_folder(
 
     root = Path(path)
     if not root.exists():
-        raise FileNotFoundError(f"image folder not found: {root}")
+        raise InputFileError(f"image folder not found: {root}")
     if not root.is_dir():
-        raise ValueError(f"expected a folder of images, got a file: {root}")
+        raise InputError(f"expected a folder of images, got a file: {root}")
     files = sorted(f for f in root.rglob("*") if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
     if max_images is not None:
         files = files[: _check_n(max_images)]
     if not files:
-        raise ValueError(
+        raise InputError(
             f"{root} holds no images (looked for {', '.join(IMAGE_SUFFIXES)} files, recursively)"
         )
     if size is not None:
         hw = (size, size) if isinstance(size, int) else tuple(size)
         if len(hw) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in hw):
-            raise ValueError(f"size must be an int >= 1 or (height, width), got {size!r}")
+            raise InputError(f"size must be an int >= 1 or (height, width), got {size!r}")
     rows, shape = [], None
     for f in files:
         try:
@@ -325,12 +334,12 @@ def load_image_folder(
                     im = im.resize((hw[1], hw[0]), Image.Resampling.BILINEAR)
                 arr = np.asarray(im, dtype=np.float32) / 255.0
         except (UnidentifiedImageError, OSError) as e:
-            raise ValueError(f"{f}: not a readable image ({e})") from e
+            raise InputError(f"{f}: not a readable image ({e})") from e
         arr = arr[None] if arr.ndim == 2 else arr.transpose(2, 0, 1)
         if shape is None:
             shape = arr.shape
         elif arr.shape != shape:
-            raise ValueError(
+            raise InputError(
                 f"{f} has shape (C, H, W) = {arr.shape}, the first image {files[0]} has {shape}; "
                 "pass size= (CLI: --image-size) to resize them all"
             )

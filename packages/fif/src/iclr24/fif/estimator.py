@@ -17,12 +17,16 @@ Equations are labelled as in the paper's sections (the numbers below are this pa
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch.autograd.forward_ad import dual_level, make_dual, unpack_dual
+
+from iclr24.paperkit.errors import InputError, check_tensor, describe
 
 __all__ = [
     "GRADIENT_SIDES",
@@ -58,12 +62,55 @@ class SurrogateOutput:
 def _check_k(hutchinson_samples: object, latent_dim: int) -> int:
     k = hutchinson_samples
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"hutchinson_samples must be an int >= 1, got {k!r}")
+        raise InputError(f"hutchinson_samples must be an int >= 1, got {k!r}")
     if k > latent_dim:
-        raise ValueError(
+        raise InputError(
             f"hutchinson_samples must be <= the latent dimension d={latent_dim} (orthogonal probes), got {k}"
         )
     return k
+
+
+def _check_net_input(x: object, net: object, name: str) -> torch.Tensor:
+    """``x`` a non-empty floating (B, ...) tensor in the dtype of ``net``'s weights (when it has any)."""
+    check_tensor(x, name, kind="float")
+    if x.dim() < 2:
+        raise InputError(f"{name} must be a batch (B, ...), got {describe(x)}")
+    if not callable(net):
+        raise InputError(f"the encoder and decoder must be callables (nn.Modules), got {describe(net)}")
+    w = next(iter(net.parameters()), None) if isinstance(net, torch.nn.Module) else None
+    if w is not None and w.dtype != x.dtype:
+        raise InputError(f"{name} is {x.dtype} but the network's weights are {w.dtype}: convert one")
+    return x
+
+
+@contextlib.contextmanager
+def _net_errors(what: str):
+    """torch's shape errors inside the user's encoder/decoder, as one InputError line."""
+    try:
+        yield
+    except RuntimeError as e:
+        if isinstance(e, torch.OutOfMemoryError):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"{what}: the encoder/decoder cannot take this input ({first})") from None
+
+
+def _guarded(what: str):
+    """Decorator of the estimators taking ``(x, encode, decode, ...)``: the input checked first, torch's shape errors
+    inside the user's networks turned into one InputError line."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(x, encode, decode, *args, **kwargs):
+            _check_net_input(x, encode, "x")
+            if not callable(decode):
+                raise InputError(f"decode must be a callable (the decoder), got {describe(decode)}")
+            with _net_errors(what):
+                return fn(x, encode, decode, *args, **kwargs)
+
+        return wrapper
+
+    return deco
 
 
 def sample_v(
@@ -73,8 +120,9 @@ def sample_v(
 
     With ``K = d`` the probes span R^d and ``1/K sum_k v_k^T A v_k = tr(A)`` exactly.
     """
+    check_tensor(z, "z", kind="float", allow_empty=True)
     if z.ndim != 2:
-        raise ValueError(f"z must have shape (batch, latent_dim), got {tuple(z.shape)}")
+        raise InputError(f"z must have shape (batch, latent_dim), got {tuple(z.shape)}")
     b, d = z.shape
     k = _check_k(hutchinson_samples, d)
     g = torch.randn(b, d, k, generator=generator, dtype=z.dtype).to(z.device)
@@ -83,6 +131,7 @@ def sample_v(
     return q * math.sqrt(d)
 
 
+@_guarded("volume_change_surrogate")
 def volume_change_surrogate(
     x: torch.Tensor,
     encode: Transform,
@@ -113,18 +162,18 @@ def volume_change_surrogate(
     two differ only in that evaluation point.
     """
     if jacobian_at not in JACOBIAN_POINTS:
-        raise ValueError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
+        raise InputError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
     if gradient_side not in GRADIENT_SIDES:
-        raise ValueError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
+        raise InputError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
     if jvp not in JVP_MODES:
-        raise ValueError(f"jvp must be one of {JVP_MODES}, got {jvp!r}")
+        raise InputError(f"jvp must be one of {JVP_MODES}, got {jvp!r}")
     if not x.requires_grad:
         x = x.detach().requires_grad_(True)
     z = encode(x)
     if v is None:
         v = sample_v(z, hutchinson_samples, generator)
     elif v.ndim != 3 or v.shape[:2] != z.shape:
-        raise ValueError(
+        raise InputError(
             f"v must have shape (batch, latent_dim, K) = {(*z.shape, 'K')}, got {tuple(v.shape)}"
         )
     k_total = v.shape[-1]
@@ -211,6 +260,7 @@ def log_det_gram(j: torch.Tensor) -> torch.Tensor:
     return 0.5 * torch.linalg.slogdet(gram).logabsdet
 
 
+@_guarded("exact_log_prob")
 def exact_log_prob(
     x: torch.Tensor, encode: Transform, decode: Transform, jacobian_target: str = "decoder"
 ) -> dict[str, torch.Tensor]:
@@ -220,10 +270,10 @@ def exact_log_prob(
     ``"both"`` (computes both; ``log_prob`` is the decoder one, as in the official ``exact_log_prob``).
     """
     if jacobian_target not in ("decoder", "encoder", "both"):
-        raise ValueError(f"jacobian_target must be 'decoder', 'encoder' or 'both', got {jacobian_target!r}")
+        raise InputError(f"jacobian_target must be 'decoder', 'encoder' or 'both', got {jacobian_target!r}")
     if isinstance(x, torch.Tensor) and x.is_floating_point() and not torch.isfinite(x).all():
         bad = torch.nonzero(~torch.isfinite(x.reshape(x.shape[0], -1)).all(1)).flatten().tolist()
-        raise ValueError(
+        raise InputError(
             f"x contains NaN or inf in {len(bad)} of {x.shape[0]} rows (first: {bad[:5]}); a likelihood of a "
             "non-finite point is undefined: drop or impute those rows first"
         )
@@ -257,7 +307,7 @@ def z_marginal_w1(z: torch.Tensor) -> float:
     flat = z.detach().reshape(-1).double().sort().values
     n = flat.numel()
     if n == 0:
-        raise ValueError("z is empty")
+        raise InputError("z is empty")
     p = (torch.arange(n, dtype=torch.float64) + 0.5) / n
     q = math.sqrt(2.0) * torch.erfinv(2 * p - 1)
     return float((flat - q).abs().mean())
@@ -269,11 +319,11 @@ def decoder_geometry(decode: Transform, z: torch.Tensor) -> dict[str, torch.Tens
     ``kappa = sqrt(|g'|^2 |g''|^2 - (g' . g'')^2) / |g'|^3`` (needs a twice-differentiable decoder, e.g. SiLU).
     The naive objective's failure (paper Sec. 4.2) shows as these growing over training at small noise."""
     if not isinstance(z, torch.Tensor) or z.ndim != 2 or z.shape[0] == 0:
-        raise ValueError(
+        raise InputError(
             f"z must be a non-empty (batch, latent_dim) tensor, got {getattr(z, 'shape', type(z))}"
         )
     if not torch.isfinite(z).all():
-        raise ValueError("z contains NaN or inf")
+        raise InputError("z contains NaN or inf")
     with torch.no_grad():
         _, jg = decoder_jacobian(z.detach(), decode)
     out = {"jacobian_norm": torch.linalg.matrix_norm(jg, ord=2)}

@@ -6,19 +6,21 @@ from collections.abc import Sequence
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 __all__ = ["mmd_rbf", "sliced_wasserstein"]
 
 
 def _check_pair(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
-        raise ValueError(
+        raise InputError(
             f"expected two (n, D) point sets with the same D, got {tuple(a.shape)} and {tuple(b.shape)}"
         )
     if a.shape[0] < 2 or b.shape[0] < 2:
-        raise ValueError(f"need at least 2 points in each set, got {a.shape[0]} and {b.shape[0]}")
+        raise InputError(f"need at least 2 points in each set, got {a.shape[0]} and {b.shape[0]}")
     a, b = a.detach().double(), b.detach().double()
     if not (torch.isfinite(a).all() and torch.isfinite(b).all()):
-        raise ValueError("point sets contain NaN or inf")
+        raise InputError("point sets contain NaN or inf")
     return a, b
 
 
@@ -28,6 +30,11 @@ def mmd_rbf(
     """Unbiased MMD^2 with a sum of RBF kernels ``exp(-||x-y||^2 / (2 (s m)^2))``, ``m`` = median pairwise
     distance of the pooled sets, ``s`` in ``scales``. Sets larger than ``max_points`` use their first rows."""
     a, b = _check_pair(a, b)
+    check_int(max_points, "max_points", minimum=2)
+    if isinstance(scales, str | bytes) or not isinstance(scales, Sequence) or not scales:
+        raise InputError(f"scales must be a non-empty sequence of kernel scales, got {scales!r}")
+    for s in scales:
+        check_float(s, "each scale", minimum=0, open_min=True)
     a, b = a[:max_points], b[:max_points]
     pooled = torch.cat([a, b])
     d2 = torch.cdist(pooled, pooled) ** 2
@@ -43,6 +50,7 @@ def mmd_rbf(
 def sliced_wasserstein(a: torch.Tensor, b: torch.Tensor, n_projections: int = 128, seed: int = 0) -> float:
     """Sliced W1: the mean over random unit directions of the 1-D W1 between projections (quantile matching)."""
     a, b = _check_pair(a, b)
+    check_int(n_projections, "n_projections", minimum=1, maximum=10**5)
     g = torch.Generator().manual_seed(seed)
     dirs = torch.randn(a.shape[1], n_projections, generator=g, dtype=torch.float64)
     dirs = dirs / dirs.norm(dim=0, keepdim=True)

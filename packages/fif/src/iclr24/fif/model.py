@@ -17,9 +17,13 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_tensor, describe
+
 from .estimator import (
     GRADIENT_SIDES,
     JACOBIAN_POINTS,
+    _check_net_input,
+    _net_errors,
     encoder_jacobian,
     exact_log_prob,
     log_det_gram,
@@ -34,19 +38,19 @@ LOG_DET_MODES = ("surrogate", "exact", "none")
 
 def _check_nonneg(name: str, v: object) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
     return float(v)
 
 
 def _check_batch(x: object, data_dim: int) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
-        raise ValueError(f"x must be a torch.Tensor of shape (batch, {data_dim}), got {type(x).__name__}")
+        raise InputError(f"x must be a torch.Tensor of shape (batch, {data_dim}), got {type(x).__name__}")
     if not x.dtype.is_floating_point:
-        raise ValueError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+        raise InputError(f"x must be a floating-point tensor, got dtype {x.dtype}")
     if x.ndim != 2 or x.shape[1] != data_dim:
-        raise ValueError(f"x must have shape (batch, {data_dim}), got {tuple(x.shape)}")
+        raise InputError(f"x must have shape (batch, {data_dim}), got {tuple(x.shape)}")
     if x.shape[0] == 0:
-        raise ValueError("x is an empty batch (0 rows)")
+        raise InputError("x is an empty batch (0 rows)")
     return x
 
 
@@ -69,10 +73,21 @@ def fif_loss(
     ``z`` and ``x1``. ``jacobian_at``: ``"data"`` (the stable objective, default) or ``"reconstruction"`` (the
     naive objective of the paper's ablation; see :func:`~.estimator.volume_change_surrogate`).
     """
+    _check_net_input(x, encode, "x")
+    if not callable(decode):
+        raise InputError(f"decode must be a callable (the decoder), got {describe(decode)}")
     beta = _check_nonneg("beta", beta)
     noise = _check_nonneg("noise", noise)
     if log_det not in LOG_DET_MODES:
-        raise ValueError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
+        raise InputError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
+    with _net_errors("fif_loss"):
+        return _fif_loss(x, encode, decode, beta, noise, hutchinson_samples, gradient_side, log_det, generator,
+                         jacobian_at)  # fmt: skip
+
+
+def _fif_loss(
+    x, encode, decode, beta, noise, hutchinson_samples, gradient_side, log_det, generator, jacobian_at
+):
     # SoftFlow noise (fff/base.py: dequantize): x~ = x + sigma eps
     x_noisy = (
         x + noise * torch.randn(x.shape, generator=generator, dtype=x.dtype).to(x.device) if noise > 0 else x
@@ -142,29 +157,29 @@ class FreeFormInjectiveFlow(nn.Module):
         super().__init__()
         for name, v in (("data_dim", data_dim), ("latent_dim", latent_dim)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+                raise InputError(f"{name} must be an int >= 1, got {v!r}")
         if latent_dim >= data_dim:
-            raise ValueError(
+            raise InputError(
                 f"an injective flow needs latent_dim < data_dim, got latent_dim={latent_dim} >= data_dim={data_dim}"
             )
         if not isinstance(encoder, nn.Module) or not isinstance(decoder, nn.Module):
-            raise ValueError(
+            raise InputError(
                 f"encoder and decoder must be torch.nn.Module, got {type(encoder).__name__} and {type(decoder).__name__}"
             )
         if gradient_side not in GRADIENT_SIDES:
-            raise ValueError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
+            raise InputError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
         if log_det not in LOG_DET_MODES:
-            raise ValueError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
+            raise InputError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
         if jacobian_at not in JACOBIAN_POINTS:
-            raise ValueError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
+            raise InputError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
         if (
             isinstance(hutchinson_samples, bool)
             or not isinstance(hutchinson_samples, int)
             or hutchinson_samples < 1
         ):
-            raise ValueError(f"hutchinson_samples must be an int >= 1, got {hutchinson_samples!r}")
+            raise InputError(f"hutchinson_samples must be an int >= 1, got {hutchinson_samples!r}")
         if hutchinson_samples > latent_dim:
-            raise ValueError(
+            raise InputError(
                 f"hutchinson_samples must be <= latent_dim={latent_dim}, got {hutchinson_samples}"
             )
         self.encoder = encoder
@@ -186,31 +201,31 @@ class FreeFormInjectiveFlow(nn.Module):
             try:
                 z = self.encoder(torch.zeros(2, self.data_dim, dtype=dtype))
             except Exception as e:  # noqa: BLE001 - report any shape failure as a user error
-                raise ValueError(f"the encoder cannot take a batch of shape (2, {self.data_dim}): {e}") from e
+                raise InputError(f"the encoder cannot take a batch of shape (2, {self.data_dim}): {e}") from e
             if not isinstance(z, torch.Tensor) or tuple(z.shape) != (2, self.latent_dim):
                 got = tuple(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__
-                raise ValueError(
+                raise InputError(
                     f"the encoder maps (2, {self.data_dim}) to {got}, expected (2, {self.latent_dim}) (latent_dim)"
                 )
             try:
                 x1 = self.decoder(torch.zeros(2, self.latent_dim, dtype=dtype))
             except Exception as e:  # noqa: BLE001
-                raise ValueError(
+                raise InputError(
                     f"the decoder cannot take a batch of shape (2, {self.latent_dim}): {e}"
                 ) from e
             if not isinstance(x1, torch.Tensor) or tuple(x1.shape) != (2, self.data_dim):
                 got = tuple(x1.shape) if isinstance(x1, torch.Tensor) else type(x1).__name__
-                raise ValueError(
+                raise InputError(
                     f"the decoder maps (2, {self.latent_dim}) to {got}, expected (2, {self.data_dim}) (data_dim)"
                 )
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """``z = f(x)``, shape (B, d)."""
-        return self.encoder(_check_batch(x, self.data_dim))
+        return self.encoder(_check_net_input(_check_batch(x, self.data_dim), self.encoder, "x"))
 
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         """``x = g(z)``, shape (B, D)."""
-        return self.decoder(_check_batch(z, self.latent_dim))
+        return self.decoder(_check_net_input(_check_batch(z, self.latent_dim), self.decoder, "z"))
 
     def reconstruct(self, x: torch.Tensor) -> torch.Tensor:
         """``g(f(x))``: the projection of ``x`` onto the learned manifold."""
@@ -237,16 +252,20 @@ class FreeFormInjectiveFlow(nn.Module):
         )
 
     def loss(self, x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-        """The batch loss (mean over samples of Eq. E6)."""
-        return self.loss_terms(x, generator)["loss"].mean()
+        """The batch loss (mean over samples of Eq. E6). NaN/inf input is an InputError, not a NaN loss."""
+        check_tensor(_check_batch(x, self.data_dim), "x", kind="float", finite=True)
+        out = self.loss_terms(x, generator)["loss"].mean()
+        if not bool(torch.isfinite(out.detach())):
+            raise InputError("the loss overflows at this input (values far outside the data's range?)")
+        return out
 
     @torch.no_grad()
     def sample(
         self, n: int, latent_scale: float = 1.0, generator: torch.Generator | None = None
     ) -> torch.Tensor:
         """``x = g(z)``, ``z ~ N(0, latent_scale^2 I_d)`` (official ``sample``), shape (n, D)."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be an int >= 1, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10**7:
+            raise InputError(f"n must be an int in [1, 10**7], got {n!r}")
         latent_scale = _check_nonneg("latent_scale", latent_scale)
         p = next(self.parameters())
         z = torch.randn(n, self.latent_dim, generator=generator, dtype=p.dtype).to(p.device) * latent_scale

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "ResidualBlock",
     "ResNetEncoder",
@@ -23,15 +25,16 @@ __all__ = [
 ]
 
 
-def _check_pos_int(name: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+def _check_pos_int(name: str, v: object, maximum: int = 2**17) -> int:
+    """A size in [1, maximum] (widths, dimensions, block counts), refused before any layer is allocated."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= maximum:
+        raise InputError(f"{name} must be an int >= 1 (at most {maximum}), got {v!r}")
     return v
 
 
 def _check_widths(widths: Sequence[int]) -> list[int]:
     if isinstance(widths, int | str) or len(widths) == 0:
-        raise ValueError(f"hidden widths must be a non-empty list of ints, e.g. [256, 256], got {widths!r}")
+        raise InputError(f"hidden widths must be a non-empty list of ints, e.g. [256, 256], got {widths!r}")
     return [_check_pos_int("hidden width", w) for w in widths]
 
 
@@ -88,6 +91,9 @@ def resnet_pair(
     data_dim: int, latent_dim: int, n_blocks: int = 4, widths: Sequence[int] = (256, 256)
 ) -> tuple[ResNetEncoder, ResNetDecoder]:
     """Encoder and decoder of the official toy config (``configs/fif/toy.yaml``: 4 blocks of [256, 256], SiLU)."""
+    _check_pos_int("n_blocks", n_blocks, maximum=1024)
+    if isinstance(widths, str | bytes) or not isinstance(widths, Sequence) or not widths:
+        raise InputError(f"widths must be a non-empty sequence of layer widths, got {widths!r}")
     return (
         ResNetEncoder(data_dim, latent_dim, n_blocks, widths),
         ResNetDecoder(data_dim, latent_dim, n_blocks, widths),
@@ -101,7 +107,7 @@ class ConvEncoder(nn.Module):
         super().__init__()
         c, h, w = (_check_pos_int("image_shape[...]", s) for s in image_shape)
         if h % 4 or w % 4:
-            raise ValueError(f"image height and width must be multiples of 4, got {h}x{w}")
+            raise InputError(f"image height and width must be multiples of 4, got {h}x{w}")
         self.image_shape = (c, h, w)
         self.conv = nn.Sequential(
             nn.Conv2d(c, ch_factor, 3, stride=2, padding=1),
@@ -125,7 +131,7 @@ class ConvDecoder(nn.Module):
         super().__init__()
         c, h, w = (_check_pos_int("image_shape[...]", s) for s in image_shape)
         if h % 4 or w % 4:
-            raise ValueError(f"image height and width must be multiples of 4, got {h}x{w}")
+            raise InputError(f"image height and width must be multiples of 4, got {h}x{w}")
         self.image_shape = (c, h, w)
         self.ch = 2 * ch_factor
         self.fc = nn.Sequential(
@@ -151,6 +157,8 @@ def conv_pair(
     image_shape: Sequence[int], latent_dim: int, ch_factor: int = 16, hidden: int = 256
 ) -> tuple[ConvEncoder, ConvDecoder]:
     """A small conv encoder/decoder for (C, H, W) images given as flat vectors."""
+    if isinstance(image_shape, str | bytes) or not isinstance(image_shape, Sequence) or len(image_shape) != 3:
+        raise InputError(f"image_shape must be (C, H, W), got {image_shape!r}")
     return ConvEncoder(image_shape, latent_dim, ch_factor, hidden), ConvDecoder(
         image_shape, latent_dim, ch_factor, hidden
     )

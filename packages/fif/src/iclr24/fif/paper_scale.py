@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import tie
 
 from .model import FreeFormInjectiveFlow
@@ -105,7 +106,7 @@ def paper_scale(
     cfg = cfg or PAPER_SCALE
     micro = cfg.batch_size if batch is None else int(batch)
     if cfg.batch_size % micro:
-        raise ValueError(f"batch must divide the paper batch {cfg.batch_size}, got {micro}")
+        raise InputError(f"batch must divide the paper batch {cfg.batch_size}, got {micro}")
     notes = []
     tmp = None
     if items is None and is_present("mnist"):

@@ -419,9 +419,7 @@ def _train_seeds(claims: ClaimSet, c: ReproConfig, dataset: str, seeds: list[int
 
 
 def _toy_claims(claims: ClaimSet, c: ReproConfig, dataset: str) -> None:
-    """One dataset's rows: train every arm once, on the seeds the rows' power plans ask for (the exact-ML arm on the
-    first seeds of the same pool), then add the rows. The strawman and W1 rows read the headline's seeds; where the
-    headline is undecidable they are not run (a strawman is never shown alone)."""
+    """One dataset's rows, every arm trained once on the planned seeds (the strawman never runs alone)."""
     mode, base = claims.mode, claims.config.seed
     rows = {r.id.removeprefix(dataset).lstrip("_") or "head": r for r in _rows(dataset, mode)}
     plans = _plan_seeds(list(rows.values()), mode, base)

@@ -15,6 +15,14 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save, progress
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFileError,
+    InputFolderError,
+    check_float,
+    check_int,
+    describe,
+)
 
 from .data import check_data
 from .model import FreeFormInjectiveFlow
@@ -31,7 +39,7 @@ __all__ = [
 CHECKPOINT_FORMAT = "iclr24-fif/1"
 
 
-class NonFiniteLossError(ValueError):
+class NonFiniteLossError(InputError):
     """Training hit a NaN/inf loss or gradient (``on_nonfinite="stop"``); ``step`` names the step."""
 
     def __init__(self, step: int, checkpoint: str | None):
@@ -65,21 +73,30 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10**9:
+                raise InputError(f"{name} must be an int >= 1 (at most 10**9), got {v!r}")
+        check_int(self.max_skips, "max_skips", minimum=0, maximum=10**9)
+        check_int(self.seed, "seed", minimum=0, maximum=2**63 - 1)
+        check_float(self.weight_decay, "weight_decay", minimum=0)
+        if self.grad_clip is not None:
+            check_float(self.grad_clip, "grad_clip", minimum=0, open_min=True)
         if not (isinstance(self.lr, int | float) and math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
+            raise InputError(f"lr must be a positive finite number, got {self.lr!r}")
         if not (isinstance(self.weight_decay, int | float) and self.weight_decay >= 0):
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+            raise InputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
         if self.on_nonfinite not in ("stop", "skip"):
-            raise ValueError(f"on_nonfinite must be 'stop' or 'skip', got {self.on_nonfinite!r}")
+            raise InputError(f"on_nonfinite must be 'stop' or 'skip', got {self.on_nonfinite!r}")
+        if not isinstance(self.warm_up_steps, tuple | list) or len(self.warm_up_steps) != 2:
+            raise InputError(f"warm_up_steps must be (start, end), got {self.warm_up_steps!r}")
         s, e = self.warm_up_steps
+        for v in (s, e):
+            check_int(v, "warm_up_steps", minimum=0, maximum=10**9)
         if s < 0 or (s > 0 and e <= s):
-            raise ValueError(
+            raise InputError(
                 f"warm_up_steps must be (start, end) with 0 <= start < end, got {self.warm_up_steps}"
             )
         if self.checkpoint_every < 0:
-            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+            raise InputError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
 
 
 def nll_warmup_weight(step: int, start: int, end: int) -> float:
@@ -102,6 +119,10 @@ def _make_optim(model: torch.nn.Module, cfg: TrainConfig):
 
 def save_checkpoint(path: str | Path, model: FreeFormInjectiveFlow, **state) -> Path:
     """Atomically save the model (with its architecture signature) and any training state."""
+    if not isinstance(model, FreeFormInjectiveFlow):
+        raise InputError(f"model must be a FreeFormInjectiveFlow, got {describe(model)}")
+    if Path(path).is_dir():
+        raise InputFolderError(f"checkpoint path {path} is a folder; expected a file path", path)
     return atomic_torch_save(
         {
             "format": CHECKPOINT_FORMAT,
@@ -120,9 +141,7 @@ def load_checkpoint(path: str | Path, model: FreeFormInjectiveFlow) -> dict:
 
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(
-            f"checkpoint not found: {p} (written by `fif train --out DIR` as DIR/model.pt)"
-        )
+        raise InputFileError(f"checkpoint not found: {p} (written by `fif train --out DIR` as DIR/model.pt)")
     # weights_only=True, the format tag and the keys checked; a foreign or crafted file is one line that says it
     # is not a fif checkpoint (never torch's advice to load it unsafely)
     ckpt = _load_safely(
@@ -135,17 +154,17 @@ def load_checkpoint(path: str | Path, model: FreeFormInjectiveFlow) -> dict:
     if want != got:
         for key in ("encoder", "decoder", "data_dim", "latent_dim"):
             if want[key] != got.get(key):
-                raise ValueError(
+                raise InputError(
                     f"{p} is from another architecture: {key} is {got.get(key)!r}, model has {want[key]!r}"
                 )
         for name, shape in want["params"].items():
             if got["params"].get(name) != shape:
-                raise ValueError(
+                raise InputError(
                     f"{p} is from another architecture: parameter {name} has shape {got['params'].get(name)} "
                     f"in the checkpoint, {shape} in the model"
                 )
         extra = sorted(set(got["params"]) - set(want["params"]))
-        raise ValueError(f"{p} is from another architecture: extra parameters {extra[:3]}")
+        raise InputError(f"{p} is from another architecture: extra parameters {extra[:3]}")
     model.load_state_dict(ckpt["model"])
     return ckpt
 
@@ -181,18 +200,18 @@ def fit(
     from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed
 
     if not isinstance(model, FreeFormInjectiveFlow):
-        raise ValueError(f"model must be a FreeFormInjectiveFlow, got {type(model).__name__}")
+        raise InputError(f"model must be a FreeFormInjectiveFlow, got {type(model).__name__}")
     if not isinstance(cfg, TrainConfig):
-        raise ValueError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+        raise InputError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
     data = check_data(data, "training data")
     if data.shape[1] != model.data_dim:
-        raise ValueError(
+        raise InputError(
             f"training data has D={data.shape[1]} columns, the model expects data_dim={model.data_dim}"
         )
     reserved = {"format", "architecture", "model", "optimizer", "scheduler", "generator", "step", "history"}
     clash = sorted(set(checkpoint_extra or {}) & (reserved | {"config", "hparams"}))
     if clash:
-        raise ValueError(f"checkpoint_extra may not override the checkpoint's own entries {clash}")
+        raise InputError(f"checkpoint_extra may not override the checkpoint's own entries {clash}")
     rank = dist.get_rank() if is_distributed() else 0
     world = dist.get_world_size() if is_distributed() else 1
     device = torch.device(device)
@@ -212,7 +231,7 @@ def fit(
         step = int(ck["step"])
         history = ck.get("history", history)
         if ck.get("config") and ck["config"].get("steps") != cfg.steps:
-            raise ValueError(
+            raise InputError(
                 f"{ckpt_path} was trained with steps={ck['config']['steps']}; resume with the same steps "
                 f"(the one-cycle schedule depends on it), got {cfg.steps}"
             )
@@ -250,7 +269,7 @@ def fit(
 
     stop = cfg.steps if until is None else int(until)
     if not 0 < stop <= cfg.steps:
-        raise ValueError(f"until must be in [1, steps={cfg.steps}], got {until!r}")
+        raise InputError(f"until must be in [1, steps={cfg.steps}], got {until!r}")
     model.train()
     bar = progress(range(step, stop), desc="fif train", disable=None if show_progress else True)
     for step in bar:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 
 from iclr24.paperkit import BenchReport, BenchResult, benchmark
+from iclr24.paperkit.errors import InputError
 
 from .data import digits_split
 from .experiments import UnconstrainedDenoiser
@@ -34,7 +35,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     ``mode``: quick (the README's table) or full (the 256-channel 128x128 net, more repeats); smoke runs the quick
     cases once each (pipeline only, for tests)."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     quick = mode != "full"
     reps = {"smoke": 1, "quick": 9, "full": 21}[mode]
     notes = [

@@ -11,6 +11,7 @@ import torch
 
 from iclr24.paperkit import seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int, probability
+from iclr24.paperkit.errors import InputError
 
 from . import bench
 from .data import (
@@ -174,7 +175,7 @@ def _check_channels(model, x: torch.Tensor, path: Path) -> torch.Tensor:
     if c_model is not None and x.shape[1] != c_model:
         if c_model == 1 and x.shape[1] == 3:
             return x.mean(1, keepdim=True)
-        raise ValueError(f"{path}: the model takes {c_model}-channel images, got {x.shape[1]} channel(s)")
+        raise InputError(f"{path}: the model takes {c_model}-channel images, got {x.shape[1]} channel(s)")
     return x
 
 
@@ -217,12 +218,12 @@ def _prior(args: argparse.Namespace) -> int:
         x = _check_channels(model, _image_batch(p), p)
         if model.arch == "mlp":
             if x[0].numel() != model.input_shape[0]:
-                raise ValueError(
+                raise InputError(
                     f"{p}: the model takes {model.input_shape[0]} values, the image has {x[0].numel()}"
                 )
             x = x.reshape(1, -1)
         elif tuple(x.shape[1:]) != tuple(model.input_shape):
-            raise ValueError(
+            raise InputError(
                 f"{p}: the prior is defined on images of shape {tuple(model.input_shape)}, got "
                 f"{tuple(x.shape[1:])}"
             )

@@ -13,6 +13,16 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import atomic_write_bytes
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFileError,
+    InputFolderError,
+    InputNotAFolderError,
+    check_array,
+    check_float,
+    check_int,
+    check_tensor,
+)
 
 __all__ = [
     "laplace_sampler",
@@ -39,7 +49,7 @@ def laplace_sampler(scale: float = 1.0) -> Callable[[int, torch.Generator], torc
     """A sampler ``(n, generator) -> (n, 1)`` of Laplace(0, scale): x = +-b E with E = -log(1 - U) ~ Exp(1),
     U ~ U[0, 1) (so E is always finite) and a fair random sign."""
     if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
+        raise InputError(f"scale must be > 0, got {scale}")
 
     def sample(n: int, g: torch.Generator) -> torch.Tensor:
         e = -torch.log1p(-torch.rand(n, 1, generator=g, dtype=torch.float64))
@@ -51,8 +61,11 @@ def laplace_sampler(scale: float = 1.0) -> Callable[[int, torch.Generator], torc
 
 def soft_threshold(y: torch.Tensor | np.ndarray, lam: float = 1.0):
     """prox_{lam |.|}(y) = sign(y) max(|y| - lam, 0): the MAP denoiser for Laplace(b) + N(0, s^2), lam = s^2 / b."""
+    check_float(lam, "lam", minimum=0)
     if isinstance(y, torch.Tensor):
+        check_tensor(y, "y", kind="float", allow_empty=True)
         return torch.sign(y) * (y.abs() - lam).clamp_min(0)
+    y = check_array(y, "y", allow_empty=True, finite=False)
     return np.sign(y) * np.maximum(np.abs(y) - lam, 0)
 
 
@@ -89,25 +102,35 @@ def _digits_flat() -> torch.Tensor:
 def digits_split(n_train: int = 1500, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """sklearn's digits (1797 images 8x8, scaled to [0, 1]) flattened to ``(N, 64)``, split by a seeded permutation
     into ``(train, test)`` (1500 / 297 by default)."""
+    check_int(n_train, "n_train", minimum=1, maximum=10**6)
     x = _digits_flat()
     if not 0 < n_train < len(x):
-        raise ValueError(f"n_train must be in (0, {len(x)}), got {n_train}")
+        raise InputError(f"n_train must be in (0, {len(x)}), got {n_train}")
     perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
     return x[perm[:n_train]].contiguous(), x[perm[n_train:]].contiguous()
+
+
+def _check_metric_input(x: torch.Tensor, ref: torch.Tensor, data_range: float, what: str) -> None:
+    """Non-empty, floating, finite images and a finite positive range: a metric refuses NaN instead of
+    answering it."""
+    for name, t in (("x", x), ("ref", ref)):
+        check_tensor(t, f"{what}: {name}", kind="float", finite=True)
+    check_float(data_range, f"{what}: data_range", minimum=0, maximum=1e100, open_min=True)
 
 
 def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> torch.Tensor:
     """PSNR in dB per sample: 10 log10(range^2 / MSE), over all but the batch dimension. ``x`` and ``ref``
     must have the same shape (ValueError otherwise; no broadcasting)."""
     if not isinstance(x, torch.Tensor) or not isinstance(ref, torch.Tensor):
-        raise ValueError(f"psnr takes two tensors, got {type(x).__name__} and {type(ref).__name__}")
+        raise InputError(f"psnr takes two tensors, got {type(x).__name__} and {type(ref).__name__}")
     if x.shape != ref.shape:
-        raise ValueError(
+        raise InputError(
             f"psnr: x has shape {tuple(x.shape)} but ref has shape {tuple(ref.shape)}; they must match "
             "(batched (B, ...) tensors)"
         )
     if x.dim() < 2:
-        raise ValueError(f"psnr expects batched tensors (B, ...), got shape {tuple(x.shape)}")
+        raise InputError(f"psnr expects batched tensors (B, ...), got shape {tuple(x.shape)}")
+    _check_metric_input(x, ref, data_range, "psnr")
     mse = (x - ref).pow(2).flatten(1).mean(1).clamp_min(1e-20)
     return 10 * torch.log10(data_range**2 / mse)
 
@@ -122,21 +145,33 @@ def ssim(
     ``x``, ``ref``: ``(B, C, H, W)`` or ``(B, H, W)``; flattened ``(B, D)`` with ``image_shape=(H, W)``.
     """
     if not isinstance(x, torch.Tensor) or not isinstance(ref, torch.Tensor):
-        raise ValueError(f"ssim takes two tensors, got {type(x).__name__} and {type(ref).__name__}")
+        raise InputError(f"ssim takes two tensors, got {type(x).__name__} and {type(ref).__name__}")
     if x.shape != ref.shape:
-        raise ValueError(
+        raise InputError(
             f"ssim: x has shape {tuple(x.shape)} but ref has shape {tuple(ref.shape)}; they must match"
         )
+    _check_metric_input(x, ref, data_range, "ssim")
+    check_int(win_size, "win_size", minimum=3, maximum=2**10)
+    if win_size % 2 == 0:
+        raise InputError(f"win_size must be odd, got {win_size}")
     if image_shape is not None:
+        if (
+            not isinstance(image_shape, tuple | list)
+            or len(image_shape) != 2
+            or math.prod(int(s) for s in image_shape) * len(x) != x.numel()
+        ):
+            raise InputError(
+                f"image_shape {image_shape!r} does not fit flattened samples of shape {tuple(x.shape)}"
+            )
         x, ref = x.reshape(len(x), 1, *image_shape), ref.reshape(len(ref), 1, *image_shape)
     if x.dim() == 3:
         x, ref = x.unsqueeze(1), ref.unsqueeze(1)
     if x.dim() != 4:
-        raise ValueError(
+        raise InputError(
             f"ssim expects images (B, C, H, W) or (B, H, W) (or (B, D) with image_shape), got {tuple(x.shape)}"
         )
     if win_size < 3 or win_size % 2 == 0 or min(x.shape[-2:]) < win_size:
-        raise ValueError(
+        raise InputError(
             f"win_size must be odd, >= 3 and <= the image side, got {win_size} for {tuple(x.shape)}"
         )
     b, c = x.shape[:2]
@@ -177,12 +212,12 @@ def load_celeba(
     a range of the split (the official deblurring uses test images 100-119)."""
 
     if split not in CELEBA_SPLITS:
-        raise ValueError(f"split must be one of {', '.join(CELEBA_SPLITS)}, got {split!r}")
+        raise InputError(f"split must be one of {', '.join(CELEBA_SPLITS)}, got {split!r}")
     base = Path(root) / "celeba"
     part, imgs = base / "list_eval_partition.txt", base / "img_align_celeba"
     for need in (part, imgs):
         if not need.exists():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"{need} does not exist; download CelebA (img_align_celeba.zip, list_eval_partition.txt) from the "
                 "authors' Google Drive and unzip it under ROOT/celeba/ (torchvision's CelebA layout)"
             )
@@ -192,23 +227,23 @@ def load_celeba(
             continue
         fields = line.split()
         if len(fields) != 2 or fields[1] not in ("0", "1", "2"):
-            raise ValueError(f"{part}:{k}: expected 'NAME SPLIT' with SPLIT in 0/1/2, got {line!r}")
+            raise InputError(f"{part}:{k}: expected 'NAME SPLIT' with SPLIT in 0/1/2, got {line!r}")
         if int(fields[1]) == CELEBA_SPLITS[split]:
             names.append(fields[0])
     names = names[start : None if max_images is None else start + max_images]
     if not names:
-        raise ValueError(f"{part}: no images in split {split!r} (from index {start})")
+        raise InputError(f"{part}: no images in split {split!r} (from index {start})")
     out = []
     for name in names:
         f = imgs / name
         if not f.is_file():
-            raise FileNotFoundError(f"{f} is listed in {part.name} but missing")
+            raise InputFileError(f"{f} is listed in {part.name} but missing")
         arr = load_image(f)
         if arr.ndim == 2:
             arr = np.repeat(arr[..., None], 3, axis=2)
         h, w = arr.shape[:2]
         if min(h, w) < image_size:
-            raise ValueError(f"{f}: {h}x{w} is smaller than image_size {image_size}")
+            raise InputError(f"{f}: {h}x{w} is smaller than image_size {image_size}")
         i, j = int(round((h - image_size) / 2)), int(round((w - image_size) / 2))
         out.append(image_to_tensor(arr[i : i + image_size, j : j + image_size]))
     return torch.stack(out)
@@ -219,27 +254,27 @@ def load_mayoct(root: str | Path, split: str = "test", *, max_images: int | None
     ``root/mayo_data_arranged_patientwise/{train,test}/Phantom/*.npy`` (one 2-D float slice per file, sorted by
     name), as ``(N, 1, H, W)`` float32 (no augmentation; the official training adds random flips/affine/crops)."""
     if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        raise InputError(f"split must be 'train' or 'test', got {split!r}")
     folder = Path(root) / "mayo_data_arranged_patientwise" / split / "Phantom"
     if not folder.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{folder} does not exist; download the Mayo CT data from the authors' Google Drive into ROOT "
             "(layout: mayo_data_arranged_patientwise/{train,test}/Phantom/*.npy)"
         )
     files = sorted(p for p in folder.iterdir() if p.suffix == ".npy")[:max_images]
     if not files:
-        raise FileNotFoundError(f"no .npy slices in {folder}")
+        raise InputFileError(f"no .npy slices in {folder}")
     out = []
     for f in files:
         try:
             arr = np.load(f, allow_pickle=False)
         except ValueError as e:
-            raise ValueError(f"{f}: not a plain .npy array ({e})") from None
+            raise InputError(f"{f}: not a plain .npy array ({e})") from None
         if arr.ndim != 2 or not np.isfinite(arr).all():
-            raise ValueError(f"{f}: expected a finite 2-D slice, got shape {arr.shape}")
+            raise InputError(f"{f}: expected a finite 2-D slice, got shape {arr.shape}")
         out.append(torch.from_numpy(arr.astype(np.float32)).unsqueeze(0))
     if len({t.shape for t in out}) != 1:
-        raise ValueError(f"{folder}: slices have different shapes {sorted({tuple(t.shape) for t in out})}")
+        raise InputError(f"{folder}: slices have different shapes {sorted({tuple(t.shape) for t in out})}")
     return torch.stack(out)
 
 
@@ -249,21 +284,21 @@ def load_image(path: str | Path, gray: bool = False) -> np.ndarray:
     ``(H, W)`` or ``(H, W, C)``."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"image file {path} does not exist")
+        raise InputFileError(f"image file {path} does not exist")
     if path.suffix.lower() == ".npy":
         arr = np.load(path, allow_pickle=False)
         if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[-1] not in (1, 3)):
-            raise ValueError(f"{path}: expected an image array (H, W) or (H, W, 1|3), got shape {arr.shape}")
+            raise InputError(f"{path}: expected an image array (H, W) or (H, W, 1|3), got shape {arr.shape}")
         arr = arr.astype(np.float32)
         bad = ~np.isfinite(arr)
         if bad.any():
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
-            raise ValueError(
+            raise InputError(
                 f"{path}: the array contains {n_nan} NaN and {n_inf} inf value(s) (of {arr.size}); "
                 "images must be finite and in [0, 1]"
             )
         if arr.min() < 0 or arr.max() > 1:
-            raise ValueError(
+            raise InputError(
                 f"{path}: values must be in [0, 1], got range [{arr.min():.3g}, {arr.max():.3g}]; "
                 "rescale the array first"
             )
@@ -278,12 +313,12 @@ def load_image(path: str | Path, gray: bool = False) -> np.ndarray:
                     im = im.convert("L" if gray else ("RGB" if im.mode not in ("L", "1") else "L"))
                     arr = np.asarray(im, dtype=np.float32) / 255.0
         except (OSError, SyntaxError) as e:  # PIL: truncated / not an image / bad header
-            raise ValueError(
+            raise InputError(
                 f"{path}: cannot decode the image ({' '.join(str(e).split())}); the file is truncated or "
                 "not a valid image"
             ) from None
     else:
-        raise ValueError(
+        raise InputError(
             f"{path}: unsupported image type {path.suffix!r}; use one of {', '.join(IMAGE_SUFFIXES)}"
         )
     if arr.ndim == 3 and arr.shape[-1] == 1:
@@ -297,8 +332,14 @@ def save_image(path: str | Path, img: np.ndarray | torch.Tensor) -> Path:
     """Atomically write ``(H, W)`` / ``(H, W, C)`` (or ``(C, H, W)`` tensor) in [0, 1] as PNG (8-bit) or NPY."""
     if isinstance(img, torch.Tensor):
         img = tensor_to_image(img)
-    img = np.asarray(img, dtype=np.float32)
+    img = check_array(img, "img").astype(np.float32)
+    if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[-1] not in (1, 3, 4)):
+        raise InputError(f"img must be (H, W) or (H, W, C) with C in 1, 3, 4, got shape {img.shape}")
+    if img.ndim == 3 and img.shape[-1] == 1:
+        img = img[..., 0]
     path = Path(path)
+    if path.is_dir():
+        raise InputFolderError(f"cannot write an image at {path}: it is a folder", path)
     buf = io.BytesIO()
     if path.suffix.lower() == ".npy":
         np.save(buf, img)
@@ -307,7 +348,7 @@ def save_image(path: str | Path, img: np.ndarray | torch.Tensor) -> Path:
 
         Image.fromarray((np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)).save(buf, format="PNG")
     else:
-        raise ValueError(f"output must end in .png or .npy, got {path.name!r}")
+        raise InputError(f"output must end in .png or .npy, got {path.name!r}")
     return atomic_write_bytes(path, buf.getvalue())
 
 
@@ -323,7 +364,7 @@ def tensor_to_image(t: torch.Tensor) -> np.ndarray:
     if t.dim() == 4 and t.shape[0] == 1:
         t = t[0]
     if t.dim() != 3:
-        raise ValueError(f"expected an image tensor (C, H, W), got shape {tuple(t.shape)}")
+        raise InputError(f"expected an image tensor (C, H, W), got shape {tuple(t.shape)}")
     a = t.permute(1, 2, 0).numpy()
     return a[..., 0] if a.shape[-1] == 1 else a
 
@@ -339,14 +380,20 @@ def load_image_folder(
 ) -> torch.Tensor:
     """Training data from a folder of images: ``patches_per_image`` random ``size`` x ``size`` crops of each image
     (images smaller than ``size`` are resized up first), as ``(N, C, size, size)`` in [0, 1]."""
+    check_int(size, "size", minimum=1, maximum=2**14)
+    check_int(patches_per_image, "patches_per_image", minimum=1, maximum=10**6)
+    if max_images is not None:
+        check_int(max_images, "max_images", minimum=1)
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputNotAFolderError(f"image folder {folder} is a file; expected a folder of images", folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"image folder {folder} does not exist")
+        raise InputFileError(f"image folder {folder} does not exist")
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
     if max_images is not None:
         files = files[:max_images]
     if not files:
-        raise FileNotFoundError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}")
+        raise InputFileError(f"no images ({', '.join(IMAGE_SUFFIXES)}) in {folder}")
     rng = np.random.default_rng(seed)
     out = []
     for f in files:

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError
 
 from .data import (
     digits_split,
@@ -489,10 +490,10 @@ def run_mnist(
     inpainting and deblurring. ``reproduce`` passes real MNIST (``iclr24.paperkit.datasets.load_mnist``)."""
     for name, t in (("train_x", train_x), ("test_x", test_x)):
         if t.dim() != 4 or tuple(t.shape[1:]) != (1, 28, 28):
-            raise ValueError(f"{name} must be (N, 1, 28, 28), got {tuple(t.shape)}")
+            raise InputError(f"{name} must be (N, 1, 28, 28), got {tuple(t.shape)}")
     need = max(cfg.n_test, cfg.prior_images, cfg.pnp_images)
     if len(test_x) < need:
-        raise ValueError(f"test_x has {len(test_x)} images, the config needs {need}")
+        raise InputError(f"test_x has {len(test_x)} images, the config needs {need}")
     train_x = train_x[: cfg.n_train]
     total = cfg.pretrain_steps + cfg.num_stages * cfg.stage_steps
     tc = TrainConfig(

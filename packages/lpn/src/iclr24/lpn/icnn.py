@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+
 __all__ = [
     "ICNN",
     "MLPLPN",
@@ -112,11 +114,18 @@ class ICNN(nn.Module):
     def check_input(self, y: torch.Tensor) -> None:
         """Raise ValueError when ``y`` does not have shape ``(B, *input_shape)``."""
         if not isinstance(y, torch.Tensor):
-            raise ValueError(f"{type(self).__name__} expects a torch.Tensor, got {type(y).__name__}")
+            raise InputError(f"{type(self).__name__} expects a torch.Tensor, got {type(y).__name__}")
         if y.dim() != len(self.input_shape) + 1 or tuple(y.shape[1:]) != tuple(self.input_shape):
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__} expects input of shape (B, {', '.join(map(str, self.input_shape))}), "
                 f"got {tuple(y.shape)}; reshape your batch or build the model for this size"
+            )
+        if not y.is_floating_point():
+            raise InputError(f"{type(self).__name__} expects floating-point input, got {y.dtype}")
+        w = next(iter(self.parameters()), None)
+        if w is not None and w.dtype != y.dtype:
+            raise InputError(
+                f"{type(self).__name__} has {w.dtype} weights but the input is {y.dtype}: convert one"
             )
 
     def extra_repr(self) -> str:
@@ -124,13 +133,18 @@ class ICNN(nn.Module):
 
 
 def _pos(name: str, v: Any, kind: type = int) -> None:
-    if isinstance(v, bool) or not isinstance(v, kind if kind is int else (int, float)) or v <= 0:
-        raise ValueError(f"{name} must be a positive {'integer' if kind is int else 'number'}, got {v!r}")
+    """A positive size (an int up to 2**16, a layer count up to 1024) or a positive finite number."""
+    top = 1024 if name == "layers" else 2**16
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= top:
+            raise InputError(f"{name} must be an integer in [1, {top}], got {v!r}")
+    elif isinstance(v, bool) or not isinstance(v, int | float) or not (0 < v < math.inf):
+        raise InputError(f"{name} must be a positive finite number, got {v!r}")
 
 
 def _nonneg(name: str, v: Any) -> None:
     if isinstance(v, bool) or not isinstance(v, int | float) or not (v >= 0) or math.isinf(v):
-        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
 
 
 class MLPLPN(ICNN):
@@ -306,7 +320,7 @@ class PatchLPN128(ICNN):
         _nonneg("alpha", alpha)
         _pos("image_size", image_size)
         if image_size % 8:
-            raise ValueError(f"image_size must be a multiple of 8, got {image_size}")
+            raise InputError(f"image_size must be a multiple of 8, got {image_size}")
         self._kwargs = {
             "in_channels": in_channels,
             "hidden": hidden,
@@ -351,11 +365,11 @@ ARCHITECTURES: dict[str, type[ICNN]] = {"mlp": MLPLPN, "conv28": ConvLPN28, "pat
 def build_model(arch: str, **kwargs: Any) -> ICNN:
     """Build an LPN by architecture name (``mlp``, ``conv28``, ``patch128``) and keyword arguments."""
     if arch not in ARCHITECTURES:
-        raise ValueError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
+        raise InputError(f"unknown architecture {arch!r}; choose one of {', '.join(ARCHITECTURES)}")
     try:
         return ARCHITECTURES[arch](**kwargs)
     except TypeError as e:
-        raise ValueError(f"bad arguments for architecture {arch!r}: {e}") from None
+        raise InputError(f"bad arguments for architecture {arch!r}: {e}") from None
 
 
 def denoise_patchwise(
@@ -364,15 +378,23 @@ def denoise_patchwise(
     """Apply a patch model to an image ``(C, H, W)`` or ``(B, C, H, W)`` with H, W >= patch: overlapping patches
     (``patch``, ``stride``; the last row/column of patches is aligned to the border) are denoised and averaged
     (the official ``lpn_denoise_patch``)."""
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be a patch LPN (an nn.Module), got {describe(model)}")
+    check_tensor(image, "image", ndim=(3, 4), kind="float", finite=True)
+    for name, v in (("patch", patch), ("stride", stride), ("batch_size", batch_size)):
+        check_int(v, name, minimum=1, maximum=2**16)
+    w = next(iter(model.parameters()), None)
+    if w is not None and w.dtype != image.dtype:
+        raise InputError(f"the model has {w.dtype} weights but the image is {image.dtype}: convert one")
     single = image.dim() == 3
     x = image.unsqueeze(0) if single else image
     if x.dim() != 4:
-        raise ValueError(f"image must be (C, H, W) or (B, C, H, W), got shape {tuple(image.shape)}")
+        raise InputError(f"image must be (C, H, W) or (B, C, H, W), got shape {tuple(image.shape)}")
     if stride <= 0 or patch <= 0:
-        raise ValueError(f"patch and stride must be positive, got patch={patch}, stride={stride}")
+        raise InputError(f"patch and stride must be positive, got patch={patch}, stride={stride}")
     _, _, hh, ww = x.shape
     if hh < patch or ww < patch:
-        raise ValueError(f"image is {hh}x{ww}, smaller than the patch size {patch}; resize or pad it first")
+        raise InputError(f"image is {hh}x{ww}, smaller than the patch size {patch}; resize or pad it first")
 
     def starts(n: int) -> list[int]:
         s = list(range(0, n - patch + 1, stride))
@@ -399,15 +421,15 @@ def as_image_denoiser(model: ICNN, patch_stride: int | None = None):
     """A callable ``(B, C, H, W) -> (B, C, H, W)`` applying ``model`` to whole images: flattened for ``mlp``
     (C*H*W must equal in_dim), directly for ``conv28`` (28x28), patch-wise for ``patch128`` (H, W >= patch)."""
     if not isinstance(model, ICNN):
-        raise ValueError(f"expected an LPN (ICNN subclass), got {type(model).__name__}")
+        raise InputError(f"expected an LPN (ICNN subclass), got {type(model).__name__}")
 
     def apply(x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 4:
-            raise ValueError(f"expected images (B, C, H, W), got shape {tuple(x.shape)}")
+            raise InputError(f"expected images (B, C, H, W), got shape {tuple(x.shape)}")
         if isinstance(model, MLPLPN):
             d = model.input_shape[0]
             if x[0].numel() != d:
-                raise ValueError(
+                raise InputError(
                     f"this mlp model takes {d} values per image, got an image of shape "
                     f"{tuple(x.shape[1:])} ({x[0].numel()} values)"
                 )
@@ -415,7 +437,7 @@ def as_image_denoiser(model: ICNN, patch_stride: int | None = None):
         if isinstance(model, PatchLPN128) and tuple(x.shape[1:]) != tuple(model.input_shape):
             c, p = model.input_shape[0], model.input_shape[-1]
             if x.shape[1] != c:
-                raise ValueError(f"this model takes {c}-channel images, got {x.shape[1]} channels")
+                raise InputError(f"this model takes {c}-channel images, got {x.shape[1]} channels")
             return denoise_patchwise(model, x, patch=p, stride=patch_stride or p // 2)
         return model(x)
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+
 __all__ = [
     "proximal_matching_loss",
     "l1_loss",
@@ -22,13 +24,17 @@ __all__ = [
 ]
 
 
-def _check_pair(pred: torch.Tensor, target: torch.Tensor) -> None:
+def _check_pair(pred: torch.Tensor, target: torch.Tensor, finite: bool = False) -> None:
+    """Two floating tensors of one shape; ``finite`` (the public losses) also refuses NaN/inf, which the training
+    loop (``loss_value``) detects on the loss itself instead."""
+    check_tensor(pred, "pred", kind="float", allow_empty=True, finite=finite)
+    check_tensor(target, "target", kind="float", allow_empty=True, finite=finite)
     if pred.shape != target.shape:
-        raise ValueError(
+        raise InputError(
             f"pred and target must have the same shape, got {tuple(pred.shape)} and {tuple(target.shape)}"
         )
     if pred.dim() < 1:
-        raise ValueError("pred and target must have a batch dimension (B, ...)")
+        raise InputError("pred and target must have a batch dimension (B, ...)")
 
 
 def proximal_matching_loss(pred: torch.Tensor, target: torch.Tensor, gamma: float) -> torch.Tensor:
@@ -37,9 +43,14 @@ def proximal_matching_loss(pred: torch.Tensor, target: torch.Tensor, gamma: floa
     ``pred``, ``target``: ``(B, ...)``; the distance is taken over the whole sample. Returns a scalar. As gamma -> 0
     its minimiser tends to the MAP denoiser prox_{-sigma^2 log p}.
     """
+    _check_pair(pred, target, finite=True)
+    return _pm(pred, target, gamma)
+
+
+def _pm(pred: torch.Tensor, target: torch.Tensor, gamma: float) -> torch.Tensor:
     _check_pair(pred, target)
-    if not (isinstance(gamma, int | float) and gamma > 0 and math.isfinite(gamma)):
-        raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
+    if isinstance(gamma, bool) or not (isinstance(gamma, int | float) and 0 < gamma <= 1e100):
+        raise InputError(f"gamma must be a positive finite number (at most 1e100), got {gamma!r}")
     d2 = (pred - target).pow(2).flatten(1).sum(1)  # ||f(y) - x||_2^2 per sample
     # Sec. 3 (proximal matching): L_PM(theta; gamma) = E[1 - exp(-||f_theta(y) - x||_2^2 / gamma^2)]
     return (1.0 - torch.exp(-d2 / gamma**2)).mean()
@@ -47,14 +58,17 @@ def proximal_matching_loss(pred: torch.Tensor, target: torch.Tensor, gamma: floa
 
 def l1_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean absolute error over all entries (``nn.L1Loss``): its minimiser is the posterior median."""
-    _check_pair(pred, target)
+    _check_pair(pred, target, finite=True)
     return (pred - target).abs().mean()
 
 
 def l2_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean squared error over all entries: its minimiser is the MMSE denoiser E[x | y]."""
-    _check_pair(pred, target)
-    return (pred - target).pow(2).mean()
+    _check_pair(pred, target, finite=True)
+    out = (pred - target).pow(2).mean()
+    if not bool(torch.isfinite(out)):
+        raise InputError("l2_loss overflows: pred and target differ by more than float range allows")
+    return out
 
 
 def loss_value(
@@ -62,20 +76,21 @@ def loss_value(
 ) -> torch.Tensor:
     """Dispatch on ``kind`` in {"l1", "l2", "pm"}."""
     if kind == "l1":
-        return l1_loss(pred, target)
+        _check_pair(pred, target)
+        return (pred - target).abs().mean()
     if kind == "l2":
-        return l2_loss(pred, target)
+        _check_pair(pred, target)
+        return (pred - target).pow(2).mean()
     if kind == "pm":
         if gamma is None:
-            raise ValueError("the proximal matching loss needs gamma")
-        return proximal_matching_loss(pred, target, gamma)
-    raise ValueError(f"loss must be one of l1, l2, pm, got {kind!r}")
+            raise InputError("the proximal matching loss needs gamma")
+        return _pm(pred, target, gamma)
+    raise InputError(f"loss must be one of l1, l2, pm, got {kind!r}")
 
 
 def gamma_min_for(num_pixels: int) -> float:
     """The official final gamma: gamma_min = 0.08 * sqrt(H * W * C) (2.24 for MNIST, 0.64 for 8x8 digits)."""
-    if num_pixels <= 0:
-        raise ValueError(f"num_pixels must be positive, got {num_pixels}")
+    check_int(num_pixels, "num_pixels", minimum=1)
     return 0.08 * math.sqrt(num_pixels)
 
 
@@ -101,10 +116,17 @@ def official_schedule(
     """The official schedule (``get_loss_hparams_and_lr``): l1 at ``pretrain_lr`` for steps < ``num_steps_pretrain``,
     then ``num_stages`` equal stages of proximal matching at ``lr`` with gamma_s = gamma_min * 2^(S-1-s)
     (the last stage also covers any remainder steps)."""
-    if step < 0:
-        raise ValueError(f"step must be >= 0, got {step}")
+    check_int(step, "step", minimum=0)
+    for name, v in (
+        ("num_steps", num_steps),
+        ("num_steps_pretrain", num_steps_pretrain),
+        ("num_stages", num_stages),
+    ):
+        check_int(v, name, minimum=0, maximum=10**9)
+    for name, v in (("gamma_min", gamma_min), ("pretrain_lr", pretrain_lr), ("lr", lr)):
+        check_float(v, name, minimum=0, open_min=True)
     if num_steps <= num_steps_pretrain or num_stages < 1:
-        raise ValueError(
+        raise InputError(
             f"need num_steps > num_steps_pretrain and num_stages >= 1, got num_steps={num_steps}, "
             f"num_steps_pretrain={num_steps_pretrain}, num_stages={num_stages}"
         )
@@ -123,6 +145,16 @@ class Segment:
     loss: str
     lr: float
     gamma: float | None = None
+
+    def __post_init__(self) -> None:
+        check_int(self.steps, "steps", minimum=1, maximum=10**9)
+        if self.loss not in ("l1", "l2", "pm"):
+            raise InputError(f"loss must be one of l1, l2, pm, got {self.loss!r}")
+        check_float(self.lr, "lr", minimum=0, open_min=True)
+        if self.gamma is not None:
+            check_float(self.gamma, "gamma", minimum=0, open_min=True)
+        elif self.loss == "pm":
+            raise InputError("a proximal-matching segment needs gamma")
 
 
 # The 1-D Laplacian notebook's schedule for the proximal-matching model: l1 pre-training (10k @ 1e-3, 10k @ 1e-4),
@@ -143,10 +175,9 @@ LAPLACIAN_SEGMENTS: tuple[Segment, ...] = (
 
 def piecewise_schedule(step: int, segments: Sequence[Segment]) -> ScheduleStep:
     """The schedule step of a list of segments; steps past the end keep the last segment."""
-    if step < 0:
-        raise ValueError(f"step must be >= 0, got {step}")
-    if not segments:
-        raise ValueError("segments must not be empty")
+    check_int(step, "step", minimum=0)
+    if isinstance(segments, str | bytes) or not segments or not all(isinstance(s, Segment) for s in segments):
+        raise InputError(f"segments must be a non-empty list of Segments, got {describe(segments)}")
     start = 0
     for seg in segments:
         if step < start + seg.steps:

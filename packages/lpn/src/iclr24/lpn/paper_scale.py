@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import endless, tie
 
 from .data import image_to_tensor, load_image
@@ -143,7 +144,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     mb = micro_batch or (cfg.batch if cuda else cfg.cpu_micro_batch)
     if cfg.batch % mb:
-        raise ValueError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
+        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
     size = image_size or cfg.image_size
     tmp = tempfile.TemporaryDirectory(prefix="lpn-celeba-")
     write_celeba_folder(Path(tmp.name), images)

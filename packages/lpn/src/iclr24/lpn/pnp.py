@@ -7,6 +7,7 @@ proximal-gradient / ADMM schemes for min 1/2 ||Ax - y||^2 + R(x) (Sec. 4 of the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -14,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
 
 __all__ = [
     "Operator",
@@ -38,6 +40,12 @@ class Operator:
     name: str = "operator"
     mask: torch.Tensor | None = None
 
+    def __post_init__(self) -> None:
+        if not callable(self.A) or not callable(self.At):
+            raise InputError(
+                f"A and At must be functions of a tensor, got {describe(self.A)}, {describe(self.At)}"
+            )
+
     def __iter__(self):  # unpack as ``A, At = op``
         return iter((self.A, self.At))
 
@@ -52,9 +60,21 @@ def inpainting_operator(
 ) -> Operator:
     """Random-pixel inpainting: A x = m * x with a fixed 0/1 mask ``m`` of ``shape`` (the sample shape, broadcast
     over the batch), ``missing`` the fraction of pixels removed. A is self-adjoint."""
+    if isinstance(shape, int) or not isinstance(shape, tuple | list) or not shape:
+        raise InputError(f"shape must be the sample shape, e.g. (1, 28, 28), got {describe(shape)}")
+    for s in shape:
+        check_int(s, "each shape entry", minimum=1, maximum=2**20)
+    if math.prod(shape) > 2**31:
+        raise InputError(f"a mask of shape {tuple(shape)} is too large")
+    if mask is not None:
+        check_tensor(mask, "mask", shape=tuple(shape), kind="any")
+        if mask.is_complex():
+            raise InputError(f"mask must be real 0/1 values, got {describe(mask)}")
+        mask = mask.float()
     if mask is None:
+        check_float(missing, "missing", minimum=0, maximum=1, open_max=True)
         if not 0.0 <= missing < 1.0:
-            raise ValueError(f"missing must be in [0, 1), got {missing}")
+            raise InputError(f"missing must be in [0, 1), got {missing}")
         g = torch.Generator().manual_seed(seed)
         mask = (torch.rand(shape, generator=g) >= missing).float()
     mask = mask.detach()
@@ -66,7 +86,10 @@ def inpainting_operator(
 def gaussian_kernel(sigma: float, radius: int | None = None) -> torch.Tensor:
     """A normalised 2-D Gaussian kernel of standard deviation ``sigma`` (pixels), size 2*radius+1."""
     if not sigma > 0:
-        raise ValueError(f"blur sigma must be > 0, got {sigma}")
+        raise InputError(f"blur sigma must be > 0, got {sigma}")
+    check_float(sigma, "blur sigma", minimum=0, maximum=1e3, open_min=True)
+    if radius is not None:
+        check_int(radius, "radius", minimum=0, maximum=2**12)
     r = radius if radius is not None else max(1, int(round(3 * sigma)))
     t = torch.arange(-r, r + 1, dtype=torch.float64)
     k1 = torch.exp(-(t**2) / (2 * sigma**2))
@@ -82,7 +105,7 @@ def gaussian_blur_operator(sigma: float, radius: int | None = None) -> Operator:
 
     def blur(x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 4:
-            raise ValueError(f"blur expects (B, C, H, W), got {tuple(x.shape)}")
+            raise InputError(f"blur expects (B, C, H, W), got {tuple(x.shape)}")
         c = x.shape[1]
         w = k.to(x).expand(c, 1, *k.shape)
         return F.conv2d(x, w, padding=r, groups=c)
@@ -98,6 +121,15 @@ def conjugate_gradient(
     apply: Linear, b: torch.Tensor, x0: torch.Tensor | None = None, max_iter: int = 30, tol: float = 1e-5
 ) -> torch.Tensor:
     """Solve ``apply(x) = b`` for a symmetric positive definite ``apply``, per sample of the batch."""
+    if not callable(apply):
+        raise InputError(f"apply must be the linear map (a function of x), got {describe(apply)}")
+    check_tensor(b, "b", kind="float", finite=True)
+    if b.dim() < 2:
+        raise InputError(f"b must be batched (B, ...), got {describe(b)}")
+    if x0 is not None:
+        check_tensor(x0, "x0", shape=tuple(b.shape), kind="float", finite=True)
+    check_int(max_iter, "max_iter", minimum=0, maximum=10**7)
+    check_float(tol, "tol", minimum=0)
     x = torch.zeros_like(b) if x0 is None else x0.clone()
     r = b - apply(x)
     p = r.clone()
@@ -130,11 +162,11 @@ def _denoise(denoiser: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) 
 
 def _check_measurement(y: torch.Tensor, num_iter: int) -> None:
     if not isinstance(y, torch.Tensor) or y.dim() < 2:
-        raise ValueError("y must be a batched tensor (B, ...) of measurements")
+        raise InputError("y must be a batched tensor (B, ...) of measurements")
+    check_tensor(y, "y", kind="float")
     if not torch.isfinite(y).all():
-        raise ValueError("y contains NaN or inf")
-    if num_iter < 1:
-        raise ValueError(f"num_iter must be >= 1, got {num_iter}")
+        raise InputError("y contains NaN or inf")
+    check_int(num_iter, "num_iter", minimum=1, maximum=10**7)
 
 
 def pnp_pgd(
@@ -157,6 +189,14 @@ def pnp_pgd(
     iterations (``iclr24.paperkit.progress``).
     """
     _check_measurement(y, num_iter)
+    check_float(step, "step", minimum=0, maximum=1e6, open_min=True)
+    check_float(tol, "tol", minimum=0)
+    if clip is not None and (
+        not isinstance(clip, tuple | list)
+        or len(clip) != 2
+        or not all(isinstance(c, int | float) for c in clip)
+    ):
+        raise InputError(f"clip must be (low, high) or None, got {clip!r}")
     x = At(y) if x0 is None else x0.clone()
     norms: list[float] = []
     for _ in progress(range(num_iter), desc="PnP-PGD", disable=None if show_progress else True):
@@ -195,8 +235,11 @@ def pnp_admm(
     ``show_progress``: a progress bar over the iterations.
     """
     _check_measurement(y, num_iter)
+    check_float(rho, "rho", minimum=0, open_min=True)
+    check_float(scale, "scale", minimum=0, open_min=True)
+    check_int(cg_iter, "cg_iter", minimum=1, maximum=10**6)
     if not (rho > 0 and scale > 0):
-        raise ValueError(f"rho and scale must be > 0, got rho={rho}, scale={scale}")
+        raise InputError(f"rho and scale must be > 0, got rho={rho}, scale={scale}")
     z = At(y) if x0 is None else x0.clone()
     x = z.clone()
     u = torch.zeros_like(z)

@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+
 __all__ = ["invert", "evaluate_prior", "potential_gradient", "INVERSION_METHODS"]
 
 INVERSION_METHODS = ("cvx_cg", "cvx_gd", "ls")
@@ -20,22 +22,31 @@ INVERSION_METHODS = ("cvx_cg", "cvx_gd", "ls")
 
 def _check_model(model: Any) -> None:
     if not callable(getattr(model, "potential", None)):
-        raise ValueError(
+        raise InputError(
             f"model must expose potential(y) -> (B,) (psi per sample), got {type(model).__name__} "
             "without it; wrap your convex function in an nn.Module with a potential method"
         )
 
 
 def _potential(model: Any, y: torch.Tensor) -> torch.Tensor:
-    p = model.potential(y)
+    try:
+        p = model.potential(y)
+    except RuntimeError as e:  # a shape or dtype torch meets inside the user's model
+        if isinstance(e, torch.OutOfMemoryError):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"the model's potential cannot take y of shape {tuple(y.shape)} ({first})") from None
     if p.shape != (y.shape[0],):
-        raise ValueError(f"model.potential must return shape (B,) = ({y.shape[0]},), got {tuple(p.shape)}")
+        raise InputError(f"model.potential must return shape (B,) = ({y.shape[0]},), got {tuple(p.shape)}")
     return p
 
 
 def potential_gradient(model: Any, y: torch.Tensor, create_graph: bool = False) -> torch.Tensor:
     """f(y) = grad psi(y) by autograd (the LPN), without touching ``y``."""
     _check_model(model)
+    check_tensor(y, "y", kind="float")
+    if y.dim() < 2:
+        raise InputError(f"y must have a batch dimension (B, ...), got {describe(y)}")
     with torch.enable_grad():
         yy = y if (create_graph and y.requires_grad) else y.detach().requires_grad_(True)
         (g,) = torch.autograd.grad(_potential(model, yy).sum(), yy, create_graph=create_graph)
@@ -54,11 +65,12 @@ def _in_dtype(model: Any, dtype: torch.dtype) -> Any:
 
 def _check_x(x: torch.Tensor) -> None:
     if not isinstance(x, torch.Tensor):
-        raise ValueError(f"x must be a torch.Tensor of shape (B, ...), got {type(x).__name__}")
+        raise InputError(f"x must be a torch.Tensor of shape (B, ...), got {type(x).__name__}")
     if x.dim() < 2:
-        raise ValueError(f"x must have a batch dimension (B, ...), got shape {tuple(x.shape)}")
+        raise InputError(f"x must have a batch dimension (B, ...), got shape {tuple(x.shape)}")
+    check_tensor(x, "x", kind="float")
     if not torch.isfinite(x).all():
-        raise ValueError("x contains NaN or inf values")
+        raise InputError("x contains NaN or inf values")
 
 
 def _bar(show: bool, total: int | None, desc: str):
@@ -127,7 +139,16 @@ def invert(
     _check_model(model)
     _check_x(x)
     if method not in INVERSION_METHODS:
-        raise ValueError(f"method must be one of {', '.join(INVERSION_METHODS)}, got {method!r}")
+        raise InputError(f"method must be one of {', '.join(INVERSION_METHODS)}, got {method!r}")
+    check_int(max_iter, "max_iter", minimum=1, maximum=10**7)
+    check_float(gtol, "gtol", minimum=0, open_min=True)
+    if num_iter is not None:
+        check_int(num_iter, "num_iter", minimum=1, maximum=10**7)
+    if lr is not None:
+        check_float(lr, "lr", minimum=0, open_min=True)
+    shape = getattr(model, "input_shape", None)
+    if shape is not None and tuple(x.shape[1:]) != tuple(shape):
+        raise InputError(f"the model takes x of shape (B, {', '.join(map(str, shape))}), got {describe(x)}")
     m = _in_dtype(model, dtype)
     xd = x.detach().to(dtype)
     if method == "cvx_cg":

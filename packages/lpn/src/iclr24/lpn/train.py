@@ -21,6 +21,15 @@ from torch import nn
 
 from iclr24.paperkit import atomic_torch_save, atomic_write_json, progress
 from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed, is_main_process
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFileError,
+    InputFolderError,
+    check_float,
+    check_int,
+    check_tensor,
+    describe,
+)
 
 from .icnn import ICNN, build_model
 from .loss import ScheduleStep, Segment, gamma_min_for, loss_value, official_schedule, piecewise_schedule
@@ -43,8 +52,9 @@ MODEL_CONFIG_NAME = "model_config.json"
 Sampler = Callable[[int, torch.Generator], torch.Tensor]
 
 
-class NonFiniteLossError(RuntimeError):
-    """Training met a NaN/inf loss; the message names the step and the last good checkpoint."""
+class NonFiniteLossError(RuntimeError, InputError):
+    """Training met a NaN/inf loss; the message names the step and the last good checkpoint. A RuntimeError, and an
+    InputError (the cause is the data or the hyper-parameters: a one-line user error in the CLI)."""
 
 
 @dataclass(frozen=True)
@@ -78,30 +88,37 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for name in ("num_steps", "batch_size", "checkpoint_every", "num_stages"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"TrainConfig.{name} must be a positive int, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= 10**9:
+                raise InputError(f"TrainConfig.{name} must be an int in [1, 10**9], got {v!r}")
+        check_int(self.num_steps_pretrain, "TrainConfig.num_steps_pretrain", minimum=0, maximum=10**9)
+        check_int(self.seed, "TrainConfig.seed", minimum=0, maximum=2**63 - 1)
+        check_float(self.pretrain_lr, "TrainConfig.pretrain_lr", minimum=0, maximum=100, open_min=True)
+        check_float(self.lr, "TrainConfig.lr", minimum=0, maximum=100, open_min=True)
+        check_float(self.sigma_noise, "TrainConfig.sigma_noise", minimum=0)
+        if self.gamma_min is not None:
+            check_float(self.gamma_min, "TrainConfig.gamma_min", minimum=0, open_min=True)
         if self.loss not in ("pm", "l1", "l2"):
-            raise ValueError(f"TrainConfig.loss must be 'pm', 'l1' or 'l2', got {self.loss!r}")
+            raise InputError(f"TrainConfig.loss must be 'pm', 'l1' or 'l2', got {self.loss!r}")
         if self.loss == "pm" and self.segments is None and not 0 <= self.num_steps_pretrain < self.num_steps:
-            raise ValueError(
+            raise InputError(
                 f"num_steps_pretrain must be in [0, num_steps), got {self.num_steps_pretrain} with "
                 f"num_steps={self.num_steps}"
             )
         for name in ("pretrain_lr", "lr"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)!r}")
+                raise InputError(f"TrainConfig.{name} must be > 0, got {getattr(self, name)!r}")
         if not (self.sigma_noise >= 0 and math.isfinite(self.sigma_noise)):
-            raise ValueError(f"sigma_noise must be a finite number >= 0, got {self.sigma_noise!r}")
+            raise InputError(f"sigma_noise must be a finite number >= 0, got {self.sigma_noise!r}")
         if self.noise_range is not None and not (0 <= self.noise_range[0] <= self.noise_range[1]):
-            raise ValueError(f"noise_range must be (lo, hi) with 0 <= lo <= hi, got {self.noise_range!r}")
+            raise InputError(f"noise_range must be (lo, hi) with 0 <= lo <= hi, got {self.noise_range!r}")
         if not isinstance(self.noise_per_batch, bool):
-            raise ValueError(f"noise_per_batch must be True or False, got {self.noise_per_batch!r}")
+            raise InputError(f"noise_per_batch must be True or False, got {self.noise_per_batch!r}")
         if self.gamma_min is not None and not self.gamma_min > 0:
-            raise ValueError(f"gamma_min must be > 0, got {self.gamma_min!r}")
+            raise InputError(f"gamma_min must be > 0, got {self.gamma_min!r}")
         if self.segments is not None:
             segs = tuple(Segment(**s) if isinstance(s, dict) else s for s in self.segments)
             if not segs:
-                raise ValueError("segments must not be empty")
+                raise InputError("segments must not be empty")
             object.__setattr__(self, "segments", segs)
         if self.noise_range is not None:
             object.__setattr__(self, "noise_range", tuple(self.noise_range))
@@ -154,6 +171,9 @@ def save_checkpoint(
     """Atomically write ``{step, model_state, optimizer_state, train_config, model_config}`` and, beside it,
     ``model_config.json`` (the architecture needed to rebuild the model)."""
     path = Path(path)
+    if path.is_dir():
+        raise InputFolderError(f"checkpoint path {path} is a folder; expected a file path", path)
+    check_int(step, "step", minimum=0)
     mc = _model_config(model)
     state = {
         "step": int(step),
@@ -174,15 +194,15 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if path.is_dir():
         path = path / CHECKPOINT_NAME
     if not path.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no checkpoint at {path}; train one with `lpn train --out DIR` (it writes DIR/{CHECKPOINT_NAME})"
         )
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - any unpickling failure is a bad file for the user
-        raise ValueError(f"{path} is not a readable LPN checkpoint ({type(e).__name__}: {e})") from None
+        raise InputError(f"{path} is not a readable LPN checkpoint ({type(e).__name__}: {e})") from None
     if not isinstance(ck, dict) or "model_state" not in ck:
-        raise ValueError(f"{path} is not an LPN checkpoint (expected a dict with 'model_state')")
+        raise InputError(f"{path} is not an LPN checkpoint (expected a dict with 'model_state')")
     return ck
 
 
@@ -190,9 +210,9 @@ def _read_model_config(side: Path) -> dict[str, Any]:
     try:
         mc = json.loads(side.read_text())
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{side} is not valid JSON ({e}); restore it or delete it") from None
+        raise InputError(f"{side} is not valid JSON ({e}); restore it or delete it") from None
     if not isinstance(mc, dict) or not isinstance(mc.get("arch"), str):
-        raise ValueError(f"{side} is not a model config (expected a JSON object with an 'arch' string)")
+        raise InputError(f"{side} is not a model config (expected a JSON object with an 'arch' string)")
     return mc
 
 
@@ -206,27 +226,27 @@ def load_model(path: str | Path, arch: str | None = None, **expected: Any) -> IC
     side_mc = _read_model_config(side) if side.is_file() else None
     if mc is None:
         if side_mc is None:
-            raise FileNotFoundError(f"{path} carries no model config and {side} is missing")
+            raise InputFileError(f"{path} carries no model config and {side} is missing")
         mc = side_mc
     elif side_mc is not None and side_mc != json.loads(json.dumps(mc)):  # compare as JSON (tuples -> lists)
         ref = json.loads(json.dumps(mc))
         diff = sorted(k for k in set(ref) | set(side_mc) if ref.get(k) != side_mc.get(k))
-        raise ValueError(
+        raise InputError(
             f"{side} disagrees with the model config stored in the checkpoint (keys {', '.join(diff)}); "
             "the checkpoint's weights need its own config: restore or delete the JSON file"
         )
     mc = dict(mc)
     found_arch = mc.pop("arch", None)
     if arch is not None and arch != found_arch:
-        raise ValueError(f"checkpoint {path} holds architecture {found_arch!r}, but {arch!r} was asked for")
+        raise InputError(f"checkpoint {path} holds architecture {found_arch!r}, but {arch!r} was asked for")
     for k, v in expected.items():
         if k in mc and mc[k] != v:
-            raise ValueError(f"checkpoint {path} has {k}={mc[k]!r}, but {k}={v!r} was asked for")
+            raise InputError(f"checkpoint {path} has {k}={mc[k]!r}, but {k}={v!r} was asked for")
     model = build_model(found_arch, **mc)
     try:
         model.load_state_dict(ck["model_state"])
     except RuntimeError as e:
-        raise ValueError(f"checkpoint {path} does not match its architecture {found_arch!r}: {e}") from None
+        raise InputError(f"checkpoint {path} does not match its architecture {found_arch!r}: {e}") from None
     return model.eval()
 
 
@@ -238,18 +258,26 @@ def _batch(data: torch.Tensor | Sampler, n: int, g: torch.Generator) -> torch.Te
 
 
 def _check_data(data: Any, model: nn.Module) -> None:
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an LPN (an nn.Module), got {describe(model)}")
     if isinstance(data, torch.Tensor):
-        if len(data) == 0:
-            raise ValueError("training data is empty")
+        check_tensor(data, "training data", kind="float", allow_empty=True)
+        w = next(iter(model.parameters()), None)
+        if w is not None and w.dtype != data.dtype:
+            raise InputError(
+                f"training data is {data.dtype} but the model's weights are {w.dtype}: convert one"
+            )
+        if data.dim() == 0 or len(data) == 0:
+            raise InputError("training data is empty")
         if not torch.isfinite(data).all():
-            raise ValueError("training data contains NaN or inf")
+            raise InputError("training data contains NaN or inf")
         if isinstance(model, ICNN) and tuple(data.shape[1:]) != tuple(model.input_shape):
-            raise ValueError(
+            raise InputError(
                 f"training data has sample shape {tuple(data.shape[1:])}, the model expects "
                 f"{tuple(model.input_shape)}"
             )
     elif not callable(data):
-        raise ValueError(
+        raise InputError(
             f"data must be a tensor (N, ...) of clean samples or a sampler (n, generator) -> "
             f"tensor, got {type(data).__name__}"
         )
@@ -286,7 +314,7 @@ def train(
     world = torch.distributed.get_world_size() if is_distributed() else 1
     rank = torch.distributed.get_rank() if is_distributed() else 0
     if config.batch_size % world:
-        raise ValueError(
+        raise InputError(
             f"batch_size {config.batch_size} must be divisible by the number of processes {world}"
         )
     per_rank = config.batch_size // world
@@ -299,7 +327,7 @@ def train(
         ck = load_checkpoint(ck_path)
         saved_mc, mc = ck.get("model_config"), _model_config(model)
         if saved_mc is not None and mc is not None and saved_mc != mc:
-            raise ValueError(
+            raise InputError(
                 f"checkpoint {ck_path} was trained with model {saved_mc}, not {mc}; use another "
                 "checkpoint_dir or resume=False"
             )

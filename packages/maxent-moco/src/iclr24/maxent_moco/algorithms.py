@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError
+
 from .envs import TabularMDP
 from .moco import correct
 from .planning import evaluate_policy, normalized_error, policy_error, policy_kernel, solve_control
@@ -41,22 +43,22 @@ class Trace:
 
 def _check_mode(mode: str) -> str:
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise InputError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
 
 
 def _check_K(K: int) -> int:
-    if isinstance(K, bool) or not isinstance(K, int | np.integer) or K < 0:
-        raise ValueError(f"K (the number of iterations) must be a non-negative int, got {K!r}")
+    if isinstance(K, bool) or not isinstance(K, int | np.integer) or not 0 <= K <= 10**7:
+        raise InputError(f"K (the number of iterations) must be a non-negative int, got {K!r}")
     return int(K)
 
 
 def _check_model(P_hat: np.ndarray, mdp: TabularMDP) -> np.ndarray:
     P_hat = np.asarray(P_hat, dtype=np.float64)
     if P_hat.shape != mdp.P.shape:
-        raise ValueError(f"P_hat must have the MDP's shape (S, A, S) = {mdp.P.shape}, got {P_hat.shape}")
+        raise InputError(f"P_hat must have the MDP's shape (S, A, S) = {mdp.P.shape}, got {P_hat.shape}")
     if not np.isfinite(P_hat).all() or (P_hat < 0).any() or np.abs(P_hat.sum(axis=2) - 1).max() > 1e-6:
-        raise ValueError(
+        raise InputError(
             "every P_hat[s, a, :] must be a probability distribution (finite, >= 0, summing to 1)"
         )
     return P_hat
@@ -80,7 +82,7 @@ class _Planner:
     def run(self, mdp: TabularMDP, K: int = 15) -> Trace:
         """Run K iterations on ``mdp`` (the true MDP, queried once per iteration) and return the :class:`Trace`."""
         if not isinstance(mdp, TabularMDP):
-            raise ValueError(
+            raise InputError(
                 f"mdp must be a TabularMDP (build one with TabularMDP(P, R, gamma)), got {type(mdp).__name__}"
             )
         K = _check_K(K)
@@ -200,7 +202,7 @@ class MoCoVI(_Planner):
     ) -> None:
         super().__init__(mode=mode, policy=policy)
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0:
-            raise ValueError(f"d (the number of past values in the basis) must be an int >= 0, got {d!r}")
+            raise InputError(f"d (the number of past values in the basis) must be an int >= 0, got {d!r}")
         self.P_hat = np.asarray(P_hat, dtype=np.float64)
         self.d = int(d)
         self.beta = beta

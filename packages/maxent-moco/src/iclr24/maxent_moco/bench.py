@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark
+from iclr24.paperkit.errors import InputError
 
 from .envs import cliffwalk, garnet, locally_smoothed
 from .moco import correct, correct_bfgs
@@ -134,7 +135,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     """The MoCo solver (Newton vs joint BFGS), one CliffWalk correction and MoCoDyna's throughput. ``mode``: smoke
     (one tiny case each, pipeline only), quick or full."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     solver, solver_notes = _solver_cases(mode)
     cliff, cliff_notes = _cliffwalk_cases(mode)
     notes = [

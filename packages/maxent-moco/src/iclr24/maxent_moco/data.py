@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit import load_npz
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from .envs import TabularMDP, cliffwalk, garnet, maze33
 
@@ -30,7 +31,7 @@ def load_env(name: str, *, seed: int = 0, gamma: float = 0.9) -> TabularMDP:
         return maze33(gamma=gamma)
     if name == "garnet":
         return garnet(seed=seed, gamma=gamma)
-    raise ValueError(
+    raise InputError(
         f"unknown environment {name!r}; expected one of {ENVIRONMENTS} (or load your own with load_mdp(path))"
     )
 
@@ -39,7 +40,7 @@ def load_mdp(path: str | os.PathLike) -> TabularMDP:
     """Load a tabular MDP from an ``.npz`` holding ``P`` (S, A, S), ``R`` (S, A) or (S,) and ``gamma``."""
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no MDP file at {p}; save one with np.savez('{p.name}', P=P, R=R, gamma=0.9) "
             "(P of shape (S, A, S), R of shape (S, A) or (S,))"
         )
@@ -47,10 +48,10 @@ def load_mdp(path: str | os.PathLike) -> TabularMDP:
         # paperkit's reader: plain arrays only (no pickle); a truncated, corrupt or foreign file is one clear error
         z = load_npz(p)
     except ValueError as e:
-        raise ValueError(f"{e}; expected an .npz written by np.savez with arrays P, R and gamma") from None
+        raise InputError(f"{e}; expected an .npz written by np.savez with arrays P, R and gamma") from None
     missing = [k for k in ("P", "R", "gamma") if k not in z]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"{p} lacks the arrays {missing}; it has {sorted(z)}. Expected P (S, A, S), "
             "R (S, A) or (S,) and a scalar gamma"
         )
@@ -58,7 +59,7 @@ def load_mdp(path: str | os.PathLike) -> TabularMDP:
         gamma = float(z["gamma"])
         start = int(z["start"]) if "start" in z else 0
     except (TypeError, ValueError):
-        raise ValueError(f"{p}: gamma (and start, if given) must be scalars") from None
+        raise InputError(f"{p}: gamma (and start, if given) must be scalars") from None
     return TabularMDP(z["P"], z["R"], gamma, name=p.stem, start=start)
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, check_int, describe
+
 __all__ = [
     "MODEL_KINDS",
     "TabularMDP",
@@ -39,7 +41,7 @@ class TabularMDP:
         P = np.asarray(self.P, dtype=np.float64)
         R = np.asarray(self.R, dtype=np.float64)
         if P.ndim != 3 or P.shape[0] != P.shape[2] or P.shape[0] == 0 or P.shape[1] == 0:
-            raise ValueError(
+            raise InputError(
                 f"P must have shape (S, A, S) (P[s, a, s'] = probability of s' after a in s), "
                 f"got shape {P.shape}"
             )
@@ -47,18 +49,19 @@ class TabularMDP:
         if R.shape == (S,):
             R = np.repeat(R[:, None], A, axis=1)
         if R.shape != (S, A):
-            raise ValueError(f"R must have shape (S, A) = ({S}, {A}) or (S,), got shape {R.shape}")
+            raise InputError(f"R must have shape (S, A) = ({S}, {A}) or (S,), got shape {R.shape}")
         if not (np.isfinite(P).all() and np.isfinite(R).all()):
-            raise ValueError("P and R must be finite (found NaN or inf)")
+            raise InputError("P and R must be finite (found NaN or inf)")
         if (P < 0).any() or np.abs(P.sum(axis=2) - 1).max() > 1e-8:
-            raise ValueError(
+            raise InputError(
                 "every P[s, a, :] must be a probability distribution (non-negative, summing to 1); "
                 f"row sums range over [{P.sum(axis=2).min():.6g}, {P.sum(axis=2).max():.6g}]"
             )
         if isinstance(self.gamma, bool) or not (0 <= float(self.gamma) < 1):
-            raise ValueError(f"gamma must be in [0, 1), got {self.gamma!r}")
+            raise InputError(f"gamma must be in [0, 1), got {self.gamma!r}")
+        check_int(self.start, "start", minimum=0)
         if not (0 <= int(self.start) < S):
-            raise ValueError(f"start must be a state index in [0, {S}), got {self.start!r}")
+            raise InputError(f"start must be a state index in [0, {S}), got {self.start!r}")
         P.setflags(write=False)
         R.setflags(write=False)
         object.__setattr__(self, "P", P)
@@ -87,7 +90,7 @@ def cliffwalk(success_prob: float = 0.9, gamma: float = 0.9) -> TabularMDP:
     gives -1. Rewards depend on the current state only; the start state is 0 (top-left).
     """
     if not (0 <= success_prob <= 1):
-        raise ValueError(f"success_prob must be in [0, 1], got {success_prob!r}")
+        raise InputError(f"success_prob must be in [0, 1], got {success_prob!r}")
     n = 6
     S, A = n * n, 4
     reward = -np.ones(S)
@@ -124,7 +127,7 @@ def maze33(success_prob: float = 0.9, gamma: float = 0.9) -> TabularMDP:
     goal, state 2 (top-right), and 0 otherwise; the start state is 0.
     """
     if not (0 <= success_prob <= 1):
-        raise ValueError(f"success_prob must be in [0, 1], got {success_prob!r}")
+        raise InputError(f"success_prob must be in [0, 1], got {success_prob!r}")
     n = 3
     S, A, goal = n * n, 4, 2
 
@@ -156,10 +159,11 @@ def garnet(
     """A random Garnet MDP: each (s, a) reaches ``branching`` random next states with probabilities from uniform
     random cuts of [0, 1]; ``n_rewards`` random states carry a reward ~ U[0, 1] (the same for every action)."""
     for name, v, lo in (("n_states", n_states, 1), ("n_actions", n_actions, 1), ("branching", branching, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= 10**4:
+            raise InputError(f"{name} must be an int in [{lo}, 10**4], got {v!r}")
+    check_int(n_rewards, "n_rewards", minimum=0)
     if branching > n_states or not (0 <= n_rewards <= n_states):
-        raise ValueError(
+        raise InputError(
             f"need branching <= n_states and 0 <= n_rewards <= n_states, got branching={branching}, "
             f"n_rewards={n_rewards}, n_states={n_states}"
         )
@@ -177,14 +181,26 @@ def garnet(
 
 def _check_lam(lam: float) -> float:
     if isinstance(lam, bool) or not isinstance(lam, int | float | np.floating) or not (0 <= lam <= 1):
-        raise ValueError(f"the model-error level lam must be in [0, 1], got {lam!r}")
+        raise InputError(f"the model-error level lam must be in [0, 1], got {lam!r}")
     return float(lam)
 
 
 def _as_kernel(P) -> np.ndarray:
-    P = np.asarray(P.P if isinstance(P, TabularMDP) else P, dtype=np.float64)
-    if P.ndim < 2:
-        raise ValueError(f"P must have shape (..., S), got shape {P.shape}")
+    try:
+        P = np.asarray(P.P if isinstance(P, TabularMDP) else P, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"P must be a numeric array of transition probabilities, got {describe(P)}: {e}"
+        ) from None
+    if P.ndim < 2 or P.size == 0:
+        raise InputError(f"P must have shape (..., S), got shape {P.shape}")
+    if not np.isfinite(P).all():
+        raise InputError(f"P must be finite, got {int((~np.isfinite(P)).sum())} NaN/inf entries")
+    if (P < 0).any() or np.abs(P.sum(axis=-1) - 1).max() > 1e-6:
+        raise InputError(
+            "every row P[..., :] must be a probability distribution (non-negative, summing to 1); got entries "
+            f"in [{P.min():.6g}, {P.max():.6g}], row sums in [{P.sum(-1).min():.6g}, {P.sum(-1).max():.6g}]"
+        )
     return P
 
 
@@ -204,7 +220,7 @@ def identity_smoothed(P: np.ndarray | TabularMDP, lam: float) -> np.ndarray:
     lam = _check_lam(lam)
     S = P.shape[-1]
     if P.shape[0] != S or P.ndim not in (2, 3):
-        raise ValueError(f"identity_smoothed needs P of shape (S, A, S) or (S, S), got {P.shape}")
+        raise InputError(f"identity_smoothed needs P of shape (S, A, S) or (S, S), got {P.shape}")
     eye = np.eye(S) if P.ndim == 2 else np.eye(S)[:, None, :]
     return (1 - lam) * P + lam * eye
 
@@ -214,7 +230,7 @@ def adversarial_kernel(P: np.ndarray) -> np.ndarray:
     ("up" in CliffWalk and the maze), ``P_adv[s, a, :] = P[s, 0, :]``. P of shape (S, A, S)."""
     P = _as_kernel(P)
     if P.ndim != 3:
-        raise ValueError(f"the adversarial model needs P of shape (S, A, S), got {P.shape}")
+        raise InputError(f"the adversarial model needs P of shape (S, A, S), got {P.shape}")
     return np.repeat(P[:, :1, :], P.shape[1], axis=1)
 
 
@@ -237,6 +253,8 @@ def make_model(mdp: TabularMDP, kind: str, lam: float) -> np.ndarray:
         "identity_smoothed": identity_smoothed,
         "adversarial": adversarial_smoothed,
     }
-    if kind not in makers:
-        raise ValueError(f"unknown model-error kind {kind!r}; expected one of {sorted(makers)}")
+    if not isinstance(mdp, TabularMDP):
+        raise InputError(f"mdp must be a TabularMDP, got {describe(mdp)}")
+    if not isinstance(kind, str) or kind not in makers:
+        raise InputError(f"unknown model-error kind {kind!r}; expected one of {sorted(makers)}")
     return makers[kind](mdp.P, lam)

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog, minimize
 
+from iclr24.paperkit.errors import InputError, check_array
+
 __all__ = [
     "BasisTransform",
     "Correction",
@@ -49,15 +51,17 @@ def beta_from_paper(beta_paper: float) -> float:
     """Convert the paper's regularisation constant to the one used here (and in the authors' code).
 
     The README of the authors' code states ``beta_code = 4 / beta_paper**2``."""
-    if not (isinstance(beta_paper, int | float) and beta_paper > 0 and math.isfinite(beta_paper)):
-        raise ValueError(f"beta_paper must be a positive finite number, got {beta_paper!r}")
+    if not (isinstance(beta_paper, int | float) and 1e-150 < beta_paper < 1e150):
+        raise InputError(f"beta_paper must be a positive finite number, got {beta_paper!r}")
     return 4.0 / float(beta_paper) ** 2
 
 
 def kl_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Row-wise ``KL(p || q) = sum_y p(y) log(p(y)/q(y))`` for arrays of shape (..., S); inf where p is not << q."""
-    p = np.asarray(p, dtype=np.float64)
-    q = np.asarray(q, dtype=np.float64)
+    p = check_array(p, "p")
+    q = check_array(q, "q")
+    if p.shape != q.shape:
+        raise InputError(f"p and q must have one shape (..., S), got {p.shape} and {q.shape}")
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - np.log(q)), 0.0)
     return terms.sum(axis=-1)
@@ -65,9 +69,18 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def moment_residual(P_bar: np.ndarray, Phi: np.ndarray, Psi: np.ndarray) -> np.ndarray:
     """``E_{P_bar}[phi] - psi`` for every row: P_bar (..., S), Phi (S, d) or (S,), Psi (..., d) -> (..., d)."""
-    Phi2 = np.asarray(Phi, dtype=np.float64).reshape(np.shape(Phi)[0], -1)
-    Psi2 = np.asarray(Psi, dtype=np.float64).reshape(*np.shape(P_bar)[:-1], Phi2.shape[1])
-    return np.asarray(P_bar, dtype=np.float64) @ Phi2 - Psi2
+    P_bar = check_array(P_bar, "P_bar", ndim=(2, 3))
+    Phi = check_array(Phi, "Phi", ndim=(1, 2))
+    if Phi.shape[0] != P_bar.shape[-1]:
+        raise InputError(f"Phi must have one row per state ({P_bar.shape[-1]}), got shape {Phi.shape}")
+    Phi2 = Phi.reshape(Phi.shape[0], -1)
+    Psi = check_array(Psi, "Psi")
+    if Psi.size != math.prod(P_bar.shape[:-1]) * Phi2.shape[1]:
+        raise InputError(
+            f"Psi must be (..., d) = {(*P_bar.shape[:-1], Phi2.shape[1])}, got shape {Psi.shape}"
+        )
+    Psi2 = Psi.reshape(*P_bar.shape[:-1], Phi2.shape[1])
+    return P_bar @ Phi2 - Psi2
 
 
 @dataclass(frozen=True)
@@ -225,16 +238,16 @@ def _as_rows(P_hat, Phi, Psi):
     """Validate and flatten: returns (P (n,S), Phi (S,d), Psi (n,d), lead shape, d_was_vector)."""
     P = np.asarray(P_hat, dtype=np.float64)
     if P.ndim < 1 or P.shape[-1] == 0:
-        raise ValueError(f"P_hat must have shape (..., S) with S >= 1 next states, got shape {P.shape}")
+        raise InputError(f"P_hat must have shape (..., S) with S >= 1 next states, got shape {P.shape}")
     S = P.shape[-1]
     if not np.isfinite(P).all():
-        raise ValueError("P_hat contains NaN or inf; expected rows of probabilities")
+        raise InputError("P_hat contains NaN or inf; expected rows of probabilities")
     if (P < -1e-12).any():
-        raise ValueError(f"P_hat has negative entries (min {P.min():.3g}); expected rows of probabilities")
+        raise InputError(f"P_hat has negative entries (min {P.min():.3g}); expected rows of probabilities")
     sums = P.sum(axis=-1)
     if np.abs(sums - 1.0).max(initial=0.0) > 1e-6:
         bad = np.unravel_index(np.abs(sums - 1.0).argmax(), sums.shape)
-        raise ValueError(
+        raise InputError(
             f"every row of P_hat must sum to 1 (a distribution over the {S} next states); row "
             f"{tuple(int(i) for i in bad)} sums to {sums[bad]:.6g}. Normalise the model first."
         )
@@ -244,23 +257,23 @@ def _as_rows(P_hat, Phi, Psi):
     if vec:
         Phi_a = Phi_a[:, None]
     if Phi_a.ndim != 2 or Phi_a.shape[0] != S:
-        raise ValueError(
+        raise InputError(
             f"Phi must have shape (S, d) or (S,) with S = {S} (the last axis of P_hat), "
             f"got shape {np.shape(Phi)}"
         )
     if not np.isfinite(Phi_a).all():
-        raise ValueError("Phi (the basis) contains NaN or inf; every basis function must be finite")
+        raise InputError("Phi (the basis) contains NaN or inf; every basis function must be finite")
     d = Phi_a.shape[1]
     lead = P.shape[:-1]
     Psi_a = np.asarray(Psi, dtype=np.float64)
     want = (*lead, d)
     if Psi_a.shape != want and not (vec and Psi_a.shape == lead):
-        raise ValueError(
+        raise InputError(
             f"Psi must have shape {want} (one expectation of each of the d = {d} basis functions "
             f"per row of P_hat), got shape {Psi_a.shape}"
         )
     if not np.isfinite(Psi_a).all():
-        raise ValueError("Psi (the queried expectations) contains NaN or inf")
+        raise InputError("Psi (the queried expectations) contains NaN or inf")
     n = int(np.prod(lead)) if lead else 1
     return P.reshape(n, S), Phi_a, Psi_a.reshape(n, d), lead, vec
 
@@ -269,7 +282,7 @@ def _check_beta(beta, name):
     if beta is None:
         return math.inf
     if isinstance(beta, bool) or not isinstance(beta, int | float | np.floating) or not beta >= 0:
-        raise ValueError(f"{name} must be None (exact constraints) or a number >= 0, got {beta!r}")
+        raise InputError(f"{name} must be None (exact constraints) or a number >= 0, got {beta!r}")
     return float(beta)
 
 
@@ -323,9 +336,9 @@ def correct(
     beta_v = _check_beta(beta, "beta")
     fb = None if fallback_beta is None else _check_beta(fallback_beta, "fallback_beta")
     if not (isinstance(tol, int | float) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol!r}")
+        raise InputError(f"tol must be a positive number, got {tol!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive int, got {max_iter!r}")
+        raise InputError(f"max_iter must be a positive int, got {max_iter!r}")
     n, S = P.shape
     d = Phi2.shape[1]
     basis = BasisTransform.fit(Phi2)
@@ -357,7 +370,7 @@ def correct(
                     if not feas
                     else "the solver did not converge (psi is at the edge of what the support allows)"
                 )
-                raise ValueError(
+                raise InputError(
                     f"MoCo constraints cannot be met for {bad.size} of {n} rows (first: row "
                     f"{tuple(int(i) for i in where)}, relative violation {viol[row].max():.3g}): {why}. "
                     "Pass beta=<finite> for the regularised dual (estimated psi), or fallback_beta=<finite> to "

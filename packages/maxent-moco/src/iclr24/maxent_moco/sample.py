@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_array
 
 from .envs import TabularMDP, adversarial_kernel
 from .moco import correct
@@ -62,9 +63,19 @@ class SampleTrace:
 def sample_stream(
     mdp: TabularMDP, n_steps: int, seed: int, mode: str = "control", policy: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The generative-model samples: (s, a, s') arrays of length ``n_steps``, reproducible from ``seed``."""
-    rng = np.random.default_rng(seed)
+    """The generative-model samples: (s, a, s') arrays of length ``n_steps``, reproducible from ``seed``.
+    ``policy`` (mode ``"pe"``): the action of each state, (S,) ints."""
+    _check_common(mdp, n_steps, seed, mode)
     S, A = mdp.n_states, mdp.n_actions
+    if mode == "pe":
+        if policy is None:
+            raise InputError("mode 'pe' needs the policy to evaluate (its action per state, shape (S,))")
+        policy = check_array(policy, "policy", kind="int", ndim=1)
+        if policy.shape != (S,) or policy.min() < 0 or policy.max() >= A:
+            raise InputError(
+                f"policy must be one action in [0, {A}) per state, shape ({S},), got {policy.shape}"
+            )
+    rng = np.random.default_rng(seed)
     s = rng.integers(S, size=n_steps)
     a = rng.integers(A, size=n_steps) if mode == "control" else np.asarray(policy)[s]
     u = rng.random(n_steps)
@@ -78,24 +89,24 @@ def sample_stream(
 
 def _check_common(mdp, n_steps, seed, mode):
     if not isinstance(mdp, TabularMDP):
-        raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
-    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or n_steps < 1:
-        raise ValueError(f"n_steps must be a positive int, got {n_steps!r}")
+        raise InputError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
+    if isinstance(n_steps, bool) or not isinstance(n_steps, int | np.integer) or not 1 <= n_steps <= 10**9:
+        raise InputError(f"n_steps must be a positive int, got {n_steps!r}")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        raise InputError(f"seed must be a non-negative int, got {seed!r}")
     if mode not in ("pe", "control"):
-        raise ValueError(f"mode must be 'pe' or 'control', got {mode!r}")
+        raise InputError(f"mode must be 'pe' or 'control', got {mode!r}")
 
 
 def _positive_int(name, v):
     if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-        raise ValueError(f"{name} must be a positive int, got {v!r}")
+        raise InputError(f"{name} must be a positive int, got {v!r}")
     return int(v)
 
 
 def _lr(name, v):
     if isinstance(v, bool) or not isinstance(v, int | float) or not (0 < v <= 1):
-        raise ValueError(f"{name} must be in (0, 1], got {v!r}")
+        raise InputError(f"{name} must be in (0, 1], got {v!r}")
     return float(v)
 
 
@@ -106,7 +117,7 @@ class _Learner:
         self, *, mode: str = "control", policy: np.ndarray | None = None, eval_every: int = 1000
     ) -> None:
         if mode not in ("pe", "control"):
-            raise ValueError(f"mode must be 'pe' or 'control', got {mode!r}")
+            raise InputError(f"mode must be 'pe' or 'control', got {mode!r}")
         self.mode = mode
         self.policy = None if policy is None else np.asarray(policy)
         self.eval_every = _positive_int("eval_every", eval_every)
@@ -202,7 +213,7 @@ class _CountModel:
 
     def __init__(self, mdp: TabularMDP, alpha: float, kind: str = "locally_smoothed") -> None:
         if kind not in COUNT_MODELS:
-            raise ValueError(f"unknown count-model kind {kind!r}; expected one of {COUNT_MODELS}")
+            raise InputError(f"unknown count-model kind {kind!r}; expected one of {COUNT_MODELS}")
         S, A = mdp.n_states, mdp.n_actions
         self.N = np.zeros((S, A, S))
         self.alpha = float(alpha)
@@ -261,13 +272,13 @@ class _CountModel:
 
 def _check_alpha(alpha):
     if isinstance(alpha, bool) or not isinstance(alpha, int | float | np.floating) or not (0 <= alpha <= 1):
-        raise ValueError(f"alpha (the count model's smoothing) must be in [0, 1], got {alpha!r}")
+        raise InputError(f"alpha (the count model's smoothing) must be in [0, 1], got {alpha!r}")
     return float(alpha)
 
 
 def _check_kind(model):
     if model not in COUNT_MODELS:
-        raise ValueError(f"model must be one of {COUNT_MODELS} (the count model's smoothing), got {model!r}")
+        raise InputError(f"model must be one of {COUNT_MODELS} (the count model's smoothing), got {model!r}")
     return model
 
 
@@ -313,21 +324,21 @@ class MoCoDyna(_Learner):
         super().__init__(mode=mode, policy=policy, eval_every=eval_every)
         self.wait_for_values = bool(wait_for_values)
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 0:
-            raise ValueError(f"d must be an int >= 0, got {d!r}")
+            raise InputError(f"d must be an int >= 0, got {d!r}")
         self.d = int(d)
         self.alpha = _check_alpha(alpha)
         self.model = _check_kind(model)
         if beta is not None and (isinstance(beta, bool) or not isinstance(beta, int | float | np.floating)):
-            raise ValueError(f"beta must be a number > 0 or None (the paper's value), got {beta!r}")
+            raise InputError(f"beta must be a number > 0 or None (the paper's value), got {beta!r}")
         self.beta = PAPER_BETA.get(self.d, 2e4) if beta is None else float(beta)
         if not self.beta > 0:
-            raise ValueError(
+            raise InputError(
                 f"beta must be > 0 (use a large value for nearly exact constraints), got {beta!r}"
             )
         self.planning_interval = _positive_int("planning_interval", planning_interval)
         self.val_queue_interval = _positive_int("val_queue_interval", val_queue_interval)
         if isinstance(n_unused, bool) or not isinstance(n_unused, int | np.integer) or n_unused < 0:
-            raise ValueError(f"n_unused must be an int >= 0, got {n_unused!r}")
+            raise InputError(f"n_unused must be an int >= 0, got {n_unused!r}")
         self.n_unused = int(n_unused)
         self.name = f"MoCoDyna(d={self.d})" if self.d else "Dyna"
         if self.d and self.wait_for_values:
@@ -498,7 +509,7 @@ class OSDyna(_Learner):
         self.alpha = _check_alpha(alpha)
         self.model = _check_kind(model)
         if variant not in OS_DYNA_VARIANTS:
-            raise ValueError(f"variant must be one of {OS_DYNA_VARIANTS}, got {variant!r}")
+            raise InputError(f"variant must be one of {OS_DYNA_VARIANTS}, got {variant!r}")
         self.variant = variant
         self.planning_interval = _positive_int("planning_interval", planning_interval)
         if variant == "interval":
@@ -508,7 +519,7 @@ class OSDyna(_Learner):
         """:meth:`run` for several seeds at once (vectorised over the seeds; the same traces as one run each)."""
         seeds = list(seeds)
         if not seeds:
-            raise ValueError("seeds must name at least one seed")
+            raise InputError("seeds must name at least one seed")
         for sd in seeds:
             _check_common(mdp, n_steps, sd, self.mode)
         return _run_os_dyna(self, mdp, int(n_steps), [int(x) for x in seeds], [self.alpha] * len(seeds))

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import BenchReport, BenchResult, benchmark_many, torch_threads
+from iclr24.paperkit.errors import InputError
 
 from .model import NCDE, solve_cde
 from .paths import add_time_channel, build_control
@@ -26,7 +27,7 @@ def _step(model: NCDE, t: torch.Tensor, v: torch.Tensor, y: torch.Tensor):
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
     if mode not in SIZES:
-        raise ValueError(f"mode must be one of {sorted(SIZES)}, got {mode!r}")
+        raise InputError(f"mode must be one of {sorted(SIZES)}, got {mode!r}")
     n, k, repeats = SIZES[mode]
     notes = [f"{n} smooth series, irregular grids with K = {k}, p = 8, width 32, 1 torch thread"]
     results: list[BenchResult] = []

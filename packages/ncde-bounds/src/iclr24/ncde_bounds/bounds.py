@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 from .model import VectorField
 
 __all__ = [
@@ -37,13 +39,13 @@ def _nonneg(name: str, v: object) -> float:
     if isinstance(v, torch.Tensor):
         v = float(v)
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
     return float(v)
 
 
 def _check_field(vf: object) -> VectorField:
     if not isinstance(vf, VectorField):
-        raise ValueError(f"expected a VectorField (an NCDE's .vector_field), got {type(vf).__name__}")
+        raise InputError(f"expected a VectorField (an NCDE's .vector_field), got {type(vf).__name__}")
     return vf
 
 
@@ -67,7 +69,7 @@ def empirical_lipschitz(
     on the true Lipschitz constant, to compare with :func:`lipschitz_upper`)."""
     vf = _check_field(vector_field)
     if z.dim() != 2 or z.shape[1] != vf.hidden:
-        raise ValueError(f"z must have shape (N, {vf.hidden}), got {tuple(z.shape)}")
+        raise InputError(f"z must have shape (N, {vf.hidden}), got {tuple(z.shape)}")
     g = torch.Generator().manual_seed(seed)
     w = vf.layers[0].weight
     z = z.to(w.dtype)
@@ -96,7 +98,10 @@ def state_bound(z0_norm: float, vector_field_sup: float, total_variation: float)
 def gronwall_factor(lipschitz: float, total_variation: float) -> float:
     """``exp(Lip(G) * ||x~^D||_{1-var})``: how far two CDE solutions driven by the same path can drift apart."""
     # generalisation bound (Grönwall factor): exp(K_2^D) with K_2^D = Lip(G_psi) L_x
-    return math.exp(_nonneg("lipschitz", lipschitz) * _nonneg("total_variation", total_variation))
+    k = _nonneg("lipschitz", lipschitz) * _nonneg("total_variation", total_variation)
+    if k > 700:  # exp overflows float64
+        raise InputError(f"Lip(G) * total variation = {k:.3g} is too large: exp({k:.3g}) overflows")
+    return math.exp(k)
 
 
 @dataclass(frozen=True)
@@ -137,10 +142,10 @@ def generalization_bound(
     ``K_2^D = Lip(G) L_x`` (Grönwall exponent), ``K_1^D = Lip(loss) ||theta|| (||zeta|| |x_0| + M_G L_x)`` (the
     scale of ``theta^T z_1``); larger total variation, as for rough paths sampled finely, loosens the bound."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int >= 1 (number of training series), got {n!r}")
+        raise InputError(f"n must be an int >= 1 (number of training series), got {n!r}")
     delta = _nonneg("delta", delta)
     if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+        raise InputError(f"delta must be in (0, 1), got {delta}")
     lx = _nonneg("max_total_variation", max_total_variation)
     k2 = _nonneg("lipschitz", lipschitz) * lx
     k1 = _nonneg("loss_lipschitz", loss_lipschitz) * _nonneg("readout_norm", readout_norm)

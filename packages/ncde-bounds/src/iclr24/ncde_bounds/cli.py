@@ -10,6 +10,7 @@ import torch
 
 from iclr24.paperkit import atomic_torch_save, atomic_write_json, progress, seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, positive_int
+from iclr24.paperkit.errors import InputError
 
 from . import bench
 from .model import SOLVERS
@@ -147,7 +148,7 @@ def _train(args: argparse.Namespace) -> int:
             )
         te = load_ts(args.test_ts_file) if args.test_ts_file else None
         if te is not None and te.values.shape[-1] != tr.values.shape[-1]:
-            raise ValueError(
+            raise InputError(
                 f"test file has {te.values.shape[-1]} channels, training file {tr.values.shape[-1]}"
             )
         train_data = (tr.times, tr.values, tr.labels, tr.lengths, tr.mask)

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit.datadir import DATA_FILES, DataMissing, require_data
+from iclr24.paperkit.errors import InputError, InputFileError
 
 __all__ = ["TimeSeriesDataset", "downsample", "load_aeon", "load_ts"]
 
@@ -41,7 +42,7 @@ def _parse_float(tok: str, where: str) -> float:
     try:
         return float(tok)
     except ValueError as e:
-        raise ValueError(f"{where}: expected a number or '?', got {tok!r}") from e
+        raise InputError(f"{where}: expected a number or '?', got {tok!r}") from e
 
 
 def load_ts(path: str | Path) -> TimeSeriesDataset:
@@ -51,16 +52,16 @@ def load_ts(path: str | Path) -> TimeSeriesDataset:
     the sample index rescaled to [0, 1]. Files with ``@timeStamps true`` are not supported."""
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no .ts file at {p}; download the dataset from timeseriesclassification.com (e.g. "
             "BasicMotions_TRAIN.ts) and pass its path"
         )
     if p.is_dir():
-        raise ValueError(f"expected a .ts file, got the folder {p}")
+        raise InputError(f"expected a .ts file, got the folder {p}")
     try:
         text = p.read_text(encoding="utf-8", errors="strict")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{p} is not a text .ts file ({e})") from e
+        raise InputError(f"{p} is not a text .ts file ({e})") from e
     class_names: list[str] | None = None
     rows: list[list[list[float]]] = []
     labels: list[str] = []
@@ -71,39 +72,39 @@ def load_ts(path: str | Path) -> TimeSeriesDataset:
             continue
         if not in_data:
             if not line.startswith("@"):
-                raise ValueError(f"{p}:{lineno}: expected a '@' header line before @data, got {line[:40]!r}")
+                raise InputError(f"{p}:{lineno}: expected a '@' header line before @data, got {line[:40]!r}")
             key, *rest = line.split()
             key = key.lower()
             if key == "@timestamps" and rest and rest[0].lower() == "true":
-                raise ValueError(
+                raise InputError(
                     f"{p}: @timeStamps true is not supported; export the series without time stamps"
                 )
             if key == "@classlabel":
                 if not rest or rest[0].lower() != "true":
-                    raise ValueError(f"{p}: only classification files (@classLabel true ...) are supported")
+                    raise InputError(f"{p}: only classification files (@classLabel true ...) are supported")
                 class_names = rest[1:]
             if key == "@data":
                 in_data = True
             continue
         parts = line.split(":")
         if len(parts) < 2:
-            raise ValueError(f"{p}:{lineno}: expected 'values:...:label', got {line[:40]!r}")
+            raise InputError(f"{p}:{lineno}: expected 'values:...:label', got {line[:40]!r}")
         *dims, label = parts
         rows.append([[_parse_float(tok, f"{p}:{lineno}") for tok in d.split(",")] for d in dims])
         labels.append(label.strip())
     if not in_data:
-        raise ValueError(f"{p}: no @data section; is this a UEA/UCR .ts file?")
+        raise InputError(f"{p}: no @data section; is this a UEA/UCR .ts file?")
     if not rows:
-        raise ValueError(f"{p}: the @data section is empty")
+        raise InputError(f"{p}: the @data section is empty")
     n_dims = {len(r) for r in rows}
     if len(n_dims) != 1:
-        raise ValueError(f"{p}: series have different channel counts {sorted(n_dims)}")
+        raise InputError(f"{p}: series have different channel counts {sorted(n_dims)}")
     c = n_dims.pop()
     if class_names is None:
         class_names = sorted(set(labels))
     unknown = sorted(set(labels) - set(class_names))
     if unknown:
-        raise ValueError(f"{p}: labels {unknown[:5]} are not in the @classLabel list {class_names}")
+        raise InputError(f"{p}: labels {unknown[:5]} are not in the @classLabel list {class_names}")
     lens = [max(len(d) for d in r) for r in rows]
     length = max(lens)
     values = torch.full((len(rows), length, c), math.nan, dtype=torch.float32)
@@ -117,7 +118,7 @@ def _finish(
     values: torch.Tensor, lengths: torch.Tensor, labels: list[int], class_names: list[str]
 ) -> TimeSeriesDataset:
     if (lengths < 2).any():
-        raise ValueError(f"every series needs at least 2 observations, the shortest has {int(lengths.min())}")
+        raise InputError(f"every series needs at least 2 observations, the shortest has {int(lengths.min())}")
     n, length, _ = values.shape
     idx = torch.arange(length, dtype=torch.float32).unsqueeze(0).expand(n, -1)
     last = (lengths - 1).clamp(min=1).unsqueeze(1).float()
@@ -138,9 +139,9 @@ def load_aeon(name: str, split: str = "train", data_dir: str | Path | None = Non
     folder); a missing file raises :class:`DataMissing` naming that command. Other aeon set names are read with
     aeon itself when it happens to be installed."""
     if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        raise InputError(f"split must be 'train' or 'test', got {split!r}")
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a dataset name such as 'BasicMotions', got {name!r}")
+        raise InputError(f"name must be a dataset name such as 'BasicMotions', got {name!r}")
     key = name.lower()
     if key in BUNDLED and key in DATA_FILES:
         folder = require_data(key, data_dir)
@@ -163,10 +164,10 @@ def downsample(data: TimeSeriesDataset, rate: int, *, seed: int | None = None) -
     """Keep every ``rate``-th observation (always the first and last), or with ``seed`` a random subset of the same
     size: a coarser, possibly irregular sampling of the same series."""
     if isinstance(rate, bool) or not isinstance(rate, int) or rate < 1:
-        raise ValueError(f"rate must be an int >= 1, got {rate!r}")
+        raise InputError(f"rate must be an int >= 1, got {rate!r}")
     n, length, c = data.values.shape
     if int(data.lengths.min()) != length:
-        raise ValueError("downsample needs equal-length series")
+        raise InputError("downsample needs equal-length series")
     keep = max(2, (length - 1) // rate + 1)
     if seed is None:
         idx = torch.linspace(0, length - 1, keep).round().long().unsqueeze(0).expand(n, -1)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 from .paths import INTERPOLATIONS, Control, add_time_channel, build_control, validate_series
 
 __all__ = ["NCDE", "SOLVERS", "VectorField", "solve_cde"]
@@ -27,15 +29,17 @@ __all__ = ["NCDE", "SOLVERS", "VectorField", "solve_cde"]
 SOLVERS = ("euler", "rk4", "dopri5")
 
 
-def _check_int(name: str, v: object, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+def _check_int(name: str, v: object, minimum: int, maximum: int = 2**16) -> int:
+    """A size in [minimum, maximum]: widths, depths and step counts far past any real model are refused before
+    anything is allocated or looped over."""
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
+        raise InputError(f"{name} must be an int >= {minimum} (at most {maximum}), got {v!r}")
     return v
 
 
 def _check_solver(solver: object) -> str:
     if solver not in SOLVERS:
-        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+        raise InputError(f"solver must be one of {SOLVERS}, got {solver!r}")
     return str(solver)
 
 
@@ -147,7 +151,7 @@ class NCDE(nn.Module):
         self.solver = _check_solver(solver)
         self.substeps = _check_int("substeps", substeps, 1)
         if interpolation not in INTERPOLATIONS:
-            raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
+            raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
         self.interpolation = interpolation
         self.include_time = bool(include_time)
         self.rtol, self.atol = float(rtol), float(atol)

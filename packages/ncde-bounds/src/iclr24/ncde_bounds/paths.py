@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_tensor
+
 __all__ = [
     "INTERPOLATIONS",
     "Control",
@@ -37,11 +39,11 @@ def _as_tensor(name: str, x: object, dtype: torch.dtype | None = None) -> torch.
         try:
             t = torch.as_tensor(x)
         except (TypeError, ValueError, RuntimeError) as e:
-            raise ValueError(f"{name} must be a tensor or array of numbers, got {type(x).__name__}") from e
+            raise InputError(f"{name} must be a tensor or array of numbers, got {type(x).__name__}") from e
     if not (
         t.is_floating_point() or t.dtype in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8)
     ):
-        raise ValueError(f"{name} must hold real numbers, got dtype {t.dtype}")
+        raise InputError(f"{name} must hold real numbers, got dtype {t.dtype}")
     if dtype is not None:
         t = t.to(dtype)
     elif not t.is_floating_point():
@@ -68,21 +70,21 @@ def validate_series(
     if v.dim() == 2:
         v = v.unsqueeze(0)
     if v.dim() != 3:
-        raise ValueError(
+        raise InputError(
             f"values must have shape (batch, length, channels) or (length, channels), got {tuple(v.shape)}"
         )
     b, length, c = v.shape
     if input_channels is not None and c != input_channels:
-        raise ValueError(f"the model expects {input_channels} channels per observation, values have {c}")
+        raise InputError(f"the model expects {input_channels} channels per observation, values have {c}")
     if length < 2:
-        raise ValueError(f"a series needs at least 2 observations to define a path, got length {length}")
+        raise InputError(f"a series needs at least 2 observations to define a path, got length {length}")
     if b == 0 or c == 0:
-        raise ValueError(f"values is empty: shape {tuple(v.shape)}")
+        raise InputError(f"values is empty: shape {tuple(v.shape)}")
     t = _as_tensor("times", times, dtype=v.dtype).to(v.device)
     if t.dim() == 1:
         t = t.unsqueeze(0).expand(b, -1)
     if t.dim() != 2 or t.shape != (b, length):
-        raise ValueError(
+        raise InputError(
             f"times must have shape ({length},) or ({b}, {length}) to match values, got {tuple(t.shape)}"
         )
     if lengths is None:
@@ -90,42 +92,42 @@ def validate_series(
     else:
         n = torch.as_tensor(lengths).reshape(-1)
         if n.is_floating_point() or n.shape != (b,):
-            raise ValueError(f"lengths must be {b} integers, got {tuple(n.shape)} of dtype {n.dtype}")
+            raise InputError(f"lengths must be {b} integers, got {tuple(n.shape)} of dtype {n.dtype}")
         n = n.long().to(v.device)
         if (n < 2).any() or (n > length).any():
-            raise ValueError(
+            raise InputError(
                 f"every length must be in [2, {length}], got min {int(n.min())}, max {int(n.max())}"
             )
     valid_obs = torch.arange(length, device=v.device).unsqueeze(0) < n.unsqueeze(1)  # (B, L)
     if not torch.isfinite(t[valid_obs]).all():
-        raise ValueError("times must be finite numbers (found NaN or inf)")
+        raise InputError("times must be finite numbers (found NaN or inf)")
     if mask is None:
         if torch.isnan(v[valid_obs]).any():
-            raise ValueError(
+            raise InputError(
                 "values contain NaN; pass mask= (True where observed) to mark missing observations"
             )
     else:
         m = torch.as_tensor(mask, device=v.device)
         if m.shape != v.shape:
-            raise ValueError(f"mask must have the shape of values {tuple(v.shape)}, got {tuple(m.shape)}")
+            raise InputError(f"mask must have the shape of values {tuple(v.shape)}, got {tuple(m.shape)}")
         v = _fill_missing(v, m.bool() & ~torch.isnan(v))
     if not torch.isfinite(v[valid_obs]).all():
-        raise ValueError("values must be finite (found inf)")
+        raise InputError("values must be finite (found inf)")
     dt = t[:, 1:] - t[:, :-1]
     valid_int = torch.arange(length - 1, device=v.device).unsqueeze(0) < (n - 1).unsqueeze(1)
     if (dt[valid_int] < 0).any():
         bad = int(torch.nonzero((dt < 0) & valid_int)[0, 0])
-        raise ValueError(f"time stamps must increase within each series; series {bad} has a decreasing step")
+        raise InputError(f"time stamps must increase within each series; series {bad} has a decreasing step")
     repeat = (dt == 0) & valid_int
     dx = v[:, 1:] - v[:, :-1]
     if (repeat & (dx.abs().amax(-1) > 0)).any():
         bad = int(torch.nonzero(repeat & (dx.abs().amax(-1) > 0))[0, 0])
-        raise ValueError(
+        raise InputError(
             f"time stamps must increase within each series; series {bad} repeats a time stamp with a different "
             "observation (only padding may repeat, and it repeats the last value)"
         )
     if ((dt > 0) & valid_int).sum(-1).min() < 1:
-        raise ValueError("every series needs at least 2 distinct time stamps")
+        raise InputError("every series needs at least 2 distinct time stamps")
     # past each length, repeat the last valid observation: padding then adds exactly zero increments
     last = (n - 1).clamp(max=length - 1)
     idx = torch.minimum(torch.arange(length, device=v.device).unsqueeze(0), last.unsqueeze(1))  # (B, L)
@@ -149,6 +151,13 @@ def _fill_missing(v: torch.Tensor, observed: torch.Tensor) -> torch.Tensor:
 
 def add_time_channel(times: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """Prepend time as channel 0: ``(B, L, c) -> (B, L, c + 1)`` (the paper's NCDE model: time is one of the ``d`` channels)."""
+    check_tensor(values, "values", ndim=3, kind="float", allow_empty=True)
+    check_tensor(times, "times", ndim=(1, 2), kind="float", allow_empty=True)
+    want = (values.shape[1],) if times.dim() == 1 else tuple(values.shape[:2])
+    if tuple(times.shape) != want:
+        raise InputError(
+            f"times must be (L,) or (B, L) for values {tuple(values.shape)}, got {tuple(times.shape)}"
+        )
     if times.dim() == 1:
         times = times.unsqueeze(0).expand(values.shape[0], -1)
     return torch.cat([times.unsqueeze(-1).to(values.dtype), values], dim=-1)
@@ -187,10 +196,10 @@ def _series(fn: str, name: str, x: object, dims: int) -> torch.Tensor:
         t = t.unsqueeze(0)
     shape = "(batch, length, channels) or (length, channels)" if dims == 3 else "(batch, length) or (length,)"
     if t.dim() != dims or t.shape[1] < 2:
-        raise ValueError(f"{fn}: {name} must have shape {shape} with length >= 2, got {tuple(t.shape)}")
+        raise InputError(f"{fn}: {name} must have shape {shape} with length >= 2, got {tuple(t.shape)}")
     if not bool(torch.isfinite(t).all()):
         bad = "NaN" if bool(torch.isnan(t).any()) else "inf"
-        raise ValueError(
+        raise InputError(
             f"{fn}: {name} contain {bad}; fill missing observations first (validate_series(..., mask=...))"
         )
     return t
@@ -200,7 +209,7 @@ def _lengths(fn: str, lengths: object, shape: tuple[int, int]) -> torch.Tensor:
     b, length = shape
     n = torch.as_tensor(lengths).reshape(-1)
     if n.is_floating_point() or n.shape != (b,) or int(n.min()) < 2 or int(n.max()) > length:
-        raise ValueError(f"{fn}: lengths must be {b} integers in [2, {length}], got {n.tolist()[:8]}")
+        raise InputError(f"{fn}: lengths must be {b} integers in [2, {length}], got {n.tolist()[:8]}")
     return n.long()
 
 
@@ -211,7 +220,7 @@ def pad_series(
 
     Returns ``(times (B, L), values (B, L, c), lengths (B,))``."""
     if len(times) != len(values) or len(times) == 0:
-        raise ValueError(
+        raise InputError(
             f"need as many time vectors as value arrays (>= 1), got {len(times)} and {len(values)}"
         )
     ts = [_as_tensor("times[i]", t).reshape(-1) for t in times]
@@ -220,12 +229,12 @@ def pad_series(
         v = _as_tensor(f"values[{i}]", v)
         v = v.unsqueeze(-1) if v.dim() == 1 else v
         if v.dim() != 2 or v.shape[0] != ts[i].shape[0]:
-            raise ValueError(
+            raise InputError(
                 f"values[{i}] must be (length, channels) with length {ts[i].shape[0]}, got {tuple(v.shape)}"
             )
         vs.append(v)
     if len({v.shape[1] for v in vs}) != 1:
-        raise ValueError(f"all series need the same channel count, got {sorted({v.shape[1] for v in vs})}")
+        raise InputError(f"all series need the same channel count, got {sorted({v.shape[1] for v in vs})}")
     length = max(t.shape[0] for t in ts)
     tp = torch.stack([torch.cat([t, t[-1:].expand(length - t.shape[0])]) for t in ts])
     vp = torch.stack([torch.cat([v, v[-1:].expand(length - v.shape[0], -1)]) for v in vs])
@@ -257,7 +266,7 @@ class Control:
         """``x~`` at index time ``s in [0, K]``: ``(B, d)``; equals the observation at every integer ``s``."""
         k = self.n_intervals
         if not 0 <= s <= k:
-            raise ValueError(f"index time must be in [0, {k}], got {s}")
+            raise InputError(f"index time must be in [0, {k}], got {s}")
         j = min(int(s), k - 1)
         u = s - j
         base = self.x0 + self.dx[:, :j].sum(1)
@@ -275,7 +284,7 @@ def build_control(
     """Interpolate (already validated) series: ``"linear"`` or ``"cubic"`` (Hermite with backward differences, as
     torchcde's ``hermite_cubic_coefficients_with_backward_differences``). ``values`` are the control's channels."""
     if interpolation not in INTERPOLATIONS:
-        raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
+        raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
     if times.dim() == 1:
         times = times.unsqueeze(0).expand(values.shape[0], -1)
     dx = values[:, 1:] - values[:, :-1]

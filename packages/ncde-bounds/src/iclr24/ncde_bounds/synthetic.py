@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 from .model import VectorField, solve_cde
 from .paths import add_time_channel, build_control, sampling_gap, total_variation
 
@@ -31,14 +33,16 @@ __all__ = [
 
 def _generator(seed: int) -> torch.Generator:
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an int, got {seed!r}")
+        raise InputError(f"seed must be an int, got {seed!r}")
     return torch.Generator().manual_seed(seed)
 
 
 def _check_sizes(n: int, n_fine: int) -> None:
     for name, v in (("n", n), ("n_fine", n_fine)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10**7:
+            raise InputError(f"{name} must be a positive int (at most 10**7), got {v!r}")
+    if n * (n_fine + 1) > 10**9:
+        raise InputError(f"{n} paths of {n_fine + 1} points are too many values (over 10**9)")
 
 
 def smooth_paths(n: int, *, n_fine: int = 2048, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,7 +72,7 @@ def uniform_grid_indices(n_fine: int, k: int) -> torch.Tensor:
     """``K + 1`` uniform indices into a fine grid of ``n_fine + 1`` points (``n_fine`` divisible by ``K``)."""
     _check_sizes(1, n_fine)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1 or n_fine % k:
-        raise ValueError(f"K must be a positive int dividing the fine grid size {n_fine}, got {k!r}")
+        raise InputError(f"K must be a positive int dividing the fine grid size {n_fine}, got {k!r}")
     return torch.arange(0, n_fine + 1, n_fine // k)
 
 
@@ -76,10 +80,10 @@ def irregular_grid_indices(n_fine: int, k: int, batch: int, *, seed: int = 0) ->
     """Per-series irregular grids: ``0``, ``n_fine`` and ``K - 1`` distinct interior indices drawn uniformly.
     Returns ``(batch, K + 1)`` sorted indices."""
     _check_sizes(1, n_fine)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ValueError(f"batch (number of series) must be a positive int, got {batch!r}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= 10**7:
+        raise InputError(f"batch (number of series) must be a positive int, got {batch!r}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n_fine:
-        raise ValueError(f"K must be an int in [1, {n_fine}], got {k!r}")
+        raise InputError(f"K must be an int in [1, {n_fine}], got {k!r}")
     g = _generator(seed)
     interior = torch.rand(batch, n_fine - 1, generator=g).argsort(dim=1)[:, : k - 1] + 1
     ends = torch.tensor([0, n_fine]).expand(batch, 2)
@@ -93,25 +97,25 @@ def subsample(
     grid, increasing along each row (a grid is a set of distinct, ordered time points)."""
     if not isinstance(values, torch.Tensor) or values.dim() != 3:
         got = tuple(values.shape) if isinstance(values, torch.Tensor) else type(values).__name__
-        raise ValueError(f"values must be a (batch, length, channels) tensor, got {got}")
+        raise InputError(f"values must be a (batch, length, channels) tensor, got {got}")
     b, length = values.shape[:2]
     if not isinstance(times, torch.Tensor) or times.shape not in ((length,), (b, length)):
         got = tuple(times.shape) if isinstance(times, torch.Tensor) else type(times).__name__
-        raise ValueError(f"times must have shape ({length},) or ({b}, {length}) to match values, got {got}")
+        raise InputError(f"times must have shape ({length},) or ({b}, {length}) to match values, got {got}")
     idx = torch.as_tensor(idx)
     if idx.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
-        raise ValueError(f"idx must hold integer indices into the fine grid, got dtype {idx.dtype}")
+        raise InputError(f"idx must hold integer indices into the fine grid, got dtype {idx.dtype}")
     if idx.dim() not in (1, 2) or idx.shape[-1] < 2 or (idx.dim() == 2 and idx.shape[0] != b):
-        raise ValueError(
+        raise InputError(
             f"idx must have shape (K + 1,) or ({b}, K + 1) with K >= 1 (one row per series), got {tuple(idx.shape)}"
         )
     if int(idx.min()) < 0 or int(idx.max()) >= length:
-        raise ValueError(
+        raise InputError(
             f"idx must index the fine grid of {length} points: expected 0 <= idx <= {length - 1}, got "
             f"[{int(idx.min())}, {int(idx.max())}]"
         )
     if bool((idx[..., 1:] <= idx[..., :-1]).any()):
-        raise ValueError("idx must increase strictly along each grid (sorted, distinct observation indices)")
+        raise InputError("idx must increase strictly along each grid (sorted, distinct observation indices)")
     idx = idx.long()
     if idx.dim() == 1:
         idx = idx.unsqueeze(0).expand(b, -1)
@@ -187,14 +191,17 @@ def sampling_bias_oracle(
     each returns per-series tensors ``(B,)``: ``sq_err = (y(x~^D) - y(x))^2``, ``tv`` (total variation of
     ``x~^D``, time channel included) and ``gap`` (``|D|``). All grids run as one padded batch (zero increments).
     ``show_progress``: a progress bar over the intervals of the two solves (paperkit's, silenced by ``--quiet``)."""
-    if not grids:
-        raise ValueError("grids must name at least one sub-grid")
+    if not isinstance(grids, dict) or not grids:
+        raise InputError("grids must name at least one sub-grid")
+    for name, v in (("substeps", substeps), ("reference_substeps", reference_substeps)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2**12:
+            raise InputError(f"{name} must be an int in [1, 4096], got {v!r}")
     ts, vs, lens = [], [], []
     for name, idx in grids.items():
         try:
             t, v = subsample(times, values, idx)
         except ValueError as e:
-            raise ValueError(f"grid {name!r}: {e}") from None
+            raise InputError(f"grid {name!r}: {e}") from None
         ts.append(t)
         vs.append(v)
         lens.append(t.shape[1])

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, describe
+
 from .model import NCDE, SOLVERS
 from .paths import INTERPOLATIONS, add_time_channel, validate_series
 
@@ -41,21 +43,21 @@ class TrainConfig:
         for name in ("hidden", "width", "epochs", "substeps"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+                raise InputError(f"{name} must be an int >= 1, got {v!r}")
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
-            raise ValueError(f"depth must be an int >= 0, got {self.depth!r}")
+            raise InputError(f"depth must be an int >= 0, got {self.depth!r}")
         if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+            raise InputError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.interpolation not in INTERPOLATIONS:
-            raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {self.interpolation!r}")
+            raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {self.interpolation!r}")
         if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+            raise InputError(f"loss must be one of {LOSSES}, got {self.loss!r}")
         for name in ("lr", "lr_final"):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a positive number, got {v!r}")
+                raise InputError(f"{name} must be a positive number, got {v!r}")
         if self.batch_size is not None and (not isinstance(self.batch_size, int) or self.batch_size < 1):
-            raise ValueError(f"batch_size must be None (full batch) or an int >= 1, got {self.batch_size!r}")
+            raise InputError(f"batch_size must be None (full batch) or an int >= 1, got {self.batch_size!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -86,7 +88,7 @@ class GRUBaseline(nn.Module):
     def __init__(self, input_channels: int, hidden: int = 32, output_dim: int = 1) -> None:
         super().__init__()
         if isinstance(input_channels, bool) or not isinstance(input_channels, int) or input_channels < 1:
-            raise ValueError(f"input_channels must be an int >= 1, got {input_channels!r}")
+            raise InputError(f"input_channels must be an int >= 1, got {input_channels!r}")
         self.input_channels = input_channels
         self.gru = nn.GRU(input_channels + 1, hidden, batch_first=True)
         self.readout = nn.Linear(hidden, output_dim)
@@ -111,20 +113,20 @@ def _loss_fn(kind: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
 def _check_targets(targets: torch.Tensor, b: int, loss: str, training: bool = False) -> torch.Tensor:
     y = torch.as_tensor(targets)
     if y.shape != (b,):
-        raise ValueError(f"targets must have shape ({b},) to match the {b} series, got {tuple(y.shape)}")
+        raise InputError(f"targets must have shape ({b},) to match the {b} series, got {tuple(y.shape)}")
     if loss == "cross_entropy":
         if y.is_floating_point():
-            raise ValueError("cross_entropy needs integer class labels, got floats")
+            raise InputError("cross_entropy needs integer class labels, got floats")
         if y.numel() and int(y.min()) < 0:
-            raise ValueError(f"class labels must be indices >= 0, got {int(y.min())}")
+            raise InputError(f"class labels must be indices >= 0, got {int(y.min())}")
         if training and torch.unique(y).numel() < 2:
-            raise ValueError(
+            raise InputError(
                 f"the training labels hold one class only ({int(y[0])}): a classifier needs at least two classes "
                 "to learn anything (accuracy would be 1.0 by construction)"
             )
         return y.long()
     if not torch.isfinite(y.double()).all():
-        raise ValueError("targets must be finite")
+        raise InputError("targets must be finite")
     return y
 
 
@@ -143,6 +145,13 @@ def fit(
     """Adam, lr decayed geometrically from ``config.lr`` to ``config.lr_final``; full batch unless ``batch_size``.
 
     Under ``torchrun`` (process group initialised) the batch is split over the processes (data parallel)."""
+    if not isinstance(model, torch.nn.Module) or next(iter(model.parameters()), None) is None:
+        raise InputError(f"model must be an nn.Module with parameters (an NCDE), got {describe(model)}")
+    if not isinstance(config, TrainConfig):
+        raise InputError(f"config must be a TrainConfig, got {describe(config)}")
+    validate_series(
+        times, values, lengths=lengths, mask=mask, input_channels=getattr(model, "input_channels", None)
+    )
     v = values if values.dim() == 3 else values.unsqueeze(0)
     b = v.shape[0]
     w = next(model.parameters())
@@ -183,7 +192,7 @@ def fit(
             i = order[start : start + bs]
             if world > 1:
                 if len(i) < world:
-                    raise ValueError(f"a batch of {len(i)} series cannot be split over {world} processes")
+                    raise InputError(f"a batch of {len(i)} series cannot be split over {world} processes")
                 i = i[rank::world]
             out = model(t[i], v[i], n[i], None if m is None else m[i])
             loss = loss_fn(out, y[i.to(y.device)])
@@ -224,7 +233,7 @@ def evaluate(
 ) -> dict[str, float]:
     """``{"loss": ...}`` (and ``"accuracy"`` for classification) on the given series."""
     if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
     model.eval()
     out = model(times, values, lengths, mask)
     y = _check_targets(targets, out.shape[0], loss).to(out.device)

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError
 from iclr24.paperkit.io import atomic_write_json
 from iclr24.paperkit.progress import progress
 
@@ -151,7 +152,7 @@ def _finite_list(v: object, what: str, src: Path, integers: bool = False) -> lis
                 break
     if not ok:
         kind = "integers" if integers else "finite numbers"
-        raise ValueError(
+        raise InputError(
             f"{src}: {what} must be a non-empty list of {kind} (is it a results.json from `run`?)"
         )
     return v
@@ -162,41 +163,41 @@ def load_results(src: Path) -> dict:
     that is missing or wrong (a partial file, an edited one, a zero learning rate)."""
     src = Path(src)
     if not src.exists():
-        raise FileNotFoundError(f"results file not found: {src} (write one with `opposing-signals run`)")
+        raise InputFileError(f"results file not found: {src} (write one with `opposing-signals run`)")
     if not src.is_file():
-        raise IsADirectoryError(
+        raise InputFolderError(
             f"{src} is a folder; expected the results.json written by `opposing-signals run`"
         )
     try:
         res = json.loads(src.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
+        raise InputError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
     if not isinstance(res, dict):
-        raise ValueError(f"{src} is not a results.json written by `opposing-signals run` (not a JSON object)")
+        raise InputError(f"{src} is not a results.json written by `opposing-signals run` (not a JSON object)")
     for key in ("curves", "config"):
         if key not in res:
-            raise ValueError(f"{src} is not a results.json written by `opposing-signals run` (no {key!r})")
+            raise InputError(f"{src} is not a results.json written by `opposing-signals run` (no {key!r})")
     curves, cfg = res["curves"], res["config"]
     if not isinstance(curves, dict) or not curves:
-        raise ValueError(f"{src}: 'curves' must be a non-empty object of named loss curves")
+        raise InputError(f"{src}: 'curves' must be a non-empty object of named loss curves")
     for name, ys in curves.items():
         _finite_list(ys, f"curve {name!r}", src)
     if not isinstance(cfg, dict):
-        raise ValueError(f"{src}: 'config' must be an object")
+        raise InputError(f"{src}: 'config' must be an object")
     if not isinstance(cfg.get("optimizer"), str):
-        raise ValueError(f"{src}: config.optimizer must be a string, got {cfg.get('optimizer')!r}")
+        raise InputError(f"{src}: config.optimizer must be a string, got {cfg.get('optimizer')!r}")
     lr = cfg.get("lr")
     if isinstance(lr, bool) or not isinstance(lr, int | float) or not (math.isfinite(lr) and lr > 0):
-        raise ValueError(f"{src}: config.lr must be a positive finite number (2/lr is drawn), got {lr!r}")
+        raise InputError(f"{src}: config.lr must be a positive finite number (2/lr is drawn), got {lr!r}")
     if res.get("sharpness"):
         sh = _finite_list(res["sharpness"], "'sharpness'", src)
         st = _finite_list(res.get("sharpness_steps"), "'sharpness_steps'", src, integers=True)
         if len(sh) != len(st):
-            raise ValueError(
+            raise InputError(
                 f"{src}: 'sharpness' ({len(sh)} values) and 'sharpness_steps' ({len(st)}) differ in length"
             )
     if "dataset" in res and not isinstance(res["dataset"], str | None):
-        raise ValueError(f"{src}: 'dataset' must be a string, got {res['dataset']!r}")
+        raise InputError(f"{src}: 'dataset' must be a string, got {res['dataset']!r}")
     return res
 
 

@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError, InputFileError, InputNotAFolderError
+
 __all__ = ["TOP_LEFT_PATCH", "OpposingDigits", "make_opposing_digits", "mnist_subset", "cifar10_subset"]
 
 TOP_LEFT_PATCH = (0, 1, 2, 8, 9, 10, 16, 17, 18)
@@ -96,18 +98,24 @@ def make_opposing_digits(
     """Digits with ``+alpha`` on ``patch`` (pixel indices of the 8x8 image) in ``n_a`` images of ``class_a`` and
     ``n_b`` of ``class_b`` (training split only). ``alpha = 0`` or ``n_a = n_b = 0`` gives the clean data set with
     the same split. Features are in ``[0, 1]`` before planting; float32, labels int64."""
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not np.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, int | float)
+        or not np.isfinite(alpha)
+        or not 0 <= alpha <= 1e6
+    ):
+        # the features are float32 in [0, 1]: beyond 1e6 the planted signal is no longer a number the model can use
+        raise InputError(f"alpha must be a number in [0, 1e6], got {alpha!r}")
     if class_a == class_b or not (0 <= class_a <= 9 and 0 <= class_b <= 9):
-        raise ValueError(
+        raise InputError(
             f"class_a and class_b must be two different digits in 0..9, got {class_a} and {class_b}"
         )
     patch = tuple(int(p) for p in patch)
     if not patch or any(not 0 <= p < 64 for p in patch):
-        raise ValueError(f"patch must be a non-empty list of pixel indices in [0, 63], got {patch}")
+        raise InputError(f"patch must be a non-empty list of pixel indices in [0, 63], got {patch}")
     x, y = digits_arrays()
     if isinstance(n_train, bool) or not isinstance(n_train, int) or not 10 <= n_train < len(y):
-        raise ValueError(f"n_train must be an int in [10, {len(y) - 1}], got {n_train!r}")
+        raise InputError(f"n_train must be an int in [10, {len(y) - 1}], got {n_train!r}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
     tr, te = perm[:n_train], perm[n_train:]
@@ -116,7 +124,7 @@ def make_opposing_digits(
     for cls, cnt in ((class_a, n_a), (class_b, n_b)):
         pool = np.flatnonzero(ytr == cls)
         if isinstance(cnt, bool) or not isinstance(cnt, int) or not 0 <= cnt <= len(pool):
-            raise ValueError(
+            raise InputError(
                 f"n for class {cls} must be an int in [0, {len(pool)}] (its training images), got {cnt!r}"
             )
         pick = np.sort(rng.choice(pool, size=cnt, replace=False)) if cnt else np.zeros(0, dtype=np.int64)
@@ -137,7 +145,7 @@ def make_opposing_digits(
 
 def _subset(x: np.ndarray, y: np.ndarray, n: int, seed: int) -> tuple[Tensor, Tensor]:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= len(y):
-        raise ValueError(f"n must be an int in [1, {len(y)}] (the images available), got {n!r}")
+        raise InputError(f"n must be an int in [1, {len(y)}] (the images available), got {n!r}")
     idx = np.sort(np.random.default_rng(seed).permutation(len(y))[:n])
     return torch.from_numpy(np.ascontiguousarray(x[idx], dtype=np.float32)), torch.from_numpy(
         y[idx].astype(np.int64)
@@ -152,7 +160,7 @@ def mnist_subset(data_dir=None, n: int = 5000, seed: int = 0, split: str = "trai
 
     splits = load_mnist(data_dir)
     if split not in splits:
-        raise ValueError(f"split must be one of {sorted(splits)}, got {split!r}")
+        raise InputError(f"split must be one of {sorted(splits)}, got {split!r}")
     return _subset(*splits[split], n, seed)
 
 
@@ -161,9 +169,16 @@ def cifar10_subset(path, n: int = 5000, seed: int = 0, split: str = "train") -> 
     in [0, 1] (channels first), ``y`` int64. A missing folder or batch file is a ``FileNotFoundError`` naming it."""
     from iclr24.paperkit.datasets import load_cifar10
 
-    splits = load_cifar10(path)
+    try:
+        splits = load_cifar10(path)
+    except InputFileError:
+        raise
+    except NotADirectoryError as e:
+        raise InputNotAFolderError(str(e), path) from None
+    except (FileNotFoundError, OSError, ValueError) as e:
+        raise InputFileError(str(e), path) from None
     if split not in splits:
-        raise ValueError(f"split must be one of {sorted(splits)}, got {split!r}")
+        raise InputError(f"split must be one of {sorted(splits)}, got {split!r}")
     x, y = splits[split]
     x = x.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
     return _subset(x, y, n, seed)

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_array, check_float, describe
+
 from .hessian import stability_threshold
 
 __all__ = ["EoSReport", "loss_increase_steps", "edge_of_stability_report"]
@@ -19,11 +21,10 @@ __all__ = ["EoSReport", "loss_increase_steps", "edge_of_stability_report"]
 
 def loss_increase_steps(loss: Sequence[float], tol: float = 0.01) -> list[int]:
     """Steps ``t`` with ``L(theta_{t+1}) > (1 + tol) L(theta_t)``."""
-    if not 0 <= tol:
-        raise ValueError(f"tol must be >= 0, got {tol!r}")
-    ls = torch.as_tensor(list(loss), dtype=torch.float64)
+    check_float(tol, "tol", minimum=0)
+    ls = torch.from_numpy(check_array(loss, "loss", ndim=1))
     if ls.numel() < 2:
-        raise ValueError(f"need a loss history of length >= 2, got {ls.numel()}")
+        raise InputError(f"need a loss history of length >= 2, got {ls.numel()}")
     # increase_t = [L_{t+1} > (1 + tol) L_t]
     up = ls[1:] > (1.0 + tol) * ls[:-1]
     return torch.nonzero(up).reshape(-1).tolist()
@@ -64,15 +65,19 @@ def edge_of_stability_report(
         lr = history.config.lr
         momentum = history.config.momentum
     thr = stability_threshold(lr, momentum)
+    from .training import History
+
+    if not isinstance(history, History):
+        raise InputError(f"history must be the History that train() returns, got {describe(history)}")
     sh = torch.as_tensor(history.sharpness, dtype=torch.float64)
     st = torch.as_tensor(history.sharpness_steps, dtype=torch.long)
     if sh.numel() == 0:
-        raise ValueError("the history has no sharpness measurements; train with sharpness_every > 0")
+        raise InputError("the history has no sharpness measurements; train with sharpness_every > 0")
     last = int(st.max())
     start = last // 3 if late_from is None else late_from
     late = sh[st >= start]
     if late.numel() == 0:
-        raise ValueError(f"no sharpness measurement at or after step {start} (last is {last})")
+        raise InputError(f"no sharpness measurement at or after step {start} (last is {last})")
     med = float(late.median())
     cross = torch.nonzero(sh >= crossing * thr).reshape(-1)
     inc = loss_increase_steps(history.loss, tol)

@@ -18,8 +18,16 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError
+
 from .eos import edge_of_stability_report, loss_increase_steps
-from .groups import antiphase_amplitude, find_opposing_groups, group_mean_changes, pearson, top_k_precision
+from .groups import (
+    _pearson_or_nan,
+    antiphase_amplitude,
+    find_opposing_groups,
+    group_mean_changes,
+    top_k_precision,
+)
 from .tracking import LossTracker, check_labels
 from .training import TrainConfig, _check_xy, make_mlp, train
 
@@ -51,7 +59,7 @@ class ExperimentConfig:
         for name in ("width", "depth", "k"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+                raise InputError(f"{name} must be an int >= 1, got {v!r}")
 
     def train_config(self) -> TrainConfig:
         return TrainConfig(
@@ -85,29 +93,29 @@ def run_experiment(
     """
     cfg = config or ExperimentConfig()
     if not isinstance(cfg, ExperimentConfig):
-        raise ValueError(f"config must be an ExperimentConfig, got {type(cfg).__name__}")
+        raise InputError(f"config must be an ExperimentConfig, got {type(cfg).__name__}")
     tc = cfg.train_config()
     x, y = _check_xy(x, y)
     n = x.shape[0]
     groups_given = [g for g in (group_a, group_b) if g is not None]
     if len(groups_given) == 1:
-        raise ValueError("give both group_a and group_b (indices of the two planted groups), or neither")
+        raise InputError("give both group_a and group_b (indices of the two planted groups), or neither")
     checked = []
     for name, grp in (("group_a", group_a), ("group_b", group_b)):
         if grp is None:
             continue
         gi = torch.as_tensor(grp)
         if gi.ndim != 1 or gi.dtype.is_floating_point or gi.dtype == torch.bool:
-            raise ValueError(
+            raise InputError(
                 f"{name} must be a 1-D sequence of integer training indices, got {tuple(gi.shape)}"
             )
         if gi.numel() and (int(gi.min()) < 0 or int(gi.max()) >= n):
-            raise ValueError(
+            raise InputError(
                 f"{name} indices must lie in [0, {n - 1}], got [{int(gi.min())}, {int(gi.max())}]"
             )
         checked.append(gi.long())
     if checked and checked[0].numel() + checked[1].numel() == 0:
-        raise ValueError("group_a and group_b are both empty: nothing is planted to measure")
+        raise InputError("group_a and group_b are both empty: nothing is planted to measure")
     x = x.reshape(n, -1).to(cfg.device)
     y = y.to(cfg.device)
     n_classes = int(y.max()) + 1
@@ -147,11 +155,11 @@ def run_experiment(
                 out["curves"][name] = losses[:, grp].mean(1).tolist()
         if ga.numel() and gb.numel():
             da, db = group_mean_changes(half, ga), group_mean_changes(half, gb)
-            out["corr"] = pearson(da, db)
+            out["corr"] = _pearson_or_nan(da, db)
             settled = d[d.shape[0] // 8 :]
             sa, sb = group_mean_changes(settled, ga), group_mean_changes(settled, gb)
             out["amplitude"] = antiphase_amplitude(sa, sb)
-            out["corr_settled"] = pearson(sa, sb)
+            out["corr_settled"] = _pearson_or_nan(sa, sb)
     window = max(2, d.shape[0] // 2)
     found = find_opposing_groups(tracker, k=k, window=window)
     out["groups"] = found.summary()

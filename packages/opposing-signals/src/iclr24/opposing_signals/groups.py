@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from iclr24.paperkit.errors import InputError, check_array, describe
+
 from .tracking import LossTracker, per_example_loss, top_k_indices
 
 __all__ = [
@@ -43,11 +45,19 @@ CLUSTERINGS = ("label", "kmeans")
 
 
 def pearson(a: Tensor, b: Tensor) -> float:
-    """Pearson correlation of two equal-length series (``nan`` if either is constant)."""
-    a = torch.as_tensor(a, dtype=torch.float64).reshape(-1)
-    b = torch.as_tensor(b, dtype=torch.float64).reshape(-1)
+    """Pearson correlation of two equal-length finite series. A constant series has no correlation: InputError
+    (not NaN); so do NaN/inf values."""
+    r = _pearson_or_nan(a, b)
+    if r != r:
+        raise InputError("pearson: a series is constant (zero variance), so its correlation is undefined")
+    return r
+
+
+def _pearson_or_nan(a: Tensor, b: Tensor) -> float:
+    """:func:`pearson`, NaN for a constant series (the group search skips such pairs)."""
+    a, b = _series(a, "a"), _series(b, "b")
     if a.shape != b.shape or a.numel() < 2:
-        raise ValueError(f"need two series of the same length >= 2, got {a.numel()} and {b.numel()}")
+        raise InputError(f"need two series of the same length >= 2, got {a.numel()} and {b.numel()}")
     a = a - a.mean()
     b = b - b.mean()
     den = a.norm() * b.norm()
@@ -55,6 +65,19 @@ def pearson(a: Tensor, b: Tensor) -> float:
         return float("nan")
     # rho = sum (a - abar)(b - bbar) / (||a - abar|| ||b - bbar||)
     return float((a @ b) / den)
+
+
+def _series(x: object, name: str) -> Tensor:
+    """A real 1-D float64 series from a tensor, array or list; InputError for anything else or NaN/inf."""
+    if isinstance(x, Tensor):
+        if x.is_complex() or x.dtype == torch.bool:
+            raise InputError(f"{name} must be real numbers, got {describe(x)}")
+        t = x.detach().to(torch.float64).reshape(-1)
+    else:
+        t = torch.from_numpy(check_array(x, name, finite=False, allow_empty=True)).reshape(-1)
+    if not bool(torch.isfinite(t).all()):
+        raise InputError(f"{name} holds NaN or inf ({describe(x)}); expected finite values")
+    return t
 
 
 def antiphase_amplitude(delta_a: Tensor, delta_b: Tensor) -> float:
@@ -65,7 +88,7 @@ def antiphase_amplitude(delta_a: Tensor, delta_b: Tensor) -> float:
     a = torch.as_tensor(delta_a, dtype=torch.float64).reshape(-1)
     b = torch.as_tensor(delta_b, dtype=torch.float64).reshape(-1)
     if a.shape != b.shape or a.numel() < 1:
-        raise ValueError(f"need two series of the same length >= 1, got {a.numel()} and {b.numel()}")
+        raise InputError(f"need two series of the same length >= 1, got {a.numel()} and {b.numel()}")
     # amp = sqrt(mean_t ((Delta_A(t) - Delta_B(t)) / 2)^2)
     return float(((a - b) / 2).pow(2).mean().sqrt())
 
@@ -84,7 +107,7 @@ def membership_frequency(deltas: Tensor, k: int) -> tuple[Tensor, Tensor]:
 def group_mean_changes(deltas: Tensor, positions: Tensor) -> Tensor:
     """``Delta_A(t)``: mean loss change of the tracked positions ``positions`` at each row of ``deltas``."""
     if positions.numel() == 0:
-        raise ValueError("a group must have at least one member")
+        raise InputError("a group must have at least one member")
     # Delta_A(t) = (1/|A|) sum_{i in A} Delta_i(t)
     return deltas[:, positions].mean(dim=1)
 
@@ -92,7 +115,7 @@ def group_mean_changes(deltas: Tensor, positions: Tensor) -> Tensor:
 def top_k_precision(deltas: Tensor, member: Tensor, k: int, direction: str = "abs") -> Tensor:
     """Per row of ``deltas``: the fraction of the top-k movers that are in ``member`` (a bool mask over positions)."""
     if member.shape != (deltas.shape[1],):
-        raise ValueError(f"member mask must have shape ({deltas.shape[1]},), got {tuple(member.shape)}")
+        raise InputError(f"member mask must have shape ({deltas.shape[1]},), got {tuple(member.shape)}")
     top = top_k_indices(deltas, k, direction)
     return member.to(torch.float64)[top].mean(dim=1)
 
@@ -102,7 +125,7 @@ def kmeans(x: Tensor, n_clusters: int, iters: int = 50, seed: int = 0) -> Tensor
     x = x.reshape(x.shape[0], -1).to(torch.float64)
     n = x.shape[0]
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, int) or not 1 <= n_clusters <= n:
-        raise ValueError(f"n_clusters must be an int in [1, {n}], got {n_clusters!r}")
+        raise InputError(f"n_clusters must be an int in [1, {n}], got {n_clusters!r}")
     g = torch.Generator().manual_seed(int(seed))
     centers = [x[int(torch.randint(n, (1,), generator=g))]]
     for _ in range(1, n_clusters):
@@ -194,17 +217,17 @@ def find_opposing_groups(
     ``max_points`` (default ``4 k``) recurring examples are kept: those most often in ``S^+_t`` or ``S^-_t``.
     """
     if not isinstance(tracker, LossTracker):
-        raise ValueError(f"tracker must be a LossTracker, got {type(tracker).__name__}")
+        raise InputError(f"tracker must be a LossTracker, got {type(tracker).__name__}")
     if cluster not in CLUSTERINGS:
-        raise ValueError(f"cluster must be one of {CLUSTERINGS}, got {cluster!r}")
+        raise InputError(f"cluster must be one of {CLUSTERINGS}, got {cluster!r}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= tracker.n:
-        raise ValueError(f"k must be an int in [1, {tracker.n}] (the number of tracked examples), got {k!r}")
+        raise InputError(f"k must be an int in [1, {tracker.n}] (the number of tracked examples), got {k!r}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 2:
-        raise ValueError(f"window must be an int >= 2, got {window!r}")
+        raise InputError(f"window must be an int >= 2, got {window!r}")
     d = tracker.deltas(window)
     cap = 4 * k if max_points is None else max_points
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-        raise ValueError(f"max_points must be an int >= 1, got {max_points!r}")
+        raise InputError(f"max_points must be an int >= 1, got {max_points!r}")
     cu, cd = membership_frequency(d, k)
     m = cu + cd
     order = torch.sort(m, descending=True, stable=True).indices
@@ -227,7 +250,7 @@ def find_opposing_groups(
     pairs: list[OpposingPair] = []
     for i in range(len(groups)):
         for j in range(i + 1, len(groups)):
-            r = pearson(changes[groups[i].name], changes[groups[j].name])
+            r = _pearson_or_nan(changes[groups[i].name], changes[groups[j].name])
             if r == r:  # skip constant series (nan)
                 pairs.append(OpposingPair(groups[i].name, groups[j].name, r, -r))
     pairs.sort(key=lambda p: (p.corr, p.a, p.b))
@@ -238,13 +261,19 @@ def group_gradient_cosine(
     model: nn.Module, x: Tensor, y: Tensor, group_a: Tensor, group_b: Tensor, loss: str = "mse"
 ) -> float:
     """``cos(grad L_A, grad L_B)`` of the two groups' mean losses at the model's current parameters."""
+    from .training import _check_xy
+
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    x, y = _check_xy(x, y)
+    group_a, group_b = _indices(group_a, len(x), "group_a"), _indices(group_b, len(x), "group_b")
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
-        raise ValueError(f"{type(model).__name__} has no parameters that require grad")
+        raise InputError(f"{type(model).__name__} has no parameters that require grad")
 
     def flat_grad(idx: Tensor) -> Tensor:
         if idx.numel() == 0:
-            raise ValueError("a group must have at least one member")
+            raise InputError("a group must have at least one member")
         with torch.enable_grad():
             la = per_example_loss(model(x[idx]), y[idx], loss).mean()
             g = torch.autograd.grad(la, params)
@@ -252,4 +281,20 @@ def group_gradient_cosine(
 
     ga, gb = flat_grad(torch.as_tensor(group_a)), flat_grad(torch.as_tensor(group_b))
     # cos(A, B) = <grad L_A, grad L_B> / (||grad L_A|| ||grad L_B||)
-    return float(ga @ gb / (ga.norm() * gb.norm()).clamp_min(1e-30))
+    c = float(ga @ gb / (ga.norm() * gb.norm()).clamp_min(1e-30))
+    if c != c or abs(c) == float("inf"):
+        raise InputError(
+            "the group gradients are not finite (the loss overflows at these inputs or parameters)"
+        )
+    return c
+
+
+def _indices(idx: object, n: int, name: str) -> Tensor:
+    t = torch.as_tensor(idx) if not isinstance(idx, Tensor) else idx
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool or t.dim() != 1:
+        raise InputError(f"{name} must be a 1-D tensor of example indices, got {describe(idx)}")
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= n):
+        raise InputError(
+            f"{name} must index the {n} examples, got values in [{int(t.min())}, {int(t.max())}]"
+        )
+    return t

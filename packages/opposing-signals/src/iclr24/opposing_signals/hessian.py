@@ -24,6 +24,8 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, grad, jvp
 
+from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+
 __all__ = [
     "HVP_METHODS",
     "SHARPNESS_METHODS",
@@ -43,10 +45,10 @@ HVP_METHODS = ("func", "double_backward")
 def trainable_parameters(model: nn.Module) -> dict[str, Tensor]:
     """The parameters of ``model`` that require grad, by name; a clear error if there are none."""
     if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise InputError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     params = {n: p for n, p in model.named_parameters() if p.requires_grad}
     if not params:
-        raise ValueError(
+        raise InputError(
             f"{type(model).__name__} has no parameters that require grad; sharpness and tracking need at least "
             "one trainable parameter (did you call requires_grad_(False) on the whole model?)"
         )
@@ -55,12 +57,12 @@ def trainable_parameters(model: nn.Module) -> dict[str, Tensor]:
 
 def _check_data(data: object) -> tuple[Tensor, Tensor]:
     if not (isinstance(data, tuple | list) and len(data) == 2):
-        raise ValueError(f"data must be a pair (X, y) of tensors, got {type(data).__name__}")
+        raise InputError(f"data must be a pair (X, y) of tensors, got {type(data).__name__}")
     x, y = data
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
-        raise ValueError(f"data must be a pair of tensors, got ({type(x).__name__}, {type(y).__name__})")
+        raise InputError(f"data must be a pair of tensors, got ({type(x).__name__}, {type(y).__name__})")
     if x.shape[0] != y.shape[0] or x.shape[0] == 0:
-        raise ValueError(f"X and y must have the same non-zero length, got {x.shape[0]} and {y.shape[0]}")
+        raise InputError(f"X and y must have the same non-zero length, got {x.shape[0]} and {y.shape[0]}")
     return x, y
 
 
@@ -81,7 +83,7 @@ def make_hvp(
     mean over examples (as :func:`~.tracking.mean_loss` is), and bounds the memory by one batch's graph.
     """
     if method not in HVP_METHODS:
-        raise ValueError(f"method must be one of {HVP_METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {HVP_METHODS}, got {method!r}")
     from .tracking import check_physical_batch_size
 
     check_physical_batch_size(physical_batch_size)
@@ -156,7 +158,7 @@ def power_iteration(
 ) -> tuple[float, Tensor]:
     """Largest-magnitude eigenvalue of a symmetric operator by power iteration: ``(lambda, v)``."""
     if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
-        raise ValueError(f"iters must be an int >= 1, got {iters!r}")
+        raise InputError(f"iters must be an int >= 1, got {iters!r}")
     v = _start_vector(dim, seed, dtype, device)
     lam = 0.0
     for _ in range(iters):
@@ -165,7 +167,7 @@ def power_iteration(
         lam = float(v @ hv)
         nrm = hv.norm()
         if not torch.isfinite(nrm):
-            raise ValueError(
+            raise InputError(
                 "Hessian-vector product is not finite; the loss or the parameters contain NaN/inf"
             )
         if nrm == 0:
@@ -185,7 +187,7 @@ def lanczos(
 ) -> tuple[float, Tensor]:
     """Largest algebraic eigenvalue by ``iters`` Lanczos steps with full re-orthogonalisation: ``(lambda, v)``."""
     if isinstance(iters, bool) or not isinstance(iters, int) or iters < 1:
-        raise ValueError(f"iters must be an int >= 1, got {iters!r}")
+        raise InputError(f"iters must be an int >= 1, got {iters!r}")
     m = min(iters, dim)
     q = _start_vector(dim, seed, dtype, device)
     qs = [q]
@@ -194,7 +196,7 @@ def lanczos(
     for j in range(m):
         w = hvp(qs[j]).to(dtype)
         if not torch.isfinite(w).all():
-            raise ValueError(
+            raise InputError(
                 "Hessian-vector product is not finite; the loss or the parameters contain NaN/inf"
             )
         a = float(qs[j] @ w)
@@ -229,7 +231,7 @@ def top_eigenvalue(
 ) -> float:
     """``lambda_max`` of a symmetric operator given by ``hvp``, by ``"lanczos"`` or ``"power"`` iteration."""
     if method not in SHARPNESS_METHODS:
-        raise ValueError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
     fn = power_iteration if method == "power" else lanczos
     return fn(hvp, dim, iters=iters, seed=seed, dtype=dtype, device=device)[0]
 
@@ -252,17 +254,35 @@ def sharpness(
     ``physical_batch_size``: see :func:`make_hvp` (``loss_fn`` must then be a mean over examples).
     """
     if method not in SHARPNESS_METHODS:
-        raise ValueError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {SHARPNESS_METHODS}, got {method!r}")
+    check_int(iters, "iters", minimum=1, maximum=10**5)
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    if not isinstance(data, tuple | list) or len(data) != 2:
+        raise InputError(f"data must be an (x, y) pair, got {describe(data)}")
+    x, y = data
+    check_tensor(x, "data x", kind="float", finite=True)
+    check_tensor(y, "data y", kind="any")
+    if len(x) != len(y):
+        raise InputError(
+            f"data x and y must have the same non-zero length, got {describe(x)} and {describe(y)}"
+        )
+    w = next(iter(model.parameters()), None)
+    if w is not None and w.dtype != x.dtype:
+        raise InputError(f"data x is {x.dtype} but the model's weights are {w.dtype}: convert one")
     hvp, dim = make_hvp(model, loss_fn, data, method=hvp_method, physical_batch_size=physical_batch_size)
     p0 = next(iter(trainable_parameters(model).values()))
-    return top_eigenvalue(hvp, dim, iters=iters, method=method, seed=seed, dtype=p0.dtype, device=p0.device)
+    lam = top_eigenvalue(hvp, dim, iters=iters, method=method, seed=seed, dtype=p0.dtype, device=p0.device)
+    if lam != lam or abs(lam) == float("inf"):
+        raise InputError("the sharpness is not finite: the loss overflows at these inputs or parameters")
+    return lam
 
 
 def stability_threshold(lr: float, momentum: float = 0.0) -> float:
     """The edge of stability: ``2 / eta`` for GD, ``(2 + 2 beta) / eta`` for heavy-ball momentum ``beta``."""
     if isinstance(lr, bool) or not isinstance(lr, int | float) or not lr > 0:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
+        raise InputError(f"lr must be a positive number, got {lr!r}")
     if isinstance(momentum, bool) or not isinstance(momentum, int | float) or not 0 <= momentum < 1:
-        raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        raise InputError(f"momentum must be in [0, 1), got {momentum!r}")
     # 2/eta (GD), (2 + 2 beta)/eta (heavy ball)
     return (2.0 + 2.0 * momentum) / lr

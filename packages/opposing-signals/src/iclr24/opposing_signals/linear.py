@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 __all__ = [
     "ToyLinearData",
     "make_toy_linear",
@@ -64,9 +66,15 @@ def make_toy_linear(
     independent of ``y``) on a fraction ``p`` of the examples and 0 elsewhere, coordinates ``2..d-1`` Gaussian
     noise of scale ``noise``. Both labels see the outlier feature, so it is an opposing signal."""
     if not alpha >= 0 or not 0 < p <= 1 or d < 2 or n < 2:
-        raise ValueError(
+        raise InputError(
             f"need alpha >= 0, 0 < p <= 1, d >= 2, n >= 2; got alpha={alpha}, p={p}, d={d}, n={n}"
         )
+    check_float(alpha, "alpha", minimum=0)
+    check_float(p, "p", minimum=0, maximum=1, open_min=True)
+    check_float(core, "core")
+    check_float(noise, "noise", minimum=0)
+    check_int(d, "d", minimum=2, maximum=10**5)
+    check_int(n, "n", minimum=2, maximum=10**7)
     g = torch.Generator().manual_seed(seed)
     y = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0).to(torch.float64)
     x = noise * torch.randn(n, d, generator=g, dtype=torch.float64)
@@ -95,7 +103,7 @@ def scalar_net_hessian(v: float, w: float) -> Tensor:
 def scalar_net_manifold_sharpness(v: float, w: float) -> float:
     """Sharpness on the minimum manifold ``v w = 1``: ``v^2 + w^2``."""
     if abs(v * w - 1.0) > 1e-9:
-        raise ValueError(f"(v, w) = ({v}, {w}) is not on the minimum manifold v w = 1 (v w = {v * w})")
+        raise InputError(f"(v, w) = ({v}, {w}) is not on the minimum manifold v w = 1 (v w = {v * w})")
     # lambda_max = v^2 + w^2 on v w = 1
     return v * v + w * w
 

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import tie
 
 from .data import cifar10_subset
@@ -118,7 +119,7 @@ def paper_scale(
     n = subset or cfg.subset
     pb = physical_batch or (cfg.cuda_physical_batch if cuda else cfg.cpu_physical_batch)
     if n % pb:
-        raise ValueError(f"physical_batch must divide the subset of {n}, got {pb}")
+        raise InputError(f"physical_batch must divide the subset of {n}, got {pb}")
     tmp = tempfile.TemporaryDirectory(prefix="opposing-cifar-")
     folder = write_cifar_folder(Path(tmp.name), -(-n // 5))  # five train batches hold the subset
     x, y = cifar10_subset(

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = ["plot_group_losses", "plot_sharpness", "plot_top_examples"]
 
 
@@ -52,7 +54,7 @@ def plot_top_examples(images: Tensor, labels: Sequence[str], side: int, title: s
     plt = _plt()
     m = int(images.shape[0])
     if m == 0:
-        raise ValueError("no images to show")
+        raise InputError("no images to show")
     nrows = (m + ncols - 1) // ncols
     fig, axes = plt.subplots(nrows, ncols, figsize=(1.2 * ncols, 1.35 * nrows + 0.4), squeeze=False)
     imgs = torch.as_tensor(images).reshape(m, side, side).float()

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from iclr24.paperkit.errors import InputError, check_tensor
+
 from .hessian import trainable_parameters
 
 __all__ = [
@@ -42,30 +44,30 @@ DIRECTIONS = ("up", "down", "abs")
 
 def _check_loss(loss: str) -> str:
     if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
     return loss
 
 
 def check_physical_batch_size(pb: object) -> int | None:
     """``None`` (one pass) or an int >= 1; a clear error otherwise."""
     if pb is not None and (isinstance(pb, bool) or not isinstance(pb, int) or pb < 1):
-        raise ValueError(f"physical_batch_size must be None (one pass) or an int >= 1, got {pb!r}")
+        raise InputError(f"physical_batch_size must be None (one pass) or an int >= 1, got {pb!r}")
     return pb
 
 
 def check_labels(y: object, n_classes: int | None = None, what: str = "labels y") -> Tensor:
     """``y`` must be a 1-D integer tensor with values in ``[0, n_classes)`` (``n_classes`` unknown: ``>= 0``)."""
     if not isinstance(y, Tensor):
-        raise ValueError(f"{what} must be a tensor, got {type(y).__name__}")
+        raise InputError(f"{what} must be a tensor, got {type(y).__name__}")
     if y.ndim != 1:
-        raise ValueError(f"{what} must be 1-D (one class index per example), got shape {tuple(y.shape)}")
+        raise InputError(f"{what} must be 1-D (one class index per example), got shape {tuple(y.shape)}")
     if y.dtype.is_floating_point or y.dtype.is_complex or y.dtype == torch.bool:
-        raise ValueError(f"{what} must be integer class indices (e.g. torch.long), got dtype {y.dtype}")
+        raise InputError(f"{what} must be integer class indices (e.g. torch.long), got dtype {y.dtype}")
     if y.numel():
         lo, hi = int(y.min()), int(y.max())
         if lo < 0 or (n_classes is not None and hi >= n_classes):
             want = f"[0, {n_classes - 1}]" if n_classes is not None else "[0, ...)"
-            raise ValueError(f"{what} must lie in {want} (one per model output), got values in [{lo}, {hi}]")
+            raise InputError(f"{what} must lie in {want} (one per model output), got values in [{lo}, {hi}]")
     return y
 
 
@@ -73,8 +75,10 @@ def per_example_loss(outputs: Tensor, y: Tensor, loss: str = "mse") -> Tensor:
     """Per-example losses ``l_i`` (shape ``(n,)``) of logits ``outputs`` (``(n, C)``) against int labels ``y``
     (in ``[0, C)``; anything else is a ``ValueError`` naming what came)."""
     _check_loss(loss)
+    check_tensor(outputs, "outputs", ndim=2, kind="float", allow_empty=True)
+    check_tensor(y, "y", ndim=1, kind="any", allow_empty=True)
     if outputs.ndim != 2 or y.ndim != 1 or outputs.shape[0] != y.shape[0]:
-        raise ValueError(
+        raise InputError(
             f"expected outputs (n, C) and integer labels (n,), got {tuple(outputs.shape)} and {tuple(y.shape)}"
         )
     check_labels(y, outputs.shape[1])
@@ -117,7 +121,7 @@ def evaluate_per_example_loss(
 def loss_changes(losses: Tensor) -> Tensor:
     """``Delta[t, i] = l_i(theta_{t+1}) - l_i(theta_t)`` for a ``(T, n)`` history: shape ``(T - 1, n)``."""
     if losses.ndim != 2 or losses.shape[0] < 2:
-        raise ValueError(f"need a (T, n) loss history with T >= 2, got shape {tuple(losses.shape)}")
+        raise InputError(f"need a (T, n) loss history with T >= 2, got shape {tuple(losses.shape)}")
     # Delta_i(t) = l_i(theta_{t+1}) - l_i(theta_t)
     return losses[1:] - losses[:-1]
 
@@ -128,10 +132,10 @@ def top_k_indices(delta: Tensor, k: int, direction: str = "abs") -> Tensor:
     ``delta`` is ``(n,)`` or ``(T, n)`` (one selection per row). Ties go to the smaller index.
     """
     if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        raise InputError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     n = delta.shape[-1]
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
-        raise ValueError(f"k must be an int in [1, {n}] (the number of tracked examples), got {k!r}")
+        raise InputError(f"k must be an int in [1, {n}] (the number of tracked examples), got {k!r}")
     # S^+ = top-k Delta, S^- = top-k (-Delta), S^|.| = top-k |Delta|
     score = {"up": delta, "down": -delta, "abs": delta.abs()}[direction]
     order = torch.sort(score, dim=-1, descending=True, stable=True).indices
@@ -163,9 +167,9 @@ class LossTracker:
         self.loss = _check_loss(loss)
         self.physical_batch_size = check_physical_batch_size(physical_batch_size)
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be an int >= 1 (record every that many steps), got {every!r}")
+            raise InputError(f"every must be an int >= 1 (record every that many steps), got {every!r}")
         if not (isinstance(data, tuple | list) and len(data) == 2):
-            raise ValueError(f"data must be a pair (X, y) of tensors, got {type(data).__name__}")
+            raise InputError(f"data must be a pair (X, y) of tensors, got {type(data).__name__}")
         x, y = data
         if (
             not isinstance(x, Tensor)
@@ -173,16 +177,16 @@ class LossTracker:
             or x.shape[0] != y.shape[0]
             or x.shape[0] == 0
         ):
-            raise ValueError("data must be a pair of tensors (X, y) with the same non-zero first dimension")
+            raise InputError("data must be a pair of tensors (X, y) with the same non-zero first dimension")
         if x.ndim < 2:
-            raise ValueError(f"X must be (N, ...) with at least 2 dimensions, got shape {tuple(x.shape)}")
+            raise InputError(f"X must be (N, ...) with at least 2 dimensions, got shape {tuple(x.shape)}")
         check_labels(y)
         n = x.shape[0]
         if subset is None:
             idx = torch.arange(n)
         elif isinstance(subset, int) and not isinstance(subset, bool):
             if not 1 <= subset <= n:
-                raise ValueError(
+                raise InputError(
                     f"subset size must be in [1, {n}] (the number of examples in data), got {subset}"
                 )
             g = torch.Generator().manual_seed(int(seed))
@@ -192,17 +196,17 @@ class LossTracker:
                 list(subset) if not isinstance(subset, Tensor) else subset, dtype=torch.long
             )
             if idx.ndim != 1 or idx.numel() == 0:
-                raise ValueError(
+                raise InputError(
                     f"subset indices must be a non-empty 1-D sequence, got shape {tuple(idx.shape)}"
                 )
             if idx.numel() > n:
-                raise ValueError(f"subset has {idx.numel()} indices but data has only {n} examples")
+                raise InputError(f"subset has {idx.numel()} indices but data has only {n} examples")
             if int(idx.min()) < 0 or int(idx.max()) >= n:
-                raise ValueError(
+                raise InputError(
                     f"subset indices must lie in [0, {n - 1}], got [{int(idx.min())}, {int(idx.max())}]"
                 )
             if torch.unique(idx).numel() != idx.numel():
-                raise ValueError("subset indices must be distinct")
+                raise InputError("subset indices must be distinct")
         self.model = model
         self.x, self.y = x, y
         self.indices = idx
@@ -231,19 +235,19 @@ class LossTracker:
         if not self.wants(step):
             return False
         if self.steps and step <= self.steps[-1]:
-            raise ValueError(f"steps must increase: got {step} after {self.steps[-1]}")
+            raise InputError(f"steps must increase: got {step} after {self.steps[-1]}")
         if losses is None:
             row = evaluate_per_example_loss(
                 self.model, self.x[self.indices], self.y[self.indices], self.loss, self.physical_batch_size
             )
         else:
             if losses.shape != (self.x.shape[0],):
-                raise ValueError(f"losses must have shape ({self.x.shape[0]},), got {tuple(losses.shape)}")
+                raise InputError(f"losses must have shape ({self.x.shape[0]},), got {tuple(losses.shape)}")
             row = losses.detach()[self.indices]
         row = row.detach().to(torch.float32).cpu()
         if not torch.isfinite(row).all():
             bad = int((~torch.isfinite(row)).sum())
-            raise ValueError(
+            raise InputError(
                 f"non-finite per-example loss at step {step} ({bad} of {row.numel()} tracked examples): training "
                 "diverged; lower the learning rate"
             )
@@ -255,7 +259,7 @@ class LossTracker:
     def losses(self) -> Tensor:
         """``(T, n)`` tracked losses, one row per recorded step."""
         if not self._rows:
-            raise ValueError("nothing recorded yet: call record(step) during training")
+            raise InputError("nothing recorded yet: call record(step) during training")
         return torch.stack(self._rows)
 
     def deltas(self, window: int | None = None) -> Tensor:
@@ -263,9 +267,9 @@ class LossTracker:
         d = loss_changes(self.losses)
         if window is not None:
             if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-                raise ValueError(f"window must be an int >= 1, got {window!r}")
+                raise InputError(f"window must be an int >= 1, got {window!r}")
             if window > d.shape[0]:
-                raise ValueError(
+                raise InputError(
                     f"window={window} is longer than the history ({d.shape[0]} loss changes from {len(self)} "
                     "records); use a shorter window or train longer"
                 )
@@ -283,7 +287,7 @@ class LossTracker:
         pos = {int(j): p for p, j in enumerate(self.indices.tolist())}
         missing = [int(j) for j in want.tolist() if int(j) not in pos]
         if missing:
-            raise ValueError(f"indices {missing[:5]} are not tracked (the tracker follows {self.n} examples)")
+            raise InputError(f"indices {missing[:5]} are not tracked (the tracker follows {self.n} examples)")
         return self.losses[:, [pos[int(j)] for j in want.tolist()]]
 
     def nbytes(self) -> int:

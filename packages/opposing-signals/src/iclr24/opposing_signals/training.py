@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor, nn
 
+from iclr24.paperkit.errors import InputError, describe
+
 from .hessian import SHARPNESS_METHODS, trainable_parameters
 from .hessian import sharpness as _sharpness
 from .tracking import (
@@ -50,13 +52,32 @@ OPTIMIZERS = ("gd", "sgd", "adam")
 TRAIN_HVP_METHOD = "double_backward"
 
 
+class MLP(nn.Sequential):
+    """The ``nn.Sequential`` :func:`make_mlp` returns (same layers and state-dict keys), checking its input first:
+    a ``(N, d_in)`` floating tensor of the weights' dtype, else one InputError (not torch's addmm message)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        first = self[0]
+        if not isinstance(x, Tensor) or x.dim() < 1 or x.shape[-1] != first.in_features:
+            raise InputError(f"the MLP takes inputs (N, {first.in_features}), got {describe(x)}")
+        if x.dtype != first.weight.dtype:
+            raise InputError(
+                f"the MLP's weights are {first.weight.dtype}, its input is {x.dtype}: convert one"
+            )
+        return super().forward(x)
+
+
 def make_mlp(
     d_in: int = 64, width: int = 128, depth: int = 3, n_classes: int = 10, seed: int = 0
 ) -> nn.Sequential:
     """ReLU MLP ``d_in -> width x depth -> n_classes`` with torch's default initialisation under ``seed``."""
     for name, v in (("d_in", d_in), ("width", width), ("depth", depth), ("n_classes", n_classes)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int)
+            or not 1 <= v <= (1024 if name == "depth" else 2**17)
+        ):
+            raise InputError(f"{name} must be an int in [1, {1024 if name == 'depth' else 2**17}], got {v!r}")
     g = torch.random.fork_rng()
     with g:
         torch.manual_seed(seed)
@@ -66,7 +87,7 @@ def make_mlp(
             layers += [nn.Linear(prev, width), nn.ReLU()]
             prev = width
         layers.append(nn.Linear(prev, n_classes))
-        return nn.Sequential(*layers)
+        return MLP(*layers)
 
 
 @dataclass(frozen=True)
@@ -95,15 +116,15 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+            raise InputError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if (
             isinstance(self.lr, bool)
             or not isinstance(self.lr, int | float)
             or not (self.lr > 0 and math.isfinite(self.lr))
         ):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
-        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
-            raise ValueError(f"steps must be an int >= 1, got {self.steps!r}")
+            raise InputError(f"lr must be a positive finite number, got {self.lr!r}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or not 1 <= self.steps <= 10**8:
+            raise InputError(f"steps must be an int in [1, 10**8], got {self.steps!r}")
         if self.loss is not None:
             _check_loss(self.loss)
         if (
@@ -111,17 +132,17 @@ class TrainConfig:
             or not isinstance(self.momentum, int | float)
             or not 0 <= self.momentum < 1
         ):
-            raise ValueError(f"momentum must be in [0, 1), got {self.momentum!r}")
+            raise InputError(f"momentum must be in [0, 1), got {self.momentum!r}")
         if self.optimizer == "adam" and self.momentum:
-            raise ValueError(
+            raise InputError(
                 f"momentum is for 'gd'/'sgd' (Adam has its own betas), got momentum={self.momentum}"
             )
         bs = self.batch_size
         if self.optimizer == "sgd":
             if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
-                raise ValueError(f"optimizer 'sgd' needs batch_size >= 1, got {bs!r}")
+                raise InputError(f"optimizer 'sgd' needs batch_size >= 1, got {bs!r}")
         elif bs is not None:
-            raise ValueError(
+            raise InputError(
                 f"batch_size={bs!r} is the SGD minibatch, but optimizer {self.optimizer!r} is full-batch (it uses "
                 "every example each step); use optimizer='sgd' for minibatches, or physical_batch_size to bound "
                 "memory without changing the full-batch step"
@@ -130,11 +151,11 @@ class TrainConfig:
         for name in ("sharpness_every", "sharpness_iters"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int):
-                raise ValueError(f"{name} must be an int, got {v!r}")
-        if self.sharpness_every < 0 or self.sharpness_iters < 1:
-            raise ValueError("sharpness_every must be >= 0 (0 = never) and sharpness_iters >= 1")
+                raise InputError(f"{name} must be an int, got {v!r}")
+        if self.sharpness_every < 0 or not 1 <= self.sharpness_iters <= 10**5:
+            raise InputError("sharpness_every must be >= 0 (0 = never) and sharpness_iters in [1, 10**5]")
         if self.sharpness_method not in SHARPNESS_METHODS:
-            raise ValueError(
+            raise InputError(
                 f"sharpness_method must be one of {SHARPNESS_METHODS}, got {self.sharpness_method!r}"
             )
         sub = self.sharpness_subset
@@ -149,7 +170,7 @@ class TrainConfig:
                 and all(isinstance(i, int) and not isinstance(i, bool) for i in sub)
             )
         ):
-            raise ValueError(
+            raise InputError(
                 f"sharpness_subset must be None, an int >= 1 or a non-empty tuple of indices, got {sub!r}"
             )
 
@@ -181,16 +202,16 @@ class History:
 
 def _check_xy(x: object, y: object) -> tuple[Tensor, Tensor]:
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
-        raise ValueError(f"X and y must be tensors, got {type(x).__name__} and {type(y).__name__}")
+        raise InputError(f"X and y must be tensors, got {type(x).__name__} and {type(y).__name__}")
     if x.ndim < 2 or y.ndim != 1 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
-        raise ValueError(
+        raise InputError(
             f"expected X (N, ...) and integer labels y (N,), got {tuple(x.shape)} and {tuple(y.shape)}"
         )
     if not x.dtype.is_floating_point:
-        raise ValueError(f"X must be a floating-point tensor, got dtype {x.dtype}")
+        raise InputError(f"X must be a floating-point tensor, got dtype {x.dtype}")
     check_labels(y)
     if not torch.isfinite(x).all():
-        raise ValueError("X contains NaN or inf")
+        raise InputError("X contains NaN or inf")
     return x, y
 
 
@@ -201,14 +222,14 @@ def sharpness_indices(subset: int | Sequence[int] | None, n: int, seed: int = 0)
         return None
     if isinstance(subset, int) and not isinstance(subset, bool):
         if not 1 <= subset <= n:
-            raise ValueError(f"sharpness_subset must be in [1, {n}] (the training examples), got {subset}")
+            raise InputError(f"sharpness_subset must be in [1, {n}] (the training examples), got {subset}")
         g = torch.Generator().manual_seed(int(seed))
         return torch.sort(torch.randperm(n, generator=g)[:subset]).values
     idx = torch.as_tensor(list(subset), dtype=torch.long)
     if idx.ndim != 1 or idx.numel() == 0 or int(idx.min()) < 0 or int(idx.max()) >= n:
-        raise ValueError(f"sharpness_subset indices must be a non-empty list in [0, {n - 1}]")
+        raise InputError(f"sharpness_subset indices must be a non-empty list in [0, {n - 1}]")
     if torch.unique(idx).numel() != idx.numel():
-        raise ValueError("sharpness_subset indices must be distinct")
+        raise InputError("sharpness_subset indices must be distinct")
     return idx
 
 
@@ -216,11 +237,11 @@ def _resolve_loss(cfg: TrainConfig, tracker: LossTracker | None) -> str:
     if tracker is None:
         return cfg.loss or "mse"
     if not isinstance(tracker, LossTracker):
-        raise ValueError(f"tracker must be a LossTracker, got {type(tracker).__name__}")
+        raise InputError(f"tracker must be a LossTracker, got {type(tracker).__name__}")
     if cfg.loss is None:
         return tracker.loss
     if cfg.loss != tracker.loss:
-        raise ValueError(
+        raise InputError(
             f"train(loss={cfg.loss!r}) but the tracker records loss={tracker.loss!r}: the tracked losses would not "
             "be the ones training minimises; pass the same loss to both (or leave train's loss unset to use the "
             "tracker's)"
@@ -247,18 +268,20 @@ def train(
     every ``sharpness_every`` steps, ``callbacks(t, model, history)`` run, then the update. A non-finite loss stops
     training with the step where it happened.
     """
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
     cfg = config or TrainConfig()
     if not isinstance(cfg, TrainConfig):
-        raise ValueError(f"config must be a TrainConfig, got {type(cfg).__name__}")
+        raise InputError(f"config must be a TrainConfig, got {type(cfg).__name__}")
     if overrides:
         unknown = sorted(set(overrides) - set(cfg.__dict__))
         if unknown:
-            raise ValueError(f"unknown training option(s) {unknown}; TrainConfig has {sorted(cfg.__dict__)}")
+            raise InputError(f"unknown training option(s) {unknown}; TrainConfig has {sorted(cfg.__dict__)}")
         cfg = TrainConfig(**{**cfg.__dict__, **overrides})
     x, y = _check_xy(x, y)
     n = x.shape[0]
     if cfg.optimizer == "sgd" and cfg.batch_size > n:
-        raise ValueError(f"batch_size={cfg.batch_size} is larger than the training set ({n} examples)")
+        raise InputError(f"batch_size={cfg.batch_size} is larger than the training set ({n} examples)")
     loss_name = _resolve_loss(cfg, tracker)
     cfg = replace(cfg, loss=loss_name)
     check_labels(y, _n_outputs(model, x))
@@ -312,7 +335,7 @@ def train(
         )
         lval = float(per.mean())
         if not math.isfinite(lval):
-            raise ValueError(
+            raise InputError(
                 f"training loss became non-finite at step {t} (lr={cfg.lr}); lower the learning rate"
             )
         hist.loss.append(lval)
@@ -373,14 +396,16 @@ def _forward(model: nn.Module, xb: Tensor, t: int) -> Tensor:
         return model(xb)
     try:
         out = model(xb)
-    except RuntimeError as e:
+    except (RuntimeError, InputError) as e:  # torch's shape errors, or the MLP's own check
+        if isinstance(e, torch.OutOfMemoryError):
+            raise
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ValueError(
+        raise InputError(
             f"the model could not be applied to X of shape (N, {', '.join(map(str, xb.shape[1:]))}): {msg}"
         ) from None
     if not isinstance(out, Tensor) or out.ndim != 2 or out.shape[0] != xb.shape[0]:
         shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-        raise ValueError(
+        raise InputError(
             f"the model must map X (N, ...) to logits (N, C); got {shape} for {xb.shape[0]} examples"
         )
     return out

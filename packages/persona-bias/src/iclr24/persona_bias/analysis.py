@@ -13,8 +13,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError
+
 from . import stats
-from .config import NO_PERSONA
+from .config import NO_PERSONA, check_records
 
 __all__ = ["Comparison", "compare_personas", "persona_summary", "percent_personas_biased", "TESTS"]
 
@@ -70,15 +72,16 @@ def compare_personas(
     ``no_persona`` control is compared within each template). ``correction`` (none/bonferroni/holm/fdr_bh) adjusts
     p-values over each persona's datasets (per model and template)."""
     if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise InputError(f"unknown test {test!r}; choose one of {', '.join(TESTS)}")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    scored = check_records(scored, ("model", "persona", "template", "dataset", "id", "is_correct"), "scored")
     idx = _index(scored)
     if not idx:
-        raise ValueError("no scored responses to compare")
+        raise InputError("no scored responses to compare")
     available = sorted({k[1] for k in idx})
     if baseline not in available:
-        raise ValueError(
+        raise InputError(
             f"baseline persona {baseline!r} has no responses; personas in the store: {available}"
         )
     templates = sorted({k[2] for k in idx if k[2] != NO_PERSONA}) or [NO_PERSONA]
@@ -151,9 +154,19 @@ def compare_personas(
     return final
 
 
+def _check_comparisons(comparisons: object) -> None:
+    if isinstance(comparisons, str | bytes) or not isinstance(comparisons, Sequence | list | tuple):
+        raise InputError(
+            f"comparisons must be the list compare_personas returns, got {type(comparisons).__name__}"
+        )
+    if not all(isinstance(c, Comparison) for c in comparisons):
+        raise InputError("comparisons must be Comparison records (from compare_personas)")
+
+
 def persona_summary(comparisons: Sequence[Comparison]) -> list[dict]:
     """Per (model, template, persona): datasets compared, datasets with a significant drop (and %), mean relative
     drop, mean abstention rate, and ``biased`` (a significant drop on at least one dataset)."""
+    _check_comparisons(comparisons)
     groups: dict[tuple, list[Comparison]] = {}
     for c in comparisons:
         groups.setdefault((c.model, c.template, c.persona), []).append(c)
@@ -182,5 +195,5 @@ def percent_personas_biased(comparisons: Sequence[Comparison], exclude: Sequence
     """% of personas (per model and template, pooled) with a significant drop on at least one dataset."""
     rows = [r for r in persona_summary(comparisons) if r["persona"] not in exclude]
     if not rows:
-        raise ValueError("no personas to summarise")
+        raise InputError("no personas to summarise")
     return 100.0 * sum(r["biased"] for r in rows) / len(rows)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 from .config import GenerationConfig, Prompt
 
 __all__ = [
@@ -87,7 +89,7 @@ class ScriptedBackend(Backend):
 
     def __init__(self, respond: Callable[[Prompt], str], name: str = "scripted") -> None:
         if not callable(respond):
-            raise ValueError("respond must be a callable taking a Prompt and returning the response text")
+            raise InputError("respond must be a callable taking a Prompt and returning the response text")
         self.respond = respond
         self.name = name
         self.calls: list[Prompt] = []
@@ -138,15 +140,15 @@ class OpenAIBackend(Backend):
         import httpx
 
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(
+            raise InputError(
                 f"base_url must be an http(s) URL like http://127.0.0.1:8000/v1, got {base_url!r}"
             )
         if not model:
-            raise ValueError("model must be the model name the server serves (e.g. the vLLM --model)")
+            raise InputError("model must be the model name the server serves (e.g. the vLLM --model)")
         if not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be a positive int, got {concurrency!r}")
+            raise InputError(f"concurrency must be a positive int, got {concurrency!r}")
         if max_retries < 0 or timeout <= 0 or backoff < 0:
-            raise ValueError("max_retries must be >= 0, timeout > 0 and backoff >= 0")
+            raise InputError("max_retries must be >= 0, timeout > 0 and backoff >= 0")
         self.base_url = base_url.rstrip("/")
         self.name = model
         self.chat = chat
@@ -327,9 +329,9 @@ class TransformersBackend(Backend):
         device: str = "cpu",
     ) -> None:
         if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+            raise InputError(f"batch_size must be positive, got {batch_size}")
         if chat and not getattr(tokenizer, "chat_template", None):
-            raise ValueError(
+            raise InputError(
                 f"the tokenizer of {name!r} has no chat template; pass chat=False (--no-chat) to use the "
                 "completion format (system + '\\n\\n' + user), or use a tokenizer with a chat template"
             )
@@ -353,13 +355,13 @@ class TransformersBackend(Backend):
 
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"model path {path} does not exist; give a folder with config.json and weights "
                 "(or a GGUF file with gguf_file=)"
             )
         extra = {"gguf_file": gguf_file} if gguf_file else {}
         if gguf_file and not (path / gguf_file).is_file():
-            raise FileNotFoundError(f"GGUF file {path / gguf_file} not found")
+            raise InputFileError(f"GGUF file {path / gguf_file} not found")
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
         model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
         return cls(model, tok, name=name or (gguf_file or path.name), **kwargs)

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from iclr24.paperkit import BenchReport, BenchResult, benchmark
+from iclr24.paperkit.errors import InputError
 
 from .backends import OpenAIBackend
 from .config import (
@@ -78,7 +79,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     """Requests/s by concurrency, prompt building, extraction, McNemar, the MBPP runner and local-model batching.
     ``mode``: smoke and quick run the same small sizes (a tiny random GPT-2); full uses 160 requests and SmolLM2."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     res = _http_and_prompts(quick=mode != "full") + _local_model(quick=mode != "full")
     notes = [
         "ours and the baseline interleaved in one run; medians of the repeats; speedup = baseline / ours",

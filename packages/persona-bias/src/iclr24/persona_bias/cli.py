@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int, probability
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
@@ -287,7 +288,7 @@ def _open_store(args: argparse.Namespace):
 
     path = _store_path(args)
     if not (path / RunStore.FILENAME).is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"no run store at {path} (expected {path / RunStore.FILENAME}); run "
             "'persona-bias run' first or pass --store"
         )

@@ -6,8 +6,11 @@ Every string here is byte-exact to the official release (allenai/persona-bias, `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from iclr24.paperkit.errors import InputError
 
 __all__ = [
     "NO_PERSONA",
@@ -299,13 +302,13 @@ class GenerationConfig:
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.temperature <= 2.0):
-            raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
+            raise InputError(f"temperature must be in [0, 2], got {self.temperature}")
         if not (0.0 < self.top_p <= 1.0):
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+            raise InputError(f"top_p must be in (0, 1], got {self.top_p}")
         if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive int, got {self.max_tokens!r}")
+            raise InputError(f"max_tokens must be a positive int, got {self.max_tokens!r}")
         if self.n != 1:
-            raise ValueError(
+            raise InputError(
                 f"only n=1 generation per request is supported (the paper's setting), got n={self.n}"
             )
         object.__setattr__(self, "stop", tuple(self.stop))
@@ -332,7 +335,7 @@ def resolve_template(name: str) -> str:
     if name == NO_PERSONA:
         return ""
     if name not in SYSTEM_TEMPLATES:
-        raise ValueError(
+        raise InputError(
             f"unknown persona template {name!r}; known: {', '.join([*SYSTEM_TEMPLATES, NO_PERSONA])}"
         )
     return SYSTEM_TEMPLATES[name]
@@ -341,7 +344,7 @@ def resolve_template(name: str) -> str:
 def system_prompt(persona: str, template: str = DEFAULT_TEMPLATE) -> str:
     """The system prompt for ``persona`` under ``template``; empty for the ``no_persona`` control."""
     if not isinstance(persona, str) or not persona.strip():
-        raise ValueError(f"persona must be a non-empty string, got {persona!r}")
+        raise InputError(f"persona must be a non-empty string, got {persona!r}")
     tmpl = resolve_template(template)
     if persona == NO_PERSONA:
         return ""
@@ -351,16 +354,42 @@ def system_prompt(persona: str, template: str = DEFAULT_TEMPLATE) -> str:
 _KNOWN_PERSONAS = (*PAPER_PERSONAS, *CONTROL_PERSONAS, NO_PERSONA)
 
 
+def check_records(records: object, keys: Sequence[str], what: str = "records") -> list[dict]:
+    """``records`` as a list of dicts that each hold ``keys`` (what run_evaluation / score_records write); else one
+    InputError naming the first record and key that do not fit."""
+    if records is None or isinstance(records, str | bytes | dict):
+        raise InputError(f"{what} must be an iterable of record dicts, got {type(records).__name__}")
+    try:
+        out = list(records)
+    except TypeError:
+        raise InputError(
+            f"{what} must be an iterable of record dicts, got {type(records).__name__}"
+        ) from None
+    for i, r in enumerate(out):
+        if not isinstance(r, dict):
+            raise InputError(f"{what}[{i}] must be a dict (a stored record), got {type(r).__name__}")
+        missing = [k for k in keys if k not in r]
+        if missing:
+            raise InputError(
+                f"{what}[{i}] lacks {', '.join(map(repr, missing))}: not a record this package wrote"
+            )
+    return out
+
+
 def resolve_personas(spec: str | list[str] | tuple[str, ...], allow_custom: bool = False) -> list[str]:
     """Personas from a spec: a list, or a comma-separated string whose items are persona strings or the group names
     ``paper`` (all 16), ``controls``, ``all`` (paper + controls + no_persona) or a group (``disability``, ...).
 
     Unknown persona strings are an error (listing the known ones) unless ``allow_custom``: then any non-empty string
     is a persona (that is how researchers add their own)."""
+    if not isinstance(spec, str | list | tuple) or not all(
+        isinstance(s, str) for s in (spec if not isinstance(spec, str) else [spec])
+    ):
+        raise InputError(f"personas must be a string or a list of strings, got {spec!r}")
     items = [s.strip() for s in spec.split(",")] if isinstance(spec, str) else [str(s).strip() for s in spec]
     items = [s for s in items if s]
     if not items:
-        raise ValueError("no personas given; use e.g. 'a human,a physically-disabled person' or 'paper'")
+        raise InputError("no personas given; use e.g. 'a human,a physically-disabled person' or 'paper'")
     out: list[str] = []
     for it in items:
         if it == "paper":
@@ -374,7 +403,7 @@ def resolve_personas(spec: str | list[str] | tuple[str, ...], allow_custom: bool
         elif it in _KNOWN_PERSONAS or allow_custom:
             add = [it]
         else:
-            raise ValueError(
+            raise InputError(
                 f"unknown persona {it!r}; known: {', '.join(_KNOWN_PERSONAS)}; groups: paper, controls, all, "
                 f"{', '.join(PERSONA_GROUPS)} (pass allow_custom=True / --custom-personas for your own)"
             )

@@ -8,11 +8,15 @@ prompt (for MMLU: ``input.strip() + "\\nOptions:" + "\\n(A) a" + ...``, as ``per
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.io import read_text
 
 from .config import BBH_TASK_KIND, MMLU_SUBJECTS, PAPER_MAX_SIZE
 
@@ -56,10 +60,14 @@ class Item:
 
 def format_mc_question(question: str, options: list[str] | tuple[str, ...]) -> str:
     """``question.strip() + "\\nOptions:" + "\\n(A) opt" ...`` (official ``MMLU.initialize``); options stripped."""
+    if not isinstance(question, str):
+        raise InputError(f"question must be a string, got {type(question).__name__}")
+    if isinstance(options, str) or not isinstance(options, list | tuple):
+        raise InputError(f"options must be a list of strings, got {type(options).__name__}")
     if not options:
         return question.strip()
     if len(options) > len(LETTERS):
-        raise ValueError(f"at most {len(LETTERS)} options are supported, got {len(options)}")
+        raise InputError(f"at most {len(LETTERS)} options are supported, got {len(options)}")
     opts = "".join(f"\n({LETTERS[i]}) {str(o).strip()}" for i, o in enumerate(options))
     return question.strip() + "\nOptions:" + opts
 
@@ -142,9 +150,9 @@ def builtin_questions(task: str = "arithmetic", n: int = 100, seed: int = 0) -> 
     Tasks: arithmetic (``a*b-c``), comparison (oldest/youngest of four people), sequence (next term of an
     arithmetic progression), units (metric/time conversions). The gold letter is uniform over A-D."""
     if task not in BUILTIN_TASKS:
-        raise ValueError(f"unknown built-in task {task!r}; known: {', '.join(BUILTIN_TASKS)}")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive int, got {n!r}")
+        raise InputError(f"unknown built-in task {task!r}; known: {', '.join(BUILTIN_TASKS)}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10**6:
+        raise InputError(f"n must be a positive int (at most 10**6), got {n!r}")
     rng = random.Random(f"persona-bias/{task}/{seed}")
     items = []
     for i in range(n):
@@ -161,7 +169,7 @@ def builtin_questions(task: str = "arithmetic", n: int = 100, seed: int = 0) -> 
 def _require(row: dict, keys: tuple[str, ...], where: str) -> None:
     for k in keys:
         if k not in row or row[k] is None:
-            raise ValueError(
+            raise InputError(
                 f"{where}: missing field {k!r} (expected fields: {', '.join(keys)}; found: "
                 f"{', '.join(map(str, row)) or 'none'})"
             )
@@ -169,21 +177,20 @@ def _require(row: dict, keys: tuple[str, ...], where: str) -> None:
 
 def _read_jsonl(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise InputFileError(f"{path}: no such file")
     rows = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(
-                    f"{path}:{lineno}: not valid JSON ({e.msg}); expected one JSON object per line"
-                ) from None
-            if not isinstance(obj, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            rows.append((lineno, obj))
+    for lineno, line in enumerate(read_text(path, "JSONL file", allow_empty=True).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(
+                f"{path}:{lineno}: not valid JSON ({e.msg}); expected one JSON object per line"
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+        rows.append((lineno, obj))
     return rows
 
 
@@ -195,12 +202,12 @@ _MMLU_HELP = (
 
 def _mmlu_from_csv(path: Path, subject: str) -> list[Item]:
     items = []
-    with path.open(encoding="utf-8", newline="") as f:
+    with io.StringIO(read_text(path, "MMLU CSV file", allow_empty=True), newline="") as f:
         for lineno, row in enumerate(csv.reader(f), start=1):
             if not row:
                 continue
             if len(row) < 6:
-                raise ValueError(
+                raise InputError(
                     f"{path}:{lineno}: expected 6 columns (question, A, B, C, D, answer), got {len(row)}"
                 )
             q, *opts, ans = row[0], *row[1:-1], row[-1]
@@ -250,7 +257,7 @@ def _mmlu_from_rows(rows: list[tuple[int, dict]], path: Path, subject: str | Non
             _require(row, ("question", "answer"), where)
             question, ans = str(row["question"]), str(row["answer"]).strip()
         if isinstance(ans, str) and len(ans) == 1 and ans.upper() not in LETTERS[:26]:
-            raise ValueError(f"{where}: field 'answer' must be an option letter, got {ans!r}")
+            raise InputError(f"{where}: field 'answer' must be an option letter, got {ans!r}")
         items.append(
             Item(
                 id=row.get("id", len(items)),
@@ -269,12 +276,12 @@ def load_mmlu(path: str | Path, subject: str | None = None, limit: int | None = 
     ``{id, question, answer}``). ``limit`` keeps the first questions (the paper caps five subsets at 250)."""
     path = Path(path)
     if subject is not None and subject not in MMLU_SUBJECTS:
-        raise ValueError(f"unknown MMLU subject {subject!r}; known: {', '.join(MMLU_SUBJECTS)}")
+        raise InputError(f"unknown MMLU subject {subject!r}; known: {', '.join(MMLU_SUBJECTS)}")
     if not path.exists():
-        raise FileNotFoundError(f"MMLU path {path} does not exist; {_MMLU_HELP}")
+        raise InputFileError(f"MMLU path {path} does not exist; {_MMLU_HELP}")
     if path.is_dir():
         if subject is None:
-            raise ValueError(f"{path} is a folder: name the subject (e.g. subject='abstract_algebra')")
+            raise InputError(f"{path} is a folder: name the subject (e.g. subject='abstract_algebra')")
         for cand in (
             path / "test" / f"{subject}_test.csv",
             path / f"{subject}_test.csv",
@@ -288,7 +295,7 @@ def load_mmlu(path: str | Path, subject: str | None = None, limit: int | None = 
                 path.glob(f"{subject}*test*.parquet")
             )
             if not parquet:
-                raise FileNotFoundError(
+                raise InputFileError(
                     f"no MMLU test file for subject {subject!r} under {path} (looked for "
                     f"test/{subject}_test.csv, {subject}_test.csv, {subject}/test-*.parquet); "
                     f"{_MMLU_HELP}"
@@ -301,11 +308,11 @@ def load_mmlu(path: str | Path, subject: str | None = None, limit: int | None = 
     elif path.suffix in (".jsonl", ".json"):
         items = _mmlu_from_rows(_read_jsonl(path), path, subject)
     else:
-        raise ValueError(
+        raise InputError(
             f"{path}: unsupported MMLU file type {path.suffix!r}; expected a folder, .csv, .parquet or .jsonl"
         )
     if not items:
-        raise ValueError(f"{path}: no questions for subject {subject!r}")
+        raise InputError(f"{path}: no questions for subject {subject!r}")
     if subject is not None:  # ids are positions within the subject, as in the official loader
         items = [
             Item(
@@ -332,7 +339,7 @@ def _read_parquet(path: Path) -> list[tuple[int, dict]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise ValueError(
+        raise InputError(
             f"reading {path} needs pyarrow: pip install pyarrow (or convert the file to JSONL)"
         ) from None
     table = pq.read_table(path)
@@ -343,25 +350,25 @@ def load_bbh(path: str | Path, task: str, limit: int | None = None) -> list[Item
     """BIG-Bench Hard ``task`` from ``path``: the task's JSON file, or a folder holding ``<task>.json``
     (format ``{"examples": [{"input": ..., "target": ...}]}`` as in suzgunmirac/BIG-Bench-Hard)."""
     if task not in BBH_TASK_KIND:
-        raise ValueError(f"unknown BBH task {task!r}; known: {', '.join(BBH_TASK_KIND)}")
+        raise InputError(f"unknown BBH task {task!r}; known: {', '.join(BBH_TASK_KIND)}")
     path = Path(path)
     if path.is_dir():
         path = path / f"{task}.json"
     if not path.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"BBH file {path} not found; get it from https://github.com/suzgunmirac/BIG-Bench-Hard "
             f"(bbh/{task}.json)"
         )
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(read_text(path, "BBH JSON file"))
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+        raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("examples"), list):
-        raise ValueError(f"{path}: expected an object with an 'examples' list")
+        raise InputError(f"{path}: expected an object with an 'examples' list")
     items = []
     for i, ex in enumerate(obj["examples"]):
         if not isinstance(ex, dict):
-            raise ValueError(f"{path}: examples[{i}] is not an object")
+            raise InputError(f"{path}: examples[{i}] is not an object")
         _require(ex, ("input", "target"), f"{path}: examples[{i}]")
         items.append(
             Item(
@@ -379,7 +386,7 @@ def load_mbpp(path: str | Path, limit: int | None = None) -> list[Item]:
     MBPP's ``text`` is accepted in place of ``prompt``). Ids are the ``task_id``s, as in the official loader."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"MBPP file {path} not found; get sanitized-mbpp.json(l) from "
             "https://github.com/google-research/google-research/tree/master/mbpp"
         )
@@ -390,7 +397,7 @@ def load_mbpp(path: str | Path, limit: int | None = None) -> list[Item]:
             row = {**row, "prompt": row["text"]}
         _require(row, ("task_id", "prompt", "code", "test_list"), where)
         if not isinstance(row["test_list"], list):
-            raise ValueError(f"{where}: field 'test_list' must be a list of assert strings")
+            raise InputError(f"{where}: field 'test_list' must be a list of assert strings")
         items.append(
             Item(
                 id=row["task_id"],
@@ -413,7 +420,7 @@ def load_jsonl(path: str | Path, name: str | None = None, limit: int | None = No
     for lineno, row in _read_jsonl(path):
         _require(row, ("id", "question", "answer"), f"{path}:{lineno}")
         if row["id"] in seen:
-            raise ValueError(
+            raise InputError(
                 f"{path}:{lineno}: duplicate id {row['id']!r}; ids key the run store and must be unique"
             )
         seen.add(row["id"])
@@ -421,7 +428,7 @@ def load_jsonl(path: str | Path, name: str | None = None, limit: int | None = No
             Item(id=row["id"], question=str(row["question"]), answer=str(row["answer"]).strip(), dataset=name)
         )
     if not items:
-        raise ValueError(f"{path}: no questions")
+        raise InputError(f"{path}: no questions")
     return items[:limit] if limit else items
 
 
@@ -442,7 +449,7 @@ def load_dataset(
     else from paperkit's data folder (``data_dir``, default ``~/.cache/iclr24/data``; ``iclr24 data get mmlu``).
     ``paper_caps`` applies the official 250-question caps; ``limit`` caps further."""
     if not isinstance(name, str) or not name:
-        raise ValueError(f"dataset name must be a non-empty string, got {name!r}")
+        raise InputError(f"dataset name must be a non-empty string, got {name!r}")
     if name.startswith("builtin-"):
         items = builtin_questions(name[len("builtin-") :], n=builtin_size, seed=seed)
     elif name.startswith("mmlu-"):
@@ -456,16 +463,16 @@ def load_dataset(
         items = load_mmlu(mmlu, name[len("mmlu-") :])
     elif name.startswith("bbh-"):
         if bbh is None:
-            raise ValueError(f"dataset {name} needs the BBH folder (--bbh PATH) holding {name[4:]}.json")
+            raise InputError(f"dataset {name} needs the BBH folder (--bbh PATH) holding {name[4:]}.json")
         items = load_bbh(bbh, name[len("bbh-") :])
     elif name == "mbpp":
         if mbpp is None:
-            raise ValueError("dataset mbpp needs the MBPP sanitized JSONL file (--mbpp PATH)")
+            raise InputError("dataset mbpp needs the MBPP sanitized JSONL file (--mbpp PATH)")
         items = load_mbpp(mbpp)
     elif name.startswith("jsonl:"):
         items = load_jsonl(name[len("jsonl:") :])
     else:
-        raise ValueError(
+        raise InputError(
             f"unknown dataset {name!r}; use builtin-<{'|'.join(BUILTIN_TASKS)}>, mmlu-<subject>, "
             "bbh-<task>, mbpp or jsonl:<path>"
         )
@@ -473,6 +480,6 @@ def load_dataset(
         items = items[: PAPER_MAX_SIZE[name]]
     if limit is not None:
         if limit < 1:
-            raise ValueError(f"limit must be positive, got {limit}")
+            raise InputError(f"limit must be positive, got {limit}")
         items = items[:limit]
     return items

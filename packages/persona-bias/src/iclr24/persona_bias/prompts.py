@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from iclr24.paperkit.errors import InputError
+
 from .config import (
     BBH_TASK_TEMPLATE,
     BBH_USER_TEMPLATES,
@@ -33,6 +35,8 @@ def user_template_for(dataset: str) -> str:
 
 def user_prompt(item: Item) -> str:
     """The user prompt for one item."""
+    if not isinstance(item, Item):
+        raise InputError(f"item must be an Item (load_dataset, builtin_questions), got {type(item).__name__}")
     tmpl = user_template_for(item.dataset)
     if item.dataset == "mbpp":
         return tmpl.format(question=item.question, tests=mbpp_tests_string(item.tests))
@@ -42,6 +46,7 @@ def user_prompt(item: Item) -> str:
 def build_prompt(item: Item, persona: str, template: str = DEFAULT_TEMPLATE, chat: bool = True) -> Prompt:
     """The request for ``item`` asked of ``persona`` under ``template``. ``chat=False`` (completion models) folds
     the system prompt into the user prompt: ``system + "\\n\\n" + user`` with an empty system prompt."""
+    user_prompt(item)  # checks the item first
     sys_p = system_prompt(persona, template)
     usr = user_prompt(item)
     if not chat:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from iclr24.paperkit.errors import InputError, InputFileError
+
 from .config import NO_PERSONA
 from .data import _read_jsonl
 from .scoring import detect_abstention, extract_answer, extract_bbh_answer, references_persona
@@ -36,7 +38,7 @@ _LABELED = re.compile(r"^(?P<persona>.+?)_text_predictions_.*_labeled\.jsonl$")
 def _score(row: dict, where: str) -> dict:
     for key in REQUIRED_COLUMNS:
         if key not in row:
-            raise ValueError(f"{where}: missing field {key!r} (needed: {', '.join(REQUIRED_COLUMNS)})")
+            raise InputError(f"{where}: missing field {key!r} (needed: {', '.join(REQUIRED_COLUMNS)})")
     expl = row["predicted_explanations"]
     if isinstance(expl, str):
         expl = [expl]
@@ -74,7 +76,7 @@ def _score(row: dict, where: str) -> dict:
 def _from_tree(root: Path) -> list[dict]:
     files = sorted(root.rglob("*_labeled.jsonl"))
     if not files:
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{root}: no *_text_predictions_*_labeled.jsonl file under it (the official output layout "
             "<dataset>/<model>/<instruction>/<task>/<persona>_text_predictions_..._labeled.jsonl)"
         )
@@ -83,7 +85,7 @@ def _from_tree(root: Path) -> list[dict]:
         hit = _LABELED.match(f.name)
         parts = f.relative_to(root).parts[:-1]
         if hit is None or len(parts) < 3:
-            raise ValueError(
+            raise InputError(
                 f"{f}: expected <dataset>/<model>/<instruction>[/<task>]/<persona>_text_predictions_..._labeled"
                 f".jsonl below {root}, got {'/'.join(f.relative_to(root).parts)}"
             )
@@ -108,12 +110,12 @@ def _from_parquet(path: Path) -> list[dict]:
     try:
         table = pq.read_table(path)
     except Exception as e:  # pyarrow raises its own ArrowInvalid / OSError kinds
-        raise ValueError(f"{path} is not a readable parquet file: {e}") from None
+        raise InputError(f"{path} is not a readable parquet file: {e}") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {missing}; it has {table.column_names}")
+        raise InputError(f"{path}: missing column(s) {missing}; it has {table.column_names}")
     if table.num_rows == 0:
-        raise ValueError(f"{path}: the table has no rows")
+        raise InputError(f"{path}: the table has no rows")
     return [_score(row, f"{path}, row {i}") for i, row in enumerate(table.to_pylist())]
 
 
@@ -125,12 +127,12 @@ def load_released(path: str | Path) -> list[dict]:
     if p.is_dir():
         return _from_tree(p)
     if not p.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"{p}: no such file or folder (the released generations: a folder of official *_labeled.jsonl files "
             "or a .parquet table; download them yourself from the Hugging Face dataset allenai/persona-bias)"
         )
     if p.suffix == ".parquet":
         return _from_parquet(p)
-    raise ValueError(
+    raise InputError(
         f"{p}: expected a folder of *_labeled.jsonl files or a .parquet file, got a {p.suffix!r} file"
     )

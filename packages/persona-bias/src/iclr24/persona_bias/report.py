@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.io import atomic_write_text
 from iclr24.paperkit.plots import pyplot, save_figure
 
@@ -86,7 +87,7 @@ def plot_drop_heatmap(comparisons: Sequence[Comparison], path: str | Path) -> Pa
     plt = pyplot()  # matplotlib on Agg
 
     if not comparisons:
-        raise ValueError("no comparisons to plot")
+        raise InputError("no comparisons to plot")
     personas = sorted({c.persona for c in comparisons})
     datasets = sorted({c.dataset for c in comparisons})
     grid = np.full((len(personas), len(datasets)), np.nan)
@@ -125,7 +126,7 @@ def plot_abstention(scored: Sequence[dict], path: str | Path) -> Path:
     for r in scored:
         by.setdefault(r["persona"], []).append(bool(r["abstained"]))
     if not by:
-        raise ValueError("no scored responses to plot")
+        raise InputError("no scored responses to plot")
     personas = sorted(by, key=lambda p: -np.mean(by[p]))
     rates = [100.0 * float(np.mean(by[p])) for p in personas]
     fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.3 * len(personas)))

@@ -17,6 +17,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from iclr24.paperkit.errors import InputError
+
 from .config import BBH_TASK_KIND
 from .data import Item
 
@@ -60,7 +62,7 @@ def extract_answer(text: str | None) -> str | None:
     if text is None or text == "":
         return None
     if not isinstance(text, str):
-        raise ValueError(f"response must be a string or None, got {type(text).__name__}")
+        raise InputError(f"response must be a string or None, got {type(text).__name__}")
     matches = _ANSWER_IS.findall(text)
     pred = matches[-1].strip().strip(".") if matches else text
     pred = pred.strip("\n").strip().strip(".")
@@ -75,12 +77,18 @@ def normalize_answer(text: str, numbered: bool = True) -> str:
     return text.strip().upper()
 
 
+def _check_text(text: object, name: str = "text") -> None:
+    if text is not None and not isinstance(text, str):
+        raise InputError(f"{name} must be a string (a model's response) or None, got {type(text).__name__}")
+
+
 def extract_bbh_answer(text: str | None, task: str) -> str | None:
     """The official BBH rule for ``task`` (``persona/evaluators/bbh.py``), with the ``multistep_arithmetic_two`` fix.
     Numbered-option tasks return the option letter; yes/no tasks the first ``yes``/``no``; numeric tasks the last
     integer; other tasks the cleaned final sentence. ``None`` when nothing can be extracted."""
-    if task not in BBH_TASK_KIND:
-        raise ValueError(f"unknown BBH task {task!r}; known: {', '.join(BBH_TASK_KIND)}")
+    if not isinstance(task, str) or task not in BBH_TASK_KIND:
+        raise InputError(f"unknown BBH task {task!r}; known: {', '.join(BBH_TASK_KIND)}")
+    _check_text(text)
     if text is None or text == "":
         return None
     matches = _ANSWER_IS.findall(text)
@@ -136,6 +144,9 @@ def detect_abstention(text: str | None, extracted: object = _UNSET) -> bool:
 
 def references_persona(text: str | None, persona: str) -> bool:
     """Whether the response invokes the persona: contains the persona string or an ``as a/an ...`` self-reference."""
+    _check_text(text)
+    if not isinstance(persona, str):
+        raise InputError(f"persona must be a string, got {type(persona).__name__}")
     if not text or persona == "no_persona":
         return False
     low = text.lower()
@@ -233,7 +244,7 @@ def untrusted_code_warning(isolation: str = "process") -> str:
 
 def _check_isolation(isolation: str) -> None:
     if isolation not in MBPP_ISOLATION:
-        raise ValueError(f"MBPP isolation must be one of {', '.join(MBPP_ISOLATION)}, got {isolation!r}")
+        raise InputError(f"MBPP isolation must be one of {', '.join(MBPP_ISOLATION)}, got {isolation!r}")
     if isolation == "no-network" and not network_isolation_available():
         raise IsolationUnavailable(
             "MBPP isolation 'no-network' needs a working 'unshare --user --net' (Linux with unprivileged user "
@@ -259,8 +270,9 @@ def run_mbpp(
     network. ``isolation="no-network"`` also runs it in a fresh user + network namespace (Linux ``unshare``), so
     it has no network; an ``IsolationUnavailable`` error says when the platform lacks that. This is not a sandbox: for untrusted
     models run the scorer in a container or VM."""
-    if timeout <= 0:
-        raise ValueError(f"timeout must be positive, got {timeout}")
+    _check_text(response, "response")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 86_400:
+        raise InputError(f"timeout must be positive seconds (at most a day), got {timeout}")
     _check_isolation(isolation)
     code = extract_code(response)
     if not code:
@@ -329,6 +341,11 @@ def score_response(
     """Score one response to ``item`` with the dataset's official rule. Empty responses and extraction failures are
     wrong; the predicted answer of a failure is ``""`` (official labelled files). An MBPP response is run as code
     (see ``run_mbpp`` for what is and is not isolated)."""
+    from .data import Item
+
+    if not isinstance(item, Item):
+        raise InputError(f"item must be an Item (load_dataset, builtin_questions), got {type(item).__name__}")
+    _check_text(text)
     empty = not text
     ref = references_persona(text, persona)
     if item.dataset == "mbpp":

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _st
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "McNemarResult",
     "BinomialResult",
@@ -64,16 +66,16 @@ class BinomialResult:
 
 def _count(name: str, v: object) -> int:
     if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-        raise ValueError(f"{name} must be a non-negative integer count, got {v!r}")
+        raise InputError(f"{name} must be a non-negative integer count, got {v!r}")
     return int(v)
 
 
 def _binary(name: str, v: Sequence[int] | np.ndarray) -> np.ndarray:
     a = np.asarray(v)
     if a.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D sequence of 0/1 outcomes, got shape {a.shape}")
+        raise InputError(f"{name} must be a 1-D sequence of 0/1 outcomes, got shape {a.shape}")
     if a.size and not np.isin(a, (0, 1, True, False)).all():
-        raise ValueError(f"{name} must contain only 0/1 (or booleans)")
+        raise InputError(f"{name} must contain only 0/1 (or booleans)")
     return a.astype(np.int64)
 
 
@@ -81,7 +83,7 @@ def contingency_table(control: Sequence[int], treatment: Sequence[int]) -> tuple
     """``(n11, n10, n01, n00)``: first index control correct, second treatment correct."""
     c, t = _binary("control", control), _binary("treatment", treatment)
     if c.shape != t.shape:
-        raise ValueError(f"control and treatment must be paired (same length), got {c.size} and {t.size}")
+        raise InputError(f"control and treatment must be paired (same length), got {c.size} and {t.size}")
     return (
         int(((c == 1) & (t == 1)).sum()),
         int(((c == 1) & (t == 0)).sum()),
@@ -136,13 +138,13 @@ def binomial_test(k: int, n: int, p0: float, alternative: str = "two-sided") -> 
     two-sided: the sum of probabilities of outcomes no more likely than ``k`` (scipy's ``binomtest``)."""
     k, n = _count("k", k), _count("n", n)
     if n == 0:
-        raise ValueError("n must be positive (no trials to test)")
+        raise InputError("n must be positive (no trials to test)")
     if k > n:
-        raise ValueError(f"k must be <= n, got k={k}, n={n}")
+        raise InputError(f"k must be <= n, got k={k}, n={n}")
     if not (isinstance(p0, int | float) and 0.0 <= p0 <= 1.0):
-        raise ValueError(f"p0 must be a probability in [0, 1], got {p0!r}")
+        raise InputError(f"p0 must be a probability in [0, 1], got {p0!r}")
     if alternative not in _ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {', '.join(_ALTERNATIVES)}, got {alternative!r}")
+        raise InputError(f"alternative must be one of {', '.join(_ALTERNATIVES)}, got {alternative!r}")
     p = float(_st.binomtest(k, n, float(p0), alternative=_ALTERNATIVES[alternative]).pvalue)
     return BinomialResult(k / n, min(1.0, p), k, n, float(p0), alternative)
 
@@ -153,7 +155,7 @@ def binomial_test_pairs(
     """Official ``run_binom_test``: the treatment's correct count against p0 = the control's accuracy."""
     c, t = _binary("control", control), _binary("treatment", treatment)
     if c.size != t.size or c.size == 0:
-        raise ValueError(f"control and treatment must be non-empty and paired, got {c.size} and {t.size}")
+        raise InputError(f"control and treatment must be non-empty and paired, got {c.size} and {t.size}")
     return binomial_test(int(t.sum()), int(t.size), float(c.mean()), alternative=alternative)
 
 
@@ -163,11 +165,11 @@ def wilson_interval(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     ``(k + z^2/2) / (n + z^2)  -/+  z / (n + z^2) * sqrt(k (n - k) / n + z^2 / 4)``, ``z = Phi^-1(1 - alpha/2)``."""
     k, n = _count("k", k), _count("n", n)
     if n == 0:
-        raise ValueError("n must be positive for a confidence interval")
+        raise InputError("n must be positive for a confidence interval")
     if k > n:
-        raise ValueError(f"k must be <= n, got k={k}, n={n}")
+        raise InputError(f"k must be <= n, got k={k}, n={n}")
     if not (0.0 < alpha < 1.0):
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
     z = float(_st.norm.ppf(1.0 - alpha / 2.0))
     z2 = z * z
     center = (k + z2 / 2.0) / (n + z2)
@@ -186,9 +188,9 @@ def wilson_overlap_test(control: Sequence[int], treatment: Sequence[int], alpha:
 def relative_drop(acc_base: float, acc_persona: float) -> float:
     """Relative accuracy drop ``(acc_base - acc_persona) / acc_base`` (negative = the persona is better)."""
     if not (0.0 <= acc_base <= 1.0 and 0.0 <= acc_persona <= 1.0):
-        raise ValueError(f"accuracies must be in [0, 1], got {acc_base} and {acc_persona}")
+        raise InputError(f"accuracies must be in [0, 1], got {acc_base} and {acc_persona}")
     if acc_base == 0.0:
-        raise ValueError("relative drop is undefined when the baseline accuracy is 0")
+        raise InputError("relative drop is undefined when the baseline accuracy is 0")
     return (acc_base - acc_persona) / acc_base
 
 
@@ -199,13 +201,13 @@ def bootstrap_relative_drop_ci(
     pairs together). Resamples whose baseline accuracy is 0 are dropped."""
     c, t = _binary("control", control), _binary("treatment", treatment)
     if c.size != t.size or c.size == 0:
-        raise ValueError(f"control and treatment must be non-empty and paired, got {c.size} and {t.size}")
+        raise InputError(f"control and treatment must be non-empty and paired, got {c.size} and {t.size}")
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, c.size, size=(n_boot, c.size))
     cb, tb = c[idx].mean(axis=1), t[idx].mean(axis=1)
     ok = cb > 0
     if not ok.any():
-        raise ValueError("baseline accuracy is 0 in every resample: relative drop undefined")
+        raise InputError("baseline accuracy is 0 in every resample: relative drop undefined")
     drops = (cb[ok] - tb[ok]) / cb[ok]
     lo, hi = np.quantile(drops, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(lo), float(hi)
@@ -216,7 +218,7 @@ def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float
     (Benjamini-Hochberg). Returns adjusted p-values in the input order (capped at 1)."""
     p = np.asarray(pvalues, dtype=float)
     if p.ndim != 1 or ((p < 0) | (p > 1) | ~np.isfinite(p)).any():
-        raise ValueError("pvalues must be a 1-D sequence of numbers in [0, 1]")
+        raise InputError("pvalues must be a 1-D sequence of numbers in [0, 1]")
     m = p.size
     if m == 0 or method == "none":
         return p.tolist()
@@ -229,7 +231,7 @@ def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float
     elif method == "fdr_bh":
         adj = np.minimum.accumulate(m / np.arange(m, 0, -1) * ps[::-1])[::-1]
     else:
-        raise ValueError(f"unknown correction {method!r}; choose none, bonferroni, holm or fdr_bh")
+        raise InputError(f"unknown correction {method!r}; choose none, bonferroni, holm or fdr_bh")
     out = np.empty(m)
     out[order] = np.minimum(1.0, adj)
     return out.tolist()

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from iclr24.paperkit.errors import InputError
+
 try:  # POSIX advisory locks; on other systems the in-process lock still serialises threads
     import fcntl
 except ImportError:  # pragma: no cover
@@ -29,7 +31,7 @@ def record_key(rec: dict[str, Any]) -> tuple[str, str, str, str, str]:
     """The store key of a record; ids are compared by their JSON text (so 3 and "3" stay distinct)."""
     missing = [k for k in KEY_FIELDS if k not in rec]
     if missing:
-        raise ValueError(f"record is missing key fields {missing}; a record needs {', '.join(KEY_FIELDS)}")
+        raise InputError(f"record is missing key fields {missing}; a record needs {', '.join(KEY_FIELDS)}")
     return (
         str(rec["model"]),
         str(rec["persona"]),

@@ -7,6 +7,7 @@ import resource
 from dataclasses import dataclass
 
 from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark
+from iclr24.paperkit.errors import InputError
 
 from .data import gmm2d
 from .recipes import sample_with_budget
@@ -20,7 +21,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     4000 calls, 3 repeats; full: 5 repeats), the oracle table and :func:`memory_check` (n = 2000 in smoke, else
     10^5) as notes."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     smoke = mode == "smoke"
     n, budget = (100, 400) if smoke else (1000, 4000)
     results = sampler_benchmarks(quick=mode != "full", n=n, budget=budget, repeats=1 if smoke else None)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.io import load_npz
 
 from .targets import BayesianLogisticRegression, GaussianMixture, NealFunnel
@@ -53,7 +54,7 @@ def breast_cancer_logreg(prior_std: float = 1.0, n_features: int = 10) -> Bayesi
     intercept column (d = n_features + 1), prior N(0, prior_std² I). Needs scikit-learn
     (``pip install iclr24-rdmc[real]``)."""
     if isinstance(n_features, bool) or not isinstance(n_features, int) or not 1 <= n_features <= 30:
-        raise ValueError(f"n_features must be an int in [1, 30], got {n_features!r}")
+        raise InputError(f"n_features must be an int in [1, 30], got {n_features!r}")
     try:
         from sklearn.datasets import load_breast_cancer
     except ImportError:
@@ -76,7 +77,7 @@ def get_target(name: str) -> GaussianMixture:
     if isinstance(name, str | os.PathLike) and str(name).endswith(".npz"):
         return load_gaussian_mixture(name)
     if name not in TARGETS:
-        raise ValueError(
+        raise InputError(
             f"unknown target {name!r}; choose one of {', '.join(TARGETS)} or give a mixture .npz file"
         )
     return TARGETS[name]()
@@ -87,7 +88,7 @@ def load_gaussian_mixture(path: str | os.PathLike) -> GaussianMixture:
     ``weights`` (K,)."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"mixture file {p} not found; save one with np.savez(path, means=..., covs=..., weights=...)"
         )
     f = load_npz(

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch import Tensor
+
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor
 
 __all__ = [
     "posterior_gaussian_params",
@@ -29,10 +32,19 @@ GRIDS = ("uniform", "exp-linear")
 
 
 def _check_t(t: float) -> float:
-    t = float(t)
-    if not (t > 0 and math.isfinite(t)):
-        raise ValueError(f"diffusion time t must be a finite number > 0, got {t}")
-    return t
+    """A diffusion time in (0, 350]: e^{2t} must stay a float64 (a longer horizon is noise either way)."""
+    return check_float(t, "diffusion time t", minimum=0, maximum=MAX_TIME, open_min=True)
+
+
+MAX_TIME = 350.0
+
+
+def _state(x: object, name: str, like: Tensor | None = None) -> Tensor:
+    """A floating tensor ``(..., d)``; with ``like`` it must have ``like``'s shape."""
+    check_tensor(x, name, kind="float", allow_empty=True)
+    if like is not None and tuple(x.shape) != tuple(like.shape):
+        raise InputError(f"{name} must have the shape of x {tuple(like.shape)}, got {tuple(x.shape)}")
+    return x
 
 
 def posterior_gaussian_params(x: Tensor, t: float) -> tuple[Tensor, float]:
@@ -41,6 +53,7 @@ def posterior_gaussian_params(x: Tensor, t: float) -> tuple[Tensor, float]:
     Returns the mean e^{t} x ``(..., d)`` and the scalar variance e^{2t} - 1.
     """
     t = _check_t(t)
+    _state(x, "x")
     # Eq. (posterior): q_t(x0|x) ∝ p*(x0) N(x0; e^{t} x, (e^{2t}-1) I)
     return math.exp(t) * x, math.expm1(2 * t)
 
@@ -48,6 +61,7 @@ def posterior_gaussian_params(x: Tensor, t: float) -> tuple[Tensor, float]:
 def score_from_posterior_mean(x: Tensor, t: float, m: Tensor) -> Tensor:
     """Tweedie: ∇ln p_t(x) = -(x - e^{-t} m_t(x)) / (1 - e^{-2t}), with m_t(x) = E_{q_t(·|x)}[x0]. ``(..., d)``."""
     t = _check_t(t)
+    _state(m, "m", _state(x, "x"))
     # Eq. (score): ∇ln p_t(x) = -(x - e^{-t} E_{q_t}[x0]) / (1 - e^{-2t})
     return -(x - math.exp(-t) * m) / (-math.expm1(-2 * t))
 
@@ -56,6 +70,11 @@ def posterior_grad_log_prob(z: Tensor, x: Tensor, t: float, grad_log_prob_z: Ten
     """∇_{x0} ln q_t(x0|x) at x0 = z: ∇ln p*(z) - (z - e^{t}x) / (e^{2t} - 1)
     (= -∇f*(z) + e^{-t}(x - e^{-t}z)/(1 - e^{-2t})). ``z``: ``(..., d)``, ``x`` broadcastable to it."""
     mean, var = posterior_gaussian_params(x, t)
+    _state(grad_log_prob_z, "grad_log_prob_z", _state(z, "z"))
+    try:
+        torch.broadcast_shapes(tuple(x.shape), tuple(z.shape))
+    except RuntimeError:
+        raise InputError(f"x {tuple(x.shape)} must broadcast to z {tuple(z.shape)}") from None
     # Eq. (posterior), gradient: ∇_{x0} ln q_t = -∇f*(x0) + e^{-t}(x - e^{-t}x0)/(1 - e^{-2t})
     return grad_log_prob_z - (z - mean) / var
 
@@ -67,9 +86,9 @@ def exponential_integrator_step(x: Tensor, score: Tensor, eta: float, noise: Ten
 
     The factor 2 matters: without it one step on N(0, 1) (score -x) gives variance 1.2214 instead of 1.0221.
     """
-    eta = float(eta)
-    if not (eta > 0 and math.isfinite(eta)):
-        raise ValueError(f"step size eta must be a finite number > 0, got {eta}")
+    eta = check_float(eta, "step size eta", minimum=0, maximum=MAX_TIME, open_min=True)
+    _state(score, "score", _state(x, "x"))
+    _state(noise, "noise", x)
     # Eq. (reverse SDE), exponential integrator over [t - η, t] with v frozen: Y ← e^{η}Y + 2(e^{η}-1)v + √(e^{2η}-1) ξ
     return math.exp(eta) * x + 2.0 * math.expm1(eta) * score + math.sqrt(math.expm1(2 * eta)) * noise
 
@@ -77,6 +96,7 @@ def exponential_integrator_step(x: Tensor, score: Tensor, eta: float, noise: Ten
 def tweedie_mean(x: Tensor, t: float, score: Tensor) -> Tensor:
     """E[x0 | x_t = x] = e^{t} (x + (1 - e^{-2t}) ∇ln p_t(x)) (Tweedie; the denoised output at the last time)."""
     t = _check_t(t)
+    _state(score, "score", _state(x, "x"))
     # Eq. (score) solved for the posterior mean: E[x0 | x_t = x] = e^{t}(x + (1 - e^{-2t}) ∇ln p_t(x))
     return math.exp(t) * (x - math.expm1(-2 * t) * score)
 
@@ -96,7 +116,11 @@ def reverse_time_grid(
     Small t, where the score changes fastest, gets short steps.
     """
     if grid not in GRIDS:
-        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+        raise InputError(f"grid must be one of {GRIDS}, got {grid!r}")
+    T = check_float(T, "T", minimum=0, maximum=MAX_TIME, open_min=True)
+    check_int(K, "K", minimum=1, maximum=10**6)
+    if delta is not None:
+        delta = check_float(delta, "delta", minimum=0, maximum=T, open_min=True, open_max=True)
     if grid == "uniform":
         if delta is None:
             eta = T / K
@@ -104,12 +128,12 @@ def reverse_time_grid(
         eta = (T - delta) / K
         return [T - k * eta for k in range(K)] + [float(delta)]
     if delta is None:
-        raise ValueError(
+        raise InputError(
             "grid='exp-linear' needs an early-stopping time delta > 0 (its geometric part ends there)"
         )
     s = min(float(switch), float(T))
     if not s > delta:
-        raise ValueError(f"the grid's switch time {s} must exceed delta = {delta}")
+        raise InputError(f"the grid's switch time {s} must exceed delta = {delta}")
 
     def u(t: float) -> float:
         return t - s if t >= s else s * math.log(t / s)

@@ -13,6 +13,8 @@ import time
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError, check_int
+
 from .sampler import SampleInfo, _check_x_init, _positive_int, _resolve_dim
 from .targets import CountedTarget, Target, check_target
 
@@ -26,16 +28,20 @@ def stream_seed(seed: int, method: str) -> int:
     draw independent initial points and noise (so that two baselines are two independent measurements)."""
     import numpy as np
 
+    if method not in _STREAMS:
+        raise InputError(f"method must be one of {sorted(_STREAMS)}, got {method!r}")
+    check_int(seed, "seed", minimum=0, maximum=2**63 - 1)
     return int(np.random.SeedSequence([seed, _STREAMS[method]]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def langevin_steps_for_budget(method: str, budget: int) -> int:
     """The number of steps whose oracle cost per sample is at most ``budget`` (ULA: s; MALA: 2(s+1))."""
+    check_int(budget, "budget", minimum=1, maximum=10**9)
     if method == "ula":
         return max(1, budget)
     if method == "mala":
         return max(1, budget // 2 - 1)
-    raise ValueError(f"method must be 'ula' or 'mala', got {method!r}")
+    raise InputError(f"method must be 'ula' or 'mala', got {method!r}")
 
 
 def _init(
@@ -55,15 +61,15 @@ def _init(
     _positive_int("n", n)
     _positive_int("steps", steps, 1)
     if not (float(step_size) > 0 and math.isfinite(float(step_size))):
-        raise ValueError(f"step_size must be a finite number > 0, got {step_size}")
+        raise InputError(f"step_size must be a finite number > 0, got {step_size}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        raise InputError(f"seed must be a non-negative int, got {seed!r}")
     d = _resolve_dim(target, dim, None if x_init is None else torch.as_tensor(x_init))
     gen = torch.Generator(device=device).manual_seed(stream_seed(seed, method))
     if x_init is not None:
         return _check_x_init(x_init, n, d, dtype, device), gen
     if not (float(init_std) > 0 and math.isfinite(float(init_std))):
-        raise ValueError(f"init_std must be a finite number > 0, got {init_std}")
+        raise InputError(f"init_std must be a finite number > 0, got {init_std}")
     return float(init_std) * torch.randn(n, d, generator=gen, dtype=dtype, device=device), gen
 
 

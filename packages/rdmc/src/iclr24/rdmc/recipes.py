@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError
+
 from .langevin import langevin_steps_for_budget, mala, ula
 from .sampler import SampleInfo, rdmc_sample
 from .targets import Target
@@ -52,21 +54,21 @@ class BudgetSettings:
 def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetSettings()) -> dict:
     """The keyword arguments of the sampler behind ``method`` for ``budget`` oracle calls per sample."""
     if method not in METHOD_NAMES:
-        raise ValueError(f"method must be one of {METHOD_NAMES}, got {method!r}")
+        raise InputError(f"method must be one of {METHOD_NAMES}, got {method!r}")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget must be a positive int (oracle calls per sample), got {budget!r}")
+        raise InputError(f"budget must be a positive int (oracle calls per sample), got {budget!r}")
     s, k = settings, settings.K
     outer = dict(T=s.T, K=k, schedule=s.schedule, grid=s.grid, delta=s.delta, lipschitz=s.lipschitz)
     if method == "rdmc-is":
         if budget < k:
-            raise ValueError(
+            raise InputError(
                 f"budget {budget} is below K = {k} (one proposal per outer step); raise it or lower K"
             )
         return dict(outer, estimator="is", m=budget // k)
     if method == "rdmc-ula":
         per_step = budget // k
         if per_step < 1:
-            raise ValueError(f"budget {budget} is below K = {k}; raise it or lower K")
+            raise InputError(f"budget {budget} is below K = {k}; raise it or lower K")
         steps = min(s.inner_steps, per_step)
         return dict(
             outer,
@@ -78,7 +80,7 @@ def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetS
     if method == "rdmc-is+ula":
         half = budget // (2 * k)
         if half < 1:
-            raise ValueError(f"budget {budget} is below 2K = {2 * k}; raise it or lower K")
+            raise InputError(f"budget {budget} is below 2K = {2 * k}; raise it or lower K")
         steps = min(s.inner_steps, half)
         return dict(
             outer,
@@ -91,7 +93,7 @@ def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetS
     if method == "ula":
         return dict(steps=langevin_steps_for_budget("ula", budget), step_size=s.ula_step, init_std=s.init_std)
     if budget < 4:
-        raise ValueError(f"MALA needs a budget of at least 4 calls per sample, got {budget}")
+        raise InputError(f"MALA needs a budget of at least 4 calls per sample, got {budget}")
     return dict(steps=langevin_steps_for_budget("mala", budget), step_size=s.mala_step, init_std=s.init_std)
 
 

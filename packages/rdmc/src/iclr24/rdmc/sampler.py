@@ -10,6 +10,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError
+
 from .diffusion import GRIDS, exponential_integrator_step, reverse_time_grid, tweedie_mean
 from .schedule import SCHEDULES, inner_sample_sizes
 from .score import METHODS, score_estimate
@@ -63,23 +65,24 @@ def _resolve_dim(target: Target, dim: int | None, x_init: Tensor | None) -> int:
     for cand in (dim, getattr(target, "dim", None), None if x_init is None else x_init.shape[-1]):
         if cand is not None:
             if isinstance(cand, bool) or not isinstance(cand, int) or cand < 1:
-                raise ValueError(f"dim must be a positive int, got {cand!r}")
+                raise InputError(f"dim must be a positive int, got {cand!r}")
             return cand
-    raise ValueError("cannot tell the dimension: give dim=d, x_init of shape (n, d), or a target with a .dim")
+    raise InputError("cannot tell the dimension: give dim=d, x_init of shape (n, d), or a target with a .dim")
 
 
-def _positive_int(name: str, v: object, minimum: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+def _positive_int(name: str, v: object, minimum: int = 1, maximum: int = 10**7) -> int:
+    """A count in [minimum, maximum]: sample, step and chain counts far past any real run are refused up front."""
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
+        raise InputError(f"{name} must be an int >= {minimum} (at most {maximum}), got {v!r}")
     return v
 
 
 def _check_x_init(x_init: Any, n: int, d: int, dtype: torch.dtype, device: str | torch.device) -> Tensor:
     x = torch.as_tensor(x_init, dtype=dtype, device=device).clone()
     if x.shape != (n, d):
-        raise ValueError(f"x_init must have shape (n, d) = ({n}, {d}), got {tuple(x.shape)}")
+        raise InputError(f"x_init must have shape (n, d) = ({n}, {d}), got {tuple(x.shape)}")
     if not torch.isfinite(x).all():
-        raise ValueError("x_init must be finite")
+        raise InputError("x_init must be finite")
     return x
 
 
@@ -140,30 +143,30 @@ def rdmc_sample(
     n_chains = _positive_int("n_chains", n_chains)
     inner_steps = _positive_int("inner_steps", inner_steps)
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+        raise InputError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if grid not in GRIDS:
-        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
+        raise InputError(f"grid must be one of {GRIDS}, got {grid!r}")
     warm_start_steps = _positive_int("warm_start_steps", warm_start_steps, 0)
     _positive_int("max_floats", max_floats)
     if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+        raise InputError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
     T = float(T)
     if not (T > 0 and math.isfinite(T)):
-        raise ValueError(f"T must be a finite number > 0, got {T}")
+        raise InputError(f"T must be a finite number > 0, got {T}")
     if delta is not None:
         delta = float(delta)
         if not 0 < delta < T:
-            raise ValueError(f"delta (early-stopping time) must satisfy 0 < delta < T = {T}, got {delta}")
+            raise InputError(f"delta (early-stopping time) must satisfy 0 < delta < T = {T}, got {delta}")
     if grid == "exp-linear" and delta is None:
-        raise ValueError("grid='exp-linear' needs an early-stopping time delta (e.g. delta=0.05)")
+        raise InputError("grid='exp-linear' needs an early-stopping time delta (e.g. delta=0.05)")
     if denoise and delta is None:
-        raise ValueError(
+        raise InputError(
             "denoise=True needs an early-stopping time delta > 0 (the Tweedie mean at t=0 is undefined)"
         )
     if estimator == "exact" and not callable(getattr(target, "diffused_score", None)):
-        raise ValueError("estimator='exact' needs a target with diffused_score(x, t) (e.g. GaussianMixture)")
+        raise InputError("estimator='exact' needs a target with diffused_score(x, t) (e.g. GaussianMixture)")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        raise InputError(f"seed must be a non-negative int, got {seed!r}")
     d = _resolve_dim(target, dim, None if x_init is None else torch.as_tensor(x_init))
     counted = CountedTarget(target)
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -190,7 +193,7 @@ def rdmc_sample(
             x = math.sqrt(-math.expm1(-2 * T)) * torch.randn(n, d, generator=gen, dtype=dtype, device=device)
         h = float(warm_start_step) if warm_start_step is not None else -math.expm1(-2 * T) / 4
         if warm_start_steps and not (h > 0 and math.isfinite(h)):
-            raise ValueError(f"warm_start_step must be a finite number > 0, got {warm_start_step}")
+            raise InputError(f"warm_start_step must be a finite number > 0, got {warm_start_step}")
         for _ in range(warm_start_steps):  # ULA on p_T driven by the estimated score
             x = (
                 x
@@ -211,7 +214,7 @@ def rdmc_sample(
     seconds = time.perf_counter() - t0
     bad = ~torch.isfinite(x).all(-1)
     if bad.any():
-        raise ValueError(
+        raise InputError(
             f"rdMC produced {int(bad.sum())} non-finite samples; use a larger early-stopping delta, more proposals m, "
             "or a smaller inner_step"
         )

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+from iclr24.paperkit.errors import InputError, check_float
+
 __all__ = ["SCHEDULES", "schedule_weights", "inner_sample_sizes"]
 
 SCHEDULES = ("paper", "constant")
@@ -28,7 +30,11 @@ SCHEDULES = ("paper", "constant")
 def schedule_weights(times: list[float], schedule: str = "paper") -> list[float]:
     """Unnormalised weights of the outer steps at ``times`` (t_0 = T, ..., t_{K-1}), see the module docstring."""
     if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+        raise InputError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if isinstance(times, str | bytes) or not isinstance(times, list | tuple) or not times:
+        raise InputError(f"times must be a non-empty list of diffusion times, got {times!r}")
+    for t in times:
+        check_float(t, "each time", minimum=0, maximum=350, open_min=True)
     if schedule == "constant":
         return [1.0] * len(times)
     # Eq. (sample size): n_k ∝ e^{-2t_k} d / ((1 - e^{-2t_k})² μ_{t_k} ε²) with μ_t >= 1/(e^{2t} - 1)
@@ -40,8 +46,8 @@ def inner_sample_sizes(times: list[float], total: int, schedule: str = "paper") 
     at least one each, summing exactly to ``total`` (largest remainders). ``constant`` with total = K·m gives m
     at every step."""
     k = len(times)
-    if isinstance(total, bool) or not isinstance(total, int) or total < k:
-        raise ValueError(
+    if isinstance(total, bool) or not isinstance(total, int) or not k <= total <= 10**9:
+        raise InputError(
             f"total inner samples must be an int >= the number of outer steps {k}, got {total!r}"
         )
     w = schedule_weights(times, schedule)

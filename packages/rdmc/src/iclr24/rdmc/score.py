@@ -21,6 +21,8 @@ import math
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError, check_float
+
 from .diffusion import posterior_gaussian_params, posterior_grad_log_prob, score_from_posterior_mean
 from .targets import Target, check_target
 
@@ -31,6 +33,10 @@ METHODS = ("is", "ula", "is+ula", "mala")
 
 def inner_step_size(t: float, inner_step: float, lipschitz: float | None = None) -> float:
     """The inner Langevin step, clipped to τ_t ≤ ½·min(1/L, (1-e^{-2t})/e^{-2t}) (spec §2)."""
+    t = check_float(t, "t", minimum=0, maximum=350, open_min=True)
+    inner_step = check_float(inner_step, "inner_step", minimum=0, open_min=True)
+    if lipschitz is not None:
+        lipschitz = check_float(lipschitz, "lipschitz", minimum=0, open_min=True)
     # Eq. (inner step): τ_t ≤ ½·min(1/L, (1-e^{-2t})/e^{-2t}), (1-e^{-2t})/e^{-2t} = e^{2t} - 1
     cap = 0.5 * math.expm1(2 * float(t))
     if lipschitz is not None:
@@ -38,9 +44,9 @@ def inner_step_size(t: float, inner_step: float, lipschitz: float | None = None)
     return min(float(inner_step), cap)
 
 
-def _check_int(name: str, v: object, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+def _check_int(name: str, v: object, minimum: int, maximum: int = 10**7) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not minimum <= v <= maximum:
+        raise InputError(f"{name} must be an int >= {minimum} (at most {maximum}), got {v!r}")
     return v
 
 
@@ -56,7 +62,7 @@ def _importance(
     logw = target.log_prob(z)
     dead = torch.isneginf(logw).all(-1)
     if dead.any():
-        raise ValueError(
+        raise InputError(
             f"importance sampling at t={t:.4g}: all {m} proposals have zero target density for "
             f"{int(dead.sum())} particle(s); increase m, or start from a better initial law"
         )
@@ -130,23 +136,23 @@ def posterior_mean_estimate(
 ) -> Tensor:
     """Monte Carlo estimate of m_t(x) = E_{q_t(·|x)}[x0], ``(N, d) -> (N, d)``. See the module docstring."""
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
     check_target(target)
     if not isinstance(x, Tensor) or x.ndim != 2 or not x.is_floating_point():
         got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"x must be a float tensor of shape (N, d), got {got}")
+        raise InputError(f"x must be a float tensor of shape (N, d), got {got}")
     t = float(t)
     if not (t > 0 and math.isfinite(t)):
-        raise ValueError(f"t must be a finite number > 0, got {t}")
+        raise InputError(f"t must be a finite number > 0, got {t}")
     if method in ("is", "is+ula"):
         _check_int("m", m, 1)
     if method != "is":
         _check_int("n_chains", n_chains, 1)
         _check_int("inner_steps", inner_steps, 1)
         if not (float(inner_step) > 0 and math.isfinite(float(inner_step))):
-            raise ValueError(f"inner_step must be a finite number > 0, got {inner_step}")
+            raise InputError(f"inner_step must be a finite number > 0, got {inner_step}")
         if lipschitz is not None and not float(lipschitz) > 0:
-            raise ValueError(f"lipschitz must be > 0 (or None), got {lipschitz}")
+            raise InputError(f"lipschitz must be > 0 (or None), got {lipschitz}")
     n, d = x.shape
     if method == "is":
         z, w = _importance(x, t, target, m, generator)

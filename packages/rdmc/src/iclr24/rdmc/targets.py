@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.errors import InputError, check_float
+
 __all__ = [
     "Target",
     "GaussianMixture",
@@ -44,7 +46,7 @@ def check_target(target: object) -> None:
     """Raise ``ValueError`` unless ``target`` has callable ``log_prob`` and ``grad_log_prob``."""
     missing = [m for m in ("log_prob", "grad_log_prob") if not callable(getattr(target, m, None))]
     if missing:
-        raise ValueError(
+        raise InputError(
             f"target must provide batched log_prob(x) and grad_log_prob(x) methods (the Target protocol); "
             f"{type(target).__name__} lacks {', '.join(missing)}. Wrap plain functions with "
             "FunctionTarget(log_prob, grad_log_prob=None, dim=d)."
@@ -58,7 +60,7 @@ def _as_tensor(a: object, dtype: torch.dtype | None, name: str) -> Tensor:
     try:
         arr = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be array-like numbers, got {type(a).__name__}") from None
+        raise InputError(f"{name} must be array-like numbers, got {type(a).__name__}") from None
     return torch.as_tensor(arr, dtype=dtype or torch.float64)
 
 
@@ -76,7 +78,7 @@ class GaussianMixture:
         mu = _as_tensor(means, dtype, "means")
         dtype = mu.dtype
         if mu.ndim != 2 or mu.shape[0] < 1 or mu.shape[1] < 1:
-            raise ValueError(f"means must have shape (K, d) with K, d >= 1, got {tuple(mu.shape)}")
+            raise InputError(f"means must have shape (K, d) with K, d >= 1, got {tuple(mu.shape)}")
         k, d = mu.shape
         cov = _as_tensor(covs, dtype, "covs")
         if cov.shape == (k,):
@@ -84,29 +86,29 @@ class GaussianMixture:
         elif cov.shape == (k, d):
             cov = torch.diag_embed(cov)
         if cov.shape != (k, d, d):
-            raise ValueError(
+            raise InputError(
                 f"covs must have shape ({k}, {d}, {d}) (full), ({k}, {d}) (diagonal) or ({k},) (isotropic) to "
                 f"match means of shape ({k}, {d}); got {tuple(cov.shape)}"
             )
         w = _as_tensor(weights, dtype, "weights")
         if w.shape != (k,):
-            raise ValueError(
+            raise InputError(
                 f"weights must have shape ({k},) to match means of shape ({k}, {d}), got {tuple(w.shape)}"
             )
         if not (torch.isfinite(mu).all() and torch.isfinite(cov).all() and torch.isfinite(w).all()):
-            raise ValueError("means, covs and weights must be finite")
+            raise InputError("means, covs and weights must be finite")
         if (w < 0).any():
-            raise ValueError(f"weights must be non-negative, got {w.tolist()}")
+            raise InputError(f"weights must be non-negative, got {w.tolist()}")
         if abs(float(w.sum()) - 1.0) > 1e-6:
-            raise ValueError(
+            raise InputError(
                 f"weights must sum to 1, got sum {float(w.sum()):.6g}; normalise them (w / w.sum())"
             )
         if not torch.allclose(cov, cov.transpose(-1, -2), atol=1e-10, rtol=1e-8):
-            raise ValueError("covs must be symmetric positive definite matrices; got a non-symmetric one")
+            raise InputError("covs must be symmetric positive definite matrices; got a non-symmetric one")
         chol, info = torch.linalg.cholesky_ex(cov)
         if (info != 0).any():
             bad = torch.nonzero(info).flatten().tolist()
-            raise ValueError(f"covs must be positive definite; component(s) {bad} are not (Cholesky failed)")
+            raise InputError(f"covs must be positive definite; component(s) {bad} are not (Cholesky failed)")
         self.means, self.covs, self.weights = mu, cov, w
         self.dim, self.n_components = d, k
         self._chol = chol
@@ -126,7 +128,9 @@ class GaussianMixture:
         if not isinstance(x, Tensor):
             x = torch.as_tensor(np.asarray(x), dtype=self.means.dtype)
         if x.shape[-1:] != (self.dim,):
-            raise ValueError(f"x must have shape (..., {self.dim}), got {tuple(x.shape)}")
+            raise InputError(f"x must have shape (..., {self.dim}), got {tuple(x.shape)}")
+        if not x.is_floating_point():
+            raise InputError(f"x must be floating point, got {x.dtype}")
         return x
 
     def _component_log_probs(self, x: Tensor) -> tuple[Tensor, Tensor]:
@@ -183,7 +187,7 @@ class GaussianMixture:
     def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
         """``n`` exact i.i.d. draws, ``(n, d)``."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
+            raise InputError(f"n must be a positive int, got {n!r}")
         comp = torch.multinomial(self.weights, n, replacement=True, generator=generator)
         eps = torch.randn(n, self.dim, generator=generator, dtype=self.means.dtype)
         return self.means[comp] + torch.einsum("nij,nj->ni", self._chol[comp], eps)
@@ -193,7 +197,7 @@ class GaussianMixture:
         p_t = Σ_k w_k N(e^{-t} μ_k, e^{-2t} Σ_k + (1 - e^{-2t}) I)  (exact, spec §5)."""
         t = float(t)
         if not t >= 0 or not math.isfinite(t):
-            raise ValueError(f"t must be a finite number >= 0, got {t}")
+            raise InputError(f"t must be a finite number >= 0, got {t}")
         a = math.exp(-t)
         eye = torch.eye(self.dim, dtype=self.means.dtype)
         return GaussianMixture(a * self.means, a * a * self.covs + (1 - a * a) * eye, self.weights)
@@ -210,9 +214,9 @@ class NealFunnel:
 
     def __init__(self, dim: int = 2, scale: float = 3.0) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 2:
-            raise ValueError(f"dim must be an int >= 2 (v and at least one x), got {dim!r}")
+            raise InputError(f"dim must be an int >= 2 (v and at least one x), got {dim!r}")
         if not (float(scale) > 0 and math.isfinite(float(scale))):
-            raise ValueError(f"scale must be a finite number > 0, got {scale}")
+            raise InputError(f"scale must be a finite number > 0, got {scale}")
         self.dim, self.scale = dim, float(scale)
 
     def __repr__(self) -> str:
@@ -221,7 +225,9 @@ class NealFunnel:
     def _check_x(self, x: Tensor) -> Tensor:
         if not isinstance(x, Tensor) or x.shape[-1:] != (self.dim,):
             got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise ValueError(f"x must be a tensor of shape (..., {self.dim}), got {got}")
+            raise InputError(f"x must be a tensor of shape (..., {self.dim}), got {got}")
+        if not x.is_floating_point():
+            raise InputError(f"x must be floating point, got {x.dtype}")
         return x
 
     def log_prob(self, x: Tensor) -> Tensor:
@@ -242,7 +248,7 @@ class NealFunnel:
 
     def sample(self, n: int, generator: torch.Generator | None = None) -> Tensor:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive int, got {n!r}")
+            raise InputError(f"n must be a positive int, got {n!r}")
         v = self.scale * torch.randn(n, 1, generator=generator, dtype=torch.float64)
         rest = torch.exp(v / 2) * torch.randn(n, self.dim - 1, generator=generator, dtype=torch.float64)
         return torch.cat([v, rest], -1)
@@ -256,17 +262,18 @@ class BayesianLogisticRegression:
     ``lipschitz`` is the smoothness bound λ_max(XᵀX)/4 + 1/prior_std² of -ln p (for the inner step clip)."""
 
     def __init__(self, X: object, y: object, prior_std: float = 1.0) -> None:
+        check_float(prior_std, "prior_std", minimum=1e-100, maximum=1e100)
         Xt, yt = _as_tensor(X, torch.float64, "X"), _as_tensor(y, torch.float64, "y")
         if Xt.ndim != 2 or Xt.shape[0] < 1 or Xt.shape[1] < 1:
-            raise ValueError(f"X must have shape (N, d) with N, d >= 1, got {tuple(Xt.shape)}")
+            raise InputError(f"X must have shape (N, d) with N, d >= 1, got {tuple(Xt.shape)}")
         if yt.shape != (Xt.shape[0],):
-            raise ValueError(f"y must have shape ({Xt.shape[0]},) to match X, got {tuple(yt.shape)}")
+            raise InputError(f"y must have shape ({Xt.shape[0]},) to match X, got {tuple(yt.shape)}")
         if not (torch.isfinite(Xt).all() and torch.isfinite(yt).all()):
-            raise ValueError("X and y must be finite")
+            raise InputError("X and y must be finite")
         if not bool(((yt == 0) | (yt == 1)).all()):
-            raise ValueError("y must hold labels 0 or 1")
+            raise InputError("y must hold labels 0 or 1")
         if not (float(prior_std) > 0 and math.isfinite(float(prior_std))):
-            raise ValueError(f"prior_std must be a finite number > 0, got {prior_std}")
+            raise InputError(f"prior_std must be a finite number > 0, got {prior_std}")
         self.X, self.y, self.prior_std = Xt, yt, float(prior_std)
         self.dim = Xt.shape[1]
         self.lipschitz = float(torch.linalg.eigvalsh(Xt.T @ Xt)[-1]) / 4 + 1 / self.prior_std**2
@@ -277,7 +284,7 @@ class BayesianLogisticRegression:
     def _logits(self, theta: Tensor) -> Tensor:
         if not isinstance(theta, Tensor) or theta.shape[-1:] != (self.dim,):
             got = tuple(theta.shape) if isinstance(theta, Tensor) else type(theta).__name__
-            raise ValueError(f"theta must be a tensor of shape (..., {self.dim}), got {got}")
+            raise InputError(f"theta must be a tensor of shape (..., {self.dim}), got {got}")
         return theta @ self.X.to(theta).T  # (..., N)
 
     def log_prob(self, theta: Tensor) -> Tensor:
@@ -309,7 +316,7 @@ class FunctionTarget:
         dim: int | None = None,
     ) -> None:
         if not callable(log_prob) or (grad_log_prob is not None and not callable(grad_log_prob)):
-            raise ValueError("log_prob (and grad_log_prob, when given) must be callables on (..., d) tensors")
+            raise InputError("log_prob (and grad_log_prob, when given) must be callables on (..., d) tensors")
         self._lp, self._grad, self.dim = log_prob, grad_log_prob, dim
 
     def log_prob(self, x: Tensor) -> Tensor:
@@ -342,11 +349,11 @@ class CountedTarget:
         out = self.target.log_prob(x)
         if not isinstance(out, Tensor) or out.shape != x.shape[:-1]:
             got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-            raise ValueError(f"target.log_prob must map (..., d) to (...): input {tuple(x.shape)} gave {got}")
+            raise InputError(f"target.log_prob must map (..., d) to (...): input {tuple(x.shape)} gave {got}")
         self.logp_calls += x[..., 0].numel()
         bad = torch.isnan(out) | (out == math.inf)
         if bad.any():
-            raise ValueError(
+            raise InputError(
                 f"target.log_prob returned NaN/+inf at {int(bad.sum())} of {out.numel()} points (e.g. x = "
                 f"{x[bad][0].tolist()}); fix the density there (return -inf for zero density)"
             )
@@ -356,7 +363,7 @@ class CountedTarget:
         out = self.target.grad_log_prob(x)
         if not isinstance(out, Tensor) or out.shape != x.shape:
             got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-            raise ValueError(
+            raise InputError(
                 f"target.grad_log_prob must map (..., d) to (..., d): input {tuple(x.shape)} gave {got}"
             )
         self.grad_calls += x[..., 0].numel()
@@ -364,7 +371,7 @@ class CountedTarget:
             return out
         bad = ~torch.isfinite(out).all(-1)
         if bad.any():
-            raise ValueError(
+            raise InputError(
                 f"target.grad_log_prob returned NaN/inf at {int(bad.sum())} of {bad.numel()} points (e.g. x = "
                 f"{x[bad][0].tolist()}); the gradient must be finite wherever the chains can go"
             )

@@ -9,6 +9,7 @@ from dataclasses import replace
 import torch
 
 from iclr24.paperkit.bench import BenchReport, benchmark_many, peak_rss_delta
+from iclr24.paperkit.errors import InputError
 
 from .data import DIGIT_NAMES, DIGIT_TEMPLATE
 from .experiment import toy_tokenizer
@@ -57,7 +58,7 @@ def _side(model) -> int:
 def run_benchmarks(mode: str, repeats: int | None = None) -> BenchReport:
     """``mode`` smoke|quick|full; ``repeats`` overrides the toy's repeats (tests)."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     repeats = repeats or {"smoke": 2, "quick": 7, "full": 9}[mode]
     notes = [
         "process CPU time, torch pinned to one thread, interleaved medians over repeats; ratio column = zero-shot "

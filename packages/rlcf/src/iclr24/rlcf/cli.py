@@ -15,6 +15,7 @@ from iclr24.paperkit.cli import (
     positive_int,
     probability,
 )
+from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import CLASS_SETS
@@ -48,10 +49,10 @@ def _count_classes(folder: str) -> int:
     """The class subfolders of an image folder (cheap: no image is read), so class-count checks run before work."""
     p = Path(folder)
     if not p.is_dir():
-        raise FileNotFoundError(f"--data {folder}: no such folder (expected PATH/<class name>/<image>)")
+        raise InputFileError(f"--data {folder}: no such folder (expected PATH/<class name>/<image>)")
     n = sum(1 for c in p.iterdir() if c.is_dir() and not c.name.startswith("."))
     if n == 0:
-        raise ValueError(f"--data {folder} has no class subfolders (expected PATH/<class name>/<image>)")
+        raise InputError(f"--data {folder} has no class subfolders (expected PATH/<class name>/<image>)")
     return n
 
 

@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.io import input_file_errors
+
 __all__ = [
     "DIGIT_NAMES",
     "DIGIT_TEMPLATE",
@@ -37,11 +40,11 @@ def class_prompts(classnames, template: str = "a photo of a {}.") -> list[str]:
     """The hand-crafted prompts of the reward model (official default ``"a photo of a {class}."``)."""
     names = list(classnames) if not isinstance(classnames, str) else None
     if not names:
-        raise ValueError(f"expected a non-empty list of class names, got {classnames!r}")
+        raise InputError(f"expected a non-empty list of class names, got {classnames!r}")
     if not all(isinstance(n, str) and n.strip() for n in names):
-        raise ValueError(f"class names must be non-empty strings, got {names!r}")
-    if "{}" not in template:
-        raise ValueError(f"the prompt template needs a '{{}}' for the class name, got {template!r}")
+        raise InputError(f"class names must be non-empty strings, got {names!r}")
+    if not isinstance(template, str) or "{}" not in template:
+        raise InputError(f"the prompt template needs a '{{}}' for the class name, got {template!r}")
     return [template.format(n.replace("_", " ")) for n in names]
 
 
@@ -110,8 +113,11 @@ def load_image_folder(
     from iclr24.paperkit.datasets import image_folder
 
     if isinstance(size, bool) or not isinstance(size, int) or size < 8:
-        raise ValueError(f"size must be an int >= 8 pixels, got {size!r}")
-    x, y, names = image_folder(path, size=size)
+        raise InputError(f"size must be an int >= 8 pixels, got {size!r}")
+    if size > 2**14:
+        raise InputError(f"size must be at most 2**14 pixels, got {size}")
+    with input_file_errors(path):
+        x, y, names = image_folder(path, size=size)
     return torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))), torch.from_numpy(y), names
 
 
@@ -132,7 +138,7 @@ def imagenet_classes(which: str = "imagenet") -> tuple[list[str], list[str]]:
     ImageNet val, ImageNet-Sketch), ``"imagenet-a"`` or ``"imagenet-r"`` (their 200 classes, as the official
     ``imagenet_a_mask``/``imagenet_r_mask`` select them). Names are CLIP's cleaned ImageNet class names."""
     if which not in CLASS_SETS:
-        raise ValueError(f"class set must be one of {CLASS_SETS}, got {which!r}")
+        raise InputError(f"class set must be one of {CLASS_SETS}, got {which!r}")
     t = _imagenet_table()
     idx = range(1000) if which == "imagenet" else t["subsets"][which]
     return [t["wnids"][i] for i in idx], [t["names"][i] for i in idx]
@@ -143,30 +149,30 @@ def read_class_names(path: str | os.PathLike, folders: list[str]) -> list[str]:
     name per line in the sorted order of the folders. A file that does not fit is one clear error."""
     p = Path(path).expanduser()
     if not p.is_file():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"class-name file {p} does not exist (expected one name per line, or a .json object)"
         )
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read class-name file {p}: {e}") from None
+        raise InputError(f"cannot read class-name file {p}: {e}") from None
     if p.suffix.lower() == ".json":
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
-            raise ValueError(f"class-name file {p} is not valid JSON ({e})") from None
+            raise InputError(f"class-name file {p} is not valid JSON ({e})") from None
         if not isinstance(doc, dict) or not all(isinstance(v, str) and v.strip() for v in doc.values()):
-            raise ValueError(
+            raise InputError(
                 f"class-name file {p} must hold a JSON object {{folder: name}} with non-empty names"
             )
         missing = [f for f in folders if f not in doc]
         if missing:
-            raise ValueError(f"class-name file {p} has no name for {len(missing)} of the {len(folders)} class "
+            raise InputError(f"class-name file {p} has no name for {len(missing)} of the {len(folders)} class "
                              f"folders (e.g. {', '.join(missing[:3])})")  # fmt: skip
         return [doc[f].strip() for f in folders]
     names = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if len(names) != len(folders):
-        raise ValueError(f"class-name file {p} has {len(names)} names for {len(folders)} class folders (expected one "
+        raise InputError(f"class-name file {p} has {len(names)} names for {len(folders)} class folders (expected one "
                          "name per line, in the sorted order of the folders)")  # fmt: skip
     return names
 
@@ -183,18 +189,18 @@ def resolve_class_names(folders: list[str], *, class_names=None, classes: str | 
       prompts would read "a photo of a n01498041."."""
     folders = list(folders)
     if class_names is not None and classes is not None:
-        raise ValueError("give either class_names (a file or list) or classes (a named class set), not both")
+        raise InputError("give either class_names (a file or list) or classes (a named class set), not both")
     if classes is not None:
         wnids, names = imagenet_classes(classes)
         if all(_WNID.fullmatch(f) for f in folders):
             pos = {w: i for i, w in enumerate(wnids)}
             unknown = [f for f in folders if f not in pos]
             if unknown:
-                raise ValueError(f"{len(unknown)} class folder(s) are not {classes} classes (e.g. "
+                raise InputError(f"{len(unknown)} class folder(s) are not {classes} classes (e.g. "
                                  f"{', '.join(unknown[:3])}); check --classes")  # fmt: skip
             return names, {f: pos[f] for f in folders}
         if len(folders) != len(names):
-            raise ValueError(f"--classes {classes} has {len(names)} classes but the data has {len(folders)} class "
+            raise InputError(f"--classes {classes} has {len(names)} classes but the data has {len(folders)} class "
                              "folders (folders named by WordNet ID may be a subset)")  # fmt: skip
         return names, {f: i for i, f in enumerate(folders)}
     if class_names is not None:
@@ -203,22 +209,22 @@ def resolve_class_names(folders: list[str], *, class_names=None, classes: str | 
         else:
             names = [str(n) for n in class_names]
             if len(names) != len(folders):
-                raise ValueError(f"got {len(names)} class names for {len(folders)} class folders")
+                raise InputError(f"got {len(names)} class names for {len(folders)} class folders")
         return names, {f: i for i, f in enumerate(folders)}
     if folders and all(_WNID.fullmatch(f) for f in folders):
-        raise ValueError(f"the class folders are WordNet IDs ({folders[0]}, ...): give --classes "
+        raise InputError(f"the class folders are WordNet IDs ({folders[0]}, ...): give --classes "
                          f"{'|'.join(CLASS_SETS)} or --class-names FILE so the prompts name the classes")  # fmt: skip
     return [f.replace("_", " ") for f in folders], {f: i for i, f in enumerate(folders)}
 
 
 def _class_folders(root: Path) -> list[str]:
     if not root.exists():
-        raise FileNotFoundError(f"image folder not found: {root} (expected PATH/<class>/<image>)")
+        raise InputFileError(f"image folder not found: {root} (expected PATH/<class>/<image>)")
     if not root.is_dir():
         raise NotADirectoryError(f"{root} is a file; expected a folder with one subfolder per class")
     folders = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not folders:
-        raise ValueError(f"{root} has no class subfolders (expected {root}/<class>/<image>)")
+        raise InputError(f"{root} has no class subfolders (expected {root}/<class>/<image>)")
     return folders
 
 
@@ -230,7 +236,7 @@ def load_rgb(path: str | os.PathLike):
         with Image.open(path) as im:
             return im.convert("RGB")
     except (UnidentifiedImageError, OSError, ValueError) as e:
-        raise ValueError(f"cannot read image {path}: {e}") from None
+        raise InputError(f"cannot read image {path}: {e}") from None
 
 
 class ImageFolderTTA(torch.utils.data.Dataset):
@@ -245,9 +251,9 @@ class ImageFolderTTA(torch.utils.data.Dataset):
         from iclr24.paperkit.datasets.imagefolder import IMAGE_EXTENSIONS
 
         if n_views is not None and (isinstance(n_views, bool) or not isinstance(n_views, int) or n_views < 1):
-            raise ValueError(f"n_views must be an int >= 1 or None, got {n_views!r}")
+            raise InputError(f"n_views must be an int >= 1 or None, got {n_views!r}")
         if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < 8:
-            raise ValueError(f"resolution must be an int >= 8 pixels, got {resolution!r}")
+            raise InputError(f"resolution must be an int >= 8 pixels, got {resolution!r}")
         self.root = Path(root).expanduser()
         self.folders = _class_folders(self.root)
         self.classnames, to_label = resolve_class_names(
@@ -263,7 +269,7 @@ class ImageFolderTTA(torch.utils.data.Dataset):
             self.paths += files
             labels += [to_label[f]] * len(files)
         if empty:
-            raise ValueError(f"{self.root}: class folder(s) without images: {', '.join(empty[:5])}")
+            raise InputError(f"{self.root}: class folder(s) without images: {', '.join(empty[:5])}")
         self.labels = torch.tensor(labels, dtype=torch.long)
         self.n_views, self.resolution, self.augmix, self.seed = n_views, resolution, augmix, int(seed)
 

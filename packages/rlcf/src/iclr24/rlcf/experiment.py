@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 from .data import DIGIT_NAMES, DIGIT_TEMPLATE, augment_rotate_noise, class_prompts, digits_recipe
 from .models import (
     TOY_CONTEXT_LENGTH,
@@ -29,15 +31,15 @@ DEMO_METHODS = ("zero-shot", "tpt", "tpt-3", "kd", "rlcf", "rlcf-prompt")
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """The recipe. Training: AdamW 3e-3, batch 128; policy width 8 on clean images (500 steps), reward width 16 on
+    """The recipe. Training: AdamW 3e-3, batch 128; policy width 8 on clean images (500 steps), reward width 32 on
     clean + 4 rotated (U(-50, 50) deg) noisy copies (800 steps). Test: +-U(20, 35) deg, N(0, 0.15^2) noise.
-    TTA: 64 views (+-10 deg, +-1 px), 10% selected, K = 3; RLCF/KD 3 steps, TPT 3 steps (``tpt-3``, the official
-    ``tpt-tune.sh``; the gated baseline) and 1 step (``tpt``, TPT's paper default; reported), AdamW wd 5e-4, lr 1e-3
-    on the image encoder (7e-3 on the prompt context)."""
+    TTA: 64 views (+-10 deg, +-1 px), 10% selected, K = 3; RLCF/KD 3 steps, TPT 1 step (``tpt``, TPT's paper
+    default) and 3 steps (``tpt-3``, the official ``tpt-tune.sh``), AdamW wd 5e-4, lr 1e-3 on the image encoder
+    (7e-3 on the prompt context)."""
 
     n_test: int = 300
     policy_width: int = 8
-    reward_width: int = 16
+    reward_width: int = 32
     policy_steps: int = 500
     reward_steps: int = 800
     reward_copies: int = 4
@@ -107,14 +109,15 @@ def zero_shot_accuracy(model, x: torch.Tensor, y: torch.Tensor) -> float:
     )
 
 
-def run_demo_seed(cfg: DemoConfig, seed: int, methods=None, progress=None) -> dict:
+def run_demo_seed(cfg: DemoConfig, seed: int, methods=None, progress=None, hits: bool = False) -> dict:
     """Every method on the first ``n_test`` shifted test digits of one seed, on the same views: the views of a digit
     are drawn once, and what every method computes first for them (the policy's features of the views, the
-    reward model's features of a selection) is computed once (:func:`~iclr24.rlcf.tta.evaluate_together`)."""
+    reward model's features of a selection) is computed once (:func:`~iclr24.rlcf.tta.evaluate_together`). With
+    ``hits`` each method's result lists per digit whether its final prediction was right."""
     methods = cfg.methods if methods is None else methods
     unknown = set(methods) - set(DEMO_METHODS)
     if not methods or unknown:
-        raise ValueError(f"methods must be a non-empty subset of {DEMO_METHODS}, got {methods!r}")
+        raise InputError(f"methods must be a non-empty subset of {DEMO_METHODS}, got {methods!r}")
     policy, reward_model, data = train_digit_clips(cfg, seed, progress)
     x, y = data.test_x[: cfg.n_test], data.test_y[: cfg.n_test]
     out = {
@@ -137,7 +140,7 @@ def run_demo_seed(cfg: DemoConfig, seed: int, methods=None, progress=None) -> di
         )  # fmt: skip
         for m in methods
     }
-    out["methods"] = evaluate_together(runners, x, y, digit_views, seed=seed, progress=progress)
+    out["methods"] = evaluate_together(runners, x, y, digit_views, seed=seed, progress=progress, hits=hits)
     for p in policy.parameters():
         p.requires_grad_(False)
     return out

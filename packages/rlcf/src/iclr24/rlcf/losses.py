@@ -17,6 +17,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError, check_tensor
+
 __all__ = [
     "entropy",
     "select_confident",
@@ -36,10 +38,10 @@ def entropy(logits: torch.Tensor) -> torch.Tensor:
 def n_selected(n_views: int, selection_p: float) -> int:
     """floor(rho * N) views, as the official ``int(N * top)``; a fraction that keeps no view is a ``ValueError``."""
     if not (isinstance(selection_p, int | float) and 0.0 < selection_p <= 1.0):
-        raise ValueError(f"selection_p must be a fraction in (0, 1], got {selection_p!r}")
+        raise InputError(f"selection_p must be a fraction in (0, 1], got {selection_p!r}")
     k = int(n_views * selection_p)
     if k < 1:
-        raise ValueError(
+        raise InputError(
             f"selection_p={selection_p} of {n_views} views selects no view (floor({n_views} * {selection_p}) = 0); "
             f"use at least {math.ceil(1 / selection_p)} views or a larger fraction"
         )
@@ -48,8 +50,9 @@ def n_selected(n_views: int, selection_p: float) -> int:
 
 def select_confident(logits: torch.Tensor, selection_p: float = 0.1) -> torch.Tensor:
     """Indices of the floor(rho * N) lowest-entropy views, most confident first (64 views, rho = 0.1 -> 6)."""
+    check_tensor(logits, "logits", ndim=2, kind="float", finite=True)
     if logits.ndim != 2 or logits.shape[0] == 0:
-        raise ValueError(f"expected logits (N views, C classes), got {tuple(logits.shape)}")
+        raise InputError(f"expected logits (N views, C classes), got {tuple(logits.shape)}")
     k = n_selected(logits.shape[0], selection_p)
     # confidence selection: the views of lowest H(pi(.|x_v))
     return torch.argsort(entropy(logits), descending=False)[:k]
@@ -58,10 +61,11 @@ def select_confident(logits: torch.Tensor, selection_p: float = 0.1) -> torch.Te
 def sample_top_k(logits: torch.Tensor, k: int = 3) -> torch.Tensor:
     """The official "sampling": the K most probable classes of each view, flattened row-major to ``(B*K,)`` so that
     row ``i`` belongs to view ``i // K`` (the order of ``repeat_interleave``)."""
+    check_tensor(logits, "logits", ndim=2, kind="float")
     if logits.ndim != 2:
-        raise ValueError(f"expected logits (B, C), got {tuple(logits.shape)}")
+        raise InputError(f"expected logits (B, C), got {tuple(logits.shape)}")
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= logits.shape[1]:
-        raise ValueError(f"sample_k must be an int in [1, C={logits.shape[1]}], got {k!r}")
+        raise InputError(f"sample_k must be an int in [1, C={logits.shape[1]}], got {k!r}")
     return torch.topk(logits, k, dim=-1).indices.flatten()
 
 
@@ -70,9 +74,14 @@ def policy_gradient_loss(logits: torch.Tensor, sampled: torch.Tensor, rewards: t
 
     ``logits`` ``(B, C)``, ``sampled`` and ``rewards`` ``(B*K,)`` ordered as :func:`sample_top_k`. With one view,
     logits [0, 0], y = 0 and r~ = 1 the gradient w.r.t. the logits is [-0.5, 0.5] (REINFORCE: ascend r~ log pi)."""
+    check_tensor(logits, "logits", ndim=2, kind="float", finite=True)
+    check_tensor(sampled, "sampled", ndim=1, kind="int")
+    check_tensor(rewards, "rewards", ndim=1, kind="float", finite=True)
+    if int(sampled.min()) < 0 or int(sampled.max()) >= logits.shape[1]:
+        raise InputError(f"sampled classes must lie in [0, {logits.shape[1]}), got values outside")
     b = logits.shape[0]
     if sampled.ndim != 1 or sampled.shape != rewards.shape or b == 0 or sampled.shape[0] % b:
-        raise ValueError(
+        raise InputError(
             f"expected (B*K,) sampled classes and rewards for B={b} views, got {tuple(sampled.shape)} and "
             f"{tuple(rewards.shape)}"
         )
@@ -83,7 +92,9 @@ def policy_gradient_loss(logits: torch.Tensor, sampled: torch.Tensor, rewards: t
 
 
 def average_entropy(logits: torch.Tensor) -> torch.Tensor:
-    """TPT's loss: the entropy of the view-averaged probability, computed in log space as the official code."""
+    """TPT's loss: the entropy of the view-averaged probability, computed in log space as the official code.
+    ``logits``: ``(views, classes)``, finite (NaN/inf logits are an InputError, not a NaN loss)."""
+    check_tensor(logits, "logits", ndim=2, kind="float", finite=True)
     logp = logits.log_softmax(-1)
     avg = torch.logsumexp(logp, dim=0) - math.log(logp.shape[0])
     avg = torch.clamp(avg, min=torch.finfo(avg.dtype).min)
@@ -94,8 +105,10 @@ def average_entropy(logits: torch.Tensor) -> torch.Tensor:
 def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor) -> torch.Tensor:
     """KD from the reward model: cross-entropy of the student to the teacher's class distribution (the gradient-
     relevant part of KL(p^R || pi)), averaged over views."""
+    check_tensor(student_logits, "student_logits", ndim=2, kind="float", finite=True)
+    check_tensor(teacher_logits, "teacher_logits", ndim=2, kind="float", finite=True)
     if student_logits.shape != teacher_logits.shape:
-        raise ValueError(
+        raise InputError(
             f"student and teacher logits differ in shape: {tuple(student_logits.shape)} vs {tuple(teacher_logits.shape)}"
         )
     # KD: L = -mean_v sum_c p^R_c log pi_c

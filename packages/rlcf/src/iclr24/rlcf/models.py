@@ -19,6 +19,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFileError,
+    InputFolderError,
+    check_float,
+    check_int,
+    check_tensor,
+    describe,
+    strip_unsafe_advice,
+)
+
 __all__ = [
     "ConvTower",
     "ToyCLIPConfig",
@@ -37,7 +48,17 @@ TOY_CONTEXT_LENGTH = 16
 
 
 def tokenize(texts: list[str], context_length: int = 77) -> torch.Tensor:
-    """open_clip's BPE tokenizer (the vocabulary ships in the wheel: no network)."""
+    """open_clip's BPE tokenizer (the vocabulary ships in the wheel: no network): ``(len(texts), context_length)``
+    int64 token ids, each text truncated to fit. ``context_length`` holds at least the start and end tokens (2)."""
+    if (
+        isinstance(texts, str)
+        or not isinstance(texts, list | tuple)
+        or not all(isinstance(t, str) for t in texts)
+    ):
+        raise InputError(f"texts must be a list of strings, got {describe(texts)}")
+    if not texts:
+        raise InputError("texts is empty: expected at least one string")
+    check_int(context_length, "context_length", minimum=2, maximum=2**16)
     import open_clip
 
     return open_clip.tokenize(list(texts), context_length=context_length)
@@ -61,18 +82,23 @@ def check_images(model: nn.Module, images, who: str = "model", check_size: bool 
     (and, with ``check_size``, its side); otherwise one ``ValueError`` saying what it takes and what came, before
     torch meets the mismatch deep inside a convolution."""
     if not isinstance(images, torch.Tensor) or images.ndim != 4:
-        raise ValueError(
+        raise InputError(
             f"the {who} takes images as a tensor (N, C, H, W), got "
             f"{tuple(images.shape) if isinstance(images, torch.Tensor) else type(images).__name__}"
         )
+    if not images.is_floating_point():
+        raise InputError(f"the {who} takes floating-point images in [0, 1], got {describe(images)}")
+    w = next(iter(getattr(model, "visual", model).parameters()), None)
+    if w is not None and (images.dtype == torch.float64) != (w.dtype == torch.float64):
+        raise InputError(f"the {who}'s weights are {w.dtype}, the images {images.dtype}: convert one")
     channels, size = image_input_spec(model)
     if channels is not None and images.shape[1] != channels:
-        raise ValueError(
+        raise InputError(
             f"the {who}'s image encoder takes {channels}-channel images (N, {channels}, H, W), got "
             f"{images.shape[1]} channels in shape {tuple(images.shape)}"
         )
     if check_size and size is not None and tuple(images.shape[-2:]) != size:
-        raise ValueError(
+        raise InputError(
             f"the {who}'s image encoder takes {size[0]}x{size[1]} images, got "
             f"{images.shape[-2]}x{images.shape[-1]} in shape {tuple(images.shape)}"
         )
@@ -117,9 +143,20 @@ class ToyCLIPConfig:
     text_layers: int = 1
     context_length: int = TOY_CONTEXT_LENGTH
 
+    def __post_init__(self) -> None:
+        for name in ("vision_width", "embed_dim", "text_width", "text_heads", "text_layers"):
+            check_int(getattr(self, name), name, minimum=1, maximum=2**12)
+        check_int(self.context_length, "context_length", minimum=2, maximum=2**12)
+        if self.text_width % self.text_heads:
+            raise InputError(
+                f"text_width {self.text_width} must be divisible by text_heads {self.text_heads}"
+            )
+
 
 def build_toy_clip(cfg: ToyCLIPConfig = ToyCLIPConfig(), seed: int = 0) -> nn.Module:
     """An ``open_clip.model.CLIP`` whose ``visual`` is a :class:`ConvTower` (randomly initialised, seeded)."""
+    if not isinstance(cfg, ToyCLIPConfig):
+        raise InputError(f"cfg must be a ToyCLIPConfig, got {describe(cfg)}")
     from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
 
     with torch.random.fork_rng(devices=[]):
@@ -167,8 +204,22 @@ def train_toy_clip(
 ) -> nn.Module:
     """Train both towers on image-caption pairs: the caption of an image is its class prompt, and the loss is CLIP's
     image-to-text cross-entropy over the C class captions (AdamW). Returns ``model`` in eval mode."""
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be a CLIP (build_toy_clip), got {describe(model)}")
+    images = check_images(model, images, "model")
+    check_tensor(images, "images", kind="float", finite=True)
+    check_tensor(labels, "labels", ndim=1, kind="int")
+    check_tensor(tokens, "tokens", ndim=2, kind="int")
+    if len(labels) and (int(labels.min()) < 0 or int(labels.max()) >= len(tokens)):
+        raise InputError(
+            f"labels must index the {len(tokens)} class captions, got values outside [0, {len(tokens)})"
+        )
+    check_int(steps, "steps", minimum=0, maximum=10**7)
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
+    check_float(lr, "lr", minimum=0, maximum=10, open_min=True)
+    check_float(weight_decay, "weight_decay", minimum=0)
     if len(images) != len(labels) or len(images) == 0:
-        raise ValueError(
+        raise InputError(
             f"need as many labels as images (> 0), got {len(images)} images, {len(labels)} labels"
         )
     g = torch.Generator().manual_seed(seed)
@@ -192,6 +243,31 @@ def train_toy_clip(
     return model
 
 
+def _sniff_checkpoint(path: Path, what: str) -> None:
+    """Refuse, from its first bytes, a file that cannot be a checkpoint (before a model is built for it): a
+    ``.safetensors`` starts with an 8-byte header length then ``{``; a torch file is a zip (``PK``) or a pickle."""
+    with open(path, "rb") as f:
+        head = f.read(16)
+    if path.suffix == ".safetensors":
+        n = int.from_bytes(head[:8], "little") if len(head) >= 9 else 0
+        ok = 0 < n <= path.stat().st_size - 8 and head[8:9] == b"{"
+    elif head[:2] == b"PK":  # torch.save / TorchScript: a zip holding <name>/data.pkl
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as z:
+                ok = any(n.endswith("data.pkl") for n in z.namelist())
+        except (zipfile.BadZipFile, OSError):
+            ok = False
+    else:
+        ok = head[:1] == b"\x80"
+    if not ok:
+        kind = "safetensors" if path.suffix == ".safetensors" else "torch"
+        raise InputFileError(
+            f"{path} is not {what}: not a {kind} file (damaged, truncated or another format)", path
+        )
+
+
 def load_clip(
     arch_or_path: str | os.PathLike, *, arch: str | None = None, device: str = "cpu"
 ) -> tuple[nn.Module, object]:
@@ -209,38 +285,42 @@ def load_clip(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     path = Path(arch_or_path).expanduser()
     if not path.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"CLIP checkpoint {path} does not exist; pass a local OpenAI .pt (e.g. ViT-B-16.pt) or an open_clip "
             "state dict with --arch (weights are never downloaded)"
         )
     if path.is_dir():
-        raise IsADirectoryError(f"CLIP checkpoint {path} is a folder; expected a .pt/.bin/.safetensors file")
+        raise InputFolderError(f"CLIP checkpoint {path} is a folder; expected a .pt/.bin/.safetensors file")
     if path.stat().st_size == 0:
-        raise ValueError(f"CLIP checkpoint {path} is empty (0 bytes)")
+        raise InputFileError(f"CLIP checkpoint {path} is empty (0 bytes)", path)
+    _sniff_checkpoint(
+        path, "an OpenAI CLIP checkpoint" if arch is None else f"an open_clip {arch} checkpoint"
+    )
     if arch is None:
         try:
             model = open_clip.load_openai_model(str(path), precision="fp32", device=device)
         except Exception as e:  # noqa: BLE001 - any failure means: not an OpenAI CLIP checkpoint
-            raise ValueError(
-                f"{path} is not an OpenAI CLIP checkpoint ({type(e).__name__}: {str(e)[:120]}); for an open_clip "
+            raise InputFileError(
+                f"{path} is not an OpenAI CLIP checkpoint ({type(e).__name__}: {strip_unsafe_advice(e)[:120]}); for an open_clip "
                 "state dict also pass its architecture (arch='ViT-B-16', CLI --arch)"
             ) from None
         return model.eval(), open_clip.get_tokenizer("ViT-B-16")
     if str(arch).endswith(".json"):  # a model config file of one's own (open_clip's model_configs format)
         cfg_path = Path(arch).expanduser()
         if not cfg_path.is_file():
-            raise FileNotFoundError(f"open_clip model config {cfg_path} does not exist")
+            raise InputFileError(f"open_clip model config {cfg_path} does not exist")
         open_clip.add_model_config(cfg_path)
         arch = cfg_path.stem
     if arch not in open_clip.list_models():
-        raise ValueError(
+        raise InputError(
             f"unknown open_clip architecture {arch!r}; use a name of open_clip.list_models() (e.g. ViT-B-16) or "
             "the path of a model config .json"
         )
     try:
         model = open_clip.create_model(arch, pretrained=str(path), device=device, weights_only=True)
     except Exception as e:  # noqa: BLE001 - a foreign, truncated or mismatched checkpoint
-        raise ValueError(
-            f"{path} is not an open_clip {arch} checkpoint ({type(e).__name__}: {str(e)[:160]})"
+        raise InputFileError(
+            f"{path} is not an open_clip {arch} checkpoint ({type(e).__name__}: {strip_unsafe_advice(e)[:160]})",
+            path,
         ) from None
     return model.eval(), open_clip.get_tokenizer(arch)

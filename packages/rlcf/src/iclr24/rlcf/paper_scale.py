@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_imagenet_a_folder", "paper_scale"]
 
@@ -117,7 +118,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     n_views = views or (cfg.n_views if cuda else cfg.cpu_views)
     if cfg.n_views % n_views:
-        raise ValueError(f"views must divide the paper's {cfg.n_views} views, got {n_views}")
+        raise InputError(f"views must divide the paper's {cfg.n_views} views, got {n_views}")
     accumulation = cfg.n_views // n_views
     selection_p = cfg.selection_p if n_views == cfg.n_views else 1.0 / n_views
     tmp = tempfile.TemporaryDirectory(prefix="rlcf-imagenet-a-")

@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_int
+
 __all__ = ["PromptLearner"]
 
 
@@ -35,7 +37,7 @@ class PromptLearner(nn.Module):
         needed = ("token_embedding", "positional_embedding", "transformer", "ln_final", "text_projection")
         missing = [a for a in needed if not hasattr(clip, a)]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"PromptLearner needs an open_clip CLIP with a built-in text tower; {type(clip).__name__} lacks "
                 f"{', '.join(missing)}"
             )
@@ -45,13 +47,12 @@ class PromptLearner(nn.Module):
             n_ctx = int((tokenizer([ctx_init], context_length=ctx_len) > 0).sum()) - 2  # minus [SOS], [EOS]
             prefix = ctx_init
         else:
-            if not isinstance(n_ctx, int) or n_ctx < 1:
-                raise ValueError(f"n_ctx must be a positive int, got {n_ctx!r}")
+            check_int(n_ctx, "n_ctx", minimum=1, maximum=max(1, ctx_len - 3))
             prefix = " ".join(["X"] * n_ctx)
         tokens = tokenizer([f"{prefix} {n}." for n in names], context_length=ctx_len)
         tokens = check_tokens(clip, tokens, "policy")
         if (tokens[:, -1] != 0).any():
-            raise ValueError(f"a class prompt does not fit the policy's context length {ctx_len}")
+            raise InputError(f"a class prompt does not fit the policy's context length {ctx_len}")
         self.clip = [clip]  # not a submodule: its parameters stay out of this module's state
         self.n_ctx = n_ctx
         self.classnames = names

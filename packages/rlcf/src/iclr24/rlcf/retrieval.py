@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_tensor, describe
+
 from .losses import policy_gradient_loss, sample_top_k
 from .models import check_images
 from .reward import CLIPReward, check_tokens, rewards_post_process
@@ -26,12 +28,27 @@ def recall_at_k(
     scores: torch.Tensor, targets: list[set[int]] | torch.Tensor, ks=(1, 5, 10)
 ) -> dict[str, float]:
     """R@k (%) of a score matrix ``(Q, G)``: a query counts when one of its gallery targets is in its top k."""
-    if scores.ndim != 2 or scores.shape[0] == 0:
-        raise ValueError(f"expected scores (queries, gallery), got {tuple(scores.shape)}")
-    tgt = [
-        {int(targets[i])} if isinstance(targets, torch.Tensor) else set(targets[i])
-        for i in range(len(scores))
-    ]
+    check_tensor(scores, "scores", ndim=2, kind="float", finite=True)
+    q, g = scores.shape
+    if len(targets) != q:
+        raise InputError(f"targets must give one target (set) per query ({q}), got {len(targets)}")
+    if isinstance(targets, torch.Tensor):
+        check_tensor(targets, "targets", ndim=1, kind="int")
+        tgt = [{int(t)} for t in targets]
+    else:
+        if not all(isinstance(t, set | frozenset | list | tuple) for t in targets):
+            raise InputError(
+                f"targets must be a tensor of indices or a list of sets of indices, got {describe(targets)}"
+            )
+        tgt = [set(t) for t in targets]
+    if any(not isinstance(i, int) or not 0 <= i < g for t in tgt for i in t):
+        raise InputError(f"targets must be gallery indices in [0, {g})")
+    if (
+        isinstance(ks, int)
+        or not ks
+        or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in ks)
+    ):
+        raise InputError(f"ks must be a non-empty sequence of ints >= 1, got {ks!r}")
     order = scores.argsort(dim=1, descending=True)
     out = {}
     for k in ks:
@@ -59,11 +76,13 @@ class RetrievalTTA:
         amplify: bool = False,
     ) -> None:
         if direction not in ("i2t", "t2i"):
-            raise ValueError(f"direction must be 'i2t' or 't2i', got {direction!r}")
+            raise InputError(f"direction must be 'i2t' or 't2i', got {direction!r}")
         if not isinstance(reward, CLIPReward):
-            raise ValueError(f"reward must be a CLIPReward, got {type(reward).__name__}")
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-            raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+            raise InputError(f"reward must be a CLIPReward, got {type(reward).__name__}")
+        check_float(lr, "lr", minimum=0, maximum=10)
+        check_float(weight_decay, "weight_decay", minimum=0)
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 10**6:
+            raise InputError(f"steps must be an int >= 0, got {steps!r}")
         self.policy, self.reward, self.direction = policy, reward, direction
         self.steps, self.amplify = steps, amplify
         self.sample_k = sample_k if sample_k is not None else (20 if direction == "i2t" else 12)
@@ -107,7 +126,7 @@ class RetrievalTTA:
             self.gallery = F.normalize(self.policy.encode_image(policy_input).float(), dim=-1)
             self.reward_gallery = F.normalize(self.reward.model.encode_image(reward_input).float(), dim=-1)
         if self.sample_k > self.gallery.shape[0]:
-            raise ValueError(f"sample_k={self.sample_k} exceeds the gallery of {self.gallery.shape[0]} items")
+            raise InputError(f"sample_k={self.sample_k} exceeds the gallery of {self.gallery.shape[0]} items")
 
     def _scores(self, q: torch.Tensor) -> torch.Tensor:
         scale = self.policy.logit_scale.exp().float()

@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_tensor
+
 __all__ = ["clip_score", "rewards_post_process", "CLIPReward", "check_tokens"]
 
 
@@ -21,7 +23,7 @@ def clip_score(
 ) -> torch.Tensor:
     """Per-pair CLIPScore of matched rows, ``(N,)``; features need not be normalised (they are here)."""
     if image_features.shape != text_features.shape or image_features.ndim != 2:
-        raise ValueError(
+        raise InputError(
             f"expected image and text features of one shape (N, d), got {tuple(image_features.shape)} and "
             f"{tuple(text_features.shape)}"
         )
@@ -34,8 +36,7 @@ def rewards_post_process(scores: torch.Tensor, amplify: bool = False) -> torch.T
     """``scores`` ``(B, K)`` (per view) or ``(B*K,)`` (all views at once, the official ``process_batch``): subtract
     the mean over the last axis (and divide by its unbiased std + 1e-5 with ``amplify``); returns a flat tensor.
     A last axis of length 1 is returned unchanged, as in the official code."""
-    if scores.ndim not in (1, 2):
-        raise ValueError(f"expected rewards of shape (B, K) or (B*K,), got {tuple(scores.shape)}")
+    check_tensor(scores, "scores", ndim=(1, 2), kind="float", allow_empty=True)
     if scores.shape[-1] > 1:
         # Eq. (5): r~ = r - mean_k r  (the baseline b of REINFORCE)
         centred = scores - scores.mean(-1, keepdim=True)
@@ -53,22 +54,22 @@ def check_tokens(model: nn.Module, tokens: torch.Tensor, who: str = "model") -> 
         or tokens.ndim != 2
         or tokens.dtype not in (torch.long, torch.int)
     ):
-        raise ValueError(f"expected tokenised prompts as an integer tensor (C, L), got {tokens!r:.80}")
+        raise InputError(f"expected tokenised prompts as an integer tensor (C, L), got {tokens!r:.80}")
     if tokens.shape[0] == 0:
-        raise ValueError("expected at least one class prompt, got zero classes")
+        raise InputError("expected at least one class prompt, got zero classes")
     ctx = getattr(model, "context_length", None)
     vocab = getattr(model, "vocab_size", None)
     emb = getattr(model, "token_embedding", None)
     if emb is None or ctx is None:
-        raise ValueError(f"the {who} has no open_clip text tower (token_embedding, context_length)")
+        raise InputError(f"the {who} has no open_clip text tower (token_embedding, context_length)")
     vocab = vocab or emb.num_embeddings
     if tokens.shape[1] != ctx:
-        raise ValueError(
+        raise InputError(
             f"the {who}'s text tower takes {ctx} tokens per prompt, but the prompts were tokenised to "
             f"{tokens.shape[1]}: tokenise with the {who}'s own tokenizer / context length"
         )
     if int(tokens.max()) >= min(vocab, emb.num_embeddings) or int(tokens.min()) < 0:
-        raise ValueError(
+        raise InputError(
             f"token id {int(tokens.max())} is outside the {who}'s vocabulary of {emb.num_embeddings}: the "
             "tokenizer does not match its embedding"
         )
@@ -93,11 +94,11 @@ class CLIPReward:
         resolution: int | None = None,
     ) -> None:
         if not hasattr(model, "encode_image") or not hasattr(model, "encode_text"):
-            raise ValueError(
+            raise InputError(
                 f"the reward model must be a CLIP with encode_image/encode_text, got {type(model).__name__}"
             )
         if not weight > 0:
-            raise ValueError(f"the CLIPScore weight must be > 0, got {weight}")
+            raise InputError(f"the CLIPScore weight must be > 0, got {weight}")
         self.model = model.eval()
         for p in self.model.parameters():
             p.requires_grad_(False)

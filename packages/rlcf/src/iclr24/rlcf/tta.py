@@ -24,6 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 from .losses import (
     average_entropy,
     distillation_loss,
@@ -84,23 +86,23 @@ class TTAConfig:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+            raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
         if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+            raise InputError(f"mode must be one of {MODES}, got {self.mode!r}")
         for name in ("steps", "n_views", "sample_k", "update_freq"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "steps" else 1):
-                raise ValueError(f"{name} must be an int >= {0 if name == 'steps' else 1}, got {v!r}")
+                raise InputError(f"{name} must be an int >= {0 if name == 'steps' else 1}, got {v!r}")
         if not (self.lr > 0 and self.weight_decay >= 0):
-            raise ValueError(f"lr must be > 0 and weight_decay >= 0, got {self.lr}, {self.weight_decay}")
+            raise InputError(f"lr must be > 0 and weight_decay >= 0, got {self.lr}, {self.weight_decay}")
         if self.method != "zero-shot" and self.steps > 0:
             n_selected(
                 self.n_views, self.selection_p
             )  # a fraction that keeps no view fails here, before any work
         if self.momentum is not None and not 0.0 < self.momentum < 1.0:
-            raise ValueError(f"momentum must be in (0, 1) or None, got {self.momentum}")
+            raise InputError(f"momentum must be in (0, 1) or None, got {self.momentum}")
         if not 0.0 <= self.update_w <= 1.0:
-            raise ValueError(f"update_w must be in [0, 1], got {self.update_w}")
+            raise InputError(f"update_w must be in [0, 1], got {self.update_w}")
 
     def but(self, **kw) -> TTAConfig:
         return replace(self, **kw)
@@ -153,22 +155,22 @@ class TTARunner:
         from .data import class_prompts
 
         if not isinstance(cfg, TTAConfig):
-            raise ValueError(f"cfg must be a TTAConfig, got {type(cfg).__name__}")
+            raise InputError(f"cfg must be a TTAConfig, got {type(cfg).__name__}")
         if not hasattr(policy, "encode_image") or not hasattr(policy, "logit_scale"):
-            raise ValueError(
+            raise InputError(
                 f"the policy must be a CLIP with encode_image/logit_scale, got {type(policy).__name__}"
             )
         prompts = class_prompts(classnames, template)
         self.classnames = list(classnames)
         if cfg.method == "rlcf" and cfg.sample_k > len(self.classnames):
-            raise ValueError(f"sample_k={cfg.sample_k} exceeds the {len(self.classnames)} classes")
+            raise InputError(f"sample_k={cfg.sample_k} exceeds the {len(self.classnames)} classes")
         self.cfg = cfg
         self.policy = policy
         self.reward = reward
         ptok = policy_tokenizer or _default_tokenizer
         if cfg.method in ("rlcf", "kd"):
             if not isinstance(reward, CLIPReward):
-                raise ValueError(
+                raise InputError(
                     f"method {cfg.method!r} needs a CLIPReward reward model, got {type(reward).__name__}"
                 )
             rtok = reward_tokenizer or _default_tokenizer
@@ -194,7 +196,7 @@ class TTARunner:
             if cfg.mode == "norm":
                 params = [p for m in policy.visual.modules() if isinstance(m, _NORMS) for p in m.parameters()]
                 if not params:
-                    raise ValueError(
+                    raise InputError(
                         "mode='norm': the policy's image encoder has no LayerNorm/GroupNorm/BatchNorm"
                     )
             else:
@@ -269,12 +271,12 @@ class TTARunner:
 
     def _check_views(self, views: torch.Tensor) -> torch.Tensor:
         if not isinstance(views, torch.Tensor) or views.ndim != 4 or views.shape[0] == 0:
-            raise ValueError(
+            raise InputError(
                 f"expected views as a tensor (N, C, H, W) with the original image first, got "
                 f"{getattr(views, 'shape', type(views).__name__)}"
             )
         if not torch.isfinite(views).all():
-            raise ValueError("the views have NaN or infinite pixels")
+            raise InputError("the views have NaN or infinite pixels")
         check_images(self.policy, views, "policy")
         if self.reward is not None and self.cfg.method in ("rlcf", "kd"):  # the same views go to the reward
             check_images(self.reward.model, views, "reward model", check_size=self.reward.resolution is None)
@@ -305,11 +307,11 @@ class TTARunner:
         ``None`` (then the views go through the encoder with their graph, as the official code)."""
         if shared is not None:
             if not self.can_share():
-                raise ValueError(
+                raise InputError(
                     "this runner cannot take shared view features (its encoder has an EMA buffer or BatchNorm)"
                 )
             if shared.policy_id != id(self.policy) or shared.n_views != views.shape[0]:
-                raise ValueError(
+                raise InputError(
                     f"the shared view features come from another policy or another set of views "
                     f"({shared.n_views} views; got {views.shape[0]})"
                 )
@@ -416,11 +418,11 @@ class TTARunner:
         """Top-1 accuracy (%) after each number of steps over a test set, one image at a time; ``make_views(image,
         n_views, generator=g)`` builds the views (view 0 = the original)."""
         if len(images) == 0:
-            raise ValueError("the test set is empty")
+            raise InputError("the test set is empty")
         if len(images) != len(labels):
-            raise ValueError(f"got {len(images)} images but {len(labels)} labels")
+            raise InputError(f"got {len(images)} images but {len(labels)} labels")
         if int(labels.max()) >= len(self.classnames) or int(labels.min()) < 0:
-            raise ValueError(
+            raise InputError(
                 f"labels must index the {len(self.classnames)} class names, got max {int(labels.max())}"
             )
         g = torch.Generator().manual_seed(seed)
@@ -437,7 +439,7 @@ class TTARunner:
         for views, y in pairs:
             y = int(y)
             if not 0 <= y < len(self.classnames):
-                raise ValueError(f"labels must index the {len(self.classnames)} class names, got {y}")
+                raise InputError(f"labels must index the {len(self.classnames)} class names, got {y}")
             hist = self.adapt(views)
             hit = (hist.argmax(-1).cpu() == y).float()
             correct = hit if correct is None else correct + hit
@@ -445,7 +447,7 @@ class TTARunner:
             if progress is not None:
                 progress.update(1)
         if n == 0:
-            raise ValueError("the test set is empty")
+            raise InputError("the test set is empty")
         acc = (100.0 * correct / n).tolist()
         return {
             "accuracy": acc[-1],
@@ -463,6 +465,7 @@ def evaluate_together(
     *,
     seed: int = 0,
     progress: Callable | None = None,
+    hits: bool = False,
 ) -> dict[str, dict]:
     """Several methods on the same test images and the same views, one image at a time: ``{name: the result of
     TTARunner.evaluate}``, equal to evaluating each runner alone with the same ``seed``, with the shared work done
@@ -471,12 +474,14 @@ def evaluate_together(
     of views. A runner whose steps are the first steps of another's (the same method and settings with fewer
     steps, or zero-shot, on the same encoder and class text) reads its history off that runner's: the updates are
     the same. The runners must adapt one policy with one number of views; ``seconds`` is each runner's own time
-    (0 for one read off another; the shared encoding is counted in ``shared_seconds``)."""
+    (0 for one read off another; the shared encoding is counted in ``shared_seconds``). With ``hits`` each result
+    also lists, per image, whether the final prediction was right (1) or not (0)."""
     n_views = _check_together(runners, images, labels)
     sharer = next((r for r in runners.values() if r.can_share()), None)
     prefix = _prefixes(runners)
     g = torch.Generator().manual_seed(seed)
     correct = {k: None for k in runners}
+    per_image: dict[str, list[int]] = {k: [] for k in runners}
     seconds = dict.fromkeys(runners, 0.0)
     shared_seconds = 0.0
     for img, y in zip(images, labels):
@@ -495,6 +500,7 @@ def evaluate_together(
             hist = hists[prefix[k]][: _steps(r) + 1] if k in prefix else hists[k]
             hit = (hist.argmax(-1).cpu() == int(y)).float()
             correct[k] = hit if correct[k] is None else correct[k] + hit
+            per_image[k].append(int(hit[-1]))
             if progress is not None:
                 progress.update(1)
     out = {}
@@ -502,6 +508,8 @@ def evaluate_together(
         acc = (100.0 * correct[k] / len(images)).tolist()
         out[k] = {"accuracy": acc[-1], "accuracy_per_step": acc, "n": len(images), "seconds": seconds[k],
                   "shared_seconds": shared_seconds}  # fmt: skip
+        if hits:
+            out[k]["hits"] = per_image[k]
     return out
 
 
@@ -554,21 +562,21 @@ def _prefixes(runners: dict[str, TTARunner]) -> dict[str, str]:
 def _check_together(runners: dict[str, TTARunner], images: torch.Tensor, labels: torch.Tensor) -> int:
     """What :func:`evaluate_together` needs, checked before any work; returns the number of views."""
     if not runners or not all(isinstance(r, TTARunner) for r in runners.values()):
-        raise ValueError(f"expected a non-empty dict of TTARunners, got {runners!r:.80}")
+        raise InputError(f"expected a non-empty dict of TTARunners, got {runners!r:.80}")
     first = next(iter(runners.values()))
     if any(r.policy is not first.policy or r.classnames != first.classnames for r in runners.values()):
-        raise ValueError("evaluate_together needs runners that adapt one policy over one list of class names")
+        raise InputError("evaluate_together needs runners that adapt one policy over one list of class names")
     adapting = {r.cfg.n_views for r in runners.values() if r.cfg.method != "zero-shot"}
     if len(adapting) > 1:
-        raise ValueError(
+        raise InputError(
             f"evaluate_together needs one number of views for every method, got {sorted(adapting)}"
         )
     if any(r.cfg.momentum is not None for r in runners.values()):
-        raise ValueError("evaluate_together cannot share the policy between runners with an EMA buffer")
+        raise InputError("evaluate_together cannot share the policy between runners with an EMA buffer")
     if len(images) == 0 or len(images) != len(labels):
-        raise ValueError(f"expected as many labels as test images (> 0), got {len(images)} and {len(labels)}")
+        raise InputError(f"expected as many labels as test images (> 0), got {len(images)} and {len(labels)}")
     if int(labels.max()) >= len(first.classnames) or int(labels.min()) < 0:
-        raise ValueError(
+        raise InputError(
             f"labels must index the {len(first.classnames)} class names, got max {int(labels.max())}"
         )
     return adapting.pop() if adapting else 1

@@ -14,6 +14,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 __all__ = ["clip_views", "digit_views", "CLIP_MEAN", "CLIP_STD", "check_image"]
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -31,23 +33,28 @@ def check_image(image, channels: tuple[int, ...] | None = None) -> torch.Tensor:
             else:
                 raise TypeError
         except TypeError:
-            raise ValueError(
+            raise InputError(
                 f"expected an image tensor (C, H, W) of floats, got {type(image).__name__}"
             ) from None
     if image.ndim != 3 or not image.is_floating_point() and image.dtype != torch.uint8:
-        raise ValueError(
+        raise InputError(
             f"expected an image tensor (C, H, W) of floats, got shape {tuple(image.shape)} {image.dtype}"
         )
     image = image.float() / 255.0 if image.dtype == torch.uint8 else image.float()
+    if min(image.shape) == 0:
+        raise InputError(f"the image is empty: shape {tuple(image.shape)}")
     if channels is not None and image.shape[0] not in channels:
-        raise ValueError(
+        raise InputError(
             f"expected an image with {channels} channel(s) first, got shape {tuple(image.shape)}"
         )
     if min(image.shape[1:]) < 2:
-        raise ValueError(f"expected an image of at least 2x2 pixels, got shape {tuple(image.shape)}")
+        raise InputError(f"expected an image of at least 2x2 pixels, got shape {tuple(image.shape)}")
     if not torch.isfinite(image).all():
-        raise ValueError("the image has NaN or infinite pixels")
+        raise InputError("the image has NaN or infinite pixels")
     return image
+
+
+MAX_VIEWS = 2**16  # views of one image (the paper: 64)
 
 
 def digit_views(
@@ -61,8 +68,9 @@ def digit_views(
     """``(n_views, C, H, W)``: the image, then ``n_views - 1`` copies rotated by U(-max_angle, max_angle) degrees
     and shifted by an integer in [-max_shift, max_shift] pixels per axis (bilinear, zero fill)."""
     image = check_image(image)
-    if n_views < 1:
-        raise ValueError(f"n_views must be >= 1, got {n_views}")
+    check_int(n_views, "n_views", minimum=1, maximum=MAX_VIEWS)
+    check_float(max_angle, "max_angle", minimum=0, maximum=360)
+    check_int(max_shift, "max_shift", minimum=0, maximum=2**12)
     n = n_views - 1
     if n == 0:
         return image[None]
@@ -97,10 +105,8 @@ def clip_views(
     normalisation when ``normalize``. Crops are taken before any resizing, so a large photo is never squashed."""
     from torchvision.transforms import v2
 
-    if n_views < 1:
-        raise ValueError(f"n_views must be >= 1, got {n_views}")
-    if resolution < 8:
-        raise ValueError(f"resolution must be >= 8 pixels, got {resolution}")
+    check_int(n_views, "n_views", minimum=1, maximum=MAX_VIEWS)
+    check_int(resolution, "resolution", minimum=8, maximum=2**14)
     try:
         from PIL import Image
 

@@ -20,6 +20,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from iclr24.paperkit import progress, seed_everything
 from iclr24.paperkit.distributed import rank_and_world
+from iclr24.paperkit.errors import InputError, check_int, check_tensor
 
 from .banks import SFDA2Loss
 from .losses import information_maximization_loss, lr_decay
@@ -67,13 +68,13 @@ class SFDA2Config:
 
     def validate(self) -> SFDA2Config:
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+            raise InputError(f"method must be one of {METHODS}, got {self.method!r}")
         for name in ("batch_size", "max_epoch", "K", "interval"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+                raise InputError(f"{name} must be an int >= 1, got {v!r}")
         if self.batch_size < 2:
-            raise ValueError(
+            raise InputError(
                 f"batch_size must be >= 2 (the negative term needs pairs), got {self.batch_size}"
             )
         for name in (
@@ -91,9 +92,9 @@ class SFDA2Config:
         ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+                raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
         if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
+            raise InputError(f"lr must be > 0, got {self.lr}")
         return self
 
 
@@ -158,19 +159,19 @@ def _as_source(target, name: str = "target"):
         target = torch.as_tensor(target)
     if isinstance(target, torch.Tensor):
         if target.ndim < 2:
-            raise ValueError(
+            raise InputError(
                 f"the {name} inputs must be a tensor [N, ...] of samples, got shape {tuple(target.shape)}"
             )
         if not target.dtype.is_floating_point:
-            raise ValueError(f"the {name} inputs must be floating point, got {target.dtype}")
+            raise InputError(f"the {name} inputs must be floating point, got {target.dtype}")
         if not torch.isfinite(target).all():
-            raise ValueError(f"the {name} inputs contain NaN or inf")
+            raise InputError(f"the {name} inputs contain NaN or inf")
     elif not (hasattr(target, "__getitem__") and hasattr(target, "__len__")):
-        raise ValueError(
+        raise InputError(
             f"the {name} data must be a tensor, a Dataset or a DataLoader, got {type(target).__name__}"
         )
     if len(target) == 0:
-        raise ValueError(f"the {name} data is empty (0 samples)")
+        raise InputError(f"the {name} data is empty (0 samples)")
     return target
 
 
@@ -188,13 +189,13 @@ def _check_fits(model: SFDAModel, src, name: str) -> None:
         want = _CONV_NDIM[type(first)] - 1
         if len(shape) != want or shape[0] != first.in_channels:
             layout = ("C", "L") if want == 2 else ("C", "H", "W") if want == 3 else ("C", "D", "H", "W")
-            raise ValueError(
+            raise InputError(
                 f"the {name} samples have shape {list(shape)} but the model's first layer "
                 f"({type(first).__name__}) takes [{', '.join(layout)}] with C = {first.in_channels}"
             )
     elif isinstance(first, torch.nn.Linear) and len(shape) == 1:  # flat feature vectors into an MLP
         if shape[0] != first.in_features:
-            raise ValueError(
+            raise InputError(
                 f"the {name} samples have shape {list(shape)} but the model's first layer takes "
                 f"{first.in_features} features"
             )
@@ -207,7 +208,7 @@ def _check_fits(model: SFDAModel, src, name: str) -> None:
             model.forward_with_features(x1.to(dev))
     except RuntimeError as e:
         msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise ValueError(f"the {name} samples of shape {list(shape)} do not fit the model: {msg}") from None
+        raise InputError(f"the {name} samples of shape {list(shape)} do not fit the model: {msg}") from None
     finally:
         model.train(was)
 
@@ -220,7 +221,7 @@ def _workers(src, num_workers: int | None, device) -> int:
         return 0
     if num_workers is not None:
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError(f"num_workers must be an int >= 0, got {num_workers!r}")
+            raise InputError(f"num_workers must be an int >= 0, got {num_workers!r}")
         return num_workers
     return min(8, os.cpu_count() or 1) if str(device).startswith("cuda") else 0
 
@@ -256,6 +257,7 @@ def predict(
     num_workers: int | None = None,
 ):
     """Eval-mode ``(z [N, A], logits [N, C])`` over ``data`` (tensor or Dataset, read lazily), in order."""
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
     src = _as_source(data, "input")
     _check_fits(_check_model(model), src, "input")
     workers = _workers(src, num_workers, device)
@@ -270,8 +272,19 @@ def predict(
     return torch.cat(zs), torch.cat(ls)
 
 
+def _check_pred_labels(pred: object, labels: object) -> tuple[torch.Tensor, torch.Tensor]:
+    check_tensor(pred, "pred", ndim=1, kind="int")
+    check_tensor(labels, "labels", ndim=1, kind="int")
+    if pred.shape != labels.shape:
+        raise InputError(f"pred and labels must have one length, got {len(pred)} and {len(labels)}")
+    if int(labels.min()) < 0 or int(pred.min()) < 0:
+        raise InputError("pred and labels must be class indices >= 0")
+    return pred, labels
+
+
 def accuracy(pred: torch.Tensor, labels: torch.Tensor) -> float:
     """Top-1 accuracy in percent."""
+    pred, labels = _check_pred_labels(pred, labels)
     return float((pred.cpu() == labels.cpu()).float().mean() * 100)
 
 
@@ -280,6 +293,9 @@ def per_class_accuracy(
 ) -> torch.Tensor:
     """Recall of every class present in ``labels`` (percent; NaN for an absent class). Its nan-mean is VisDA's
     mean-class accuracy."""
+    pred, labels = _check_pred_labels(pred, labels)
+    if num_classes is not None:
+        check_int(num_classes, "num_classes", minimum=1, maximum=2**20)
     pred, labels = pred.cpu().long(), labels.cpu().long()
     C = int(num_classes if num_classes is not None else max(int(labels.max()), int(pred.max())) + 1)
     out = torch.full((C,), float("nan"))
@@ -300,12 +316,12 @@ def _evaluate(model, data, labels, it, device, batch_size, workers=0) -> dict[st
 def _check_labels(labels, n, num_classes, what="labels") -> torch.Tensor:
     labels = torch.as_tensor(labels)
     if labels.ndim != 1 or len(labels) != n:
-        raise ValueError(f"{what} must be a 1-D tensor of {n} class indices, got shape {tuple(labels.shape)}")
+        raise InputError(f"{what} must be a 1-D tensor of {n} class indices, got shape {tuple(labels.shape)}")
     if labels.dtype.is_floating_point or labels.dtype == torch.bool:
-        raise ValueError(f"{what} must be integer class indices, got {labels.dtype}")
+        raise InputError(f"{what} must be integer class indices, got {labels.dtype}")
     labels = labels.long()
     if n and (int(labels.min()) < 0 or int(labels.max()) >= num_classes):
-        raise ValueError(
+        raise InputError(
             f"{what} must lie in [0, {num_classes}) (the classifier has {num_classes} classes), got range "
             f"[{int(labels.min())}, {int(labels.max())}]"
         )
@@ -314,7 +330,7 @@ def _check_labels(labels, n, num_classes, what="labels") -> torch.Tensor:
 
 def _check_model(model) -> SFDAModel:
     if not isinstance(model, SFDAModel):
-        raise ValueError(
+        raise InputError(
             f"expected an SFDAModel(features, bottleneck, classifier) (see split_timm / digits_model), got "
             f"{type(model).__name__}"
         )
@@ -362,9 +378,9 @@ def train_source(
     y = _check_labels(y, len(src), model.num_classes, "source labels")
     _check_fits(model, src, "source")
     if not 0 <= config.label_smoothing < 1:
-        raise ValueError(f"label_smoothing must be in [0, 1), got {config.label_smoothing}")
+        raise InputError(f"label_smoothing must be in [0, 1), got {config.label_smoothing}")
     if config.epochs < 1 or config.batch_size < 2 or config.lr <= 0:
-        raise ValueError(f"need epochs >= 1, batch_size >= 2 and lr > 0, got {config}")
+        raise InputError(f"need epochs >= 1, batch_size >= 2 and lr > 0, got {config}")
     workers = _workers(src, num_workers, device)
     seed_everything(seed)
     model.to(device).train()
@@ -523,14 +539,14 @@ def adapt(
     _check_fits(model, src, "target")
     n = len(src)
     if config.K > n - 1:
-        raise ValueError(f"K={config.K} neighbours is larger than the target set allows (N - 1 = {n - 1})")
+        raise InputError(f"K={config.K} neighbours is larger than the target set allows (N - 1 = {n - 1})")
     if labels is not None:
         labels = _check_labels(labels, n, model.num_classes, "target labels")
     ev = src
     if eval_data is not None:
         ev = _as_source(eval_data, "evaluation")
         if len(ev) != n:
-            raise ValueError(
+            raise InputError(
                 f"eval_data must hold the same {n} target samples as target (its evaluation view), got {len(ev)}"
             )
         _check_fits(model, ev, "evaluation")
@@ -541,7 +557,7 @@ def adapt(
     eval_bs = 3 * config.batch_size
     z_all, logits_all = predict(model, src, batch_size=eval_bs, device=device, num_workers=workers)
     if not torch.isfinite(z_all).all():
-        raise ValueError("the source model gives non-finite (NaN/inf) features on the target data")
+        raise InputError("the source model gives non-finite (NaN/inf) features on the target data")
     res = AdaptResult(model=model, config={**asdict(config), "seed": seed})
     if labels is not None:
         res.evals.append(_evaluate(model, ev, labels, 0, device, eval_bs, workers))

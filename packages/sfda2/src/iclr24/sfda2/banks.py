@@ -13,6 +13,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError, check_tensor
+
 from .losses import (
     alpha_schedule,
     class_mean_scores,
@@ -34,7 +36,7 @@ def nearest_neighbours(
     L2-normalised), excluding each query's own row ``self_idx`` [B]. The official code takes ``topk(K + 1)`` and
     drops the first column, which keeps ``self`` when another row ties with it; masking it out cannot."""
     if k < 1 or k > bank.shape[0] - 1:
-        raise ValueError(
+        raise InputError(
             f"K must be in [1, N - 1] = [1, {bank.shape[0] - 1}] for a bank of {bank.shape[0]} rows, got {k}"
         )
     sim = query @ bank.T  # [B, N]
@@ -48,12 +50,12 @@ class NeighbourBanks:
 
     def __init__(self, features: torch.Tensor, scores: torch.Tensor):
         if features.ndim != 2 or scores.ndim != 2 or len(features) != len(scores):
-            raise ValueError(
+            raise InputError(
                 f"expected features [N, A] and scores [N, C] with the same N, got {tuple(features.shape)} and "
                 f"{tuple(scores.shape)}"
             )
         if not (torch.isfinite(features).all() and torch.isfinite(scores).all()):
-            raise ValueError(
+            raise InputError(
                 "the target features or scores contain NaN/inf; check the source model and the inputs"
             )
         self.fea_bank = F.normalize(features.detach(), dim=1).clone()
@@ -103,10 +105,10 @@ class SFDA2Loss:
         use_fd: bool = True,
     ):
         for name, v in (("num_classes", num_classes), ("feat_dim", feat_dim), ("K", K)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2**20:
+                raise InputError(f"{name} must be an int >= 1 (at most 2**20), got {v!r}")
         if num_classes < 2:
-            raise ValueError(f"num_classes must be >= 2, got {num_classes}")
+            raise InputError(f"num_classes must be >= 2, got {num_classes}")
         for name, v in (
             ("alpha_1", alpha_1),
             ("alpha_2", alpha_2),
@@ -115,7 +117,7 @@ class SFDA2Loss:
             ("beta", beta),
         ):
             if not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+                raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
         self.num_classes, self.feat_dim, self.K = num_classes, feat_dim, K
         self.alpha_1, self.alpha_2, self.lambda_0, self.alpha, self.beta = (
             alpha_1,
@@ -132,14 +134,16 @@ class SFDA2Loss:
 
     def init_banks(self, features: torch.Tensor, logits: torch.Tensor) -> None:
         """Fill the banks from the eval-mode features [N, A] and logits [N, C] of all target samples."""
+        check_tensor(features, "bank features", kind="float", finite=True)
+        check_tensor(logits, "bank logits", kind="float", finite=True)
         if features.ndim != 2 or features.shape[1] != self.feat_dim:
-            raise ValueError(f"expected bank features [N, {self.feat_dim}], got {tuple(features.shape)}")
+            raise InputError(f"expected bank features [N, {self.feat_dim}], got {tuple(features.shape)}")
         if logits.ndim != 2 or logits.shape[1] != self.num_classes:
-            raise ValueError(
+            raise InputError(
                 f"the classifier gives {logits.shape[-1]} classes but the config says num_classes={self.num_classes}"
             )
         if len(features) <= self.K:
-            raise ValueError(f"K={self.K} neighbours need more than K target samples; got {len(features)}")
+            raise InputError(f"K={self.K} neighbours need more than K target samples; got {len(features)}")
         self.banks = NeighbourBanks(features, torch.softmax(logits, dim=1))
         dev, dt = features.device, features.dtype
         self.amount = self.amount.to(dev, dt)
@@ -159,14 +163,14 @@ class SFDA2Loss:
         ``idx`` [B] the batch's bank rows, ``it`` the 0-based iteration of ``max_iter``, ``w`` [C, A] the
         classifier's effective weights (needed for IFA)."""
         if self.banks is None:
-            raise ValueError("call init_banks(features, logits) over the whole target set before forward()")
+            raise InputError("call init_banks(features, logits) over the whole target set before forward()")
         if z.ndim != 2 or z.shape[1] != self.feat_dim or logits.shape != (z.shape[0], self.num_classes):
-            raise ValueError(
+            raise InputError(
                 f"expected z [B, {self.feat_dim}] and logits [B, {self.num_classes}], got {tuple(z.shape)} and "
                 f"{tuple(logits.shape)}"
             )
         if not torch.isfinite(z).all():
-            raise ValueError("non-finite bottleneck features (NaN/inf) in this batch")
+            raise InputError("non-finite bottleneck features (NaN/inf) in this batch")
         p = torch.softmax(logits, dim=1)
         pseudo = p.argmax(dim=1).detach()
         self.banks.update(idx, z, p)
@@ -184,7 +188,7 @@ class SFDA2Loss:
             self.amount, self.mean, self.cov = amount, mean, cov.detach()
             if self.use_ifa:
                 if w is None or w.shape != (self.num_classes, self.feat_dim):
-                    raise ValueError(
+                    raise InputError(
                         f"IFA needs the classifier weights w [{self.num_classes}, {self.feat_dim}], got "
                         f"{None if w is None else tuple(w.shape)}"
                     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark_many, peak_rss_delta
+from iclr24.paperkit.errors import InputError
 
 from .banks import SFDA2Loss
 
@@ -88,7 +89,7 @@ def _case(A: int, C: int, B: int, N: int, variant: str, M: int = 0, seed: int = 
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
     if mode not in SETTINGS:
-        raise ValueError(f"mode must be one of {list(SETTINGS)}, got {mode!r}")
+        raise InputError(f"mode must be one of {list(SETTINGS)}, got {mode!r}")
     s = SETTINGS[mode]
     results: list[BenchResult] = []
     notes = [

@@ -8,6 +8,7 @@ from pathlib import Path
 from iclr24.paperkit import load_checkpoint as _load_checked
 from iclr24.paperkit import seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.io import atomic_torch_save, atomic_write_json
 
 from . import bench
@@ -93,11 +94,9 @@ def load_domain(path: str, arch: str, size: int, class_names: list[str] | None =
         return x, x, y, names
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(
-            f"{role} folder not found: {p} (expected <folder>/<class>/<files>, or 'digits')"
-        )
+        raise InputFileError(f"{role} folder not found: {p} (expected <folder>/<class>/<files>, or 'digits')")
     if not p.is_dir():
-        raise ValueError(f"{role} {p} is a file; expected a folder <class>/<files> (or 'digits')")
+        raise InputError(f"{role} {p} is a file; expected a folder <class>/<files> (or 'digits')")
     if arch == "pointnet":
         from .data import point_cloud_folder
 
@@ -110,7 +109,7 @@ def load_domain(path: str, arch: str, size: int, class_names: list[str] | None =
         x = ImageFolderDataset(p, train_view, class_names=class_names)
         x_eval, y, names = x.with_transform(eval_view), x.labels, list(x.classes)
     if class_names is not None and list(names) != list(class_names):
-        raise ValueError(
+        raise InputError(
             f"the {role} classes {names[:5]}... do not match the checkpoint's {class_names[:5]}..."
         )
     return x, x_eval, y, names
@@ -139,24 +138,24 @@ def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
     has every key)."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"source checkpoint not found: {path} (write one with `sfda2 train-source`)")
+        raise InputFileError(f"source checkpoint not found: {path} (write one with `sfda2 train-source`)")
     ck = _load_checked(
         path, format=CHECKPOINT_FORMAT, required=CHECKPOINT_KEYS, what="sfda2 checkpoint", legacy=True
     )
     meta = ck["meta"]
     n, a, names = meta["num_classes"], meta["bottleneck_dim"], meta["class_names"]
     if n < 1 or a < 1 or len(names) != n:
-        raise ValueError(
+        raise InputError(
             f"{path}: damaged sfda2 checkpoint: num_classes {n}, bottleneck_dim {a} and {len(names)} class names"
         )
     try:
         model = build_model(meta["arch"], n, a)
     except UsageError as e:
-        raise ValueError(f"{path}: the checkpoint's architecture cannot be built: {e}") from None
+        raise InputError(f"{path}: the checkpoint's architecture cannot be built: {e}") from None
     try:
         model.load_state_dict(ck["state_dict"])
     except RuntimeError as e:
-        raise ValueError(
+        raise InputError(
             f"{path}: weights do not fit the architecture {meta['arch']}: {str(e)[:200]}"
         ) from None
     return model, meta
@@ -285,7 +284,7 @@ def vars_jsonable(cfg) -> dict:
 def _adapt(args: argparse.Namespace) -> int:
     model, meta = load_checkpoint(args.source_ckpt)
     if args.num_classes is not None and args.num_classes != int(meta["num_classes"]):
-        raise ValueError(
+        raise InputError(
             f"--num-classes {args.num_classes} but the checkpoint {args.source_ckpt} has {meta['num_classes']} classes"
         )
     x, x_eval, y, _ = load_domain(

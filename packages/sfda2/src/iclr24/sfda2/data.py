@@ -15,6 +15,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError, InputFileError, InputNotAFolderError
+from iclr24.paperkit.io import input_file_errors
+
 __all__ = [
     "Domains",
     "digits_domains",
@@ -55,7 +58,12 @@ def digits_domains(
     half rotated by +-U(20, 35) degrees plus N(0, 0.1^2) noise, with ``test_fraction`` held out."""
     from iclr24.paperkit.datasets import digits_shift
 
-    d = digits_shift(angle=angle, noise_std=noise_std, test_fraction=test_fraction, seed=seed)
+    try:
+        d = digits_shift(angle=angle, noise_std=noise_std, test_fraction=test_fraction, seed=seed)
+    except InputError:
+        raise
+    except (ValueError, TypeError) as e:  # paperkit's own argument checks
+        raise InputError(str(e)) from None
     t = torch.from_numpy
     return Domains(
         t(d.source_x),
@@ -74,7 +82,7 @@ def mnist_as_digits(x: np.ndarray | torch.Tensor) -> torch.Tensor:
     block counts of 32x32 bitmaps, scaled to [0, 1])."""
     x = torch.as_tensor(np.asarray(x), dtype=torch.float32)
     if x.ndim != 2 or x.shape[1] != 784:
-        raise ValueError(f"expected MNIST rows of shape (N, 784), got {tuple(x.shape)}")
+        raise InputError(f"expected MNIST rows of shape (N, 784), got {tuple(x.shape)}")
     img = x.reshape(-1, 1, 28, 28)[:, :, 4:24, 4:24]
     small = F.adaptive_avg_pool2d(img, 8)
     peak = small.amax(dim=(1, 2, 3), keepdim=True).clamp_min(1e-6)
@@ -92,7 +100,7 @@ def mnist_to_digits(
     from iclr24.paperkit.datasets import load_mnist
 
     if isinstance(n_source, bool) or not isinstance(n_source, int) or n_source < 10:
-        raise ValueError(f"n_source must be an int >= 10, got {n_source!r}")
+        raise InputError(f"n_source must be an int >= 10, got {n_source!r}")
     xs, ys = load_mnist(data_dir)["train"]
     rng = np.random.default_rng(seed)
     per = n_source // 10
@@ -118,18 +126,23 @@ def image_folder_domain(
 
     root = Path(path)
     if not root.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"target folder not found: {root}; expected {root}/<class name>/<image files> (Office-31/Office-Home)"
         )
     if root.is_dir() and not any(p.is_dir() for p in root.iterdir()):
-        raise ValueError(
+        raise InputError(
             f"the target folder {root} is empty (no class subfolders); expected {root}/<class>/<images>"
         )
-    images, labels, names = image_folder(root, size=size)
+    if root.exists() and not root.is_dir():
+        raise InputNotAFolderError(f"target folder {root} is a file; expected {root}/<class>/<images>", root)
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 2**14:
+        raise InputError(f"size must be a positive int (at most 2**14 pixels), got {size!r}")
+    with input_file_errors(root):
+        images, labels, names = image_folder(root, size=size)
     if class_names is not None and list(class_names) != list(names):
         missing = sorted(set(class_names) - set(names))
         extra = sorted(set(names) - set(class_names))
-        raise ValueError(
+        raise InputError(
             f"{root} has {len(names)} classes but the source model has {len(class_names)}; "
             f"missing {missing[:5]}, extra {extra[:5]}"
         )
@@ -144,28 +157,28 @@ def point_cloud_folder(
     ``num_points`` points. Returns ``(clouds (N, 3, num_points), labels, class_names)``."""
     root = Path(path)
     if not root.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"point-cloud folder not found: {root}; expected {root}/<class>/[<split>/]<name>.npy"
         )
     if isinstance(num_points, bool) or not isinstance(num_points, int) or num_points < 1:
-        raise ValueError(f"num_points must be a positive int, got {num_points!r}")
+        raise InputError(f"num_points must be a positive int, got {num_points!r}")
     classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not classes:
-        raise ValueError(f"the point-cloud folder {root} is empty (no class subfolders)")
+        raise InputError(f"the point-cloud folder {root} is empty (no class subfolders)")
     rng = np.random.default_rng(seed)
     clouds, labels = [], []
     for label, name in enumerate(classes):
         folder = root / name / split if split else root / name
         files = sorted(folder.glob("*.npy")) if folder.is_dir() else []
         if not files:
-            raise ValueError(f"no .npy point clouds in {folder}")
+            raise InputError(f"no .npy point clouds in {folder}")
         for f in files:
             try:
                 pts = np.load(f, allow_pickle=False)
             except (ValueError, OSError) as e:
-                raise ValueError(f"cannot read point cloud {f}: {e}") from None
+                raise InputError(f"cannot read point cloud {f}: {e}") from None
             if pts.ndim != 2 or pts.shape[1] < 3 or len(pts) == 0 or not np.isfinite(pts[:, :3]).all():
-                raise ValueError(f"{f}: expected a finite (P, 3) array of points, got shape {pts.shape}")
+                raise InputError(f"{f}: expected a finite (P, 3) array of points, got shape {pts.shape}")
             pts = pts[:, :3].astype(np.float32)
             pts = pts - pts.mean(0)
             pts = pts / max(float(np.linalg.norm(pts, axis=1).max()), 1e-8)
@@ -182,9 +195,9 @@ def imbalanced_indices(
     ``n_max * ratio^(-c / (C - 1))`` samples, ``n_max`` the smallest class size, so the head/tail ratio is ``ratio``."""
     y = np.asarray(labels)
     if y.ndim != 1 or len(y) == 0:
-        raise ValueError(f"labels must be a non-empty 1-D array, got shape {y.shape}")
+        raise InputError(f"labels must be a non-empty 1-D array, got shape {y.shape}")
     if not np.isfinite(imbalance_ratio) or imbalance_ratio < 1:
-        raise ValueError(f"imbalance_ratio must be >= 1, got {imbalance_ratio}")
+        raise InputError(f"imbalance_ratio must be >= 1, got {imbalance_ratio}")
     classes = np.unique(y)
     C = len(classes)
     n_max = min(int((y == c).sum()) for c in classes)

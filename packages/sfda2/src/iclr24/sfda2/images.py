@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from iclr24.paperkit.errors import InputError, InputFileError, InputNotAFolderError
+
 __all__ = [
     "IMAGENET_MEAN",
     "IMAGENET_STD",
@@ -54,9 +56,9 @@ VISDA_CLASSES = (
 def _sizes(resize: int, crop: int) -> tuple[int, int]:
     for name, v in (("resize", resize), ("crop", crop)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+            raise InputError(f"{name} must be a positive int, got {v!r}")
     if crop > resize:
-        raise ValueError(f"the crop ({crop}) must not exceed the resized side ({resize})")
+        raise InputError(f"the crop ({crop}) must not exceed the resized side ({resize})")
     return resize, crop
 
 
@@ -128,20 +130,22 @@ class ImageFolderDataset(Dataset):
     def __init__(self, root: str | os.PathLike, transform=None, class_names: list[str] | None = None):
         root = Path(root).expanduser()
         if not root.exists():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"image folder not found: {root}; expected {root}/<class name>/<image files>"
             )
         if not root.is_dir():
-            raise NotADirectoryError(f"{root} is a file; expected a folder with one subfolder per class")
+            raise InputNotAFolderError(
+                f"{root} is a file; expected a folder with one subfolder per class", root
+            )
         found = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
         if not found:
-            raise ValueError(
+            raise InputError(
                 f"the image folder {root} is empty (no class subfolders); expected {root}/<class>/<images>"
             )
         if class_names is not None and list(class_names) != found:
             missing = sorted(set(class_names) - set(found))
             extra = sorted(set(found) - set(class_names))
-            raise ValueError(
+            raise InputError(
                 f"{root} has {len(found)} classes but the source model has {len(class_names)}; "
                 f"missing {missing[:5]}, extra {extra[:5]}"
             )
@@ -158,7 +162,7 @@ class ImageFolderDataset(Dataset):
                 empty.append(name)
             samples += [(str(p), label) for p in files]
         if empty:
-            raise ValueError(
+            raise InputError(
                 f"{root}: class folder(s) without images ({', '.join(IMAGE_EXTENSIONS)}): {', '.join(empty)}"
             )
         self.samples = samples
@@ -182,7 +186,7 @@ class ImageFolderDataset(Dataset):
             with Image.open(path) as im:
                 img = im.convert("RGB")
         except (UnidentifiedImageError, OSError, ValueError) as e:  # not an image, truncated, unreadable
-            raise ValueError(f"cannot read image {path}: {e}") from None
+            raise InputError(f"cannot read image {path}: {e}") from None
         if self.transform is not None:
             img = self.transform(img)
         else:
@@ -205,11 +209,11 @@ def synthetic_visda_folder(
     format only: nothing in it resembles the real photographs. Returns ``root``."""
     from PIL import Image
 
-    if isinstance(n_images, bool) or not isinstance(n_images, int) or n_images < len(classes):
-        raise ValueError(f"n_images must be an int >= {len(classes)} (one per class), got {n_images!r}")
+    if isinstance(n_images, bool) or not isinstance(n_images, int) or not len(classes) <= n_images <= 10**7:
+        raise InputError(f"n_images must be an int >= {len(classes)} (one per class), got {n_images!r}")
     lo, hi = side
     if not 1 <= lo <= hi:
-        raise ValueError(f"side must be a (min, max) pair with 1 <= min <= max, got {side!r}")
+        raise InputError(f"side must be a (min, max) pair with 1 <= min <= max, got {side!r}")
     root = Path(root)
     rng = np.random.default_rng(seed)
     for name in classes:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "alpha_schedule",
     "lambda_schedule",
@@ -43,9 +45,9 @@ __all__ = [
 
 def _check_t(t: float, T: float) -> None:
     if T <= 0:
-        raise ValueError(f"the total number of iterations T must be > 0, got {T}")
+        raise InputError(f"the total number of iterations T must be > 0, got {T}")
     if not 0 <= t <= T:
-        raise ValueError(f"the iteration t must lie in [0, T={T}], got {t}")
+        raise InputError(f"the iteration t must lie in [0, T={T}], got {t}")
 
 
 def alpha_schedule(t: float, T: float, alpha: float = 1.0, beta: float = 5.0) -> float:
@@ -80,7 +82,7 @@ def snc_positive_loss(p: torch.Tensor, score_near: torch.Tensor) -> torch.Tensor
         or score_near.shape[0] != p.shape[0]
         or score_near.shape[2] != p.shape[1]
     ):
-        raise ValueError(
+        raise InputError(
             f"expected p [B, C] and score_near [B, K, C], got {tuple(p.shape)} and {tuple(score_near.shape)}"
         )
     s = score_near.detach()
@@ -91,7 +93,7 @@ def snc_positive_loss(p: torch.Tensor, score_near: torch.Tensor) -> torch.Tensor
 def snc_negative_loss(p: torch.Tensor) -> torch.Tensor:
     """Negative (batch) term of spectral neighbourhood clustering: ``mean_n sum_{j != n} (p_n^T p_j)^2``."""
     if p.ndim != 2:
-        raise ValueError(f"expected predictions p of shape [B, C], got {tuple(p.shape)}")
+        raise InputError(f"expected predictions p of shape [B, C], got {tuple(p.shape)}")
     gram = p @ p.T
     off_diag = 1.0 - torch.eye(p.shape[0], dtype=p.dtype, device=p.device)
     # Eq. (SNC-): L_neg = 1/B sum_n sum_{j != n} (p_n^T p_j)^2
@@ -113,10 +115,10 @@ def update_class_covariance(
     A class absent from the batch keeps its statistics (``lambda_c = 0``; ``0/0`` is taken as 0).
     """
     if z.ndim != 2:
-        raise ValueError(f"expected features z of shape [B, A], got {tuple(z.shape)}")
+        raise InputError(f"expected features z of shape [B, A], got {tuple(z.shape)}")
     C, A = mean.shape
     if z.shape[1] != A or cov.shape != (C, A, A) or amount.shape != (C,):
-        raise ValueError(
+        raise InputError(
             f"feature width {z.shape[1]} does not compose with mean {tuple(mean.shape)}, "
             f"cov {tuple(cov.shape)}, amount {tuple(amount.shape)}"
         )
@@ -167,7 +169,7 @@ def implicit_feature_augmentation_loss(
         or w.shape[0] != logits.shape[1]
         or cov.shape != (w.shape[0], w.shape[1], w.shape[1])
     ):
-        raise ValueError(
+        raise InputError(
             f"expected logits [B, C], w [C, A], cov [C, A, A], got {tuple(logits.shape)}, {tuple(w.shape)}, "
             f"{tuple(cov.shape)}"
         )
@@ -217,7 +219,7 @@ def feature_disentanglement_loss(
     directions of classes the model confuses (large ``m_a^T m_b``)."""
     C = cov.shape[0]
     if cov.ndim != 3 or mean_scores.shape != (C, C):
-        raise ValueError(
+        raise InputError(
             f"expected cov [C, A, A] and mean_scores [C, C], got {tuple(cov.shape)}, {tuple(mean_scores.shape)}"
         )
     eye = torch.eye(C, dtype=cov.dtype, device=cov.device)

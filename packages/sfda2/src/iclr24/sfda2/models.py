@@ -15,6 +15,8 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrizations
 
+from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
+
 __all__ = [
     "SFDAModel",
     "Bottleneck",
@@ -52,7 +54,7 @@ class SFDAModel(nn.Module):
         super().__init__()
         weight = getattr(classifier, "weight", None)
         if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
-            raise ValueError(
+            raise InputError(
                 f"the classifier must be a linear layer with a 2-D .weight [C, A], got {type(classifier).__name__}"
             )
         self.features, self.bottleneck, self.classifier = features, bottleneck, classifier
@@ -71,7 +73,20 @@ class SFDAModel(nn.Module):
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         """``z = B(F(x))`` [N, A]."""
-        f = self.features(x)
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() < 2:
+            raise InputError(f"the model takes a floating batch [N, ...], got {describe(x)}")
+        w = next(iter(self.features.parameters()), None)
+        if w is not None and w.dtype != x.dtype:
+            raise InputError(f"the model's weights are {w.dtype}, the input is {x.dtype}: convert one")
+        try:
+            f = self.features(x)
+        except RuntimeError as e:
+            if isinstance(e, torch.OutOfMemoryError):
+                raise
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise InputError(
+                f"the feature extractor cannot take a batch of shape {tuple(x.shape)} ({first})"
+            ) from None
         if f.ndim != 2:
             f = torch.flatten(f, 1)
         return self.bottleneck(f)
@@ -79,7 +94,7 @@ class SFDAModel(nn.Module):
     def forward_with_features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         z = self.embed(x)
         if z.ndim != 2 or z.shape[1] != self.bottleneck_dim:
-            raise ValueError(
+            raise InputError(
                 f"the bottleneck gives features of shape {tuple(z.shape)} but the classifier expects "
                 f"[N, {self.bottleneck_dim}]: the bottleneck output and the classifier input do not compose"
             )
@@ -104,13 +119,16 @@ def digits_backbone(in_channels: int = 1, width: int = 32) -> nn.Sequential:
     )
 
 
+MAX_WIDTH = 2**17  # widths, bottlenecks and class counts: refused past this before any layer is allocated
+
+
 def digits_model(
     num_classes: int = 10, bottleneck_dim: int = 64, in_channels: int = 1, width: int = 32
 ) -> SFDAModel:
     """The small CNN of the CPU reproduction: 256-d features, an ``A``-d bottleneck, a weight-norm classifier."""
     for name, v in (("num_classes", num_classes), ("bottleneck_dim", bottleneck_dim), ("width", width)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_WIDTH:
+            raise InputError(f"{name} must be a positive int (at most {MAX_WIDTH}), got {v!r}")
     return SFDAModel(
         digits_backbone(in_channels, width),
         Bottleneck(8 * width, bottleneck_dim),
@@ -126,11 +144,11 @@ def check_timm_name(name: str, flag: str = "model") -> str:
     import timm
 
     if not isinstance(name, str) or not name:
-        raise ValueError(f"{flag}: expected a timm model name such as resnet18, got {name!r}")
+        raise InputError(f"{flag}: expected a timm model name such as resnet18, got {name!r}")
     if not timm.is_model(name):
         close = difflib.get_close_matches(name.split(".")[0], timm.list_models(), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else "; timm.list_models() lists them"
-        raise ValueError(f"{flag}{name}: timm has no model of that name{hint}")
+        raise InputError(f"{flag}{name}: timm has no model of that name{hint}")
     return name
 
 
@@ -140,6 +158,8 @@ def split_timm(
     """Turn a timm model (or a timm model name, built with ``pretrained=False`` unless ``create_kwargs`` say
     otherwise) into the F/B/C split: its head is removed (``reset_classifier(0)``), so ``F(x)`` is the pooled
     ``num_features``-d feature; ``B`` and ``C`` are new. Train them with :func:`iclr24.sfda2.train_source`."""
+    check_int(num_classes, "num_classes", minimum=1, maximum=MAX_WIDTH)
+    check_int(bottleneck_dim, "bottleneck_dim", minimum=1, maximum=MAX_WIDTH)
     if isinstance(model, str):
         import timm
 
@@ -147,7 +167,7 @@ def split_timm(
         create_kwargs.setdefault("pretrained", False)
         model = timm.create_model(model, **create_kwargs)
     if not hasattr(model, "reset_classifier") or not hasattr(model, "num_features"):
-        raise ValueError(
+        raise InputError(
             f"expected a timm model (with reset_classifier and num_features), got {type(model).__name__}"
         )
     model.reset_classifier(0)
@@ -171,6 +191,8 @@ def pointnet_backbone(width: int = 64) -> nn.Sequential:
 
 def pointnet_model(num_classes: int = 10, bottleneck_dim: int = 256, width: int = 64) -> SFDAModel:
     """PointNet -> bottleneck -> weight-norm classifier, for point-cloud folders (:func:`point_cloud_folder`)."""
+    for name, v in (("num_classes", num_classes), ("bottleneck_dim", bottleneck_dim), ("width", width)):
+        check_int(v, name, minimum=1, maximum=MAX_WIDTH)
     return SFDAModel(
         pointnet_backbone(width),
         Bottleneck(4 * width, bottleneck_dim),
@@ -188,14 +210,14 @@ def load_shot_checkpoint(folder: str | os.PathLike, model: SFDAModel, prefix: st
     for part in ("F", "B", "C"):
         path = folder / f"{prefix}_{part}.pt"
         if not path.is_file():
-            raise FileNotFoundError(
+            raise InputFileError(
                 f"missing {path}: expected {prefix}_F.pt, {prefix}_B.pt and {prefix}_C.pt from the official "
                 "src_pretrain.py (or SHOT's released source models)"
             )
         try:
             parts[part] = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as e:  # noqa: BLE001 - a truncated or foreign file is the user's
-            raise ValueError(f"{path}: not a readable state dict: {type(e).__name__}: {e}") from None
+            raise InputError(f"{path}: not a readable state dict: {type(e).__name__}: {e}") from None
     b_map = {"bottleneck.": "0.", "bn.": "1."}
     bsd = {}
     for k, v in parts["B"].items():
@@ -204,7 +226,7 @@ def load_shot_checkpoint(folder: str | os.PathLike, model: SFDAModel, prefix: st
                 bsd[new + k[len(old) :]] = v
     c = parts["C"]
     if "fc.weight_v" not in c:
-        raise ValueError(
+        raise InputError(
             f"{folder / (prefix + '_C.pt')}: expected weight-norm keys fc.weight_g/fc.weight_v/fc.bias"
         )
     csd = {
@@ -214,7 +236,7 @@ def load_shot_checkpoint(folder: str | os.PathLike, model: SFDAModel, prefix: st
     }
     C, A = c["fc.weight_v"].shape
     if (C, A) != (model.num_classes, model.bottleneck_dim):
-        raise ValueError(
+        raise InputError(
             f"the checkpoint's classifier is {C} classes x {A} bottleneck but the model has "
             f"{model.num_classes} x {model.bottleneck_dim}"
         )
@@ -227,7 +249,7 @@ def load_shot_checkpoint(folder: str | os.PathLike, model: SFDAModel, prefix: st
         try:
             module.load_state_dict(sd)
         except RuntimeError as e:
-            raise ValueError(
+            raise InputError(
                 f"{prefix}_{name}.pt does not fit the model's {name} part: {str(e)[:300]}"
             ) from None
     return model

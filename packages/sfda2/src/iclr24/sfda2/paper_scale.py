@@ -18,6 +18,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 
 from .adapt import Adapter, SFDA2Config, _Indexed, _workers
 from .images import VISDA_CLASSES, ImageFolderDataset, synthetic_visda_folder, train_transform
@@ -69,7 +70,7 @@ def paper_scale(
     cuda = str(device).startswith("cuda")
     mb = micro_batch or (paper_batch if cuda else config.cpu_micro_batch)
     if isinstance(mb, bool) or not isinstance(mb, int) or not 2 <= mb <= paper_batch or paper_batch % mb:
-        raise ValueError(
+        raise InputError(
             f"micro_batch must be an int in [2, {paper_batch}] dividing {paper_batch}, got {mb!r}"
         )
     n = images if images is not None else config.stand_in_images

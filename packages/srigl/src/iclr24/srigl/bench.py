@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from iclr24.paperkit import BenchResult, benchmark, benchmark_many, torch_threads
 from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.errors import InputError
 
 from .condensed import CondensedLinear
 from .masks import layer_budget, random_constant_fan_in_mask
@@ -224,7 +225,7 @@ def _variant_fn(name: str, w: torch.Tensor, b: torch.Tensor, mask: torch.Tensor,
         from .kernels import kernel_available
 
         if name.rsplit("_", 1)[0] not in FUSED_MODES or not name.endswith(("_int16", "_int32")):
-            raise ValueError(
+            raise InputError(
                 f"unknown variant {name!r}: fused variants are {sorted(FUSED_MODES)} + _int16/_int32"
             )
 
@@ -234,7 +235,7 @@ def _variant_fn(name: str, w: torch.Tensor, b: torch.Tensor, mask: torch.Tensor,
         layer = CondensedLinear.from_weight(w, b, mask, variant="fused", index_dtype=dt)
         layer.kernel_mode = FUSED_MODES[name.rsplit("_", 1)[0]]
         return lambda: layer(x)
-    raise ValueError(f"unknown variant {name!r}")
+    raise InputError(f"unknown variant {name!r}")
 
 
 def time_condensed_layer(grid: SpeedGrid = SpeedGrid(), show_progress: bool = False) -> list[dict]:
@@ -434,7 +435,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     and SRigL's training overhead. ``mode``: smoke (one tiny layer), quick (90 %, batches 1/8/64; models at
     batch 1) or full (the whole grid; compiled dense; models at batch 1 and 64)."""
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     quick = mode != "full"
     grid = SMOKE_GRID if mode == "smoke" else default_grid(quick)
     rows = time_condensed_layer(grid)

@@ -10,6 +10,7 @@ import torch
 
 from iclr24.paperkit import atomic_torch_save, atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .reproduce import PAPER
@@ -204,7 +205,7 @@ def _condense(args: argparse.Namespace) -> int:
 
     p = args.checkpoint
     if not p.exists():
-        raise FileNotFoundError(f"checkpoint {p} does not exist; create one with `srigl train --out DIR`")
+        raise InputFileError(f"checkpoint {p} does not exist; create one with `srigl train --out DIR`")
     try:
         ckpt = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - unreadable file: a user error

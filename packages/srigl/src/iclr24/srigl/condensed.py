@@ -28,6 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor
+from iclr24.paperkit.errors import describe as _describe
+
 from .kernels import fused_condensed_cols, fused_condensed_linear
 
 __all__ = [
@@ -100,7 +103,33 @@ def condensed_linear(
     x: ``[B, in]``; values, indices: ``[n, k]`` (``gather``, ``embedding_bag``) or ``[k, n]``
     (``gather_kmajor``); bias: ``[n]``. ``fused`` runs the C++ kernel of :mod:`.kernels`, ``numba`` the numba kernels of :mod:`.nbkernels` (both
     int16/int32 indices, inference only: no autograd). Returns ``[B, n]`` with ``y[b, i] = sum_j values[i,j] x[b, idx[i,j]] + b[i]``.
+    Shapes, dtypes and index ranges are checked (InputError); the layers call the unchecked kernel.
     """
+    if variant not in VARIANTS[:4] + ("fused", "numba"):
+        raise InputError(f"variant must be one of {VARIANTS[:4]} here, got {variant!r}")
+    check_tensor(x, "x", ndim=2)
+    check_tensor(values, "values", ndim=2)
+    check_tensor(indices, "indices", shape=tuple(values.shape), kind="int")
+    n = values.shape[1] if variant == "gather_kmajor" else values.shape[0]
+    if bias is not None:
+        check_tensor(bias, "bias", shape=(n,))
+    if x.dtype != values.dtype:
+        raise InputError(f"x is {x.dtype} but values are {values.dtype}: convert one")
+    if int(indices.min()) < 0 or int(indices.max()) >= x.shape[1]:
+        raise InputError(
+            f"indices must lie in [0, {x.shape[1]}) (the input width), got [{int(indices.min())}, {int(indices.max())}]"
+        )
+    return _condensed_linear(x, values, indices, bias, variant, kernel_mode)
+
+
+def _condensed_linear(
+    x: torch.Tensor,
+    values: torch.Tensor,
+    indices: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    variant: str = "gather",
+    kernel_mode: str = "auto",
+) -> torch.Tensor:
     if variant == "gather":
         n, k = values.shape
         # Sec. 4 (SRigL), condensed representation: y_i = sum_{j<k} W_c[i, j] * x[idx[i, j]] + b_i
@@ -120,7 +149,7 @@ def condensed_linear(
         # x^T is the embedding table [in, B]; each neuron is a bag of its k inputs weighted by its values.
         y = F.embedding_bag(indices, x.t().contiguous(), per_sample_weights=values, mode="sum").t()
     else:
-        raise ValueError(f"variant must be one of {VARIANTS[:4]} here, got {variant!r}")
+        raise InputError(f"variant must be one of {VARIANTS[:4]} here, got {variant!r}")
     return y + bias if bias is not None else y
 
 
@@ -130,6 +159,8 @@ def auto_variant(density: float, rows: int, fused_available: bool, numba_availab
     convolution). The first available kernel decides: the built C++ kernel iff ``density <= 0.2`` (rows <
     AUTO_ONLINE_ROWS) or ``<= 0.1`` (more rows); else numba iff ``density <= 0.2`` / ``<= 0.05`` (fewer than
     AUTO_MAX_ROWS rows); else the torch gather iff ``density <= 0.05`` / ``<= 0.01``; otherwise masked dense."""
+    check_float(density, "density", minimum=0, maximum=1)
+    check_int(rows, "rows", minimum=0)
     online = rows < AUTO_ONLINE_ROWS
     for v in ("fused", "numba", "gather"):
         if (v == "fused" and not fused_available) or (v == "numba" and not numba_available):
@@ -187,10 +218,16 @@ class CondensedLinear(nn.Module):
     ) -> None:
         super().__init__()
         self.kernel_mode = kernel_mode
+        check_tensor(values, "values", ndim=2, allow_empty=True)
+        check_tensor(indices, "indices", ndim=2, kind="int", allow_empty=True)
+        check_int(in_features, "in_features", minimum=1, maximum=2**40)
+        check_tensor(rows, "rows", ndim=1, kind="int", allow_empty=True)
+        if bias is not None:
+            check_tensor(bias, "bias", ndim=1, allow_empty=True)
         if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+            raise InputError(f"variant must be one of {VARIANTS}, got {variant!r}")
         if values.shape != indices.shape or values.dim() != 2:
-            raise ValueError(
+            raise InputError(
                 f"values and indices must both be [n, k], got {tuple(values.shape)} and "
                 f"{tuple(indices.shape)}"
             )
@@ -201,11 +238,11 @@ class CondensedLinear(nn.Module):
             if index_dtype not in (torch.int16, torch.int32):
                 index_dtype = torch.int16 if in_features <= 32767 else torch.int32
             if index_dtype == torch.int16 and in_features > 32767:
-                raise ValueError(f"int16 indices address at most 32767 inputs, the layer has {in_features}")
+                raise InputError(f"int16 indices address at most 32767 inputs, the layer has {in_features}")
         elif variant in ("auto", "dense"):
             index_dtype = torch.int32 if in_features < 2**31 else torch.int64
         elif index_dtype not in (torch.int32, torch.int64):
-            raise ValueError(
+            raise InputError(
                 f"index_dtype must be torch.int32 or torch.int64 (int16 only with variant='fused' or 'numba'), "
                 f"got {index_dtype}"
             )
@@ -266,7 +303,7 @@ class CondensedLinear(nn.Module):
         ``weight != 0``. With ``drop_inactive`` the rows without any connection (ablated neurons) are dropped, so
         the output has ``rows.numel()`` features; otherwise every row is kept (empty rows output their bias)."""
         if not isinstance(linear, nn.Linear):
-            raise ValueError(f"from_linear expects an nn.Linear, got {type(linear).__name__}")
+            raise InputError(f"from_linear expects an nn.Linear, got {type(linear).__name__}")
         return cls.from_weight(
             linear.weight,
             linear.bias,
@@ -293,12 +330,12 @@ class CondensedLinear(nn.Module):
         padded with zero-valued entries, so any sparse layer converts exactly; constant fan-in needs no padding."""
         weight = weight.detach()
         if weight.dim() != 2:
-            raise ValueError(f"weight must be [out, in], got shape {tuple(weight.shape)}")
+            raise InputError(f"weight must be [out, in], got shape {tuple(weight.shape)}")
         if mask is None:
             mask = weight != 0
         mask = mask.to(torch.bool)
         if mask.shape != weight.shape:
-            raise ValueError(
+            raise InputError(
                 f"mask shape {tuple(mask.shape)} does not match weight shape {tuple(weight.shape)}"
             )
         if rows is None:
@@ -327,7 +364,7 @@ class CondensedLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.shape[-1] != self.in_features:
-            raise ValueError(f"expected input with last dim {self.in_features}, got shape {tuple(x.shape)}")
+            raise InputError(f"expected input with last dim {self.in_features}, got shape {tuple(x.shape)}")
         # [rows, in]: no reshapes, and the C++ kernel called with the least Python in between (at batch 1 the
         # Python path was 38 us of a 95 us cache-cold call)
         if x.dim() == 2:
@@ -349,11 +386,11 @@ class CondensedLinear(nn.Module):
         if v == "numba":  # the layer's tensors as numpy views, checked once (the call costs the kernel only)
             return self._numba()(x2)
         if v == "fused" or x2.shape[0] <= chunk:
-            return condensed_linear(x2, self.values, self.indices, self.bias, v, self.kernel_mode)
+            return _condensed_linear(x2, self.values, self.indices, self.bias, v, self.kernel_mode)
         # bounded memory: the gather materialises [B, n, k]
         return torch.cat(
             [
-                condensed_linear(c, self.values, self.indices, self.bias, v, self.kernel_mode)
+                _condensed_linear(c, self.values, self.indices, self.bias, v, self.kernel_mode)
                 for c in x2.split(chunk)
             ]
         )
@@ -412,6 +449,20 @@ class CondensedConv2d(nn.Module):
         self, linear: CondensedLinear, in_channels: int, kernel_size, stride, padding, dilation
     ) -> None:
         super().__init__()
+        if not isinstance(linear, CondensedLinear):
+            raise InputError(f"linear must be a CondensedLinear, got {_describe(linear)}")
+        check_int(in_channels, "in_channels", minimum=1, maximum=2**20)
+        geometry = {"kernel_size": kernel_size, "stride": stride, "padding": padding, "dilation": dilation}
+        for name, v in geometry.items():
+            if not isinstance(v, tuple | list) or len(v) != 2:
+                raise InputError(f"{name} must be a pair (h, w), got {v!r}")
+            for d in v:
+                check_int(d, name, minimum=0 if name == "padding" else 1, maximum=2**16)
+        if linear.in_features != in_channels * kernel_size[0] * kernel_size[1]:
+            raise InputError(
+                f"linear reads {linear.in_features} inputs, not in_channels * kh * kw = "
+                f"{in_channels * kernel_size[0] * kernel_size[1]}"
+            )
         self.linear = linear
         self.in_channels = int(in_channels)
         self.out_channels = linear.out_features
@@ -435,16 +486,16 @@ class CondensedConv2d(nn.Module):
     ) -> CondensedConv2d:
         """Condense a (masked) ``nn.Conv2d``; ``mask`` (bool, the weight's shape) defaults to ``weight != 0``."""
         if not isinstance(conv, nn.Conv2d):
-            raise ValueError(f"from_conv expects an nn.Conv2d, got {type(conv).__name__}")
+            raise InputError(f"from_conv expects an nn.Conv2d, got {type(conv).__name__}")
         if conv.groups != 1 or conv.padding_mode != "zeros" or isinstance(conv.padding, str):
-            raise ValueError(
+            raise InputError(
                 f"only groups=1 convolutions with numeric zero padding condense (got groups={conv.groups}, "
                 f"padding={conv.padding!r}, padding_mode={conv.padding_mode!r}); keep this layer masked dense"
             )
         w = conv.weight.detach()
         m = (w != 0) if mask is None else mask.to(torch.bool)
         if m.shape != w.shape:
-            raise ValueError(f"mask shape {tuple(m.shape)} does not match weight shape {tuple(w.shape)}")
+            raise InputError(f"mask shape {tuple(m.shape)} does not match weight shape {tuple(w.shape)}")
         out = w.shape[0]
         lin = CondensedLinear.from_weight(
             w.reshape(out, -1), conv.bias, m.reshape(out, -1), drop_inactive=False, variant=variant
@@ -464,7 +515,7 @@ class CondensedConv2d(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dim() != 4 or x.shape[1] != self.in_channels:
-            raise ValueError(f"expected input [B, {self.in_channels}, H, W], got shape {tuple(x.shape)}")
+            raise InputError(f"expected input [B, {self.in_channels}, H, W], got shape {tuple(x.shape)}")
         v = self.linear.choose(self.rows_for(x))
         if v == "dense":
             w = self.linear.dense_weight().view(self.out_channels, self.in_channels, *self.kernel_size)
@@ -506,7 +557,7 @@ def _masks_of(source) -> dict[str, torch.Tensor]:
         return dict(source.masks)
     if isinstance(source, Mapping):
         return dict(source)
-    raise ValueError(f"masks must be a Sparsifier, a dict name -> mask, or None; got {type(source).__name__}")
+    raise InputError(f"masks must be a Sparsifier, a dict name -> mask, or None; got {type(source).__name__}")
 
 
 # Modules that read their child Linears' weights directly (PyTorch's fused transformer fast path, attention's
@@ -542,9 +593,9 @@ def condense(
     ``auto`` runs for 1 row and for many rows, or why the layer was kept).
     """
     if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+        raise InputError(f"model must be an nn.Module, got {type(model).__name__}")
     if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        raise InputError(f"variant must be one of {VARIANTS}, got {variant!r}")
     mask_by_name = _masks_of(masks)
     out = copy.deepcopy(model).eval()
     names = {id(m): n for n, m in out.named_modules()}
@@ -557,7 +608,7 @@ def condense(
         if m is None:
             return mod.weight != 0
         if m.shape != mod.weight.shape:
-            raise ValueError(
+            raise InputError(
                 f"mask for {key} has shape {tuple(m.shape)}, the model's weight "
                 f"{tuple(mod.weight.shape)}: masks come from a different architecture"
             )
@@ -677,7 +728,7 @@ def describe(model: nn.Module) -> list[dict]:
     e.g. ``auto (1 row: numba, 4+ rows: numba, 4096+ rows: dense)``). Layers kept masked dense are not listed
     (``model.condense_plan`` says why)."""
     if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+        raise InputError(f"model must be an nn.Module, got {type(model).__name__}")
     out = []
     for name, m in model.named_modules():
         if isinstance(m, CondensedConv2d | CondensedLinear):

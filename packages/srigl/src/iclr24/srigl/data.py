@@ -10,6 +10,8 @@ import numpy as np
 import torch
 
 from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
+from iclr24.paperkit.errors import InputError, InputFileError, check_int, check_tensor, describe
+from iclr24.paperkit.io import load_npz as _paperkit_load_npz
 
 __all__ = ["Split", "digits_split", "mnist_split", "load_npz", "load_data"]
 
@@ -26,23 +28,26 @@ class Split:
     name: str = "data"
 
     def __post_init__(self) -> None:
+        check_int(self.n_classes, "n_classes", minimum=1, maximum=2**20)
         for part, x, y in (("train", self.x_train, self.y_train), ("test", self.x_test, self.y_test)):
-            if x.shape[0] == 0:
-                raise ValueError(
+            check_tensor(x, f"x_{part}", kind="float", allow_empty=True)
+            check_tensor(y, f"y_{part}", kind="int", allow_empty=True)
+            if x.dim() == 0 or x.shape[0] == 0:
+                raise InputError(
                     f"{self.name}: the {part} split is empty (0 samples); give at least one sample"
                 )
             if x.shape[0] != y.shape[0] or y.dim() != 1:
-                raise ValueError(
+                raise InputError(
                     f"{self.name}: {part} x {tuple(x.shape)} and y {tuple(y.shape)} do not match: expected "
                     f"x [N, ...] and y [N]"
                 )
             if not bool(torch.isfinite(x).all()):
                 bad = int((~torch.isfinite(x)).sum())
-                raise ValueError(
+                raise InputError(
                     f"{self.name}: the {part} inputs hold {bad} NaN/inf values; clean or impute them first"
                 )
             if int(y.min()) < 0 or int(y.max()) >= self.n_classes:
-                raise ValueError(
+                raise InputError(
                     f"{self.name}: {part} labels must be integers in [0, {self.n_classes}), got "
                     f"[{int(y.min())}, {int(y.max())}]"
                 )
@@ -62,6 +67,7 @@ def _zscore(x_tr: torch.Tensor, x_te: torch.Tensor) -> tuple[torch.Tensor, torch
 def digits_split(seed: int = 0, flatten: bool = True) -> Split:
     """scikit-learn digits (1797 images 8x8, BSD-3): pixels / 16, an 80/20 stratified split (``seed``), z-scored
     with training statistics. ``flatten``: ``[N, 64]``, else ``[N, 1, 8, 8]``."""
+    check_int(seed, "seed", minimum=0, maximum=2**32 - 1)
     x, y = digits_tensors(flatten=True)
     x_tr, y_tr, x_te, y_te = train_test_split_tensors(x, y, test_fraction=0.2, seed=seed)
     x_tr, x_te = _zscore(x_tr, x_te)
@@ -81,7 +87,7 @@ def mnist_split(n_train: int | None = None, data_dir: str | os.PathLike | None =
     x_te, y_te = d["test"]
     if n_train is not None:
         if not isinstance(n_train, int) or not 0 < n_train <= len(x_tr):
-            raise ValueError(f"n_train must be an int in [1, {len(x_tr)}], got {n_train!r}")
+            raise InputError(f"n_train must be an int in [1, {len(x_tr)}], got {n_train!r}")
         x_tr, y_tr = x_tr[:n_train], y_tr[:n_train]
     a = torch.as_tensor(x_tr).view(-1, 1, 28, 28)
     b = torch.as_tensor(x_te).view(-1, 1, 28, 28)
@@ -95,38 +101,37 @@ def load_npz(path: str | os.PathLike, seed: int = 0, flatten: bool = True) -> Sp
     with training statistics. Save one with ``np.savez(path, x=x, y=y)``."""
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"data file {p} does not exist; pass --data digits or an .npz file with arrays "
             f"'x' and 'y' (np.savez(path, x=x, y=y))"
         )
     if p.suffix != ".npz":
-        raise ValueError(f"data file must be an .npz with arrays 'x' and 'y', got {p.name}")
-    with np.load(p, allow_pickle=False) as d:
-        missing = [k for k in ("x", "y") if k not in d.files]
-        if missing:
-            raise ValueError(
-                f"{p} lacks arrays {missing} (has {d.files}); save with np.savez(path, x=x, y=y)"
-            )
-        arrs = {k: d[k] for k in d.files}
+        raise InputFileError(f"data file must be an .npz with arrays 'x' and 'y', got {p.name}", p)
+    arrs = _paperkit_load_npz(p)  # no pickles; a text file, a folder or a damaged archive: one InputFileError
+    missing = [k for k in ("x", "y") if k not in arrs]
+    if missing:
+        raise InputFileError(
+            f"{p} lacks arrays {missing} (has {sorted(arrs)}); save with np.savez(path, x=x, y=y)", p
+        )
     for k in ("x", "y", "x_test", "y_test"):
         if k in arrs and arrs[k].dtype.kind not in "biuf":
-            raise ValueError(f"{p}: array {k!r} must be numeric, got dtype {arrs[k].dtype}")
+            raise InputError(f"{p}: array {k!r} must be numeric, got dtype {arrs[k].dtype}")
     if arrs["x"].shape[0] == 0:
-        raise ValueError(f"{p}: array 'x' is empty (0 samples); give at least a few samples per class")
+        raise InputError(f"{p}: array 'x' is empty (0 samples); give at least a few samples per class")
     if arrs["y"].dtype.kind == "f" and not np.all(np.mod(arrs["y"], 1) == 0):
-        raise ValueError(f"{p}: labels 'y' must be integers (class indices from 0), got non-integer floats")
+        raise InputError(f"{p}: labels 'y' must be integers (class indices from 0), got non-integer floats")
     if not np.isfinite(arrs["x"]).all():
-        raise ValueError(
+        raise InputError(
             f"{p}: array 'x' holds {int((~np.isfinite(arrs['x'])).sum())} NaN/inf values; clean or impute them"
         )
     x = torch.as_tensor(arrs["x"], dtype=torch.float32)
     y = torch.as_tensor(arrs["y"]).long()
     if y.dim() != 1 or len(x) != len(y):
-        raise ValueError(
+        raise InputError(
             f"y must be [N] labels matching x [N, ...]; got x {tuple(x.shape)}, y {tuple(y.shape)}"
         )
     if int(y.min()) < 0:
-        raise ValueError("labels y must be integers >= 0")
+        raise InputError("labels y must be integers >= 0")
     if "x_test" in arrs and "y_test" in arrs:
         x_tr, y_tr = x, y
         x_te = torch.as_tensor(arrs["x_test"], dtype=torch.float32)
@@ -161,6 +166,11 @@ def load_data(
 ) -> Split:
     """``"digits"`` (built in), ``"mnist"`` (paperkit's data folder, see :func:`mnist_split`),
     ``"cifar10:PATH"`` (see :func:`cifar10_split`) or a path to an ``.npz`` (see :func:`load_npz`)."""
+    if not isinstance(spec, str | os.PathLike):
+        raise InputError(
+            f"spec must be 'digits', 'mnist', 'cifar10:PATH' or an .npz path, got {describe(spec)}"
+        )
+    spec = str(spec)
     if spec.startswith("cifar10:"):
         d = cifar10_split(spec.split(":", 1)[1])
         if flatten:

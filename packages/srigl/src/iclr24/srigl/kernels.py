@@ -11,6 +11,8 @@ import warnings
 
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "load_kernel",
     "kernel_available",
@@ -539,7 +541,7 @@ def fused_condensed_linear(
         mode = "tokens" if x.dim() == 2 and x.shape[0] >= TOKENS_MIN_ROWS else (_row_mode or row_mode())
     m = KERNEL_MODES.get(mode)
     if m is None:
-        raise ValueError(f"mode must be one of {['auto', *KERNEL_MODES]}, got {mode!r}")
+        raise InputError(f"mode must be one of {['auto', *KERNEL_MODES]}, got {mode!r}")
     return mod.condensed_linear(x, values, indices, bias, m)
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+
 __all__ = [
     "ablate_neurons",
     "cosine_drop_fraction",
@@ -35,6 +37,8 @@ def layer_budget(numel: int, density: float) -> int:
     """The number of weights a layer may keep: ``floor(numel * (1 - S_l))`` (``density = 1 - S_l``).
 
     A tiny tolerance keeps ``16384 * 0.1`` at 1638 despite binary floating point."""
+    check_int(numel, "numel", minimum=0)
+    check_float(density, "density", minimum=0, maximum=1)
     # Sec. 4 (SRigL), layer budget: |W_l|_0 <= floor(numel_l * (1 - S_l))
     return int(math.floor(numel * density + 1e-9))
 
@@ -43,6 +47,9 @@ def constant_fan_in(budget: int, n_active: int, fan_in: int) -> int:
     """SRigL's constant fan-in: ``k = floor(budget / n_active)``, capped at the dense fan-in.
 
     ``budget`` is :func:`layer_budget`, ``n_active`` the number of non-ablated neurons (rows)."""
+    check_int(budget, "budget", minimum=0)
+    check_int(n_active, "n_active", minimum=0)
+    check_int(fan_in, "fan_in", minimum=1)
     if n_active <= 0:
         return 0
     # Sec. 4 (SRigL), constant fan-in: k_l = floor(budget_l / n_active_l), every active neuron has k_l inputs
@@ -63,6 +70,17 @@ def erk_densities(shapes: Sequence[Sequence[int]], density: float, power: float 
 
     shapes: weight shapes, e.g. ``[(256, 64), (256, 256), (10, 256)]``. Returns one density per layer in (0, 1].
     """
+    if isinstance(shapes, str | bytes) or not shapes:
+        raise InputError(f"shapes must be a non-empty list of weight shapes, got {describe(shapes)}")
+    for s in shapes:
+        if (
+            isinstance(s, str | bytes)
+            or not s
+            or not all(check_int(d, "a weight dimension", minimum=1) for d in s)
+        ):
+            raise InputError(f"every shape must be a non-empty sequence of sizes >= 1, got {s!r}")
+    check_float(density, "density", minimum=0, maximum=1, open_min=True)
+    check_float(power, "power", minimum=0)
     numels = [math.prod(s) for s in shapes]
     raw = [(sum(s) / math.prod(s)) ** power for s in shapes]
     total = sum(numels)
@@ -83,8 +101,10 @@ def random_constant_fan_in_mask(
     out_features: int, fan_in: int, k: int, generator: torch.Generator | None = None
 ) -> torch.Tensor:
     """A ``[out, fan_in]`` bool mask with exactly ``k`` random ones per row (a random permutation per row)."""
+    _check_layer_shape(out_features, fan_in)
+    check_int(k, "k")
     if not 0 <= k <= fan_in:
-        raise ValueError(f"k must be in [0, fan_in={fan_in}], got {k}")
+        raise InputError(f"k must be in [0, fan_in={fan_in}], got {k}")
     order = torch.rand(out_features, fan_in, generator=generator).argsort(dim=1)
     mask = torch.zeros(out_features, fan_in, dtype=torch.bool)
     mask.scatter_(1, order[:, :k], True)
@@ -95,9 +115,11 @@ def random_unstructured_mask(
     out_features: int, fan_in: int, n_ones: int, generator: torch.Generator | None = None
 ) -> torch.Tensor:
     """A ``[out, fan_in]`` bool mask with ``n_ones`` ones placed uniformly at random over the whole layer."""
+    _check_layer_shape(out_features, fan_in)
+    check_int(n_ones, "n_ones")
     numel = out_features * fan_in
     if not 0 <= n_ones <= numel:
-        raise ValueError(f"n_ones must be in [0, {numel}], got {n_ones}")
+        raise InputError(f"n_ones must be in [0, {numel}], got {n_ones}")
     flat = torch.zeros(numel, dtype=torch.bool)
     flat[torch.randperm(numel, generator=generator)[:n_ones]] = True
     return flat.view(out_features, fan_in)
@@ -105,12 +127,18 @@ def random_unstructured_mask(
 
 def cosine_drop_fraction(step: int, alpha: float, t_end: int) -> float:
     """RigL's cosine decay of the drop fraction: ``f(t) = alpha/2 * (1 + cos(pi * t / T_end))``."""
+    check_float(step, "step", minimum=0)
+    check_float(alpha, "alpha", minimum=0, maximum=1)
+    check_float(t_end, "t_end", minimum=0, open_min=True)
     # Eq. (1) of Evci et al. (RigL): f_decay(t; alpha, T_end) = alpha / 2 * (1 + cos(t * pi / T_end))
     return alpha / 2.0 * (1.0 + math.cos(math.pi * step / t_end))
 
 
 def is_update_step(step: int, delta_t: int, t_end: int) -> bool:
     """A mask update runs at step ``t`` iff ``t % delta_t == 0`` and ``0 < t < T_end``."""
+    check_int(step, "step", minimum=0)
+    check_int(delta_t, "delta_t", minimum=1)
+    check_int(t_end, "t_end", minimum=0)
     # Alg. 1 (RigL), line "if t mod Delta T == 0 and t < T_end": update the masks
     return step > 0 and step % delta_t == 0 and step < t_end
 
@@ -154,7 +182,12 @@ def ablate_neurons(
 
     weight, dense_grad, mask: ``[out, fan_in]``.
     """
-    out, fan_in = weight.shape
+    out, fan_in = _check_update(weight, dense_grad, mask)
+    check_int(n_keep, "n_keep", minimum=0)
+    check_int(n_prune, "n_prune", minimum=0)
+    check_float(gamma_sal, "gamma_sal", minimum=0)
+    check_int(k0, "k0", minimum=0)
+    check_int(budget, "budget", minimum=0)
     if gamma_sal <= 0:
         return torch.zeros(out, dtype=torch.bool, device=weight.device)
     s_drop = torch.where(mask, weight.abs(), torch.full_like(weight, -1.0))
@@ -182,7 +215,24 @@ class UpdateResult:
     n_prune: int
 
 
+def _check_layer_shape(out_features: object, fan_in: object) -> None:
+    check_int(out_features, "out_features", minimum=1, maximum=2**24)
+    check_int(fan_in, "fan_in", minimum=1, maximum=2**24)
+    if out_features * fan_in > 2**31:
+        raise InputError(f"a {out_features} x {fan_in} mask is too large (over 2**31 entries)")
+
+
+def _check_update(weight: object, dense_grad: object, mask: object) -> tuple[int, int]:
+    """weight and dense_grad floating ``[out, fan_in]``, mask bool of the same shape: ``(out, fan_in)``."""
+    check_tensor(weight, "weight", ndim=2)
+    shape = tuple(weight.shape)
+    check_tensor(dense_grad, "dense_grad", shape=shape)
+    check_tensor(mask, "mask", shape=shape, kind="bool")
+    return shape
+
+
 def _keep_counts(weight: torch.Tensor, mask: torch.Tensor, drop_fraction: float) -> tuple[int, int]:
+    check_float(drop_fraction, "drop_fraction", minimum=0, maximum=1)
     n_ones = int(mask.sum())
     # Alg. 1 (RigL): n_prune = floor(f(t) * n_ones)
     n_prune = int(math.floor(n_ones * drop_fraction))
@@ -204,6 +254,7 @@ def rigl_update(
     The number of ones never changes; grow and keep are disjoint.
     weight, dense_grad, mask: ``[out, fan_in]``.
     """
+    _check_update(weight, dense_grad, mask)
     n_keep, n_prune = _keep_counts(weight, mask, drop_fraction)
     s_drop = torch.where(mask, weight.abs(), torch.full_like(weight, -1.0))
     # Alg. 1 (RigL), drop: keep = TopK(|W|, n_keep) ...
@@ -238,7 +289,10 @@ def srigl_update(
     Invariant: every active row has exactly ``k`` ones, ablated rows have none, ``k * n_active <= budget``.
     weight, dense_grad, mask: ``[out, fan_in]``; ``budget`` = :func:`layer_budget`; ``k0`` = fan-in without ablation.
     """
-    out, fan_in = weight.shape
+    out, fan_in = _check_update(weight, dense_grad, mask)
+    check_int(budget, "budget", minimum=0)
+    check_int(k0, "k0", minimum=0)
+    check_float(gamma_sal, "gamma_sal", minimum=0)
     n_keep, n_prune = _keep_counts(weight, mask, drop_fraction)
     if allow_ablation:
         ablated = ablate_neurons(weight, dense_grad, mask, n_keep, n_prune, gamma_sal, k0, budget)
@@ -248,7 +302,7 @@ def srigl_update(
     # Alg. 1 (SRigL): k = floor(budget / (out - n_ablated)), the fan-in after ablation
     k = constant_fan_in(budget, n_active, fan_in)
     if k == 0:
-        raise ValueError(f"constant fan-in became 0 (budget {budget}, {n_active} active neurons)")
+        raise InputError(f"constant fan-in became 0 (budget {budget}, {n_active} active neurons)")
     # Drop: ablated rows and inactive connections score below every active one.
     s_drop = torch.where(mask, weight.abs(), torch.full_like(weight, -1.0))
     s_drop[ablated] = -2.0

@@ -6,11 +6,19 @@ from collections.abc import Sequence
 
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_int, describe
+
 __all__ = ["mlp", "small_cnn", "build_model"]
 
 
 def mlp(in_features: int = 64, hidden: Sequence[int] = (256, 256), n_classes: int = 10) -> nn.Sequential:
     """``Linear -> ReLU -> ... -> Linear``: the 64-256-256-10 digits MLP by default."""
+    check_int(in_features, "in_features", minimum=1, maximum=2**24)
+    check_int(n_classes, "n_classes", minimum=1, maximum=2**20)
+    if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
+        raise InputError(f"hidden must be a sequence of layer widths, got {describe(hidden)}")
+    for h in hidden:
+        check_int(h, "each hidden width", minimum=1, maximum=2**17)
     dims = [in_features, *hidden]
     layers: list[nn.Module] = []
     for a, b in zip(dims[:-1], dims[1:]):
@@ -42,6 +50,13 @@ def build_model(
 ) -> nn.Module:
     """``"mlp"`` (on flattened inputs), ``"cnn"`` (:func:`small_cnn`, image inputs ``[C, H, W]``) or
     ``"timm:<name>"`` (e.g. ``timm:resnet18``; built untrained, offline; needs image inputs ``[C, H, W]``)."""
+    if not isinstance(spec, str):
+        raise InputError(f"spec must be 'mlp', 'cnn' or 'timm:<name>', got {describe(spec)}")
+    if isinstance(input_shape, str | bytes) or not isinstance(input_shape, Sequence) or not input_shape:
+        raise InputError(f"input_shape must be the per-sample shape, e.g. (64,), got {describe(input_shape)}")
+    for s in input_shape:
+        check_int(s, "each input_shape entry", minimum=1, maximum=2**24)
+    check_int(n_classes, "n_classes", minimum=1, maximum=2**20)
     if spec == "mlp":
         n_in = 1
         for s in input_shape:
@@ -49,7 +64,7 @@ def build_model(
         return mlp(n_in, hidden, n_classes)
     if spec == "cnn":
         if len(input_shape) != 3 or int(input_shape[1]) % 4 or input_shape[1] != input_shape[2]:
-            raise ValueError(
+            raise InputError(
                 f"model 'cnn' needs square image inputs [C, H, H] with H divisible by 4, got {tuple(input_shape)}"
             )
         return small_cnn(int(input_shape[0]), n_classes, int(input_shape[1]))
@@ -58,9 +73,9 @@ def build_model(
 
         name = spec.split(":", 1)[1]
         if name not in timm.list_models():
-            raise ValueError(f"unknown timm model {name!r}; see timm.list_models() (e.g. timm:resnet18)")
+            raise InputError(f"unknown timm model {name!r}; see timm.list_models() (e.g. timm:resnet18)")
         if len(input_shape) != 3:
-            raise ValueError(
+            raise InputError(
                 f"timm models need image inputs [C, H, W]; the data has shape {tuple(input_shape)} "
                 f"per sample (use --model mlp)"
             )
@@ -69,4 +84,4 @@ def build_model(
             kw["img_size"] = tuple(int(s) for s in input_shape[1:])
             kw["patch_size"] = 2 if int(input_shape[1]) <= 16 else 16
         return timm.create_model(name, pretrained=False, **kw)
-    raise ValueError(f"model must be 'mlp', 'cnn' or 'timm:<name>' (e.g. timm:resnet18), got {spec!r}")
+    raise InputError(f"model must be 'mlp', 'cnn' or 'timm:<name>' (e.g. timm:resnet18), got {spec!r}")

@@ -23,6 +23,8 @@ import warnings
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "numba_available",
     "numba_condensed_linear",
@@ -104,9 +106,9 @@ def numba_available() -> bool:
 
 def _check(values: torch.Tensor, indices: torch.Tensor) -> None:
     if values.dtype != torch.float32 or values.dim() != 2:
-        raise ValueError(f"values must be float32 [n, k], got {values.dtype} {tuple(values.shape)}")
+        raise InputError(f"values must be float32 [n, k], got {values.dtype} {tuple(values.shape)}")
     if indices.shape != values.shape or indices.dtype not in (torch.int16, torch.int32):
-        raise ValueError(
+        raise InputError(
             f"indices must be int16 or int32 of values' shape {tuple(values.shape)}, "
             f"got {indices.dtype} {tuple(indices.shape)}"
         )
@@ -136,7 +138,7 @@ def numba_condensed_linear(
         raise RuntimeError(f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})")
     _check(values, indices)
     if x.dim() != 2 or x.dtype != torch.float32:
-        raise ValueError(f"x must be float32 [R, in], got {x.dtype} {tuple(x.shape)}")
+        raise InputError(f"x must be float32 [R, in], got {x.dtype} {tuple(x.shape)}")
     n = values.shape[0]
     order = order or ("cols" if x.shape[0] >= COLS_MIN_ROWS else "rows")
     v, i, b = _np(values), _np(indices), _bias(bias, n)
@@ -145,7 +147,7 @@ def numba_condensed_linear(
         k["rows"](_np(x), v, i, b, y, np.empty(values.shape[1], np.float32))
         return torch.from_numpy(y)
     if order != "cols":
-        raise ValueError(f"order must be 'rows' or 'cols', got {order!r}")
+        raise InputError(f"order must be 'rows' or 'cols', got {order!r}")
     xt = x.detach().t().contiguous().unsqueeze(0).numpy()  # [1, in, R]
     yt = np.empty((1, n, x.shape[0]), np.float32)
     k["cols"](xt, v, i, b, yt)
@@ -178,7 +180,7 @@ class Prepared:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """``[R, in] -> [R, n]`` (float32, inference), ``rows`` or ``cols`` order by the row count."""
         if x.dim() != 2 or x.dtype != torch.float32:
-            raise ValueError(f"x must be float32 [R, in], got {x.dtype} {tuple(x.shape)}")
+            raise InputError(f"x must be float32 [R, in], got {x.dtype} {tuple(x.shape)}")
         n, k = self.values.shape
         x = x.detach()
         if x.shape[0] < COLS_MIN_ROWS:
@@ -216,7 +218,7 @@ def numba_condensed_cols(
         raise RuntimeError(f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})")
     _check(values, indices)
     if xt.dim() != 3 or xt.dtype != torch.float32:
-        raise ValueError(f"xt must be float32 [B, in, L], got {xt.dtype} {tuple(xt.shape)}")
+        raise InputError(f"xt must be float32 [B, in, L], got {xt.dtype} {tuple(xt.shape)}")
     yt = np.empty((xt.shape[0], values.shape[0], xt.shape[2]), np.float32)
     k["cols"](_np(xt), _np(values), _np(indices), _bias(bias, values.shape[0]), yt)
     return torch.from_numpy(yt)

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 
 from .train import IMAGENET_RECIPE, TrainConfig, lr_lambda
 
@@ -107,7 +108,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     mb = micro_batch or (cfg.cuda_micro_batch if cuda else cfg.cpu_micro_batch)
     if cfg.batch % mb:
-        raise ValueError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
+        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
     n_classes = classes or cfg.classes
     size = img_size or cfg.img_size
     tmp = tempfile.TemporaryDirectory(prefix="srigl-imagenet-")

@@ -33,6 +33,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 from .masks import (
     UpdateResult,
     constant_fan_in,
@@ -63,7 +65,7 @@ __all__ = [
 STATE_VERSION = 1
 
 
-class NonFiniteError(FloatingPointError, ValueError):
+class NonFiniteError(FloatingPointError, InputError):
     """NaN or inf in a weight or a dense gradient at a mask update (bad data or a too-large learning rate)."""
 
 
@@ -213,36 +215,36 @@ class Sparsifier:
         seed: int | None = None,
     ) -> None:
         if not isinstance(model, nn.Module):
-            raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+            raise InputError(f"model must be an nn.Module, got {type(model).__name__}")
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise ValueError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+            raise InputError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
         if isinstance(sparsity, bool) or not isinstance(sparsity, int | float) or not 0.0 <= sparsity < 1.0:
-            raise ValueError(
+            raise InputError(
                 f"sparsity must be a number in [0, 1) (e.g. 0.9 keeps 10% of the weights), got {sparsity!r}"
             )
         if distribution not in ("erk", "uniform"):
-            raise ValueError(f"distribution must be 'erk' or 'uniform', got {distribution!r}")
+            raise InputError(f"distribution must be 'erk' or 'uniform', got {distribution!r}")
         if not isinstance(delta_t, int) or delta_t < 1:
-            raise ValueError(f"delta_t must be a positive int, got {delta_t!r}")
+            raise InputError(f"delta_t must be a positive int, got {delta_t!r}")
         if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha (initial drop fraction) must be in [0, 1], got {alpha!r}")
+            raise InputError(f"alpha (initial drop fraction) must be in [0, 1], got {alpha!r}")
         if not isinstance(grad_accumulation_n, int) or not 1 <= grad_accumulation_n <= delta_t:
-            raise ValueError(
+            raise InputError(
                 f"grad_accumulation_n must be an int in [1, delta_t={delta_t}], got {grad_accumulation_n!r}"
             )
         if t_end is None:
             if self.dynamic and total_steps is None:
-                raise ValueError(
+                raise InputError(
                     "give total_steps (the number of optimizer steps of the run) or an absolute "
                     "t_end: mask updates stop at t_end = t_end_fraction * total_steps"
                 )
             if total_steps is not None and (not isinstance(total_steps, int) or total_steps < 1):
-                raise ValueError(f"total_steps must be a positive int, got {total_steps!r}")
+                raise InputError(f"total_steps must be a positive int, got {total_steps!r}")
             if not 0.0 < t_end_fraction <= 1.0:
-                raise ValueError(f"t_end_fraction must be in (0, 1], got {t_end_fraction!r}")
+                raise InputError(f"t_end_fraction must be in (0, 1], got {t_end_fraction!r}")
             t_end = int(t_end_fraction * total_steps) if total_steps is not None else 0
         elif not isinstance(t_end, int) or t_end < 1:
-            raise ValueError(f"t_end must be a positive int, got {t_end!r}")
+            raise InputError(f"t_end must be a positive int, got {t_end!r}")
         self.model = model
         self.optimizer = optimizer
         self.sparsity = float(sparsity)
@@ -259,12 +261,12 @@ class Sparsifier:
         self._seed = int(torch.randint(0, 2**31 - 1, ()).item()) if seed is None else int(seed)
 
         if isinstance(exclude, str):
-            raise ValueError(f"exclude must be a list of glob patterns, got the string {exclude!r}")
+            raise InputError(f"exclude must be a list of glob patterns, got the string {exclude!r}")
         all_weights = prunable_weights(model)
         unmatched = [p for p in self.exclude if not any(_matches(n, [p]) for n, _ in all_weights)]
         if unmatched:
             names = [n for n, _ in all_weights]
-            raise ValueError(
+            raise InputError(
                 f"exclude patterns {unmatched} match no prunable layer; the prunable weights are "
                 f"{names[:6]}{' ...' if len(names) > 6 else ''} (patterns match a weight or module name)"
             )
@@ -276,7 +278,7 @@ class Sparsifier:
             weights = weights[1:]
         self._transposed = _transposed_weights(model)
         if not weights:
-            raise ValueError(
+            raise InputError(
                 f"{type(model).__name__} has no prunable layers (nn.Linear, nn.Conv2d or "
                 f"nn.MultiheadAttention) left after exclude={self.exclude}, keep_first_layer_dense="
                 f"{self.keep_first_layer_dense}, ignore_mha_layers={self.ignore_mha_layers}; nothing to sparsify"
@@ -284,7 +286,7 @@ class Sparsifier:
         opt_params = {id(p) for g in optimizer.param_groups for p in g["params"]}
         missing = [n for n, w in weights if id(w) not in opt_params]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"the optimizer does not train {missing[:3]}: create the sparsifier with the "
                 f"optimizer of this model"
             )
@@ -309,13 +311,13 @@ class Sparsifier:
             budget = layer_budget(w.numel(), d)
             k0 = constant_fan_in(budget, out, fan_in)
             if self.structured and k0 == 0:
-                raise ValueError(
+                raise InputError(
                     f"layer {name!r} {tuple(w.shape)} at density {d:.4g} keeps {budget} weights for {out} "
                     f"neurons: constant fan-in would be 0. Use distribution='erk', a lower sparsity, or "
                     f"exclude={name.rsplit('.', 1)[0]!r}"
                 )
             if budget == 0:
-                raise ValueError(
+                raise InputError(
                     f"layer {name!r} {tuple(w.shape)} would keep no weight at density {d:.4g}; "
                     f"use distribution='erk', a lower sparsity, or exclude it"
                 )
@@ -574,12 +576,12 @@ class Sparsifier:
     def load_state_dict(self, state: dict) -> None:
         """Restore a :meth:`state_dict`. The checkpoint must come from the same method and architecture."""
         if not isinstance(state, dict) or "layers" not in state or "method" not in state:
-            raise ValueError(
+            raise InputError(
                 "not a sparsifier state dict (expected keys 'method', 'layers', ...); pass "
                 "sparsifier.state_dict() as saved"
             )
         if state["method"] != type(self).__name__:
-            raise ValueError(
+            raise InputError(
                 f"checkpoint is from {state['method']}, this sparsifier is {type(self).__name__}"
             )
         mine = {layer.name: layer for layer in self.layers}
@@ -587,14 +589,14 @@ class Sparsifier:
         if set(theirs) != set(mine):
             only_ckpt = sorted(set(theirs) - set(mine))[:3]
             only_model = sorted(set(mine) - set(theirs))[:3]
-            raise ValueError(
+            raise InputError(
                 f"checkpoint is from a different architecture: layers only in the checkpoint "
                 f"{only_ckpt}, only in the model {only_model}"
             )
         for name, rec in theirs.items():
             layer = mine[name]
             if list(rec["shape"]) != list(layer.weight.shape):
-                raise ValueError(
+                raise InputError(
                     f"checkpoint is from a different architecture: {name} has shape "
                     f"{tuple(rec['shape'])} there and {tuple(layer.weight.shape)} here"
                 )
@@ -660,7 +662,7 @@ class SRigL(Sparsifier):
         **kwargs,
     ) -> None:
         if isinstance(gamma_sal, bool) or not isinstance(gamma_sal, int | float) or gamma_sal < 0:
-            raise ValueError(
+            raise InputError(
                 f"gamma_sal must be a number >= 0 (fraction of k, or a count when >= 1), got {gamma_sal!r}"
             )
         self.gamma_sal = float(gamma_sal)
@@ -706,7 +708,7 @@ class StaticSparse(Sparsifier):
         **kwargs,
     ) -> None:
         if structure not in ("unstructured", "constant_fan_in"):
-            raise ValueError(f"structure must be 'unstructured' or 'constant_fan_in', got {structure!r}")
+            raise InputError(f"structure must be 'unstructured' or 'constant_fan_in', got {structure!r}")
         self.structure = structure
         self.structured = structure == "constant_fan_in"
         super().__init__(model, optimizer, sparsity, total_steps, **kwargs)
@@ -739,7 +741,7 @@ class Dense(Sparsifier):
         **kwargs,
     ) -> None:
         if sparsity != 0.0:
-            raise ValueError(f"Dense trains every weight: sparsity must be 0, got {sparsity!r}")
+            raise InputError(f"Dense trains every weight: sparsity must be 0, got {sparsity!r}")
         kwargs.setdefault("sparse_init", False)  # the dense baseline keeps the model's own init by default
         super().__init__(model, optimizer, 0.0, total_steps, **kwargs)
 
@@ -769,4 +771,4 @@ def make_sparsifier(
         return StaticSparse(model, optimizer, sparsity, total_steps, structure="constant_fan_in", **kwargs)
     if method == "dense":
         return Dense(model, optimizer, 0.0, total_steps, **kwargs)
-    raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")

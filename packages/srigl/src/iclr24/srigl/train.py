@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr24.paperkit import progress, seed_everything
+from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
 
 from .data import Split
 from .models import build_model
@@ -54,27 +55,34 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.scheduler not in ("cosine", "step"):
-            raise ValueError(f"scheduler must be 'cosine' or 'step', got {self.scheduler!r}")
+            raise InputError(f"scheduler must be 'cosine' or 'step', got {self.scheduler!r}")
         if (
             isinstance(self.warmup_epochs, bool)
             or not isinstance(self.warmup_epochs, int)
             or self.warmup_epochs < 0
         ):
-            raise ValueError(f"warmup_epochs must be an int >= 0, got {self.warmup_epochs!r}")
+            raise InputError(f"warmup_epochs must be an int >= 0, got {self.warmup_epochs!r}")
         if self.warmup_epochs >= self.epochs:
-            raise ValueError(f"warmup_epochs ({self.warmup_epochs}) must be below epochs ({self.epochs})")
+            raise InputError(f"warmup_epochs ({self.warmup_epochs}) must be below epochs ({self.epochs})")
         if not 0 <= self.label_smoothing < 1:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+            raise InputError(f"label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
         if not 0 < self.gamma <= 1:
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma!r}")
+            raise InputError(f"gamma must be in (0, 1], got {self.gamma!r}")
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+            raise InputError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         for n in ("epochs", "batch_size", "delta_t"):
-            v = getattr(self, n)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{n} must be a positive int, got {v!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr must be a finite number > 0, got {self.lr!r}")
+            check_int(getattr(self, n), n, minimum=1, maximum=10**7)
+        check_int(self.seed, "seed", minimum=0, maximum=2**32 - 1)
+        check_float(self.lr, "lr", minimum=0, maximum=100, open_min=True)
+        check_float(self.sparsity, "sparsity", minimum=0, maximum=1, open_max=True)
+        for n in ("gamma_sal", "momentum", "weight_decay"):
+            check_float(getattr(self, n), n, minimum=0)
+        for n in ("alpha", "t_end_fraction"):
+            check_float(getattr(self, n), n, minimum=0, maximum=1)
+        if isinstance(self.hidden, str | bytes) or not all(
+            isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= 2**17 for h in self.hidden
+        ):
+            raise InputError(f"hidden must be layer widths in [1, 2**17], got {self.hidden!r}")
 
     def with_(self, **kw) -> TrainConfig:
         return replace(self, **kw)
@@ -153,20 +161,43 @@ class TrainResult:
 @torch.no_grad()
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 1024) -> float:
     """Top-1 accuracy of ``model`` on ``(x, y)`` (batches moved to the model's device)."""
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    check_tensor(x, "x", kind="float")
+    check_tensor(y, "y", ndim=1, kind="int")
+    if len(x) != len(y) or x.dim() < 2:
+        raise InputError(
+            f"x must be [N, ...] samples with one label each in y [N], got {describe(x)} and {describe(y)}"
+        )
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
+    p0 = next(model.parameters(), None)
+    if p0 is not None and p0.dtype != x.dtype:
+        raise InputError(f"x is {x.dtype} but the model's weights are {p0.dtype}: convert one")
     was = model.training
     model.eval()
     p = next(model.parameters(), None)
     dev = p.device if p is not None else x.device
-    correct = sum(
-        int((model(xb.to(dev)).argmax(-1).cpu() == yb.cpu()).sum())
-        for xb, yb in zip(x.split(batch_size), y.split(batch_size))
-    )
+    try:
+        correct = sum(
+            int((model(xb.to(dev)).argmax(-1).cpu() == yb.cpu()).sum())
+            for xb, yb in zip(x.split(batch_size), y.split(batch_size))
+        )
+    except RuntimeError as e:
+        if isinstance(e, torch.OutOfMemoryError):
+            raise
+        model.train(was)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"the model cannot take inputs of shape {tuple(x.shape[1:])} ({first})") from None
     model.train(was)
     return correct / len(y)
 
 
 def train(config: TrainConfig, data: Split, show_progress: bool = False) -> TrainResult:
     """Train ``config.model`` with ``config.method`` on ``data``; returns test accuracy and the sparse model."""
+    if not isinstance(config, TrainConfig):
+        raise InputError(f"config must be a TrainConfig, got {describe(config)}")
+    if not isinstance(data, Split):
+        raise InputError(f"data must be a Split (load_data, digits_split), got {describe(data)}")
     t0 = time.perf_counter()
     seed_everything(config.seed)
     dev = torch.device(config.device)
@@ -182,7 +213,7 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
     else:
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(config, steps_per_epoch))
     if config.augment and x_train.dim() != 4:
-        raise ValueError(f"augment needs image batches [N, C, H, W], got shape {tuple(x_train.shape)}")
+        raise InputError(f"augment needs image batches [N, C, H, W], got shape {tuple(x_train.shape)}")
     aug_gen = torch.Generator().manual_seed(config.seed + 1)
     kw = dict(
         delta_t=config.delta_t,

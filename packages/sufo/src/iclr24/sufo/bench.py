@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.errors import InputError
 
 from .similarity import rsa
 from .sparsity import low_rank_approx, pc_removal_curve
@@ -14,7 +15,7 @@ from .sparsity import low_rank_approx, pc_removal_curve
 
 def run_benchmarks(mode: str) -> BenchReport:
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     n = {"smoke": 200, "quick": 1000, "full": 1000}[mode]
     d = {"smoke": 32, "quick": 384, "full": 768}[mode]
     reps = 3 if mode == "smoke" else 5

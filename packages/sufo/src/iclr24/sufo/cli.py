@@ -10,6 +10,7 @@ import numpy as np
 
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int
+from iclr24.paperkit.errors import InputError
 
 from . import bench
 from .reproduce import PAPER
@@ -208,7 +209,7 @@ def _split3(args: argparse.Namespace):
 
     ds = _dataset(args)
     if len(ds) < 10:
-        raise ValueError(f"need at least 10 labelled texts to split train/validation/test, got {len(ds)}")
+        raise InputError(f"need at least 10 labelled texts to split train/validation/test, got {len(ds)}")
     train, test = split(ds, 0.3, seed=args.seed)
     return ds, train, test
 

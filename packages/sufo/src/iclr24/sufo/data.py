@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from iclr24.paperkit.errors import InputError, InputFileError, check_array, check_float, check_int, describe
+from iclr24.paperkit.io import read_text
 
 __all__ = ["TextDataset", "synthetic_reports", "icd10cm_chapters", "load_labelled", "split", "split_indices"]
 
@@ -41,18 +45,20 @@ class TextDataset:
     planted: np.ndarray
 
     def __post_init__(self) -> None:
-        labels = np.asarray(self.labels)
+        labels = check_array(self.labels, "labels", ndim=1, kind="int", allow_empty=True)
+        if not isinstance(self.texts, list | tuple):
+            raise InputError(f"texts must be a list of strings, got {describe(self.texts)}")
         if len(self.texts) != len(labels) or len(self.texts) != len(self.planted):
-            raise ValueError(
+            raise InputError(
                 f"texts, labels and planted must have the same length, got {len(self.texts)}, {len(labels)} "
                 f"and {len(self.planted)}"
             )
         if len(self.texts) == 0:
-            raise ValueError("the dataset is empty: expected at least one (text, label) pair")
+            raise InputError("the dataset is empty: expected at least one (text, label) pair")
         if not all(isinstance(t, str) and t.strip() for t in self.texts):
-            raise ValueError("every text must be a non-empty string")
+            raise InputError("every text must be a non-empty string")
         if labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() >= len(self.label_names):
-            raise ValueError(f"labels must be integers in [0, {len(self.label_names)}), got {labels[:5]}...")
+            raise InputError(f"labels must be integers in [0, {len(self.label_names)}), got {labels[:5]}...")
         object.__setattr__(self, "labels", labels.astype(np.int64))
         object.__setattr__(self, "planted", np.asarray(self.planted, dtype=bool))
 
@@ -81,13 +87,13 @@ def synthetic_reports(
     ``proportions``). The grade is written as a digit or a word, as "gleason score p+s" or "primary gleason grade:
     p", among shuffled filler sentences. A planted outlier mode (``outlier_fraction``) says "grading deferred to the
     addendum" instead and carries a random label: a failure mode no model can learn."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise ValueError(f"n must be an int >= 2, got {n!r}")
-    p = np.asarray(proportions, dtype=float)
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 10**7:
+        raise InputError(f"n must be an int in [2, 10**7], got {n!r}")
+    p = check_array(proportions, "proportions", ndim=1)
     if p.shape != (3,) or (p < 0).any() or not np.isclose(p.sum(), 1.0):
-        raise ValueError(f"proportions must be three non-negative numbers summing to 1, got {proportions}")
-    if not 0.0 <= outlier_fraction < 1.0:
-        raise ValueError(f"outlier_fraction must be in [0, 1), got {outlier_fraction}")
+        raise InputError(f"proportions must be three non-negative numbers summing to 1, got {proportions}")
+    check_float(outlier_fraction, "outlier_fraction", minimum=0, maximum=1, open_max=True)
+    check_int(n_filler, "n_filler", minimum=0, maximum=len(_FILLER))
     rng = np.random.default_rng(seed)
     labels = rng.choice(3, size=n, p=p)
     planted = rng.random(n) < outlier_fraction
@@ -135,13 +141,16 @@ def icd10cm_chapters(n: int | None = 2000, seed: int = 0, min_per_chapter: int =
     """Real short clinical text: ICD-10-CM leaf-code descriptions labelled by their chapter (``simple-icd-10-cm``,
     offline; 74,736 leaves in 22 chapters, imbalanced). Chapters with fewer than ``min_per_chapter`` leaves are
     dropped; ``n`` draws a seeded random subset (None: all)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 10**6):
+        raise InputError(f"n must be an int in [2, 10**6] or None (all of them), got {n!r}")
+    check_int(min_per_chapter, "min_per_chapter", minimum=1)
     pairs, kept = _icd10cm_pairs(min_per_chapter)
     index = {ch: i for i, ch in enumerate(kept)}
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(pairs))
     if n is not None:
         if n < 2:
-            raise ValueError(f"n must be >= 2 or None, got {n}")
+            raise InputError(f"n must be >= 2 or None, got {n}")
         order = order[:n]
     texts = [pairs[i][0].lower() for i in order]
     labels = np.array([index[pairs[i][1]] for i in order], dtype=np.int64)
@@ -155,45 +164,50 @@ def load_labelled(
     """A CSV (with a header) or JSONL file of (text, label) rows; labels may be strings or integers. A missing
     field or a malformed line is one clear error naming the line."""
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(
-            f"{p} does not exist (expected a .csv or .jsonl file of {text_field}, {label_field})"
+    if not p.exists():
+        raise InputFileError(
+            f"{p} does not exist (expected a .csv or .jsonl file of {text_field}, {label_field})", p
         )
+    if p.suffix.lower() not in (".jsonl", ".csv"):
+        raise InputFileError(f"{p}: expected a .csv or .jsonl file, got {p.suffix or 'no suffix'}", p)
+    text = read_text(p, "labelled-text file")
     rows: list[tuple[str, str]] = []
     if p.suffix.lower() == ".jsonl":
-        with open(p, encoding="utf-8") as f:
-            for i, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    d = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{p}:{i}: not valid JSON ({e.msg})") from None
-                if not isinstance(d, dict) or text_field not in d or label_field not in d:
-                    raise ValueError(f"{p}:{i}: expected an object with {text_field!r} and {label_field!r}")
-                rows.append((str(d[text_field]), str(d[label_field])))
-    elif p.suffix.lower() == ".csv":
-        with open(p, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
+        for i, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputFileError(f"{p}:{i}: not valid JSON ({e.msg})", p) from None
+            if not isinstance(d, dict) or text_field not in d or label_field not in d:
+                raise InputFileError(
+                    f"{p}:{i}: expected an object with {text_field!r} and {label_field!r}", p
+                )
+            rows.append((str(d[text_field]), str(d[label_field])))
+    else:
+        try:
+            reader = csv.DictReader(io.StringIO(text, newline=""))
             if (
                 reader.fieldnames is None
                 or text_field not in reader.fieldnames
                 or label_field not in reader.fieldnames
             ):
-                raise ValueError(
-                    f"{p}: the header must name {text_field!r} and {label_field!r}, got {reader.fieldnames}"
+                raise InputFileError(
+                    f"{p}: the header must name {text_field!r} and {label_field!r}, got {reader.fieldnames}",
+                    p,
                 )
             for i, r in enumerate(reader, 2):
                 if r.get(text_field) in (None, "") or r.get(label_field) in (None, ""):
-                    raise ValueError(f"{p}:{i}: empty {text_field!r} or {label_field!r}")
+                    raise InputFileError(f"{p}:{i}: empty {text_field!r} or {label_field!r}", p)
                 rows.append((r[text_field], r[label_field]))
-    else:
-        raise ValueError(f"{p}: expected a .csv or .jsonl file, got {p.suffix or 'no suffix'}")
+        except csv.Error as e:
+            raise InputFileError(f"{p}: not a readable CSV file ({e})", p) from None
     if not rows:
-        raise ValueError(f"{p} holds no rows")
+        raise InputFileError(f"{p} holds no rows", p)
     names = sorted({lab for _, lab in rows}, key=lambda s: (len(s), s))
     if len(names) < 2:
-        raise ValueError(f"{p}: a single class ({names[0]!r}); the analyses need at least two")
+        raise InputFileError(f"{p}: a single class ({names[0]!r}); the analyses need at least two")
     index = {n: i for i, n in enumerate(names)}
     labels = np.array([index[lab] for _, lab in rows], dtype=np.int64)
     return TextDataset([t for t, _ in rows], labels, names, np.zeros(len(rows), dtype=bool))
@@ -206,7 +220,7 @@ def split_indices(
     from sklearn.model_selection import train_test_split
 
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        raise InputError(f"test_fraction must be in (0, 1), got {test_fraction}")
     idx = np.arange(len(ds))
     counts = np.bincount(ds.labels, minlength=ds.n_classes)
     n_test, present = int(np.ceil(test_fraction * len(ds))), int((counts > 0).sum())
@@ -221,5 +235,8 @@ def split(ds: TextDataset, test_fraction: float = 0.3, seed: int = 0) -> tuple[T
     """A seeded stratified split keeping the class proportions (the official code re-splits with
     ``train_test_split(random_state=run)``); unstratified when a class has a single text or either side would hold
     fewer texts than there are classes."""
+    if not isinstance(ds, TextDataset):
+        raise InputError(f"ds must be a TextDataset, got {describe(ds)}")
+    check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
     tr, te = split_indices(ds, test_fraction, seed)
     return ds.subset(tr), ds.subset(te)

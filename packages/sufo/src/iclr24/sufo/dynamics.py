@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError
+
 from .data import TextDataset
 from .features import extract_features
 from .finetune import FineTuneConfig, FineTuneResult, fine_tune
@@ -78,7 +80,7 @@ def feature_dynamics(
     keeps every layer's features per epoch (``Dynamics.features``), so the pre-trained and the returned model's
     features of ``probe`` need no second pass."""
     if len(probe) < 3 or len(np.unique(probe.labels)) < 2:
-        raise ValueError(
+        raise InputError(
             f"the probe sample needs at least 3 texts and 2 classes, got {len(probe)} texts, "
             f"{len(np.unique(probe.labels))} classes"
         )

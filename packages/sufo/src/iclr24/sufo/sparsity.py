@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, check_array, check_int, describe
+
 __all__ = [
     "center",
     "principal_components",
@@ -20,11 +22,9 @@ __all__ = [
 
 
 def _features(f: np.ndarray) -> np.ndarray:
-    f = np.asarray(f, dtype=np.float64)
-    if f.ndim != 2 or len(f) < 2:
-        raise ValueError(f"expected (N, d) features with N >= 2, got shape {f.shape}")
-    if not np.isfinite(f).all():
-        raise ValueError("features contain NaN or inf")
+    f = check_array(f, "features", ndim=2, min_rows=2)
+    if f.shape[1] == 0:
+        raise InputError(f"expected (N, d) features with d >= 1, got shape {f.shape}")
     return f
 
 
@@ -42,13 +42,12 @@ def principal_components(f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
 def explained_variance(f: np.ndarray, k: int = 5, cumulative: bool = True) -> np.ndarray:
     """Explained-variance ratio of the top ``k`` PCs (cumulative by default): the paper's sparsification measure
     (a fine-tuned space is dominated by one or two PCs). For rank-1 data PC1 explains 1.0."""
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    check_int(k, "k", minimum=1)
     _, s, _ = principal_components(f)
     var = s**2
     total = var.sum()
     if total == 0:
-        raise ValueError("all features are identical: explained variance is undefined")
+        raise InputError("all features are identical: explained variance is undefined")
     # Eq. (EVR), Sec. 3.3: EVR_k = sum_{i<=k} s_i^2 / sum_i s_i^2, s the singular values of the centred F
     ratio = var[:k] / total
     return np.cumsum(ratio) if cumulative else ratio
@@ -57,8 +56,9 @@ def explained_variance(f: np.ndarray, k: int = 5, cumulative: bool = True) -> np
 def low_rank_approx(f: np.ndarray, k: int) -> np.ndarray:
     """The centred features rebuilt without their top ``k`` PCs (``low_rank_approx(0)`` = the centred features)."""
     u, s, vt = principal_components(f)
+    check_int(k, "k")
     if not 0 <= k <= len(s):
-        raise ValueError(f"k must be in [0, {len(s)}], got {k}")
+        raise InputError(f"k must be in [0, {len(s)}], got {k}")
     # Eq. (PC removal), Sec. 3.3: F_c without its top k PCs = sum_{i>k} s_i u_i v_i^T
     return (u[:, k:] * s[k:]) @ vt[k:]
 
@@ -66,8 +66,9 @@ def low_rank_approx(f: np.ndarray, k: int) -> np.ndarray:
 def rank_1_approx(f: np.ndarray, k: int) -> np.ndarray:
     """The rank-1 reconstruction on PC k (0-based); the sum over all k is the centred features."""
     u, s, vt = principal_components(f)
+    check_int(k, "k")
     if not 0 <= k < len(s):
-        raise ValueError(f"k must be in [0, {len(s)}), got {k}")
+        raise InputError(f"k must be in [0, {len(s)}), got {k}")
     # Eq. (rank-1), Sec. 3.3: the reconstruction on PC k = s_k u_k v_k^T
     return np.outer(u[:, k] * s[k], vt[k])
 
@@ -82,16 +83,20 @@ def pc_removal_curve(
     from sklearn.metrics import f1_score
 
     f = _features(f)
-    labels = np.asarray(labels)
+    labels = check_array(labels, "labels", ndim=1, kind="int")
     if len(labels) != len(f):
-        raise ValueError(f"labels ({len(labels)}) and features ({len(f)}) differ in length")
-    ks = sorted(int(k) for k in ks)
+        raise InputError(f"labels ({len(labels)}) and features ({len(f)}) differ in length")
+    if not callable(predict):
+        raise InputError(f"predict must be a function of the features, got {describe(predict)}")
+    ks = sorted(
+        check_int(k, "each k in ks") for k in check_array(ks, "ks", ndim=1, kind="int", allow_empty=True)
+    )
     mu = np.zeros(f.shape[1]) if mean is None else np.asarray(mean, dtype=np.float64)
     if mu.shape != (f.shape[1],):
-        raise ValueError(f"mean must be a vector of the feature dimension {f.shape[1]}, got shape {mu.shape}")
+        raise InputError(f"mean must be a vector of the feature dimension {f.shape[1]}, got shape {mu.shape}")
     u, s, vt = principal_components(f)
     if ks and not 0 <= ks[0] <= ks[-1] <= len(s):
-        raise ValueError(f"ks must lie in [0, {len(s)}], got {ks[0]}..{ks[-1]}")
+        raise InputError(f"ks must lie in [0, {len(s)}], got {ks[0]}..{ks[-1]}")
     cur = f - f.mean(0)
     done = 0
     out = []
@@ -110,10 +115,14 @@ def label_separation(f: np.ndarray, labels: np.ndarray, n_components: int = 2) -
     from sklearn.neighbors import NearestNeighbors
 
     u, s, _ = principal_components(f)
+    check_int(n_components, "n_components", minimum=1, maximum=len(s))
     z = u[:, :n_components] * s[:n_components]
-    labels = np.asarray(labels)
-    if len(labels) != len(z) or len(np.unique(labels)) < 2:
-        raise ValueError("label_separation needs one label per feature row and at least two classes")
+    labels = check_array(labels, "labels", ndim=1, kind="int")
+    if len(labels) != len(z) or not 2 <= len(np.unique(labels)) < len(z) or labels.min() < 0:
+        raise InputError(
+            "label_separation needs one label >= 0 per feature row and 2 to N-1 classes, got "
+            f"{len(np.unique(labels))} classes for {len(z)} rows"
+        )
     sil = float(silhouette_score(z, labels))
     k = min(6, len(z))
     idx = NearestNeighbors(n_neighbors=k).fit(z).kneighbors(z, return_distance=False)[:, 1:]  # drop self

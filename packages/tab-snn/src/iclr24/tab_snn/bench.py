@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark, benchmark_many
+from iclr24.paperkit.errors import InputError
 
 from .models import SpikingMLP
 from .norms import make_norm, tab_normalize_loop
@@ -32,7 +33,7 @@ def _step(module: torch.nn.Module, x: torch.Tensor):
 
 def run_benchmarks(mode: str = "quick") -> BenchReport:
     if mode not in ("smoke", "quick", "full"):
-        raise ValueError(f"mode must be smoke, quick or full, got {mode!r}")
+        raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
     repeats = {"smoke": 2, "quick": 7, "full": 15}[mode]
     batch, channels, side = (8, 8, 4) if mode == "smoke" else (64, 64, 8)
     gen = torch.Generator().manual_seed(0)

@@ -10,6 +10,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, describe
+from iclr24.paperkit.io import input_file_errors
+
 __all__ = [
     "TemporalData",
     "events_to_frames",
@@ -36,6 +39,44 @@ class TemporalData:
     # applied before Normalize, pads with (None: pad with 0, as for unnormalised inputs such as DVS event counts)
     pad_fill: tuple[float, ...] | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InputError(f"TemporalData name must be a string, got {describe(self.name)}")
+        self.num_classes = check_int(self.num_classes, "num_classes", minimum=1, maximum=10**6)
+        self.T = check_int(self.T, "T", minimum=1, maximum=4096)
+        for split in ("train", "test"):
+            x, y = getattr(self, f"x_{split}"), getattr(self, f"y_{split}")
+            if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+                raise InputError(
+                    f"TemporalData x_{split}/y_{split} must be tensors, got {describe(x)}, {describe(y)}"
+                )
+            if not x.is_floating_point() or x.dim() < 2 or x.numel() == 0:
+                raise InputError(
+                    f"TemporalData x_{split} must be a non-empty floating tensor [N, features...], got {describe(x)}"
+                )
+            if (
+                y.is_floating_point()
+                or y.is_complex()
+                or y.dtype == torch.bool
+                or y.dim() != 1
+                or len(y) != len(x)
+            ):
+                raise InputError(
+                    f"TemporalData y_{split} must be a 1-D integer tensor of {len(x)} labels, got {describe(y)}"
+                )
+            if len(y) and (int(y.min()) < 0 or int(y.max()) >= self.num_classes):
+                raise InputError(
+                    f"TemporalData y_{split} must lie in [0, {self.num_classes}), got "
+                    f"[{int(y.min())}, {int(y.max())}]"
+                )
+            if not bool(torch.isfinite(x).all()):
+                raise InputError(f"TemporalData x_{split} contains NaN or inf values")
+        if self.x_train.shape[1:] != self.x_test.shape[1:]:
+            raise InputError(
+                f"TemporalData x_train and x_test must share their per-sample shape, got "
+                f"{tuple(self.x_train.shape[1:])} and {tuple(self.x_test.shape[1:])}"
+            )
+
     @property
     def in_features(self) -> int:
         return int(self.x_train.shape[-1])
@@ -48,6 +89,7 @@ def seq_digits(split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
     """
     from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
 
+    check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
     x, y = digits_tensors()
     x = x[:, 0]  # [N, 8, 8] = [N, T, features]
     xtr, ytr, xte, yte = train_test_split_tensors(x, y, test_fraction=test_fraction, seed=split_seed)
@@ -58,6 +100,9 @@ def static_digits(T: int = 4, split_seed: int = 0, test_fraction: float = 0.2) -
     """sklearn digits as a static 64-vector, direct-encoded (repeated) over ``T`` steps by the model."""
     from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
 
+    check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
+    if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= 4096:
+        raise InputError(f"T must be an int >= 1 (at most 4096), got {T!r}")
     x, y = digits_tensors(flatten=True)
     xtr, ytr, xte, yte = train_test_split_tensors(x, y, test_fraction=test_fraction, seed=split_seed)
     return TemporalData("static-digits", xtr, ytr, xte, yte, 10, T)
@@ -98,16 +143,18 @@ def _read_cifar_batch(path: Path, label_key: str) -> tuple[np.ndarray, np.ndarra
         with path.open("rb") as f:
             d = load_restricted(f)
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError) as e:
-        raise ValueError(f"{path} is not a CIFAR python batch (a pickled dict of arrays): {e}") from e
+        raise InputFileError(f"{path} is not a CIFAR python batch (a pickled dict of arrays): {e}") from e
     if isinstance(d, dict):
         d = {k.decode("latin1") if isinstance(k, bytes) else k: v for k, v in d.items()}
     if not isinstance(d, dict) or "data" not in d or label_key not in d:
         keys = sorted(d) if isinstance(d, dict) else type(d).__name__
-        raise ValueError(f"{path}: expected a dict with 'data' and {label_key!r}, got {keys}")
+        raise InputFileError(f"{path}: expected a dict with 'data' and {label_key!r}, got {keys}")
     data = np.asarray(d["data"], dtype=np.uint8)
     labels = np.asarray(d[label_key], dtype=np.int64)
     if data.ndim != 2 or data.shape[1] != 3072 or len(data) != len(labels):
-        raise ValueError(f"{path}: expected data [n, 3072] and n labels, got {data.shape} and {labels.shape}")
+        raise InputFileError(
+            f"{path}: expected data [n, 3072] and n labels, got {data.shape} and {labels.shape}"
+        )
     return data, labels
 
 
@@ -120,19 +167,22 @@ def load_cifar(path: str | Path, num_classes: int = 10, max_per_split: int | Non
     does (before normalising). The models direct-encode them over T. Get the data from https://www.cs.toronto.edu/~kriz/cifar.html.
     """
     if num_classes not in _CIFAR_FILES:
-        raise ValueError(f"num_classes must be 10 or 100 (CIFAR-10/CIFAR-100), got {num_classes}")
+        raise InputError(f"num_classes must be 10 or 100 (CIFAR-10/CIFAR-100), got {num_classes}")
+    if max_per_split is not None:
+        check_int(max_per_split, "max_per_split", minimum=1)
     root = Path(path)
     if num_classes == 10:
         from iclr24.paperkit.datasets import load_cifar10
 
-        d = load_cifar10(root)  # uint8 HWC
+        with input_file_errors(root):
+            d = load_cifar10(root)  # uint8 HWC
         splits = [
             (x.transpose(0, 3, 1, 2).reshape(len(x), -1)[:max_per_split], y[:max_per_split])
             for x, y in (d["train"], d["test"])
         ]
         return _cifar_tensors(splits, num_classes)
     if not root.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"CIFAR-{num_classes} folder {root} not found; download the python version from "
             "https://www.cs.toronto.edu/~kriz/cifar.html and pass the extracted folder"
         )
@@ -143,7 +193,7 @@ def load_cifar(path: str | Path, num_classes: int = 10, max_per_split: int | Non
         for n in names:
             f = root / n
             if not f.is_file():
-                raise FileNotFoundError(
+                raise InputFileError(
                     f"missing {f} (CIFAR-{num_classes} python format expects {', '.join(names)} in {root}); "
                     "download it from https://www.cs.toronto.edu/~kriz/cifar.html"
                 )
@@ -184,18 +234,18 @@ def events_to_frames(
     (SpikingJelly's ``split_by='number'``): frame j holds events ``[j*n//T, (j+1)*n//T)`` in time order."""
     n = len(t)
     if not (len(x) == len(y) == len(p) == n):
-        raise ValueError(
+        raise InputError(
             f"event arrays must have equal lengths, got t={n}, x={len(x)}, y={len(y)}, p={len(p)}"
         )
     if T < 1:
-        raise ValueError(f"T must be >= 1, got {T}")
+        raise InputError(f"T must be >= 1, got {T}")
     frames = np.zeros((T, 2, H, W), dtype=np.float32)
     if n == 0:
         return frames
     order = np.argsort(t, kind="stable")
     x, y, p = (np.asarray(a)[order].astype(np.int64) for a in (x, y, p))
     if x.min() < 0 or x.max() >= W or y.min() < 0 or y.max() >= H:
-        raise ValueError(f"event coordinates out of range for a {H}x{W} sensor")
+        raise InputError(f"event coordinates out of range for a {H}x{W} sensor")
     p = (p > 0).astype(np.int64)
     j = np.minimum(np.arange(n) * T // n, T - 1)
     np.add.at(frames, (j, p, y, x), 1.0)
@@ -213,12 +263,12 @@ def load_dvs_cifar10(
 
     root = Path(path)
     if not root.is_dir():
-        raise FileNotFoundError(
+        raise InputFileError(
             f"DVS-CIFAR10 folder {root} not found; expected {root}/<class>/*.npz (SpikingJelly's frames or events)"
         )
     classes = sorted(d.name for d in root.iterdir() if d.is_dir())
     if not classes:
-        raise FileNotFoundError(f"no class folders in {root}; expected {root}/<class>/*.npz")
+        raise InputFileError(f"no class folders in {root}; expected {root}/<class>/*.npz")
     xs, ys = [], []
     for k, c in enumerate(classes):
         for f in sorted((root / c).glob("*.npz")):
@@ -229,15 +279,15 @@ def load_dvs_cifar10(
                     elif all(key in z for key in ("t", "x", "y", "p")):
                         fr = events_to_frames(z["t"], z["x"], z["y"], z["p"], T)
                     else:
-                        raise ValueError(f"keys {sorted(z.keys())}")
+                        raise InputError(f"keys {sorted(z.keys())}")
             except (OSError, ValueError, EOFError) as e:
-                raise ValueError(f"{f}: expected an npz with 'frames' or 't, x, y, p' ({e})") from e
+                raise InputError(f"{f}: expected an npz with 'frames' or 't, x, y, p' ({e})") from e
             if fr.ndim != 4 or fr.shape[0] != T or fr.shape[1] != 2:
-                raise ValueError(f"{f}: expected frames [T={T}, 2, H, W], got {fr.shape}")
+                raise InputError(f"{f}: expected frames [T={T}, 2, H, W], got {fr.shape}")
             xs.append(F.interpolate(torch.from_numpy(fr), size=(size, size), mode="area"))
             ys.append(k)
     if not xs:
-        raise FileNotFoundError(f"no .npz samples under {root}/<class>/")
+        raise InputFileError(f"no .npz samples under {root}/<class>/")
     x, y = torch.stack(xs), torch.tensor(ys)
     g = torch.Generator().manual_seed(split_seed)
     perm = torch.randperm(len(x), generator=g)

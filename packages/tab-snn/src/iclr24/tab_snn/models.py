@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int
+
 from .neurons import LIF, direct_encoding
 from .norms import NORMS, make_norm
 
@@ -32,10 +34,20 @@ class SeqToANN(nn.Module):
 
 
 def _check_common(T: int, norm: str) -> None:
-    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
-        raise ValueError(f"T (number of time steps) must be an int >= 1, got {T!r}")
+    if not isinstance(T, int) or isinstance(T, bool) or not 1 <= T <= 4096:
+        raise InputError(f"T (number of time steps) must be an int >= 1 (at most 4096), got {T!r}")
     if not isinstance(norm, str) or norm.lower() not in NORMS:
-        raise ValueError(f"unknown norm {norm!r}; expected one of {', '.join(NORMS)}")
+        raise InputError(f"unknown norm {norm!r}; expected one of {', '.join(NORMS)}")
+
+
+def _check_conv_args(
+    num_classes: object, in_channels: object, input_size: object, width: object, dropout: object
+):
+    check_int(num_classes, "num_classes", minimum=1, maximum=2**20)
+    check_int(in_channels, "in_channels", minimum=1, maximum=2**12)
+    check_int(input_size, "input_size", minimum=8, maximum=2**12)
+    check_float(width, "width", minimum=0, maximum=64, open_min=True)
+    check_float(dropout, "dropout", minimum=0, maximum=1, open_max=True)
 
 
 class _SpikingNet(nn.Module):
@@ -44,17 +56,36 @@ class _SpikingNet(nn.Module):
 
     def _expand(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
-            raise ValueError(f"{type(self).__name__} expects a torch.Tensor, got {type(x).__name__}")
+            raise InputError(f"{type(self).__name__} expects a torch.Tensor, got {type(x).__name__}")
+        if not x.is_floating_point():
+            raise InputError(f"{type(self).__name__} expects floating-point input, got {x.dtype}")
+        w = next(iter(self.parameters()), None)
+        if w is not None and w.dtype != x.dtype:
+            raise InputError(
+                f"{type(self).__name__} has {w.dtype} weights but the input is {x.dtype}: convert one"
+            )
+        want = (
+            (self.in_features,)
+            if hasattr(self, "in_features")
+            else (
+                (self.in_channels, self.input_size, self.input_size) if hasattr(self, "in_channels") else None
+            )
+        )
+        if want is not None and x.dim() >= len(want) and tuple(x.shape[-len(want) :]) != want:
+            raise InputError(
+                f"{type(self).__name__} takes samples of shape {list(want)} (static, or per step), "
+                f"got input of shape {tuple(x.shape)}"
+            )
         if x.dim() == self.static_dims + 1:
             return direct_encoding(x, self.T)
         if x.dim() == self.static_dims + 2:
             if x.shape[1] != self.T:
-                raise ValueError(
+                raise InputError(
                     f"{type(self).__name__}: input {tuple(x.shape)} read as [N, T, ...] has {x.shape[1]} steps, "
                     f"but the model was built with T={self.T}"
                 )
             return x
-        raise ValueError(
+        raise InputError(
             f"{type(self).__name__} expects [N, T, ...] with {self.static_dims + 2} dims or a static "
             f"[N, ...] with {self.static_dims + 1} dims, got shape {tuple(x.shape)}"
         )
@@ -80,8 +111,15 @@ class SpikingMLP(_SpikingNet):
     ) -> None:
         super().__init__()
         _check_common(T, norm)
+        check_int(in_features, "in_features", minimum=1, maximum=2**20)
+        check_int(num_classes, "num_classes", minimum=1, maximum=2**20)
+        if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
+            raise InputError(f"hidden must be a sequence of layer widths, got {hidden!r}")
+        for h in hidden:
+            check_int(h, "each hidden width", minimum=1, maximum=2**17)
+        self.in_features = in_features
         if in_features < 1 or num_classes < 1 or any(h < 1 for h in hidden):
-            raise ValueError(
+            raise InputError(
                 f"in_features, num_classes and hidden sizes must be >= 1, got {in_features}, {num_classes}, "
                 f"{tuple(hidden)}"
             )
@@ -138,10 +176,12 @@ class SpikingVGG9(_SpikingNet):
     ) -> None:
         super().__init__()
         _check_common(T, norm)
+        _check_conv_args(num_classes, in_channels, input_size, width, dropout)
+        self.in_channels, self.input_size = in_channels, input_size
         if input_size % 8 != 0 or input_size < 8:
-            raise ValueError(f"input_size must be a multiple of 8 (three 2x2 poolings), got {input_size}")
+            raise InputError(f"input_size must be a multiple of 8 (three 2x2 poolings), got {input_size}")
         if not width > 0:
-            raise ValueError(f"width must be > 0, got {width}")
+            raise InputError(f"width must be > 0, got {width}")
         self.T, self.static_dims, self.norm = T, 3, norm.lower()
         layers: list[nn.Module] = []
         c = in_channels
@@ -208,10 +248,12 @@ class SpikingResNet19(_SpikingNet):
     ) -> None:
         super().__init__()
         _check_common(T, norm)
+        _check_conv_args(num_classes, in_channels, input_size, width, dropout)
+        self.in_channels, self.input_size = in_channels, input_size
         if input_size % 8 != 0 or input_size < 8:
-            raise ValueError(f"input_size must be a multiple of 8, got {input_size}")
+            raise InputError(f"input_size must be a multiple of 8, got {input_size}")
         if not width > 0:
-            raise ValueError(f"width must be > 0, got {width}")
+            raise InputError(f"width must be > 0, got {width}")
         self.T, self.static_dims, self.norm = T, 3, norm.lower()
         chans = [max(1, round(c * width)) for c in (128, 256, 512)]
         self.stem = nn.Sequential(*_conv_norm(in_channels, chans[0], T, norm), LIF(tau, v_th, gamma=gamma))
@@ -239,5 +281,5 @@ def build_model(arch: str, **kwargs) -> nn.Module:
     """``arch`` in ``mlp | vgg9 | resnet19``; keyword arguments go to the class."""
     table = {"mlp": SpikingMLP, "vgg9": SpikingVGG9, "resnet19": SpikingResNet19}
     if arch not in table:
-        raise ValueError(f"unknown architecture {arch!r}; expected one of {', '.join(table)}")
+        raise InputError(f"unknown architecture {arch!r}; expected one of {', '.join(table)}")
     return table[arch](**kwargs)

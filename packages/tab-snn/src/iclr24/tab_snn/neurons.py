@@ -14,6 +14,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, describe
+
 __all__ = [
     "LIF",
     "ReadoutIntegrator",
@@ -48,13 +50,13 @@ class TriangleSurrogate(torch.autograd.Function):
 
 def _check_lif_params(tau: float, v_th: float, gamma: float, surrogate: str) -> None:
     if not 0.0 <= tau <= 1.0:
-        raise ValueError(f"tau (membrane decay factor) must be in [0, 1], got {tau!r}")
+        raise InputError(f"tau (membrane decay factor) must be in [0, 1], got {tau!r}")
     if not v_th > 0:
-        raise ValueError(f"v_th (firing threshold) must be > 0, got {v_th!r}")
+        raise InputError(f"v_th (firing threshold) must be > 0, got {v_th!r}")
     if not gamma > 0:
-        raise ValueError(f"gamma (surrogate width) must be > 0, got {gamma!r}")
+        raise InputError(f"gamma (surrogate width) must be > 0, got {gamma!r}")
     if surrogate not in SURROGATES:
-        raise ValueError(f"unknown surrogate {surrogate!r}; expected one of {', '.join(SURROGATES)}")
+        raise InputError(f"unknown surrogate {surrogate!r}; expected one of {', '.join(SURROGATES)}")
 
 
 def lif_forward(
@@ -93,7 +95,7 @@ class LIF(nn.Module):
         super().__init__()
         _check_lif_params(tau, v_th, gamma, surrogate)
         if layout not in ("NT", "TN"):
-            raise ValueError(f"layout must be 'NT' or 'TN', got {layout!r}")
+            raise InputError(f"layout must be 'NT' or 'TN', got {layout!r}")
         self.tau, self.v_th, self.gamma = float(tau), float(v_th), float(gamma)
         self.surrogate, self.layout = surrogate, layout
         self.last_rate: torch.Tensor | None = None
@@ -103,7 +105,7 @@ class LIF(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor) or x.dim() < 2:
-            raise ValueError(
+            raise InputError(
                 f"LIF expects a tensor with a batch and a time dim, got {getattr(x, 'shape', x)!r}"
             )
         xt = x if self.layout == "NT" else x.transpose(0, 1)
@@ -118,24 +120,32 @@ class ReadoutIntegrator(nn.Module):
     def __init__(self, layout: str = "NT") -> None:
         super().__init__()
         if layout not in ("NT", "TN"):
-            raise ValueError(f"layout must be 'NT' or 'TN', got {layout!r}")
+            raise InputError(f"layout must be 'NT' or 'TN', got {layout!r}")
         self.layout = layout
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor) or x.dim() < 2:
+            raise InputError(
+                f"ReadoutIntegrator expects [N, T, ...] (or [T, N, ...]) tensors, got {describe(x)}"
+            )
         # Eq. (readout): u_t = u_{t-1} + I_t
         return torch.cumsum(x, dim=1 if self.layout == "NT" else 0)
 
 
 def direct_encoding(x: torch.Tensor, T: int) -> torch.Tensor:
     """Direct input encoding (official ``input_expand``): repeat a static input ``[N, ...]`` T times -> ``[N, T, ...]``."""
-    if not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be an int >= 1, got {T!r}")
+    if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= 4096:
+        raise InputError(f"T must be an int >= 1 (at most 4096), got {T!r}")
+    if not isinstance(x, torch.Tensor) or x.dim() < 1:
+        raise InputError(f"x must be a batch of static inputs [N, ...], got {describe(x)}")
     return x.unsqueeze(1).expand(x.shape[0], T, *x.shape[1:])
 
 
 def firing_rates(model: nn.Module, per_step: bool = False) -> dict[str, float | list[float]]:
     """Firing rate (spikes per neuron per step) of every :class:`LIF` in ``model`` at its last forward:
     the mean over steps, or with ``per_step`` the list over t = 1..T."""
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
     out: dict[str, float | list[float]] = {}
     for name, m in model.named_modules():
         if isinstance(m, LIF) and m.last_rate is not None:

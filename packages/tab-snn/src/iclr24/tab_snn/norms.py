@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "NORMS",
     "BNTT",
@@ -161,16 +163,20 @@ class _TemporalNorm(nn.Module):
 
     def __init__(self, num_features: int, T: int, *, eps: float, momentum: float, layout: str) -> None:
         super().__init__()
-        if not isinstance(num_features, int) or isinstance(num_features, bool) or num_features < 1:
-            raise ValueError(f"num_features must be a positive int, got {num_features!r}")
-        if not isinstance(T, int) or isinstance(T, bool) or T < 1:
-            raise ValueError(f"T (number of time steps) must be an int >= 1, got {T!r}")
+        if (
+            not isinstance(num_features, int)
+            or isinstance(num_features, bool)
+            or not 1 <= num_features <= 2**17
+        ):
+            raise InputError(f"num_features must be a positive int (at most 2**17), got {num_features!r}")
+        if not isinstance(T, int) or isinstance(T, bool) or not 1 <= T <= 4096:
+            raise InputError(f"T (number of time steps) must be an int >= 1, got {T!r}")
         if layout not in ("NT", "TN"):
-            raise ValueError(f"layout must be 'NT' ([N, T, C, ...]) or 'TN' ([T, N, C, ...]), got {layout!r}")
+            raise InputError(f"layout must be 'NT' ([N, T, C, ...]) or 'TN' ([T, N, C, ...]), got {layout!r}")
         if not eps > 0:
-            raise ValueError(f"eps must be > 0, got {eps!r}")
+            raise InputError(f"eps must be > 0, got {eps!r}")
         if not 0.0 < momentum <= 1.0:
-            raise ValueError(f"momentum must be in (0, 1], got {momentum!r}")
+            raise InputError(f"momentum must be in (0, 1], got {momentum!r}")
         self.num_features = num_features
         self.T = T
         self.eps = float(eps)
@@ -184,30 +190,30 @@ class _TemporalNorm(nn.Module):
 
     def _to_nt(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
-            raise ValueError(f"{type(self).__name__} expects a torch.Tensor, got {type(x).__name__}")
+            raise InputError(f"{type(self).__name__} expects a torch.Tensor, got {type(x).__name__}")
         shape = "[N, T, C, ...]" if self.layout == "NT" else "[T, N, C, ...]"
         if x.dim() < 3:
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__} expects {shape} (layout={self.layout!r}) with at least 3 dims, "
                 f"got shape {tuple(x.shape)}"
             )
         tdim = 1 if self.layout == "NT" else 0
         if x.shape[tdim] != self.T:
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__}: time dim {tdim} of the input has {x.shape[tdim]} steps but T={self.T} "
                 f"(layout={self.layout!r} assumes {shape}; input shape {tuple(x.shape)})"
             )
         if x.shape[2] != self.num_features:
-            raise ValueError(
+            raise InputError(
                 f"{type(self).__name__}: expected {self.num_features} channels in dim 2 of {shape}, "
                 f"got shape {tuple(x.shape)}"
             )
         if not x.is_floating_point():
-            raise ValueError(f"{type(self).__name__} expects a floating-point tensor, got dtype {x.dtype}")
+            raise InputError(f"{type(self).__name__} expects a floating-point tensor, got dtype {x.dtype}")
         if self.check_finite and not math.isfinite(
             float(x.detach().sum())
         ):  # one pass; NaN/inf make it non-finite
-            raise ValueError(f"{type(self).__name__}: the input contains NaN or inf values")
+            raise InputError(f"{type(self).__name__}: the input contains NaN or inf values")
         return x if self.layout == "NT" else x.transpose(0, 1)
 
     def _from_nt(self, y: torch.Tensor) -> torch.Tensor:
@@ -347,7 +353,7 @@ class TDBN(SeqBN):
     ) -> None:
         super().__init__(num_features, T, eps=eps, momentum=momentum, layout=layout)
         if not alpha > 0 or not v_th > 0:
-            raise ValueError(f"alpha and v_th must be > 0, got alpha={alpha!r}, v_th={v_th!r}")
+            raise InputError(f"alpha and v_th must be > 0, got alpha={alpha!r}, v_th={v_th!r}")
         self.alpha, self.v_th = float(alpha), float(v_th)
         with torch.no_grad():
             # tdBN: x_hat = alpha * V_th * (x - mu) / sqrt(s2 + eps) at init
@@ -420,4 +426,4 @@ def make_norm(
         return TEBN(num_features, T, layout=layout)
     if key == "tab":
         return TAB(num_features, T, layout=layout)
-    raise ValueError(f"unknown norm {name!r}; expected one of {', '.join(NORMS)}")
+    raise InputError(f"unknown norm {name!r}; expected one of {', '.join(NORMS)}")

@@ -18,11 +18,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_int, describe
+
 from .data import TemporalData
 from .models import SpikingMLP
 from .neurons import direct_encoding, lif_forward
 from .norms import NORMS, TAB, TEBN, make_norm
-from .train import TrainConfig, TrainResult, _check_data, cosine_sgd
+from .train import TrainConfig, TrainResult, _check_cfg, _check_data, _check_task, cosine_sgd
 
 __all__ = ["PackedSpikingMLP", "train_packed"]
 
@@ -84,7 +86,7 @@ class PackedSpikingMLP(nn.Module):
         norms = [n.lower() for n in norms]
         bad = [n for n in norms if n not in NORMS]
         if bad or not norms or not seeds or len(set(norms)) != len(norms):
-            raise ValueError(
+            raise InputError(
                 f"norms must be distinct names from {', '.join(NORMS)} and seeds non-empty; got {norms}"
             )
         self.norms, self.seeds, self.T = list(norms), list(seeds), T
@@ -114,7 +116,7 @@ class PackedSpikingMLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         G = len(self.norms) * len(self.seeds)
         if not bool(torch.isfinite(x).all()):
-            raise ValueError("PackedSpikingMLP: the input contains NaN or inf values")
+            raise InputError("PackedSpikingMLP: the input contains NaN or inf values")
         if x.dim() == 2:
             x = direct_encoding(x, self.T)
         if x.dim() == 3:
@@ -151,8 +153,17 @@ def train_packed(
     give both the initialisation and each group's batch order)."""
     from iclr24.paperkit import progress as pbar
 
-    cfg = cfg or TrainConfig()
-
+    _check_task(data)
+    cfg = _check_cfg(cfg)
+    if (
+        isinstance(norms, str)
+        or not isinstance(norms, Sequence)
+        or not all(isinstance(n, str) for n in norms)
+    ):
+        raise InputError(f"norms must be a list of norm names, got {describe(norms)}")
+    if isinstance(seeds, str) or not isinstance(seeds, Sequence) or not seeds:
+        raise InputError(f"seeds must be a non-empty list of integers, got {describe(seeds)}")
+    seeds = [check_int(s, "seeds[i]", minimum=0, maximum=2**63 - 1) for s in seeds]
     _check_data(data.x_train, data.y_train, "train split")
     _check_data(data.x_test, data.y_test, "test split")
     t0 = time.perf_counter()

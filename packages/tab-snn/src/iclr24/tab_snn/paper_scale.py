@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.errors import InputError
 
 from .data import load_cifar
 from .models import SpikingVGG9
@@ -96,7 +97,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     micro = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
     if cfg.batch_size % micro:
-        raise ValueError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
+        raise InputError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
     tmp = tempfile.TemporaryDirectory(prefix="tab-snn-ps-")
     folder = write_cifar10_batches(Path(tmp.name) / "cifar-10-batches-py", images_per_batch)
     data = load_cifar(folder, num_classes=10)  # the package's loader (in memory, as torchvision's CIFAR10)

@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+
 from .data import TemporalData
 from .models import SpikingMLP
 from .neurons import firing_rates
@@ -36,7 +38,7 @@ def crop_flip(
     else:
         f = torch.as_tensor(fill, dtype=x.dtype, device=x.device)
         if f.dim() != 1 or x.dim() < 3 or f.numel() != x.shape[-3]:
-            raise ValueError(f"fill needs one value per channel ({x.shape[-3]}), got {tuple(f.shape)}")
+            raise InputError(f"fill needs one value per channel ({x.shape[-3]}), got {tuple(f.shape)}")
         f = f.reshape(-1, 1, 1)
         padded = F.pad(x - f, (pad, pad, pad, pad)) + f
     dy = torch.randint(0, 2 * pad + 1, (B,), generator=generator).tolist()
@@ -58,13 +60,12 @@ class TrainConfig:
     seed: int = 42
 
     def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1:
-            raise ValueError(f"epochs and batch_size must be >= 1, got {self.epochs}, {self.batch_size}")
-        if not self.lr > 0 or not 0 <= self.momentum < 1 or self.weight_decay < 0:
-            raise ValueError(
-                f"need lr > 0, 0 <= momentum < 1, weight_decay >= 0; got {self.lr}, {self.momentum}, "
-                f"{self.weight_decay}"
-            )
+        check_int(self.epochs, "epochs", minimum=1, maximum=10**6)
+        check_int(self.batch_size, "batch_size", minimum=1, maximum=2**31)
+        check_int(self.seed, "seed", minimum=0, maximum=2**63 - 1)
+        check_float(self.lr, "lr", minimum=0, maximum=1e6, open_min=True)
+        check_float(self.momentum, "momentum", minimum=0, maximum=1, open_max=True)
+        check_float(self.weight_decay, "weight_decay", minimum=0, maximum=1e6)
 
 
 def cosine_sgd(
@@ -92,13 +93,30 @@ class TrainResult:
 
 def _check_data(x: torch.Tensor, y: torch.Tensor, what: str) -> None:
     if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
-        raise ValueError(f"{what}: expected tensors, got {type(x).__name__} and {type(y).__name__}")
+        raise InputError(f"{what}: expected tensors, got {type(x).__name__} and {type(y).__name__}")
+    if not x.is_floating_point():
+        raise InputError(f"{what}: the inputs must be floating point, got {x.dtype}")
+    if y.is_floating_point() or y.is_complex() or y.dtype == torch.bool or y.dim() != 1:
+        raise InputError(f"{what}: the labels must be a 1-D integer tensor, got {describe(y)}")
     if len(x) == 0:
-        raise ValueError(f"{what}: the split is empty")
+        raise InputError(f"{what}: the split is empty")
     if len(x) != len(y):
-        raise ValueError(f"{what}: {len(x)} inputs but {len(y)} labels")
+        raise InputError(f"{what}: {len(x)} inputs but {len(y)} labels")
     if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{what}: the inputs contain NaN or inf values")
+        raise InputError(f"{what}: the inputs contain NaN or inf values")
+
+
+def _check_cfg(cfg: TrainConfig | None) -> TrainConfig:
+    if cfg is None:
+        return TrainConfig()
+    if not isinstance(cfg, TrainConfig):
+        raise InputError(f"cfg must be a TrainConfig, got {describe(cfg)}")
+    return cfg
+
+
+def _check_task(data: TemporalData) -> None:
+    if not isinstance(data, TemporalData):
+        raise InputError(f"data must be a TemporalData, got {describe(data)}")
 
 
 @torch.no_grad()
@@ -106,6 +124,9 @@ def evaluate(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, batch_size: int = 512, device="cpu"
 ) -> float:
     """Accuracy (%) of ``argmax_c mean_t logits[:, t, c]`` in eval mode (running statistics)."""
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
     _check_data(x, y, "evaluate")
     model.eval()
     correct = 0
@@ -139,9 +160,11 @@ def train_model(
     """
     from iclr24.paperkit import progress as pbar
 
-    cfg = cfg or TrainConfig()
+    cfg = _check_cfg(cfg)
     from iclr24.paperkit.distributed import distributed_sampler, init_distributed, wrap_ddp
 
+    if not isinstance(model, nn.Module):
+        raise InputError(f"model must be an nn.Module, got {describe(model)}")
     _check_data(x_train, y_train, "train split")
     _check_data(x_test, y_test, "test split")
     t0 = time.perf_counter()
@@ -206,7 +229,8 @@ def train_on(
     """Seed, build this package's :class:`SpikingMLP` with ``norm`` for ``data`` and train it."""
     from iclr24.paperkit import seed_everything
 
-    cfg = cfg or TrainConfig()
+    _check_task(data)
+    cfg = _check_cfg(cfg)
     seed_everything(cfg.seed)
     model = SpikingMLP(
         data.in_features, data.num_classes, data.T, hidden=hidden, norm=norm, tau=tau, v_th=v_th, gamma=gamma

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+
 from .measure import Geometry, activations, measure
 from .students import make_activation
 
@@ -29,6 +31,12 @@ class SmallCNN(nn.Module):
 
     def __init__(self, k: int, *, act: str = "tanh", in_channels: int = 1, side: int = 28, width: int = 128):
         super().__init__()
+        k = check_int(k, "k", minimum=1, maximum=2**16)
+        in_channels = check_int(in_channels, "in_channels", minimum=1, maximum=4096)
+        side = check_int(side, "side", minimum=4, maximum=4096)
+        width = check_int(width, "width", minimum=1, maximum=2**16)
+        if 32 * (side // 4) ** 2 * width > 10**8:
+            raise InputError(f"SmallCNN(side={side}, width={width}) would have more than 10**8 weights in fc")
         self.features = nn.Sequential(
             nn.Conv2d(in_channels, 16, 5, padding=2),
             make_activation(act),
@@ -43,6 +51,13 @@ class SmallCNN(nn.Module):
         self.side, self.in_channels = side, in_channels
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        per = self.in_channels * self.side * self.side
+        dtype = self.fc.weight.dtype
+        if not torch.is_tensor(x) or x.dtype != dtype or x.dim() < 2 or len(x) == 0 or x[0].numel() != per:
+            raise InputError(
+                f"SmallCNN input must be {dtype} images [n, {self.in_channels}, {self.side}, {self.side}] "
+                f"(or [n, {per}]), got {describe(x)}"
+            )
         x = x.reshape(x.shape[0], self.in_channels, self.side, self.side)
         return self.readout(self.act(self.fc(self.features(x).flatten(1))))
 
@@ -52,9 +67,12 @@ def _images(x: np.ndarray | torch.Tensor, in_channels: int, side: int) -> torch.
     or channels-last ``(n, side, side, C)`` (what ``load_cifar10`` returns); uint8 pixels are scaled to [0, 1]."""
     raw = x if torch.is_tensor(x) else np.asarray(x)
     is_uint8 = raw.dtype == (torch.uint8 if torch.is_tensor(raw) else np.uint8)
-    t = torch.as_tensor(raw).to(torch.float32)
-    if t.ndim < 2 or t[0].numel() != in_channels * side * side:
-        raise ValueError(
+    try:
+        t = torch.as_tensor(raw).to(torch.float32)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+        raise InputError(f"images must be a numeric array, got {describe(x)}: {e}") from None
+    if t.ndim < 2 or t.shape[0] == 0 or t[0].numel() != in_channels * side * side:
+        raise InputError(
             f"images must have {in_channels}x{side}x{side} values each, got shape {tuple(t.shape)}"
         )
     if t.ndim == 4 and in_channels > 1 and t.shape[1:] == (side, side, in_channels):
@@ -62,8 +80,35 @@ def _images(x: np.ndarray | torch.Tensor, in_channels: int, side: int) -> torch.
     if is_uint8:
         t = t / 255.0
     if not torch.isfinite(t).all():
-        raise ValueError("images contain NaN/inf values")
+        raise InputError("images contain NaN/inf values")
     return t.reshape(t.shape[0], in_channels, side, side).contiguous()
+
+
+def _targets(targets: object) -> np.ndarray:
+    try:
+        T = np.asarray(targets, dtype=np.float32)
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"targets must be (C, k) 0/1 labels per class, got {describe(targets)}: {e}"
+        ) from None
+    if T.ndim != 2 or T.size == 0 or not np.isin(T, (0, 1)).all():
+        raise InputError(
+            f"targets must be a non-empty (C, k) array of 0/1 labels per class, got {describe(T)}"
+        )
+    return T
+
+
+def _labels(labels: object, n: int, n_classes: int) -> np.ndarray:
+    y = np.asarray(labels.detach().cpu().numpy() if torch.is_tensor(labels) else labels)
+    if (
+        y.shape != (n,)
+        or not np.issubdtype(y.dtype, np.integer)
+        or (y.size and (y.min() < 0 or y.max() >= n_classes))
+    ):
+        raise InputError(
+            f"labels must be (n,) = ({n},) integer class indices in 0..{n_classes - 1}, got {describe(y)}"
+        )
+    return y
 
 
 def train_cnn(
@@ -82,11 +127,15 @@ def train_cnn(
     """Train :class:`SmallCNN` with Adam on the Bernoulli loss for the class dichotomies ``targets (C, k)``;
     ``labels (n,)`` are the class of each image. ``x``: flat CHW rows, ``(n, C, side, side)`` or channels-last
     ``(n, side, side, C)`` as ``load_cifar10`` returns them; uint8 pixels are scaled to [0, 1]."""
+    in_channels = check_int(in_channels, "in_channels", minimum=1, maximum=4096)
+    side = check_int(side, "side", minimum=4, maximum=4096)
+    epochs = check_int(epochs, "epochs", minimum=1, maximum=10**6)
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
+    seed = check_int(seed, "seed", minimum=0, maximum=2**63 - 1)
+    check_float(lr, "lr", minimum=0, maximum=1e6, open_min=True)
     X = _images(x, in_channels, side)
-    y = np.asarray(labels)
-    T = np.asarray(targets, dtype=np.float32)
-    if y.shape != (X.shape[0],) or y.min() < 0 or y.max() >= T.shape[0]:
-        raise ValueError(f"labels must be (n,) = ({X.shape[0]},) class indices in 0..{T.shape[0] - 1}")
+    T = _targets(targets)
+    y = _labels(labels, X.shape[0], T.shape[0])
     Y = torch.as_tensor(T[y])
     torch.manual_seed(seed)
     model = SmallCNN(T.shape[1], act=act, in_channels=in_channels, side=side)
@@ -116,10 +165,17 @@ def measure_cnn(
 ) -> tuple[Geometry, float]:
     """The geometry of the last hidden layer (``act`` after ``fc``) over the classes, against the pixel kernel;
     and the target accuracy on these images."""
+    if not isinstance(model, SmallCNN):
+        raise InputError(f"model must be a SmallCNN, got {describe(model)}")
     X = _images(x, model.in_channels, model.side)
+    T = _targets(targets)
+    y = _labels(labels, X.shape[0], T.shape[0])
+    if T.shape[1] != model.readout.out_features:
+        raise InputError(
+            f"the model has {model.readout.out_features} outputs but targets has {T.shape[1]} columns"
+        )
     Z = activations(model, X, "act")
-    geo = measure(Z, labels, targets=targets, inputs=X.flatten(1), classifier=classifier, seed=seed)
+    geo = measure(Z, y, targets=T, inputs=X.flatten(1), classifier=classifier, seed=seed)
     with torch.no_grad():
         logits = torch.cat([model(X[i : i + 1024]) for i in range(0, X.shape[0], 1024)])
-    T = torch.as_tensor(np.asarray(targets, dtype=np.float32)[np.asarray(labels)])
-    return geo, float(((logits > 0).float() == T).float().mean())
+    return geo, float(((logits > 0).float() == torch.as_tensor(T[y])).float().mean())

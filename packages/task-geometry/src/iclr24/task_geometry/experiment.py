@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError, check_float, check_int, describe
 
 from .measure import measure
+from .metrics import CLASSIFIERS
 from .students import TrainConfig, make_activation, train_students
-from .tasks import walsh_cube
+from .tasks import MAX_BITS, alignment_of_a, walsh_cube
 
 __all__ = ["SweepConfig", "run_sweep", "summarise"]
 
@@ -39,18 +41,35 @@ class SweepConfig:
     rep_noise: float = 0.2
 
     def __post_init__(self) -> None:
-        if not self.cells or not self.acts or not self.seeds:
-            raise ValueError("a sweep needs at least one cell, one activation and one seed")
+        for name in ("cells", "acts", "seeds"):
+            v = getattr(self, name)
+            if isinstance(v, str) or not isinstance(v, tuple | list) or not v:
+                raise InputError(f"a sweep needs a non-empty tuple of {name}, got {describe(v)}")
         for a in self.acts:
             make_activation(a)
+        for s in self.seeds:
+            check_int(s, "seed", minimum=0, maximum=2**63 - 1 - 1000)
+        n_bits = check_int(self.n_bits, "n_bits", minimum=2, maximum=MAX_BITS)
         for cell in self.cells:
-            if len(cell) != 2:
-                raise ValueError(f"each cell is a pair (k, a), got {cell!r}")
+            if not isinstance(cell, tuple | list) or len(cell) != 2:
+                raise InputError(f"each cell is a pair (k, a), got {cell!r}")
+            alignment_of_a(cell[1], 2**n_bits, cell[0])  # checks k and a for this cube
+        check_int(self.dim, "dim", minimum=2**n_bits - 1, maximum=10**6)
+        check_int(self.n_samples, "n_samples", minimum=1, maximum=10**7)
+        check_int(self.trials_per_condition, "trials_per_condition", minimum=2, maximum=10**6)
+        for name in ("noise", "test_noise", "rep_noise"):
+            check_float(getattr(self, name), name, minimum=0, maximum=1e12)
+        if not isinstance(self.classifier, str) or self.classifier not in CLASSIFIERS:
+            raise InputError(f"classifier must be one of {CLASSIFIERS}, got {self.classifier!r}")
+        if not isinstance(self.train, TrainConfig):
+            raise InputError(f"train must be a TrainConfig, got {describe(self.train)}")
 
 
 def run_sweep(cfg: SweepConfig, *, show_progress: bool = True) -> list[dict]:
     """Train every student of the grid (one batched ensemble) and measure it. One row per (k, a, act, seed);
     keys starting with ``_`` hold arrays (hidden and input condition means, targets)."""
+    if not isinstance(cfg, SweepConfig):
+        raise InputError(f"cfg must be a SweepConfig, got {describe(cfg)}")
     members = []
     for k, a in cfg.cells:
         for seed in cfg.seeds:
@@ -113,6 +132,15 @@ def run_sweep(cfg: SweepConfig, *, show_progress: bool = True) -> list[dict]:
 
 def summarise(rows: list[dict]) -> dict[tuple[int, float, str], dict[str, float]]:
     """Mean (over seeds) of every metric per ``(k, a, act)``; also ``alignment`` and ``n_seeds``."""
+    if isinstance(rows, dict) or not isinstance(rows, list | tuple) or not rows:
+        raise InputError(f"rows must be a non-empty list of run_sweep's rows, got {describe(rows)}")
+    need = {"k", "a", "act", "alignment", *METRICS}
+    for r in rows:
+        if not isinstance(r, dict) or not need <= set(r):
+            missing = sorted(need - set(r)) if isinstance(r, dict) else need
+            raise InputError(
+                f"each row must be a dict of run_sweep with keys {sorted(need)}; missing {sorted(missing)}"
+            )
     groups: dict[tuple[int, float, str], list[dict]] = defaultdict(list)
     for r in rows:
         groups[(r["k"], r["a"], r["act"])].append(r)

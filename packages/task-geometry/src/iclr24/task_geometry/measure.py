@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, check_int, describe
+
 from .metrics import (
     as_matrix,
     ccgp,
@@ -57,14 +59,20 @@ def activations(
     """The output of the submodule ``layer`` (a name from ``model.named_modules()``) for ``inputs``, flattened to
     ``(n, features)``."""
     if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise InputError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     modules = dict(model.named_modules())
     if not isinstance(layer, str) or layer not in modules or layer == "":
         names = [n for n in modules if n]
-        raise ValueError(f"unknown layer {layer!r}; the model's layers are {names[:20]}")
-    x = torch.as_tensor(np.asarray(inputs) if not torch.is_tensor(inputs) else inputs, dtype=torch.float32)
-    if x.shape[0] == 0:
-        raise ValueError("inputs is empty")
+        raise InputError(f"unknown layer {layer!r}; the model's layers are {names[:20]}")
+    check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
+    try:
+        x = torch.as_tensor(np.asarray(inputs) if not torch.is_tensor(inputs) else inputs).to(torch.float32)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+        raise InputError(f"inputs must be a numeric array, got {describe(inputs)}: {e}") from None
+    if x.dim() == 0 or x.shape[0] == 0:
+        raise InputError(f"inputs must be a non-empty batch [n, ...], got shape {tuple(x.shape)}")
+    if not bool(torch.isfinite(x).all()):
+        raise InputError("inputs contain NaN/inf values")
     grabbed: list[torch.Tensor] = []
     handle = modules[layer].register_forward_hook(
         lambda _m, _i, out: grabbed.append(out.detach().flatten(1).cpu())
@@ -73,10 +81,22 @@ def activations(
     model.eval()
     try:
         for start in range(0, x.shape[0], batch_size):
-            model(x[start : start + batch_size].to(device))
+            try:
+                model(x[start : start + batch_size].to(device))
+            except (
+                RuntimeError,
+                IndexError,
+            ) as e:  # torch's shape/dtype errors, named with the input's shape
+                if isinstance(e, InputError):
+                    raise
+                raise InputError(
+                    f"the model cannot take inputs of shape {tuple(x.shape)}: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                ) from e
     finally:
         handle.remove()
         model.train(was_training)
+    if not grabbed:
+        raise InputError(f"layer {layer!r} is not called by the model's forward pass; nothing to record")
     return torch.cat(grabbed).double().numpy()
 
 
@@ -107,7 +127,7 @@ def measure(
     """
     if isinstance(source, nn.Module):
         if inputs is None or layer is None:
-            raise ValueError(
+            raise InputError(
                 "measuring a torch model needs inputs= and layer= (a name from model.named_modules())"
             )
         Z = activations(source, inputs, layer, device=device)
@@ -115,18 +135,29 @@ def measure(
         Z = as_matrix("activations", source)
     Zbar = condition_means(Z, conditions)
     P = Zbar.shape[0]
-    T = np.asarray(targets, dtype=np.float64)
+    try:
+        T = np.asarray(
+            targets.detach().cpu().numpy() if torch.is_tensor(targets) else targets, dtype=np.float64
+        )
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"targets must be (P, k) 0/1 labels per condition, got {describe(targets)}: {e}"
+        ) from None
     if T.ndim == 1:
         T = T[:, None]
     if T.ndim != 2 or T.shape[0] != P:
-        raise ValueError(f"targets must be (P, k) = ({P}, k) 0/1 labels per condition, got shape {T.shape}")
+        raise InputError(f"targets must be (P, k) = ({P}, k) 0/1 labels per condition, got shape {T.shape}")
     M = Zbar if means is None else as_matrix("means", means)
     if M.shape[0] != P:
-        raise ValueError(f"means must have one row per condition ({P}), got shape {M.shape}")
+        raise InputError(f"means must have one row per condition ({P}), got shape {M.shape}")
     K_y = (2 * T - 1) @ (2 * T - 1).T
     K_z = kernel(M)
     if input_kernel is None and inputs is not None:
         x = inputs.detach().cpu().numpy() if torch.is_tensor(inputs) else np.asarray(inputs)
+        if x.ndim == 0 or x.shape[0] != Z.shape[0]:
+            raise InputError(
+                f"inputs must be a batch of {Z.shape[0]} rows (one per activation row), got {describe(inputs)}"
+            )
         input_kernel = kernel(condition_means(x.reshape(x.shape[0], -1), conditions, P))
     cka_in = None if input_kernel is None else cka(K_z, input_kernel)
     ps = tuple(parallelism_score(M, T[:, j]) for j in range(T.shape[1]))

@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+
 __all__ = [
     "CLASSIFIERS",
     "as_matrix",
@@ -42,6 +44,23 @@ __all__ = [
 ]
 
 CLASSIFIERS = ("svc", "ridge")
+MAX_ENUMERATED = 10**6  # most dichotomies / CCGP splits / bijections enumerated or sampled in one call
+
+
+def _seed(seed: object) -> int:
+    return check_int(seed, "seed", minimum=0, maximum=2**63 - 1)
+
+
+def _labels_matrix(name: str, D: object, P: int) -> np.ndarray:
+    if hasattr(D, "detach"):
+        D = D.detach().cpu().numpy()
+    try:
+        arr = np.atleast_2d(np.asarray(D, dtype=np.float64))
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name} must be 0/1 vectors of length P={P}, got {describe(D)}: {e}") from None
+    if arr.ndim != 2 or arr.shape[1] != P or arr.shape[0] == 0:
+        raise InputError(f"{name} must be (m, P={P}) 0/1 vectors, got shape {arr.shape}")
+    return arr
 
 
 def as_matrix(name: str, Z: object, ndim: int = 2) -> np.ndarray:
@@ -50,15 +69,15 @@ def as_matrix(name: str, Z: object, ndim: int = 2) -> np.ndarray:
         Z = Z.detach().cpu().numpy()
     try:
         arr = np.asarray(Z, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{name} must be a numeric array, got {type(Z).__name__}: {e}") from None
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InputError(f"{name} must be a numeric array, got {type(Z).__name__}: {e}") from None
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+        raise InputError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"{name} is empty (shape {arr.shape})")
+        raise InputError(f"{name} is empty (shape {arr.shape})")
     if not np.isfinite(arr).all():
         bad = int((~np.isfinite(arr)).sum())
-        raise ValueError(f"{name} contains {bad} NaN/inf values; representations must be finite")
+        raise InputError(f"{name} contains {bad} NaN/inf values; representations must be finite")
     return arr
 
 
@@ -66,21 +85,30 @@ def _conditions(cond: object, n: int, n_conditions: int | None) -> tuple[np.ndar
     if hasattr(cond, "detach"):
         cond = cond.detach().cpu().numpy()
     c = np.asarray(cond)
+    if c.dtype == object or c.dtype.kind in "USVM":
+        raise InputError(f"conditions must be integer labels 0..P-1, got dtype {c.dtype}")
     if c.ndim != 1 or c.shape[0] != n:
-        raise ValueError(f"conditions must be a 1-D array of length {n} (one per row), got shape {c.shape}")
+        raise InputError(f"conditions must be a 1-D array of length {n} (one per row), got shape {c.shape}")
     if not np.issubdtype(c.dtype, np.integer):
-        if np.issubdtype(c.dtype, np.floating) and np.all(c == np.round(c)):
+        if np.issubdtype(c.dtype, np.floating) and np.isfinite(c).all() and np.all(c == np.round(c)):
             c = c.astype(np.int64)
         else:
-            raise ValueError(f"conditions must be integer labels 0..P-1, got dtype {c.dtype}")
+            raise InputError(f"conditions must be integer labels 0..P-1, got dtype {c.dtype}")
     if c.min() < 0:
-        raise ValueError(f"conditions must be labels 0..P-1, got a negative label {int(c.min())}")
+        raise InputError(f"conditions must be labels 0..P-1, got a negative label {int(c.min())}")
+    if n_conditions is not None:
+        check_int(n_conditions, "n_conditions", minimum=1, maximum=n)
+    if int(c.max()) >= n:
+        raise InputError(
+            f"conditions must be labels 0..P-1 with a row for every condition; label {int(c.max())} needs more "
+            f"than the {n} rows given"
+        )
     P = int(c.max()) + 1 if n_conditions is None else int(n_conditions)
     if c.max() >= P:
-        raise ValueError(f"conditions must be in 0..{P - 1}, got label {int(c.max())}")
+        raise InputError(f"conditions must be in 0..{P - 1}, got label {int(c.max())}")
     missing = np.setdiff1d(np.arange(P), c)
     if missing.size:
-        raise ValueError(
+        raise InputError(
             f"condition labels do not cover every condition: {missing.size} of {P} have no rows "
             f"(missing {missing[:10].tolist()}{' ...' if missing.size > 10 else ''})"
         )
@@ -113,12 +141,12 @@ def cka(K_a: object, K_b: object) -> float:
     A = as_matrix("K_a", K_a)
     B = as_matrix("K_b", K_b)
     if A.shape[0] != A.shape[1] or A.shape != B.shape:
-        raise ValueError(f"kernels must be square and of the same shape, got {A.shape} and {B.shape}")
+        raise InputError(f"kernels must be square and of the same shape, got {A.shape} and {B.shape}")
     A, B = _centre(A), _centre(B)
     na, nb = np.linalg.norm(A), np.linalg.norm(B)
     scale = max(np.abs(A).max(), np.abs(B).max(), 1e-300)
     if na <= 1e-12 * scale * A.shape[0] or nb <= 1e-12 * scale * A.shape[0]:
-        raise ValueError(
+        raise InputError(
             "a kernel is constant after centring (all conditions share one representation); CKA is undefined"
         )
     # Eq. (M2): <HAH, HBH>_F / (||HAH|| ||HBH||)
@@ -133,26 +161,34 @@ def kernel_alignment(Z_a: object, Z_b: object) -> float:
 def _dichotomy(y: object, P: int) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(y.detach().cpu().numpy() if hasattr(y, "detach") else y)
     if arr.shape != (P,):
-        raise ValueError(f"a dichotomy must be a 0/1 vector of length P={P}, got shape {arr.shape}")
-    if not np.isin(arr, (0, 1)).all():
-        raise ValueError(f"a dichotomy must hold only 0 and 1, got values {np.unique(arr)[:5].tolist()}")
+        raise InputError(f"a dichotomy must be a 0/1 vector of length P={P}, got shape {arr.shape}")
+    if arr.dtype == object or arr.dtype.kind in "USVM" or not np.isin(arr, (0, 1)).all():
+        raise InputError(f"a dichotomy must hold only 0 and 1, got values {np.unique(arr)[:5].tolist()}")
     A, B = np.flatnonzero(arr == 0), np.flatnonzero(arr == 1)
     if A.size != B.size:
-        raise ValueError(
+        raise InputError(
             f"the dichotomy must be balanced (P/2 conditions per side), got {A.size} vs {B.size}"
         )
     if A.size < 2:
-        raise ValueError(f"PS and CCGP need at least 2 conditions per side (P >= 4), got P={P}")
+        raise InputError(f"PS and CCGP need at least 2 conditions per side (P >= 4), got P={P}")
     return A, B
 
 
 def balanced_dichotomies(P: int, max_dichotomies: int | None = None, seed: int = 0) -> np.ndarray:
     """Every balanced dichotomy of ``P`` conditions once (condition 0 always on side 0): ``(C(P-1, P/2), P)``.
     With ``max_dichotomies`` a seeded random subset of that many (for large ``P``)."""
-    if isinstance(P, bool) or not isinstance(P, int | np.integer) or P < 2 or P % 2:
-        raise ValueError(f"P must be an even int >= 2, got {P!r}")
+    if isinstance(P, bool) or not isinstance(P, int | np.integer) or P < 2 or P % 2 or P > 2**16:
+        raise InputError(f"P must be an even int >= 2 (at most 2**16), got {P!r}")
     P = int(P)
+    _seed(seed)
+    if max_dichotomies is not None:
+        check_int(max_dichotomies, "max_dichotomies", minimum=1, maximum=MAX_ENUMERATED)
     total = math.comb(P - 1, P // 2)
+    if max_dichotomies is None and total > MAX_ENUMERATED:
+        raise InputError(
+            f"P={P} has {total:.3g} balanced dichotomies, too many to enumerate (at most {MAX_ENUMERATED}); "
+            "give max_dichotomies for a seeded sample"
+        )
     if max_dichotomies is None or max_dichotomies >= total:
         rows = []
         for side in itertools.combinations(range(1, P), P // 2):
@@ -161,7 +197,7 @@ def balanced_dichotomies(P: int, max_dichotomies: int | None = None, seed: int =
             rows.append(y)
         return np.stack(rows)
     if max_dichotomies < 1:
-        raise ValueError(f"max_dichotomies must be >= 1, got {max_dichotomies}")
+        raise InputError(f"max_dichotomies must be >= 1, got {max_dichotomies}")
     g = np.random.default_rng(seed)
     seen: dict[bytes, np.ndarray] = {}
     while len(seen) < max_dichotomies:
@@ -192,7 +228,14 @@ def parallelism_score(
     Z = as_matrix("condition means", means)
     A, B = _dichotomy(dichotomy, Z.shape[0])
     h = A.size
-    perms = _pairings(h, int(max_pairings), seed)
+    max_pairings = check_int(max_pairings, "max_pairings", minimum=1, maximum=MAX_ENUMERATED)
+    n_perm = max_pairings if h > 12 else min(math.factorial(h), max_pairings)
+    if n_perm * h * h > 100 * MAX_ENUMERATED:
+        raise InputError(
+            f"{n_perm} bijections of {h} conditions per side need more than {100 * MAX_ENUMERATED} cosines; "
+            "lower max_pairings"
+        )
+    perms = _pairings(h, max_pairings, _seed(seed))
     G = Z @ Z.T
     Bs = B[perms]  # (n_perm, h): sigma(a) for each a in A
     a_idx = A[None, :, None]
@@ -234,7 +277,7 @@ def _trials(Z: object, cond: object, n_conditions: int | None, min_per_condition
     c, P = _conditions(cond, X.shape[0], n_conditions)
     counts = np.bincount(c, minlength=P)
     if counts.min() < min_per_condition:
-        raise ValueError(
+        raise InputError(
             f"need at least {min_per_condition} trials per condition, got {int(counts.min())} for condition "
             f"{int(counts.argmin())}; draw more noisy trials"
         )
@@ -242,9 +285,15 @@ def _trials(Z: object, cond: object, n_conditions: int | None, min_per_condition
 
 
 def _check_classifier(classifier: str) -> str:
-    if classifier not in CLASSIFIERS:
-        raise ValueError(f"classifier must be one of {CLASSIFIERS}, got {classifier!r}")
+    if not isinstance(classifier, str) or classifier not in CLASSIFIERS:
+        raise InputError(f"classifier must be one of {CLASSIFIERS}, got {classifier!r}")
     return classifier
+
+
+def _check_fit(C: float, ridge: float, seed: int) -> None:
+    check_float(C, "C", minimum=0, maximum=1e12, open_min=True)
+    check_float(ridge, "ridge", minimum=0, maximum=1e12)
+    _seed(seed)
 
 
 def _svc(C: float, seed: int):
@@ -258,8 +307,14 @@ def _ccgp_splits(
 ) -> list[tuple[np.ndarray, ...]]:
     q = A.size // 2 if n_train_per_side is None else n_train_per_side
     if isinstance(q, bool) or not isinstance(q, int | np.integer) or not 1 <= q < A.size:
-        raise ValueError(f"n_train_per_side must be an int in [1, P/2 - 1] = [1, {A.size - 1}], got {q!r}")
+        raise InputError(f"n_train_per_side must be an int in [1, P/2 - 1] = [1, {A.size - 1}], got {q!r}")
+    if max_splits is not None:
+        check_int(max_splits, "max_splits", minimum=1, maximum=MAX_ENUMERATED)
     total = math.comb(A.size, q) ** 2
+    if max_splits is None and total > MAX_ENUMERATED:
+        raise InputError(
+            f"{total:.3g} CCGP splits are too many to enumerate (at most {MAX_ENUMERATED}); give max_splits"
+        )
     if max_splits is None or total <= max_splits:
         return [
             (np.array(a), np.array(b))
@@ -267,7 +322,7 @@ def _ccgp_splits(
             for b in itertools.combinations(B, q)
         ]
     if max_splits < 1:
-        raise ValueError(f"max_splits must be >= 1, got {max_splits}")
+        raise InputError(f"max_splits must be >= 1, got {max_splits}")
     # a seeded sample of distinct splits, drawn directly (enumerating C(P/2, P/4)^2 splits is out of reach at P = 32)
     g = np.random.default_rng(seed)
     seen: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
@@ -309,6 +364,7 @@ def ccgp(
     geometry scores 1 (with ``P/4`` some splits confound the variable with another one).
     """
     classifier = _check_classifier(classifier)
+    _check_fit(C, ridge, seed)
     X, c, P = _trials(Z, cond, n_conditions, 2)
     A, B = _dichotomy(dichotomy, P)
     # Eq. (M4): CCGP = mean over splits of the held-out-condition accuracy of a classifier fit on the chosen ones
@@ -372,6 +428,7 @@ def ccgp_naive(
 ) -> float:
     """Eq. (M4) by a plain loop that refits each split from its raw trials (reference and benchmark baseline)."""
     classifier = _check_classifier(classifier)
+    _check_fit(C, ridge, seed)
     X, c, P = _trials(Z, cond, n_conditions, 2)
     A, B = _dichotomy(dichotomy, P)
     y_cond = np.zeros(P)
@@ -399,15 +456,14 @@ def decodability(
     isotropic Gaussian noise of that std to the representations first (the authors use 0.2).
     """
     classifier = _check_classifier(classifier)
+    _check_fit(C, ridge, seed)
     X, c, P = _trials(Z, cond, n_conditions, 2)
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-    D = np.atleast_2d(np.asarray(dichotomies, dtype=np.float64))
+    check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
+    D = _labels_matrix("dichotomies", dichotomies, P)
     for y in D:
         _dichotomy(y, P)
     g = np.random.default_rng(seed)
-    if rep_noise < 0 or not math.isfinite(rep_noise):
-        raise ValueError(f"rep_noise must be a finite std >= 0, got {rep_noise}")
+    check_float(rep_noise, "rep_noise", minimum=0, maximum=1e12)
     if rep_noise > 0:
         X = X + rep_noise * g.standard_normal(X.shape)
     test = np.zeros(X.shape[0], dtype=bool)
@@ -452,16 +508,17 @@ def shattering_dim(
     ``exclude`` (m, P) drops those dichotomies (and their complements), e.g. the trained targets, which gives the
     decodability of *untrained* dichotomies.
     """
+    classifier = _check_classifier(classifier)
     X, c, P = _trials(Z, cond, n_conditions, 2)
     # Eq. (M5): SD = mean over the balanced dichotomies of their held-out-trial decoding accuracy
     D = balanced_dichotomies(P, max_dichotomies, seed)
     if exclude is not None:
-        E = np.atleast_2d(np.asarray(exclude, dtype=np.float64))
+        E = _labels_matrix("exclude", exclude, P)
         E = np.where(E[:, :1] == 1, 1 - E, E)  # condition 0 on side 0, as in balanced_dichotomies
         keep = ~(D[:, None, :] == E[None, :, :]).all(-1).any(1)
         D = D[keep]
         if len(D) == 0:
-            raise ValueError("exclude removes every balanced dichotomy; nothing is left to decode")
+            raise InputError("exclude removes every balanced dichotomy; nothing is left to decode")
     return float(
         decodability(
             X,
@@ -481,6 +538,6 @@ def participation_ratio(means: object) -> float:
     K = _centre(kernel(means))
     tr2 = float(np.sum(K * K))
     if tr2 <= 0:
-        raise ValueError("all conditions share one representation; the participation ratio is undefined")
+        raise InputError("all conditions share one representation; the participation ratio is undefined")
     # Eq. (M6): PR = (tr K)^2 / tr(K^2)
     return float(np.trace(K) ** 2 / tr2)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from iclr24.paperkit.errors import InputError, describe
 from iclr24.paperkit.plots import pyplot
+
+from .metrics import as_matrix
 
 __all__ = ["plot_alignment_sweep", "plot_condition_means"]
 
@@ -21,6 +24,16 @@ _COLORS = {"tanh": "tab:blue", "relu": "tab:red"}
 def plot_alignment_sweep(summary: dict, metrics: tuple[str, ...] = ("cka_y", "cka_x", "ps", "ccgp")):
     """One panel per metric: the seed-mean of each ``(k, act)`` against the input-label alignment ``c``.
     ``summary`` is :func:`~.experiment.summarise`'s output. Returns the figure."""
+    if not isinstance(summary, dict) or not summary:
+        raise InputError(f"summary must be summarise()'s non-empty dict, got {describe(summary)}")
+    if isinstance(metrics, str) or not isinstance(metrics, tuple | list) or not metrics:
+        raise InputError(f"metrics must be a non-empty tuple of metric names, got {describe(metrics)}")
+    for key, v in summary.items():
+        if not isinstance(key, tuple) or len(key) != 3 or not isinstance(v, dict):
+            raise InputError(f"summary must map (k, a, act) to a dict of metrics, got {key!r}: {describe(v)}")
+        missing = sorted({"alignment", *metrics} - set(v))
+        if missing:
+            raise InputError(f"summary entry {key!r} lacks {missing}")
     plt = pyplot()
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.2), squeeze=False)
     ks = sorted({k for k, _, _ in summary})
@@ -47,9 +60,20 @@ def plot_alignment_sweep(summary: dict, metrics: tuple[str, ...] = ("cka_y", "ck
 def plot_condition_means(means_by_name: dict[str, np.ndarray], labels: np.ndarray, title: str = ""):
     """Each representation's condition means ``(P, N)`` projected on its top two principal axes, coloured by the
     first target and numbered by condition. Returns the figure."""
+    if not isinstance(means_by_name, dict) or not means_by_name:
+        raise InputError(
+            f"means_by_name must be a non-empty dict of name -> (P, N) means, got {describe(means_by_name)}"
+        )
+    means_by_name = {name: as_matrix(f"means {name!r}", Z) for name, Z in means_by_name.items()}
+    P = {Z.shape[0] for Z in means_by_name.values()}
+    lab = as_matrix("labels", labels, np.ndim(labels)) if np.ndim(labels) in (1, 2) else None
+    if lab is None or len(P) != 1 or lab.shape[0] != P.pop():
+        raise InputError(
+            f"labels must be (P,) or (P, k), one row per condition of every means, got {describe(labels)}"
+        )
+    lab = lab.reshape(len(lab), -1)[:, 0]
     plt = pyplot()
     fig, axes = plt.subplots(1, len(means_by_name), figsize=(3.4 * len(means_by_name), 3.2), squeeze=False)
-    lab = np.asarray(labels).reshape(len(labels), -1)[:, 0]
     for ax, (name, Z) in zip(axes[0], means_by_name.items(), strict=True):
         Zc = np.asarray(Z, dtype=np.float64) - np.mean(Z, axis=0)
         u, s, _ = np.linalg.svd(Zc, full_matrices=False)

@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.errors import InputError, describe
+
 __all__ = [
     "ACTIVATIONS",
     "TWO_SIDED",
@@ -68,20 +70,38 @@ class _Lambda(nn.Module):
 def make_activation(name: str) -> nn.Module:
     """The nonlinearity ``phi`` by name: one of ``ACTIVATIONS``."""
     if not isinstance(name, str) or name not in ACTIVATIONS:
-        raise ValueError(f"unknown activation {name!r}; expected one of {sorted(ACTIVATIONS)}")
+        raise InputError(f"unknown activation {name!r}; expected one of {sorted(ACTIVATIONS)}")
     return ACTIVATIONS[name]()
 
 
-def _check_int(name: str, v: object, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+MAX_WIDTH = 2**16  # hidden units per layer at most
+MAX_PARAMETERS = 10**8  # weights of one student at most
+
+
+def _check_int(name: str, v: object, minimum: int, maximum: int = 2**31) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or not minimum <= v <= maximum:
+        raise InputError(f"{name} must be an int in [{minimum}, {maximum}], got {v!r}")
     return int(v)
 
 
 def _check_pos(name: str, v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int | float | np.floating) or not math.isfinite(v) or v <= 0:
+        raise InputError(f"{name} must be a positive finite number, got {v!r}")
     return float(v)
+
+
+def _as_float_tensor(name: str, x: object, ndim: int, last: int | None = None) -> torch.Tensor:
+    """``x`` (numpy, torch or nested lists) as a finite float32 tensor of ``ndim`` dims (``last`` columns)."""
+    try:
+        t = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x).to(torch.float32)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as e:
+        raise InputError(f"{name} must be a numeric array, got {describe(x)}: {e}") from None
+    if t.ndim != ndim or (last is not None and t.shape[-1] != last) or t.shape[0] == 0:
+        want = f"{ndim}-D" + ("" if last is None else f" with {last} columns") + ", not empty"
+        raise InputError(f"{name} must be {want}, got shape {tuple(t.shape)}")
+    if not bool(torch.isfinite(t).all()):
+        raise InputError(f"{name} contains NaN/inf values")
+    return t
 
 
 @dataclass(frozen=True)
@@ -106,11 +126,11 @@ class TrainConfig:
     record_every: int = 0  # steps between snapshots of the first layer (0: none)
 
     def __post_init__(self) -> None:
-        _check_int("width", self.width, 1)
-        _check_int("depth", self.depth, 1)
+        _check_int("width", self.width, 1, MAX_WIDTH)
+        _check_int("depth", self.depth, 1, 1000)
         _check_pos("lr", self.lr)
         _check_int("batch_size", self.batch_size, 1)
-        _check_int("epochs", self.epochs, 1)
+        _check_int("epochs", self.epochs, 1, 10**6)
         _check_int("record_every", self.record_every, 0)
         if self.stop_tol is not None:
             _check_pos("stop_tol", self.stop_tol)
@@ -127,7 +147,9 @@ def balanced_readout(k: int, width: int, generator: torch.Generator | None = Non
     pattern with all k outputs ``+-1`` (``2^k``); the N hidden units are split evenly among them in that order, and
     the ``N mod G`` left over go, one each, to randomly chosen patterns (``generator``; torch's global one when
     ``None``). Scaled by ``1/sqrt(N)``."""
-    k, width = _check_int("k", k, 1), _check_int("width", width, 1)
+    k, width = _check_int("k", k, 1, 16), _check_int("width", width, 1, MAX_WIDTH)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise InputError(f"generator must be a torch.Generator or None, got {describe(generator)}")
     patterns = []
     for n_active in (1, k):
         for outputs in itertools.combinations(range(k), n_active):
@@ -157,9 +179,17 @@ class MLP(nn.Module):
         fixed_readout: bool = False,
     ):
         super().__init__()
-        dim_in, k = _check_int("dim_in", dim_in, 1), _check_int("k", k, 1)
-        width, depth = _check_int("width", width, 1), _check_int("depth", depth, 1)
+        dim_in, k = _check_int("dim_in", dim_in, 1, MAX_PARAMETERS), _check_int("k", k, 1, 2**16)
+        width, depth = _check_int("width", width, 1, MAX_WIDTH), _check_int("depth", depth, 1, 1000)
+        if (dim_in + k + (depth - 1) * width) * width > MAX_PARAMETERS:
+            raise InputError(
+                f"an MLP of dim_in={dim_in}, width={width}, depth={depth}, k={k} has more than "
+                f"{MAX_PARAMETERS} weights"
+            )
+        if fixed_readout and k > 16:
+            raise InputError(f"fixed_readout needs k <= 16 (2**k read-out patterns), got k={k}")
         self.act_name = act
+        self.dim_in = dim_in
         layers: list[nn.Module] = []
         d = dim_in
         for _ in range(depth):
@@ -176,13 +206,17 @@ class MLP(nn.Module):
             self.readout.requires_grad_(False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = self.readout.weight.dtype
+        if not torch.is_tensor(x) or x.dim() < 1 or x.shape[-1] != self.dim_in or x.dtype != dtype:
+            raise InputError(f"MLP input must be a {dtype} tensor [..., {self.dim_in}], got {describe(x)}")
         return self.readout(self.hidden(x))
 
     @torch.no_grad()
     def representation(self, x: torch.Tensor | np.ndarray, layer: int = -1) -> np.ndarray:
         """Hidden activations ``z`` of hidden layer ``layer`` (default: the last) for inputs ``x``: ``(n, N)``."""
-        h = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, dtype=torch.float32)
+        h = _as_float_tensor("x", x, 2, self.dim_in)
         n_hidden = len(self.hidden) // 2
+        _check_int("layer", layer, -n_hidden, n_hidden - 1)
         stop = (layer % n_hidden) + 1
         out = self.hidden[: 2 * stop](h)
         return out.double().numpy()
@@ -206,25 +240,34 @@ class Student:
     @torch.no_grad()
     def accuracy(self, x, y) -> float:
         """Fraction of targets (all ``k`` of every row) predicted right by the sign of the logits."""
-        logits = self.model(
-            torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x, dtype=torch.float32)
-        )
-        y = torch.as_tensor(np.asarray(y) if not torch.is_tensor(y) else y, dtype=torch.float32)
+        x = _as_float_tensor("x", x, 2, self.model.dim_in)
+        logits = self.model(x)
+        y = _as_float_tensor("y", y, 2, logits.shape[1])
+        if y.shape[0] != x.shape[0]:
+            raise InputError(f"x and y need the same number of rows, got {x.shape[0]} and {y.shape[0]}")
         return float(((logits > 0).float() == y).float().mean())
 
 
 def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
-    X, Y = (task.X, task.Y) if hasattr(task, "X") else task
-    X = torch.as_tensor(np.asarray(X) if not torch.is_tensor(X) else X, dtype=torch.float32)
-    Y = torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y, dtype=torch.float32)
+    if hasattr(task, "X") and hasattr(task, "Y"):
+        X, Y = task.X, task.Y
+    elif isinstance(task, tuple | list) and len(task) == 2:
+        X, Y = task
+    else:
+        raise InputError(f"a task must be a Task or a pair (X, Y), got {describe(task)}")
+    X = _as_float_tensor("the inputs X", X, 2)
+    try:
+        Y = torch.as_tensor(np.asarray(Y) if not torch.is_tensor(Y) else Y).to(torch.float32)
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise InputError(f"the targets Y must be a numeric array, got {describe(Y)}: {e}") from None
     if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0]:
-        raise ValueError(
+        raise InputError(
             f"X must be (n, D) and Y (n, k) with the same n, got {tuple(X.shape)} and {tuple(Y.shape)}"
         )
     if not torch.isfinite(X).all():
-        raise ValueError("the inputs X contain NaN/inf values")
+        raise InputError("the inputs X contain NaN/inf values")
     if not ((Y == 0) | (Y == 1)).all():
-        raise ValueError("the targets Y must be 0/1 labels")
+        raise InputError("the targets Y must be 0/1 labels")
     return X, Y
 
 
@@ -251,9 +294,20 @@ def train_students(
     same as separate ones). The members' layers are stacked and run with batched matrix products, which makes an
     ensemble of inits or activations cost about as much as one student. All tasks need the same ``n``, ``D``, ``k``.
     """
+    if config is not None and not isinstance(config, TrainConfig):
+        raise InputError(f"config must be a TrainConfig, got {describe(config)}")
+    unknown = sorted(set(overrides) - set(TrainConfig.__dataclass_fields__))
+    if unknown:
+        raise InputError(
+            f"unknown TrainConfig fields {unknown}; expected some of {list(TrainConfig.__dataclass_fields__)}"
+        )
     cfg = replace(config or TrainConfig(), **overrides) if overrides else (config or TrainConfig())
+    for name, v in (("tasks", tasks), ("acts", acts), ("seeds", seeds)):
+        if isinstance(v, str) or not isinstance(v, list | tuple):
+            raise InputError(f"{name} must be a list (one per student), got {describe(v)}")
+    seeds = [_check_int("seed", s, 0, 2**63 - 1) for s in seeds]
     if not (len(tasks) == len(acts) == len(seeds)) or not tasks:
-        raise ValueError(
+        raise InputError(
             f"give one task, act and seed per student, got {len(tasks)}, {len(acts)}, {len(seeds)}"
         )
     for a in acts:
@@ -261,7 +315,7 @@ def train_students(
     data = [_as_xy(t) for t in tasks]
     shapes = {tuple(x.shape) for x, _ in data}
     if len(shapes) != 1:
-        raise ValueError(f"all tasks of one ensemble need the same X shape (n, D), got {sorted(shapes)}")
+        raise InputError(f"all tasks of one ensemble need the same X shape (n, D), got {sorted(shapes)}")
     ks = [y.shape[1] for _, y in data]
     k = max(ks)
     X = torch.stack([x for x, _ in data])  # (S, n, D)
@@ -391,7 +445,7 @@ def weight_projections(W: np.ndarray, means: np.ndarray, labels: np.ndarray) -> 
     M = np.asarray(means, dtype=np.float64)
     y = np.asarray(labels).reshape(-1)
     if y.shape[0] != M.shape[0] or not np.isin(y, (0, 1)).all() or y.min() == y.max():
-        raise ValueError(f"labels must be 0/1 per condition with both classes present (length {M.shape[0]})")
+        raise InputError(f"labels must be 0/1 per condition with both classes present (length {M.shape[0]})")
     inter = M[y == 1].mean(0) - M[y == 0].mean(0)
     inter /= np.linalg.norm(inter)
     within = M - np.where(y[:, None] == 1, M[y == 1].mean(0), M[y == 0].mean(0))

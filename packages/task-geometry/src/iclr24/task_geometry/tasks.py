@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from iclr24.paperkit.errors import InputError
+
 __all__ = [
     "Task",
     "walsh_functions",
@@ -43,29 +45,49 @@ __all__ = [
 ]
 
 
-def _check_int(name: str, v: object, minimum: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
+MAX_BITS = 10  # P = 2**n_bits conditions at most 1024 (the Walsh matrix is P x (P-1))
+MAX_CONDITIONS = 2**MAX_BITS
+MAX_VALUES = 10**8  # most floats one call draws (samples x dim)
+
+
+def _check_int(name: str, v: object, minimum: int, maximum: int | None = None) -> int:
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, int | np.integer)
+        or v < minimum
+        or (maximum is not None and v > maximum)
+    ):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise InputError(f"{name} must be an int {bound}, got {v!r}")
     return int(v)
+
+
+def _check_seed(name: str, v: object) -> int:
+    return _check_int(name, v, 0, 2**63 - 1)
+
+
+def _check_size(what: str, n: int, dim: int) -> None:
+    if n * dim > MAX_VALUES:
+        raise InputError(f"{what}: {n} samples x {dim} dimensions is more than {MAX_VALUES} values")
 
 
 def _check_nonneg(name: str, v: object) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float | np.floating) or not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
     return float(v)
 
 
 def n_bits_of(P: int) -> int:
     """``log2 P`` for a power of two ``P >= 2``; a clear ``ValueError`` otherwise."""
     P = _check_int("P", P, 2)
-    if P & (P - 1):
-        raise ValueError(f"P must be a power of two for the Walsh cube task (2, 4, 8, 16, ...), got P={P}")
+    if P & (P - 1) or P > 2**62:
+        raise InputError(f"P must be a power of two for the Walsh cube task (2, 4, 8, 16, ...), got P={P}")
     return P.bit_length() - 1
 
 
 def cube_bits(n_bits: int) -> np.ndarray:
     """``F in {0,1}^{P x n}``: row p is the binary code of condition p (most significant bit first)."""
-    n = _check_int("n_bits", n_bits, 1)
+    n = _check_int("n_bits", n_bits, 1, 20)
     P = 2**n
     return ((np.arange(P)[:, None] >> np.arange(n - 1, -1, -1)[None, :]) & 1).astype(np.int64)
 
@@ -104,7 +126,7 @@ def a_of_alignment(c: float, P: int, k: int) -> float:
     """
     c = _check_nonneg("alignment", c)
     if c > 1:
-        raise ValueError(f"alignment must be in [0, 1], got {c}")
+        raise InputError(f"alignment must be in [0, 1], got {c}")
     P, k, _ = _check_cube_params(P, k, 0.0)
     if c == 0:
         return 0.0
@@ -118,12 +140,12 @@ def _check_cube_params(P: int, k: int, a: float) -> tuple[int, int, float]:
     n_bits_of(P)
     k = _check_int("k", k, 1)
     if k > P - 2:
-        raise ValueError(
+        raise InputError(
             f"k must be between 1 and P-2={P - 2} (some non-target direction is needed), got k={k}"
         )
     a = _check_nonneg("a", a)
     if a > (P - 1) / k + 1e-12:
-        raise ValueError(f"a must be in [0, (P-1)/k] = [0, {(P - 1) / k:g}] so that b >= 0, got a={a}")
+        raise InputError(f"a must be in [0, (P-1)/k] = [0, {(P - 1) / k:g}] so that b >= 0, got a={a}")
     return P, k, min(a, (P - 1) / k)
 
 
@@ -132,8 +154,9 @@ def linear_expansion(m: int, dim: int, seed: int = 0) -> np.ndarray:
     m = _check_int("rank", m, 1)
     dim = _check_int("dim", dim, 1)
     if dim < m:
-        raise ValueError(f"dim must be >= the rank of the input means ({m}), got dim={dim}")
-    g = np.random.default_rng(seed)
+        raise InputError(f"dim must be >= the rank of the input means ({m}), got dim={dim}")
+    _check_size("linear_expansion", dim, m)
+    g = np.random.default_rng(_check_seed("expansion_seed", seed))
     q, r = np.linalg.qr(g.standard_normal((dim, m)))
     q = q * np.sign(np.diag(r))[None, :]  # a unique QR (Haar-distributed columns)
     return q.T * math.sqrt(dim)
@@ -177,7 +200,8 @@ class Task:
         """Fresh noisy samples, ``n_per_condition`` of every condition: ``(X, cond)`` (float32, int64)."""
         n = _check_int("n_per_condition", n_per_condition, 1)
         sigma = self.noise if noise is None else _check_nonneg("noise", noise)
-        g = np.random.default_rng(seed)
+        _check_size("trials", n * self.P, self.dim)
+        g = np.random.default_rng(_check_seed("seed", seed))
         cond = np.repeat(np.arange(self.P), n)
         x = self.means[cond] + sigma * g.standard_normal((cond.size, self.dim))
         return torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(cond)
@@ -217,15 +241,18 @@ def walsh_cube(
 
     >>> t = walsh_cube(3, k=1, a=1.0)     # the isotropic cube: alignment 1/sqrt(7)
     """
-    n = _check_int("n_bits", n_bits, 2)
+    n = _check_int("n_bits", n_bits, 2, MAX_BITS)
     P = 2**n
     if alignment is not None:
         a = a_of_alignment(alignment, P, k)
     if a is None:
-        raise ValueError("give the target variance a or the alignment c, got neither")
+        raise InputError("give the target variance a or the alignment c, got neither")
     P, k, a = _check_cube_params(P, k, a)
     noise = _check_nonneg("noise", noise)
     n_samples = _check_int("n_samples", n_samples, 1)
+    dim = _check_int("dim", dim, 1)
+    _check_size("walsh_cube", n_samples, dim)
+    seed = _check_seed("seed", seed)
     H, subsets = walsh_functions(n)
     Phi = 2.0 * H - 1.0
     m = P - 1 - k
@@ -278,15 +305,19 @@ def random_kernel(
     ``trace K_x`` is scaled to ``P (P-1)`` as in the Walsh cube; the means are the eigen-embedding ``V sqrt(L)``
     expanded to ``dim`` dimensions. ``P`` need not be a power of two but must be even.
     """
-    P = _check_int("P", P, 4)
+    P = _check_int("P", P, 4, MAX_CONDITIONS)
     if P % 2:
-        raise ValueError(f"P must be even so that balanced dichotomies exist, got P={P}")
-    k = _check_int("k", k, 1)
+        raise InputError(f"P must be even so that balanced dichotomies exist, got P={P}")
+    k = _check_int("k", k, 1, P - 2)
     c = _check_nonneg("alignment", alignment)
     if c > 1:
-        raise ValueError(f"alignment must be in [0, 1], got {c}")
+        raise InputError(f"alignment must be in [0, 1], got {c}")
     noise = _check_nonneg("noise", noise)
-    g = np.random.default_rng(seed)
+    n_samples = _check_int("n_samples", n_samples, 1)
+    dim = _check_int("dim", dim, 1)
+    _check_size("random_kernel", n_samples, dim)
+    _check_seed("expansion_seed", expansion_seed)
+    g = np.random.default_rng(_check_seed("seed", seed))
     labels: list[np.ndarray] = []
     seen: set[bytes] = set()
     for _ in range(1000 * k):
@@ -299,7 +330,7 @@ def random_kernel(
             seen.add(key)
             labels.append(y)
     if len(labels) < k:
-        raise ValueError(f"could not draw k={k} distinct balanced dichotomies of P={P} conditions")
+        raise InputError(f"could not draw k={k} distinct balanced dichotomies of P={P} conditions")
     targets = np.stack(labels, axis=1)
     S = 2 * targets - 1
     K_y = S @ S.T
@@ -307,10 +338,10 @@ def random_kernel(
     rank_y = int(np.linalg.matrix_rank(S))
     max_rank = P - 1 if max_rank is None else _check_int("max_rank", max_rank, rank_y)
     if max_rank > P - 1:
-        raise ValueError(f"max_rank must be <= P-1={P - 1} (centred kernels), got {max_rank}")
+        raise InputError(f"max_rank must be <= P-1={P - 1} (centred kernels), got {max_rank}")
     r = max_rank - rank_y
     if r == 0 and c < 1:
-        raise ValueError(
+        raise InputError(
             f"max_rank={max_rank} leaves no room beside the targets; alignment < 1 needs more rank"
         )
     # Eq. (R1): K_x = t Ky_hat + (1-t) R_hat with <R, K_y> = 0

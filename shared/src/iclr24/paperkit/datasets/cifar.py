@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError, InputFileError, InputNotAFolderError
 from ._unpickle import load_restricted
 
 __all__ = [
@@ -55,39 +56,37 @@ def read_cifar_batch(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"CIFAR-10 batch file not found: {path}")
+        raise InputFileError(f"CIFAR-10 batch file not found: {path}")
     try:
         with open(path, "rb") as fh:
             obj = load_restricted(fh)
     except pickle.UnpicklingError as e:  # includes UnsafePickle
-        raise ValueError(f"{path}: not a valid CIFAR-10 batch: {e}") from None
+        raise InputError(f"{path}: not a valid CIFAR-10 batch: {e}") from None
     except (EOFError, ValueError, TypeError, IndexError) as e:  # truncated or foreign bytes
-        raise ValueError(f"{path}: not a readable CIFAR-10 batch (truncated or corrupt?): {e}") from None
+        raise InputError(f"{path}: not a readable CIFAR-10 batch (truncated or corrupt?): {e}") from None
     if not isinstance(obj, dict):
-        raise ValueError(
+        raise InputError(
             f"{path}: expected a pickled dict with 'data' and 'labels', got {type(obj).__name__}"
         )
     try:
         data, labels = np.asarray(_key(obj, "data")), np.asarray(_key(obj, "labels"))
     except KeyError as e:
-        raise ValueError(f"{path}: CIFAR-10 batch has no {e.args[0]!r} entry") from None
+        raise InputError(f"{path}: CIFAR-10 batch has no {e.args[0]!r} entry") from None
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
-        raise ValueError(f"{path}: 'data' is {data.dtype} {data.shape}, expected uint8 (N, 3072)")
+        raise InputError(f"{path}: 'data' is {data.dtype} {data.shape}, expected uint8 (N, 3072)")
     if labels.shape != (len(data),):
-        raise ValueError(f"{path}: {labels.shape} labels for {len(data)} images")
+        raise InputError(f"{path}: {labels.shape} labels for {len(data)} images")
     if labels.size and (not np.issubdtype(labels.dtype, np.integer) or labels.min() < 0 or labels.max() > 9):
-        raise ValueError(f"{path}: labels outside the integers 0..9")
+        raise InputError(f"{path}: labels outside the integers 0..9")
     images = np.ascontiguousarray(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
     return images, labels.astype(np.int64)
 
 
 def _batches_folder(path: Path) -> Path:
     if not path.exists():
-        raise FileNotFoundError(
-            f"CIFAR-10 folder not found: {path} (expected the unpacked {_FOLDER}/ folder)"
-        )
+        raise InputFileError(f"CIFAR-10 folder not found: {path} (expected the unpacked {_FOLDER}/ folder)")
     if not path.is_dir():
-        raise NotADirectoryError(f"{path} is a file; expected the unpacked {_FOLDER}/ folder of CIFAR-10")
+        raise InputNotAFolderError(f"{path} is a file; expected the unpacked {_FOLDER}/ folder of CIFAR-10")
     inner = path / _FOLDER
     return inner if inner.is_dir() and not (path / CIFAR10_TEST_BATCH).exists() else path
 
@@ -102,7 +101,7 @@ def load_cifar10(path: str | os.PathLike) -> dict[str, tuple[np.ndarray, np.ndar
     needed = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
     missing = [n for n in needed if not (folder / n).is_file()]
     if missing:
-        raise FileNotFoundError(
+        raise InputFileError(
             f"CIFAR-10 batch file(s) missing in {folder}: {', '.join(missing)} (expected {', '.join(needed)})"
         )
     train = [read_cifar_batch(folder / n) for n in CIFAR10_TRAIN_BATCHES]

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["DigitsShift", "digits_shift"]
 
 
@@ -50,11 +52,11 @@ def _angle_range(angle: float | tuple[float, float]) -> tuple[float, float]:
         try:
             lo, hi = (float(a) for a in angle)  # type: ignore[union-attr]
         except (TypeError, ValueError):
-            raise ValueError(
+            raise InputError(
                 f"angle must be a number or a (low, high) range in degrees, got {angle!r}"
             ) from None
     if not (math.isfinite(lo) and math.isfinite(hi) and 0.0 <= lo <= hi <= 180.0):
-        raise ValueError(f"angle range must satisfy 0 <= low <= high <= 180 degrees, got ({lo}, {hi})")
+        raise InputError(f"angle range must satisfy 0 <= low <= high <= 180 degrees, got ({lo}, {hi})")
     return lo, hi
 
 
@@ -107,15 +109,15 @@ def digits_shift(
         or not isinstance(noise_std, (int, float))
         or not 0.0 <= noise_std < math.inf
     ):
-        raise ValueError(f"noise_std must be a finite number >= 0, got {noise_std!r}")
+        raise InputError(f"noise_std must be a finite number >= 0, got {noise_std!r}")
     if (
         isinstance(test_fraction, bool)
         or not isinstance(test_fraction, (int, float))
         or not 0 < test_fraction < 1
     ):
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+        raise InputError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
 
     from scipy.ndimage import rotate
 

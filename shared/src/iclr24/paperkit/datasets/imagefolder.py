@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError, InputFileError, InputNotAFolderError
+
 __all__ = ["image_folder", "IMAGE_EXTENSIONS"]
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm")
@@ -21,7 +23,7 @@ def _size(size: int | tuple[int, int] | None) -> tuple[int, int] | None:
     except TypeError:
         hw = ()
     if len(hw) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in hw):
-        raise ValueError(
+        raise InputError(
             f"size must be a positive int or a (height, width) pair of positive ints, got {size!r}"
         )
     return hw  # type: ignore[return-value]
@@ -48,12 +50,12 @@ def image_folder(
     root = Path(path).expanduser()
     hw = _size(size)
     if not root.exists():
-        raise FileNotFoundError(f"image folder not found: {root}")
+        raise InputFileError(f"image folder not found: {root}")
     if not root.is_dir():
-        raise NotADirectoryError(f"{root} is a file; expected a folder with one subfolder per class")
+        raise InputNotAFolderError(f"{root} is a file; expected a folder with one subfolder per class")
     classes = sorted(p.name for p in root.iterdir() if p.is_dir() and _visible(p))
     if not classes:
-        raise ValueError(f"{root} has no class subfolders; expected {root}/<class name>/<image files>")
+        raise InputError(f"{root} has no class subfolders; expected {root}/<class name>/<image files>")
     files: list[tuple[Path, int]] = []
     empty = []
     for label, name in enumerate(classes):
@@ -66,7 +68,7 @@ def image_folder(
             empty.append(name)
         files += [(p, label) for p in imgs]
     if empty:
-        raise ValueError(
+        raise InputError(
             f"{root}: class folder(s) without images ({', '.join(IMAGE_EXTENSIONS)}): {', '.join(empty)}"
         )
 
@@ -79,11 +81,11 @@ def image_folder(
                     im = im.resize((hw[1], hw[0]), Image.Resampling.BILINEAR)
                 arr = np.asarray(im, dtype=np.uint8)
         except (UnidentifiedImageError, OSError, ValueError) as e:  # not an image, truncated, unreadable
-            raise ValueError(f"cannot read image {p}: {e}") from None
+            raise InputError(f"cannot read image {p}: {e}") from None
         if images is None:  # allocate once: N x H x W x 3 of the first image's size
             images = np.empty((len(files), *arr.shape), dtype=np.float32)
         elif arr.shape != images.shape[1:]:
-            raise ValueError(
+            raise InputError(
                 f"{p} is {arr.shape[1]}x{arr.shape[0]} but {files[0][0]} is {images.shape[2]}x{images.shape[1]}; "
                 "pass size= to resize every image to one size"
             )

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..datadir import require_data
+from ..errors import InputError, InputFileError
 from ._unpickle import load_restricted
 
 __all__ = ["load_mnist", "read_mnist_pickle", "MNIST_SPLITS"]
@@ -27,30 +28,30 @@ def read_mnist_pickle(path: str | os.PathLike) -> dict[str, tuple[np.ndarray, np
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"MNIST file not found: {path}")
+        raise InputFileError(f"MNIST file not found: {path}")
     try:
         with gzip.open(path, "rb") as fh:
             obj = load_restricted(fh)
     except pickle.UnpicklingError as e:  # includes UnsafePickle
-        raise ValueError(f"{path}: not a valid MNIST pickle: {e}") from None
+        raise InputError(f"{path}: not a valid MNIST pickle: {e}") from None
     except (EOFError, OSError, zlib.error, ValueError, TypeError, IndexError) as e:  # truncated, not gzip
-        raise ValueError(f"{path}: not a readable gzip pickle (truncated or corrupt?): {e}") from None
+        raise InputError(f"{path}: not a readable gzip pickle (truncated or corrupt?): {e}") from None
     if not isinstance(obj, (tuple, list)) or len(obj) != 3:
-        raise ValueError(f"{path}: expected a tuple of 3 (x, y) splits, got {type(obj).__name__}")
+        raise InputError(f"{path}: expected a tuple of 3 (x, y) splits, got {type(obj).__name__}")
     out = {}
     for split, pair in zip(MNIST_SPLITS, obj):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"{path}: split {split!r} is not an (x, y) pair")
+            raise InputError(f"{path}: split {split!r} is not an (x, y) pair")
         x, y = (np.asarray(a) for a in pair)
         if x.ndim != 2 or x.shape[1] != 784 or y.shape != (len(x),):
-            raise ValueError(
+            raise InputError(
                 f"{path}: split {split!r} has x {x.shape} and y {y.shape}, expected (N, 784) and (N,)"
             )
         x = x.astype(np.float32, copy=False)
         if x.size and (not np.isfinite(x).all() or x.min() < 0 or x.max() > 1):
-            raise ValueError(f"{path}: split {split!r} has pixel values outside [0, 1]")
+            raise InputError(f"{path}: split {split!r} has pixel values outside [0, 1]")
         if y.size and (not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() > 9):
-            raise ValueError(f"{path}: split {split!r} has labels outside the integers 0..9")
+            raise InputError(f"{path}: split {split!r} has labels outside the integers 0..9")
         out[split] = (x, y.astype(np.int64, copy=False))
     return out
 

@@ -1,0 +1,60 @@
+"""Boundary checks shared by the public functions: attention arrays, thresholds, rule sets and graph lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from iclr24.paperkit.errors import InputError, check_array, check_float, describe
+
+
+def check_attention(attn: object) -> np.ndarray:
+    """Attention ``(L, T, K)`` of non-negative finite weights (L ranks, T steps, K = 2|R| + 1 operators)."""
+    a = check_array(attn, "attn", ndim=3)
+    if min(a.shape) < 1 or a.shape[2] < 2:
+        raise InputError(f"attn must be (L, T, K) with L, T >= 1 and K >= 2 operators, got {describe(attn)}")
+    if (a < 0).any():
+        raise InputError("attn must hold non-negative weights (a softmax over operators)")
+    return a
+
+
+def check_beta(beta: object, name: str = "beta") -> float:
+    """A finite threshold >= 0."""
+    return check_float(beta, name, minimum=0.0)
+
+
+def check_rules(rules: object) -> list:
+    """A RuleProgram's rules, or an iterable of Rules, as a list."""
+    from .rules import Rule, RuleProgram
+
+    if isinstance(rules, RuleProgram):
+        return list(rules.rules)
+    if isinstance(rules, str | bytes) or not isinstance(rules, Iterable):
+        raise InputError(f"rules must be a RuleProgram or an iterable of Rules, got {describe(rules)}")
+    out = list(rules)
+    if not all(isinstance(r, Rule) for r in out):
+        raise InputError(f"rules must be Rules, got {describe(out)}")
+    return out
+
+
+def check_kgs(datasets: object, name: str = "datasets") -> list:
+    """A non-empty list of KGs (one KG is a list of one)."""
+    from .kg import KG
+
+    if isinstance(datasets, KG):
+        return [datasets]
+    if isinstance(datasets, str | bytes) or not isinstance(datasets, Iterable):
+        raise InputError(f"{name} must be a KG or a list of KGs, got {describe(datasets)}")
+    out = list(datasets)
+    if not out or not all(isinstance(k, KG) for k in out):
+        raise InputError(f"{name} must be a non-empty list of KGs, got {describe(out)}")
+    return out
+
+
+def check_kg(kg: object, name: str = "kg"):
+    from .kg import KG
+
+    if not isinstance(kg, KG):
+        raise InputError(f"{name} must be a KG, got {describe(kg)}")
+    return kg

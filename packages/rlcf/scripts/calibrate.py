@@ -1,0 +1,125 @@
+"""Per-seed numbers on calibration seeds, for the power rule of the claims table (``reproduce.CLAIMS``).
+
+Runs the demo's own code path (``iclr24.rlcf.experiment.run_demo_seed``, what ``rlcf reproduce`` runs) on seeds
+that are never evaluated, one thread, the kernels pinned as in a claims run, and prints one JSON line per seed
+(stderr: a short progress line) and a summary JSON object at the end: the zero-shot accuracy of both CLIPs, each
+method's top-1, and the CPU seconds (``time.process_time``) of the CLIP training and of the test-time adaptation.
+Not part of any recorded run; the numbers it printed and when are in ``docs/calibration.md``.
+
+    OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode full --seeds 200-209
+    OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode quick --seeds 200-209
+    OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode full --seeds 200-201 \
+        --set reward_width=16 --methods zero-shot rlcf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def seed_list(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b) + 1)) if b else [int(a)]
+    return out
+
+
+def _value(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _zero_shot_hits(model, data, n: int) -> list[int]:
+    import torch
+
+    from iclr24.rlcf.data import DIGIT_NAMES, DIGIT_TEMPLATE, class_prompts
+    from iclr24.rlcf.experiment import toy_tokenizer
+    from iclr24.rlcf.models import class_logits, encode_class_prompts
+
+    with torch.no_grad():
+        text = encode_class_prompts(model, toy_tokenizer(class_prompts(DIGIT_NAMES, DIGIT_TEMPLATE)))
+        pred = class_logits(model, data.test_x[:n], text).argmax(1)
+    return [int(v) for v in (pred == data.test_y[:n])]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from iclr24.paperkit.threads import pin_process_dispatch, pin_process_threads
+
+    pin_process_dispatch()
+    pin_process_threads(1)
+    import dataclasses
+
+    import torch
+
+    from iclr24.rlcf import reproduce
+    from iclr24.rlcf.experiment import run_demo_seed, train_digit_clips
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--mode", choices=("quick", "full"), default="full", help="start from this mode's DemoConfig"
+    )
+    p.add_argument("--seeds", type=seed_list, default=seed_list("200-209"))
+    p.add_argument("--methods", nargs="*", default=None, help="methods (default: the mode's)")
+    p.add_argument("--set", nargs="*", default=(), metavar="FIELD=VALUE", help="override DemoConfig fields")
+    p.add_argument(
+        "--prefixes",
+        type=lambda t: [int(x) for x in t.split(",")],
+        default=None,
+        help="also report every accuracy on the first n test digits, for each n (the digits of one run: "
+        "episodic adaptation makes the first n digits' results those of a run with n_test = n)",
+    )
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    cfg = reproduce.DEMO[a.mode]
+    over = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
+    if a.methods:
+        over["methods"] = tuple(a.methods)
+    cfg = dataclasses.replace(cfg, **over)
+    rows = []
+    t_all = time.process_time()
+    for s in a.seeds:
+        t0 = time.process_time()
+        train_digit_clips(cfg, s)
+        t1 = time.process_time()
+        r = run_demo_seed(cfg, s, hits=a.prefixes is not None)
+        t2 = time.process_time()
+        row = {
+            "seed": s,
+            "policy_zero_shot": round(r["policy_zero_shot"], 2),
+            "reward_zero_shot": round(r["reward_zero_shot"], 2),
+            "accuracy": {m: round(v["accuracy"], 2) for m, v in r["methods"].items()},
+            "train_cpu_s": round(t1 - t0, 2),
+            "tta_cpu_s": round(t2 - t1, 2),
+            "method_wall_s": {m: round(v["seconds"], 2) for m, v in r["methods"].items()},
+            "shared_wall_s": round(next(iter(r["methods"].values()))["shared_seconds"], 2),
+        }
+        if a.prefixes:
+            policy, reward, data = train_digit_clips(cfg, s)
+            zs = {"policy_zero_shot": _zero_shot_hits(policy, data, cfg.n_test),
+                  "reward_zero_shot": _zero_shot_hits(reward, data, cfg.n_test)}  # fmt: skip
+            hits = {**zs, **{m: v["hits"] for m, v in r["methods"].items()}}
+            row["prefix"] = {
+                n: {m: round(100.0 * sum(h[:n]) / n, 2) for m, h in hits.items()} for n in a.prefixes
+            }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        acc = row["accuracy"]
+        print(f"seed {s}: " + " ".join(f"{m} {v:.1f}" for m, v in acc.items())
+              + f" | reward zs {row['reward_zero_shot']:.1f} | {t2 - t0:.1f} CPU s", file=sys.stderr, flush=True)  # fmt: skip
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[0]
+    print(json.dumps({"config": dataclasses.asdict(cfg), "seeds": a.seeds,
+                      "cpu_seconds_total": round(time.process_time() - t_all, 1), "load_at_end": load}))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""paperkit's own data helpers follow the API error policy: every bad argument or file is an InputError (a
+ValueError) or an InputFileError (also a FileNotFoundError) naming what came, never a bare ValueError/OSError."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from iclr24.paperkit.data import sample_image, train_test_split_tensors
+from iclr24.paperkit.datasets import cifar, imagefolder
+from iclr24.paperkit.errors import InputError, InputFileError
+
+
+def test_data_helpers_raise_the_package_errors(tmp_path):
+    x, y = torch.zeros(4, 2), torch.zeros(3)
+    with pytest.raises(InputError, match="same length"):
+        train_test_split_tensors(x, y)
+    with pytest.raises(InputError, match="test_fraction"):
+        train_test_split_tensors(x, torch.zeros(4), test_fraction=1.5)
+    with pytest.raises(InputError, match="unknown sample image"):
+        sample_image("no-such-image")
+    with pytest.raises(InputFileError, match="not found"):
+        cifar.read_cifar_batch(tmp_path / "data_batch_1")
+    bad = tmp_path / "data_batch_1"
+    bad.write_bytes(b"not a pickle")
+    with pytest.raises(InputError, match="CIFAR-10 batch"):
+        cifar.read_cifar_batch(bad)
+    with pytest.raises(InputFileError, match="not found"):
+        imagefolder.image_folder(tmp_path / "absent")
+    with pytest.raises(InputFileError, match="is a file"):
+        imagefolder.image_folder(bad)
