@@ -6,7 +6,8 @@ and SF(DA)^2, both at the official adaptation settings (lr 1e-3, FD weight 10, K
 
 - ``--full``: MNIST -> scikit-learn digits (real images; needs ``iclr24 data get mnist``) at the official 15 epochs:
   the headline "SF(DA)^2 >= AaD - 0.5 points", whether each method adapts (>= source-only + 5), and whether AaD ends
-  below source-only ("collapses") on more seeds than SF(DA)^2 (an exact sign test on the per-seed indicators).
+  below source-only ("collapses") on more seeds than SF(DA)^2 (an exact sign test on the per-seed indicators;
+  planned undecidable, as neither method collapsed on a calibration seed at the official lr).
   The synthetic digits shift has the same three rows; its per-seed spread is too wide for the budget left, so its
   power plans record them as undecidable, with the seeds they would need.
 - ``--quick``: MNIST -> digits with a 5-epoch adaptation: does SF(DA)^2 adapt (>= source-only + 5).
