@@ -69,7 +69,7 @@ def test_public_api_refuses_bad_input(tmp_path):
             epochs=1, quiet=True)  # fmt: skip
     p.sweep(model.fit, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], tr, epochs=1, quiet=True)
     p.sweep(model.fit, "callbacks", [("not callable", [3])], tr, epochs=1, quiet=True)
-    p.sweep(model.fit, "resume", probe_files(tmp_path, ".state"), tr, epochs=1, quiet=True)
+    p.sweep(model.fit, "checkpoint", probe_files(tmp_path, ".state"), tr, epochs=1, quiet=True, resume=True)
     for cls in (am.AEMC, am.AEMCNE):
         p.sweep(cls.from_pretrained, 0, probe_files(tmp_path, ""))
     mf = am.MatrixFactorization(rank=2)

@@ -146,17 +146,27 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(syn, tmp_path, 
 
     path = tmp_path / f"state-{batch_size}.pt"
     with pytest.raises(_Stop):
-        AEMCNE(**SMALL).fit(syn.train, resume=path, callbacks=stop_at_8, **kw)
+        AEMCNE(**SMALL).fit(syn.train, checkpoint=path, resume=True, callbacks=stop_at_8, **kw)
     seen = []
-    back = AEMCNE(**SMALL).fit(syn.train, resume=path, callbacks=lambda s, m: seen.append(s), **kw)
+    back = AEMCNE(**SMALL).fit(
+        syn.train, checkpoint=path, resume=True, callbacks=lambda s, m: seen.append(s), **kw
+    )
     assert seen == [7, 8, 9, 10, 11, 12]  # continued after the epoch-6 check
     assert np.array_equal(back.complete(), ref.complete())
     assert back.best_epoch_ == ref.best_epoch_ and back.best_val_rmse_ == ref.best_val_rmse_
     assert [h["train_loss"] for h in back.history] == [h["train_loss"] for h in ref.history]
     # a finished run resumed is the finished model; other settings are refused before anything is loaded
-    again = AEMCNE(**SMALL).fit(syn.train, resume=path, callbacks=lambda s, m: seen.append(s), **kw)
+    again = AEMCNE(**SMALL).fit(
+        syn.train, checkpoint=path, resume=True, callbacks=lambda s, m: seen.append(s), **kw
+    )
     assert np.array_equal(again.complete(), ref.complete()) and seen[-1] == 12
     with pytest.raises(InputError, match="config"):
-        AEMCNE(**SMALL).fit(syn.train, resume=path, **{**kw, "lr": 0.5})
+        AEMCNE(**SMALL).fit(syn.train, checkpoint=path, resume=True, **{**kw, "lr": 0.5})
     with pytest.raises(InputFileError, match="folder"):
-        AEMCNE(**SMALL).fit(syn.train, resume=tmp_path, **kw)
+        AEMCNE(**SMALL).fit(syn.train, checkpoint=tmp_path, **kw)
+    with pytest.raises(InputError, match="needs checkpoint"):
+        AEMCNE(**SMALL).fit(syn.train, resume=True, **kw)
+    # without resume=True the file is written afresh, not continued
+    seen.clear()
+    AEMCNE(**SMALL).fit(syn.train, checkpoint=path, callbacks=lambda s, m: seen.append(s), **kw)
+    assert seen == list(range(1, 13))

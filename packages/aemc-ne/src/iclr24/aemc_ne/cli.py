@@ -168,7 +168,7 @@ def _train(args: argparse.Namespace) -> int:
                eval_every=args.eval_every, clip=args.clip, seed=args.seed, quiet=args.quiet)  # fmt: skip
     if args.model != "mf":
         fit.update(weight_decay=args.weight_decay, batch_size=args.batch_size, standardize=args.standardize,
-                   device=args.device, resume=Path(args.out) / "train_state.pt")  # fmt: skip
+                   device=args.device, checkpoint=Path(args.out) / "train_state.pt", resume=args.resume)  # fmt: skip
     elif args.resume:
         raise UsageError("--resume is for the autoencoders (aemcne, aemc, autorec); mf trains in seconds")
     info = init_distributed(

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.distributed import rank_and_world
-from iclr24.paperkit.errors import InputError, InputFileError, check_finite, describe
+from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, check_finite, describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.progress import progress
 from iclr24.paperkit.tracking import StepLog
@@ -375,20 +375,29 @@ class _Estimator:
 
 
 class _TrainState:
-    """The training-state file behind ``fit(resume=PATH)`` (paperkit's exact-resume format): the net, the
+    """The training-state file behind ``fit(checkpoint=PATH)`` (paperkit's exact-resume format): the net, the
     optimiser, the minibatch generator, the selection loop's best weights and counters, at a validation check."""
 
-    def __init__(self, path: str | os.PathLike, optimizer, rng: np.random.Generator, meta: dict, write: bool):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        optimizer,
+        rng: np.random.Generator,
+        meta: dict,
+        write: bool,
+        resume: bool,
+    ):
         self.path = Path(path)
         if self.path.is_dir():
-            raise InputFileError(
-                f"resume={self.path} is a folder; give the path of a training-state file", path
+            raise InputFolderError(
+                f"checkpoint {self.path} is a folder; give a file path such as DIR/train_state.pt", path
             )
-        self.optimizer, self.rng, self.write = optimizer, rng, write
+        self.optimizer, self.rng, self.write, self.resume = optimizer, rng, write, resume
         self.meta = json.loads(json.dumps(meta))
 
     def exists(self) -> bool:
-        return self.path.is_file()
+        """Whether to continue: ``resume=True`` and the file is there."""
+        return self.resume and self.path.is_file()
 
     def load(self, module: nn.Module) -> dict:
         from iclr24.paperkit.resume import load_train_state
@@ -470,7 +479,8 @@ class AEMC(PretrainedMixin, _Estimator):
         shape: tuple[int, int] | None = None,
         callbacks=None,
         log_dir: str | os.PathLike | None = None,
-        resume: str | os.PathLike | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        resume: bool = False,
         **options,
     ):
         """Train on the observed ``train`` ratings. Options are :class:`FitConfig` fields (``epochs``, ``lr``,
@@ -484,8 +494,9 @@ class AEMC(PretrainedMixin, _Estimator):
         :class:`Ratings` of those triples); ``shape=(n_users, n_items)`` sizes the matrix (default: one past the
         largest index). ``callbacks`` (``f(epoch, metrics)`` or objects with ``on_step``) and ``log_dir``
         (``metrics.jsonl``, TensorBoard when installed) get ``train_loss`` each epoch and ``val_rmse`` at each
-        check (paperkit's :class:`~iclr24.paperkit.tracking.StepLog`). ``resume``: a training-state file, written
-        at every validation check and continued from when it exists (a resumed run equals an uninterrupted one)."""
+        check (paperkit's :class:`~iclr24.paperkit.tracking.StepLog`). ``checkpoint``: a training-state file written at
+        every validation check; with ``resume=True`` an existing one is continued (a resumed run ends bit for bit
+        as the uninterrupted one; other settings are refused)."""
         train = _check_ratings("train", train, shape)
         cfg = _fit_config(config, options)
         split = _make_split(train, val, propensity, cfg)
@@ -593,10 +604,12 @@ class AEMC(PretrainedMixin, _Estimator):
 
         log = StepLog(log_dir, callbacks, name="aemc_ne")
         state = None
-        if resume is not None:
+        if resume and checkpoint is None:
+            raise InputError("resume=True needs checkpoint= (the file written at every validation check)")
+        if checkpoint is not None:
             meta = {"spec": self.spec(), "config": asdict(cfg), "shape": list(tr.shape), "n_train": len(tr),
                     "n_val": 0 if vr is None else len(vr), "world": world}  # fmt: skip
-            state = _TrainState(resume, opt, rng, meta, write=rank == 0)
+            state = _TrainState(checkpoint, opt, rng, meta, write=rank == 0, resume=bool(resume))
         self._select_loop(cfg, self.net_, epoch_fn, val_fn, quiet, log, state)
         self.n_val_ = 0 if vr is None else len(vr)
         return self
