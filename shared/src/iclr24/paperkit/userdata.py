@@ -97,16 +97,10 @@ def as_tensors(
     batched = isinstance(data, DataLoader) and data.batch_size is not None
     chunks: list[list] = []
     try:
-        if isinstance(data, DataLoader) or not hasattr(data, "__len__"):
-            items = iter(data)
-        else:
-            items = (data[i] for i in range(len(data)))
-        for n, item in enumerate(items):
-            parts = _fields_of(item, keys, what, f"item {n}")
-            _check_count(parts, fields, what, f"item {n}")
-            if chunks and len(parts) != len(chunks[0]):
-                raise InputError(f"{what}: item {n} has {len(parts)} fields, item 0 had {len(chunks[0])}")
-            chunks.append(parts)
+        # a DataLoader draws its base seed (and a shuffling one its order) from the global torch RNG: read it in a
+        # forked RNG, so a trainer that samples from the global RNG afterwards gives the tensor path's result
+        with torch.random.fork_rng(devices=[]):
+            chunks = _read_items(data, keys, fields, what)
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - a user's __getitem__ / collate can raise anything
@@ -135,3 +129,20 @@ def _same_length(parts: list, what: str) -> None:
         raise InputError(
             f"{what}: the fields have different lengths {sorted(lengths)}; expected one per example"
         )
+
+
+def _read_items(data: Any, keys: Sequence[str] | None, fields: int | None, what: str) -> list[list]:
+    from torch.utils.data import DataLoader
+
+    chunks: list[list] = []
+    if isinstance(data, DataLoader) or not hasattr(data, "__len__"):
+        items = iter(data)
+    else:
+        items = (data[i] for i in range(len(data)))
+    for n, item in enumerate(items):
+        parts = _fields_of(item, keys, what, f"item {n}")
+        _check_count(parts, fields, what, f"item {n}")
+        if chunks and len(parts) != len(chunks[0]):
+            raise InputError(f"{what}: item {n} has {len(parts)} fields, item 0 had {len(chunks[0])}")
+        chunks.append(parts)
+    return chunks
