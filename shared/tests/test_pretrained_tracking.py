@@ -158,6 +158,9 @@ def test_step_log_refuses_bad_arguments(tmp_path):
         StepLog(tmp_path / "f")
     with pytest.raises(InputError, match="callback"):
         StepLog(None, [42])
+    for bad in (3.5, "on_step"):
+        with pytest.raises(InputError, match="callbacks must be"):
+            StepLog(None, bad)
     with pytest.raises(InputError, match="every"):
         StepLog(None, every=0)
 
