@@ -127,6 +127,9 @@ def test_step_log_refuses_bad_arguments(tmp_path):
         StepLog(tmp_path / "f")
     with pytest.raises(InputError, match="callback"):
         StepLog(None, [42])
+    for not_a_list in (42, "on_step"):  # neither callable nor a list of callbacks
+        with pytest.raises(InputError, match="callbacks must be"):
+            StepLog(None, not_a_list)
     with pytest.raises(InputError, match="every"):
         StepLog(None, every=0)
 
