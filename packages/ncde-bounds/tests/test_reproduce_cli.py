@@ -83,10 +83,10 @@ def test_cli_bias_and_train_end_to_end(tmp_path, capsys):
         == 0
     )
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["test"]["loss"] > 0 and (out / "model.pt").is_file()
-    import torch
+    assert metrics["test"]["loss"] > 0 and (out / "model" / "model.safetensors").is_file()
+    from iclr24.paperkit.pretrained import read_model_folder
 
-    state = torch.load(out / "model.pt", weights_only=True)
+    _, state, _ = read_model_folder(out / "model")
     assert "vector_field.layers.0.weight" in state
     # user errors: one line, exit 2
     assert main(["bias", "--ks", "3", "--series", "2", "--n-fine", "64", "--out", str(tmp_path / "c")]) == 2
@@ -121,8 +121,10 @@ def test_torchrun_data_parallel_matches_one_process(tmp_path):
         ["-m", "iclr24.ncde_bounds.cli", *common, "--out", str(tmp_path / "two")], nproc=2, timeout=600
     )
     assert main([*common, "--out", str(tmp_path / "one")]) == 0
-    two = torch.load(tmp_path / "two" / "model.pt", weights_only=True)
-    one = torch.load(tmp_path / "one" / "model.pt", weights_only=True)
+    from iclr24.ncde_bounds import NCDE
+
+    two = NCDE.from_pretrained(tmp_path / "two" / "model").state_dict()
+    one = NCDE.from_pretrained(tmp_path / "one" / "model").state_dict()
     assert all(torch.allclose(two[k], one[k], atol=1e-5) for k in one)
     assert json.loads((tmp_path / "two" / "metrics.json").read_text())["processes"] == 2
 
@@ -239,7 +241,7 @@ def test_single_class_training_file_is_refused(tmp_path, capsys):
     assert main(["train", "--ts-file", str(ts), "--epochs", "1", "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "every training series has class 'up'" in err[0]
-    assert not (out / "model.pt").exists()
+    assert not (out / "model").exists() and not (out / "model.pt").exists()
 
 
 def test_star_import_gives_every_public_name():

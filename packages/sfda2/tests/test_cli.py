@@ -40,6 +40,7 @@ def test_train_source_then_adapt(source_ckpt, tmp_path, capsys):
     assert rc == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["method"] == "aad" and summary["nonfinite_iterations"] == 0
+    assert (summary["config"]["lr"], summary["config"]["alpha_2"]) == (1e-3, 10.0)  # official defaults
     assert (tmp_path / "target" / "model.safetensors").is_file() and (tmp_path / "history.json").is_file()
     assert "target accuracy" in capsys.readouterr().out
 

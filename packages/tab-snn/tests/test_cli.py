@@ -46,7 +46,9 @@ def test_cli_train_end_to_end(tmp_path, capsys):
     assert rc == 0
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["norm"] == "tab" and m["T"] == 8 and 0 <= m["test_acc"] <= 100 and m["firing_rate"]
-    assert (tmp_path / "model.pt").is_file()
+    assert (tmp_path / "model" / "model.safetensors").is_file() and (
+        tmp_path / "model" / "config.json"
+    ).is_file()
 
 
 def test_cli_user_errors(tmp_path, capsys):

@@ -326,11 +326,11 @@ def vars_jsonable(cfg) -> dict:
     arg(
         "--alpha-2",
         type=nonneg_float,
-        default=1.0,
-        help="FD weight (official VisDA: 10; rescale it, see README)",
+        default=VISDA.alpha_2,
+        help="FD weight (official: 10)",
     ),
     arg("--lambda-0", type=nonneg_float, default=VISDA.lambda_0, help="IFA strength lambda_0"),
-    arg("--lr", type=positive_float, default=1e-2, help="learning rate (official VisDA: 1e-3)"),
+    arg("--lr", type=positive_float, default=VISDA.lr, help="learning rate (official: 1e-3)"),
     arg("--epochs", type=positive_int, default=VISDA.max_epoch, help="adaptation epochs"),
     arg(
         "--interval",
