@@ -133,13 +133,11 @@ class StepLog:
             callbacks = []
         elif callable(callbacks) or hasattr(callbacks, "on_step"):
             callbacks = [callbacks]
-        try:
-            self.callbacks = list(callbacks)
-        except TypeError:
+        elif isinstance(callbacks, str | bytes) or not hasattr(callbacks, "__iter__"):
             raise InputError(
-                f"callbacks must be a callable, an object with on_step(step, metrics), or a list of them, got "
-                f"{type(callbacks).__name__}"
-            ) from None
+                f"callbacks must be a callable or a list of them, got {type(callbacks).__name__}"
+            )
+        self.callbacks = list(callbacks)
         for cb in self.callbacks:
             if not (callable(cb) or hasattr(cb, "on_step")):
                 raise InputError(f"a callback must be callable or have on_step(step, metrics), got {cb!r}")

@@ -93,11 +93,14 @@ def sample_stream(
 
 def _is_torch_data(obj: object) -> bool:
     """A torch ``Dataset``/``DataLoader`` (checked only where torch is already imported: numpy users never load it)."""
-    if "torch" not in sys.modules:
+    if sys.modules.get("torch") is None:
         return False
-    from iclr24.paperkit.userdata import is_user_data
+    try:
+        from iclr24.paperkit.userdata import is_user_data
 
-    return is_user_data(obj)
+        return is_user_data(obj)
+    except ImportError:  # a partial or stubbed torch
+        return False
 
 
 def user_samples(samples: object, mdp: TabularMDP, mode: str = "control", policy=None):
