@@ -145,3 +145,37 @@ def test_info_reports_params_and_macs(tmp_path, capsys):
     info = json.loads((tmp_path / "info_faster_vit_0_224.json").read_text())
     assert info["params"] > 20e6 and info["macs"] > 0 and len(info["stages"]) == 4
     assert "parameters" in capsys.readouterr().out
+
+
+def test_train_writes_the_model_folder_logs_and_resumes(tmp_path, capsys):
+    out = tmp_path / "run"
+    flags = [
+        "digits",
+        "--img-size",
+        "32",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "32",
+        "--max-steps-per-epoch",
+        "2",
+    ]
+    flags += ["--model-kwargs", TINY, "--out", str(out), "--quiet"]
+    assert main(["train", *flags, "--log-dir", str(tmp_path / "logs")]) == 0
+    assert "model folder" in capsys.readouterr().out
+    prov = json.loads((out / "model" / "provenance.json").read_text())
+    assert prov["command"].startswith("fastervit train digits") and "--log-dir" in prov["command"]
+    assert (tmp_path / "logs" / "metrics.jsonl").is_file()
+    # the run is complete: --resume continues at the end (no step left) and reports the same numbers
+    before = json.loads((out / "metrics.json").read_text())["final"]
+    assert main(["train", *flags, "--resume"]) == 0
+    assert "resumed after epoch 1" in capsys.readouterr().out
+    assert json.loads((out / "metrics.json").read_text())["final"] == before
+    img = tmp_path / "x.png"
+    Image.new("RGB", (32, 32), (200, 30, 30)).save(img)
+    assert main(["predict", str(img), "--checkpoint", str(out / "model"), "--topk", "2"]) == 0
+    assert len(capsys.readouterr().out.strip().splitlines()) == 4
+    assert main(["train", *flags, "--resume", "--checkpoint", str(out / "model"), "--overwrite"]) == 2
+    assert "give one of them" in capsys.readouterr().err
+    assert main(["train", *flags[:-3], "--out", str(tmp_path / "fresh"), "--resume"]) == 2
+    assert "nothing to resume" in capsys.readouterr().err

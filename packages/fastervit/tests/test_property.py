@@ -60,5 +60,19 @@ def test_public_api_refuses_bad_input(tmp_path):
     for suffix in (".pth", ".pth.tar"):
         p.sweep(fv.read_state_dict, 0, probe_files(tmp_path, suffix))
         p.sweep(fv.load_checkpoint, 1, probe_files(tmp_path, suffix), model)
+    # the model folder and your own data (train's data / val_data, evaluate's loader)
+    p.sweep(fv.FasterViT.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(fv.read_state_dict, 0, probe_files(tmp_path, ".safetensors"))
+    from iclr24.fastervit.train import TrainConfig, evaluate, train
+
+    cfg = TrainConfig(epochs=1, img_size=32, model_kwargs=TINY, max_steps_per_epoch=1)
+    p.sweep(
+        train,
+        1,
+        [*probe_arrays((4, 3, 32, 32), torch=True), *probe_files(tmp_path, "")],
+        cfg,
+        show_progress=False,
+    )
+    p.sweep(evaluate, 1, probe_arrays((4, 3, 32, 32), torch=True), model)
     p.check()
     p.assert_covers(fv)

@@ -115,5 +115,14 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(lpn.load_image_folder, 1, probe_sizes(), tmp_path)
     p.sweep(lpn.load_celeba, 0, folders)
     p.sweep(lpn.load_mayoct, 0, folders)
+    # model folders, and your own Dataset / DataLoader as training data
+    from torch.utils.data import DataLoader, TensorDataset
+
+    p.sweep(lpn.MLPLPN.from_pretrained, 0, folders)
+    p.sweep(lpn.load_model, 0, folders)
+    own = [(f"dataset of {k}", TensorDataset(v)) for k, v in probe_arrays((10, 64), torch=True)
+           if isinstance(v, torch.Tensor) and v.dim() >= 1 and len(v)]  # fmt: skip
+    own += [("empty loader", DataLoader(TensorDataset(torch.rand(0, 64)), batch_size=2))]
+    p.sweep(lpn.train, 1, own, mlp, cfg, show_progress=False)
     p.check()
     p.assert_covers(lpn, skip=SKIP)

@@ -114,5 +114,14 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(sr.load_npz, 0, [*probe_files(tmp_path, ".npz"), *probe_files(tmp_path, ".txt")])
     p.sweep(sr.load_data, 0, [("unknown", "imagenet"), ("int", 3), ("missing npz", str(tmp_path / "x.npz"))],
             data_dir=tmp_path)  # fmt: skip
+    # the model folder and your own data
+    p.sweep(sr.SparseModel.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(sr.SparseModel, "model", [("unknown", "transformer"), ("int", 3)])
+    p.sweep(sr.SparseModel, "masked", [("unknown", ["nope.weight"]), ("str", "0.weight"), ("ints", [1, 2])])
+    p.sweep(sr.SparseModel, "input_shape", [("empty", ()), ("negative", (-1,))])
+    test = (small.x_test, small.y_test)
+    p.sweep(sr.Split.from_data, 0, [*probe_arrays((40, 64), torch=True), *probe_sizes()], test)
+    p.sweep(sr.train, 1, [(f"train {k}", (v, test)) for k, v in probe_arrays((40, 64), torch=True)], cfg)
+    p.sweep(sr.train, "checkpoint", probe_files(tmp_path, ".pt"), cfg, small, resume=True)
     p.check()
     p.assert_covers(sr, skip=SKIP)

@@ -17,7 +17,13 @@ def test_readme_quickstart_runs_and_condensed_matches(tmp_path):
                 "density": "sparsifier.density()",
                 "invariants": "sparsifier.check_invariants() is None",
             },
-            1: {
+            1: {  # train -> save_pretrained -> from_pretrained -> evaluate / condense
+                "files": "sorted(p.name for p in __import__('pathlib').Path('runs/srigl-model').iterdir())",
+                "logged": "__import__('pathlib').Path('runs/srigl-logs/metrics.jsonl').is_file()",
+                "state": "__import__('pathlib').Path('runs/srigl-state.pt').is_file()",
+                "masked": "model.density()",
+            },
+            2: {
                 "world": "info.world_size",
                 "plain": "ddp_model is model",
                 "density1": "sparsifier.density()",
@@ -25,6 +31,13 @@ def test_readme_quickstart_runs_and_condensed_matches(tmp_path):
         },
     )
     assert res["steps"] == 20 and res["density"] == pytest.approx(0.1, abs=0.005) and res["invariants"]
+    assert (
+        res["files"] == ["config.json", "model.safetensors", "provenance.json"]
+        and res["logged"]
+        and res["state"]
+    )
+    assert res["masked"] == pytest.approx(0.1, abs=0.01)
     assert res["world"] == 1 and res["plain"] and res["density1"] == pytest.approx(0.1, abs=0.01)
-    quick = [ln for ln in res["__stdout__"].strip().splitlines()]
-    assert float(quick[-1]) < 1e-4  # the condensed model gives the masked model's outputs
+    lines = res["__stdout__"].strip().splitlines()
+    assert lines[-2:] == ["True", "True"]  # the folder's model and its condensed copy: the trained accuracy
+    assert float(lines[-3]) < 1e-4  # the quickstart: the condensed model gives the masked model's outputs

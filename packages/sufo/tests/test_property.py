@@ -102,6 +102,14 @@ def test_public_api_refuses_bad_input(tmp_path):
     g = rng.standard_normal((12, 32))
     p.sweep(sufo.frozen_encoder_probe, 1, probe_arrays((12, 32)), head, y, g, y, g, y)
     p.sweep(sufo.frozen_encoder_probe, 2, labels, head, g, g, y, g, y)
+    p.sweep(sufo.fine_tune, 2, [*probe_arrays((12, 3)), *probe_sizes(), ("pairs of floats", [("a", 0.5)])],
+            model, tok, va)  # fmt: skip
+    p.sweep(
+        sufo.TextDataset.from_data, 0, [*probe_arrays((12, 3)), ("empty", []), ("triples", [("a", 1, 2)])]
+    )
+    p.sweep(sufo.is_causal_decoder, 0, [("not a model", object()), ("int", 3)])
+    p.sweep(sufo.save_encoder, 2, probe_files(tmp_path, ""), model, tok)
+    p.sweep(sufo.save_encoder, 0, [("not a model", object())], tok, tmp_path / "new-model")
     p.check()
     p.assert_covers(sufo, skip=SKIP)
 

@@ -67,10 +67,18 @@ def test_readme_quickstart(tmp_path):
     res = run_readme_blocks(
         Path(__file__).parents[1] / "README.md",
         cwd=tmp_path,
-        values={0: {"f_pre": "list(f_pre.shape)", "finite": "bool(np.isfinite(f_rnd).all())"}},
+        values={
+            0: {"f_pre": "list(f_pre.shape)", "finite": "bool(np.isfinite(f_rnd).all())"},
+            1: {  # fine-tune -> save_encoder -> load_encoder -> predict
+                "files": "sorted(p.name for p in __import__('pathlib').Path('runs/ft').iterdir())",
+                "logged": "__import__('pathlib').Path('runs/ft-logs/metrics.jsonl').is_file()",
+            },
+        },
     )
     assert res["f_pre"] == [7, 40, 384]
     assert res["finite"]
+    assert {"config.json", "model.safetensors", "provenance.json"} <= set(res["files"]) and res["logged"]
+    assert res["__stdout__"].strip().splitlines()[-1] == "True"
 
 
 @pytest.mark.parametrize("mode", ["quick", "full"])

@@ -4,6 +4,9 @@ Importing this package registers every official variant with timm::
 
     import timm, iclr24.fastervit
     model = timm.create_model("faster_vit_0_224", num_classes=10)
+
+Trained models are folders: ``model.save_pretrained(dir)`` / ``FasterViT.from_pretrained(dir)``;
+``iclr24.fastervit.train.train`` writes one (``OUT/model``) beside the timm-format ``OUT/checkpoint.pth``.
 """
 
 from .model import (

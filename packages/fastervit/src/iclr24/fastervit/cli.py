@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, positive_int
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
@@ -130,7 +130,9 @@ def _info(args: argparse.Namespace) -> int:
 
 @app.command(
     "train",
-    "Train a FasterViT on an ImageFolder tree (or built-in 'digits'); top-1/top-5 each epoch. "
+    "Train a FasterViT on an ImageFolder tree (or built-in 'digits'); top-1/top-5 each epoch. Writes the model "
+    "folder OUT/model (FasterViT.from_pretrained), OUT/checkpoint.pth (timm layout), OUT/metrics.json and "
+    "OUT/train_state.pt (what --resume continues from). "
     "Data-parallel under torchrun: torchrun --nproc_per_node N -m iclr24.fastervit.cli train ...",
     arg("data", help="ImageFolder root (DIR/train/<class>/, DIR/val/<class>/ or DIR/<class>/) or 'digits'"),
     arg("--model", default="faster_vit_0_224", help="a registered variant"),
@@ -145,7 +147,13 @@ def _info(args: argparse.Namespace) -> int:
     arg(
         "--checkpoint",
         default=None,
-        help="initialise from a local checkpoint (head replaced if the class count differs)",
+        help="initialise from a model folder or a local checkpoint file (head replaced if the class count differs)",
+    ),
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from its OUT/train_state.pt (written after every epoch), "
+        "exactly as the uninterrupted run; give the run's own flags",
     ),
     arg("--model-kwargs", type=_json_dict, default={}, help="JSON overrides, e.g. '{\"dim\": 32}'"),
     arg("--mixup", type=float, default=0.0, help="mixup alpha, timm's Mixup (paper 0.8; 0 = off)"),
@@ -163,16 +171,22 @@ def _info(args: argparse.Namespace) -> int:
         help="keep an EMA of the weights, timm's ModelEmaV3 (paper 0.9998; default off); evaluated, saved too",
     ),
     device=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
-    """Writes OUT/checkpoint.pth and OUT/metrics.json (--out is the folder)."""
+    """Writes the model folder OUT/model, OUT/checkpoint.pth, OUT/metrics.json and OUT/train_state.pt."""
     from .registry import _check_name, check_model_kwargs
     from .train import TrainConfig, train
 
     device = args.device  # resolved by the App
     _check_name(args.model)
     check_model_kwargs(args.model_kwargs, args.model)  # before any data is read
-    if args.checkpoint and not Path(args.checkpoint).is_file():
+    if args.checkpoint and args.resume:
+        raise UsageError(
+            "--checkpoint starts a new run from weights, --resume continues one: give one of them"
+        )
+    if args.checkpoint and not Path(args.checkpoint).exists():
         raise InputFileError(f"--checkpoint {args.checkpoint} does not exist")
     cfg = TrainConfig(
         model=args.model,
@@ -194,22 +208,47 @@ def _train(args: argparse.Namespace) -> int:
         reprob=args.reprob,
         model_ema_decay=args.model_ema_decay,
     )
-    metrics = train(cfg, args.data, out=args.out, show_progress=not args.quiet)
+    metrics = train(
+        cfg,
+        args.data,
+        out=args.out,
+        show_progress=not args.quiet,
+        log_dir=args.log_dir,
+        resume=args.resume,
+        command=_command_line(args),
+    )
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun the summary comes from rank 0 alone
         return 0
     f = metrics["final"]
+    resumed = metrics["resumed_from_epoch"]
     print(
         f"{args.model} on {args.data}: top-1 {f['top1']:.4f}, top-5 {f['top5']:.4f} after {args.epochs} epochs "
-        f"({metrics['seconds']:.1f} s, {metrics['world_size']} process(es)); checkpoint in {args.out}"
+        + (f"(resumed after epoch {resumed}) " if resumed is not None else "")
+        + f"({metrics['seconds']:.1f} s, {metrics['world_size']} process(es)); model folder {args.out / 'model'}, "
+        f"checkpoint in {args.out}"
     )
     return 0
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    """This run's command line, as the run marker in --out records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["fastervit", *runs[-1].get("argv", ["train"])])
 
 
 @app.command(
     "predict",
     "Top-5 classes of an image with a trained or official checkpoint.",
     arg("image", help="an image file (jpg/png/...)"),
-    arg("--checkpoint", required=True, help="checkpoint.pth from `fastervit train`, or an official one"),
+    arg(
+        "--checkpoint",
+        required=True,
+        help="the model folder OUT/model or OUT/checkpoint.pth from `fastervit train`, or an official checkpoint",
+    ),
     arg("--model", default=None, help="variant (read from the checkpoint when it records it)"),
     arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
     arg("--topk", type=positive_int, default=5, help="classes to print"),
@@ -231,7 +270,11 @@ def _predict(args: argparse.Namespace) -> int:
     "validate",
     "Top-1/top-5 of a checkpoint on an ImageFolder validation tree, with timm's eval transform (the variant's "
     "crop_pct, bicubic), as the official validate.py; writes OUT/validate.json.",
-    arg("--checkpoint", required=True, help="checkpoint.pth from `fastervit train`, or an official .pth.tar"),
+    arg(
+        "--checkpoint",
+        required=True,
+        help="the model folder OUT/model or checkpoint.pth from `fastervit train`, or an official .pth.tar",
+    ),
     arg(
         "--data",
         required=True,

@@ -31,6 +31,7 @@ from timm.layers import (
 from torch import nn
 
 from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .ops import (
     carrier_token_geometry,
@@ -740,12 +741,18 @@ class FasterViTLayer(nn.Module):
         return x
 
 
-class FasterViT(nn.Module):
+class FasterViT(PretrainedMixin, nn.Module):
     """FasterViT: stem (H/4) -> 2 conv stages -> 2 HAT stages (downsampling between stages) -> norm, pool, head.
 
     Defaults are FasterViT-0. ``resolution`` fixes the carrier-token grid the model is built for (its buffers);
     inputs of other sizes run too (geometry recomputed per input). Inputs must have H and W divisible by 32 unless
     ``any_resolution=True`` (then stage maps are zero-padded to whole windows, as in the official ``any_res``).
+
+    ``model.save_pretrained(dir)`` writes a model folder (``model.safetensors`` with the official state-dict keys,
+    ``config.json`` with the constructor's arguments, ``provenance.json`` with timm's ``pretrained_cfg``);
+    ``FasterViT.from_pretrained(dir)`` builds it back with that ``pretrained_cfg``, so timm's data config and
+    ``fastervit validate`` treat it as the variant it was created as. timm also reads the weights alone:
+    ``timm.create_model(name, checkpoint_path="dir/model.safetensors", ...)``.
     """
 
     def __init__(
@@ -935,6 +942,37 @@ class FasterViT(nn.Module):
             self.global_pool = global_pool
         self.head = nn.Linear(self.num_features, num_classes) if num_classes > 0 else nn.Identity()
 
+    def pretrained_config(self) -> dict:
+        """The constructor's arguments, with the head as it is now (after ``reset_classifier``)."""
+        cfg = super().pretrained_config()
+        cfg.update(num_classes=int(self.num_classes), global_pool=self.global_pool)
+        return cfg
+
+    def save_pretrained(self, folder, *, provenance=None):
+        """paperkit's model folder; ``provenance.json`` also records timm's ``pretrained_cfg`` (the variant, its
+        input size, crop_pct, interpolation, mean/std) under ``timm_pretrained_cfg``."""
+        prov = dict(provenance or {})
+        cfg = getattr(self, "pretrained_cfg", None)
+        if cfg and "timm_pretrained_cfg" not in prov:
+            prov["timm_pretrained_cfg"] = {k: v for k, v in dict(cfg).items() if _is_json_value(v)}
+        return super().save_pretrained(folder, provenance=prov)
+
+    @classmethod
+    def from_pretrained(cls, folder, *, strict: bool = True, **overrides):
+        """Build the model a :meth:`save_pretrained` folder holds (CPU weights), with its timm ``pretrained_cfg``."""
+        import json
+        from pathlib import Path
+
+        from iclr24.paperkit.pretrained import PROVENANCE_FILE
+
+        model = super().from_pretrained(folder, strict=strict, **overrides)
+        prov = json.loads((Path(folder) / PROVENANCE_FILE).read_text(encoding="utf-8"))  # checked on load
+        cfg = prov.get("timm_pretrained_cfg") if isinstance(prov, dict) else None
+        if isinstance(cfg, dict):
+            cfg = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.items()}
+            model.pretrained_cfg = model.default_cfg = cfg
+        return model
+
     def switch_to_deploy(self) -> "FasterViT":
         """Cache every position bias/embedding in its buffer (the official deploy mode); returns self."""
         for m in self.modules():
@@ -967,3 +1005,11 @@ class FasterViT(nn.Module):
                     "saved from another variant or architecture"
                 )
         return super().load_state_dict(state_dict, strict=strict, assign=assign)
+
+
+def _is_json_value(v) -> bool:
+    return (
+        v is None
+        or isinstance(v, (bool, int, float, str))
+        or (isinstance(v, (list, tuple)) and all(isinstance(e, (bool, int, float, str)) for e in v))
+    )

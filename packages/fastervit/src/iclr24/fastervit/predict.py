@@ -1,4 +1,5 @@
-"""Classify one image with a local checkpoint (ours from ``fastervit train``, or an official one)."""
+"""Classify one image with a local checkpoint: a model folder or checkpoint.pth from ``fastervit train``, or an
+official checkpoint."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def load_classifier(checkpoint, model_name: str | None, purpose: str):
     error for a checkpoint without a classifier head."""
     import timm
 
+    if Path(checkpoint).is_dir():
+        return _load_folder_classifier(checkpoint, model_name, purpose)
     raw = read_checkpoint(checkpoint)
     meta = raw if isinstance(raw, dict) else {}
     name = model_name or meta.get("model")
@@ -36,6 +39,33 @@ def load_classifier(checkpoint, model_name: str | None, purpose: str):
     model = timm.create_model(name, num_classes=num_classes, **dict(meta.get("model_kwargs", {})))
     model.load_state_dict(sd, strict=True)
     return model, meta, name, num_classes
+
+
+def _load_folder_classifier(folder, model_name: str | None, purpose: str):
+    """``load_classifier`` for a model folder: the config builds the model, ``provenance.json`` gives the variant,
+    the class names and the training image size (as ``fastervit train`` records them)."""
+    import json
+
+    from iclr24.paperkit.pretrained import PROVENANCE_FILE
+
+    from .model import FasterViT
+
+    model = FasterViT.from_pretrained(folder)
+    prov = json.loads((Path(folder) / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    name = (getattr(model, "pretrained_cfg", None) or {}).get("architecture")
+    if model_name is not None:
+        _check_name(model_name)
+        if name is not None and model_name != name:
+            raise InputError(f"{folder} holds a {name}, not a {model_name}: drop --model for a model folder")
+    if not model.num_classes:
+        raise InputError(f"{folder} has no classifier (num_classes 0): it cannot {purpose}")
+    classes = prov.get("classes")
+    meta = {
+        "model": name or model_name,
+        "classes": classes if isinstance(classes, list) and len(classes) == model.num_classes else None,
+        "img_size": prov.get("img_size"),
+    }
+    return model, meta, meta["model"], model.num_classes
 
 
 def predict(
@@ -55,7 +85,7 @@ def predict(
     model, meta, _, num_classes = load_classifier(checkpoint, model_name, "classify images")
     size = img_size or meta.get("img_size") or 224
     model.eval()
-    crop = model.pretrained_cfg.get("crop_pct", 0.875)
+    crop = (getattr(model, "pretrained_cfg", None) or {}).get("crop_pct", 0.875)
     x = eval_transform(int(size), crop)(img).unsqueeze(0)
     with torch.inference_mode():
         prob = model(x).softmax(-1)[0]

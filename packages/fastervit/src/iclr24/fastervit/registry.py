@@ -186,6 +186,13 @@ def _check_timm_checkpoint_path() -> None:
     if frame.f_code.co_name != "create_model" or "timm" not in frame.f_code.co_filename:
         return
     path = frame.f_locals.get("checkpoint_path")
+    if path and Path(path).is_dir():
+        raise InputFileError(
+            f"checkpoint_path {str(path)!r} is a folder; timm reads weight files: pass "
+            f"checkpoint_path='{Path(path) / 'model.safetensors'}' for a model folder (or load it whole with "
+            "iclr24.fastervit.FasterViT.from_pretrained)",
+            path,
+        )
     if path and not Path(path).is_file():
         raise InputFileError(
             f"checkpoint_path {str(path)!r} does not exist (expected a .pth/.pth.tar/.pt file; official "
@@ -283,22 +290,43 @@ def _unwrap(obj: Any, path: str) -> dict[str, torch.Tensor]:
 
 def read_checkpoint(path: str | os.PathLike) -> Any:
     """The raw object of a checkpoint file, read with ``torch.load(weights_only=True)`` (``argparse.Namespace``
-    training args of official/timm checkpoints are allowed, nothing else)."""
+    training args of official/timm checkpoints are allowed, nothing else); a ``.safetensors`` file is read with
+    safetensors (its tensors)."""
     from iclr24.paperkit.checkpoint import safe_torch_load
 
     p = Path(path)
     if not p.exists():
         raise InputFileError(
-            f"checkpoint {p} does not exist (expected a .pth/.pth.tar/.pt file; official "
-            "weights: https://huggingface.co/ahatamiz/FasterViT, downloaded by you)",
+            f"checkpoint {p} does not exist (expected a model folder from save_pretrained / `fastervit train`, or "
+            "a .pth/.pth.tar/.pt/.safetensors file; official weights: https://huggingface.co/ahatamiz/FasterViT, "
+            "downloaded by you)",
             p,
         )
+    if p.is_dir():
+        raise InputFileError(
+            f"{p} is a folder: read a model folder with read_state_dict or FasterViT.from_pretrained", p
+        )
+    if p.suffix == ".safetensors":
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        try:
+            return load_file(str(p))
+        except (SafetensorError, OSError, ValueError) as e:
+            raise InputFileError(
+                f"{p} is not a readable safetensors file: {' '.join(str(e).split())[:200]}", p
+            ) from None
     return safe_torch_load(p, what="checkpoint", safe_globals=[argparse.Namespace])
 
 
 def read_state_dict(path: str | os.PathLike) -> dict[str, torch.Tensor]:
-    """A FasterViT state dict from an official ``.pth.tar``, a timm/our training checkpoint or a bare state dict
-    (EMA weights preferred when present; ``module.`` prefixes stripped)."""
+    """A FasterViT state dict from a model folder (``save_pretrained`` / ``fastervit train``'s ``OUT/model``), an
+    official ``.pth.tar``, a timm/our training checkpoint, a ``.safetensors`` file or a bare state dict (EMA
+    weights preferred in a checkpoint that has them; ``module.`` prefixes stripped)."""
+    if Path(path).is_dir():
+        from iclr24.paperkit.pretrained import read_model_folder
+
+        return dict(read_model_folder(path)[1])
     return _unwrap(read_checkpoint(path), str(path))
 
 

@@ -1,10 +1,13 @@
-"""Training and evaluation of a registered FasterViT on an image folder or built-in data, single process or
-data-parallel under ``torchrun`` (``torchrun --nproc_per_node N -m iclr24.fastervit.cli train DATA ...``)."""
+"""Training and evaluation of a registered FasterViT on an image folder, built-in data or your own Dataset /
+DataLoader, single process or data-parallel under ``torchrun`` (``torchrun --nproc_per_node N -m
+iclr24.fastervit.cli train DATA ...``); per-step logging through paperkit's StepLog, exact resume per epoch."""
 
 from __future__ import annotations
 
 import math
+import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from iclr24.paperkit.distributed import (
     is_distributed,
     wrap_ddp,
 )
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int
 
 from .data import loader_errors
 
@@ -154,12 +157,22 @@ def _regularisers(
 @torch.no_grad()
 @loader_errors()
 def evaluate(
-    model: torch.nn.Module, loader: DataLoader, device: str | torch.device = "cpu"
+    model: torch.nn.Module, loader: DataLoader | Dataset, device: str | torch.device = "cpu"
 ) -> dict[str, float]:
-    """Top-1, top-5 accuracy and mean cross-entropy over a loader (summed over ranks under torchrun)."""
+    """Top-1, top-5 accuracy and mean cross-entropy over a loader of (images, labels) or a Dataset of such pairs
+    (batches of 64), summed over ranks under torchrun."""
+    if isinstance(loader, Dataset):
+        loader = DataLoader(loader, batch_size=64)
+    if not isinstance(loader, DataLoader):
+        raise InputError(
+            f"evaluate needs a DataLoader or a Dataset of (image, label), got {type(loader).__name__}"
+        )
+    if not isinstance(model, torch.nn.Module):
+        raise InputError(f"evaluate needs a model (torch.nn.Module), got {type(model).__name__}")
     model.eval()
     sums = torch.zeros(4, dtype=torch.float64)  # correct1, correct5, loss sum, count
-    for x, y in loader:
+    for batch in loader:
+        x, y = _pair(batch, "validation data")
         x, y = x.to(device), y.to(device)
         logits = model(x)
         k = min(5, logits.shape[1])
@@ -181,14 +194,95 @@ def evaluate(
     }
 
 
+def _user_data(data: Any, val_data: Any, classes: Any) -> tuple[Any, Any, list[str]]:
+    """(train, val, class_names) from a user's Dataset/DataLoader pair; one InputError for what does not fit."""
+    if not isinstance(data, (Dataset, DataLoader)):
+        raise InputError(
+            f"data: expected 'digits', an image-folder path, a torch Dataset or a DataLoader, got "
+            f"{type(data).__name__}"
+        )
+    if not isinstance(val_data, (Dataset, DataLoader)):
+        raise InputError(
+            "val_data: a Dataset or DataLoader of (image, label) pairs is needed beside your own train data (each "
+            f"epoch is evaluated on it), got {type(val_data).__name__}"
+        )
+    if classes is None:
+        ds = data.dataset if isinstance(data, DataLoader) else data
+        classes = getattr(ds, "classes", None)
+    if isinstance(classes, int) and not isinstance(classes, bool):
+        check_int(classes, "classes", minimum=1, maximum=2**20)
+        classes = [str(i) for i in range(classes)]
+    if not isinstance(classes, (list, tuple)) or not classes:
+        raise InputError(
+            "classes: pass the class names (or their count) for your own data; the dataset has no .classes"
+        )
+    return data, val_data, [str(c) for c in classes]
+
+
+def _pair(batch: Any, what: str) -> tuple[Any, Any]:
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        n = len(batch) if isinstance(batch, (tuple, list)) else type(batch).__name__
+        raise InputError(f"{what}: a batch must be (images, labels), got {n}")
+    return batch[0], batch[1]
+
+
+def _check_batch(batch: Any, num_classes: int, in_chans: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of a user's loader: (B, C, H, W) float images and (B,) class indices in range."""
+    x, y = _pair(batch, "train data")
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise InputError(
+            f"train data: a batch must be (images, labels) tensors, got ({type(x).__name__}, {type(y).__name__})"
+        )
+    if x.dim() != 4 or x.shape[1] != in_chans or not x.is_floating_point():
+        raise InputError(
+            f"train data: images must be float (B, {in_chans}, H, W), got {x.dtype} {tuple(x.shape)}"
+        )
+    if y.dim() != 1 or len(y) != len(x) or y.is_floating_point() or y.dtype == torch.bool:
+        raise InputError(f"train data: labels must be int (B,) = ({len(x)},), got {y.dtype} {tuple(y.shape)}")
+    lo, hi = int(y.min()), int(y.max())
+    if lo < 0 or hi >= num_classes:
+        raise InputError(f"train data: labels must be class indices in [0, {num_classes}), got {lo}..{hi}")
+    return x, y
+
+
+def _state_path(resume: Any, out: str | Path | None) -> Path | None:
+    if isinstance(resume, (str, os.PathLike)):
+        return Path(resume)
+    if resume not in (True, False, None):
+        raise InputError(f"resume must be True/False or a path to a train_state.pt, got {resume!r}")
+    return None if out is None else Path(out) / "train_state.pt"
+
+
 @loader_errors()
 def train(
-    cfg: TrainConfig, data: str, out: str | Path | None = None, show_progress: bool = True
+    cfg: TrainConfig,
+    data: str | os.PathLike | Dataset | DataLoader,
+    out: str | Path | None = None,
+    show_progress: bool = True,
+    *,
+    val_data: Dataset | DataLoader | None = None,
+    classes: Sequence[str] | int | None = None,
+    callbacks: Any = None,
+    log_dir: str | os.PathLike | None = None,
+    resume: bool | str | os.PathLike = False,
+    command: str | None = None,
 ) -> dict[str, Any]:
-    """Train ``cfg.model`` on ``data`` ("digits" or an ImageFolder path); evaluate top-1/top-5 after each epoch;
-    rank 0 writes ``out/checkpoint.pth`` (official key layout, loads with ``checkpoint_path=``) and
-    ``out/metrics.json``. Returns the metrics."""
+    """Train ``cfg.model`` on ``data`` ("digits", an ImageFolder path, or your own ``Dataset``/``DataLoader`` of
+    (image, label) with ``val_data`` beside it and ``classes`` unless the dataset has ``.classes``); evaluate
+    top-1/top-5 after each epoch. A Dataset gets the sampler and batching of the built-in data; a DataLoader is
+    iterated as given (under torchrun it must have a ``DistributedSampler``).
+
+    Rank 0 writes into ``out``: the model folder ``out/model`` (``FasterViT.from_pretrained``; with EMA also
+    ``out/model_ema``), ``out/checkpoint.pth`` (official key layout, loads with timm's ``checkpoint_path=``),
+    ``out/metrics.json``, and after every epoch ``out/train_state.pt`` (model, optimiser, EMA, samplers and every
+    rank's RNG states). ``resume=True`` continues from that file (or ``resume=PATH`` from that one): the run goes
+    on at the first unfinished epoch and ends bit for bit as the uninterrupted run would. ``callbacks`` (``f(step,
+    metrics)`` or objects with ``on_step``/``on_end``) and ``log_dir`` (JSONL, TensorBoard when installed) get the
+    loss and lr of every step and the validation metrics of every epoch (rank 0). Returns the metrics."""
     import timm
+
+    from iclr24.paperkit.resume import _rng_state, _set_rng_state, load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
 
     from . import registry
 
@@ -196,33 +290,65 @@ def train(
     registry.check_model_kwargs(cfg.model_kwargs, cfg.model)
     if cfg.epochs < 1 or cfg.batch_size < 1:
         raise InputError(f"epochs and batch_size must be >= 1, got {cfg.epochs}, {cfg.batch_size}")
+    own_data = not isinstance(data, (str, os.PathLike))
+    if own_data:
+        data, val_data, classes = _user_data(data, val_data, classes)
+    elif val_data is not None or classes is not None:
+        raise InputError(
+            "val_data and classes are for your own Dataset/DataLoader; 'digits' and folders have theirs"
+        )
+    state_path = _state_path(resume, out)
+    if resume and (state_path is None or not state_path.is_file()):
+        raise InputFileError(
+            f"nothing to resume: {state_path or 'train_state.pt'} does not exist (train writes it into --out after "
+            "every epoch; start without resume)",
+            state_path,
+        )
+    cpu0 = time.process_time()
     info = init_distributed(device=cfg.device)
+    log = StepLog(log_dir if info.is_main else None, callbacks if info.is_main else None, name="fastervit")
     try:
+        if own_data:
+            train_ds, val_ds = data, val_data
+        else:
+            train_ds, val_ds, classes = build_datasets(str(data), cfg.img_size, cfg.seed, cfg.rand_augment)
+        # seeded after the data is read: the first import of scipy/sklearn (the digits) draws from Python's
+        # `random`, which would make the first run in a process differ from the next ones
         seed_everything(cfg.seed + info.rank)
-        train_ds, val_ds, classes = build_datasets(data, cfg.img_size, cfg.seed, cfg.rand_augment)
         kwargs = dict(cfg.model_kwargs)
         kwargs.setdefault("resolution", cfg.img_size)
         if cfg.drop_path_rate is not None:
             kwargs["drop_path_rate"] = cfg.drop_path_rate
         torch.manual_seed(cfg.seed)  # identical initial weights on every rank
         model = timm.create_model(cfg.model, num_classes=len(classes), **kwargs)
-        if cfg.init_checkpoint:
+        if cfg.init_checkpoint and not resume:
             registry.load_for_finetuning(model, cfg.init_checkpoint)
         n_params = sum(p.numel() for p in model.parameters())
         ddp = wrap_ddp(model, info)
         mixup, erase, ema = _regularisers(cfg, len(classes), model, info.device)
-        sampler = distributed_sampler(train_ds, shuffle=True, seed=cfg.seed, drop_last=True)
-        train_dl = DataLoader(
-            train_ds,
-            batch_size=cfg.batch_size,
-            sampler=sampler,
-            num_workers=cfg.num_workers,
-            drop_last=len(train_ds) // max(info.world_size, 1) > cfg.batch_size,
-        )
-        val_sampler = distributed_sampler(val_ds, shuffle=False) if is_distributed() else None
-        val_dl = DataLoader(
-            val_ds, batch_size=cfg.batch_size, sampler=val_sampler, num_workers=cfg.num_workers
-        )
+        if isinstance(train_ds, DataLoader):
+            train_dl, sampler = train_ds, train_ds.sampler
+            if is_distributed() and not hasattr(sampler, "set_epoch"):
+                raise InputError(
+                    "under torchrun your train DataLoader needs a DistributedSampler (each rank its own shard); "
+                    "or pass the Dataset, which gets one"
+                )
+        else:
+            sampler = distributed_sampler(train_ds, shuffle=True, seed=cfg.seed, drop_last=True)
+            train_dl = DataLoader(
+                train_ds,
+                batch_size=cfg.batch_size,
+                sampler=sampler,
+                num_workers=cfg.num_workers,
+                drop_last=len(train_ds) // max(info.world_size, 1) > cfg.batch_size,
+            )
+        if isinstance(val_ds, DataLoader):
+            val_dl = val_ds
+        else:
+            val_sampler = distributed_sampler(val_ds, shuffle=False) if is_distributed() else None
+            val_dl = DataLoader(
+                val_ds, batch_size=cfg.batch_size, sampler=val_sampler, num_workers=cfg.num_workers
+            )
         decay, no_decay = [], []
         for name, p in model.named_parameters():
             (no_decay if p.ndim <= 1 or "gamma" in name else decay).append(p)
@@ -230,13 +356,62 @@ def train(
             [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
             lr=cfg.base_lr(info.world_size),
         )
+        try:
+            n_batches = len(train_dl)
+        except TypeError:  # an iterable dataset
+            if cfg.max_steps_per_epoch is None:
+                raise InputError(
+                    "train data: this DataLoader has no length (an IterableDataset); set max_steps_per_epoch"
+                ) from None
+            n_batches = cfg.max_steps_per_epoch
         steps_per_epoch = (
-            len(train_dl) if cfg.max_steps_per_epoch is None else min(len(train_dl), cfg.max_steps_per_epoch)
+            n_batches if cfg.max_steps_per_epoch is None else min(n_batches, cfg.max_steps_per_epoch)
         )
+        if steps_per_epoch < 1:
+            raise InputError("train data: the DataLoader yields no batch (fewer samples than one batch?)")
         total = cfg.epochs * steps_per_epoch
         warmup = int(cfg.warmup_epochs * steps_per_epoch)
-        history, step, t0 = [], 0, time.perf_counter()
-        for epoch in range(cfg.epochs):
+        gens = (
+            {"sampler": sampler.generator}
+            if isinstance(getattr(sampler, "generator", None), torch.Generator)
+            else {}
+        )
+        run_meta = {
+            "model": cfg.model,
+            "epochs": cfg.epochs,
+            "steps_per_epoch": steps_per_epoch,
+            "world_size": info.world_size,
+            "seed": cfg.seed,
+            "classes": len(classes),
+            "data": "user data" if own_data else str(data),
+        }
+        history, step, start_epoch, resumed_from = [], 0, 0, None
+        if resume:
+            saved: dict = {}
+            step = load_train_state(
+                state_path,
+                model=model,
+                optimizer=opt,
+                generators=gens,
+                expect=run_meta,
+                into=saved,
+                what="fastervit training state",
+            )
+            if ema is not None:
+                if "ema" not in saved:
+                    raise InputFileError(
+                        f"{state_path}: holds no EMA weights, but this run keeps an EMA", state_path
+                    )
+                ema.load_state_dict(saved["ema"])
+            history, start_epoch = list(saved.get("history", [])), int(saved.get("epoch", 0))
+            rank_rng, rank_history = saved.get("rank_rng") or [], saved.get("rank_history") or []
+            if info.rank < len(rank_rng):
+                _set_rng_state(rank_rng[info.rank])
+            if info.rank < len(rank_history):
+                history = list(rank_history[info.rank])
+            resumed_from = start_epoch
+        t0 = time.perf_counter()
+        for epoch in range(start_epoch, cfg.epochs):
             if hasattr(sampler, "set_epoch"):
                 sampler.set_epoch(epoch)
             ddp.train()
@@ -247,9 +422,10 @@ def train(
                 desc=f"epoch {epoch + 1}/{cfg.epochs}",
                 disable=not (show_progress and info.is_main),
             )
-            for i, (x, y) in enumerate(bar):
+            for i, batch in enumerate(bar):
                 if i >= steps_per_epoch:
                     break
+                x, y = _check_batch(batch, len(classes), model.in_chans) if own_data else batch
                 lr = _lr_at(step, total, warmup, cfg.base_lr(info.world_size), cfg.min_lr)
                 for g in opt.param_groups:
                     g["lr"] = lr
@@ -270,39 +446,113 @@ def train(
                 opt.step()
                 if ema is not None:
                     ema.update(model, step=step)
-                loss_sum += loss.item() * len(y)
+                loss_value = loss.item()
+                loss_sum += loss_value * len(y)
                 seen += len(y)
                 step += 1
+                log(step, {"loss": loss_value, "lr": lr, "epoch": epoch + 1})
             ev = evaluate(model, val_dl, info.device)
             if ema is not None:
                 ev.update({f"ema_{k}": v for k, v in evaluate(ema.module, val_dl, info.device).items()})
             history.append({"epoch": epoch + 1, "train_loss": loss_sum / max(seen, 1), **ev})
+            row = history[-1]
+            log(step, {"epoch": epoch + 1, "train_loss": row["train_loss"],
+                       **{f"val_{k}": v for k, v in ev.items() if k not in ("n", "ema_n")}})  # fmt: skip
+            if state_path is not None:
+                _save_state(
+                    state_path, info, step=step, model=model, opt=opt, gens=gens, meta=run_meta, ema=ema,
+                    history=history, epoch=epoch + 1, save=save_train_state, rng_state=_rng_state,
+                )  # fmt: skip
         metrics = {
             "model": cfg.model,
-            "data": str(data),
+            "data": "user data" if own_data else str(data),
             "classes": len(classes),
             "params": n_params,
             "world_size": info.world_size,
             "seconds": time.perf_counter() - t0,
+            "resumed_from_epoch": resumed_from,
             "final": history[-1],
             "history": history,
             "config": {k: v for k, v in asdict(cfg).items()},
         }
         if out is not None and info.is_main:
-            out = Path(out)
-            atomic_torch_save(
-                {
-                    "state_dict": model.state_dict(),
-                    "model": cfg.model,
-                    "num_classes": len(classes),
-                    "classes": classes,
-                    "img_size": cfg.img_size,
-                    "model_kwargs": kwargs,
-                    **({"state_dict_ema": ema.module.state_dict()} if ema is not None else {}),
-                },
-                out / "checkpoint.pth",
-            )
-            atomic_write_json(out / "metrics.json", metrics)
+            _write_outputs(
+                Path(out), cfg, model, ema, classes, kwargs, metrics, step,
+                cpu_seconds=time.process_time() - cpu0, command=command,
+            )  # fmt: skip
+        log.close({k: v for k, v in history[-1].items() if k != "epoch"})
         return metrics
     finally:
+        log.close()
         cleanup_distributed()
+
+
+def _save_state(path, info, *, step, model, opt, gens, meta, ema, history, epoch, save, rng_state) -> None:
+    """Rank 0 writes the training state, with every rank's RNG states (each rank draws its own dropout and
+    augmentation randomness) and history (its own train loss), so a resumed torchrun run continues each rank
+    exactly."""
+    ranks = [(rng_state(), history)]
+    if is_distributed():
+        import torch.distributed as dist
+
+        ranks = [None] * info.world_size
+        dist.all_gather_object(ranks, (rng_state(), history))
+    if info.is_main:
+        extra = {
+            "history": history,
+            "epoch": epoch,
+            "rank_rng": [r[0] for r in ranks],
+            "rank_history": [r[1] for r in ranks],  # train_loss is each rank's own
+        }
+        if ema is not None:
+            extra["ema"] = ema.state_dict()
+        save(path, step=step, model=model, optimizer=opt, generators=gens, meta=meta, extra=extra)
+    if is_distributed():
+        import torch.distributed as dist
+
+        dist.barrier()
+
+
+def _write_outputs(
+    out: Path, cfg, model, ema, classes, kwargs, metrics, step, *, cpu_seconds: float, command: str | None
+) -> None:
+    """checkpoint.pth (official layout), the model folder(s) and metrics.json."""
+    atomic_torch_save(
+        {
+            "state_dict": model.state_dict(),
+            "model": cfg.model,
+            "num_classes": len(classes),
+            "classes": classes,
+            "img_size": cfg.img_size,
+            "model_kwargs": kwargs,
+            **({"state_dict_ema": ema.module.state_dict()} if ema is not None else {}),
+        },
+        out / "checkpoint.pth",
+    )
+    final = metrics["final"]
+    prov = {
+        "command": command
+        or f"iclr24.fastervit.train.train(TrainConfig(model={cfg.model!r}, ...), {metrics['data']!r})",
+        "seed": cfg.seed,
+        "steps": step,
+        "epochs": cfg.epochs,
+        "cpu_seconds": round(cpu_seconds, 2),
+        "world_size": metrics["world_size"],
+        "resumed_from_epoch": metrics["resumed_from_epoch"],
+        "data": metrics["data"],
+        "classes": list(classes),
+        "img_size": cfg.img_size,
+        "train_config": metrics["config"],
+        "losses": [
+            {"epoch": h["epoch"], "train_loss": h["train_loss"], "top1": h["top1"]}
+            for h in metrics["history"]
+        ],
+        "final": {k: v for k, v in final.items() if not k.startswith("ema_")},
+    }
+    model.save_pretrained(out / "model", provenance=prov)
+    if ema is not None:
+        ema_model = ema.module
+        ema_prov = dict(prov, weights=f"EMA of the weights (decay {cfg.model_ema_decay})")
+        ema_prov["final"] = {k[4:]: v for k, v in final.items() if k.startswith("ema_")}
+        ema_model.save_pretrained(out / "model_ema", provenance=ema_prov)
+    atomic_write_json(out / "metrics.json", metrics)

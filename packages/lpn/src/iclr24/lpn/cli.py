@@ -114,11 +114,15 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     default_out="runs/lpn",
     modes=True,
     device=True,
+    log_dir=True,
     resume=lambda a: not a.no_resume,
 )
 def _train(args: argparse.Namespace) -> int:
+    import time
+
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 
+    cpu0 = time.process_time()
     info = init_distributed(device=args.device)
     try:
         seed_everything(args.seed)
@@ -151,19 +155,51 @@ def _train(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         try:
-            res = train(model, data, cfg, show_progress=not args.quiet, device=info.device)
+            res = train(
+                model, data, cfg, show_progress=not args.quiet, device=info.device, log_dir=args.log_dir
+            )
         except NonFiniteLossError as e:
             print(f"lpn train: stopped: {e}")
             return 1
         if info.is_main:
             last = np.mean(res.losses[-50:]) if res.losses else float("nan")
+            folder = _save_model_folder(args, model, res, cfg, time.process_time() - cpu0, info.world_size)
             print(
                 f"trained {args.arch} steps {res.start_step}->{res.end_step} on {info.world_size} process(es); "
-                f"final loss {last:.4g}; checkpoint {Path(args.out) / CHECKPOINT_NAME}"
+                f"final loss {last:.4g}; model folder {folder}, checkpoint {Path(args.out) / CHECKPOINT_NAME}"
             )
         return 0
     finally:
         cleanup_distributed()
+
+
+def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, world: int) -> Path:
+    """OUT/model: the trained LPN as a model folder, with how it was trained in provenance.json."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    every = max(1, cfg.num_steps // 20)
+    losses = [
+        {"step": res.start_step + i + 1, "loss": loss}
+        for i, loss in enumerate(res.losses)
+        if (res.start_step + i + 1) % every == 0 or res.start_step + i + 1 == res.end_step
+    ]
+    return model.save_pretrained(
+        Path(args.out) / "model",
+        provenance={
+            "command": shlex.join(["lpn", *runs[-1].get("argv", ["train"])]),
+            "seed": args.seed,
+            "steps": res.end_step,
+            "resumed_from_step": res.start_step or None,
+            "cpu_seconds": round(cpu_seconds, 2),
+            "world_size": world,
+            "data": str(args.data),
+            "train_config": cfg.to_dict(),
+            "losses": losses,  # every num_steps / 20 steps (this process's part of the run)
+        },
+    )
 
 
 def _image_batch(path: Path) -> torch.Tensor:
@@ -182,7 +218,12 @@ def _check_channels(model, x: torch.Tensor, path: Path) -> torch.Tensor:
 @app.command(
     "denoise",
     "Denoise an image (PNG/NPY in [0, 1]) with a trained LPN.",
-    arg("--checkpoint", type=Path, required=True, help="checkpoint file or training folder"),
+    arg(
+        "--checkpoint",
+        type=Path,
+        required=True,
+        help="model folder (OUT/model), training folder or checkpoint file",
+    ),
     arg("--input", type=Path, required=True, help="image (.png/.npy)"),
     arg("--output", type=Path, required=True, help="denoised image (.png/.npy)"),
     arg("--add-noise", type=nonneg_float, default=0.0, help="add N(0, s^2) noise first (a demo), seeded"),
@@ -203,7 +244,12 @@ def _denoise(args: argparse.Namespace) -> int:
 @app.command(
     "prior",
     "Evaluate the learned prior R(x) at images (inverts the LPN; R is defined on its range).",
-    arg("--checkpoint", type=Path, required=True, help="checkpoint file or training folder"),
+    arg(
+        "--checkpoint",
+        type=Path,
+        required=True,
+        help="model folder (OUT/model), training folder or checkpoint file",
+    ),
     arg("--input", type=Path, nargs="+", required=True, help="images (.png/.npy) of the model's input size"),
     arg(
         "--method", choices=INVERSION_METHODS, default="cvx_cg", help="how f is inverted to find y = f^-1(x)"
@@ -240,7 +286,12 @@ def _prior(args: argparse.Namespace) -> int:
 @app.command(
     "solve",
     "Simulate an inverse problem on an image and solve it with PnP (the LPN as the prox).",
-    arg("--checkpoint", type=Path, required=True, help="checkpoint file or training folder"),
+    arg(
+        "--checkpoint",
+        type=Path,
+        required=True,
+        help="model folder (OUT/model), training folder or checkpoint file",
+    ),
     arg("--input", type=Path, required=True, help="clean image (.png/.npy in [0, 1])"),
     arg("--output", type=Path, required=True, help="reconstruction (.png/.npy)"),
     arg(

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = [
     "ICNN",
@@ -42,11 +43,15 @@ __all__ = [
 ]
 
 
-class ICNN(nn.Module):
+class ICNN(PretrainedMixin, nn.Module):
     """Base class: an input-convex potential ``potential(y) -> (B,)`` whose forward pass is its gradient.
 
     Subclasses build ``self.lin`` (``lin[0]`` is the first layer on the input, ``lin[1:]`` the non-negative
     W-layers) and ``self.res`` (the input-skip H-layers) and implement :meth:`potential`.
+
+    Every LPN saves and loads as a model folder: ``lpn.save_pretrained(dir)`` (``model.safetensors``,
+    ``config.json`` with the constructor's arguments, ``provenance.json``), ``MLPLPN.from_pretrained(dir)`` (or
+    :func:`~iclr24.lpn.load_model`, which also reads the training checkpoints).
     """
 
     lin: nn.ModuleList
@@ -110,6 +115,10 @@ class ICNN(nn.Module):
 
     arch: str = ""
     _kwargs: dict[str, Any]
+
+    def pretrained_config(self) -> dict[str, Any]:
+        """The constructor's keyword arguments (what :meth:`config` holds, without ``arch``)."""
+        return dict(self._kwargs)
 
     def check_input(self, y: torch.Tensor) -> None:
         """Raise ValueError when ``y`` does not have shape ``(B, *input_shape)``."""

@@ -217,9 +217,25 @@ def _read_model_config(side: Path) -> dict[str, Any]:
 
 
 def load_model(path: str | Path, arch: str | None = None, **expected: Any) -> ICNN:
-    """Rebuild an LPN from a checkpoint; its architecture comes from the checkpoint (or ``model_config.json``
-    beside it). ``arch`` / ``expected`` kwargs, when given, must match it (else ValueError)."""
+    """Rebuild an LPN from a model folder (``save_pretrained``, ``lpn train``'s ``OUT/model``) or a training
+    checkpoint (a ``checkpoint.pt`` or the folder holding it; its architecture from the checkpoint or the
+    ``model_config.json`` beside it). ``arch`` / ``expected`` kwargs, when given, must match it (else ValueError)."""
     path = Path(path)
+    if path.is_dir() and (path / "config.json").is_file() and not (path / CHECKPOINT_NAME).is_file():
+        from iclr24.paperkit.pretrained import load_pretrained
+
+        model = load_pretrained(path)
+        if not isinstance(model, ICNN):
+            raise InputError(f"{path} holds a {type(model).__name__}, not an LPN")
+        found = model.config()
+        if arch is not None and arch != found["arch"]:
+            raise InputError(
+                f"model folder {path} holds architecture {found['arch']!r}, but {arch!r} was asked for"
+            )
+        for k, v in expected.items():
+            if k in found and found[k] != v:
+                raise InputError(f"model folder {path} has {k}={found[k]!r}, but {k}={v!r} was asked for")
+        return model.eval()
     ck = load_checkpoint(path)
     mc = ck.get("model_config")
     side = (path if path.is_dir() else path.parent) / MODEL_CONFIG_NAME
@@ -301,15 +317,30 @@ def train(
     show_progress: bool = True,
     device: str | torch.device = "cpu",
     on_step: Callable[[int, nn.Module, float], None] | None = None,
+    callbacks: Any = None,
+    log_dir: str | Path | None = None,
 ) -> TrainResult:
     """Train ``model`` to denoise ``data`` following ``config`` (see :class:`TrainConfig`).
 
-    ``data``: clean samples ``(N, ...)`` or a sampler ``(n, generator) -> (n, ...)``. After every optimiser step
-    the W-layers are clamped to >= 0. With ``config.checkpoint_dir`` a checkpoint is written every
-    ``checkpoint_every`` steps and at the end; with ``config.resume`` training continues from it. A NaN/inf loss
-    stops training with :class:`NonFiniteLossError` naming the step (the checkpoint left is the last good state).
-    ``on_step(step, model, loss)`` is called after every optimiser step (and weight clamp).
+    ``data``: clean samples ``(N, ...)``, a ``Dataset`` or ``DataLoader`` of them (items ``x`` or ``(x, label)``,
+    labels ignored; read once into the same tensor, so the same run), or a sampler ``(n, generator) -> (n, ...)``.
+    After every optimiser step the W-layers are clamped to >= 0. With ``config.checkpoint_dir`` a checkpoint is
+    written every ``checkpoint_every`` steps and at the end; with ``config.resume`` training continues from it,
+    exactly: every batch and its noise come from a generator seeded by (seed, step, rank), so an interrupted and
+    resumed run equals the uninterrupted one bit for bit. A NaN/inf loss stops training with
+    :class:`NonFiniteLossError` naming the step (the checkpoint left is the last good state).
+    ``on_step(step, model, loss)`` is called after every optimiser step (and weight clamp); ``callbacks``
+    (``f(step, metrics)`` or objects with ``on_step``/``on_end``) and ``log_dir`` (``metrics.jsonl``, TensorBoard
+    when installed) get ``{loss, lr, gamma}`` at every step (rank 0 under torchrun).
     """
+    from iclr24.paperkit.tracking import StepLog
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if is_user_data(data):
+        parts = as_tensors(data, what="training data")
+        if len(parts) > 2:
+            raise InputError(f"training data: items must be x or (x, label), got {len(parts)} fields")
+        data = parts[0]
     _check_data(data, model)
     world = torch.distributed.get_world_size() if is_distributed() else 1
     rank = torch.distributed.get_rank() if is_distributed() else 0
@@ -341,6 +372,26 @@ def train(
     num_pixels = math.prod(sample_shape) if sample_shape else math.prod(getattr(model, "input_shape", (1,)))
     sched = schedule_for(config, num_pixels)
     result = TrainResult(start_step=start, end_step=start, checkpoint=ck_path)
+    main = is_main_process()
+    log = StepLog(log_dir if main else None, callbacks if main else None, name="lpn")
+    try:
+        _loop(model, data, config, opt, sched, result, log, ck_path, start, per_rank, rank, world, device,
+              show_progress, on_step)  # fmt: skip
+        log.close({"loss": result.losses[-1]} if result.losses else None)
+    finally:
+        log.close()
+    if world > 1:  # every rank must end with the same weights (gradients were averaged)
+        flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+        ref = broadcast_(flat.clone())
+        if not torch.equal(flat, ref):
+            raise RuntimeError(f"rank {rank}: parameters diverged from rank 0 during data-parallel training")
+    model.eval()
+    return result
+
+
+def _loop(model, data, config, opt, sched, result, log, ck_path, start, per_rank, rank, world, device,
+          show_progress, on_step) -> None:  # fmt: skip
+    """The training steps of :func:`train`."""
     model.train()
     bar = progress(
         range(start, config.num_steps),
@@ -377,16 +428,13 @@ def train(
         result.end_step = step + 1
         if on_step is not None:
             on_step(step, model, float(loss_all))
+        row = {"loss": result.losses[-1], "lr": s.lr}
+        if s.gamma is not None:
+            row["gamma"] = s.gamma
+        log(step + 1, row)
         if (
             ck_path is not None
             and is_main_process()
             and ((step + 1) % config.checkpoint_every == 0 or step + 1 == config.num_steps)
         ):
             save_checkpoint(ck_path, model, opt, step + 1, config)
-    if world > 1:  # every rank must end with the same weights (gradients were averaged)
-        flat = torch.cat([p.detach().flatten() for p in model.parameters()])
-        ref = broadcast_(flat.clone())
-        if not torch.equal(flat, ref):
-            raise RuntimeError(f"rank {rank}: parameters diverged from rank 0 during data-parallel training")
-    model.eval()
-    return result

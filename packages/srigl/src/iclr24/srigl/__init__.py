@@ -4,6 +4,9 @@ from iclr24.srigl import SRigL, condense
 sparsifier = SRigL(model, optimizer, sparsity=0.9, total_steps=10_000)
 ...  # optimizer.step(); sparsifier.step()
 fast = condense(model, sparsifier)
+
+r = train(TrainConfig(), digits_split())   # the built-in loop; r.save_pretrained("runs/srigl") writes a model folder
+sm = SparseModel.from_pretrained("runs/srigl"); fast = condense(sm)
 """
 
 from .condensed import CondensedConv2d, CondensedLinear, auto_variant, condense, condensed_linear
@@ -20,7 +23,7 @@ from .masks import (
     rigl_update,
     srigl_update,
 )
-from .models import build_model, mlp
+from .models import SparseModel, build_model, mlp
 from .sparsifier import (
     METHODS,
     Dense,
@@ -43,6 +46,7 @@ __all__ = [
     "RigL",
     "SRigL",
     "SparseLayer",
+    "SparseModel",
     "Sparsifier",
     "Split",
     "StaticSparse",

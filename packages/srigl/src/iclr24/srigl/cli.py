@@ -46,7 +46,9 @@ def _epochs_list(s: str) -> tuple[int, ...]:
 
 @app.command(
     "train",
-    "Train a model with SRigL, RigL, a static mask or densely; save a checkpoint to --out.",
+    "Train a model with SRigL, RigL, a static mask or densely; write the model folder OUT/model "
+    "(SparseModel.from_pretrained: weights and masks), OUT/checkpoint.pt, OUT/train.json and OUT/train_state.pt "
+    "(what --resume continues from).",
     arg(
         "--data",
         default="digits",
@@ -115,8 +117,16 @@ def _epochs_list(s: str) -> tuple[int, ...]:
         default=None,
         help="folder of the real datasets for --data mnist (default: $ICLR24_DATA, else ~/.cache/iclr24/data)",
     ),
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch), exactly as "
+        "the uninterrupted run; give the run's own flags",
+    ),
     modes=True,
     device=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import load_data
@@ -146,9 +156,17 @@ def _train(args: argparse.Namespace) -> int:
         label_smoothing=args.label_smoothing,
         augment=args.augment,
     )
-    t0 = time.perf_counter()
-    r = train(cfg, data, show_progress=not args.quiet)
+    t0, cpu0 = time.perf_counter(), time.process_time()
     out = args.out
+    state = out / "train_state.pt"
+    if args.resume and not state.is_file():
+        raise InputFileError(
+            f"nothing to resume: {state} does not exist (train writes it after every epoch; start without --resume)",
+            state,
+        )
+    r = train(
+        cfg, data, show_progress=not args.quiet, log_dir=args.log_dir, checkpoint=state, resume=args.resume
+    )
     ckpt = {
         "version": CKPT_VERSION,
         "config": r.config,
@@ -160,6 +178,15 @@ def _train(args: argparse.Namespace) -> int:
         "accuracy": r.accuracy,
     }
     path = atomic_torch_save(ckpt, out / "checkpoint.pt")
+    folder = r.save_pretrained(
+        out / "model",
+        provenance={
+            "command": _command_line(args),
+            "data": args.data,
+            "cpu_seconds": round(time.process_time() - cpu0, 2),
+            "resumed_from_epoch": r.resumed_from_epoch,
+        },
+    )
     summ = {
         "accuracy": r.accuracy,
         "method": args.method,
@@ -181,14 +208,73 @@ def _train(args: argparse.Namespace) -> int:
         f"ITOP rate {summ['itop_rate']:.3f}, ablated hidden neurons {r.n_ablated}, {r.steps} steps in "
         f"{summ['seconds']:.1f} s"
     )
-    print(f"wrote {path}")
+    print(f"wrote {folder} (SparseModel.from_pretrained) and {path}")
+    return 0
+
+
+def _command_line(args: argparse.Namespace) -> str:
+    """This run's command line, as the run marker in --out records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["srigl", *runs[-1].get("argv", ["train"])])
+
+
+@app.command(
+    "build-kernel",
+    "Build the optional fused C++ kernel of the condensed layers now, in the foreground (1-2 minutes, once per "
+    "torch installation; needs a C++ compiler and ninja). condense(variant='auto') uses it from then on; without "
+    "it the numba kernels run.",
+    arg("--verbose", action="store_true", help="show the compiler's output"),
+    out=False,
+    seed=False,
+)
+def _build_kernel(args: argparse.Namespace) -> int:
+    import threading
+
+    from iclr24.paperkit import progress
+
+    from .kernels import build_directory, build_kernel, kernel_status
+
+    status = kernel_status()
+    if status == "built":
+        print(f"the C++ kernel is already built ({build_directory()}); condense(variant='auto') uses it")
+        return 0
+    if status != "not built yet" and not status.startswith("failed"):
+        raise UsageError(f"the C++ kernel cannot be built here: {status}")
+    print(f"building the fused C++ kernel in {build_directory()} (1-2 minutes, once) ...", flush=True)
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["dir"] = build_kernel(verbose=args.verbose)
+        except RuntimeError as e:
+            result["error"] = str(e)
+
+    t0 = time.perf_counter()
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    bar = progress(total=None, desc="compiling", unit="s", disable=args.quiet or args.verbose or None)
+    while worker.is_alive():
+        worker.join(1.0)
+        bar.update(1)
+    bar.close()
+    if "error" in result:
+        raise UsageError(result["error"])
+    print(f"built in {time.perf_counter() - t0:.0f} s: {result['dir']}; condense(variant='auto') now uses it")
     return 0
 
 
 @app.command(
     "condense",
     "Condense a checkpoint from `srigl train` for inference; check it against the masked model.",
-    arg("checkpoint", type=Path, help="checkpoint.pt written by `srigl train`"),
+    arg(
+        "checkpoint",
+        type=Path,
+        help="the model folder OUT/model (or OUT/checkpoint.pt) written by `srigl train`",
+    ),
     arg(
         "--variant",
         default="auto",
@@ -205,20 +291,37 @@ def _condense(args: argparse.Namespace) -> int:
 
     p = args.checkpoint
     if not p.exists():
-        raise InputFileError(f"checkpoint {p} does not exist; create one with `srigl train --out DIR`")
-    try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - unreadable file: a user error
-        raise UsageError(f"cannot read {p} as a torch checkpoint ({type(e).__name__})") from None
-    if not isinstance(ckpt, dict) or ckpt.get("version") != CKPT_VERSION or "sparsifier" not in ckpt:
-        raise UsageError(f"{p} is not a checkpoint written by `srigl train`")
-    cfg = ckpt["config"]
-    model = build_model(cfg["model"], ckpt["input_shape"], ckpt["n_classes"], tuple(cfg["hidden"]))
-    model.load_state_dict(ckpt["model"])
-    masks = {n: rec["mask"] for n, rec in ckpt["sparsifier"]["layers"].items()}
+        raise InputFileError(
+            f"checkpoint {p} does not exist; create one with `srigl train --out DIR` (DIR/model, or DIR/checkpoint.pt)"
+        )
+    if p.is_dir():
+        import json
+
+        from iclr24.paperkit.pretrained import PROVENANCE_FILE
+
+        from .models import SparseModel
+
+        sm = SparseModel.from_pretrained(p)
+        prov = json.loads((p / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        spec, masks, model = sm.spec, sm.mask_dict(), sm.net
+        data_name = prov.get("data")
+        if not isinstance(data_name, str):
+            raise UsageError(f"{p / PROVENANCE_FILE} does not record the data it was trained on ('data')")
+    else:
+        try:
+            ckpt = torch.load(p, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 - unreadable file: a user error
+            raise UsageError(f"cannot read {p} as a torch checkpoint ({type(e).__name__})") from None
+        if not isinstance(ckpt, dict) or ckpt.get("version") != CKPT_VERSION or "sparsifier" not in ckpt:
+            raise UsageError(f"{p} is not a checkpoint written by `srigl train`")
+        cfg = ckpt["config"]
+        spec, data_name = cfg["model"], ckpt["data"]
+        model = build_model(spec, ckpt["input_shape"], ckpt["n_classes"], tuple(cfg["hidden"]))
+        model.load_state_dict(ckpt["model"])
+        masks = {n: rec["mask"] for n, rec in ckpt["sparsifier"]["layers"].items()}
     small = condense(model, masks, variant=args.variant)
-    image = cfg["model"].startswith("timm:") or cfg["model"] == "cnn"
-    data = load_data(ckpt["data"], seed=0, flatten=not image)
+    image = spec.startswith("timm:") or spec == "cnn"
+    data = load_data(data_name, seed=0, flatten=not image)
     model.eval()
     with torch.no_grad():
         ref = model(data.x_test)

@@ -34,6 +34,7 @@ from iclr24.paperkit.errors import describe as _describe
 from .kernels import fused_condensed_cols, fused_condensed_linear
 
 __all__ = [
+    "auto_kernel_report",
     "CondensedLinear",
     "CondensedConv2d",
     "condense",
@@ -584,7 +585,8 @@ def condense(
     Linears inside ``nn.MultiheadAttention`` / ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``
     stay masked ``nn.Linear`` (PyTorch reads their weights directly), as do grouped convolutions.
 
-    masks: a sparsifier, or ``{parameter name: bool mask}``; default ``weight != 0``.
+    model: any ``nn.Module``, or a :class:`~iclr24.srigl.SparseModel` (then its network, with its masks).
+    masks: a sparsifier, or ``{parameter name: bool mask}``; default ``weight != 0`` (a SparseModel's masks).
     variant: ``"auto"`` (per layer and call, :func:`auto_variant`: the fused kernel where it is already built,
     the gather, or the masked dense product where condensing would be slower), or one of ``gather``,
     ``gather_kmajor``, ``embedding_bag``, ``fused``, ``dense`` for every layer.
@@ -596,6 +598,11 @@ def condense(
         raise InputError(f"model must be an nn.Module, got {type(model).__name__}")
     if variant not in VARIANTS:
         raise InputError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    from .models import SparseModel
+
+    if isinstance(model, SparseModel):  # a model folder's network with its own masks
+        masks = model.mask_dict() if masks is None else masks
+        model = model.net
     mask_by_name = _masks_of(masks)
     out = copy.deepcopy(model).eval()
     names = {id(m): n for n, m in out.named_modules()}
@@ -700,7 +707,57 @@ def condense(
             record(names[id(child)], child, new)
             done.add(id(child))
     out.condense_plan = plan
+    if variant == "auto":
+        _log_auto_once(plan)
     return out
+
+
+_auto_logged = False
+
+
+def auto_kernel_report() -> tuple[str, str]:
+    """What ``variant="auto"`` runs in this process and why: ``(kernel, reason)``, e.g. ``("numba", "the C++ kernel
+    is not built yet: `srigl build-kernel` builds it")``. Never builds anything."""
+    from .kernels import kernel_status
+    from .nbkernels import numba_available
+
+    status = kernel_status()
+    if status == "built":
+        return "fused", "the C++ kernel is built"
+    cxx = (
+        "the C++ kernel is not built yet; `srigl build-kernel` builds it in 1-2 minutes, once"
+        if status == "not built yet"
+        else f"the C++ kernel is off: {status}"
+    )
+    if numba_available():
+        return "numba", cxx
+    from . import nbkernels
+
+    why = nbkernels._failed or "disabled by SRIGL_NO_NUMBA"
+    return "gather", f"no compiled kernel: numba is unavailable ({why}) and {cxx}"
+
+
+def _log_auto_once(plan: list[dict]) -> None:
+    """One ``logging`` record per process (logger ``iclr24.srigl``, INFO): which kernel ``auto`` runs, why, and how
+    the measured crossovers split this model's layers at 1 input row."""
+    global _auto_logged
+    if _auto_logged:
+        return
+    _auto_logged = True
+    import logging
+    from collections import Counter
+
+    kernel, why = auto_kernel_report()
+    at_one = Counter(r.get("one_row", r["variant"]) for r in plan)
+    split = ", ".join(f"{n} {v}" for v, n in sorted(at_one.items())) or "no layers"
+    online, batched = _AUTO_THRESHOLDS[kernel]
+    label = {"fused": "C++ kernel (fused)", "numba": "numba kernel", "gather": "pure-torch gather"}[kernel]
+    logging.getLogger("iclr24.srigl").info(
+        "condense(variant='auto'): the %s runs where it beats the masked dense product; %s. By the crossovers "
+        "measured with `srigl bench`, a layer runs it at density <= %s below %d input rows and <= %s from there "
+        "on, else the masked dense product; here at 1 row: %s (model.condense_plan lists every layer)",
+        label, why, online, AUTO_ONLINE_ROWS, batched, split,
+    )  # fmt: skip
 
 
 def plan_table(plan: list[dict]) -> str:

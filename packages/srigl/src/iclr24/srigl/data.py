@@ -56,6 +56,26 @@ class Split:
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self.x_train.shape[1:])
 
+    @classmethod
+    def from_data(cls, train, test, n_classes: int | None = None, name: str = "data") -> Split:
+        """A Split from your own data: ``train`` and ``test`` each an ``(x, y)`` pair of tensors, a ``Dataset`` of
+        ``(x, y)`` items or a ``DataLoader`` of ``(x, y)`` batches (read once, in order). ``n_classes`` defaults to
+        the largest label + 1. Inputs become float32, labels int64; no normalisation is applied."""
+        from iclr24.paperkit.userdata import as_tensors
+
+        x_tr, y_tr = as_tensors(train, fields=2, what=f"{name}: train data")
+        x_te, y_te = as_tensors(test, fields=2, what=f"{name}: test data")
+        for part, x, y in (("train", x_tr, y_tr), ("test", x_te, y_te)):
+            if not (x.is_floating_point() or x.dtype in (torch.uint8, torch.int16, torch.int32, torch.int64)):
+                raise InputError(f"{name}: {part} inputs must be numeric, got {x.dtype}")
+            if y.is_floating_point() or y.dtype == torch.bool or y.is_complex():
+                if not (y.is_floating_point() and bool((y == y.round()).all())):
+                    raise InputError(f"{name}: {part} labels must be integer class indices, got {y.dtype}")
+        y_tr, y_te = y_tr.long(), y_te.long()
+        if n_classes is None:
+            n_classes = int(max(int(y_tr.max()), int(y_te.max()))) + 1 if len(y_tr) and len(y_te) else 1
+        return cls(x_tr.float(), y_tr, x_te.float(), y_te, n_classes, name)
+
 
 def _zscore(x_tr: torch.Tensor, x_te: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Standardise each feature with the *training* mean and std (test statistics are never used)."""

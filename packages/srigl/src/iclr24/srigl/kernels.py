@@ -14,6 +14,8 @@ import torch
 from iclr24.paperkit.errors import InputError
 
 __all__ = [
+    "build_kernel",
+    "kernel_status",
     "load_kernel",
     "kernel_available",
     "kernel_built",
@@ -452,6 +454,45 @@ def load_kernel(verbose: bool = False):
                 stacklevel=2,
             )
     return _module
+
+
+def kernel_status() -> str:
+    """Why the C++ kernel does or does not run, without building it: ``"built"``, ``"disabled by
+    SRIGL_NO_KERNEL"``, ``"failed to build: ..."``, ``"no C++ compiler (...)"``, ``"no ninja (...)"`` or ``"not built
+    yet"`` (``srigl build-kernel`` builds it)."""
+    import shutil
+
+    if os.environ.get("SRIGL_NO_KERNEL"):
+        return "disabled by SRIGL_NO_KERNEL"
+    if _failed is not None:
+        return f"failed to build: {_failed}"
+    if kernel_built():
+        return "built"
+    cxx = os.environ.get("CXX", "c++")
+    if shutil.which(cxx) is None:
+        return f"no C++ compiler ({cxx!r} not found on PATH; set CXX or install g++/clang)"
+    try:
+        from torch.utils.cpp_extension import is_ninja_available
+
+        if not is_ninja_available():
+            return "no ninja (pip install ninja), which torch's extension builder needs"
+    except ImportError:  # pragma: no cover - a torch without the helper
+        pass
+    return "not built yet"
+
+
+def build_kernel(verbose: bool = False) -> str:
+    """Build the C++ kernel now, in this process (about 1-2 minutes once; cached per torch installation in
+    :func:`build_directory`). Returns the folder; raises ``RuntimeError`` saying why when it cannot be built."""
+    status = kernel_status()
+    if status.startswith(("disabled", "no C++", "no ninja")):
+        raise RuntimeError(f"the C++ kernel cannot be built here: {status}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the failure is raised below instead
+        mod = load_kernel(verbose=verbose)
+    if mod is None:
+        raise RuntimeError(f"the C++ kernel could not be built: {_failed}")
+    return build_directory()
 
 
 def kernel_available() -> bool:

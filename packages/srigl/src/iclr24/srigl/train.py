@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from iclr24.paperkit import progress, seed_everything
-from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, check_tensor, describe
 
 from .data import Split
-from .models import build_model
+from .models import SparseModel, build_model
 from .sparsifier import METHODS, Sparsifier, make_sparsifier
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate"]
@@ -156,6 +159,38 @@ class TrainResult:
     steps: int
     config: dict
     log: list[dict] = field(default_factory=list)  # one row per mask update: step, density, ITOP, neurons
+    input_shape: tuple[int, ...] = ()  # of one sample
+    n_classes: int = 0
+    resumed_from_epoch: int | None = None  # the epoch a resumed run continued after (None: from the start)
+
+    def sparse_model(self) -> SparseModel:
+        """The trained network and its masks as a :class:`SparseModel` (a copy; ``save_pretrained`` ready)."""
+        if not self.input_shape or not self.n_classes:
+            raise InputError("this TrainResult does not record its data's input_shape/n_classes")
+        return SparseModel.from_trained(
+            self.model,
+            self.sparsifier,
+            model=self.config["model"],
+            input_shape=self.input_shape,
+            n_classes=self.n_classes,
+            hidden=tuple(self.config["hidden"]),
+        )
+
+    def save_pretrained(self, folder: str | os.PathLike, *, provenance: dict | None = None) -> Path:
+        """Write the model folder (:class:`SparseModel`: weights and masks in ``model.safetensors``,
+        ``config.json``, ``provenance.json`` with the training config, steps, accuracy and density)."""
+        prov = {
+            "steps": self.steps,
+            "seed": self.config["seed"],
+            "train_config": self.config,
+            "test_accuracy": self.accuracy,
+            "density": self.sparsifier.density(),
+            "ablated_hidden_neurons": self.n_ablated,
+            "invariants_ok": self.invariants_ok,
+            "mask_updates": self.log,
+            **(provenance or {}),
+        }
+        return self.sparse_model().save_pretrained(folder, provenance=prov)
 
 
 @torch.no_grad()
@@ -192,12 +227,40 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int
     return correct / len(y)
 
 
-def train(config: TrainConfig, data: Split, show_progress: bool = False) -> TrainResult:
-    """Train ``config.model`` with ``config.method`` on ``data``; returns test accuracy and the sparse model."""
+def train(
+    config: TrainConfig,
+    data: Split | tuple,
+    show_progress: bool = False,
+    *,
+    callbacks: Any = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
+) -> TrainResult:
+    """Train ``config.model`` with ``config.method`` on ``data``; returns test accuracy and the sparse model.
+
+    ``data``: a :class:`Split`, or ``(train, test)`` with each an ``(x, y)`` pair of tensors, a ``Dataset`` or a
+    ``DataLoader`` (:meth:`Split.from_data`: the same tensors, so the same run). ``callbacks`` (``f(step,
+    metrics)`` or objects with ``on_step``/``on_end``) and ``log_dir`` (``metrics.jsonl``, TensorBoard when
+    installed) get every step's loss and lr, and density, ITOP rate and active neurons at each mask update.
+    ``checkpoint``: a training-state file written after every epoch (model, SGD, schedule, sparsifier, data and
+    augmentation generators, RNG states); with ``resume=True`` and that file present the run continues from it and
+    ends bit for bit as the uninterrupted run (a state of other settings is refused)."""
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
+
     if not isinstance(config, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {describe(config)}")
+    if isinstance(data, tuple) and len(data) == 2:
+        data = Split.from_data(*data)
     if not isinstance(data, Split):
-        raise InputError(f"data must be a Split (load_data, digits_split), got {describe(data)}")
+        raise InputError(
+            f"data must be a Split (load_data, digits_split) or a (train, test) pair of tensors/Datasets/"
+            f"DataLoaders, got {describe(data)}"
+        )
+    ck_path = Path(checkpoint) if checkpoint is not None else None
+    if ck_path is not None and ck_path.is_dir():
+        raise InputFileError(f"checkpoint {ck_path} is a folder; give a file path such as {ck_path}/state.pt")
     t0 = time.perf_counter()
     seed_everything(config.seed)
     dev = torch.device(config.device)
@@ -229,42 +292,81 @@ def train(config: TrainConfig, data: Split, show_progress: bool = False) -> Trai
         kw["gamma_sal"] = config.gamma_sal
     sp = make_sparsifier(config.method, model, opt, config.sparsity, total, **kw)
     gen = torch.Generator().manual_seed(config.seed)
+    gens = {"data": gen, "augment": aug_gen}
+    meta = {
+        **{k: v for k, v in asdict(config).items() if k != "device"},
+        "n_train": len(data.y_train),
+        "input_shape": list(data.input_shape),
+        "n_classes": data.n_classes,
+    }
     ok = True
     log: list[dict] = []
+    start_epoch = 0
+    if resume and ck_path is not None and ck_path.is_file():
+        saved: dict = {}
+        load_train_state(
+            ck_path,
+            model=model,
+            optimizer=opt,
+            scheduler=sched,
+            generators=gens,
+            expect=meta,
+            into=saved,
+            what="srigl training state",
+        )
+        sp.load_state_dict(saved["sparsifier"])
+        log, ok, start_epoch = list(saved["log"]), bool(saved["invariants_ok"]), int(saved["epoch"])
+    steplog = StepLog(log_dir, callbacks, name="srigl")
     bar = progress(total=total, desc=f"{config.method} S={config.sparsity}", disable=not show_progress)
-    for _ in range(config.epochs):
-        perm = torch.randperm(len(data.y_train), generator=gen).to(dev)
-        for idx in perm.split(config.batch_size):
-            opt.zero_grad(set_to_none=True)
-            xb = x_train[idx]
-            if config.augment:
-                xb = augment_batch(xb.cpu(), aug_gen).to(dev)
-            loss = F.cross_entropy(model(xb), y_train[idx], label_smoothing=config.label_smoothing)
-            loss.backward()
-            opt.step()
-            sched.step()
-            if sp.step():
-                try:
-                    sp.check_invariants()
-                except RuntimeError:
-                    ok = False
-                log.append(
-                    {
+    bar.update(start_epoch * steps_per_epoch)
+    try:
+        for epoch in range(start_epoch, config.epochs):
+            perm = torch.randperm(len(data.y_train), generator=gen).to(dev)
+            for idx in perm.split(config.batch_size):
+                opt.zero_grad(set_to_none=True)
+                xb = x_train[idx]
+                if config.augment:
+                    xb = augment_batch(xb.cpu(), aug_gen).to(dev)
+                loss = F.cross_entropy(model(xb), y_train[idx], label_smoothing=config.label_smoothing)
+                loss.backward()
+                lr = opt.param_groups[0]["lr"]
+                opt.step()
+                sched.step()
+                row = {"loss": float(loss.detach()), "lr": lr, "epoch": epoch + 1}
+                if sp.step():
+                    try:
+                        sp.check_invariants()
+                    except RuntimeError:
+                        ok = False
+                    update = {
                         "step": sp.step_count,
-                        "loss": float(loss.detach()),
+                        "loss": row["loss"],
                         "density": sp.density(),
                         "itop_rate": sp.itop_rate(),
                         "active_neurons": sp.active_neurons(),
                     }
-                )
-            bar.update(1)
-    bar.close()
-    try:
-        sp.check_invariants()
-    except RuntimeError:
-        ok = False
-    acc = evaluate(model, data.x_test, data.y_test)
+                    log.append(update)
+                    row.update({k: v for k, v in update.items() if k != "step"})
+                steplog(sp.step_count, row)
+                bar.update(1)
+            if ck_path is not None:
+                save_train_state(
+                    ck_path, step=sp.step_count, model=model, optimizer=opt, scheduler=sched, generators=gens,
+                    meta=meta, extra={"sparsifier": sp.state_dict(), "log": log, "invariants_ok": ok,
+                                      "epoch": epoch + 1},
+                )  # fmt: skip
+        bar.close()
+        try:
+            sp.check_invariants()
+        except RuntimeError:
+            ok = False
+        acc = evaluate(model, data.x_test, data.y_test)
+        steplog.close({"test_accuracy": acc, "density": sp.density(), "invariants_ok": ok})
+    finally:
+        bar.close()
+        steplog.close()
     hidden_ablated = sum(layer.n_ablated for layer in sp.layers[:-1])
     return TrainResult(
-        acc, model, sp, hidden_ablated, ok, time.perf_counter() - t0, total, asdict(config), log
-    )
+        acc, model, sp, hidden_ablated, ok, time.perf_counter() - t0, total, asdict(config), log,
+        input_shape=tuple(data.input_shape), n_classes=data.n_classes, resumed_from_epoch=start_epoch or None,
+    )  # fmt: skip

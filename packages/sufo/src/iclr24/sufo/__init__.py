@@ -3,7 +3,15 @@ transformer feature spaces (Hsu et al., ICLR 2024)."""
 
 from .data import TextDataset, icd10cm_chapters, load_labelled, split, synthetic_reports
 from .dynamics import Dynamics, feature_dynamics, plot_dynamics
-from .features import extract_features, load_encoder, minilm_path, tiny_encoder
+from .features import (
+    CLSPoolingWarning,
+    extract_features,
+    is_causal_decoder,
+    load_encoder,
+    minilm_path,
+    save_encoder,
+    tiny_encoder,
+)
 from .finetune import FineTuneConfig, FineTuneResult, balanced_sampler, fine_tune, predict
 from .outliers import OutlierReport, common_outliers, outliers_pc12
 from .probing import (
@@ -19,6 +27,7 @@ from .similarity import constant_features, layerwise_cka, layerwise_rsa, linear_
 from .sparsity import explained_variance, label_separation, low_rank_approx, pc_removal_curve, rank_1_approx
 
 __all__ = [
+    "CLSPoolingWarning",
     "Dynamics",
     "FineTuneConfig",
     "FineTuneResult",
@@ -36,6 +45,7 @@ __all__ = [
     "freeze_for_probe",
     "frozen_encoder_probe",
     "icd10cm_chapters",
+    "is_causal_decoder",
     "label_separation",
     "layerwise_cka",
     "layerwise_probe",
@@ -54,6 +64,7 @@ __all__ = [
     "rank_1_approx",
     "rdm",
     "rsa",
+    "save_encoder",
     "split",
     "synthetic_reports",
     "tiny_encoder",

@@ -234,8 +234,17 @@ def _ft_config(args: argparse.Namespace):
     _EPOCHS,
     _LR,
     _BS,
+    arg(
+        "--save-model",
+        action="store_true",
+        help="also write the fine-tuned model (best epoch) to OUT/model: a Hugging Face folder (safetensors, "
+        "tokenizer, provenance.json) that --model and load_encoder read",
+    ),
+    log_dir=True,
 )
 def _dynamics(args: argparse.Namespace) -> int:
+    import time
+
     from iclr24.paperkit.plots import save_figure
 
     from .data import split
@@ -245,10 +254,29 @@ def _dynamics(args: argparse.Namespace) -> int:
     ds, train, test = _split3(args)
     fit, val = split(train, 0.2, seed=args.seed)
     model, tok = load_encoder(args.model, num_labels=max(ds.n_classes, 2), seed=args.seed)
+    cpu0 = time.process_time()
     dyn = feature_dynamics(
-        model, tok, fit, val, test, _ft_config(args), pooling=args.pooling, show_progress=not args.quiet
-    )
+        model, tok, fit, val, test, _ft_config(args), pooling=args.pooling, show_progress=not args.quiet,
+        log_dir=args.log_dir,
+    )  # fmt: skip
     atomic_write_json(args.out / "dynamics.json", dyn.to_dict())
+    if args.save_model:
+        import shlex
+
+        from iclr24.paperkit.runfolder import read_marker
+
+        from .features import save_encoder
+
+        runs = (read_marker(args.out) or {}).get("runs") or [{}]
+        ft = dyn.finetune
+        save_encoder(model, tok, args.out / "model", provenance={
+            "command": shlex.join(["sufo", *runs[-1].get("argv", ["dynamics"])]), "seed": args.seed,
+            "steps": int(np.ceil(len(fit) / args.batch_size)) * args.epochs, "epochs": args.epochs,
+            "cpu_seconds": round(time.process_time() - cpu0, 2), "base_model": str(args.model or "all-MiniLM-L6-v2"),
+            "data": str(args.data) if args.data else args.task, "label_names": list(ds.label_names),
+            "best_epoch": ft.best_epoch, f"best_val_{ft.best_metric}": ft.best_val_score, "history": ft.history,
+        })  # fmt: skip
+        print(f"wrote the fine-tuned model (epoch {ft.best_epoch}) to {args.out / 'model'}")
     save_figure(plot_dynamics(dyn), args.out / "dynamics.png")
     for e, s, k, v in zip(dyn.epochs, dyn.silhouette, dyn.knn_accuracy, dyn.evr_top2):
         print(f"epoch {e}: silhouette {s:.3f}  5-NN acc {k:.3f}  top-2 EVR {v:.3f}")

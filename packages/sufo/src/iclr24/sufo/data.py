@@ -69,6 +69,70 @@ class TextDataset:
     def n_classes(self) -> int:
         return len(self.label_names)
 
+    @classmethod
+    def from_data(cls, data, label_names: list[str] | None = None, what: str = "data") -> TextDataset:
+        """A TextDataset from your own data: a TextDataset (returned as is), a torch ``Dataset`` of ``(text,
+        label)`` items (or dicts with ``text`` and ``label``), a ``DataLoader`` of ``(texts, labels)`` batches (read
+        once, in its order), or a list of ``(text, label)`` pairs. ``label_names`` default to ``"0"``, ``"1"``, ...
+        up to the largest label."""
+        if isinstance(data, TextDataset):
+            return data
+        from torch.utils.data import DataLoader, Dataset
+
+        texts: list = []
+        labels: list = []
+
+        def add(item, where: str, batched: bool) -> None:
+            if isinstance(item, dict):
+                if "text" not in item or "label" not in item:
+                    raise InputError(
+                        f"{what}: {where} is a dict with keys {sorted(item)}; expected text and label"
+                    )
+                item = (item["text"], item["label"])
+            if not isinstance(item, tuple | list) or len(item) != 2:
+                raise InputError(f"{what}: {where} must be a (text, label) pair, got {describe(item)}")
+            t, y = item
+            if batched:
+                t, y = list(t), np.asarray(y).ravel().tolist()
+                if len(t) != len(y):
+                    raise InputError(f"{what}: {where} has {len(t)} texts and {len(y)} labels")
+                texts.extend(t)
+                labels.extend(y)
+            else:
+                texts.append(t)
+                labels.append(np.asarray(y).item() if np.ndim(y) == 0 else y)
+
+        if isinstance(data, DataLoader | Dataset):
+            try:
+                if isinstance(data, DataLoader):
+                    for n, batch in enumerate(data):
+                        add(batch, f"batch {n}", batched=data.batch_size is not None)
+                else:
+                    items = (data[i] for i in range(len(data))) if hasattr(data, "__len__") else iter(data)
+                    for n, item in enumerate(items):
+                        add(item, f"item {n}", batched=False)
+            except InputError:
+                raise
+            except Exception as e:  # noqa: BLE001 - a user's __getitem__ / collate can raise anything
+                raise InputError(f"{what}: reading the data failed: {type(e).__name__}: {e}") from None
+        elif isinstance(data, list | tuple) and data and all(isinstance(d, tuple | list) for d in data):
+            for n, item in enumerate(data):
+                add(item, f"pair {n}", batched=False)
+        else:
+            raise InputError(
+                f"{what} must be a TextDataset, a torch Dataset of (text, label), a DataLoader of (texts, labels) "
+                f"or a list of (text, label) pairs, got {describe(data)}"
+            )
+        if not texts:
+            raise InputError(f"{what}: the {type(data).__name__} is empty")
+        bad = [y for y in labels if isinstance(y, bool) or not isinstance(y, int | np.integer)]
+        if bad:
+            raise InputError(f"{what}: labels must be integer class ids, got {describe(bad[0])}")
+        lab = np.asarray(labels, dtype=np.int64)
+        if label_names is None:
+            label_names = [str(i) for i in range(int(lab.max()) + 1 if lab.size and lab.max() >= 0 else 1)]
+        return cls(list(texts), lab, list(label_names), np.zeros(len(texts), dtype=bool))
+
     def subset(self, idx: np.ndarray) -> TextDataset:
         idx = np.asarray(idx)
         return TextDataset(

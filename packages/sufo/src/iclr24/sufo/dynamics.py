@@ -74,11 +74,15 @@ def feature_dynamics(
     pooling: str = "cls",
     show_progress: bool = False,
     keep_layers: bool = False,
+    *,
+    callbacks=None,
+    log_dir=None,
 ) -> Dynamics:
     """Fine-tune ``model`` in place (best-validation epoch kept, as :func:`fine_tune`) and record the last-layer
     features of ``probe`` (a fixed sample, never trained on) at every epoch checkpoint. ``keep_layers=True`` also
     keeps every layer's features per epoch (``Dynamics.features``), so the pre-trained and the returned model's
-    features of ``probe`` need no second pass."""
+    features of ``probe`` need no second pass. ``callbacks`` / ``log_dir``: the fine-tuning's per-step log (see
+    :func:`fine_tune`)."""
     if len(probe) < 3 or len(np.unique(probe.labels)) < 2:
         raise InputError(
             f"the probe sample needs at least 3 texts and 2 classes, got {len(probe)} texts, "
@@ -103,8 +107,9 @@ def feature_dynamics(
         dyn.feature_seconds += time.perf_counter() - t0
 
     dyn.finetune = fine_tune(
-        model, tokenizer, train, val, config, on_epoch=on_epoch, show_progress=show_progress
-    )
+        model, tokenizer, train, val, config, on_epoch=on_epoch, show_progress=show_progress,
+        callbacks=callbacks, log_dir=log_dir,
+    )  # fmt: skip
     return dyn
 
 

@@ -14,7 +14,20 @@ import torch
 from iclr24.paperkit import atomic_write_bytes, load_npz, progress
 from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
 
-__all__ = ["minilm_path", "load_encoder", "tiny_encoder", "extract_features", "length_sorted_batches"]
+__all__ = [
+    "CLSPoolingWarning",
+    "minilm_path",
+    "load_encoder",
+    "save_encoder",
+    "tiny_encoder",
+    "extract_features",
+    "is_causal_decoder",
+    "length_sorted_batches",
+]
+
+
+class CLSPoolingWarning(UserWarning):
+    """``pooling="cls"`` on a causal decoder: position 0 has attended to the first token only."""
 
 
 def minilm_path() -> Path:
@@ -98,6 +111,76 @@ def load_encoder(
     return model.eval(), tok
 
 
+def save_encoder(model, tokenizer, folder: str | os.PathLike, *, provenance: dict | None = None) -> Path:
+    """Write a (fine-tuned) model as a Hugging Face folder that :func:`load_encoder` reads back: ``config.json``,
+    ``model.safetensors`` (never a pickle), the tokenizer's files, and ``provenance.json`` (the given fields plus
+    the date, machine, commit and the weights' sha256). An existing non-empty folder that is not a model folder is
+    refused."""
+    import json
+
+    from iclr24.paperkit.pretrained import file_sha256, make_provenance
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise InputFileError(f"model folder {folder} is a file; give a folder path", folder)
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / "config.json").is_file():
+        raise InputFileError(
+            f"{folder} is a non-empty folder that holds no model (config.json missing)", folder
+        )
+    if not hasattr(model, "save_pretrained") or not hasattr(tokenizer, "save_pretrained"):
+        raise InputError(f"model and tokenizer must be Hugging Face objects, got {describe(model)}")
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    prov = make_provenance(**dict(provenance or {}))
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        prov["weights_sha256"] = file_sha256(weights)
+    (folder / "provenance.json").write_text(json.dumps(prov, indent=1) + "\n")
+    return folder
+
+
+def is_causal_decoder(model) -> bool:
+    """True for a decoder-only (causal) transformer: Llama, GPT-2, Qwen, SmolLM2, ... (a model type with a causal-LM
+    head and no masked-LM head in transformers, or ``config.is_decoder``). Its position 0 sees only the first
+    token."""
+    cfg = getattr(_encoder(model), "config", None)
+    if cfg is None:
+        return False
+    if getattr(cfg, "is_decoder", False):
+        return True
+    try:
+        from transformers.models.auto.modeling_auto import (
+            MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+            MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+        )
+    except ImportError:  # pragma: no cover - a transformers without these tables
+        return False
+    kind = getattr(cfg, "model_type", None)
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
+_warned_cls = False
+
+
+def _warn_cls_on_decoder(model) -> None:
+    global _warned_cls
+    if _warned_cls or not is_causal_decoder(model):
+        return
+    _warned_cls = True
+    import warnings
+
+    kind = getattr(_encoder(model).config, "model_type", type(model).__name__)
+    warnings.warn(
+        f"pooling='cls' takes position 0 of a causal decoder ({kind}): with causal attention it has seen only the "
+        "first token, so its features are nearly the same for every text (PC1-2 then explain almost all the "
+        "variance: a false 'sparsity' finding). Use pooling='mean' (the attention-masked mean; sufo --pooling "
+        "mean) for decoder-only models; [CLS] pooling is for BERT-style encoders, as in the paper.",
+        CLSPoolingWarning,
+        stacklevel=3,
+    )
+
+
 def tiny_encoder(num_labels: int = 3, seed: int = 0, layers: int = 2, hidden: int = 32):
     """A small random BERT with MiniLM's tokenizer: the same pipeline in seconds (smoke mode, tests)."""
     check_int(num_labels, "num_labels", minimum=1, maximum=10**5)
@@ -173,13 +256,17 @@ def extract_features(
     show_progress: bool = False,
 ) -> np.ndarray:
     """Hidden states as float32 ``(len(layers), N, d)``; ``layers="all"`` gives all L+1 (0 = embeddings).
-    ``pooling``: ``cls`` (position 0, as the paper) or ``mean`` (attention-masked). With ``cache_dir`` the result
-    is stored under a key of the weights, texts and settings and reused."""
+    ``pooling``: ``cls`` (position 0, as the paper, for BERT-style encoders) or ``mean`` (attention-masked; use it
+    for decoder-only models such as Llama/SmolLM2, whose position 0 sees only the first token: ``cls`` there warns
+    once, :class:`CLSPoolingWarning`). With ``cache_dir`` the result is stored under a key of the weights, texts and
+    settings and reused."""
     _check_texts(texts)
     if pooling not in ("cls", "mean"):
         raise InputError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
     check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
     check_int(max_length, "max_length", minimum=2, maximum=2**16)
+    if pooling == "cls":
+        _warn_cls_on_decoder(model)
     n_layers = _encoder(model).config.num_hidden_layers + 1
     if layers == "all":
         idx_layers = list(range(n_layers))

@@ -7,15 +7,18 @@ returns GLUE's accuracy, whose first key picks the best checkpoint; ``best_metri
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError, InputFileError, check_array, check_float, check_int, describe
 
 from .data import TextDataset
 
@@ -165,18 +168,34 @@ def fine_tune(
     config: FineTuneConfig = FineTuneConfig(),
     on_epoch: Callable[[int, object], None] | None = None,
     show_progress: bool = False,
+    *,
+    callbacks: Any = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> FineTuneResult:
     """Fine-tune in place and load the weights of the epoch with the best validation ``config.best_metric`` at the end
     (the first such epoch on ties, as the official strict comparison). ``on_epoch(epoch, model)`` is
     called after every epoch (epoch 0 = before training): the checkpoint series the feature-dynamics analysis
-    consumes."""
+    consumes.
+
+    ``train`` / ``val``: :class:`TextDataset`, or your own torch ``Dataset`` of ``(text, label)`` items or
+    ``DataLoader`` of ``(texts, labels)`` batches (:meth:`TextDataset.from_data`: the same texts and labels, so the
+    same run). ``callbacks`` (``f(step, metrics)`` or objects with ``on_step``/``on_end``) and ``log_dir``
+    (``metrics.jsonl``, TensorBoard when installed) get every step's loss and lr and every epoch's validation
+    scores. ``checkpoint``: a training-state file written after every epoch (weights, AdamW, schedule, sampler and
+    RNG states, the best epoch's weights); with ``resume=True`` and that file present the run continues after its
+    last finished epoch and ends bit for bit as the uninterrupted one (``on_epoch`` is not called again for the
+    epochs done before)."""
     from transformers import get_linear_schedule_with_warmup
+
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
 
     from .data import TextDataset
 
-    for name, ds in (("train", train), ("val", val)):
-        if not isinstance(ds, TextDataset):
-            raise InputError(f"{name} must be a TextDataset, got {describe(ds)}")
+    train = TextDataset.from_data(train, what="train")
+    val = TextDataset.from_data(val, label_names=train.label_names, what="val")
     if not isinstance(config, FineTuneConfig):
         raise InputError(f"config must be a FineTuneConfig, got {describe(config)}")
     if not hasattr(model, "config") or not hasattr(model.config, "num_labels"):
@@ -189,6 +208,9 @@ def fine_tune(
         )
     if len(np.unique(train.labels)) < 2:
         raise InputError("fine-tuning needs at least two classes in the training data")
+    ck_path = Path(checkpoint) if checkpoint is not None else None
+    if ck_path is not None and ck_path.is_dir():
+        raise InputFileError(f"checkpoint {ck_path} is a folder; give a file path such as {ck_path}/state.pt")
     torch.manual_seed(config.seed)
     sampler = balanced_sampler(train.labels, seed=config.seed)
     steps_per_epoch = int(np.ceil(len(train) / config.batch_size))
@@ -202,40 +224,71 @@ def fine_tune(
     t0 = time.perf_counter()
     res = FineTuneResult(best_epoch=0, best_val_score=-1.0, best_metric=config.best_metric)
     best_state = None
-    if on_epoch is not None:
+    gens = {"sampler": sampler.generator}
+    meta = {**asdict(config), "n_train": len(train), "n_val": len(val), "num_labels": train.n_classes}
+    start = 1
+    if resume and ck_path is not None and ck_path.is_file():
+        saved: dict = {}
+        load_train_state(
+            ck_path, model=model, optimizer=opt, scheduler=sched, generators=gens, expect=meta, into=saved,
+            what="sufo fine-tuning state",
+        )  # fmt: skip
+        res.history = list(saved["history"])
+        res.best_epoch, res.best_val_score = int(saved["best_epoch"]), float(saved["best_val_score"])
+        best_state = saved.get("best_state")
+        start = int(saved["epoch"]) + 1
+    elif on_epoch is not None:
         on_epoch(0, model)
-    for epoch in progress(range(1, config.epochs + 1), desc="fine-tune", disable=not show_progress):
-        model.train()
-        order = list(sampler)
-        losses = []
-        for s in range(0, len(order), config.batch_size):
-            idx = order[s : s + config.batch_size]
-            b = tokenizer(
-                [train.texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=config.max_length,
-                return_tensors="pt",
+    log = StepLog(log_dir, callbacks, name="sufo")
+    step = (start - 1) * steps_per_epoch
+    try:
+        epochs = progress(range(start, config.epochs + 1), desc="fine-tune", disable=not show_progress)
+        for epoch in epochs:
+            model.train()
+            order = list(sampler)
+            losses = []
+            for s in range(0, len(order), config.batch_size):
+                idx = order[s : s + config.batch_size]
+                b = tokenizer(
+                    [train.texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=config.max_length,
+                    return_tensors="pt",
+                )
+                out = model(**b, labels=torch.as_tensor(train.labels[idx]))
+                opt.zero_grad()
+                out.loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                lr = opt.param_groups[0]["lr"]
+                opt.step()
+                sched.step()
+                losses.append(float(out.loss.detach()))
+                step += 1
+                log(step, {"loss": losses[-1], "lr": lr, "epoch": epoch})
+            pred = predict(model, tokenizer, val.texts, max_length=config.max_length)
+            sc = score(val.labels, pred)
+            res.history.append(
+                {"epoch": epoch, "loss": float(np.mean(losses)), **{f"val_{k}": v for k, v in sc.items()}}
             )
-            out = model(**b, labels=torch.as_tensor(train.labels[idx]))
-            opt.zero_grad()
-            out.loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-            opt.step()
-            sched.step()
-            losses.append(float(out.loss.detach()))
-        pred = predict(model, tokenizer, val.texts, max_length=config.max_length)
-        sc = score(val.labels, pred)
-        res.history.append(
-            {"epoch": epoch, "loss": float(np.mean(losses)), **{f"val_{k}": v for k, v in sc.items()}}
-        )
-        if sc[config.best_metric] > res.best_val_score:
-            res.best_epoch, res.best_val_score = epoch, sc[config.best_metric]
-            best_state = copy.deepcopy(model.state_dict())
-        if on_epoch is not None:
-            on_epoch(epoch, model)
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    res.seconds = time.perf_counter() - t0
+            log(step, res.history[-1])
+            if sc[config.best_metric] > res.best_val_score:
+                res.best_epoch, res.best_val_score = epoch, sc[config.best_metric]
+                best_state = copy.deepcopy(model.state_dict())
+            if ck_path is not None:
+                extra = {"history": res.history, "best_epoch": res.best_epoch,
+                         "best_val_score": res.best_val_score, "best_state": best_state, "epoch": epoch}  # fmt: skip
+                save_train_state(
+                    ck_path, step=step, model=model, optimizer=opt, scheduler=sched, generators=gens, meta=meta,
+                    extra=extra,
+                )  # fmt: skip
+            if on_epoch is not None:
+                on_epoch(epoch, model)
+        if best_state is not None:
+            model.load_state_dict(best_state)
+        model.eval()
+        res.seconds = time.perf_counter() - t0
+        log.close({"best_epoch": res.best_epoch, f"best_val_{config.best_metric}": res.best_val_score})
+    finally:
+        log.close()
     return res
