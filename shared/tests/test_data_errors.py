@@ -29,3 +29,15 @@ def test_data_helpers_raise_the_package_errors(tmp_path):
         imagefolder.image_folder(tmp_path / "absent")
     with pytest.raises(InputFileError, match="is a file"):
         imagefolder.image_folder(bad)
+
+
+def test_comparable_sees_artifacts_by_file_name():
+    """A whole `iclr24 reproduce` run lists artifacts under its --out; a record lists file names: the same run."""
+    from iclr24.paperkit.report import comparable
+
+    run = {"claims": [{"ours": 1.0, "artifacts": ["results/fif/reproduce/samples.png"], "seconds": 3.0}]}
+    rec = {"claims": [{"ours": 1.0, "artifacts": ["samples.png"], "seconds": 9.0}]}
+    assert comparable(run) == comparable(rec)
+    assert comparable({"artifacts": ["a/x.png"], "ours": 2.0}) != comparable(
+        {"artifacts": ["y.png"], "ours": 2.0}
+    )

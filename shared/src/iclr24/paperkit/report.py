@@ -212,14 +212,25 @@ def _cpu_seconds() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
+def _artifact_names(value: Any) -> Any:
+    if isinstance(value, list) and all(isinstance(a, str) for a in value):
+        return [a.replace("\\", "/").rsplit("/", 1)[-1] for a in value]
+    return comparable(value)
+
+
 def comparable(doc: Any) -> Any:
     """A claims.json document (or any part of it) without its timings: the fields in ``TIMING_FIELDS``, claims and
-    facts marked ``timing``, and ``details["timings"]``. Two runs of the same commit give equal ``comparable``s."""
+    facts marked ``timing``, and ``details["timings"]``; ``artifacts`` by their file names (where a run writes
+    them depends on its ``--out``, not on its numbers). Two runs of the same commit give equal ``comparable``s."""
     if isinstance(doc, dict):
         if doc.get("timing") is True:
             keep = {k: comparable(doc[k]) for k in ("paper", "claim", "name", "metric") if k in doc}
             return {**keep, "timing": True}
-        return {k: comparable(v) for k, v in doc.items() if k not in TIMING_FIELDS and k != "timings"}
+        return {
+            k: _artifact_names(v) if k == "artifacts" else comparable(v)
+            for k, v in doc.items()
+            if k not in TIMING_FIELDS and k != "timings"
+        }
     if isinstance(doc, list):
         return [comparable(v) for v in doc]
     return doc
