@@ -14,6 +14,7 @@ import math
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -617,7 +618,7 @@ def _depth_growth_fact(claims: ClaimSet) -> None:
     claims.fact(
         "ASMR MAC/px growth from L=3 to L=7 (512^2, h=256)",
         value=depth[-1]["asmr_macs"] / depth[0]["asmr_macs"],
-        description=f"tabulated formula; the L x 256 MLP grows {mlp_growth:.2f}x (table in {art})",
+        description=f"tabulated formula; the L x 256 MLP grows {mlp_growth:.2f}x (table in {Path(art).name})",
         details={"table": depth, "mlp_growth": mlp_growth},
     )
 
