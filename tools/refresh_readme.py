@@ -140,7 +140,12 @@ def _baseline(c: dict) -> str:
 def _verdict(c: dict) -> str:
     v = VERDICT_CELL.get(c["verdict"], c["verdict"])
     p = c.get("paired")
-    if p and c["verdict"] in ("holds", "fails", "inconclusive"):
+    if p and p.get("test") == "sign" and c["verdict"] in ("holds", "fails", "inconclusive"):
+        wins, losses = p["wins"], p["losses"]
+        side, pv = ("for", p["p_holds"]) if wins >= losses else ("against", p["p_fails"])
+        v += (f" (exact sign test: {wins} seeds for, {losses} against, {p['ties']} ties; one-sided p {side} = "
+              f"{_num(pv)})")  # fmt: skip
+    elif p and c["verdict"] in ("holds", "fails", "inconclusive"):
         lo, hi = p.get("low"), p.get("high")
         span = f"[{_num(lo)}, {_num(hi)}]" if lo is not None else "no interval (one seed)"
         what = "log-ratio slack" if p["form"] == "log_ratio" else "slack"

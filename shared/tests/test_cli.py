@@ -225,3 +225,15 @@ def test_log_dir_flag_feeds_a_step_log(tmp_path, capsys):
     with pytest.raises(SystemExit):
         app.main(["train", "--help"])
     assert "--log-dir DIR" in capsys.readouterr().out
+
+
+def test_a_command_sees_the_arguments_it_was_given(tmp_path):
+    app = App("demo", "A demo tool.")
+    seen = []
+
+    @app.command("train", "Train a toy.", arg("--steps", type=int, default=3, help="steps"))
+    def train(args):
+        seen.append(args._argv)
+
+    argv = ["train", "--steps", "7", "--out", str(tmp_path / "o")]
+    assert app.main(argv) == 0 and seen == [argv]

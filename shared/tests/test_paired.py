@@ -127,3 +127,49 @@ def test_timing_flag_roundtrips_and_report_shows_inconclusive(tmp_path):
         "metric": "x",
         "timing": True,
     }
+
+
+def test_binomial_half_tail_is_exact():
+    from iclr24.paperkit.paired import binomial_half_tail
+
+    assert binomial_half_tail(6, 6) == 1 / 64 and binomial_half_tail(5, 5) == 1 / 32
+    assert binomial_half_tail(8, 9) == pytest.approx(10 / 512)  # P(X >= 8) = (9 + 1) / 2^9
+    assert binomial_half_tail(0, 3) == 1.0 and binomial_half_tail(4, 3) == 0.0
+    with pytest.raises(ValueError):
+        binomial_half_tail(1, -1)
+
+
+def test_sign_test_decides_paired_indicators_like_exact_mcnemar():
+    # 0/1 "collapsed" indicators: baseline collapses on 6 seeds, ours on none -> 6 wins, p = 2^-6 <= 0.025: holds
+    r = paired_verdict([0] * 8, [1] * 6 + [0] * 2, better="lower", test="sign")
+    assert (r.verdict, r.wins, r.losses, r.ties) == ("holds", 6, 0, 2)
+    assert r.p_holds == 1 / 64 and r.p_fails == 1.0 and "exact sign test" in r.rule
+    # 5 wins, 0 losses: p = 1/32 > 0.025, inconclusive (the t-interval on the same numbers would hold)
+    five = ([0] * 5 + [1], [1] * 5 + [1])
+    assert paired_verdict(*five, better="lower", test="sign").verdict == "inconclusive"
+    assert paired_verdict(*five, better="lower", margin=0.0).verdict == "holds"
+    # 8 wins, 1 loss: p = 10/512 -> holds; the mirror image fails; all ties: inconclusive
+    a, b = [0] * 8 + [1], [1] * 8 + [0]
+    assert paired_verdict(a, b, better="lower", test="sign").verdict == "holds"
+    assert paired_verdict(b, a, better="lower", test="sign").verdict == "fails"
+    assert paired_verdict([1, 1, 1], [1, 1, 1], better="lower", test="sign").verdict == "inconclusive"
+    with pytest.raises(ValueError, match="test"):
+        paired_verdict([1, 2], [1, 2], better="higher", test="wilcoxon")
+
+
+def test_sign_test_claims_record_counts_and_roundtrip():
+    cs = ClaimSet("demo", RunConfig(mode="quick"))
+    c = cs.paired(
+        claim="fewer collapses", metric="collapsed (1) or not (0) per seed", ours=[0] * 7, baseline=[1] * 6 + [0],
+        better="lower", test="sign", baseline_name="base",
+    )  # fmt: skip
+    assert c.status == "holds" and c.paired["test"] == "sign" and c.paired["wins"] == 6
+    assert c.paired["low"] is None and "exact sign test" in c.rule
+    d = json.loads(json.dumps(c.to_dict(), allow_nan=False))
+    assert Claim.from_dict(d) == c
+    with pytest.raises(ValueError, match="recomputed"):  # the verdict comes from the per-seed indicators
+        Claim.from_dict(dict(d, paired={**d["paired"], "ours": [1] * 7}))
+    t = cs.paired(
+        claim="t", metric="m", ours=[2.0, 2.1], baseline=[1.0, 1.0], better="higher", baseline_name="b"
+    )
+    assert "test" not in t.paired  # records of t-interval claims keep their shape

@@ -255,3 +255,57 @@ def test_summary_counts_headline_and_supporting_only_checks_apart():
     assert s["headline"] == ["holds", "fails"]
     assert (s["held"], s["decided"], s["checks_held"], s["checks_decided"]) == (2, 3, 2, 2)
     assert summary_text(claims) == "headline: holds, fails; 2/3 claims hold (1 inconclusive); checks 2/2"
+
+
+# -- the exact sign test's power rule -----------------------------------------------------------------------------
+def test_sign_seeds_needed_by_hand_and_degenerate_cases():
+    from iclr24.paperkit.power import sign_seeds_needed
+
+    # every seed a win: 6 seeds are the fewest whose all-win outcome has p = 2^-6 <= 0.025
+    assert sign_seeds_needed(1.0, 0.0, min_seeds=3) == 6
+    # no discordant seed, or as many wins as losses: no n decides
+    assert sign_seeds_needed(0.0, 0.0) is None and sign_seeds_needed(0.3, 0.3) is None
+    rare, common = sign_seeds_needed(0.2, 0.0), sign_seeds_needed(0.5, 0.0)
+    assert common < rare and sign_seeds_needed(0.0, 0.5) == common  # a calibrated fail is sized the same
+    with pytest.raises(ValueError):
+        sign_seeds_needed(0.7, 0.5)
+
+
+def test_sign_plan_delivers_its_power_in_simulation():
+    from iclr24.paperkit.power import sign_seeds_needed
+
+    rng = random.Random(1)
+    p_win, p_loss = 0.4, 0.05
+    n = sign_seeds_needed(p_win, p_loss, power=0.8)
+    trials, held = 600, 0
+    for _ in range(trials):
+        u = [rng.random() for _ in range(n)]
+        d = [1.0 if x < p_win else -1.0 if x < p_win + p_loss else 0.0 for x in u]
+        held += paired_verdict(d, [0.0] * n, better="higher", test="sign").verdict == "holds"
+    assert 0.74 <= held / trials <= 0.95
+    # one seed fewer has less than the stated power (the plan is the smallest n)
+    assert sign_seeds_needed(p_win, p_loss, power=0.8, min_seeds=n - 1) == n
+
+
+def test_spec_with_a_sign_test_is_planned_and_recorded_by_it():
+    c = cal((0, 0, 0, 1, 0, 0), (1, 0, 1, 1, 1, 0), seconds=1.0)  # 3 for, 0 against, 3 ties
+    spec = ClaimSpec(
+        id="collapse", kind="supporting", claim="fewer collapses", metric="collapsed per seed", baseline="b",
+        data="d", better="lower", margin=0.0, test="sign", seeds={"full": tuple(range(100))},
+        calibration={"full": c}, budget={"full": 1000},
+    )  # fmt: skip
+    plan = spec.plan("full")
+    assert plan.decidable and "exact sign test" in plan.reason and plan.calibration["wins"] == 3
+    from iclr24.paperkit.power import sign_seeds_needed
+
+    assert plan.seeds == sign_seeds_needed(0.5, 0.0)
+    cs = ClaimSet("demo", RunConfig(mode="full"))
+    n = plan.seeds
+    claim = cs.paired(spec=spec, ours=[0] * n, baseline=[1] * n, seeds=list(range(n)))
+    assert claim.status == "holds" and claim.paired["test"] == "sign" and claim.details["power"]["seeds"] == n
+    with pytest.raises(ValueError, match="test"):
+        ClaimSpec(
+            id="x", kind="check", claim="c", metric="m", baseline="b", data="d", rule="ours > 0", test="sign"
+        )
+    with pytest.raises(ValueError, match="better/margin/factor/test"):
+        cs.paired(spec=spec, ours=[0] * n, baseline=[1] * n, test="t")

@@ -55,6 +55,37 @@ def test_tied_weights_save_and_load(tmp_path):
     assert torch.equal(back.emb.weight, t.emb.weight)
 
 
+class Built(PretrainedMixin, nn.Module):
+    """A model whose constructor takes modules: a factory and from_pretrained_config rebuild it."""
+
+    def __init__(self, body: nn.Module):
+        super().__init__()
+        self.body = body
+        self.width = body.out_features
+
+    def pretrained_config(self) -> dict:
+        return {"width": self.width}
+
+    @classmethod
+    def from_pretrained_config(cls, *, width: int) -> "Built":
+        if width < 1:
+            raise InputError(f"width must be positive, got {width}")
+        return cls(nn.Linear(2, width))
+
+
+def test_a_factory_built_model_rebuilds_through_from_pretrained_config(tmp_path):
+    m = Built(nn.Linear(2, 3))
+    folder = m.save_pretrained(tmp_path / "b")
+    x = torch.randn(4, 2)
+    for back in (Built.from_pretrained(folder), load_pretrained(folder)):
+        assert torch.equal(back.body(x), m.body(x))
+    cfg = json.loads((folder / "config.json").read_text())
+    cfg["config"]["width"] = 0  # the factory's own check: one error naming config.json
+    (folder / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(InputFileError, match="config.json: its config does not build"):
+        Built.from_pretrained(folder)
+
+
 def test_a_changed_weight_file_is_refused(tmp_path):
     folder = Tiny().save_pretrained(tmp_path / "m")
     data = bytearray((folder / "model.safetensors").read_bytes())
@@ -127,6 +158,11 @@ def test_step_log_refuses_bad_arguments(tmp_path):
         StepLog(tmp_path / "f")
     with pytest.raises(InputError, match="callback"):
         StepLog(None, [42])
+    with pytest.raises(InputError, match="callbacks must be"):
+        StepLog(None, 42)  # neither callable nor a list
+    for bad in (3.5, "on_step"):
+        with pytest.raises(InputError, match="callbacks must be"):
+            StepLog(None, bad)
     with pytest.raises(InputError, match="every"):
         StepLog(None, every=0)
 

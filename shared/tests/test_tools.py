@@ -302,7 +302,7 @@ def test_every_recorded_run_is_within_its_budget():
 
 # Packages not yet on paperkit 4's claims table (Paper(claims=CLAIMS)); each Evidence issue removes its names.
 _WITHOUT_CLAIMS_TABLE = {
-    "cmvae", "lace", "lpn", "ncde-bounds", "persona-bias", "sfda2", "tab-snn",
+    "cmvae", "lace", "lpn", "persona-bias",
 }  # fmt: skip
 
 
@@ -316,3 +316,16 @@ def test_packages_on_the_claims_table_are_listed_exactly():
                 if "claims" not in {k.arg for k in node.keywords}:
                     without.add(path.parts[-5])
     assert without == _WITHOUT_CLAIMS_TABLE
+
+
+def test_refresh_shows_a_sign_test_by_its_counts_not_an_interval():
+    from iclr24.paperkit import ClaimSet, RunConfig
+
+    cs = ClaimSet("demo", RunConfig(mode="full"))
+    c = cs.paired(
+        claim="fewer collapses", metric="collapsed per seed", ours=[0] * 8, baseline=[1] * 6 + [0] * 2,
+        better="lower", test="sign", baseline_name="b",
+    )  # fmt: skip
+    cell = _refresh_module()._verdict(c.to_dict())
+    assert cell.startswith("yes (exact sign test: 6 seeds for, 0 against, 2 ties; one-sided p for = 0.01562")
+    assert "interval" not in cell

@@ -47,6 +47,41 @@ def test_every_kind_of_data_gives_the_tensor_paths_tensors(data):
     assert torch.equal(x, X) and torch.equal(y, Y)
 
 
+def test_reading_a_loader_leaves_the_global_rng_as_it_was():
+    """A DataLoader draws its base seed from the global RNG; as_tensors reads it in a forked RNG, so a trainer
+    that samples from the global RNG after reading gives the tensor path's result."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    state = torch.get_rng_state()
+    for loader in (
+        DataLoader(TensorDataset(X, Y), batch_size=3),
+        DataLoader(TensorDataset(X, Y), shuffle=True),
+    ):
+        as_tensors(loader, fields=2)
+        assert torch.equal(torch.get_rng_state(), state)
+
+
+def test_item_transforms_each_item_or_batch():
+    from torch.utils.data import DataLoader
+
+    pairs = [((X[i], X[i] + 1), Y[i]) for i in range(len(X))]  # ((inputs...), label) items
+    for data in (pairs_ds := _ListDataset(pairs), DataLoader(pairs_ds, batch_size=4)):
+        a, b = as_tensors(data, fields=2, item=lambda it: it[0])
+        assert torch.equal(a, X) and torch.equal(b, X + 1)
+
+
+class _ListDataset(torch.utils.data.Dataset):
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
 def test_dict_items_in_key_order_and_a_lone_tensor():
     y, x = as_tensors(DictSet(), keys=["label", "image"])
     assert torch.equal(x, X) and torch.equal(y, Y)

@@ -52,6 +52,26 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(model.response_curve, 0, probe_arrays((5,)))
     p.sweep(model.response_curve, "row", probe_sizes(), np.linspace(-1, 1, 5))
     p.sweep(model.save, 0, [("folder", tmp_path)])
+    p.sweep(
+        model.save_pretrained, 0, [("a file", probe_files(tmp_path, ".x")[3][1]), ("busy folder", tmp_path)]
+    )
+    # your own data: loaders and datasets of wrong shapes, dtypes and values
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    u, i, v = (torch.from_numpy(a) for a in (tr.users, tr.items, tr.values))
+    loaders = [("two fields", TensorDataset(u, i)), ("float ids", TensorDataset(u.float(), i.float(), v)),
+               ("2-D fields", DataLoader(TensorDataset(u[:, None], i[:, None], v[:, None]), batch_size=8)),
+               ("empty", TensorDataset(u[:0], i[:0], v[:0])), ("inf", TensorDataset(u, i, v * np.inf)),
+               ("strings", [("a", "b", "c")])]  # fmt: skip
+    p.sweep(model.fit, 0, loaders, epochs=1, quiet=True)
+    p.sweep(model.fit, "shape", [("zero", (0, 1)), ("one int", 3), ("too small", (1, 1))], TensorDataset(u, i, v),
+            epochs=1, quiet=True)  # fmt: skip
+    p.sweep(model.fit, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], tr, epochs=1, quiet=True)
+    p.sweep(model.fit, "callbacks", [("not callable", [3])], tr, epochs=1, quiet=True)
+    p.sweep(model.fit, "checkpoint", probe_files(tmp_path, ".state"), tr, epochs=1, quiet=True, resume=True)
+    for cls in (am.AEMC, am.AEMCNE):
+        p.sweep(cls.from_pretrained, 0, probe_files(tmp_path, ""))
     mf = am.MatrixFactorization(rank=2)
     p.sweep(mf.fit, "lr", probe_floats(), tr, epochs=1, quiet=True)
     p.sweep(am.bound_terms, 0, [("mf", mf), ("None", None)])

@@ -142,9 +142,11 @@ def test_readme_quickstart_runs(tmp_path):
         readme,
         cwd=tmp_path,
         replace={"steps=600": "steps=3"},  # the quickstart alone in a fresh interpreter, 3 steps
-        values={0: {"y": "list(y.shape)", "diff": "abs(float(y[5 * 128 + 7, 0] - y_ref[0, 0]))"}},
-    )
+        values={0: {"y": "list(y.shape)", "diff": "abs(float(y[5 * 128 + 7, 0] - y_ref[0, 0]))"},
+                1: {"same": "bool(torch.equal(back.render(), y))"}},
+    )  # fmt: skip
     assert res["y"] == [128 * 128, 1] and res["diff"] < 1e-4
+    assert res["same"] and (tmp_path / "cameraman-asmr" / "config.json").is_file()
 
 
 def test_video_npy_fit_and_render(tmp_path, capsys):

@@ -92,5 +92,27 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(asmr.save_signal, 2, [("unknown", "hologram")], img, tmp_path / "o.png")
     p.sweep(asmr.save_signal, "sample_rate", probe_sizes(), np.zeros(16), tmp_path / "o.wav", "audio")
     p.sweep(asmr.uniform_grid_batches, 1, probe_sizes(), (32, 32))
+    # the model folder, the training hooks and your own points
+    from torch.utils.data import DataLoader, TensorDataset
+
+    for cls in (asmr.ASMR, asmr.SIREN):
+        p.sweep(cls.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(
+        model.save_pretrained, 0, [("a file", probe_files(tmp_path, ".x")[3][1]), ("busy folder", tmp_path)]
+    )
+    coords = asmr.grid_coords((8, 8))
+    vals = torch.as_tensor(img, dtype=torch.float32).reshape(-1, 1)
+    points = [("missing points", TensorDataset(coords[1:], vals[1:])),
+              ("a repeated point", TensorDataset(torch.cat([coords[:1], coords[:-1]]), vals)),
+              ("float coords", TensorDataset(coords.float(), vals)),
+              ("out of range", TensorDataset(coords + 8, vals)), ("3 channels", TensorDataset(coords, vals.repeat(1, 3))),
+              ("one field", DataLoader(TensorDataset(coords), batch_size=8)),
+              ("nan values", TensorDataset(coords, vals * float("nan")))]  # fmt: skip
+    p.sweep(asmr.fit, 1, points, model, steps=1)
+    p.sweep(asmr.signal_from_points, 0, points, (8, 8), 1)
+    p.sweep(asmr.fit, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], model, img, steps=1)
+    p.sweep(asmr.fit, "callbacks", [("int", [3]), ("float", 2.5)], model, img, steps=1)
+    p.sweep(asmr.fit, "checkpoint", probe_files(tmp_path, ".state"), model, img, steps=1, resume=True)
+    p.sweep(asmr.fit, "checkpoint_every", probe_sizes(), model, img, steps=1)
     p.check()
     p.assert_covers(asmr, skip=SKIP)

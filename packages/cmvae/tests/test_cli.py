@@ -20,21 +20,74 @@ def test_cli_contract(tmp_path):
 
 
 def test_cli_train_cluster_sample_end_to_end(tmp_path, capsys):
+    from iclr24.cmvae import CMVAE, load_checkpoint, save_checkpoint
+
     out = tmp_path / "train"
-    rc = main(["train", "--n-train", "200", "--n-test", "50", "--epochs", "1", "--hidden", "16", "--prior-lr", "1e-2",
-               "--n-clusters-max", "4", "--out", str(out), "--quiet", "--select"])  # fmt: skip
-    assert rc == 0 and (out / "model.pt").is_file()
+    args = ["train", "--n-train", "200", "--n-test", "50", "--epochs", "1", "--hidden", "16", "--prior-lr", "1e-2",
+            "--n-clusters-max", "4", "--out", str(out), "--quiet", "--select"]  # fmt: skip
+    rc = main(args)
+    assert rc == 0 and (out / "model" / "model.safetensors").is_file() and not (out / "model.pt").exists()
     info = json.loads((out / "train.json").read_text())
     assert 2 <= info["k_star"] <= 4 and set(info["test_scores"]) == {"acc", "nmi", "ari"}
-    rc = main(["cluster", str(out / "model.pt"), "--n-train", "200", "--n-test", "50", "--out", str(tmp_path / "c"),
-               "--quiet"])  # fmt: skip
-    assert rc == 0 and len(json.loads((tmp_path / "c" / "clusters.json").read_text())["clusters"]) == 50
-    rc = main(["sample", str(out / "model.pt"), "--n", "3", "--out", str(tmp_path / "s"), "--quiet"])
+    prov = json.loads((out / "model" / "provenance.json").read_text())
+    assert prov["command"] == "cmvae " + " ".join(args) and prov["seed"] == 0 and prov["steps"] == 2
+    assert prov["k_star"] == info["k_star"] and prov["cpu_seconds"] > 0
+    model = CMVAE.from_pretrained(out / "model")
+    assert model.n_active == info["k_star"]  # the selection's active clusters are in the saved weights
+    save_checkpoint(model, tmp_path / "old.pt")  # the older file format still loads everywhere
+    for ck in (out / "model", tmp_path / "old.pt"):
+        name = ck.stem
+        rc = main(["cluster", str(ck), "--n-train", "200", "--n-test", "50", "--out", str(tmp_path / f"c-{name}"),
+                   "--quiet"])  # fmt: skip
+        assert rc == 0
+    a, b = (json.loads((tmp_path / f"c-{n}" / "clusters.json").read_text()) for n in ("model", "old"))
+    assert len(a["clusters"]) == 50 and a == b
+    assert load_checkpoint(out / "model").spec == load_checkpoint(tmp_path / "old.pt").spec
+    rc = main(["sample", str(out / "model"), "--n", "3", "--out", str(tmp_path / "s"), "--quiet"])
     assert (
         rc == 0
         and (tmp_path / "s" / "samples.npz").is_file()
         and (tmp_path / "s" / "samples_per_cluster.png").is_file()
     )
+
+
+def test_cli_log_dir_and_resume(tmp_path, monkeypatch):
+    """--log-dir writes a JSONL row per Adam step; a run interrupted in epoch 3 and continued with --resume
+    writes the weights the uninterrupted run writes."""
+    from iclr24.paperkit.tracking import StepLog, read_jsonl
+
+    base = ["train", "--n-train", "200", "--n-test", "50", "--epochs", "3", "--hidden", "16", "--batch-size", "128",
+            "--n-clusters-max", "4", "--quiet"]  # fmt: skip
+    assert main([*base, "--out", str(tmp_path / "a"), "--log-dir", str(tmp_path / "logs")]) == 0
+    rows = read_jsonl(tmp_path / "logs" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        -1,
+    ]  # 200 tuples in batches of 128: 2 steps an epoch
+    assert [r["epoch"] for r in rows[:-1]] == [0, 0, 1, 1, 2, 2] and "epoch_loss" in rows[1]
+    assert "epoch_loss" not in rows[0]
+    real_call = StepLog.__call__
+
+    def interrupt(self, step, metrics):
+        if step == 5:
+            raise KeyboardInterrupt
+        real_call(self, step, metrics)
+
+    monkeypatch.setattr(StepLog, "__call__", interrupt)
+    assert main([*base, "--out", str(tmp_path / "b")]) == 130
+    monkeypatch.setattr(StepLog, "__call__", real_call)
+    assert (tmp_path / "b" / "train_state.pt").is_file() and not (tmp_path / "b" / "model").exists()
+    assert main([*base, "--out", str(tmp_path / "b"), "--resume", "--log-dir", str(tmp_path / "logs-b")]) == 0
+    assert [r["step"] for r in read_jsonl(tmp_path / "logs-b" / "metrics.jsonl")] == [5, 6, -1]
+    wa, wb = ((tmp_path / n / "model" / "model.safetensors").read_bytes() for n in "ab")
+    assert wa == wb
+    ta, tb = (json.loads((tmp_path / n / "train.json").read_text()) for n in "ab")
+    assert ta["loss_per_epoch"] == tb["loss_per_epoch"]
 
 
 def test_cli_user_errors_are_one_line(tmp_path, capsys):
@@ -53,8 +106,11 @@ def test_readme_quickstart(tmp_path):
     res = run_readme_blocks(
         Path(__file__).parents[1] / "README.md",
         cwd=tmp_path,
-        values={0: {"k_star": "selection.k_star", "scores": "sorted(scores)"}},
-    )
+        values={0: {"k_star": "selection.k_star", "scores": "sorted(scores)"}, 1: {"same": "again == scores",
+                "n_active": "back.n_active"}, 2: {"epochs": "len(losses)"}},
+    )  # fmt: skip
+    assert res["same"] and res["n_active"] == res["k_star"] and res["epochs"] == 2
+    assert (tmp_path / "cmvae-digits" / "config.json").is_file()
     assert 2 <= res["k_star"] <= 6
     assert set(res["scores"]) == {"acc", "nmi", "ari"}
 

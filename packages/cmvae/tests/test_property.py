@@ -84,5 +84,24 @@ def test_public_api_refuses_bad_input(tmp_path):
         p.sweep(cm.load_checkpoint, 0, probe_files(tmp_path, suffix))
     p.sweep(cm.save_checkpoint, 1, [("folder", tmp_path)], model)
     p.sweep(cm.save_checkpoint, 0, [("not a model", object())], tmp_path / "c.pt")
+    # the model folder and your own data
+    from torch.utils.data import DataLoader, TensorDataset
+
+    p.sweep(cm.CMVAE.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(cm.MMVAEPlus.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(
+        model.save_pretrained, 0, [("a file", probe_files(tmp_path, ".x")[3][1]), ("busy folder", tmp_path)]
+    )
+    p.sweep(cm.CMVAE([cm.MLPEncoder(4, 2, 2, (8,))], [cm.MLPDecoder(4, 4, (8,))], latent_dim=2,
+                     modality_latent_dim=2).save_pretrained, 0, [("own modules", tmp_path / "own")])  # fmt: skip
+    loaders = [(k, TensorDataset(*v)) for k, v in bad_xs if len(v) == 2 and v[0].ndim and v[0].shape[0] == 12]
+    loaders += [("one field", TensorDataset(xs[0])), ("three fields", TensorDataset(xs[0], xs[1], xs[1])),
+                ("wrong width", DataLoader(TensorDataset(xs[0], torch.rand(12, 5)), batch_size=5)),
+                ("ints", TensorDataset(xs[0].long(), xs[1].long())), ("a tensor", xs[0])]  # fmt: skip
+    p.sweep(cm.fit, 1, loaders, model, epochs=1, batch_size=6)
+    p.sweep(cm.fit, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], model, xs, epochs=1)
+    p.sweep(cm.fit, "callbacks", [("int", [3]), ("str", 3.5)], model, xs, epochs=1)
+    p.sweep(cm.fit, "checkpoint", probe_files(tmp_path, ".state"), model, xs, epochs=1, resume=True)
+    p.sweep(cm.fit, "resume", [("no checkpoint", True)], model, xs, epochs=1)
     p.check()
     p.assert_covers(cm, skip=SKIP)

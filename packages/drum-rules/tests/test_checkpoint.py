@@ -8,6 +8,7 @@ import torch
 from iclr24.drum_rules import DRUM
 from iclr24.drum_rules.checkpoint import (
     load_checkpoint,
+    load_model,
     load_official_checkpoint,
     official_key_map,
     save_checkpoint,
@@ -124,9 +125,9 @@ def test_cli_converts_an_official_checkpoint(tmp_path, capsys):
     out = tmp_path / "conv"
     assert main(["convert", str(path), "family:3", "--out", str(out), "--quiet"]) == 0
     assert "beta =" in capsys.readouterr().out
-    m, beta, spec = load_checkpoint(out / "model.pt")
+    m, beta, spec = load_model(out / "model")
     assert spec == "family:3" and beta >= 0 and np.allclose(m.attention_for(3), src.attention_for(3))
-    assert main(["eval", "--model", str(out / "model.pt"), "--quiet"]) == 0
+    assert main(["eval", "--model", str(out / "model"), "--quiet"]) == 0
     assert '"auc_pr"' in capsys.readouterr().out
     with pytest.raises(SystemExit) as e:
         main(["convert", str(path), "family:3", "--steps", "0", "--out", str(out)])

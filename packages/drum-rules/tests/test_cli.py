@@ -34,7 +34,7 @@ def test_bad_argument_exits_2():
 
 
 def test_cli_end_to_end(tmp_path, capsys):
-    model = ["--model", str(tmp_path / "train" / "model.pt")]
+    model = ["--model", str(tmp_path / "train" / "model")]
     common = [*model, "--quiet"]
     assert (
         main(

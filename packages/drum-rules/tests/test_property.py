@@ -108,5 +108,21 @@ def test_public_api_refuses_bad_input(tmp_path, trained):
     p.sweep(dr.load_real_kg, 0, [("unknown", "freebase"), ("int", 3)], data_dir=tmp_path)
     p.sweep(dr.save_checkpoint, 0, [("folder", tmp_path)], model, 0.1, "synthetic")
     p.sweep(dr.save_checkpoint, 2, probe_floats(), tmp_path / "ck.pt", model, data_spec="synthetic")
+    # model folders, your own triples, logging and resume
+    for suffix in ("", ".pt"):
+        p.sweep(dr.load_model, 0, probe_files(tmp_path, suffix))
+    (tmp_path / "a-file").write_text("x")
+    p.sweep(
+        dr.save_model, 0, [("a file", tmp_path / "a-file"), ("non-empty folder", tmp_path)], model, 0.1, "s"
+    )
+    p.sweep(dr.save_model, 2, probe_floats(), tmp_path / "m", model, data_spec="synthetic")
+    p.sweep(dr.save_model, 1, [("not a model", "drum"), ("None", None)], tmp_path / "m2", 0.1, "synthetic")
+    fresh = dr.DRUM(data.kg.n_relations, rank=1, steps=1, embed_dim=2, hidden_dim=2, seed=0)
+    one = dr.TrainConfig(epochs=1, min_epochs=1, batch_size=512)
+    p.sweep(dr.train, "queries", probe_arrays((4, 3), dtype="int64"), fresh, data, one)
+    p.sweep(dr.train, "queries", [("str", "triples.txt"), ("dict", {"h": 1})], fresh, data, one)
+    p.sweep(dr.train, "log_dir", [("a file", tmp_path / "a-file")], fresh, data, one)
+    p.sweep(dr.train, "checkpoint", probe_files(tmp_path, ".pt")[1:], fresh, data, one, resume=True)
+    p.sweep(dr.train, "checkpoint", [("a folder", tmp_path)], fresh, data, one)
     p.check()
     p.assert_covers(dr, skip=SKIP)

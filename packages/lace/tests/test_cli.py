@@ -30,7 +30,10 @@ def test_train_then_sample(tmp_path, capsys):
         )
         == 0
     )
-    ck = str(tmp_path / "m" / "model.pt")
+    ck = str(tmp_path / "m" / "model")
+    prov = json.loads((tmp_path / "m" / "model" / "provenance.json").read_text())
+    assert prov["command"].startswith("lace train --steps 2 --layouts 16") and prov["steps"] == 2
+    assert prov["seed"] == 0 and prov["cpu_seconds"] > 0 and not (tmp_path / "m" / "model.pt").exists()
     out = str(tmp_path / "s")
     assert (
         main(
@@ -71,6 +74,63 @@ def test_train_then_sample(tmp_path, capsys):
     assert "unknown category" in capsys.readouterr().err
 
 
+def test_an_older_model_pt_still_samples_and_evaluates(tmp_path):
+    from iclr24.lace import load_checkpoint, save_checkpoint
+
+    assert (
+        main(
+            ["train", "--steps", "1", "--layouts", "8", "--dim", "8", "--out", str(tmp_path / "m"), "--quiet"]
+        )
+        == 0
+    )
+    model, cfg = load_checkpoint(tmp_path / "m" / "model")
+    save_checkpoint(model, cfg, tmp_path / "old.pt")
+    for ck, name in ((tmp_path / "old.pt", "old"), (tmp_path / "m" / "model", "new")):
+        args = [
+            "sample",
+            "--checkpoint",
+            str(ck),
+            "--n",
+            "2",
+            "--out",
+            str(tmp_path / f"s-{name}"),
+            "--quiet",
+        ]
+        assert main(args) == 0
+    a, b = ((tmp_path / f"s-{n}" / "samples.json").read_text() for n in ("old", "new"))
+    assert a == b
+
+
+def test_train_log_dir_and_resume(tmp_path, monkeypatch):
+    """--log-dir writes one JSONL row per step; a run interrupted at step 5 and continued with --resume writes the
+    weights an uninterrupted run writes."""
+    from iclr24.paperkit.tracking import StepLog, read_jsonl
+
+    base = ["train", "--steps", "8", "--layouts", "16", "--dim", "8", "--checkpoint-every", "3", "--quiet"]
+    assert main([*base, "--out", str(tmp_path / "a"), "--log-dir", str(tmp_path / "logs")]) == 0
+    rows = read_jsonl(tmp_path / "logs" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [*range(8), -1] and {"loss", "diff", "rec", "constraint"} <= set(
+        rows[0]
+    )
+    real_call = StepLog.__call__
+
+    def interrupt(self, step, metrics):
+        if step == 5:
+            raise KeyboardInterrupt
+        real_call(self, step, metrics)
+
+    monkeypatch.setattr(StepLog, "__call__", interrupt)
+    assert main([*base, "--out", str(tmp_path / "b")]) == 130
+    monkeypatch.setattr(StepLog, "__call__", real_call)
+    assert not (tmp_path / "b" / "model").exists()
+    assert main([*base, "--out", str(tmp_path / "b"), "--resume", "--log-dir", str(tmp_path / "logs-b")]) == 0
+    assert [r["step"] for r in read_jsonl(tmp_path / "logs-b" / "metrics.jsonl")] == [3, 4, 5, 6, 7, -1]
+    wa, wb = ((tmp_path / n / "model" / "model.safetensors").read_bytes() for n in "ab")
+    assert wa == wb
+    ha, hb = (json.loads((tmp_path / n / "history.json").read_text()) for n in "ab")
+    assert ha == hb
+
+
 def test_bench_smoke(tmp_path):
     assert main(["bench", "--smoke", "--out", str(tmp_path), "--quiet"]) == 0
     rep = json.loads((tmp_path / "bench.json").read_text())
@@ -98,7 +158,7 @@ def test_sample_beautify_says_what_it_dropped(tmp_path, capsys, monkeypatch):
         return bbox, mask & keep
 
     monkeypatch.setattr(bmod, "beautify", drop_all_but_first_of_layout0)
-    args = ["sample", "--checkpoint", str(tmp_path / "m" / "model.pt"), "--task", "c2sp"]
+    args = ["sample", "--checkpoint", str(tmp_path / "m" / "model"), "--task", "c2sp"]
     args += ["--categories", "title,text,figure", "--n", "6", "--beautify", "--out", str(tmp_path / "s")]
     capsys.readouterr()
     assert main(args) == 0
@@ -119,7 +179,7 @@ def test_eval_metric_variants(tmp_path, capsys):
         )
         == 0
     )
-    ck = str(tmp_path / "m" / "model.pt")
+    ck = str(tmp_path / "m" / "model")
     res = {}
     for v in ("official", "package"):
         ev = ["eval", "--checkpoint", ck, "--layouts", "6", "--steps", "2", "--metrics", v]

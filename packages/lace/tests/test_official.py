@@ -425,7 +425,7 @@ def test_cli_train_and_eval_on_real_layouts_with_fid(tmp_path, capsys):
     args = ["train", "--data", "publaynet", data, "--steps", "2", "--dim", "8", "--out", str(m), "--quiet"]
     assert main(args) == 0
     ev = ["eval", "--data", "publaynet", data, "--fidnet", str(fidnet), "--steps", "2", "--quiet"]
-    assert main([*ev, "--checkpoint", str(m / "model.pt"), "--out", str(tmp_path / "e")]) == 0
+    assert main([*ev, "--checkpoint", str(m / "model"), "--out", str(tmp_path / "e")]) == 0
     rec = json.loads((tmp_path / "e" / "metrics.json").read_text())
     assert rec["metric_variant"] == "official"  # the default: the official evaluation's scoring
     res = rec["tasks"]
@@ -473,7 +473,7 @@ def test_cli_real_layouts_bad_input(tmp_path, capsys):
     assert main(["train", "--data", "magazine", str(data), *base, "--out", str(m)]) == 2
     assert "unknown dataset" in capsys.readouterr().err
     assert main(["train", "--data", "publaynet", str(data), *base, "--out", str(m)]) == 0
-    ck = str(m / "model.pt")
+    ck = str(m / "model")
     # the synthetic test set has other categories than a PubLayNet model
     assert main(["eval", "--checkpoint", ck, "--steps", "1", "--out", str(tmp_path / "e")]) == 2
     assert "was trained on categories" in capsys.readouterr().err

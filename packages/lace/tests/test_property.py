@@ -91,5 +91,25 @@ def test_public_api_refuses_bad_input(tmp_path):
         ):
             p.sweep(loader, 0, files)
         p.sweep(lace.load_official_layouts, 0, files)
+    # the model folder and your own data
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from iclr24.lace.model import LayoutDenoiser
+
+    p.sweep(LayoutDenoiser.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(lace.LayoutDenoiser, "dim", [("not divisible", 7)], 9, 6, heads=2)
+    p.sweep(
+        model.save_pretrained, 0, [("a file", probe_files(tmp_path, ".x")[3][1]), ("busy folder", tmp_path)]
+    )
+    loaders = [
+        (k, TensorDataset(v)) for k, v in probe_arrays(tuple(tokens.shape), torch=True) if v.ndim and len(v)
+    ]
+    loaders += [("two fields", TensorDataset(b, lab)), ("float labels", DataLoader(TensorDataset(b, lab.float(), m))),
+                ("four fields", TensorDataset(b, lab, m, m)), ("strings", [("a", "b")])]  # fmt: skip
+    p.sweep(lace.train, 1, loaders, cfg, steps=1)
+    p.sweep(lace.train, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], cfg, tokens, steps=1)
+    p.sweep(lace.train, "callbacks", [("int", [3]), ("float", 2.5)], cfg, tokens, steps=1)
+    p.sweep(lace.train, "checkpoint", probe_files(tmp_path, ".state"), cfg, tokens, steps=1, resume=True)
+    p.sweep(lace.train, "checkpoint_every", probe_sizes(), cfg, tokens, steps=1)
     p.check()
     p.assert_covers(lace, skip=SKIP)

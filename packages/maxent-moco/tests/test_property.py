@@ -87,6 +87,20 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(mm.sample_stream, 1, probe_sizes(), mdp, 0)
     p.sweep(mm.sample_stream, "mode", [("unknown", "magic")], mdp, 10, 0)
     p.sweep(mm.sample_stream, "policy", probe_arrays(pi.shape), mdp, 10, 0, mode="pe")
+    # your own samples and the step log
+    (tmp_path / "a-file").write_text("x")
+    good = mm.sample_stream(mdp, 6, 0)
+    bad_samples = [*probe_arrays((6, 3), dtype="int64"), ("out of range", np.array([[0, 0, S]])),
+                   ("negative", np.array([[-1, 0, 0]])), ("two columns", good[:2]), ("ragged", (good[0], good[1][:3], good[2])),
+                   ("floats", tuple(x + 0.5 for x in good)), ("a dict", {"s": good[0]}), ("str", "samples.npz")]  # fmt: skip
+    p.sweep(mm.user_samples, 0, bad_samples, mdp)
+    p.sweep(mm.user_samples, "policy", [("other actions", (good[1] + 1) % A)], good, mdp, mode="pe")
+    for learner in (mm.QLearning(), mm.MoCoDyna(1, planning_interval=2), mm.OSDyna()):
+        p.sweep(learner.run, "samples", bad_samples[:4], mdp)
+        p.sweep(learner.run, "log_dir", [("a file", tmp_path / "a-file")], mdp, 6)
+    p.sweep(mm.QLearning().run, 1, [("not the samples' length", 7)], mdp, samples=good)
+    p.sweep(mm.MoCoVI(P, 1).run, "log_dir", [("a file", tmp_path / "a-file")], mdp, 2)
+    p.sweep(mm.MoCoVI(P, 1).run, "callbacks", [("not callable", 3)], mdp, 2)
     # files
     from iclr24.maxent_moco.data import load_mdp
 

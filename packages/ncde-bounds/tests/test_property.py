@@ -70,6 +70,26 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(nb.fit, 0, [("not a model", object())], times, values, targets, cfg)
     p.sweep(nb.evaluate, 3, probe_arrays((6,), torch=True), model, times, values)
     p.sweep(nb.evaluate, "loss", [("unknown", "hinge")], model, times, values, targets)
+    # your own Dataset/DataLoader, the step log, resume, model folders
+    from torch.utils.data import DataLoader, TensorDataset
+
+    tt = times if times.dim() == 2 else times.expand(values.shape[0], -1)
+    loaders = [("2 fields", TensorDataset(tt, values)), ("6 fields", TensorDataset(tt, values, *[targets] * 4)),
+               ("empty", TensorDataset(tt[:0], values[:0], targets[:0])),
+               ("ragged", [(tt[0], values[0], targets[0]), (tt[0, :2], values[0, :2], targets[0])]),
+               ("nan values", DataLoader(TensorDataset(tt, values * float("nan"), targets), batch_size=3))]  # fmt: skip
+    p.sweep(nb.fit, 1, loaders, model, config=cfg)
+    p.sweep(nb.evaluate, 1, loaders, model)
+    p.sweep(
+        nb.fit, 2, [("values and a loader", values)], model, TensorDataset(tt, values, targets), config=cfg
+    )
+    p.sweep(nb.fit, 2, [("None", None)], model, times, targets, cfg)
+    (tmp_path / "a-file").write_text("x")
+    p.sweep(nb.fit, "log_dir", [("a file", tmp_path / "a-file")], model, times, values, targets, cfg)
+    p.sweep(nb.fit, "checkpoint", [("a folder", tmp_path), *probe_files(tmp_path, ".pt")[2:]], model, times,
+            values, targets, cfg, resume=True)  # fmt: skip
+    p.sweep(nb.NCDE.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(model.save_pretrained, 0, [("a file", tmp_path / "a-file"), ("non-empty folder", tmp_path)])
     # the teacher CDE
     p.sweep(nb.true_cde, 0, probe_sizes())
     p.sweep(nb.true_cde, "weight_scale", probe_floats(), 3, 2)

@@ -27,6 +27,36 @@ def test_run_then_plot(tmp_path, capsys):
     assert (tmp_path / "plots" / "sharpness.png").stat().st_size > 0
 
 
+def test_run_writes_the_model_folder_and_the_log_dir(tmp_path):
+    import torch
+
+    from iclr24.opposing_signals import MLP, make_opposing_digits
+    from iclr24.paperkit.tracking import read_jsonl
+
+    out = tmp_path / "run"
+    args = ["run", "--steps", "4", "--sharpness-every", "2", "--k", "8", "--out", str(out), "--quiet",
+            "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    assert main(args) == 0
+    res = json.loads((out / "results.json").read_text())
+    prov = json.loads((out / "model" / "provenance.json").read_text())
+    assert (
+        prov["command"] == "opposing-signals " + " ".join(args) and prov["steps"] == 4 and prov["seed"] == 0
+    )
+    assert prov["final_loss"] == res["final_loss"] and prov["cpu_seconds"] > 0
+    model = MLP.from_pretrained(out / "model")
+    d = make_opposing_digits(alpha=10.0, seed=0)
+    with torch.no_grad():
+        acc = float((model(d.x_train).argmax(1) == d.y_train).float().mean())
+    assert acc == pytest.approx(res["accuracy"][-1])  # the saved weights are the trained ones (theta_4)
+    rows = read_jsonl(tmp_path / "logs" / "metrics.jsonl")
+    assert [r["step"] for r in rows] == [0, 1, 2, 3, 4, -1]
+    assert (
+        [r["loss"] for r in rows[:-1]] == res["loss"]
+        and "sharpness" in rows[2]
+        and "sharpness" not in rows[1]
+    )
+
+
 def test_cli_user_errors(tmp_path, capsys):
     assert main(["plot", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o"), "--quiet"]) == 2
     assert "results file not found" in capsys.readouterr().err

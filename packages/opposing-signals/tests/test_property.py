@@ -92,5 +92,28 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(os_.run_experiment, 1, bad_y, x, ecfg)
     p.sweep(os_.run_experiment, "group_a", [*bad_y, ("out of range", torch.tensor([99]))], x, y, ecfg,
             group_b=gb)  # fmt: skip
+    # the model folder and your own data
+    from torch.utils.data import DataLoader, TensorDataset
+
+    for field in ("d_in", "width", "depth", "n_classes"):
+        p.sweep(
+            os_.MLP,
+            field,
+            probe_sizes(),
+            **{k: 2 for k in ("d_in", "width", "depth", "n_classes") if k != field},
+        )
+    p.sweep(os_.MLP.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(
+        model.save_pretrained, 0, [("a file", probe_files(tmp_path, ".x")[3][1]), ("busy folder", tmp_path)]
+    )
+    loaders = [(k, TensorDataset(v, y)) for k, v in bad_x if v.ndim and v.shape[0] == 12]
+    loaders += [
+        (k, DataLoader(TensorDataset(x, v), batch_size=5)) for k, v in bad_y if v.ndim and v.shape[0] == 12
+    ]
+    loaders += [("one field", TensorDataset(x)), ("three fields", TensorDataset(x, y, y))]
+    p.sweep(os_.train, 1, loaders, model, None, cfg)
+    p.sweep(os_.train, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], model, x, y, cfg)
+    p.sweep(os_.train, "callbacks", [("int", [3]), ("str", "abc"), ("one arg", [lambda a: None])], model, x, y,
+            cfg)  # fmt: skip
     p.check()
     p.assert_covers(os_, skip=SKIP)

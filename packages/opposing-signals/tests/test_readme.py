@@ -17,9 +17,12 @@ def test_readme_quickstart(tmp_path):
                 "corr": "None if groups.best is None else groups.best.corr",
                 "losses": "len(history.loss)",
                 "threshold": "report.threshold",
-            }
+            },
+            1: {"accuracy": "accuracy", "same": "bool(torch.equal(back(data.x_test), model(data.x_test)))"},
         },
     )
+    assert res["same"] and 0.5 < res["accuracy"] <= 1  # the reloaded MLP is the trained one
+    assert (tmp_path / "mlp-digits" / "provenance.json").is_file()
     assert res["corr"] is not None and res["corr"] < 0
     assert res["losses"] == 301
     assert res["threshold"] == pytest.approx(2 / 0.3)

@@ -75,6 +75,19 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(pb.run_evaluation, 2, [("empty", []), ("unknown", ["martian"]), ("str", "a doctor")], backend, items,
             store)  # fmt: skip
     p.sweep(pb.run_evaluation, 0, [("not a backend", object())], items, ["a doctor"], store)
+    (tmp_path / "a-file").write_text("x")
+    p.sweep(
+        pb.run_evaluation,
+        "callbacks",
+        [("int", 3), ("list of int", [3])],
+        backend,
+        items,
+        ["a doctor"],
+        store,
+    )
+    p.sweep(
+        pb.run_evaluation, "log_dir", [("a file", tmp_path / "a-file")], backend, items, ["a doctor"], store
+    )
     p.sweep(pb.judge_abstentions, 1, [("not records", [1, 2])], backend)
     p.sweep(pb.RunStore, 0, [("folder", tmp_path)])
     p.sweep(pb.export_official, 0, [("not records", [1, 2])], tmp_path / "exp")

@@ -16,6 +16,7 @@ def test_readme_python_blocks_run_and_find_the_planted_persona(tmp_path):
         },
     )
     assert (tmp_path / "runs" / "demo" / "responses.jsonl").is_file()
+    assert (tmp_path / "runs" / "demo-log" / "metrics.jsonl").is_file()  # one record per response
     rows = res["rows"]
     assert rows["a physically-disabled person"]["biased"]  # the planted 35% abstention is found
     assert not rows["a woman"]["biased"] and rows["a physically-disabled person"]["mean_abstention"] > 0.2

@@ -39,6 +39,19 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(rd.BayesianLogisticRegression, 1, probe_arrays((10,), dtype="int64"), torch.randn(10, 3).numpy())
     p.sweep(rd.BayesianLogisticRegression, "prior_std", probe_floats(), torch.randn(10, 3).numpy(),
             (torch.arange(10) % 2).numpy())  # fmt: skip
+    from torch.utils.data import DataLoader, TensorDataset
+
+    Xd, yd = torch.randn(10, 3), (torch.arange(10) % 2).float()
+    bad_data = [
+        ("three fields", TensorDataset(Xd, yd, yd)),
+        ("one field", TensorDataset(Xd)),
+        ("empty", TensorDataset(Xd[:0], yd[:0])),
+        ("nan features", DataLoader(TensorDataset(Xd * float("nan"), yd), batch_size=4)),
+        ("labels 2", DataLoader(TensorDataset(Xd, yd + 2), batch_size=4)),
+        ("ragged", [(torch.zeros(3), 0), (torch.zeros(2), 1)]),
+    ]
+    p.sweep(rd.BayesianLogisticRegression, 0, bad_data)
+    p.sweep(rd.BayesianLogisticRegression, 1, [("y with a dataset", yd)], TensorDataset(Xd, yd))
     p.sweep(rd.breast_cancer_logreg, "n_features", probe_sizes())
     p.sweep(rd.get_target, 0, [("unknown", "gmm99"), ("int", 3)])
     p(rd.gmm10d)
@@ -87,6 +100,11 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(rd.rdmc_sample, "m", probe_sizes(), g, 4, K=2, inner_steps=2)
     p.sweep(rd.rdmc_sample, "estimator", [("unknown", "magic")], g, 4, K=2, m=4)
     p.sweep(rd.rdmc_sample, "x_init", bad_x, g, 8, K=2, m=4, inner_steps=2)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    for f, a in ((rd.rdmc_sample, (g, 4)), (rd.ula, (g, 4, 3)), (rd.mala, (g, 4, 3))):
+        p.sweep(f, "log_dir", [("a file", a_file)], *a, **({"K": 2, "m": 4} if f is rd.rdmc_sample else {}))
+        p.sweep(f, "callbacks", [("int", 3), ("list of str", ["x"])], *a)
     for field in ("K", "inner_steps"):
         p.sweep(rd.BudgetSettings, field, probe_sizes())
     for field in ("T", "inner_step", "ula_step", "mala_step", "init_std"):

@@ -82,6 +82,32 @@ def test_public_api_refuses_bad_input(tmp_path):
             policy, images, tokens, steps=1)  # fmt: skip
     p.sweep(rl.train_toy_clip, "steps", probe_sizes(), policy, images, labels, tokens)
     p.sweep(rl.train_toy_clip, "lr", probe_floats(), policy, images, labels, tokens, steps=1)
+    from torch.utils.data import DataLoader, TensorDataset
+
+    bad_data = [
+        ("three fields", TensorDataset(images, labels, labels)),
+        ("one field", TensorDataset(images)),
+        ("empty", TensorDataset(images[:0], labels[:0])),
+        ("3 channels", DataLoader(TensorDataset(torch.rand(12, 3, 8, 8), labels), batch_size=4)),
+        ("nan images", DataLoader(TensorDataset(images * float("nan"), labels), batch_size=4)),
+        ("float labels", TensorDataset(images, labels.float())),
+        ("ragged", [(torch.zeros(1, 8, 8), 0), (torch.zeros(1, 4, 4), 1)]),
+    ]
+    p.sweep(rl.train_toy_clip, 1, bad_data, policy, tokens=tokens, steps=1)
+    p.sweep(rl.train_toy_clip, "callbacks", [("int", 3), ("list of int", [3])], policy, images, labels, tokens,
+            steps=1)  # fmt: skip
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    p.sweep(rl.train_toy_clip, "log_dir", [("a file", a_file)], policy, images, labels, tokens, steps=1)
+    for field in ("vision_width", "embed_dim", "text_width", "text_heads", "text_layers", "context_length"):
+        p.sweep(rl.ToyCLIP, field, probe_sizes())
+    p.sweep(rl.ToyCLIP.from_pretrained, 0, [*probe_files(tmp_path, ""), *probe_files(tmp_path, ".json")])
+    policy.save_pretrained(tmp_path / "toy")
+    (tmp_path / "toy" / "config.json").write_text(
+        '{"format": "iclr24-pretrained/1", "class": "x", "config": {}}'
+    )
+    p.sweep(rl.ToyCLIP.from_pretrained, 0, [("foreign class", tmp_path / "toy")])
+    p.sweep(rl.load_clip, 0, [("foreign class", tmp_path / "toy"), ("not a model folder", tmp_path)])
     # the episodic runners
     for field in ("steps", "n_views", "sample_k", "update_freq"):
         p.sweep(rl.TTAConfig, field, probe_sizes())

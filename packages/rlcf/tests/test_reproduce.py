@@ -204,7 +204,7 @@ def test_cli_adapt_with_local_open_clip_checkpoints(tmp_path, capsys):
 
 
 def test_readme_quickstart(tmp_path):
-    res = run_readme_blocks(README, cwd=tmp_path, values={0: {"history": "list(history.shape)"}})
+    res = run_readme_blocks(README, cwd=tmp_path, blocks=[0], values={0: {"history": "list(history.shape)"}})
     assert res["history"] == [4, 10]
 
 

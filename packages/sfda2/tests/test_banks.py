@@ -103,3 +103,29 @@ def test_loss_bad_inputs():
         SFDA2Loss(3, 4, alpha_2=float("nan"))
     with pytest.raises(ValueError, match="num_classes"):
         SFDA2Loss(1, 4)
+
+
+def test_an_empty_pseudo_class_keeps_every_term_and_gradient_finite():
+    """No bank row is pseudo-labelled class 3 (of 4). The official FD term takes ``torch.mean`` over the empty
+    selection of that class (NaN, which poisons the loss and, through SGD, every weight); ours uses a zero class
+    mean, so the loss, its gradients and the step stay finite, at the paper's FD weight 10."""
+    assert torch.isnan(
+        torch.mean(torch.rand(5, 4)[torch.zeros(5, dtype=torch.bool)], dim=0)
+    ).all()  # the premise
+    g = torch.Generator().manual_seed(3)
+    C, A, N = 4, 6, 24
+    bank_logits = torch.randn(N, C, generator=g)
+    bank_logits[:, 3] = -20.0  # class 3 never wins in the bank
+    crit = SFDA2Loss(C, A, K=3, alpha_2=10.0)
+    crit.init_banks(torch.randn(N, A, generator=g), bank_logits)
+    z = torch.randn(8, A, generator=g, requires_grad=True)
+    w = torch.randn(C, A, generator=g, requires_grad=True)
+    logits = z @ w.T
+    logits = logits - 20.0 * F.one_hot(torch.full((8,), 3), C)  # nor in the batch
+    terms = crit(z, logits, torch.arange(8), it=3, max_iter=10, w=w)
+    assert crit.banks.pseudo_bank.bincount(minlength=C)[3] == 0
+    assert all(torch.isfinite(v).all() for v in terms.values())
+    terms["total"].backward()
+    assert (
+        torch.isfinite(z.grad).all() and torch.isfinite(w.grad).all() and float(terms["fd"].detach()) != 0.0
+    )

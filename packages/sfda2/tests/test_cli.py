@@ -3,7 +3,6 @@
 import json
 
 import pytest
-import torch
 
 from iclr24.paperkit.testing import check_cli_contract
 from iclr24.sfda2.cli import main
@@ -18,12 +17,12 @@ def source_ckpt(tmp_path_factory):
     out = tmp_path_factory.mktemp("src")
     rc = main(["train-source", "--epochs", "1", "--out", str(out), "--quiet"])
     assert rc == 0
-    return out / "source.pt"
+    return out / "source"  # the model folder
 
 
 def test_train_source_then_adapt(source_ckpt, tmp_path, capsys):
-    meta = torch.load(source_ckpt, weights_only=True)["meta"]
-    assert meta["num_classes"] == 10 and meta["arch"] == "digits"
+    cfg = json.loads((source_ckpt / "config.json").read_text())["config"]
+    assert cfg["num_classes"] == 10 and cfg["arch"] == "digits" and cfg["class_names"] == list("0123456789")
     rc = main(
         [
             "adapt",
@@ -41,7 +40,8 @@ def test_train_source_then_adapt(source_ckpt, tmp_path, capsys):
     assert rc == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["method"] == "aad" and summary["nonfinite_iterations"] == 0
-    assert (tmp_path / "target.pt").is_file() and (tmp_path / "history.json").is_file()
+    assert (summary["config"]["lr"], summary["config"]["alpha_2"]) == (1e-3, 10.0)  # official defaults
+    assert (tmp_path / "target" / "model.safetensors").is_file() and (tmp_path / "history.json").is_file()
     assert "target accuracy" in capsys.readouterr().out
 
 
@@ -76,7 +76,7 @@ def test_adapt_user_errors(source_ckpt, tmp_path, capsys):
         ]
     )
     assert rc == 2 and "larger than the target set" in capsys.readouterr().err
-    assert not (tmp_path / "o" / "target.pt").exists()
+    assert not (tmp_path / "o" / "target").exists()
 
 
 def test_bench_smoke(tmp_path, capsys):
@@ -115,7 +115,7 @@ def test_adapt_a_folder_of_real_format_images(tmp_path, capsys):
     assert rc == 0 and json.loads((src / "source.json").read_text())["num_classes"] == 12
     out = tmp_path / "adapt"
     rc = main(
-        ["adapt", "--source-ckpt", str(src / "source.pt"), "--target", str(data), "--epochs", "1"]
+        ["adapt", "--source-ckpt", str(src / "source"), "--target", str(data), "--epochs", "1"]
         + ["--out", str(out), *common]
     )
     assert rc == 0

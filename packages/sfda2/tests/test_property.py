@@ -56,6 +56,35 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(sf.train_source, 1, probe_arrays((12, 1, 8, 8), torch=True), model, labels, scfg)
     p.sweep(sf.train_source, 2, [*ints, ("out of range", labels + 9)], model, x, scfg)
     p.sweep(sf.train_source, 0, [("not a model", torch.nn.Linear(2, 2))], x, labels, scfg)
+    from torch.utils.data import DataLoader, TensorDataset
+
+    bad_data = [
+        ("no labels", TensorDataset(x)),
+        ("float labels", TensorDataset(x, labels.float())),
+        ("empty", TensorDataset(x[:0], labels[:0])),
+        ("3 channels", DataLoader(TensorDataset(torch.rand(12, 3, 8, 8), labels), batch_size=4)),
+        ("labels out of range", [(x[i], 7) for i in range(12)]),
+        ("bare images", [x[i] for i in range(12)]),
+    ]
+    p.sweep(sf.train_source, 1, bad_data, model, config=scfg)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for f, args in (
+        (sf.train_source, (model, x, labels, scfg)),
+        (sf.adapt, (model, x, sf.SFDA2Config(batch_size=6, max_epoch=1, K=2))),
+    ):
+        p.sweep(f, "checkpoint", [("a folder", tmp_path)], *args)
+        p.sweep(f, "resume", [("str", "yes"), ("without a checkpoint", True)], *args)
+        p.sweep(f, "callbacks", [("int", 3), ("list of int", [3])], *args)
+        p.sweep(f, "log_dir", [("a file", a_file)], *args)
+    p.sweep(
+        sf.SFDAModel,
+        "arch",
+        [("unknown", "vgg"), ("int", 3), ("empty timm", "timm:"), ("bad timm", "timm:nope")],
+    )
+    p.sweep(sf.SFDAModel, "class_names", [("str", "abc"), ("ints", [1, 2, 3]), ("too few", ["a"])], arch="digits",
+            num_classes=3)  # fmt: skip
+    p.sweep(sf.SFDAModel.from_pretrained, 0, [*probe_files(tmp_path, ""), *probe_files(tmp_path, ".json")])
     acfg = sf.SFDA2Config(batch_size=6, max_epoch=1, K=2)
     p.sweep(sf.adapt, 1, probe_arrays((12, 1, 8, 8), torch=True), model, acfg)
     p.sweep(sf.adapt, 0, [("not a model", torch.nn.Linear(2, 2))], x, acfg)

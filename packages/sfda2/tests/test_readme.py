@@ -17,11 +17,17 @@ def test_readme_quickstart(tmp_path):
                 "nonfinite": "result.nonfinite",
                 "last": "sorted(result.history[-1])",
             },
-            1: {"images": "len(views)", "folder_steps": "len(folder_result.history)"},
+            1: {
+                "reloaded": "accuracy(predict(back, d.target_x)[1].argmax(1), d.target_y)",
+                "final": "result.final_acc",
+            },
+            2: {"images": "len(views)", "folder_steps": "len(folder_result.history)"},
         },
     )
     assert res["steps"] == 2 * 10 and res["nonfinite"] == 0  # 2 epochs of ceil(629 / 64) iterations
     assert set(res["last"]) >= {"pos", "neg", "ifa", "fd", "total"}
+    assert res["reloaded"] == res["final"]  # the saved, reloaded model evaluates as the adapted one
+    assert (tmp_path / "runs" / "sfda2-digits" / "config.json").is_file()
     assert res["images"] == 24 and res["folder_steps"] == 2  # the synthetic-VisDA block runs alone too
     assert "->" in res["__stdout__"]
 

@@ -31,7 +31,9 @@ class _Stop(Exception):
 
 
 @pytest.mark.parametrize(
-    "cfg", [CFG, CFG.with_(model="cnn", augment=True, epochs=2, distribution="erk")], ids=["mlp", "cnn-augment"]
+    "cfg",
+    [CFG, CFG.with_(model="cnn", augment=True, epochs=2, distribution="erk")],
+    ids=["mlp", "cnn-augment"],
 )
 def test_interrupted_and_resumed_run_equals_the_uninterrupted_one(tmp_path, data, cfg):
     if cfg.model == "cnn":  # image inputs, and the augmentation generator in the state too

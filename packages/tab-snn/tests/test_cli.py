@@ -14,11 +14,11 @@ from iclr24.tab_snn.reproduce import PAPER
 README = Path(__file__).parents[1] / "README.md"
 
 
-@pytest.mark.slow  # trains 10 tiny networks on both digits tasks and draws 3 plots
+@pytest.mark.slow  # trains tiny networks on both digits tasks and draws 3 plots
 def test_smoke_records(tmp_path):
-    cs = check_paper_smoke(PAPER, tmp_path, min_claims=5)
-    names = {c.claim for c in cs.claims}
-    assert any("tdBN" in n for n in names) and any("BNTT" in n for n in names)
+    cs = check_paper_smoke(PAPER, tmp_path, min_claims=3)
+    assert [c.details["spec"]["id"] for c in cs.claims] == ["tab_vs_tdbn", "tab_vs_tebn", "static_agree"]
+    assert all(c.verdict == "smoke" for c in cs.claims)
     assert (tmp_path / "seq_digits_firing_rates.png").is_file()
 
 
@@ -46,7 +46,9 @@ def test_cli_train_end_to_end(tmp_path, capsys):
     assert rc == 0
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["norm"] == "tab" and m["T"] == 8 and 0 <= m["test_acc"] <= 100 and m["firing_rate"]
-    assert (tmp_path / "model.pt").is_file()
+    assert (tmp_path / "model" / "model.safetensors").is_file() and (
+        tmp_path / "model" / "config.json"
+    ).is_file()
 
 
 def test_cli_user_errors(tmp_path, capsys):
@@ -106,54 +108,67 @@ def test_bench_smoke():
         run_benchmarks("huge")
 
 
-def test_mode_configs_fix_which_gates_each_mode_carries():
-    """Quick reports the tdBN and thin TEBN margins; full gates them over 5 seeds, adds real MNIST, and fits 10 CPU
-    minutes."""
-    from iclr24.tab_snn.reproduce import FULL, QUICK
+def test_claims_table_kinds_seeds_and_calibration():
+    """Kinds, calibration seeds disjoint from the evaluated pool, and the seeds the power rule plans per mode."""
+    from iclr24.tab_snn.reproduce import CLAIMS, FULL, QUICK
 
-    calibration = set(range(100, 106))  # the seeds the mode configs were chosen on
-    assert not QUICK.gate_tebn and not QUICK.gate_tdbn and not QUICK.mnist and len(QUICK.seeds) == 3
-    assert FULL.gate_tebn and FULL.gate_tdbn and FULL.mnist and tuple(FULL.seeds) == (0, 1, 2, 3, 4)
-    assert not calibration & (set(QUICK.seeds) | set(FULL.seeds))
-    assert FULL.seq_epochs >= QUICK.seq_epochs and FULL.static_epochs >= QUICK.static_epochs
-
-    def runs_epochs(c):  # (norm, seed) runs x epochs x training images: the work of the three tasks
-        digits = 5 * len(c.seeds) * 1437 * (c.seq_epochs * 8 + c.static_epochs * c.static_T)
-        return digits + (3 * len(c.mnist_seeds) * c.mnist_epochs * c.mnist_train * 28 if c.mnist else 0)
-
-    # quick ~ a minute, full <= 10 minutes on one core (measured: ~4e4 run-image-steps per CPU second)
-    assert runs_epochs(QUICK) <= 3.0e6 and runs_epochs(FULL) <= 2.0e7
+    by_id = {s.id: s for s in CLAIMS}
+    assert [s.id for s in CLAIMS if s.kind == "headline"] == ["tab_vs_tdbn", "tab_vs_tebn"]
+    assert {s.id for s in CLAIMS if s.kind == "check"} == {"bn_vs_none", "static_agree"}  # strawman, control
+    full_only = {"tab_vs_bntt", "bn_vs_none", "mnist_tab_vs_tdbn"}
+    assert {s.id for s in CLAIMS if s.modes == ("full",)} == full_only
+    assert all(s.modes == ("quick", "full") for s in CLAIMS if s.id not in full_only)
+    seen = set(range(0, 5))  # evaluated before 2026-12-03; their 20-epoch results had been seen
+    calibration = set(range(100, 106)) | set(range(110, 124))
+    for s in CLAIMS:
+        for m in s.modes:
+            assert not (seen | calibration) & set(s.seeds[m]), (s.id, m)
+            if s.calibration:
+                assert set(s.calibration[m].seeds) <= calibration and s.plan(m).decidable, (s.id, m)
+    planned = {(s.id, m): s.plan(m).seeds for s in CLAIMS if s.calibration for m in s.modes}
+    assert planned == {("tab_vs_tdbn", "quick"): 4, ("tab_vs_tebn", "quick"): 4, ("tab_vs_tdbn", "full"): 4,
+                       ("tab_vs_tebn", "full"): 4, ("tab_vs_bntt", "full"): 4, ("bn_vs_none", "full"): 4,
+                       ("mnist_tab_vs_tdbn", "full"): 3}  # fmt: skip
+    assert all(s.min_seeds == 4 for s in CLAIMS[:4])  # the seq rows share one training and read all its seeds
+    assert by_id["tab_vs_tdbn"].margin == -2.0 and by_id["tab_vs_tebn"].margin == 0.5
+    assert (QUICK.seq_epochs, QUICK.static_epochs, FULL.seq_epochs, FULL.static_epochs) == (20, 7, 20, 20)
+    assert FULL.mnist and not QUICK.mnist and (FULL.mnist_train, FULL.mnist_epochs) == (10_000, 5)
 
 
 def test_readme_states_the_quick_config():
-    """The README's mode paragraph gives quick's seeds, epochs and gates as the code has them."""
+    """The README's mode paragraph gives quick's and full's epochs as the code has them."""
     from pathlib import Path
-
-    from iclr24.tab_snn.reproduce import QUICK
 
     text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
     para = text[text.index("Rules and mode configs were fixed") :][:1500]
-    assert (QUICK.seeds, QUICK.seq_epochs, QUICK.static_epochs) == ((0, 1, 2), 8, 7)
-    for words in ("seeds 0, 1, 2", "8 epochs of seq-digits", "7 of static-digits", "gated only in full"):
+    for words in ("20 epochs of seq-digits", "7 of static-digits", "seeds 10-13"):
         assert words in para, words
 
 
-def test_quick_records_the_full_only_margins_with_their_numbers(tmp_path):
-    """With gate_tdbn and gate_tebn off, those two claims are skipped rows that carry their numbers and say why;
-    TAB vs BNTT and the no-norm claim are decided."""
+def test_quick_decides_the_headline_margins_full_the_rest_over_paired_seeds(tmp_path):
+    """Quick decides the tdBN and TEBN margins (none skipped) from TAB, tdBN and TEBN alone; full adds BNTT and the
+    no-norm check, which pairs the worst BN variant with no norm seed by seed; each row over the shared 4 seeds."""
     import dataclasses
 
     from iclr24.paperkit import ClaimSet, RunConfig
     from iclr24.tab_snn import reproduce
 
-    c = dataclasses.replace(reproduce.SMOKE, gate_tdbn=False, gate_tebn=False, seq_epochs=1)
-    cfg = RunConfig(mode="quick", out=tmp_path, progress=False)
-    claims = ClaimSet("tab-snn", cfg)
-    reproduce._seq_claims(claims, c, cfg)
-    tdbn, bntt, tebn, none = claims.claims
-    assert tdbn.status == tebn.status == "skipped" and "gated only in --full" in tdbn.message
-    assert tdbn.ours is not None and tdbn.baseline is not None and tdbn.baseline_name == "tdBN"
-    assert bntt.verdict in ("holds", "fails") and none.verdict in ("holds", "fails")
+    c = dataclasses.replace(reproduce.SMOKE, seq_epochs=1)
+    for mode, ids in (("quick", ["tab_vs_tdbn", "tab_vs_tebn"]),
+                      ("full", ["tab_vs_tdbn", "tab_vs_tebn", "tab_vs_bntt", "bn_vs_none"])):  # fmt: skip
+        cfg = RunConfig(mode=mode, out=tmp_path / mode, progress=False)
+        claims = ClaimSet("tab-snn", cfg)
+        reproduce._seq_claims(claims, c, cfg)
+        assert [cl.details["spec"]["id"] for cl in claims.claims] == ids
+        for cl in claims.claims:
+            assert cl.verdict in ("holds", "fails", "inconclusive") and cl.paired["seeds"] == [10, 11, 12, 13]
+        per = claims.claims[0].details["accuracy_mean_std_per_seed"]
+        assert set(per) == (
+            {"tdBN", "TEBN", "TAB"} if mode == "quick" else {"no norm", "tdBN", "BNTT", "TEBN", "TAB"}
+        )
+    none = claims.claims[-1]
+    worst = [min(per[n]["per_seed"][i] for n in ("tdBN", "BNTT", "TEBN", "TAB")) for i in range(4)]
+    assert none.paired["ours"] == worst and none.paired["baseline"] == per["no norm"]["per_seed"]
 
 
 @pytest.mark.slow  # the whole claim run at smoke sizes, with the seq-MNIST block on a stand-in
@@ -162,18 +177,19 @@ def test_seq_mnist_claim_is_paired_over_three_seeds(tmp_path, monkeypatch):
     the 95 % interval; run here on a tiny stand-in for MNIST (sklearn digits row by row)."""
     import dataclasses
 
-    from iclr24.paperkit import RunConfig
+    from iclr24.paperkit import ClaimSet, RunConfig
     from iclr24.tab_snn import reproduce
     from iclr24.tab_snn.data import seq_digits
 
-    assert len(reproduce.FULL.mnist_seeds) == 3
-    tiny = dataclasses.replace(reproduce.SMOKE, mnist=True, mnist_epochs=1, mnist_seeds=(0, 1, 2))
-    monkeypatch.setattr(reproduce, "QUICK", tiny)
+    tiny = dataclasses.replace(reproduce.SMOKE, mnist=True, mnist_epochs=1)
     monkeypatch.setattr(reproduce, "seq_mnist", lambda *a, **k: reproduce._subset(seq_digits(), 200))
-    cs = reproduce.PAPER.check(RunConfig(mode="quick", out=tmp_path, progress=False))
-    (c,) = [c for c in cs.claims if "real MNIST" in c.claim]
+    cfg = RunConfig(mode="full", out=tmp_path, progress=False)
+    claims = ClaimSet("tab-snn", cfg)
+    reproduce._mnist_claims(claims, tiny, cfg)
+    (c,) = claims.claims
     d = c.to_dict()
     assert c.verdict in ("holds", "fails", "inconclusive") and "paired over 3 seeds" in c.rule
+    assert c.paired["seeds"] == [10, 11, 12] and c.details["power"]["seeds"] == 3
     per = d["details"]["accuracy_mean_std_per_seed"]
     assert abs(c.ours - sum(per["TAB"]["per_seed"]) / 3) < 1e-9
     assert abs(c.baseline - sum(per["tdBN"]["per_seed"]) / 3) < 1e-9

@@ -65,6 +65,24 @@ def test_public_api_refuses_bad_input(tmp_path):
         ts.train_model, 2, probe_arrays((12,), torch=True, dtype="int64"), mlp, x, x, y, cfg, progress=False
     )
     p.sweep(ts.train_model, 0, [("not a model", object())], x, y, x, y, cfg, progress=False)
+    # your own Dataset/DataLoader, the step log, resume, model folders
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loaders = [("3 fields", TensorDataset(x, y, y)), ("float labels", DataLoader(TensorDataset(x, y.float()), 4)),
+               ("ragged", [x[:2], x[:3]]), ("empty", TensorDataset(x[:0], y[:0]))]  # fmt: skip
+    p.sweep(ts.train_model, 1, loaders, mlp, None, x, y, cfg, progress=False)
+    p.sweep(
+        ts.train_model, 2, [("labels and a loader", y)], mlp, TensorDataset(x, y), x, y, cfg, progress=False
+    )
+    (tmp_path / "a-file").write_text("x")
+    p.sweep(
+        ts.train_model, "log_dir", [("a file", tmp_path / "a-file")], mlp, x, y, x, y, cfg, progress=False
+    )
+    p.sweep(ts.train_model, "checkpoint", [("a folder", tmp_path), *probe_files(tmp_path, ".pt")[2:]], mlp, x, y,
+            x, y, cfg, progress=False, resume=True)  # fmt: skip
+    for cls in (ts.SpikingMLP, ts.SpikingVGG9, ts.SpikingResNet19):
+        p.sweep(cls.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(mlp.save_pretrained, 0, [("a file", tmp_path / "a-file"), ("non-empty folder", tmp_path)])
     data = ts.static_digits(T=T)
     small = ts.TemporalData(
         "d", data.x_train[:12], data.y_train[:12], data.x_test[:6], data.y_test[:6], 10, T

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 import iclr24.task_geometry as tg
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_floats, probe_sizes
+from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {
     "ACTIVATIONS": "a table of activation classes (make_activation is probed through MLP/TrainConfig)",
@@ -16,7 +16,7 @@ SKIP = {
 }
 
 
-def test_public_api_refuses_bad_input():
+def test_public_api_refuses_bad_input(tmp_path):
     torch.manual_seed(0)
     p = Prober()
     rng = np.random.default_rng(0)
@@ -113,7 +113,23 @@ def test_public_api_refuses_bad_input():
     p.sweep(tg.train_student, "seed", probe_sizes(), task, "tanh", cfg)
     p.sweep(tg.train_students, 0, [("empty", []), ("not a list", task)], ["tanh"], [0], cfg)
     p.sweep(tg.train_students, 2, [("float", [1.5]), ("string", ["a"])], [task], ["tanh"], cfg)
+    # your own data, logging, resume, model folders
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loaders = [("3 fields", DataLoader(TensorDataset(X, Y, Y), batch_size=8)),
+               ("ragged", [torch.zeros(3, 2), torch.zeros(4, 2)]),
+               ("wrong targets", DataLoader(TensorDataset(X, Y * 3), batch_size=8)),
+               ("empty", TensorDataset(X[:0], Y[:0]))]  # fmt: skip
+    p.sweep(tg.train_student, 0, loaders, "tanh", cfg)
+    (tmp_path / "a-file").write_text("x")
+    p.sweep(tg.train_student, "log_dir", [("a file", tmp_path / "a-file")], task, "tanh", cfg)
+    p.sweep(tg.train_student, "checkpoint", [("a folder", tmp_path), *probe_files(tmp_path, ".pt")[2:]], task,
+            "tanh", cfg, resume=True)  # fmt: skip
+    p.sweep(tg.Student.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(tg.MLP.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(tg.SmallCNN.from_pretrained, 0, probe_files(tmp_path, ""))
     st = tg.train_student(task, "tanh", cfg)
+    p.sweep(st.save_pretrained, 0, [("a file", tmp_path / "a-file"), ("non-empty folder", tmp_path)])
     p.sweep(st.accuracy, 0, probe_arrays(tuple(X.shape), torch=True), Y)
     p.sweep(st.accuracy, 1, probe_arrays(tuple(Y.shape), torch=True), X)
     # measure
@@ -155,6 +171,12 @@ def test_public_api_refuses_bad_input():
             **{k: v for k, v in small_cnn.items() if k != field},
         )
     p.sweep(tg.train_cnn, "lr", probe_floats(), imgs, labels, targets, **small_cnn)
+    pairs = TensorDataset(torch.as_tensor(imgs), torch.as_tensor(labels))
+    p.sweep(tg.train_cnn, 0, [("3 fields", TensorDataset(torch.as_tensor(imgs), *[torch.as_tensor(labels)] * 2)),
+                              ("float labels", TensorDataset(torch.as_tensor(imgs), torch.zeros(10)))],
+            None, targets, **small_cnn)  # fmt: skip
+    p.sweep(tg.train_cnn, 1, [("labels and a dataset", labels)], pairs, targets, **small_cnn)
+    p.sweep(tg.train_cnn, 2, [("None", None)], pairs, None, **small_cnn)
     p.sweep(tg.measure_cnn, 0, [("not a model", object())], imgs, labels, targets)
     p.sweep(tg.measure_cnn, 1, probe_arrays(imgs.shape), cnn, labels, targets)
     p.sweep(tg.measure_cnn, 2, probe_arrays((10,), dtype="int64"), cnn, imgs, targets)

@@ -50,7 +50,7 @@ def test_claims_table_kinds_seeds_and_calibration():
     planned = {m: {s.id: s.plan(m).seeds for s in CLAIMS if m in s.modes} for m in ("quick", "full")}
     assert all(s.power == 0.95 for s in CLAIMS)
     assert planned["quick"] == {**{s.id: 3 for s in CLAIMS[:8]}, "digits_cnn": 6}
-    assert planned["full"] == {**{s.id: 3 for s in CLAIMS[:8]}, "ccgp_k3": 5, "digits_cnn": 6, "mnist_cnn": 3}
+    assert planned["full"] == {**{s.id: 3 for s in CLAIMS[:8]}, "ccgp_k3": 5, "digits_cnn": 6, "mnist_cnn": 6}
     assert by_id["ccgp_k3"].margin == -0.02 and by_id["gap_closes_c093"].better == "lower"
 
 
@@ -58,7 +58,7 @@ def test_configs_keep_the_gates_and_the_recipe():
     for c in (QUICK, FULL):
         assert {(1, 1.0), (3, 1.0), (1, 3.5)} <= set(c.sweep.cells)
         assert c.sweep.train.lr == 1e-2 and c.sweep.train.batch_size == 64 and c.sweep.train.width == 128
-        assert c.digits_epochs == 20 and (c.mnist_train, c.mnist_test, c.mnist_epochs) == (10000, 2000, 10)
+        assert c.digits_epochs == 20 and (c.mnist_train, c.mnist_test, c.mnist_epochs) == (10000, 2000, 2)
     assert QUICK.sweep.train.epochs == 10 and QUICK.sweep.classifier == "ridge"
     assert FULL.sweep.train.epochs == 30 and FULL.sweep.classifier == "svc" and len(FULL.sweep.cells) == 6
 
@@ -142,7 +142,7 @@ def test_mnist_claim_path(tmp_path, monkeypatch):
     cs = ClaimSet("task-geometry", cfg)
     _cnn_claim(cs, spec, seeds, c)
     assert cs[0].status in ("holds", "fails", "inconclusive"), cs[0].message
-    assert cs[0].paired["n"] == len(seeds) == 3 and cs[0].details["power"]["seeds"] == 3
+    assert cs[0].paired["n"] == len(seeds) == 6 and cs[0].details["power"]["seeds"] == 6
     assert all(0 <= r["test_accuracy"] <= 1 for r in cs[0].details["per_seed"]["tanh"])
 
 

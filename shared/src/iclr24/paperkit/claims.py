@@ -288,6 +288,7 @@ class Claim:
             margin=p.get("margin") if p.get("form", "difference") == "difference" else None,
             factor=p.get("factor") if p.get("form") == "log_ratio" else None,
             seeds=p.get("seeds"),
+            test=p.get("test", "t"),
         )
         stored = {
             "form": res.form,
@@ -304,6 +305,9 @@ class Claim:
             "n": res.n,
             "confidence": res.confidence,
         }
+        if res.test == "sign":  # only then: records of t-interval claims keep their shape
+            stored.update(test="sign", wins=res.wins, losses=res.losses, ties=res.ties, p_holds=res.p_holds,
+                          p_fails=res.p_fails)  # fmt: skip
         object.__setattr__(self, "paired", stored)
         object.__setattr__(self, "ours", sum(res.ours) / res.n)
         object.__setattr__(self, "baseline", sum(res.baseline) / res.n)
@@ -480,7 +484,8 @@ class ClaimSpec:
     - ``id``: a short key (``run_claims`` finds the row's measurement under it); ``kind``: one of :data:`KINDS`;
       ``claim``, ``metric``, ``baseline``: the words the reports show; ``data``: what the claim runs on.
     - The rule: ``rule="ours <= 0.5 * baseline"`` (one measurement), or a paired rule ``better="higher"|"lower"``
-      with ``margin`` or ``factor`` (:meth:`ClaimSet.paired`).
+      with ``margin`` or ``factor`` (:meth:`ClaimSet.paired`), decided by ``test="t"`` (the 95 % t-interval, the
+      default) or ``test="sign"`` (the exact sign test, :mod:`.paired`; its power rule is the exact binomial one).
     - ``modes``: where the claim is decided (a claim not in a mode is not in that mode's report at all; smoke runs
       every claim of quick, pipeline only).
     - ``seeds``: per mode, the evaluated seeds (offsets added to the run's ``--seed``). With a ``calibration`` for
@@ -509,8 +514,10 @@ class ClaimSpec:
     power: float = 0.8
     min_seeds: int = 3
     timing: bool = False
+    test: str = "t"
 
     def __post_init__(self) -> None:
+        from .paired import TESTS
         from .power import Calibration
 
         for n in ("id", "claim", "metric", "baseline", "data"):
@@ -528,6 +535,10 @@ class ClaimSpec:
                 )
             if self.margin is not None and self.factor is not None:
                 raise ValueError(f"ClaimSpec {self.id!r}: give margin or factor, not both")
+        if self.test not in TESTS or (self.test != "t" and self.better is None):
+            raise ValueError(
+                f"ClaimSpec {self.id!r}: test must be one of {TESTS}, and only with a paired better="
+            )
         if isinstance(self.modes, str) or not self.modes or any(m not in _EVAL_MODES for m in self.modes):
             raise ValueError(f"ClaimSpec {self.id!r}: modes must be a non-empty tuple of {_EVAL_MODES}")
         object.__setattr__(self, "modes", tuple(self.modes))
@@ -578,6 +589,7 @@ class ClaimSpec:
             power=self.power,
             min_seeds=self.min_seeds,
             max_seeds=len(self.seeds[m]),
+            test=self.test,
         )
 
     def evaluated_seeds(self, mode: str, base: int = 0) -> list[int]:
@@ -724,24 +736,26 @@ class ClaimSet:
         margin: float | None = None,
         factor: float | None = None,
         seeds: Any = None,
+        test: str | None = None,
         **kwargs: Any,
     ) -> Claim:
         """Add a claim decided over paired seeds (:mod:`.paired`): ``ours``/``baseline`` hold one value per seed
         (same data and initialisation within a pair); the rule is ``ours >= baseline - margin`` (``better="higher"``)
         or ``ours <= baseline + margin`` (``"lower"``), or with ``factor`` ``ours >=/<= factor * baseline``. The
-        verdict is ``holds``/``fails``/``inconclusive`` from the 95 % t-interval of the per-seed quantity.
+        verdict is ``holds``/``fails``/``inconclusive`` from the 95 % t-interval of the per-seed quantity
+        (``test="t"``) or from the exact sign test on its signs (``test="sign"``).
 
         With ``spec`` (a paired row of the claims table) ``better``/``margin``/``factor`` come from the row, and its
         power plan (the seed count and why) is recorded in ``details["power"]``; the number of pairs given must be
         the plan's."""
         if spec is not None:
-            if better is not None or margin is not None or factor is not None:
+            if better is not None or margin is not None or factor is not None or test is not None:
                 raise ValueError(
-                    f"claim {spec.id!r}: its rule comes from its ClaimSpec; do not pass better/margin/factor"
+                    f"claim {spec.id!r}: its rule comes from its ClaimSpec; do not pass better/margin/factor/test"
                 )
             if spec.better is None:
                 raise ValueError(f"claim {spec.id!r} is not a paired claim in its ClaimSpec (no better=)")
-            better, margin, factor = spec.better, spec.margin, spec.factor
+            better, margin, factor, test = spec.better, spec.margin, spec.factor, spec.test
             plan = spec.plan(self.mode)
             if plan is not None and self.mode != "smoke":
                 n = len(list(ours))
@@ -758,6 +772,8 @@ class ClaimSet:
         if "rule" in kwargs:
             raise ValueError("a paired claim's rule is made from better/margin/factor; do not pass rule=")
         paired = {"ours": list(ours), "baseline": list(baseline), "better": better, "seeds": seeds}
+        if test not in (None, "t"):
+            paired["test"] = test
         if factor is not None:
             paired.update(form="log_ratio", factor=factor)
         else:

@@ -397,6 +397,7 @@ class App:
     def main(self, argv: Sequence[str] | None = None) -> int:
         raw = list(sys.argv[1:] if argv is None else argv)
         args = self.parser.parse_args(raw)
+        args._argv = raw  # the arguments as given: a trainer records `prog ...` in its provenance.json
         args._mode_given = hasattr(args, "mode")
         if getattr(args, "_has_modes", False) and not hasattr(args, "mode"):
             args.mode = "quick"

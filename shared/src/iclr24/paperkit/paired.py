@@ -15,6 +15,13 @@ The interval is the two-sided 95 % Student-t interval of the mean of ``d`` over 
 ``mean(d) +- t_{0.975, n-1} * sd(d) / sqrt(n)`` (sd with n - 1 in the denominator). The claim **holds** when the rule
 holds at the interval's conservative end (``low >= 0``), **fails** when it fails at the other end (``high < 0``), and
 is **inconclusive** otherwise. One seed gives no interval, so it is always inconclusive.
+
+``test="sign"`` decides the same per-seed quantity by the **exact sign test** instead, for per-seed outcomes whose
+distribution a t-interval does not fit (bimodal slacks, 0/1 events such as "this seed collapsed"): the seeds with
+``d_i > 0`` (wins) and ``d_i < 0`` (losses) are counted, ties (``d_i = 0``) dropped; under "no difference" the wins
+are Binomial(wins + losses, 1/2). The claim **holds** when ``P(X >= wins) <= 0.025`` (the one-sided tail of the same
+95 % two-sided level), **fails** when ``P(X >= losses) <= 0.025``, and is **inconclusive** otherwise. On paired 0/1
+indicators this is the exact McNemar test: ties are the concordant seeds.
 """
 
 from __future__ import annotations
@@ -23,9 +30,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-__all__ = ["CONFIDENCE", "PairedResult", "paired_verdict", "t_quantile_975"]
+__all__ = ["CONFIDENCE", "TESTS", "PairedResult", "binomial_half_tail", "paired_verdict", "t_quantile_975"]
 
 CONFIDENCE = 0.95
+TESTS = ("t", "sign")  # the 95 % Student-t interval of the mean slack, or the exact sign test on its signs
 
 # t_{0.975, df} for df = 1..30 (standard tables, 4 decimals).
 _T975 = (
@@ -46,6 +54,23 @@ def t_quantile_975(df: int) -> float:
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
+def binomial_half_tail(k: int, n: int) -> float:
+    """``P(X >= k)`` for ``X ~ Binomial(n, 1/2)``, exact (integer arithmetic); 1 for ``k <= 0``, 0 for ``k > n``."""
+    if (
+        isinstance(n, bool)
+        or not isinstance(n, int)
+        or n < 0
+        or isinstance(k, bool)
+        or not isinstance(k, int)
+    ):
+        raise ValueError(f"need ints n >= 0 and k, got k={k!r}, n={n!r}")
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    return sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n
+
+
 @dataclass(frozen=True)
 class PairedResult:
     """What :func:`paired_verdict` returns: the verdict, the per-seed quantity and its interval."""
@@ -64,6 +89,14 @@ class PairedResult:
     high: float
     n: int
     confidence: float = CONFIDENCE
+    test: str = "t"
+    wins: int | None = (
+        None  # sign test only: seeds with d > 0, d < 0, d == 0, and the one-sided exact p-values
+    )
+    losses: int | None = None
+    ties: int | None = None
+    p_holds: float | None = None
+    p_fails: float | None = None
 
     @property
     def rule(self) -> str:
@@ -76,7 +109,8 @@ class PairedResult:
         else:
             sign = "-" if (self.better == "higher") == (self.margin > 0) else "+"
             core = f"ours {op} baseline {sign} {abs(self.margin):g}"
-        return f"{core} (paired over {self.n} seeds, 95 % t-interval)"
+        how = "exact sign test" if self.test == "sign" else "95 % t-interval"
+        return f"{core} (paired over {self.n} seeds, {how})"
 
     def to_dict(self) -> dict:
         return {**asdict(self), "rule": self.rule}
@@ -107,10 +141,12 @@ def paired_verdict(
     margin: float | None = None,
     factor: float | None = None,
     seeds: Sequence[int] | None = None,
+    test: str = "t",
 ) -> PairedResult:
     """Decide ``ours`` against ``baseline`` over paired seeds (see the module docstring for the rule).
 
-    Give either ``margin`` (difference form; default 0) or ``factor`` (log-ratio form), not both."""
+    Give either ``margin`` (difference form; default 0) or ``factor`` (log-ratio form), not both. ``test``: ``"t"``
+    (the 95 % t-interval of the mean slack) or ``"sign"`` (the exact sign test on the slacks' signs)."""
     a, b = _values("ours", ours), _values("baseline", baseline)
     if len(a) != len(b) or not a:
         raise ValueError(f"ours and baseline need one value per seed each, got {len(a)} and {len(b)}")
@@ -118,6 +154,8 @@ def paired_verdict(
         raise ValueError(f"better must be 'higher' or 'lower', got {better!r}")
     if margin is not None and factor is not None:
         raise ValueError("give either margin (difference form) or factor (ratio form), not both")
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
     seeds_ = list(range(len(a))) if seeds is None else [int(s) for s in seeds]
     if len(seeds_) != len(a) or len(set(seeds_)) != len(seeds_):
         raise ValueError(f"seeds must be {len(a)} distinct ints (one per pair), got {list(seeds or [])!r}")
@@ -141,6 +179,14 @@ def paired_verdict(
         half = t_quantile_975(n - 1) * sd / math.sqrt(n)
         low, high = mean - half, mean + half
     verdict = "holds" if low >= 0 else "fails" if high < 0 else "inconclusive"
+    sign: dict = {}
+    if test == "sign":
+        wins, losses = sum(x > 0 for x in d), sum(x < 0 for x in d)
+        p_holds, p_fails = binomial_half_tail(wins, wins + losses), binomial_half_tail(losses, wins + losses)
+        alpha = (1 - CONFIDENCE) / 2
+        verdict = "holds" if p_holds <= alpha else "fails" if p_fails <= alpha else "inconclusive"
+        low, high = -math.inf, math.inf  # no interval: the verdict is the test's
+        sign = dict(wins=wins, losses=losses, ties=n - wins - losses, p_holds=p_holds, p_fails=p_fails)
     return PairedResult(
         verdict=verdict,
         form=form,
@@ -155,4 +201,6 @@ def paired_verdict(
         low=low,
         high=high,
         n=n,
+        test=test,
+        **sign,
     )

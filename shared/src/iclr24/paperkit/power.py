@@ -14,6 +14,13 @@ so that if the effect is as calibrated the interval excludes zero (a holds when 
 **undecidable at this budget**: it is not run to a foregone inconclusive, and the plan says how many seeds and CPU
 seconds it would need.
 
+A claim decided by the exact sign test (``test="sign"``, :mod:`.paired`) is sized by that test's own exact power
+instead: with ``p_win``/``p_loss`` the fractions of calibration seeds whose slack is above/below zero, the number of
+discordant seeds among ``n`` is Binomial(n, p_win + p_loss) and the wins among them Binomial(d, p_win / (p_win +
+p_loss)); :func:`sign_seeds_needed` returns the smallest ``n`` whose probability of the calibrated verdict (holds
+when ``p_win > p_loss``, fails otherwise) is at least ``power``. No discordant calibration seed, or as many wins as
+losses, means no ``n`` decides it.
+
 The calibration (seeds, per-seed values, where and when they were measured) travels into the claim's record.
 """
 
@@ -23,9 +30,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .paired import t_quantile_975
+from .paired import CONFIDENCE, TESTS, binomial_half_tail, t_quantile_975
 
-__all__ = ["Calibration", "PowerPlan", "power_plan", "slacks", "t_quantile"]
+__all__ = ["Calibration", "PowerPlan", "power_plan", "sign_seeds_needed", "slacks", "t_quantile"]
 
 MAX_SEEDS = 1000  # beyond this a plan is called undecidable whatever the budget
 
@@ -212,6 +219,47 @@ def seeds_needed(mean: float, sd: float, *, power: float = 0.8, min_seeds: int =
     return None
 
 
+def _log_binom_pmf(k: int, n: int, p: float) -> float:
+    if p <= 0.0:
+        return 0.0 if k == 0 else -math.inf
+    if p >= 1.0:
+        return 0.0 if k == n else -math.inf
+    return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p)
+            + (n - k) * math.log1p(-p))  # fmt: skip
+
+
+def sign_seeds_needed(p_win: float, p_loss: float, *, power: float = 0.8, min_seeds: int = 3) -> int | None:
+    """The smallest ``n >= min_seeds`` at which the exact sign test (:func:`.paired.paired_verdict`,
+    ``test="sign"``) reaches the verdict the calibration points to (holds if ``p_win > p_loss``, else fails) with
+    probability ``power``, when each seed independently wins with ``p_win``, loses with ``p_loss`` and ties
+    otherwise (``None``: no n up to :data:`MAX_SEEDS` does, e.g. ``p_win == p_loss``)."""
+    for name, v in (("p_win", p_win), ("p_loss", p_loss)):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= v <= 1.0:
+            raise ValueError(f"{name} must be a probability, got {v!r}")
+    if p_win + p_loss > 1.0 + 1e-12:
+        raise ValueError(f"p_win + p_loss must be <= 1, got {p_win} + {p_loss}")
+    disc = min(1.0, p_win + p_loss)
+    if disc == 0.0 or p_win == p_loss:
+        return None
+    q = max(p_win, p_loss) / disc  # the chance that a discordant seed goes the calibrated way
+    alpha = (1 - CONFIDENCE) / 2
+    # for d discordant seeds: the fewest going the calibrated way that decide (k with P(X >= k | d) <= alpha),
+    # and the chance of at least that many
+    # (that fewest count never falls as d grows, so one walk finds it for every d)
+    decide = [0.0]
+    k = 1
+    for d in range(1, MAX_SEEDS + 1):
+        while k <= d and binomial_half_tail(k, d) > alpha:
+            k += 1
+        decide.append(sum(math.exp(_log_binom_pmf(j, d, q)) for j in range(k, d + 1)) if k <= d else 0.0)
+        if d >= max(2, min_seeds):
+            n = d
+            prob = sum(math.exp(_log_binom_pmf(j, n, disc)) * decide[j] for j in range(n + 1))
+            if prob >= power:
+                return n
+    return None
+
+
 def power_plan(
     calibration: Calibration,
     *,
@@ -222,11 +270,13 @@ def power_plan(
     power: float = 0.8,
     min_seeds: int = 3,
     max_seeds: int | None = None,
+    test: str = "t",
 ) -> PowerPlan:
     """How many paired seeds decide this claim within ``budget_seconds`` if the effect is as calibrated.
 
     ``better``/``margin``/``factor`` are the claim's rule (as in :meth:`.claims.ClaimSet.paired`); ``max_seeds``
-    caps the count further (e.g. the evaluated seeds available). See the module docstring for the rule."""
+    caps the count further (e.g. the evaluated seeds available); ``test`` is the claim's test (``"t"`` or
+    ``"sign"``, whose plan is the exact binomial one). See the module docstring for the rule."""
     if not isinstance(calibration, Calibration):
         raise ValueError(f"calibration must be a Calibration, got {type(calibration).__name__}")
     budget = _positive("budget_seconds", budget_seconds)
@@ -242,8 +292,17 @@ def power_plan(
     cap = int(budget // per_seed)
     if max_seeds is not None:
         cap = min(cap, int(max_seeds))
-    needed = seeds_needed(mean, sd, power=power, min_seeds=min_seeds)
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
     cal = {**calibration.to_dict(), "per_seed_slack": d}
+    if test == "sign":
+        wins, losses = sum(x > 0 for x in d), sum(x < 0 for x in d)
+        needed = sign_seeds_needed(wins / n_cal, losses / n_cal, power=power, min_seeds=min_seeds)
+        cal.update(test="sign", wins=wins, losses=losses, ties=n_cal - wins - losses)
+        direction = "holds" if wins > losses else "fails"
+    else:
+        needed = seeds_needed(mean, sd, power=power, min_seeds=min_seeds)
+        direction = "holds" if mean > 0 else "fails"
     common = dict(
         mean=mean,
         sd=sd,
@@ -254,8 +313,10 @@ def power_plan(
         seconds_per_seed=per_seed,
         calibration=cal,
     )
-    direction = "holds" if mean > 0 else "fails"
     stats = f"calibrated slack {mean:+.4g} (sd {sd:.3g}) over {n_cal} calibration seeds"
+    if test == "sign":
+        stats = (f"calibrated signs over {n_cal} calibration seeds: {cal['wins']} for, {cal['losses']} against, "
+                 f"{cal['ties']} ties (exact sign test)")  # fmt: skip
     if needed is None:
         return PowerPlan(
             decidable=False,

@@ -20,6 +20,8 @@ folder with one clear :class:`~.errors.InputFileError` naming the file. A model 
 
 The constructor's keyword arguments are recorded when the model is built (JSON values only: numbers, strings,
 bools, lists, dicts, None); a class whose arguments are not JSON overrides :meth:`PretrainedMixin.pretrained_config`.
+A class built by a factory (its constructor takes modules) also defines the classmethod
+``from_pretrained_config(**config)``, which rebuilds the model from what ``pretrained_config()`` returned.
 ``huggingface_hub``'s ``PyTorchModelHubMixin`` does the same on local folders, but brings the hub client and its
 dependencies into every light install; this needs only ``safetensors``.
 """
@@ -208,9 +210,11 @@ class PretrainedMixin:
 
 def _build(target: type, config: dict, state: dict, folder: Any, strict: bool, overrides: dict) -> Any:
     kwargs = {**config["config"], **overrides}
+    # a factory-built class (its constructor takes modules) rebuilds itself from its config
+    make = getattr(target, "from_pretrained_config", None)
     try:
-        model = target(**kwargs)
-    except TypeError as e:
+        model = make(**kwargs) if callable(make) else target(**kwargs)
+    except (TypeError, ValueError) as e:  # ValueError: the constructor's own check of a config value
         raise InputFileError(
             f"{Path(folder) / CONFIG_FILE}: its config does not build a {target.__name__}: {e}",
             Path(folder) / CONFIG_FILE,

@@ -133,6 +133,10 @@ class StepLog:
             callbacks = []
         elif callable(callbacks) or hasattr(callbacks, "on_step"):
             callbacks = [callbacks]
+        elif isinstance(callbacks, str | bytes) or not hasattr(callbacks, "__iter__"):
+            raise InputError(
+                f"callbacks must be a callable or a list of them, got {type(callbacks).__name__}"
+            )
         self.callbacks = list(callbacks)
         for cb in self.callbacks:
             if not (callable(cb) or hasattr(cb, "on_step")):

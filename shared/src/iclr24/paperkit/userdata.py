@@ -12,7 +12,7 @@ calls this first gives the same answer from either. Anything else is one :class:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import InputError
@@ -67,12 +67,14 @@ def as_tensors(
     fields: int | None = None,
     keys: Sequence[str] | None = None,
     what: str = "data",
+    item: Callable[[Any], Any] | None = None,
 ) -> tuple:
     """Tensors from tensors, a tuple of tensors, a ``Dataset`` or a ``DataLoader``; always a tuple of tensors.
 
     ``fields``: how many tensors the caller expects (e.g. 2 for ``(x, y)``), checked. ``keys``: for dict items, which
-    keys in which order. Tensors come back unchanged (no copy); loader batches are concatenated along dim 0 and
-    dataset items stacked."""
+    keys in which order. ``item``: a function applied to each dataset item (or loader batch) before its fields are
+    read, e.g. to drop the label of ``(inputs, label)`` items. Tensors come back unchanged (no copy); loader
+    batches are concatenated along dim 0 and dataset items stacked."""
     import torch
 
     if data is None:
@@ -97,16 +99,10 @@ def as_tensors(
     batched = isinstance(data, DataLoader) and data.batch_size is not None
     chunks: list[list] = []
     try:
-        if isinstance(data, DataLoader) or not hasattr(data, "__len__"):
-            items = iter(data)
-        else:
-            items = (data[i] for i in range(len(data)))
-        for n, item in enumerate(items):
-            parts = _fields_of(item, keys, what, f"item {n}")
-            _check_count(parts, fields, what, f"item {n}")
-            if chunks and len(parts) != len(chunks[0]):
-                raise InputError(f"{what}: item {n} has {len(parts)} fields, item 0 had {len(chunks[0])}")
-            chunks.append(parts)
+        # a DataLoader draws its base seed (and a shuffling one its order) from the global torch RNG: read it in a
+        # forked RNG, so a trainer that samples from the global RNG afterwards gives the tensor path's result
+        with torch.random.fork_rng(devices=[]):
+            chunks = _read_items(data, keys, fields, what, item)
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - a user's __getitem__ / collate can raise anything
@@ -135,3 +131,28 @@ def _same_length(parts: list, what: str) -> None:
         raise InputError(
             f"{what}: the fields have different lengths {sorted(lengths)}; expected one per example"
         )
+
+
+def _read_items(
+    data: Any,
+    keys: Sequence[str] | None,
+    fields: int | None,
+    what: str,
+    transform: Callable[[Any], Any] | None,
+) -> list[list]:
+    from torch.utils.data import DataLoader
+
+    chunks: list[list] = []
+    if isinstance(data, DataLoader) or not hasattr(data, "__len__"):
+        items = iter(data)
+    else:
+        items = (data[i] for i in range(len(data)))
+    for n, item in enumerate(items):
+        if transform is not None:
+            item = transform(item)
+        parts = _fields_of(item, keys, what, f"item {n}")
+        _check_count(parts, fields, what, f"item {n}")
+        if chunks and len(parts) != len(chunks[0]):
+            raise InputError(f"{what}: item {n} has {len(parts)} fields, item 0 had {len(chunks[0])}")
+        chunks.append(parts)
+    return chunks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import numpy as np
@@ -93,9 +94,20 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
     )
 
 
+def run_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["aemc-ne", *runs[-1].get("argv", ["train"])])
+
+
 @app.command(
     "train",
-    "Train AEMC-NE (or a baseline) on a ratings matrix; writes model.pt and metrics.json.",
+    "Train AEMC-NE (or a baseline) on a ratings matrix; writes the model folder OUT/model (model.safetensors, "
+    "config.json, provenance.json) and metrics.json.",
     arg(
         "--data",
         default="synthetic",
@@ -129,8 +141,15 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
     arg("--eval-every", type=positive_int, default=10, help="epochs between validation checks"),
     arg("--standardize", action="store_true", help="train on standardised values (synthetic data)"),
     arg("--clip", type=_clip, default=None, help="clamp predictions to LOW,HIGH (e.g. 1,5), or none"),
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from its OUT/train_state.pt (saved at every validation check)",
+    ),
     data=True,
     device=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
@@ -149,22 +168,29 @@ def _train(args: argparse.Namespace) -> int:
                eval_every=args.eval_every, clip=args.clip, seed=args.seed, quiet=args.quiet)  # fmt: skip
     if args.model != "mf":
         fit.update(weight_decay=args.weight_decay, batch_size=args.batch_size, standardize=args.standardize,
-                   device=args.device)  # fmt: skip
+                   device=args.device, checkpoint=Path(args.out) / "train_state.pt", resume=args.resume)  # fmt: skip
+    elif args.resume:
+        raise UsageError("--resume is for the autoencoders (aemcne, aemc, autorec); mf trains in seconds")
     info = init_distributed(
         device=args.device
     )  # under torchrun: each rank trains on its share of the samples
     try:
         if info.world_size > 1 and args.model == "mf":
             raise UsageError("torchrun training is for the autoencoders (aemcne, aemc, autorec), not mf")
-        model.fit(train, **fit)
+        cpu0 = time.process_time()
+        model.fit(train, log_dir=args.log_dir if info.is_main else None, **fit)
         if info.is_main:
-            _write_train(args, model, train, test, what)
+            _write_train(args, model, train, test, what, time.process_time() - cpu0)
     finally:
         cleanup_distributed()
     return 0
 
 
-def _write_train(args: argparse.Namespace, model, train: Ratings, test: Ratings | None, what: str) -> None:
+def _write_train(
+    args: argparse.Namespace, model, train: Ratings, test: Ratings | None, what: str, cpu_seconds: float
+) -> None:
+    from dataclasses import asdict
+
     from iclr24.paperkit.io import atomic_write_json
 
     out = Path(args.out)
@@ -174,7 +200,15 @@ def _write_train(args: argparse.Namespace, model, train: Ratings, test: Ratings 
         pred = model.predict(test.users, test.items)
         metrics.update(test_rmse=rmse(pred, test.values), test_relative_rmse=relative_rmse(pred, test.values))
     if args.model != "mf":
-        model.save(out / "model.pt")
+        fit_config = asdict(model.cfg_)
+        model.save_pretrained(out / "model", provenance={
+            "command": run_command(args), "seed": args.seed, "steps": model.history[-1]["epoch"],
+            "steps_unit": "epochs", "cpu_seconds": round(cpu_seconds, 2),
+            "resumed_after_epoch": model.resumed_from_, "data": what, "fit_config": fit_config,
+            "best_epoch": model.best_epoch_, "val_rmse": model.best_val_rmse_, "test_rmse": metrics.get("test_rmse"),
+            "losses": [{"epoch": h["epoch"], "train_loss": h["train_loss"], "val_rmse": h["val_rmse"]}
+                       for h in model.history],
+        })  # fmt: skip
     atomic_write_json(out / "metrics.json", metrics)
     print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()))
     print(f"wrote {out}")
@@ -183,7 +217,12 @@ def _write_train(args: argparse.Namespace, model, train: Ratings, test: Ratings 
 @app.command(
     "predict",
     "Predict ratings for (user, item) index pairs with a model written by `aemc-ne train`.",
-    arg("--model", type=Path, required=True, help="model.pt written by aemc-ne train"),
+    arg(
+        "--model",
+        type=Path,
+        required=True,
+        help="the model folder OUT/model written by aemc-ne train (or an older model.pt checkpoint)",
+    ),
     arg(
         "--pairs", type=Path, required=True, help="text file of 0-based 'user item' index pairs, one per line"
     ),

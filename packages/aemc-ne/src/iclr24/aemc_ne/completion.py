@@ -9,7 +9,9 @@ densified, an optional AutoRec-style L2 penalty, optional standardisation of the
 from __future__ import annotations
 
 import copy
+import json
 import math
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -21,8 +23,10 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.distributed import rank_and_world
-from iclr24.paperkit.errors import InputError, InputFileError, check_finite, describe
+from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, check_finite, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.progress import progress
+from iclr24.paperkit.tracking import StepLog
 
 from .data import Ratings
 from .model import AutoencoderMC, ElementwiseNetwork, MainAutoencoder, l2_penalty
@@ -147,15 +151,47 @@ def _fit_config(config: FitConfig | None, overrides: dict) -> FitConfig:
     return FitConfig(**{**base, **overrides})
 
 
-def _check_ratings(name: str, r: object) -> Ratings:
+def _check_ratings(name: str, r: object, shape: tuple[int, int] | None = None) -> Ratings:
+    """``r`` as :class:`Ratings`: a ``Ratings``, or ``(users, items, values)`` as tensors, a ``Dataset`` of
+    ``(user, item, rating)`` items or a ``DataLoader`` of such batches (read once, in its order; the matrix has
+    ``shape`` = ``(n_users, n_items)``, by default one past the largest index)."""
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
     if not isinstance(r, Ratings):
-        raise InputError(
-            f"{name} must be an iclr24.aemc_ne.Ratings (use Ratings(users, items, values, n_users, n_items) or "
-            f"Ratings.from_dense(X, mask)), got {type(r).__name__}"
-        )
+        if not (is_user_data(r) or isinstance(r, tuple | list | torch.Tensor)):
+            raise InputError(
+                f"{name} must be an iclr24.aemc_ne.Ratings (use Ratings(users, items, values, n_users, n_items) "
+                f"or Ratings.from_dense(X, mask)), (users, items, values) tensors, or a torch Dataset/DataLoader "
+                f"of (user, item, rating) triples; got {type(r).__name__}"
+            )
+        users, items, values = (t.detach().cpu().numpy() for t in as_tensors(r, fields=3, what=name))
+        if users.ndim != 1 or values.ndim != 1:
+            raise InputError(
+                f"{name}: expected one (user, item, rating) triple of numbers per example, got fields of shapes "
+                f"{users.shape}, {items.shape}, {values.shape}"
+            )
+        if shape is None:
+            if not (np.issubdtype(users.dtype, np.integer) and np.issubdtype(items.dtype, np.integer)):
+                raise InputError(
+                    f"{name}: user and item indices must be integers, got {users.dtype}, {items.dtype}"
+                )
+            shape = (int(users.max()) + 1 if users.size else 0, int(items.max()) + 1 if items.size else 0)
+        r = Ratings(users, items, values, *_check_shape(shape))
+    elif shape is not None and r.shape != _check_shape(shape):
+        raise InputError(f"shape={tuple(shape)} but {name} is a {r.shape} Ratings")
     if len(r) == 0:
         raise InputError(f"{name} holds no ratings")
     return r
+
+
+def _check_shape(shape: object) -> tuple[int, int]:
+    if (
+        not isinstance(shape, tuple | list)
+        or len(shape) != 2
+        or not all(isinstance(n, int | np.integer) and not isinstance(n, bool) and n >= 1 for n in shape)
+    ):
+        raise InputError(f"shape must be (n_users, n_items), two positive ints, got {shape!r}")
+    return int(shape[0]), int(shape[1])
 
 
 @dataclass
@@ -176,7 +212,7 @@ def _make_split(train: Ratings, val: Ratings | None, propensity, cfg: FitConfig)
             )
         weights = 1.0 / p
     if val is not None:
-        val = _check_ratings("val", val)
+        val = _check_ratings("val", val, None if isinstance(val, Ratings) else train.shape)
         if val.shape != train.shape:
             raise InputError(f"val has shape {val.shape} but train has {train.shape}")
         return _Split(train, val, weights)
@@ -272,38 +308,125 @@ class _Estimator:
         test = _check_ratings("test", test)
         return rmse(self.predict(test.users, test.items), test.values)
 
-    def _select_loop(self, cfg: FitConfig, params_module: nn.Module, epoch_fn, val_fn, quiet: bool) -> None:
+    def _select_loop(
+        self,
+        cfg: FitConfig,
+        params_module: nn.Module,
+        epoch_fn,
+        val_fn,
+        quiet: bool,
+        log: StepLog | None = None,
+        state: _TrainState | None = None,
+    ) -> None:
         """Run ``epoch_fn`` for ``cfg.epochs`` epochs; every ``eval_every`` epochs compute the validation RMSE
-        (``val_fn``; ``None`` without a validation set) and keep the parameters of the best one."""
+        (``val_fn``; ``None`` without a validation set) and keep the parameters of the best one. ``log`` gets each
+        epoch's metrics; ``state`` continues a saved run first and saves this one at every validation check."""
+        log = log if log is not None else StepLog(None, name="aemc_ne")
         self.history = []
         best, best_state, best_epoch, stale = math.inf, None, cfg.epochs, 0
-        t0 = time.perf_counter()
-        bar = progress(range(1, cfg.epochs + 1), desc=type(self).__name__, disable=True if quiet else None)
-        for epoch in bar:
-            loss = epoch_fn(epoch)
-            if not math.isfinite(loss):
-                raise InputError(f"training diverged at epoch {epoch} (loss {loss}); lower lr")
-            if epoch % cfg.eval_every == 0 or epoch == cfg.epochs:
-                v = val_fn()
-                self.history.append(
-                    {"epoch": epoch, "train_loss": loss, "val_rmse": v, "seconds": time.perf_counter() - t0}
-                )
-                if v is not None:
-                    if v < best:
-                        best, best_epoch, stale = v, epoch, 0
-                        best_state = copy.deepcopy(params_module.state_dict())
-                    else:
-                        stale += 1
-                        if cfg.patience is not None and stale >= cfg.patience:
-                            break
+        first, stopped, before = 1, False, 0.0
+        if state is not None and state.exists():
+            saved = state.load(params_module)
+            first, stopped, before = saved["epoch"] + 1, saved["stopped"], saved["seconds"]
+            best, best_epoch, stale = saved["best"], saved["best_epoch"], saved["stale"]
+            self.history, best_state = saved["history"], saved["best_state"]
+        self.resumed_from_ = first - 1  # the epoch a resumed run continued after (0: a fresh run)
+        t0 = time.perf_counter() - before
+        epochs = range(first, cfg.epochs + 1) if not stopped else range(0)
+        try:
+            for epoch in progress(epochs, desc=type(self).__name__, disable=True if quiet else None):
+                loss = epoch_fn(epoch)
+                if not math.isfinite(loss):
+                    raise InputError(f"training diverged at epoch {epoch} (loss {loss}); lower lr")
+                metrics: dict = {"train_loss": loss}
+                if epoch % cfg.eval_every == 0 or epoch == cfg.epochs:
+                    v = metrics["val_rmse"] = val_fn()
+                    self.history.append(
+                        {
+                            "epoch": epoch,
+                            "train_loss": loss,
+                            "val_rmse": v,
+                            "seconds": time.perf_counter() - t0,
+                        }
+                    )
+                    if v is not None:
+                        if v < best:
+                            best, best_epoch, stale = v, epoch, 0
+                            best_state = copy.deepcopy(params_module.state_dict())
+                        else:
+                            stale += 1
+                            stopped = cfg.patience is not None and stale >= cfg.patience
+                    if state is not None:
+                        state.save(params_module, epoch=epoch, stopped=stopped, best=best, best_epoch=best_epoch,
+                                   stale=stale, history=self.history, best_state=best_state,
+                                   seconds=time.perf_counter() - t0)  # fmt: skip
+                log(epoch, metrics)
+                if stopped:
+                    break
+        except BaseException:
+            log.close()
+            raise
         if best_state is not None:
             params_module.load_state_dict(best_state)
         self.best_epoch_ = best_epoch
         self.best_val_rmse_ = None if best == math.inf else float(best)
         self.fit_seconds_ = time.perf_counter() - t0
+        log.close({"best_epoch": self.best_epoch_, "best_val_rmse": self.best_val_rmse_})
 
 
-class AEMC(_Estimator):
+class _TrainState:
+    """The training-state file behind ``fit(checkpoint=PATH)`` (paperkit's exact-resume format): the net, the
+    optimiser, the minibatch generator, the selection loop's best weights and counters, at a validation check."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        optimizer,
+        rng: np.random.Generator,
+        meta: dict,
+        write: bool,
+        resume: bool,
+    ):
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise InputFolderError(
+                f"checkpoint {self.path} is a folder; give a file path such as DIR/train_state.pt", path
+            )
+        self.optimizer, self.rng, self.write, self.resume = optimizer, rng, write, resume
+        self.meta = json.loads(json.dumps(meta))
+
+    def exists(self) -> bool:
+        """Whether to continue: ``resume=True`` and the file is there."""
+        return self.resume and self.path.is_file()
+
+    def load(self, module: nn.Module) -> dict:
+        from iclr24.paperkit.resume import load_train_state
+
+        extra: dict = {}
+        epoch = load_train_state(self.path, model=module, optimizer=self.optimizer, expect=self.meta, into=extra,
+                                 what="aemc-ne training state")  # fmt: skip
+        try:
+            self.rng.bit_generator.state = json.loads(extra["rng"])
+            loop = json.loads(extra["loop"])
+            best_state = extra.get("best_state") or None
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputFileError(f"{self.path}: a damaged aemc-ne training state ({e})", self.path) from None
+        best = math.inf if loop["best"] is None else float(loop["best"])
+        return {**loop, "epoch": epoch, "best": best, "best_state": best_state}
+
+    def save(self, module: nn.Module, *, epoch: int, best: float, best_state, history, **loop) -> None:
+        from iclr24.paperkit.resume import save_train_state
+
+        if not self.write:  # under torchrun rank 0 writes; every rank holds the same weights
+            return
+        loop = {**loop, "best": None if best == math.inf else best, "history": history}
+        extra = {"rng": json.dumps(self.rng.bit_generator.state), "loop": json.dumps(loop),
+                 "best_state": best_state or {}}  # fmt: skip
+        save_train_state(self.path, step=epoch, model=module, optimizer=self.optimizer, meta=self.meta,
+                         extra=extra)  # fmt: skip
+
+
+class AEMC(PretrainedMixin, _Estimator):
     """Autoencoder matrix completion: ``X_hat = h(M * X)`` column-wise, trained on the observed entries only.
 
     ``orientation='item'``: items are the samples (I-AutoRec layout: the input of one sample is an item's ratings
@@ -353,14 +476,28 @@ class AEMC(_Estimator):
         config: FitConfig | None = None,
         quiet: bool = False,
         device: str = "cpu",
+        shape: tuple[int, int] | None = None,
+        callbacks=None,
+        log_dir: str | os.PathLike | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        resume: bool = False,
         **options,
     ):
         """Train on the observed ``train`` ratings. Options are :class:`FitConfig` fields (``epochs``, ``lr``,
         ``weight_decay``, ``l2``, ``batch_size``, ``val_fraction``, ``eval_every``, ``patience``, ``standardize``,
         ``clip``, ``seed``). The validation set (``val=`` or ``val_fraction`` of ``train``) selects the epoch; no
         test entry is ever read. ``propensity``: the observation probability of each training rating (MNAR), its
-        inverse weights the loss. Returns ``self``."""
-        train = _check_ratings("train", train)
+        inverse weights the loss. Returns ``self``.
+
+        ``train`` (and ``val``) may also be ``(users, items, values)`` tensors, a torch ``Dataset`` of ``(user,
+        item, rating)`` items or a ``DataLoader`` of such batches, read once in its order (the same model as the
+        :class:`Ratings` of those triples); ``shape=(n_users, n_items)`` sizes the matrix (default: one past the
+        largest index). ``callbacks`` (``f(epoch, metrics)`` or objects with ``on_step``) and ``log_dir``
+        (``metrics.jsonl``, TensorBoard when installed) get ``train_loss`` each epoch and ``val_rmse`` at each
+        check (paperkit's :class:`~iclr24.paperkit.tracking.StepLog`). ``checkpoint``: a training-state file written at
+        every validation check; with ``resume=True`` an existing one is continued (a resumed run ends bit for bit
+        as the uninterrupted one; other settings are refused)."""
+        train = _check_ratings("train", train, shape)
         cfg = _fit_config(config, options)
         split = _make_split(train, val, propensity, cfg)
         tr = split.train
@@ -465,7 +602,15 @@ class AEMC(_Estimator):
                 return None
             return rmse(self.predict(vr.users, vr.items), vr.values)
 
-        self._select_loop(cfg, self.net_, epoch_fn, val_fn, quiet)
+        log = StepLog(log_dir, callbacks, name="aemc_ne")
+        state = None
+        if resume and checkpoint is None:
+            raise InputError("resume=True needs checkpoint= (the file written at every validation check)")
+        if checkpoint is not None:
+            meta = {"spec": self.spec(), "config": asdict(cfg), "shape": list(tr.shape), "n_train": len(tr),
+                    "n_val": 0 if vr is None else len(vr), "world": world}  # fmt: skip
+            state = _TrainState(checkpoint, opt, rng, meta, write=rank == 0, resume=bool(resume))
+        self._select_loop(cfg, self.net_, epoch_fn, val_fn, quiet, log, state)
         self.n_val_ = 0 if vr is None else len(vr)
         return self
 
@@ -510,6 +655,59 @@ class AEMC(_Estimator):
             "values": torch.as_tensor(self._train.values),
         }
         return atomic_torch_save(obj, path)
+
+    # The model folder (``save_pretrained(dir)`` / ``AEMC.from_pretrained(dir)``, paperkit's format): config.json
+    # holds the constructor's arguments; model.safetensors holds the net's weights and what a fitted estimator
+    # predicts from: the training ratings (the autoencoder's input), the matrix shape, the standardisation and
+    # the fit settings (as JSON bytes under "fit.config").
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """Every tensor a fitted model predicts from (the net's weights under ``net.``)."""
+        self._require_fitted()
+        cfg = asdict(self.cfg_)
+        state = {f"net.{k}": v.detach().cpu() for k, v in self.net_.state_dict().items()}
+        state.update({
+            "ratings.users": torch.from_numpy(self._train.users.copy()),
+            "ratings.items": torch.from_numpy(self._train.items.copy()),
+            "ratings.values": torch.from_numpy(self._train.values.copy()),
+            "fit.shape": torch.tensor(self.shape_, dtype=torch.int64),
+            "fit.shift_scale": torch.tensor([self.shift_, self.scale_], dtype=torch.float64),
+            "fit.config": torch.tensor(list(json.dumps(cfg).encode()), dtype=torch.uint8),
+        })  # fmt: skip
+        return state
+
+    def load_state_dict(self, state: dict, strict: bool = True):
+        """Restore a fitted model from :meth:`state_dict`'s tensors (on the CPU); a mismatch is a RuntimeError,
+        as for an ``nn.Module``."""
+        keys = (
+            "ratings.users",
+            "ratings.items",
+            "ratings.values",
+            "fit.shape",
+            "fit.shift_scale",
+            "fit.config",
+        )
+        missing = [k for k in keys if k not in state]
+        if missing:
+            raise RuntimeError(f"missing key(s) {missing}: not the state of a fitted {type(self).__name__}")
+        try:
+            cfg = dict(json.loads(bytes(state["fit.config"].tolist()).decode()))
+            cfg["clip"] = None if cfg.get("clip") is None else tuple(cfg["clip"])
+            cfg_ = FitConfig(**cfg)
+            n_users, n_items = (int(n) for n in state["fit.shape"].tolist())
+            shift, scale = (float(v) for v in state["fit.shift_scale"].tolist())
+            tr = Ratings(state["ratings.users"].numpy(), state["ratings.items"].numpy(),
+                         state["ratings.values"].numpy(), n_users, n_items)  # fmt: skip
+        except (TypeError, ValueError, UnicodeDecodeError) as e:
+            raise RuntimeError(f"the fitted state is damaged ({type(e).__name__}: {e})") from None
+        x = self._csr(tr, (tr.values - shift) / scale).astype(np.float32)
+        net = self._build(tr.n_users if self.orientation == "item" else tr.n_items)
+        result = net.load_state_dict(
+            {k[4:]: v for k, v in state.items() if k.startswith("net.")}, strict=strict
+        )
+        self.cfg_, self.shape_, self.shift_, self.scale_ = cfg_, tr.shape, shift, scale
+        self._train, self._x, self.net_ = tr, x, net
+        self.device_, self.fitted_ = torch.device("cpu"), True
+        return result
 
 
 class AEMCNE(AEMC):
@@ -597,9 +795,10 @@ class MatrixFactorization(_Estimator):
         self.fitted_ = False
 
     def fit(self, train: Ratings, *, val: Ratings | None = None, config: FitConfig | None = None,
-            quiet: bool = False, **options):  # fmt: skip
-        """Same options and validation-based selection as :meth:`AEMC.fit`."""
-        train = _check_ratings("train", train)
+            quiet: bool = False, shape: tuple[int, int] | None = None, callbacks=None,
+            log_dir: str | os.PathLike | None = None, **options):  # fmt: skip
+        """Same options, data types, logging and validation-based selection as :meth:`AEMC.fit`."""
+        train = _check_ratings("train", train, shape)
         cfg = _fit_config(config, options)
         split = _make_split(train, val, None, cfg)
         tr = split.train
@@ -624,7 +823,7 @@ class MatrixFactorization(_Estimator):
         vr = split.val
         self._select_loop(
             cfg, self.net_, epoch_fn, lambda: None if vr is None else rmse(self.predict(vr.users, vr.items), vr.values),
-            quiet,
+            quiet, StepLog(log_dir, callbacks, name="aemc_ne"),
         )  # fmt: skip
         return self
 
@@ -648,7 +847,8 @@ _REQUIRED = {
 
 
 def load_model(path: str | Path) -> AEMC:
-    """Load a checkpoint written by :meth:`AEMC.save` (``weights_only=True``: no pickle).
+    """Load a model folder written by :meth:`AEMC.save_pretrained` (what ``aemc-ne train`` writes into
+    ``OUT/model``), or a checkpoint file written by :meth:`AEMC.save` (``weights_only=True``: no pickle).
 
     Anything else is one ``ValueError`` line (paperkit's :func:`~iclr24.paperkit.load_checkpoint`): a file torch
     cannot read as plain tensors and containers (never with advice to load it unsafely), a dict without this
@@ -656,6 +856,8 @@ def load_model(path: str | Path) -> AEMC:
     from iclr24.paperkit.checkpoint import load_checkpoint
 
     p = Path(path)
+    if p.is_dir():
+        return AEMC.from_pretrained(p)
     if not p.is_file():
         raise InputFileError(f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`")
     obj = load_checkpoint(p, format=_FORMAT, required=_REQUIRED, what="aemc-ne checkpoint")

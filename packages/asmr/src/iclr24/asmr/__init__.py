@@ -23,7 +23,7 @@ from .decomposition import (
 from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
 from .models import ASMR, SIREN, build_model
 from .sampling import uniform_grid_batches
-from .train import FitResult, fit, psnr, ssim
+from .train import FitResult, fit, psnr, signal_from_points, ssim
 
 __all__ = [
     "ASMR",
@@ -50,6 +50,7 @@ __all__ = [
     "psnr",
     "sample_image",
     "save_signal",
+    "signal_from_points",
     "ssim",
     "suggest_bases",
     "uniform_grid_batches",

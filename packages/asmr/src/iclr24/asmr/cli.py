@@ -1,7 +1,7 @@
 """The ``asmr`` command: a thin shell over the API.
 
-asmr fit IMAGE.png --bases "4,4,4,8;4,4,6,8" --hidden 256 --checkpoint model.pt
-asmr render model.pt out.png
+asmr fit IMAGE.png --bases "4,4,4,8;4,4,6,8" --hidden 256 --checkpoint model [--log-dir LOGS] [--resume]
+asmr render model out.png
 asmr macs --bases "4,4,4,8;4,4,4,8" --hidden 256
 asmr reproduce --quick
 asmr bench --quick
@@ -41,7 +41,8 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
 
 @app.command(
     "fit",
-    "Fit ASMR (or the SIREN baseline) to an image, WAV audio or NPY/frame-folder video; save a checkpoint.",
+    "Fit ASMR (or the SIREN baseline) to an image, WAV audio or NPY/frame-folder video; save the model folder "
+    "(model.safetensors, config.json, provenance.json).",
     arg(
         "input",
         type=Path,
@@ -74,13 +75,36 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
         help="with --batch-size: random points each step, or the official uniform grid sampler (16 cells per axis, "
         "whole epochs over fixed batches; --steps must be a multiple of the batches per epoch)",
     ),
-    arg("--checkpoint", type=Path, default=Path("model.pt"), metavar="FILE", help="checkpoint file to write"),
+    arg(
+        "--checkpoint",
+        type=Path,
+        default=Path("model"),
+        metavar="PATH",
+        help="the model folder to write (a path ending in .pt writes the older single-file checkpoint)",
+    ),
+    arg(
+        "--checkpoint-every",
+        type=positive_int,
+        default=1000,
+        help="steps between saves of the training state (PATH.train_state.pt, removed when the fit ends)",
+    ),
+    arg("--resume", action="store_true", help="continue an interrupted fit from its PATH.train_state.pt"),
     device=True,
     out=False,
+    log_dir=True,
 )
 def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampling
-    if args.checkpoint.is_dir():
+    from iclr24.paperkit.pretrained import CONFIG_FILE
+
+    legacy = args.checkpoint.suffix in (".pt", ".pth")
+    if legacy and args.checkpoint.is_dir():
         raise UsageError(f"--checkpoint {args.checkpoint} is a folder; give a file name, e.g. model.pt")
+    if not legacy and args.checkpoint.is_file():
+        raise UsageError(f"--checkpoint {args.checkpoint} is a file; give a folder for the model, e.g. model")
+    if not legacy and args.checkpoint.is_dir() and any(args.checkpoint.iterdir()):
+        if not (args.checkpoint / CONFIG_FILE).is_file():
+            raise UsageError(f"--checkpoint {args.checkpoint} is a folder of other files; give a new folder")
+    state = args.checkpoint.with_name(args.checkpoint.name + ".train_state.pt")
     signal = load_signal(args.input)
     device = args.device
     seed_everything(args.seed)
@@ -102,19 +126,42 @@ def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampl
         value_range=signal.value_range,
         seed=args.seed,
         show_progress=not args.quiet,
+        log_dir=args.log_dir,
+        checkpoint=state,
+        resume=args.resume,
+        checkpoint_every=args.checkpoint_every,
     )
+    signal_meta = {
+        "kind": signal.kind,
+        "sample_rate": signal.sample_rate,
+        "value_range": list(signal.value_range),
+        "source": str(args.input),
+    }
+    if not legacy:
+        import shlex
+
+        model.save_pretrained(args.checkpoint, provenance={
+            "command": shlex.join(["asmr", *args._argv]),
+            "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps", "cpu_seconds": round(res.cpu_seconds, 2),
+            "signal": signal_meta, "fit": res.to_dict(),
+            "losses": {str(k): v for k, v in list(enumerate(res.losses))[:: max(1, len(res.losses) // 20)]},
+        })  # fmt: skip
+        state.unlink(missing_ok=True)
+        _report(args, model, signal, shape, res)
+        return 0
     ckpt = {
         "config": model.config(),
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        "signal": {
-            "kind": signal.kind,
-            "sample_rate": signal.sample_rate,
-            "value_range": list(signal.value_range),
-            "source": str(args.input),
-        },
+        "signal": signal_meta,
         "fit": res.to_dict(),
     }
     atomic_torch_save(ckpt, args.checkpoint)
+    state.unlink(missing_ok=True)
+    _report(args, model, signal, shape, res)
+    return 0
+
+
+def _report(args: argparse.Namespace, model, signal, shape, res) -> None:
     desc = f"bases {format_bases(model.bases)}" if isinstance(model, ASMR) else f"{args.levels}x{args.hidden}"
     ssim_s = f", SSIM {res.ssim:.4f}" if res.ssim is not None else ""
     print(
@@ -122,12 +169,21 @@ def _fit(args: argparse.Namespace) -> int:  # --seed: model init and batch sampl
         f"PSNR {res.psnr:.2f} dB{ssim_s}, {macs_per_point(model):,.2f} MAC/point, {res.seconds:.1f} s; "
         f"wrote {args.checkpoint}"
     )
-    return 0
 
 
 def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN, dict]:
-    """A model and its signal metadata from a checkpoint written by ``asmr fit``."""
+    """A model and its signal metadata from what ``asmr fit`` wrote: a model folder (the signal's kind and range
+    from its ``provenance.json``) or an older single-file checkpoint."""
     p = Path(path)
+    if p.is_dir():
+        from iclr24.paperkit.pretrained import PROVENANCE_FILE, load_pretrained
+
+        model = load_pretrained(p)  # checks the folder, the weights' digest, the class
+        if not isinstance(model, ASMR | SIREN):
+            raise InputFileError(f"{p} holds a {type(model).__name__}, not an ASMR or SIREN model", p)
+        prov = json.loads((p / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        meta = prov.get("signal") if isinstance(prov, dict) and isinstance(prov.get("signal"), dict) else None
+        return model.to(device).eval(), meta or {"kind": "image", "value_range": [0.0, 1.0]}
     if not p.is_file():
         raise InputFileError(f"{p}: no such checkpoint; write one with `asmr fit INPUT --checkpoint {p}`")
     try:

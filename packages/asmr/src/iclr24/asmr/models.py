@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .decomposition import decompose_coords, grid_coords, normalize_digits, validate_bases
 
@@ -112,7 +113,22 @@ class _LinearModulator(nn.Module):
         return self.omega0 * self.linear(c)
 
 
-class ASMR(nn.Module):
+class _Pretrained(PretrainedMixin):
+    """The model folder (``save_pretrained(dir)`` / ``from_pretrained(dir)``): ``config.json`` holds
+    :meth:`config` (the checked constructor arguments); rebuilding draws nothing from the global RNG."""
+
+    def pretrained_config(self) -> dict:
+        cfg = self.config()
+        cfg.pop("model")
+        return cfg
+
+    @classmethod
+    def from_pretrained_config(cls, **config):
+        with torch.random.fork_rng(devices=[]):
+            return cls(**config)
+
+
+class ASMR(_Pretrained, nn.Module):
     """Activation-Sharing Multi-Resolution coordinate network, for any number of axes.
 
     Args:
@@ -312,7 +328,7 @@ class ASMR(nn.Module):
         return self._render_block(i + 1, h_next, mods, chunk, out, next_starts)
 
 
-class SIREN(nn.Module):
+class SIREN(_Pretrained, nn.Module):
     """The SIREN baseline (Sitzmann et al. 2020) on the same integer-coordinate interface as :class:`ASMR`.
 
     ``n_layers`` linear layers: ``n_layers - 1`` sine layers of width ``hidden`` and a linear output. Integer

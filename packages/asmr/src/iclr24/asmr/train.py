@@ -13,18 +13,28 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, check_tensor, describe
+from iclr24.paperkit.errors import (
+    InputError,
+    InputFolderError,
+    check_array,
+    check_float,
+    check_int,
+    check_tensor,
+    describe,
+)
+from iclr24.paperkit.tracking import StepLog
 
 from .decomposition import grid_coords
 from .sampling import uniform_grid_batches
 
-__all__ = ["FitResult", "NonFiniteLossError", "fit", "psnr", "ssim", "signal_tensor"]
+__all__ = ["FitResult", "NonFiniteLossError", "fit", "psnr", "ssim", "signal_from_points", "signal_tensor"]
 
 
 class NonFiniteLossError(FloatingPointError, InputError):
@@ -144,6 +154,43 @@ class FitResult:
         }
 
 
+def signal_from_points(points: object, data_shape: Sequence[int], dim_out: int) -> torch.Tensor:
+    """The signal ``(*data_shape, dim_out)`` from a torch ``Dataset`` of ``(coord, value)`` items or a
+    ``DataLoader`` of such batches: integer coordinates ``(D,)`` in ``0 <= p_a < S_a`` and values ``(dim_out,)``
+    (or scalars when ``dim_out == 1``); every grid point exactly once, in any order (read once)."""
+    from iclr24.paperkit.userdata import as_tensors
+
+    coords, values = as_tensors(points, fields=2, what="signal points (coord, value)")
+    shape = tuple(int(s) for s in data_shape)
+    if coords.ndim == 1 and len(shape) == 1:
+        coords = coords[:, None]
+    if values.ndim == 1 and dim_out == 1:
+        values = values[:, None]
+    if coords.ndim != 2 or coords.shape[1] != len(shape) or values.shape != (coords.shape[0], dim_out):
+        raise InputError(
+            f"signal points must be (coord ({len(shape)},), value ({dim_out},)) pairs, got coords "
+            f"{tuple(coords.shape)} and values {tuple(values.shape)} in all"
+        )
+    if coords.dtype.is_floating_point or coords.dtype == torch.bool or coords.is_complex():
+        raise InputError(f"signal point coordinates must be integer indices, got dtype {coords.dtype}")
+    size = torch.tensor(shape)
+    if bool((coords < 0).any()) or bool((coords >= size).any()):
+        raise InputError(
+            f"signal point coordinates out of range: each axis a needs 0 <= p < S_a, S = {shape}"
+        )
+    n = math.prod(shape)
+    strides = torch.tensor([math.prod(shape[a + 1 :]) for a in range(len(shape))])
+    flat = (coords.long() * strides).sum(1)
+    if coords.shape[0] != n or torch.unique(flat).numel() != n:
+        raise InputError(
+            f"signal points must cover the {'x'.join(map(str, shape))} grid once each ({n} points), got "
+            f"{coords.shape[0]} points at {torch.unique(flat).numel()} distinct coordinates"
+        )
+    out = torch.empty(n, dim_out, dtype=values.dtype if values.dtype.is_floating_point else torch.float32)
+    out[flat] = values.to(out.dtype)
+    return out.reshape(*shape, dim_out)
+
+
 def fit(
     model: nn.Module,
     signal: torch.Tensor | np.ndarray,
@@ -158,6 +205,11 @@ def fit(
     seed: int | None = None,
     show_progress: bool = False,
     log_every: int = 1,
+    callbacks=None,
+    log_dir=None,
+    checkpoint=None,
+    resume: bool = False,
+    checkpoint_every: int = 1000,
 ) -> FitResult:
     """Fit ``model`` (:class:`~iclr24.asmr.ASMR` or :class:`~iclr24.asmr.SIREN`) to ``signal``.
 
@@ -177,7 +229,16 @@ def fit(
             A signal with values outside it is refused (PSNR against a clipped prediction would be meaningless):
             rescale the signal or pass its range.
         seed: seeds the batch sampler (the model's init is the caller's).
-        log_every: record the loss every this many steps.
+        log_every: record the loss every this many steps (also how often ``log_dir`` gets a row).
+        callbacks, log_dir: paperkit's :class:`~iclr24.paperkit.tracking.StepLog`, called after every step with
+            ``loss`` and ``lr`` (and the training ``psnr`` in full-batch mode); ``log_dir`` writes
+            ``metrics.jsonl`` and, when ``tensorboard`` is installed, TensorBoard event files.
+        checkpoint: a training-state file written every ``checkpoint_every`` steps and at the end (the model,
+            Adam, the cosine schedule, the sampler's generator, the losses); with ``resume=True`` an existing one
+            is continued, and the resumed fit ends bit for bit as the uninterrupted one.
+
+    ``signal`` may also be a torch ``Dataset`` of ``(coord, value)`` points or a ``DataLoader`` of such batches
+    that covers the grid once (:func:`signal_from_points`): the fit equals the fit on the assembled signal.
     """
     if not hasattr(model, "render") or not hasattr(model, "data_shape"):
         raise InputError(f"fit expects an ASMR or SIREN model, got {type(model).__name__}")
@@ -200,6 +261,17 @@ def fit(
         raise InputError(f"batch_size must be a positive int or None (full batch), got {batch_size!r}")
     if sampler not in ("random", "grid"):
         raise InputError(f"sampler must be 'random' or 'grid', got {sampler!r}")
+    check_int(checkpoint_every, "checkpoint_every", minimum=1, maximum=10**9)
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the training-state file)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as model.train_state.pt"
+        )
+    from iclr24.paperkit.userdata import is_user_data
+
+    if is_user_data(signal):
+        signal = signal_from_points(signal, model.data_shape, model.dim_out)
     gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
     batches = None
     if sampler == "grid":
@@ -235,31 +307,63 @@ def fit(
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps // per_epoch, eta_min=lr_min)
     losses: list[float] = []
     best = -math.inf
+    start, before = 0, (0.0, 0.0)
+    meta = {"model": model.config() if hasattr(model, "config") else None, "steps": steps, "lr": lr,
+            "lr_min": lr_min, "batch_size": batch_size, "sampler": sampler, "seed": seed, "n_points": n_points}  # fmt: skip
+    if resume and Path(checkpoint).is_file():
+        from iclr24.paperkit.resume import load_train_state
+
+        saved: dict = {}
+        start = load_train_state(checkpoint, model=model, optimizer=opt, scheduler=sched, generators={"batches": gen},
+                                 expect=meta, into=saved, what="asmr training state")  # fmt: skip
+        losses, best = list(saved["losses"]), float(saved["best"])
+        before = (float(saved["seconds"]), float(saved["cpu_seconds"]))
+
+    def save_state(done: int) -> None:
+        from iclr24.paperkit.resume import save_train_state
+
+        extra = {"losses": losses, "best": best, "seconds": before[0] + time.perf_counter() - t0,
+                 "cpu_seconds": before[1] + time.process_time() - c0}  # fmt: skip
+        save_train_state(checkpoint, step=done, model=model, optimizer=opt, scheduler=sched,
+                         generators={"batches": gen}, meta=meta, extra=extra)  # fmt: skip
+
+    log = StepLog(log_dir, callbacks, name="asmr", every=log_every)
     model.train()
     t0, c0 = time.perf_counter(), time.process_time()
-    for step in progress(range(steps), desc="fit", disable=not show_progress):
-        if batches is not None:
-            k = step % per_epoch
-            pred, y = model(batches[k]), target[flat_idx[k]]
-        elif batch_size is None or batch_size >= n_points:
-            pred, y = model.render(), target
-        else:
-            idx = torch.randint(0, n_points, (batch_size,), generator=gen).to(device)
-            pred, y = model(coords[idx]), target[idx]
-        loss = torch.mean((pred - y) ** 2)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if (step + 1) % per_epoch == 0:
-            sched.step()
-        lv = float(loss.detach())
-        if not math.isfinite(lv):
-            raise NonFiniteLossError(f"the loss became {lv} at step {step}; lower lr (now {lr})")
-        if batch_size is None:
-            best = max(best, 10 * math.log10((hi - lo) ** 2 / max(lv, 1e-30)))
-        if step % log_every == 0 or step == steps - 1:
-            losses.append(lv)
-    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+    try:
+        for step in progress(range(start, steps), desc="fit", disable=not show_progress):
+            if batches is not None:
+                k = step % per_epoch
+                pred, y = model(batches[k]), target[flat_idx[k]]
+            elif batch_size is None or batch_size >= n_points:
+                pred, y = model.render(), target
+            else:
+                idx = torch.randint(0, n_points, (batch_size,), generator=gen).to(device)
+                pred, y = model(coords[idx]), target[idx]
+            loss = torch.mean((pred - y) ** 2)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            lr_now = opt.param_groups[0]["lr"]
+            opt.step()
+            if (step + 1) % per_epoch == 0:
+                sched.step()
+            lv = float(loss.detach())
+            if not math.isfinite(lv):
+                raise NonFiniteLossError(f"the loss became {lv} at step {step}; lower lr (now {lr})")
+            metrics = {"loss": lv, "lr": lr_now}
+            if batch_size is None:
+                metrics["psnr"] = 10 * math.log10((hi - lo) ** 2 / max(lv, 1e-30))
+                best = max(best, metrics["psnr"])
+            if step % log_every == 0 or step == steps - 1:
+                losses.append(lv)
+            log(step, metrics)
+            if checkpoint is not None and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
+                save_state(step + 1)
+    except BaseException:
+        log.close()
+        raise
+    seconds, cpu_seconds = before[0] + time.perf_counter() - t0, before[1] + time.process_time() - c0
+    log.close({"final_loss": losses[-1], "steps": steps})
     model.eval()
     with torch.no_grad():
         pred = model.render(chunk_size=1 << 20).clamp(lo, hi)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
@@ -41,9 +42,20 @@ def _load(args: argparse.Namespace):
     return load_polymnist(args.path)
 
 
+def run_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["cmvae", *runs[-1].get("argv", [args.command])])
+
+
 @app.command(
     "train",
-    "Train a CMVAE (MLP encoders/decoders) on a multimodal data set and save model.pt.",
+    "Train a CMVAE (MLP encoders/decoders) on a multimodal data set; writes the model folder OUT/model "
+    "(model.safetensors, config.json, provenance.json) and train.json.",
     *_DATA,
     arg("--n-clusters-max", type=positive_int, default=20, help="clusters to start from (K_max, >= 2)"),
     arg("--latent-dim", type=positive_int, default=10, help="shared latent size d"),
@@ -91,13 +103,20 @@ def _load(args: argparse.Namespace):
         help="select the number of clusters after training on the first 20%% of "
         "the test tuples (held out; the rest are scored) and keep K*",
     ),  # fmt: skip
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from its OUT/train_state.pt (written after every epoch)",
+    ),
     data=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     import torch
 
     from .metrics import clustering_scores
-    from .model import build_mlp_model, save_checkpoint
+    from .model import build_mlp_model
     from .train import fit
 
     if args.n_clusters_max < 2:
@@ -109,8 +128,12 @@ def _train(args: argparse.Namespace) -> int:
         hidden=tuple(args.hidden), n_clusters_max=args.n_clusters_max, beta=args.beta, likelihood=args.likelihood,
         likelihood_scale=args.likelihood_scale, K=args.K, estimator=args.estimator, latent=args.latent,
     )  # fmt: skip
+    out = Path(args.out)
+    cpu0 = time.process_time()
     hist = fit(model, data.tensors("train"), epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-               prior_lr=args.prior_lr, seed=args.seed, show_progress=not args.quiet)  # fmt: skip
+               prior_lr=args.prior_lr, seed=args.seed, show_progress=not args.quiet, log_dir=args.log_dir,
+               checkpoint=out / "train_state.pt", resume=args.resume)  # fmt: skip
+    cpu_fit = time.process_time() - cpu0
     info: dict = {"data": data.name, "epochs": args.epochs, "final_loss": hist[-1], "loss_per_epoch": hist}
     if args.select:
         from .experiment import hold_out_validation
@@ -124,20 +147,30 @@ def _train(args: argparse.Namespace) -> int:
         info["test_scores"] = clustering_scores(
             data.test_labels, model.predict_clusters(data.tensors("test")).clusters
         )
-    out = Path(args.out)
-    save_checkpoint(model, out / "model.pt")
+    n_train = len(data.train_labels)
+    model.save_pretrained(out / "model", provenance={
+        "command": run_command(args), "seed": args.seed, "steps": args.epochs * -(-n_train // args.batch_size),
+        "steps_unit": "Adam steps", "epochs": args.epochs, "cpu_seconds": round(cpu_fit, 2), "data": data.name,
+        "n_train": n_train, "final_loss": hist[-1],
+        "losses": {str(e + 1): v for e, v in enumerate(hist)}, "k_star": info.get("k_star"),
+        "test_scores": info.get("test_scores"),
+    })  # fmt: skip
     atomic_write_json(out / "train.json", info)
     print(f"final loss {hist[-1]:.3f}" + (f", K* = {info['k_star']}" if "k_star" in info else ""))
     if "test_scores" in info:
         print("test " + ", ".join(f"{k.upper()} {v:.3f}" for k, v in info["test_scores"].items()))
-    print(f"wrote {out / 'model.pt'} and {out / 'train.json'}")
+    print(f"wrote {out / 'model'} and {out / 'train.json'}")
     return 0
 
 
 @app.command(
     "cluster",
     "Cluster a data set with a trained model; optionally select the number of clusters first (h(K) curve).",
-    arg("checkpoint", type=Path, help="model.pt written by `cmvae train`"),
+    arg(
+        "checkpoint",
+        type=Path,
+        help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
+    ),
     *_DATA,
     arg("--split", choices=("train", "test"), default="test", help="which split to cluster"),
     arg("--select", action="store_true", help="select K* on the train split before clustering"),
@@ -182,7 +215,11 @@ def _cluster(args: argparse.Namespace) -> int:
 @app.command(
     "sample",
     "Generate samples of every modality from a trained model: from the prior or from one cluster.",
-    arg("checkpoint", type=Path, help="model.pt written by `cmvae train`"),
+    arg(
+        "checkpoint",
+        type=Path,
+        help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
+    ),
     arg("--n", type=positive_int, default=8, help="samples (per cluster for the figure)"),
     arg("--cluster", type=int, default=None, help="sample from this cluster only (default: c ~ p(c))"),
     arg(

@@ -34,6 +34,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from iclr24.paperkit.errors import InputError, InputFileError, check_int, check_tensor, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .distributions import (
     LATENTS,
@@ -176,10 +177,14 @@ def _finite_pos(name: str, v: float) -> float:
     return float(v)
 
 
-class CMVAE(nn.Module):
+class CMVAE(PretrainedMixin, nn.Module):
     """The clustering multimodal VAE. ``CMVAE(encoders, decoders, n_clusters_max=..., latent_dim=...,
     modality_latent_dim=..., likelihood="laplace", beta=...)``; train with :func:`iclr24.cmvae.fit` or any loop
     over ``model.loss(xs)``.
+
+    A model made by :func:`build_mlp_model` saves and loads as a model folder: ``model.save_pretrained(dir)``,
+    ``CMVAE.from_pretrained(dir)`` (``config.json`` holds its build spec; the weights include the active-cluster
+    mask a cluster selection left).
 
     ``xs`` everywhere is a list of M tensors (one per modality, same batch size), ``None`` for a modality missing
     from the whole batch; ``mask`` [B, M] (bool, True = present) marks modalities missing in some rows."""
@@ -276,6 +281,34 @@ class CMVAE(nn.Module):
         )
         self.register_buffer("active", torch.ones(C, dtype=torch.bool))
         self.spec: dict | None = None  # set by build_mlp_model, so save_checkpoint can rebuild the model
+
+    # ---------------------------------------------------------------- model folder
+    def pretrained_config(self) -> dict:
+        """The build spec of :func:`build_mlp_model` (what rebuilds this model); other models are refused."""
+        if getattr(self, "spec", None) is None:
+            raise InputError(
+                "save_pretrained saves a model made by build_mlp_model (its build spec goes into config.json); for "
+                "your own encoders and decoders save model.state_dict() with safetensors and rebuild the modules"
+            )
+        try:
+            return json.loads(json.dumps(self.spec, allow_nan=False))
+        except (TypeError, ValueError) as e:
+            raise InputError(f"the model's build spec must hold JSON values only to be saved: {e}") from None
+
+    @classmethod
+    def from_pretrained_config(cls, **spec) -> CMVAE:
+        """Rebuild the model of a build spec (``config.json``), its weights drawn without touching the global RNG
+        (they are replaced by the saved ones)."""
+        dims = spec.pop("input_dims", None)
+        if not isinstance(dims, list):
+            raise InputError(f"a cmvae build spec needs an input_dims list, got {describe(dims)}")
+        clustered = spec.get("clustered", True)
+        if clustered != (not issubclass(cls, MMVAEPlus)) and cls is not CMVAE:
+            raise InputError(
+                f"the spec builds a {'CMVAE' if clustered else 'MMVAEPlus'}, not a {cls.__name__}"
+            )
+        with torch.random.fork_rng(devices=[]):
+            return build_mlp_model(dims, **spec)
 
     # ---------------------------------------------------------------- priors
     @property
@@ -807,12 +840,16 @@ CHECKPOINT_FORMAT = "iclr24.cmvae/1"
 
 
 def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> CMVAE:
-    """Rebuild a model saved by :func:`save_checkpoint` (paperkit's ``load_checkpoint``: ``weights_only=True``,
+    """Rebuild a model from a model folder (``save_pretrained``; what ``cmvae train`` writes into ``OUT/model``) or
+    from a file saved by :func:`save_checkpoint` (paperkit's ``load_checkpoint``: ``weights_only=True``,
     format tag and keys checked; an untagged file of an earlier version is accepted when it has them), on
     ``map_location``. A damaged build spec or weights that do not fit it are one ``ValueError`` naming the file."""
     from iclr24.paperkit import load_checkpoint as load_checked
 
     p = Path(path)
+    if p.is_dir():
+        model = CMVAE.from_pretrained(p)
+        return model.to(map_location) if str(map_location) != "cpu" else model
     if not p.is_file():
         raise InputFileError(f"checkpoint not found: {p} (write one with `cmvae train` or save_checkpoint)")
     obj = load_checked(

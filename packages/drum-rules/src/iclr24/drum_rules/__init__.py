@@ -2,7 +2,7 @@
 
 from . import synthetic
 from .check import FaithfulnessReport, check_faithfulness, model_consequences
-from .checkpoint import load_checkpoint, load_official_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, load_model, load_official_checkpoint, save_checkpoint, save_model
 from .data import (
     load_dataset,
     load_drum_dir,
@@ -61,6 +61,7 @@ __all__ = [
     "load_drum_dir",
     "load_faithfulre_dir",
     "load_grail",
+    "load_model",
     "load_official_checkpoint",
     "load_real_kg",
     "load_tsv",
@@ -69,6 +70,7 @@ __all__ = [
     "path_weights",
     "perturbed_datasets",
     "save_checkpoint",
+    "save_model",
     "rank_max_weights",
     "search_for_beta",
     "select_beta",

@@ -1,8 +1,13 @@
 """Saving and loading a trained model together with its beta and where its data came from, and loading the
 official FaithfulRE checkpoints (``model/family-drum-r3s3.pt``: a bare ``state_dict`` of ``Learner``).
 
-Every file is read with ``torch.load(..., weights_only=True)``: tensors and plain containers only, so a crafted
-pickle cannot run code. A file that is not a readable checkpoint is one ``ValueError`` naming it.
+A trained model is a folder (:func:`save_model`, ``drum-rules train``): ``model.safetensors``, ``config.json`` (the
+DRUM constructor's arguments) and ``provenance.json`` (the command, seed, steps, CPU seconds, and the model's beta
+and data), read back by :func:`load_model` or ``DRUM.from_pretrained``. The earlier single-file checkpoints
+(:func:`save_checkpoint`, ``model.pt``) keep loading through :func:`load_checkpoint` and :func:`load_model`.
+
+Every ``.pt`` file is read with ``torch.load(..., weights_only=True)``: tensors and plain containers only, so a
+crafted pickle cannot run code. A file that is not a readable checkpoint is one ``ValueError`` naming it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError, InputFileError, check_float
+from iclr24.paperkit.pretrained import CONFIG_FILE, read_model_folder
 
 from . import synthetic
 from .data import load_dataset
@@ -24,6 +30,8 @@ from .kg import KGData
 from .model import DRUM
 
 __all__ = [
+    "save_model",
+    "load_model",
     "save_checkpoint",
     "load_checkpoint",
     "load_official_checkpoint",
@@ -63,6 +71,61 @@ def save_checkpoint(
     return atomic_torch_save({"state_dict": model.state_dict(), "meta": json.dumps(meta)}, path)
 
 
+def save_model(
+    folder: str | os.PathLike,
+    model: DRUM,
+    beta: float,
+    data_spec: str,
+    provenance: Mapping | None = None,
+) -> Path:
+    """``model.save_pretrained(folder)`` with the model's threshold ``beta`` and its data (``family:25``, a
+    folder, ``umls``) recorded in ``provenance.json`` beside any other ``provenance`` fields (command, seed,
+    steps, CPU seconds). :func:`load_model` reads all three back."""
+    if not isinstance(model, DRUM):
+        raise InputError(f"model must be a DRUM, got {type(model).__name__}")
+    check_float(beta, "beta", minimum=0)
+    if not isinstance(data_spec, str):
+        raise InputError(f"data_spec must be a string (family:N, a folder, umls, ...), got {data_spec!r}")
+    prov = {**dict(provenance or {}), "beta": float(beta), "data": data_spec}
+    return model.save_pretrained(folder, provenance=prov)
+
+
+def load_model(path: str | os.PathLike) -> tuple[DRUM, float | None, str | None]:
+    """``(model, beta, data_spec)`` from a model folder (:func:`save_model` / ``drum-rules train``: OUT/model), a
+    run folder holding one (OUT, with OUT/model or an older OUT/model.pt), or an earlier ``model.pt`` file
+    (:func:`save_checkpoint`). ``beta``/``data_spec`` are None when the folder's provenance records none (a
+    folder written by ``DRUM.save_pretrained`` alone). The model is in eval mode."""
+    p = Path(path)
+    if p.is_dir() and not (p / CONFIG_FILE).exists():
+        if (p / "model" / CONFIG_FILE).is_file():
+            p = p / "model"
+        elif (p / "model.pt").is_file():
+            p = p / "model.pt"
+        else:
+            raise InputFileError(
+                f"{p} is a folder without a model: expected a model folder (model.safetensors, {CONFIG_FILE}, "
+                "provenance.json), a run folder of drum-rules train (holding model/), or a model.pt file",
+                p,
+            )
+    if not p.is_dir():
+        if not p.exists() and p.suffix != ".pt":
+            raise InputFileError(
+                f"{p} does not exist; train a model first (drum-rules train DATA --out DIR) and pass "
+                "--model DIR/model",
+                p,
+            )
+        return load_checkpoint(p)
+    _, _, prov = read_model_folder(p)
+    m = DRUM.from_pretrained(p)
+    m.eval()
+    beta, data = prov.get("beta"), prov.get("data")
+    try:
+        beta = None if beta is None else check_float(beta, "beta", minimum=0)
+    except InputError:
+        raise InputFileError(f"{p / 'provenance.json'} records beta {beta!r}, not a number >= 0", p) from None
+    return m, beta, None if data is None else str(data)
+
+
 def _read(path: str | os.PathLike) -> tuple[Path, object]:
     p = Path(path)
     if p.is_dir():
@@ -70,7 +133,7 @@ def _read(path: str | os.PathLike) -> tuple[Path, object]:
     if not p.is_file():
         raise InputFileError(
             f"{p} does not exist; train a model first (drum-rules train DATA --out DIR) and "
-            "pass --model DIR/model.pt"
+            "pass --model DIR/model (or an older DIR/model.pt)"
         )
     try:
         return p, torch.load(p, map_location="cpu", weights_only=True)

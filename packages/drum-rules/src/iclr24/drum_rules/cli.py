@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
@@ -11,7 +13,7 @@ from iclr24.paperkit.cli import App, arg, positive_float, positive_int
 
 from . import bench
 from .check import check_faithfulness
-from .checkpoint import load_checkpoint, load_official_checkpoint, resolve_data, save_checkpoint
+from .checkpoint import load_model, load_official_checkpoint, resolve_data, save_model
 from .data import perturbed_datasets
 from .extract import explain, faithful_rules, path_rules
 from .model import DRUM
@@ -26,15 +28,34 @@ app.add_bench(bench.run_benchmarks)
 _MODEL = arg(
     "--model",
     type=Path,
-    default=Path("results/drum-rules/train/model.pt"),
-    help="checkpoint written by train",
+    default=Path("results/drum-rules/train/model"),
+    help="model folder written by train or convert (OUT/model), its run folder OUT, or an older model.pt",
 )
+
+
+def _command(args: argparse.Namespace) -> str:
+    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["drum-rules", *runs[-1].get("argv", [args.command])])
+
+
+def _load(args: argparse.Namespace) -> tuple[DRUM, float, str]:
+    m, beta, spec = load_model(args.model)
+    if beta is None or spec is None:
+        raise ValueError(
+            f"{args.model} records no beta or data in its provenance.json (saved by DRUM.save_pretrained alone); "
+            "save it with iclr24.drum_rules.save_model(folder, model, beta, data_spec)"
+        )
+    return m, beta, spec
 
 
 @app.command(
     "train",
     "Train DRUM / SMDRUM / MMDRUM on a dataset folder (or 'family[:N]', the synthetic KG), "
-    "choose beta by validation F1, save OUT/model.pt and OUT/train.json.",
+    "choose beta by validation F1, save the model folder OUT/model (model.safetensors, config.json, "
+    "provenance.json) and OUT/train.json.",
     arg(
         "data",
         help="family[:N] (synthetic), kinships|umls|nations (paperkit's data folder), or a "
@@ -55,7 +76,14 @@ _MODEL = arg(
         default=True,
         help="L1-normalise during training (the reference); --no-train-norm trains in the analysed semantics",
     ),
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
+    ),
     data=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     data = resolve_data(args.data, seed=args.seed, data_dir=args.data_dir)
@@ -68,6 +96,8 @@ def _train(args: argparse.Namespace) -> int:
         hidden_dim=args.hidden_dim,
         seed=33 + args.seed,
     )
+    out = args.out
+    cpu0 = time.process_time()
     hist = train(
         m,
         data,
@@ -80,11 +110,28 @@ def _train(args: argparse.Namespace) -> int:
             seed=33 + args.seed,
         ),
         show_progress=not args.quiet,
+        log_dir=args.log_dir,
+        checkpoint=out / "train_state.pt",
+        resume=args.resume,
     )
+    cpu = time.process_time() - cpu0
     beta, cls = select_beta(m, data)
     lp = link_prediction(m, data)
-    out = args.out
-    save_checkpoint(out / "model.pt", m, beta, args.data, {"history": hist, "link_prediction": lp, **cls})
+    save_model(
+        out / "model",
+        m,
+        beta,
+        args.data,
+        provenance={
+            "command": _command(args),
+            "seed": args.seed,
+            "steps": hist["steps"],
+            "epochs": hist["epochs_run"],
+            "cpu_seconds": round(cpu, 2),
+            "losses": {"train": hist["train_loss"], "valid": hist["valid_loss"]},
+            "test_mrr": lp["mrr"],
+        },
+    )
     atomic_write_json(out / "train.json", {"history": hist, "link_prediction": lp, **cls})
     print(f"{data!r}\ntrained {args.aggregation} ({hist['epochs_run']} epochs), beta = {beta:.6g}")
     print(
@@ -96,7 +143,7 @@ def _train(args: argparse.Namespace) -> int:
             f"test F1 {t['f1']:.4f} (precision {t['precision']:.4f}, recall {t['recall']:.4f}), "
             f"AUC-PR {t['auc_pr']:.4f} (official grid), {t['auc_pr_all_thresholds']:.4f} (all thresholds)"
         )
-    print(f"saved {out / 'model.pt'}")
+    print(f"saved {out / 'model'}")
     return 0
 
 
@@ -115,7 +162,7 @@ def _train(args: argparse.Namespace) -> int:
     data=True,
 )
 def _eval(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(args.model)
+    m, beta, spec = _load(args)
     data = resolve_data(args.data or spec, seed=args.seed, data_dir=args.data_dir)
     lp = link_prediction(m, data, ties=args.ties, seed=args.seed)
     _, cls = select_beta(m, data) if data.valid_labelled is not None else (beta, {})
@@ -141,10 +188,10 @@ def _eval(args: argparse.Namespace) -> int:
     arg("--max-rules", type=positive_int, default=20000, help="rule budget per head (DRUM/SM)"),
     arg("--top", type=positive_int, default=20, help="rules to print"),
     data=True,
-    adds_to=("train", "convert"),  # the rules go beside the model: --model runs/mm/model.pt --out runs/mm
+    adds_to=("train", "convert"),  # the rules go beside the model: --model runs/mm/model --out runs/mm
 )
 def _extract(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(args.model)
+    m, beta, spec = _load(args)
     data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
     beta = args.beta or beta
     rel = list(data.kg.relations)
@@ -188,7 +235,7 @@ def _extract(args: argparse.Namespace) -> int:
     data=True,
 )
 def _check(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(args.model)
+    m, beta, spec = _load(args)
     data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
     prog = RuleProgram.load(args.rules)
     n = args.datasets - 1
@@ -215,7 +262,7 @@ def _check(args: argparse.Namespace) -> int:
     data=True,
 )
 def _explain(args: argparse.Namespace) -> int:
-    m, beta, spec = load_checkpoint(args.model)
+    m, beta, spec = _load(args)
     data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
     e = explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta)
     print(e.format(data.eval_kg, examples=args.examples))
@@ -225,7 +272,7 @@ def _explain(args: argparse.Namespace) -> int:
 @app.command(
     "convert",
     "Load an official FaithfulRE checkpoint (e.g. model/family-drum-r3s3.pt), choose beta by validation F1 on "
-    "DATA and save it as OUT/model.pt for eval/extract/check/explain.",
+    "DATA and save it as the model folder OUT/model for eval/extract/check/explain.",
     arg("official", type=Path, help="the official state_dict file (.pt)"),
     arg("data", help="the dataset it was trained on (a folder, kinships|umls|nations, or family[:N])"),
     arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="drum, smdrum or mmdrum"),
@@ -240,9 +287,15 @@ def _convert(args: argparse.Namespace) -> int:
     m._check_kg(data.kg)
     m.head_relations = sorted(set(data.train[:, 1].tolist()))
     beta, cls = select_beta(m, data)
-    save_checkpoint(args.out / "model.pt", m, beta, args.data, {"converted_from": str(args.official), **cls})
+    save_model(
+        args.out / "model",
+        m,
+        beta,
+        args.data,
+        provenance={"command": _command(args), "converted_from": str(args.official), "valid": cls["valid"]},
+    )
     print(f"{data!r}\nloaded {args.official} (rank {m.rank}, T {m.steps}), beta = {beta:.6g}")
-    print(f"saved {args.out / 'model.pt'}")
+    print(f"saved {args.out / 'model'}")
     return 0
 
 

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .kg import KG
 
@@ -174,14 +175,18 @@ def _shared_max_scores(
     return np.max(per_rank, axis=0) if aggregation == "mm" else np.sum(per_rank, axis=0)
 
 
-class DRUM(nn.Module):
+class DRUM(PretrainedMixin, nn.Module):
     """DRUM (``aggregation="sum"``), SMDRUM (``"sm"``: max-product within a rank, sum over ranks) and MMDRUM
     (``"mm"``: max within and across ranks).
 
     ``steps`` is T, the number of operator applications (FaithfulRE's ``num_step`` is T + 1). ``normalize`` is the
     scoring semantics used by :meth:`scores` and everything downstream (extraction, faithfulness); training may use
     normalisation independently (``TrainConfig.normalize``), as the reference code trains with it and analyses
-    without it. Queries ``q >= n_relations`` are inverse queries."""
+    without it. Queries ``q >= n_relations`` are inverse queries. ``head_relations``: the relations rules are
+    extracted for (default all; :func:`~iclr24.drum_rules.train` sets the ones queried in training).
+
+    ``save_pretrained(dir)`` / ``DRUM.from_pretrained(dir)`` write and read a model folder (model.safetensors,
+    config.json, provenance.json); a model with fixed attention keeps it."""
 
     def __init__(
         self,
@@ -194,6 +199,7 @@ class DRUM(nn.Module):
         hidden_dim: int = 128,
         thr: float = 1e-20,
         seed: int | None = 33,
+        head_relations: list[int] | None = None,
     ) -> None:
         super().__init__()
         for name, v in (
@@ -213,6 +219,11 @@ class DRUM(nn.Module):
         self.aggregation, self.normalize, self.thr = aggregation, bool(normalize), float(thr)
         self.n_operators = 2 * n_relations
         self.head_relations: list[int] = list(range(n_relations))
+        if head_relations is not None:
+            heads = [int(h) for h in head_relations]
+            if any(not 0 <= h < n_relations for h in heads):
+                raise InputError(f"head_relations must be relations in [0, {n_relations}), got {heads[:5]}")
+            self.head_relations = sorted(set(heads))
         if seed is not None:
             torch.manual_seed(seed)
         self.query_embedding = nn.Embedding(self.n_operators + 1, embed_dim)  # 2|R| queries + END
@@ -377,6 +388,20 @@ class DRUM(nn.Module):
             sc = self.forward(torch.as_tensor(b[:, 1]), torch.as_tensor(b[:, 2]), kg, dtype=torch.float64)
             out[s : s + len(b)] = sc[torch.arange(len(b)), torch.as_tensor(b[:, 0])].numpy()
         return out
+
+    def pretrained_config(self) -> dict:
+        """The constructor arguments that rebuild this model as it is now (``config.json`` of
+        :meth:`save_pretrained`): its sizes, scoring settings and head relations; ``seed=None`` (the weights are
+        loaded, nothing is drawn)."""
+        return {**self.config(), "seed": None}
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):  # noqa: D401 - torch's hook
+        # the fixed attention (with_fixed_attention) has the shape of the model it came from: take it as given
+        for name in ("fixed_attention", "fixed_mask"):
+            t, mine = state_dict.get(prefix + name), getattr(self, name)
+            if isinstance(t, torch.Tensor) and (t.shape, t.dtype) != (mine.shape, mine.dtype):
+                setattr(self, name, torch.empty_like(t))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def config(self) -> dict:
         return {

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import copy
+import os
 import warnings
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, check_array, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError, InputFolderError, check_array, check_float, check_int, describe
 
 from .kg import KG, KGData
 from .model import DRUM
@@ -98,50 +100,153 @@ def _epoch_loss(model: DRUM, q: np.ndarray, kg: KG, cfg: TrainConfig) -> float:
     return total / max(1, len(q))
 
 
+def _training_triples(queries: object, model: DRUM, data: KGData) -> np.ndarray:
+    """The training triples ``(h, r, t)``: ``data.train``, or the user's ``queries`` (an ``(n, 3)`` array or tensor,
+    a ``Dataset`` of ``(h, r, t)`` items, or a ``DataLoader`` of such batches, read once in its order)."""
+    from iclr24.paperkit.userdata import as_tensors
+
+    from .kg import as_triples
+
+    if queries is None:
+        return data.train
+    if not isinstance(queries, np.ndarray):
+        parts = as_tensors(queries, what="queries")
+        if len(parts) == 3:  # (h, r, t) as three fields
+            if any(p.dim() > 1 for p in parts):
+                raise InputError(
+                    f"queries: three fields (h, r, t) must each hold one index per example, got shapes "
+                    f"{[tuple(p.shape) for p in parts]}"
+                )
+            parts = (torch.stack([p.reshape(-1) for p in parts], dim=1),)
+        if len(parts) != 1:
+            raise InputError(
+                f"queries: expected (h, r, t) triples (one (n, 3) field or three index fields), got "
+                f"{len(parts)} fields"
+            )
+        queries = parts[0].detach().cpu().numpy()
+    arr = as_triples(queries, "queries")
+    if len(arr) == 0:
+        raise InputError("queries: no training triples; a rule learner needs training queries")
+    E, R = data.kg.n_entities, model.n_relations
+    bad = (
+        (arr[:, [0, 2]] < 0).any(axis=1)
+        | (arr[:, [0, 2]] >= E).any(axis=1)
+        | (arr[:, 1] < 0)
+        | (arr[:, 1] >= R)
+    )
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"queries: triple {i} = {arr[i].tolist()} is out of range (entities in [0, {E}), relations in "
+            f"[0, {R}) of {data.name})"
+        )
+    return arr
+
+
 def train(
-    model: DRUM, data: KGData, config: TrainConfig = TrainConfig(), show_progress: bool = False
+    model: DRUM,
+    data: KGData,
+    config: TrainConfig = TrainConfig(),
+    show_progress: bool = False,
+    *,
+    queries: object = None,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> dict:
     """Train ``model`` on ``data.train`` over the background facts ``data.kg``; returns the loss history.
 
-    Sets ``model.head_relations`` to the relations queried in training (the heads rules are extracted for)."""
+    Sets ``model.head_relations`` to the relations queried in training (the heads rules are extracted for).
+
+    ``queries``: your own training triples ``(h, r, t)`` in place of ``data.train`` (an ``(n, 3)`` array or tensor,
+    a ``Dataset`` of triples or a ``DataLoader`` of them, read once in its order; the result equals passing the
+    same triples as an array). ``callbacks`` / ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog`, called
+    after every Adam step with ``loss`` and ``epoch`` and after every epoch with ``train_loss`` and
+    ``valid_loss`` (``log_dir``: ``metrics.jsonl``, TensorBoard files when installed). ``checkpoint``: a file
+    written after every epoch (model, optimiser, the shuffling generator, the history); with ``resume=True`` an
+    existing one is continued, so an interrupted run resumed ends bit for bit as the uninterrupted one."""
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
+
     _check_model_data(model, data)
     if not isinstance(config, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {describe(config)}")
     if model.has_fixed_attention:
         raise InputError("a model with fixed attention has no trainable attention; build DRUM(...) to train")
     model._check_kg(data.kg)
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
+        )
     cfg = config
+    triples = _training_triples(queries, model, data)
     gen = torch.Generator().manual_seed(cfg.seed)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    train_q = _queries(data.train, model.n_relations, cfg.inverse_queries)
+    train_q = _queries(triples, model.n_relations, cfg.inverse_queries)
     valid_q = _queries(data.valid, model.n_relations, cfg.inverse_queries) if len(data.valid) else train_q[:0]
     hist: dict = {"train_loss": [], "valid_loss": [], "config": asdict(cfg)}
     best, best_state = float("inf"), None
-    bar = progress(range(cfg.epochs), desc=f"train {model.aggregation}", disable=not show_progress)
-    for epoch in bar:
-        model.train()
-        perm = torch.randperm(len(train_q), generator=gen).numpy()
-        total = 0.0
-        for s in range(0, len(perm), 2 * cfg.batch_size):
-            b = torch.as_tensor(train_q[perm[s : s + 2 * cfg.batch_size]])
-            sc = model(b[:, 0], b[:, 1], data.kg, normalize=cfg.normalize)
-            loss = _loss(sc, b[:, 2], cfg.loss, model.thr)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(b)
-        hist["train_loss"].append(total / len(train_q))
-        model.eval()
-        vl = _epoch_loss(model, valid_q, data.kg, cfg) if len(valid_q) else hist["train_loss"][-1]
-        hist["valid_loss"].append(vl)
-        if vl < best:
-            best, best_state = vl, copy.deepcopy(model.state_dict())
-        if epoch + 1 >= cfg.min_epochs and len(hist["valid_loss"]) > 1 and vl > hist["valid_loss"][-2]:
-            break  # early stop: validation loss rose
-    if cfg.restore_best and best_state is not None:
-        model.load_state_dict(best_state)
-    model.head_relations = sorted(set(data.train[:, 1].tolist()))
-    hist["epochs_run"] = len(hist["train_loss"])
+    start, step, stopped = 0, 0, False
+    meta = {
+        "config": asdict(cfg),
+        "model": {k: v for k, v in model.config().items() if k != "head_relations"},
+        "queries": len(train_q),
+    }
+    if resume and Path(checkpoint).exists():
+        saved: dict = {}
+        start = load_train_state(
+            checkpoint, model=model, optimizer=opt, generators={"shuffle": gen}, expect=meta, into=saved,
+            what="drum-rules training state",
+        )  # fmt: skip
+        hist["train_loss"], hist["valid_loss"] = list(saved["train_loss"]), list(saved["valid_loss"])
+        best, best_state = float(saved["best"]), saved["best_state"]
+        step, stopped = int(saved["step"]), bool(saved["stopped"])
+    with StepLog(log_dir, callbacks, name="drum_rules") as log:
+        epochs = range(start, cfg.epochs) if not stopped else range(0)
+        bar = progress(epochs, desc=f"train {model.aggregation}", disable=not show_progress)
+        for epoch in bar:
+            model.train()
+            perm = torch.randperm(len(train_q), generator=gen).numpy()
+            total = 0.0
+            for s in range(0, len(perm), 2 * cfg.batch_size):
+                b = torch.as_tensor(train_q[perm[s : s + 2 * cfg.batch_size]])
+                sc = model(b[:, 0], b[:, 1], data.kg, normalize=cfg.normalize)
+                loss = _loss(sc, b[:, 2], cfg.loss, model.thr)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                value = float(loss.detach())
+                total += value * len(b)
+                step += 1
+                log(step, {"loss": value, "epoch": epoch})
+            hist["train_loss"].append(total / len(train_q))
+            model.eval()
+            vl = _epoch_loss(model, valid_q, data.kg, cfg) if len(valid_q) else hist["train_loss"][-1]
+            hist["valid_loss"].append(vl)
+            log(step, {"train_loss": hist["train_loss"][-1], "valid_loss": vl, "epoch": epoch})
+            if vl < best:
+                best, best_state = vl, copy.deepcopy(model.state_dict())
+            # early stop: validation loss rose
+            stopped = (
+                epoch + 1 >= cfg.min_epochs and len(hist["valid_loss"]) > 1 and vl > hist["valid_loss"][-2]
+            )
+            if checkpoint is not None:
+                save_train_state(
+                    checkpoint, step=epoch + 1, model=model, optimizer=opt, generators={"shuffle": gen}, meta=meta,
+                    extra={"train_loss": hist["train_loss"], "valid_loss": hist["valid_loss"], "best": best,
+                           "best_state": best_state, "step": step, "stopped": stopped},
+                )  # fmt: skip
+            if stopped:
+                break
+        if cfg.restore_best and best_state is not None:
+            model.load_state_dict(best_state)
+        model.head_relations = sorted(set(triples[:, 1].tolist()))
+        hist["epochs_run"] = len(hist["train_loss"])
+        hist["steps"] = step
+        log.close({"epochs_run": hist["epochs_run"], "steps": step, "best_valid_loss": best})
     return hist
 
 

@@ -23,6 +23,7 @@ from .diffusion import (
 from .fid import FIDNetV3, fid_features, layout_fid, load_fidnet
 from .layout import DEFAULT_CATEGORIES, encode_layout, finalize, labels_from_names
 from .metrics import feature_fd, layout_metrics, max_iou
+from .model import LayoutDenoiser
 from .official import load_any_checkpoint, load_official_checkpoint
 from .real_data import CATEGORIES as REAL_CATEGORIES
 from .real_data import load_official_layouts, real_config
@@ -35,6 +36,7 @@ __all__ = [
     "REAL_CATEGORIES",
     "TASKS",
     "LaceConfig",
+    "LayoutDenoiser",
     "alignment_loss",
     "global_alignment_loss",
     "alignment_score",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -41,10 +42,21 @@ def _real(args: argparse.Namespace, split: str, limit: int):
     return name, CATEGORIES[name], load_official_layouts(args.data[1], name, split, limit=limit)
 
 
+def run_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["lace", *runs[-1].get("argv", [args.command])])
+
+
 @app.command(
     "train",
     "Train a LACE model on the built-in synthetic aligned layouts or, with --data, on real layouts (the official "
-    "PubLayNet / Rico train split); writes model.pt and history.json.",
+    "PubLayNet / Rico train split); writes the model folder OUT/model (model.safetensors, config.json, "
+    "provenance.json) and history.json.",
     _DATA,
     arg("--steps", type=positive_int, default=400, help="training steps"),
     arg(
@@ -62,10 +74,21 @@ def _real(args: argparse.Namespace, split: str, limit: int):
         help="L_rec on the unclamped x0_hat boxes (the official train.py) or on x0_hat clamped to [-1, 1] (learned "
         "faster at CPU scale: see the README)",
     ),
+    arg(
+        "--checkpoint-every",
+        type=positive_int,
+        default=100,
+        help="steps between training-state saves (OUT/train_state.pt, for --resume)",
+    ),
+    arg(
+        "--resume", action="store_true", help="continue the interrupted run in --out from OUT/train_state.pt"
+    ),
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts
-    from .diffusion import LaceConfig, save_checkpoint, train
+    from .diffusion import LaceConfig, train
     from .layout import encode_layout
     from .real_data import real_config
 
@@ -90,17 +113,25 @@ def _train(args: argparse.Namespace) -> int:
     tok = encode_layout(*layouts, cfg.num_classes, cfg.max_elements)
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 
+    out = Path(args.out)
     info = init_distributed()  # under torchrun: DDP, each rank a share of every batch
+    cpu0 = time.process_time()
     try:
-        model, hist = train(cfg, tok, seed=args.seed)
+        model, hist = train(cfg, tok, seed=args.seed, log_dir=args.log_dir, checkpoint=out / "train_state.pt",
+                            resume=args.resume, checkpoint_every=args.checkpoint_every)  # fmt: skip
     finally:
         cleanup_distributed()
     if not info.is_main:
         return 0
-    out = Path(args.out)
-    save_checkpoint(model, cfg, out / "model.pt")
+    every = max(1, args.steps // 20)
+    model.save_pretrained(out / "model", provenance={
+        "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps",
+        "cpu_seconds": round(time.process_time() - cpu0, 2), "world_size": info.world_size,
+        "data": "synthetic aligned layouts" if real is None else real[0], "layouts": int(tok.shape[0]),
+        "final_loss": hist[-1]["loss"], "losses": {str(h["step"]): h["loss"] for h in hist[::every]},
+    })  # fmt: skip
     atomic_write_json(out / "history.json", hist[-50:])
-    print(f"trained {args.steps} steps, final loss {hist[-1]['loss']:.4f}; wrote {out / 'model.pt'}")
+    print(f"trained {args.steps} steps, final loss {hist[-1]['loss']:.4f}; wrote {out / 'model'}")
     return 0
 
 
@@ -110,7 +141,8 @@ def _train(args: argparse.Namespace) -> int:
     arg(
         "--checkpoint",
         required=True,
-        help="a model.pt written by `lace train`, or an official LACE checkpoint",
+        help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
+        "checkpoint",
     ),
     arg(
         "--heads",
@@ -193,7 +225,8 @@ def _sample(args: argparse.Namespace) -> int:
     arg(
         "--checkpoint",
         required=True,
-        help="a model.pt written by `lace train`, or an official LACE checkpoint",
+        help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
+        "checkpoint",
     ),
     _DATA,
     arg(

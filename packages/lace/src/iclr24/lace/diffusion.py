@@ -129,6 +129,7 @@ def make_model(cfg: LaceConfig) -> LayoutDenoiser:
     model = LayoutDenoiser(
         cfg.seq_dim, cfg.max_elements, cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.num_timesteps
     )
+    model.lace_config = LaceConfig(**cfg.to_dict())  # a copy: what save_pretrained writes into config.json
     if cfg.time_embedding == "sinusoidal":
         table = sinusoidal_positions(cfg.num_timesteps, cfg.dim, 4000.0 / cfg.num_timesteps)
         for blk in model.blocks:
@@ -322,24 +323,79 @@ def ddim_sample(
     return x
 
 
+def _train_tokens(tokens: object, cfg: LaceConfig) -> torch.Tensor:
+    """Tokens from (N, L, C+5) tokens, or a torch ``Dataset`` / ``DataLoader`` of token items (read once, in its
+    order) or of ``(bbox, labels, mask)`` layouts (encoded with :func:`encode_layout`)."""
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if not is_user_data(tokens):
+        return tokens
+    parts = as_tensors(tokens, what="train data (tokens, or (bbox, labels, mask) layouts)")
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) == 3:
+        return encode_layout(*parts, num_classes=cfg.num_classes, max_elements=cfg.max_elements)
+    raise InputError(
+        f"train data: items must be (L, C+5) tokens or (bbox, labels, mask) layouts, got {len(parts)} fields"
+    )
+
+
+def _state_path(checkpoint, rank: int):
+    """Rank 0's training-state file is ``checkpoint``; rank r's (its own noise stream) ``<stem>.rank<r><suffix>``."""
+    from pathlib import Path
+
+    p = Path(checkpoint)
+    return p if rank == 0 else p.with_name(f"{p.stem}.rank{rank}{p.suffix}")
+
+
 def train(
     cfg: LaceConfig,
     tokens: torch.Tensor,
     seed: int = 0,
     steps: int | None = None,
     progress=None,
+    *,
+    callbacks=None,
+    log_dir=None,
+    checkpoint=None,
+    resume: bool = False,
+    checkpoint_every: int = 100,
 ) -> tuple[LayoutDenoiser, list[dict]]:
     """Train a denoiser on (N, L, C+5) tokens with Adam and gradient-norm clipping; returns (model, loss history),
     the model being the weights' moving average when ``cfg.ema`` > 0.
 
+    ``tokens`` may also be a torch ``Dataset`` or ``DataLoader`` of token items, or of ``(bbox, labels, mask)``
+    layouts (encoded with :func:`encode_layout`): read once, in its order, into the tokens, so the run equals the
+    run on those tokens. ``callbacks`` / ``log_dir``: paperkit's :class:`~iclr24.paperkit.tracking.StepLog`, called
+    after every step with ``loss``, ``diff``, ``rec`` and ``constraint`` (``log_dir``: ``metrics.jsonl``, and
+    TensorBoard event files when ``tensorboard`` is installed; rank 0 only under torchrun). ``checkpoint``: a
+    training-state file written every ``checkpoint_every`` steps and at the end (model, optimiser, EMA, the batch
+    and noise generators, the history); with ``resume=True`` an existing one is continued, and the resumed run ends
+    bit for bit as the uninterrupted one.
+
     Under ``torchrun`` (an initialised ``torch.distributed`` group) the model is wrapped in DDP: every rank draws
     the same global batch of ``batch_size`` indices and trains on its every world-size-th share, with its own
     noise stream; DDP averages the gradients, so every rank holds the same weights. The loss history is the rank's
-    own."""
+    own; rank r > 0 keeps its training state (its noise stream) in ``<stem>.rank<r><suffix>`` beside
+    ``checkpoint``."""
+    from pathlib import Path
+
+    from iclr24.paperkit.tracking import StepLog
+
+    if not isinstance(cfg, LaceConfig):
+        raise InputError(f"cfg must be a LaceConfig, got {describe(cfg)}")
+    tokens = _train_tokens(tokens, cfg)
     _check_tokens(tokens, cfg, "tokens")
     check_int(seed, "seed", minimum=0, maximum=2**63 - 1)
     if steps is not None:
         check_int(steps, "steps", minimum=1, maximum=10**9)
+    check_int(checkpoint_every, "checkpoint_every", minimum=1, maximum=10**9)
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the training-state file)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
+        )
     rank, world = rank_and_world()
     if world > min(cfg.batch_size, tokens.shape[0]):
         raise InputError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")
@@ -360,22 +416,53 @@ def train(
 
         ema = copy.deepcopy(model)
         ema_params = [q for q in ema.parameters() if q.requires_grad]
-    hist = []
+    hist: list[dict] = []
     n = tokens.shape[0]
-    for step in range(steps if steps is not None else cfg.steps):
-        idx = torch.randint(0, n, (min(cfg.batch_size, n),), generator=g)[rank::world]
-        loss, parts = training_loss(net, tokens[idx], cfg, g_noise)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
-        opt.step()
+    total = steps if steps is not None else cfg.steps
+    gens = {"batch": g} if world == 1 else {"batch": g, "noise": g_noise}
+    meta = {"config": cfg.to_dict(), "steps": total, "seed": seed, "n": n, "world": world}
+    state_path = None if checkpoint is None else _state_path(checkpoint, rank)
+    start = 0
+    if resume and state_path.is_file():
+        from iclr24.paperkit.resume import load_train_state
+
+        saved: dict = {}
+        start = load_train_state(state_path, model=model, optimizer=opt, generators=gens, expect=meta, into=saved,
+                                 what="lace training state")  # fmt: skip
+        hist = list(saved.get("history", []))
         if ema is not None:
-            with torch.no_grad():
-                # theta_ema <- ema theta_ema + (1 - ema) theta
-                torch._foreach_lerp_(ema_params, params, 1.0 - cfg.ema)
-        hist.append({"step": step, "loss": loss.item(), **parts})
-        if progress is not None:
-            progress(step)
+            ema.load_state_dict(saved["ema"])
+
+    def save(step: int) -> None:
+        from iclr24.paperkit.resume import save_train_state
+
+        extra = {"history": hist} | ({"ema": ema.state_dict()} if ema is not None else {})
+        save_train_state(state_path, step=step, model=model, optimizer=opt, generators=gens, meta=meta,
+                         extra=extra)  # fmt: skip
+
+    log = StepLog(log_dir if rank == 0 else None, callbacks, name="lace")
+    try:
+        for step in range(start, total):
+            idx = torch.randint(0, n, (min(cfg.batch_size, n),), generator=g)[rank::world]
+            loss, parts = training_loss(net, tokens[idx], cfg, g_noise)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+            opt.step()
+            if ema is not None:
+                with torch.no_grad():
+                    # theta_ema <- ema theta_ema + (1 - ema) theta
+                    torch._foreach_lerp_(ema_params, params, 1.0 - cfg.ema)
+            hist.append({"step": step, "loss": loss.item(), **parts})
+            log(step, {k: v for k, v in hist[-1].items() if k != "step"})
+            if progress is not None:
+                progress(step)
+            if state_path is not None and ((step + 1) % checkpoint_every == 0 or step + 1 == total):
+                save(step + 1)
+    except BaseException:
+        log.close()
+        raise
+    log.close({"final_loss": hist[-1]["loss"] if hist else None, "steps": total})
     out = ema if ema is not None else model
     out.eval()
     return out, hist
@@ -445,13 +532,29 @@ def save_checkpoint(model: torch.nn.Module, cfg: LaceConfig, path) -> None:
 
 
 def load_checkpoint(path, categories: tuple[str, ...] | None = None) -> tuple[LayoutDenoiser, LaceConfig]:
-    """Load a checkpoint written by :func:`save_checkpoint`. ``categories``: the category set the caller expects;
-    a checkpoint trained on another set is a ValueError."""
+    """Load a model folder (``model.save_pretrained(dir)``; what ``lace train`` writes into ``OUT/model``) or a
+    checkpoint file written by :func:`save_checkpoint`: ``(model, cfg)``. ``categories``: the category set the
+    caller expects; a checkpoint trained on another set is a ValueError."""
     from pathlib import Path
 
     from iclr24.paperkit.checkpoint import safe_torch_load
 
     p = Path(path)
+    if p.is_dir():
+        model = LayoutDenoiser.from_pretrained(p)
+        cfg = getattr(model, "lace_config", None)
+        if cfg is None:
+            raise InputFileError(
+                f"{p} holds a LayoutDenoiser without its LaceConfig (saved from a model not made by make_model); "
+                "load it with LayoutDenoiser.from_pretrained and give generate its config",
+                p,
+            )
+        if categories is not None and tuple(categories) != cfg.categories:
+            raise InputError(
+                f"{p} was trained on categories {list(cfg.categories)}, expected {list(categories)}"
+            )
+        model.eval()
+        return model, cfg
     if not p.exists():
         raise InputFileError(f"no checkpoint at {p}", p)
     obj = safe_torch_load(p, what="lace checkpoint")

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = ["LayoutDenoiser"]
 
@@ -55,8 +56,13 @@ class Block(nn.Module):
         return x + self.ff(self.ln(x))
 
 
-class LayoutDenoiser(nn.Module):
-    """eps-prediction network: (B, L, seq_dim) tokens and (B,) timesteps -> (B, L, seq_dim)."""
+class LayoutDenoiser(PretrainedMixin, nn.Module):
+    """eps-prediction network: (B, L, seq_dim) tokens and (B,) timesteps -> (B, L, seq_dim).
+
+    Saves and loads as a model folder: ``model.save_pretrained(dir)`` / ``LayoutDenoiser.from_pretrained(dir)``.
+    A model made by :func:`~iclr24.lace.make_model` (or :func:`~iclr24.lace.train`) carries its
+    :class:`~iclr24.lace.LaceConfig` as ``model.lace_config``; the folder's ``config.json`` holds that whole config
+    (categories, sampling steps, ...), so ``generate(model, model.lace_config, ...)`` works on a loaded model."""
 
     def __init__(
         self,
@@ -76,6 +82,26 @@ class LayoutDenoiser(nn.Module):
         self.register_buffer("pos", sinusoidal_positions(max_elements, dim, 4000.0 / 25.0), persistent=False)
         self.blocks = nn.ModuleList(Block(dim, heads, ff, num_timesteps) for _ in range(layers))
         self.out = nn.Linear(dim, seq_dim)
+
+    def pretrained_config(self) -> dict:
+        """``{"lace_config": ...}`` for a model of :func:`make_model`, else the constructor's arguments."""
+        cfg = getattr(self, "lace_config", None)
+        if cfg is None:
+            return super().pretrained_config()
+        return {"lace_config": cfg.to_dict()}
+
+    @classmethod
+    def from_pretrained_config(cls, **config) -> LayoutDenoiser:
+        """Rebuild from :meth:`pretrained_config` (its initial weights drawn without touching the global RNG; the
+        saved weights replace them)."""
+        with torch.random.fork_rng(devices=[]):
+            if "lace_config" in config:
+                from .diffusion import LaceConfig, make_model
+
+                if set(config) != {"lace_config"} or not isinstance(config["lace_config"], dict):
+                    raise InputError(f"expected {{'lace_config': {{...}}}}, got the keys {sorted(config)}")
+                return make_model(LaceConfig(**config["lace_config"]))
+            return cls(**config)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         if x.ndim != 3 or x.shape[1] != self.max_elements or x.shape[2] != self.seq_dim:

@@ -136,10 +136,12 @@ def _read(path) -> tuple[Path, object]:
 def load_any_checkpoint(
     path: str | os.PathLike, categories: tuple[str, ...] | None = None, heads: int = 16, ddim_steps: int = 100
 ):
-    """This package's checkpoint (:func:`~iclr24.lace.load_checkpoint`) or an official one
+    """This package's model folder or checkpoint file (:func:`~iclr24.lace.load_checkpoint`) or an official one
     (:func:`load_official_checkpoint`), told apart by its content; ``categories``: the set the caller expects."""
     from .diffusion import load_checkpoint
 
+    if Path(path).is_dir():  # a model folder (save_pretrained)
+        return load_checkpoint(path, categories=categories)
     p, obj = _read(path)
     if isinstance(obj, dict) and "config" in obj and "state_dict" in obj:
         return load_checkpoint(p, categories=categories)

@@ -46,6 +46,7 @@ from .sample import (
     SampleTrace,
     TDLearning,
     sample_stream,
+    user_samples,
 )
 
 __all__ = [
@@ -88,4 +89,5 @@ __all__ = [
     "q_values",
     "sample_stream",
     "solve_control",
+    "user_samples",
 ]

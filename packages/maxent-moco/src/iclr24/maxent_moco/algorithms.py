@@ -11,12 +11,14 @@ policy the algorithm produces at iteration k.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from iclr24.paperkit.errors import InputError
 
+from ._errorlog import ErrorLog
 from .envs import TabularMDP
 from .moco import correct
 from .planning import evaluate_policy, normalized_error, policy_error, policy_kernel, solve_control
@@ -79,8 +81,19 @@ class _Planner:
         V_true = evaluate_policy(mdp.P, mdp.R, mdp.gamma, pi)
         return pi, Ppi, rpi, V_true
 
-    def run(self, mdp: TabularMDP, K: int = 15) -> Trace:
-        """Run K iterations on ``mdp`` (the true MDP, queried once per iteration) and return the :class:`Trace`."""
+    def run(
+        self,
+        mdp: TabularMDP,
+        K: int = 15,
+        *,
+        callbacks: object = None,
+        log_dir: str | os.PathLike | None = None,
+    ) -> Trace:
+        """Run K iterations on ``mdp`` (the true MDP, queried once per iteration) and return the :class:`Trace`.
+
+        ``callbacks`` (``f(k, metrics)`` or objects with ``on_step``) / ``log_dir`` (``metrics.jsonl``, TensorBoard
+        files when installed): one :class:`~iclr24.paperkit.tracking.StepLog` gets ``{"error": ...}`` of iterate
+        ``k = 0..K`` as the run goes (the trace's ``errors[k]``)."""
         if not isinstance(mdp, TabularMDP):
             raise InputError(
                 f"mdp must be a TabularMDP (build one with TabularMDP(P, R, gamma)), got {type(mdp).__name__}"
@@ -88,17 +101,27 @@ class _Planner:
         K = _check_K(K)
         if self.mode == "pe":
             pi, Ppi, rpi, V_true = self._pe_setup(mdp)
-            values = self._run_pe(mdp, pi, Ppi, rpi, K)
+            log = ErrorLog(callbacks, log_dir, mdp, "pe", V_true)
+            try:
+                log(0, np.zeros(mdp.n_states))
+                values = self._run_pe(mdp, pi, Ppi, rpi, K, log)
+            finally:
+                log.close()
             return Trace(self.name, "pe", values, normalized_error(values, V_true), V_true)
         V_star, _ = solve_control(mdp.P, mdp.R, mdp.gamma)
-        values, policies = self._run_control(mdp, K)
+        log = ErrorLog(callbacks, log_dir, mdp, "control", V_star)
+        try:
+            log(0, np.zeros(mdp.n_states), np.argmax(mdp.R, axis=1))
+            values, policies = self._run_control(mdp, K, log)
+        finally:
+            log.close()
         errs = policy_error(mdp.P, mdp.R, mdp.gamma, policies, V_star)
         return Trace(self.name, "control", values, errs, V_star, policies=policies)
 
-    def _run_pe(self, mdp, pi, Ppi, rpi, K):  # pragma: no cover - abstract
+    def _run_pe(self, mdp, pi, Ppi, rpi, K, log):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _run_control(self, mdp, K):  # pragma: no cover - abstract
+    def _run_control(self, mdp, K, log):  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -107,20 +130,22 @@ class ValueIteration(_Planner):
 
     name = "VI"
 
-    def _run_pe(self, mdp, pi, Ppi, rpi, K):
+    def _run_pe(self, mdp, pi, Ppi, rpi, K, log):
         V = [np.zeros(mdp.n_states)]
-        for _ in range(K):
+        for k in range(K):
             # Eq. (VI): V_{k+1} = r^pi + gamma P^pi V_k
             V.append(rpi + mdp.gamma * Ppi @ V[-1])
+            log(k + 1, V[-1])
         return np.array(V)
 
-    def _run_control(self, mdp, K):
+    def _run_control(self, mdp, K, log):
         V = [np.zeros(mdp.n_states)]
         pols = [np.argmax(mdp.R, axis=1)]
-        for _ in range(K):
+        for k in range(K):
             Q = mdp.R + mdp.gamma * mdp.P @ V[-1]
             V.append(Q.max(axis=1))
             pols.append(np.argmax(Q, axis=1))
+            log(k + 1, V[-1], pols[-1])
         return np.array(V), np.array(pols)
 
 
@@ -133,14 +158,18 @@ class ModelBasedPlanning(_Planner):
         super().__init__(mode=mode, policy=policy)
         self.P_hat = np.asarray(P_hat, dtype=np.float64)
 
-    def _run_pe(self, mdp, pi, Ppi, rpi, K):
+    def _run_pe(self, mdp, pi, Ppi, rpi, K, log):
         P_hat = _check_model(self.P_hat, mdp)
         V = evaluate_policy(P_hat, mdp.R, mdp.gamma, pi)
+        for k in range(K):
+            log(k + 1, V)
         return np.array([np.zeros(mdp.n_states)] + [V] * K)
 
-    def _run_control(self, mdp, K):
+    def _run_control(self, mdp, K, log):
         P_hat = _check_model(self.P_hat, mdp)
         V, pi = solve_control(P_hat, mdp.R, mdp.gamma)
+        for k in range(K):
+            log(k + 1, V, pi)
         return (np.array([np.zeros(mdp.n_states)] + [V] * K), np.array([np.argmax(mdp.R, axis=1)] + [pi] * K))
 
 
@@ -154,26 +183,28 @@ class OSVI(_Planner):
         super().__init__(mode=mode, policy=policy)
         self.P_hat = np.asarray(P_hat, dtype=np.float64)
 
-    def _run_pe(self, mdp, pi, Ppi, rpi, K):
+    def _run_pe(self, mdp, pi, Ppi, rpi, K, log):
         P_hat = _check_model(self.P_hat, mdp)
         Phat_pi, _ = policy_kernel(P_hat, mdp.R, pi)
         A = np.eye(mdp.n_states) - mdp.gamma * Phat_pi
         V = [np.zeros(mdp.n_states)]
-        for _ in range(K):
+        for k in range(K):
             # Eq. (OS-VI): V_{k+1} = (I - gamma P_hat^pi)^{-1} (r^pi + gamma (P^pi - P_hat^pi) V_k)
             V.append(np.linalg.solve(A, rpi + mdp.gamma * (Ppi @ V[-1] - Phat_pi @ V[-1])))
+            log(k + 1, V[-1])
         return np.array(V)
 
-    def _run_control(self, mdp, K):
+    def _run_control(self, mdp, K, log):
         P_hat = _check_model(self.P_hat, mdp)
         V = [np.zeros(mdp.n_states)]
         pols = [np.argmax(mdp.R, axis=1)]
-        for _ in range(K):
+        for k in range(K):
             # Eq. (OS-VI, control): V_{k+1} = V* of P_hat for the reward R + gamma (P - P_hat) V_k
             R_k = mdp.R + mdp.gamma * (mdp.P @ V[-1] - P_hat @ V[-1])
             Vk, pk = solve_control(P_hat, R_k, mdp.gamma)
             V.append(Vk)
             pols.append(pk)
+            log(k + 1, Vk, pk)
         return np.array(V), np.array(pols)
 
 
@@ -218,7 +249,7 @@ class MoCoVI(_Planner):
             psis.append(queries[j] if j >= 0 else np.zeros_like(queries[0]))
         return np.stack(cols, axis=-1), np.stack(psis, axis=-1)
 
-    def _run_pe(self, mdp, pi, Ppi, rpi, K):
+    def _run_pe(self, mdp, pi, Ppi, rpi, K, log):
         P_hat = _check_model(self.P_hat, mdp)
         Phat_pi, _ = policy_kernel(P_hat, mdp.R, pi)
         I = np.eye(mdp.n_states)
@@ -235,9 +266,10 @@ class MoCoVI(_Planner):
             # V_{k+1} = (I - gamma P_bar^pi)^{-1} r^pi
             # Eq. (MoCoVI update): V_{k+1} = (I - gamma P_bar_k^pi)^{-1} r^pi, P_bar_k = MoCo(P_hat, [V_k..V_{k-d+1}], psi)
             V.append(np.linalg.solve(I - mdp.gamma * P_bar, rpi))
+            log(k + 1, V[-1])
         return np.array(V)
 
-    def _run_control(self, mdp, K):
+    def _run_control(self, mdp, K, log):
         P_hat = _check_model(self.P_hat, mdp)
         V, queries = [np.zeros(mdp.n_states)], []
         pols = [np.argmax(mdp.R, axis=1)]
@@ -253,4 +285,5 @@ class MoCoVI(_Planner):
             Vk, pk = solve_control(P_bar, mdp.R, mdp.gamma)
             V.append(Vk)
             pols.append(pk)
+            log(k + 1, Vk, pk)
         return np.array(V), np.array(pols)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 import numpy as np
 
@@ -118,19 +119,42 @@ def _build(name: str, args, P_hat):
         help="OS-Dyna: re-solve after every sample (official) or re-plan every --planning-interval samples",
     ),
     arg("--garnet-seed", type=int, default=0, help="seed of the Garnet MDP"),
+    arg(
+        "--samples",
+        default=None,
+        help="your own transitions for a sample-based algorithm: .npz with int arrays 's', 'a', 's_next' (n,) "
+        "(replaces the generated stream; --steps is then their number)",
+    ),
+    log_dir=True,
 )
 def _run(args: argparse.Namespace) -> int:
+    from iclr24.paperkit.io import load_npz
+
     mdp = load_mdp(args.mdp) if args.mdp else load_env(args.env, seed=args.garnet_seed)
     P_hat = make_model(mdp, args.model, args.lam)
     names = list(EXACT) if args.algo == "all" else [args.algo]
+    samples = None
+    if args.samples is not None:
+        if any(name not in SAMPLE for name in names):
+            raise UsageError(f"--samples is for the sample-based algorithms ({', '.join(SAMPLE)})")
+        z = load_npz(args.samples, keys=("s", "a", "s_next"))
+        samples = (z["s"], z["a"], z["s_next"])
     results = {}
     for name in names:
         algo = _build(name, args, P_hat)
+        log = {}
+        if (
+            args.log_dir is not None
+        ):  # one folder per algorithm: tensorboard --logdir LOG_DIR shows them side by side
+            log["log_dir"] = args.log_dir / (re.sub(r"[^A-Za-z0-9._]+", "-", algo.name).strip("-") or name)
         if name in SAMPLE:
-            tr = algo.run(mdp, args.steps, seed=args.seed)
+            if samples is not None:
+                tr = algo.run(mdp, seed=args.seed, samples=samples, **log)
+            else:
+                tr = algo.run(mdp, args.steps, seed=args.seed, **log)
             results[algo.name] = {"steps": tr.steps.tolist(), "errors": tr.errors.tolist()}
         else:
-            tr = algo.run(mdp, args.iters)
+            tr = algo.run(mdp, args.iters, **log)
             results[algo.name] = {"iteration": list(range(args.iters + 1)), "errors": tr.errors.tolist()}
     payload = {
         "env": mdp.name,
@@ -139,6 +163,7 @@ def _run(args: argparse.Namespace) -> int:
         "mode": args.mode_rl,
         "d": args.d,
         "seed": args.seed,
+        "samples": args.samples,
         "results": results,
     }
     V_star, pi_star = solve_control(mdp.P, mdp.R, mdp.gamma)

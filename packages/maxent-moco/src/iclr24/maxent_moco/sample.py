@@ -15,6 +15,8 @@ by "stay in s" or "move like action 0" (the official ``model/`` classes, see :da
 from __future__ import annotations
 
 import math
+import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,11 +24,13 @@ import numpy as np
 from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError, check_array
 
+from ._errorlog import ErrorLog
 from .envs import TabularMDP, adversarial_kernel
 from .moco import correct
 from .planning import evaluate_policy, normalized_error, policy_error, solve_control
 
 __all__ = [
+    "user_samples",
     "COUNT_MODELS",
     "OS_DYNA_VARIANTS",
     "PAPER_BETA",
@@ -87,6 +91,63 @@ def sample_stream(
     return s, a, np.minimum(s2, S - 1)
 
 
+def _is_torch_data(obj: object) -> bool:
+    """A torch ``Dataset``/``DataLoader`` (checked only where torch is already imported: numpy users never load it)."""
+    if sys.modules.get("torch") is None:
+        return False
+    try:
+        from iclr24.paperkit.userdata import is_user_data
+
+        return is_user_data(obj)
+    except ImportError:  # a partial or stubbed torch
+        return False
+
+
+def user_samples(samples: object, mdp: TabularMDP, mode: str = "control", policy=None):
+    """Your own transitions as the ``(s, a, s')`` int arrays a learner reads: a tuple of three (n,) arrays, an
+    ``(n, 3)`` array (or list of rows), or a torch ``Dataset`` of ``(s, a, s')`` items / ``DataLoader`` of such
+    batches (read once, in order).
+    In "pe" each action must be the evaluated policy's ``policy[s]``."""
+    if _is_torch_data(samples):
+        from iclr24.paperkit.userdata import as_tensors
+
+        parts = [t.detach().cpu().numpy() for t in as_tensors(samples, what="samples")]
+        samples = parts[0] if len(parts) == 1 else tuple(parts)
+    if isinstance(samples, tuple) and len(samples) == 3:  # columns (s, a, s')
+        cols = [np.asarray(c) for c in samples]
+        if any(c.ndim != 1 or c.dtype == object for c in cols) or len({len(c) for c in cols}) != 1:
+            raise InputError(
+                f"samples (s, a, s') must be three (n,) arrays of one length, got shapes {[c.shape for c in cols]}"
+            )
+        arr = np.stack(cols, axis=1)
+    else:  # rows [s, a, s']
+        arr = np.asarray(samples) if isinstance(samples, np.ndarray | list) else None
+        if arr is None or arr.dtype == object or arr.ndim != 2 or arr.shape[1] != 3:
+            raise InputError(
+                "samples must be (s, a, s') as three (n,) int arrays, an (n, 3) int array, or a torch "
+                f"Dataset/DataLoader of (s, a, s'), got {type(samples).__name__}"
+                + (f" of shape {arr.shape}" if arr is not None and arr.dtype != object else "")
+            )
+    arr = check_array(arr, "samples", kind="int", ndim=2)
+    if len(arr) == 0:
+        raise InputError("samples: no transitions")
+    S, A = mdp.n_states, mdp.n_actions
+    s, a, s2 = (np.ascontiguousarray(arr[:, i], dtype=np.int64) for i in range(3))
+    bad = (s < 0) | (s >= S) | (a < 0) | (a >= A) | (s2 < 0) | (s2 >= S)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"samples: transition {i} = {arr[i].tolist()} is out of range (states in [0, {S}), actions in [0, {A}))"
+        )
+    if mode == "pe" and policy is not None and (a != np.asarray(policy)[s]).any():
+        i = int(np.flatnonzero(a != np.asarray(policy)[s])[0])
+        raise InputError(
+            f"samples: in 'pe' mode every action must be the evaluated policy's; transition {i} takes action "
+            f"{int(a[i])} in state {int(s[i])}, the policy {int(np.asarray(policy)[s[i]])}"
+        )
+    return s, a, s2
+
+
 def _check_common(mdp, n_steps, seed, mode):
     if not isinstance(mdp, TabularMDP):
         raise InputError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
@@ -122,21 +183,55 @@ class _Learner:
         self.policy = None if policy is None else np.asarray(policy)
         self.eval_every = _positive_int("eval_every", eval_every)
 
-    def run(self, mdp: TabularMDP, n_steps: int, seed: int = 0) -> SampleTrace:
-        """Learn from ``n_steps`` samples of ``mdp`` (stream fixed by ``seed``) and return the error trace."""
-        _check_common(mdp, n_steps, seed, self.mode)
+    def run(
+        self,
+        mdp: TabularMDP,
+        n_steps: int | None = None,
+        seed: int = 0,
+        *,
+        samples: object = None,
+        callbacks: object = None,
+        log_dir: str | os.PathLike | None = None,
+    ) -> SampleTrace:
+        """Learn from ``n_steps`` samples of ``mdp`` (stream fixed by ``seed``) and return the error trace.
+
+        ``samples``: your own transitions instead of the generated stream (see :func:`user_samples`: three (n,)
+        arrays, an (n, 3) array, or a torch Dataset/DataLoader of ``(s, a, s')``; ``n_steps`` then defaults to
+        their number). The rewards are ``mdp.R``, and ``mdp`` (the true MDP) scores the errors. The same samples
+        as arrays or as a loader give the same trace as the generated stream they came from. ``callbacks`` /
+        ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog` gets ``{"error": ...}`` at every evaluation
+        (every ``eval_every`` samples, as the trace), as the run goes."""
         pi = self.policy
-        if self.mode == "pe" and pi is None:
+        if self.mode == "pe" and pi is None and isinstance(mdp, TabularMDP):
             pi = solve_control(mdp.P, mdp.R, mdp.gamma)[1]
-        stream = sample_stream(mdp, int(n_steps), int(seed), self.mode, pi)
-        steps, values, policies = self._learn(mdp, stream, pi, int(n_steps), int(seed))
+        stream = None
+        if samples is not None:
+            if not isinstance(mdp, TabularMDP):
+                raise InputError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
+            stream = user_samples(samples, mdp, self.mode, pi)
+            if n_steps is None:
+                n_steps = len(stream[0])
+            elif n_steps != len(stream[0]):
+                raise InputError(f"n_steps={n_steps!r} but samples hold {len(stream[0])} transitions")
+        _check_common(mdp, n_steps, seed, self.mode)
+        if stream is None:
+            stream = sample_stream(mdp, int(n_steps), int(seed), self.mode, pi)
+        target = (
+            evaluate_policy(mdp.P, mdp.R, mdp.gamma, pi)
+            if self.mode == "pe"
+            else solve_control(mdp.P, mdp.R, mdp.gamma)[0]
+        )
+        log = ErrorLog(callbacks, log_dir, mdp, self.mode, target)
+        try:
+            steps, values, policies = self._learn(mdp, stream, pi, int(n_steps), int(seed), log)
+        finally:
+            log.close()
         steps, values = np.asarray(steps), np.asarray(values)
         if self.mode == "pe":
-            errs = normalized_error(values, evaluate_policy(mdp.P, mdp.R, mdp.gamma, pi))
+            errs = normalized_error(values, target)
             return SampleTrace(self.name, "pe", steps, errs, values)
-        V_star, _ = solve_control(mdp.P, mdp.R, mdp.gamma)
         policies = np.asarray(policies)
-        errs = policy_error(mdp.P, mdp.R, mdp.gamma, policies, V_star)
+        errs = policy_error(mdp.P, mdp.R, mdp.gamma, policies, target)
         return SampleTrace(self.name, "control", steps, errs, values, policies)
 
     def _checkpoints(self, n_steps):
@@ -153,7 +248,7 @@ class QLearning(_Learner):
         super().__init__(mode="control", eval_every=eval_every)
         self.lr = _lr("lr", lr)
 
-    def _learn(self, mdp, stream, pi, n_steps, seed):
+    def _learn(self, mdp, stream, pi, n_steps, seed, log):
         s, a, s2 = stream
         S, A, g, lr = mdp.n_states, mdp.n_actions, mdp.gamma, self.lr
         Q = [[0.0] * A for _ in range(S)]
@@ -167,6 +262,7 @@ class QLearning(_Learner):
                 steps.append(t)
                 values.append(Qa.max(axis=1))
                 pols.append(np.argmax(Qa, axis=1))
+                log(t, values[-1], pols[-1])
             if t == n_steps:
                 break
             row = Q[sl[t]]
@@ -184,7 +280,7 @@ class TDLearning(_Learner):
         super().__init__(mode="pe", policy=policy, eval_every=eval_every)
         self.lr = _lr("lr", lr)
 
-    def _learn(self, mdp, stream, pi, n_steps, seed):
+    def _learn(self, mdp, stream, pi, n_steps, seed, log):
         s, a, s2 = stream
         g, lr = mdp.gamma, self.lr
         V = [0.0] * mdp.n_states
@@ -196,6 +292,7 @@ class TDLearning(_Learner):
             if t in checkpoints:
                 steps.append(t)
                 values.append(np.array(V))
+                log(t, values[-1])
             if t == n_steps:
                 break
             x = sl[t]
@@ -396,7 +493,7 @@ class MoCoDyna(_Learner):
         off = self._offset
         return set(range(off, n_steps + 1, interval)) if n_steps >= off else set()
 
-    def _learn(self, mdp, stream, pi, n_steps, seed):
+    def _learn(self, mdp, stream, pi, n_steps, seed, log):
         s, a, s2 = stream
         S, A = mdp.n_states, mdp.n_actions
         rng = np.random.default_rng([seed, 7])
@@ -435,6 +532,7 @@ class MoCoDyna(_Learner):
                 steps.append(t)
                 values.append(V.copy())
                 pols.append(np.asarray(pol).copy())
+                log(t, values[-1], pols[-1])
         return steps, values, pols
 
 
@@ -515,35 +613,84 @@ class OSDyna(_Learner):
         if variant == "interval":
             self.name = f"OS-Dyna(every {self.planning_interval})"
 
-    def run_many(self, mdp: TabularMDP, n_steps: int, seeds) -> list[SampleTrace]:
-        """:meth:`run` for several seeds at once (vectorised over the seeds; the same traces as one run each)."""
+    def run_many(
+        self,
+        mdp: TabularMDP,
+        n_steps: int,
+        seeds,
+        *,
+        callbacks: object = None,
+        log_dir: str | os.PathLike | None = None,
+    ) -> list[SampleTrace]:
+        """:meth:`run` for several seeds at once (vectorised over the seeds; the same traces as one run each).
+        The step log gets ``error`` (the mean over the seeds) and ``error/seed<s>`` at every evaluation."""
         seeds = list(seeds)
         if not seeds:
             raise InputError("seeds must name at least one seed")
         for sd in seeds:
             _check_common(mdp, n_steps, sd, self.mode)
-        return _run_os_dyna(self, mdp, int(n_steps), [int(x) for x in seeds], [self.alpha] * len(seeds))
+        return _run_os_dyna(self, mdp, int(n_steps), [int(x) for x in seeds], [self.alpha] * len(seeds),
+                            callbacks=callbacks, log_dir=log_dir)  # fmt: skip
 
-    def run(self, mdp: TabularMDP, n_steps: int, seed: int = 0) -> SampleTrace:
-        return self.run_many(mdp, n_steps, [seed])[0]
+    def run(
+        self,
+        mdp: TabularMDP,
+        n_steps: int | None = None,
+        seed: int = 0,
+        *,
+        samples: object = None,
+        callbacks: object = None,
+        log_dir: str | os.PathLike | None = None,
+    ) -> SampleTrace:
+        if samples is None:
+            return self.run_many(mdp, n_steps, [seed], callbacks=callbacks, log_dir=log_dir)[0]
+        if not isinstance(mdp, TabularMDP):
+            raise InputError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
+        pi = self.policy
+        if self.mode == "pe" and pi is None:
+            pi = solve_control(mdp.P, mdp.R, mdp.gamma)[1]
+        stream = user_samples(samples, mdp, self.mode, pi)
+        if n_steps is not None and n_steps != len(stream[0]):
+            raise InputError(f"n_steps={n_steps!r} but samples hold {len(stream[0])} transitions")
+        _check_common(mdp, len(stream[0]), seed, self.mode)
+        return _run_os_dyna(self, mdp, len(stream[0]), [int(seed)], [self.alpha], streams=[stream],
+                            callbacks=callbacks, log_dir=log_dir)[0]  # fmt: skip
 
 
 def _run_os_dyna(
-    algo: OSDyna, mdp: TabularMDP, n_steps: int, seeds: list[int], alphas: list[float], show: bool = False
+    algo: OSDyna,
+    mdp: TabularMDP,
+    n_steps: int,
+    seeds: list[int],
+    alphas: list[float],
+    show: bool = False,
+    *,
+    streams: list | None = None,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
 ):
-    """OS-Dyna for B (seed, alpha) pairs in lock-step; returns B SampleTraces (see :class:`OSDyna`)."""
+    """OS-Dyna for B (seed, alpha) pairs in lock-step; returns B SampleTraces (see :class:`OSDyna`). ``streams``:
+    the B sample streams (default: :func:`sample_stream` of each seed)."""
     control = algo.mode == "control"
     pi = algo.policy
     if not control and pi is None:
         pi = solve_control(mdp.P, mdp.R, mdp.gamma)[1]
-    streams = [sample_stream(mdp, n_steps, sd, algo.mode, pi) for sd in seeds]
+    if streams is None:
+        streams = [sample_stream(mdp, n_steps, sd, algo.mode, pi) for sd in seeds]
     X = np.stack([st[0] for st in streams])
     Y = np.stack([st[1] for st in streams])
     Z = np.stack([st[2] for st in streams])
-    steps, values, pols = _os_dyna_batch(algo, mdp, X, Y, Z, np.asarray(alphas, float), pi, show=show)
-    out = []
     V_star = solve_control(mdp.P, mdp.R, mdp.gamma)[0] if control else None
     V_pi = None if control else evaluate_policy(mdp.P, mdp.R, mdp.gamma, pi)
+    labels = [f"seed{sd}" for sd in seeds] if len(set(seeds)) == len(seeds) else None
+    log = ErrorLog(callbacks, log_dir, mdp, algo.mode, V_star if control else V_pi, labels)
+    try:
+        steps, values, pols = _os_dyna_batch(
+            algo, mdp, X, Y, Z, np.asarray(alphas, float), pi, show=show, log=log
+        )
+    finally:
+        log.close()
+    out = []
     for b in range(len(seeds)):
         vals = values[:, b]
         if control:
@@ -591,7 +738,7 @@ def _chunk_rows(N, pair, z, alpha, target, S):
     return (_count_rows(cnt_before, None, alpha, tr, S), _count_rows(cnt_after, None, alpha, tr, S))
 
 
-def _os_dyna_batch(algo, mdp, X, Y, Z, alphas, pi, refresh_every: int = 1000, show: bool = False):
+def _os_dyna_batch(algo, mdp, X, Y, Z, alphas, pi, refresh_every: int = 1000, show: bool = False, log=None):
     """The lock-step OS-Dyna loop. X, Y, Z (B, T) sample streams; returns steps (m,), values (m, B, S), policies.
 
     The count models do not depend on the values, so the rows each sample reads (before it) and writes (after it)
@@ -663,6 +810,8 @@ def _os_dyna_batch(algo, mdp, X, Y, Z, alphas, pi, refresh_every: int = 1000, sh
                 rows = np.stack([full_rows(b) for b in range(B)])  # the count model with the samples < c0
                 Q = (g + gam * np.einsum("bkt,bt->bk", rows, V)).reshape(B, S, A)
                 policies.append(Q.argmax(axis=2))
+            if log is not None:
+                log(c0, values[-1], policies[-1] if control else None)
         chunk = [_chunk_rows(N[b], PAIR[b, c0:c1], Z[b, c0:c1], alphas[b], target, S) for b in range(B)]
         before = np.stack([ch[0] for ch in chunk], axis=1)  # (C, B, S)
         after = np.stack([ch[1] for ch in chunk], axis=1)
@@ -726,4 +875,6 @@ def _os_dyna_batch(algo, mdp, X, Y, Z, alphas, pi, refresh_every: int = 1000, sh
             rows = np.stack([full_rows(b) for b in range(B)])
             Q = (g + gam * np.einsum("bkt,bt->bk", rows, V)).reshape(B, S, A)
             policies.append(Q.argmax(axis=2))
+        if log is not None:
+            log(T, values[-1], policies[-1] if control else None)
     return np.asarray(steps), np.asarray(values), (np.asarray(policies) if control else None)

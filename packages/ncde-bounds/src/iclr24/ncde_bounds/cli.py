@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import time
 from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import atomic_torch_save, atomic_write_json, progress, seed_everything
+from iclr24.paperkit import atomic_write_json, progress, seed_everything
 from iclr24.paperkit.cli import App, UsageError, arg, positive_int
 from iclr24.paperkit.errors import InputError
 
@@ -95,10 +97,19 @@ def _bias(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command(args: argparse.Namespace) -> str:
+    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["ncde-bounds", *runs[-1].get("argv", [args.command])])
+
+
 @app.command(
     "train",
     "Train an NCDE: on synthetic paths observed at K + 1 irregular times (regression on a true CDE), or on a "
-    "UEA/UCR .ts file (classification).",
+    "UEA/UCR .ts file (classification). Writes the model folder OUT/model (model.safetensors, config.json, "
+    "provenance.json) and OUT/metrics.json.",
     arg(
         "--ts-file",
         type=Path,
@@ -116,7 +127,14 @@ def _bias(args: argparse.Namespace) -> int:
     arg("--solver", choices=SOLVERS, default="rk4", help="CDE solver"),
     arg("--substeps", type=positive_int, default=2, help="fixed steps per observation interval"),
     arg("--interpolation", choices=INTERPOLATIONS, default="linear", help="path interpolation"),
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
+    ),
     device=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from .bounds import lipschitz_upper
@@ -170,6 +188,7 @@ def _train(args: argparse.Namespace) -> int:
     torch.manual_seed(args.seed)
     model = make_ncde(train_data[1].shape[-1], cfg, output_dim=out_dim).to(info.device)
     bar = progress(total=cfg.epochs, desc="epochs", disable=None if info.is_main else True)
+    cpu0 = time.process_time()
     res = fit(
         model,
         *train_data[:3],
@@ -178,7 +197,11 @@ def _train(args: argparse.Namespace) -> int:
         mask=train_data[4],
         seed=args.seed,
         on_epoch=lambda e, lo: (bar.update(1), bar.set_postfix(loss=f"{lo:.3g}")),
+        log_dir=args.log_dir,
+        checkpoint=Path(args.out) / "train_state.pt",
+        resume=args.resume,
     )
+    cpu = time.process_time() - cpu0
     bar.close()
     metrics = {
         "train": evaluate(model, *train_data[:3], loss=loss, lengths=train_data[3], mask=train_data[4])
@@ -193,10 +216,28 @@ def _train(args: argparse.Namespace) -> int:
     if not info.is_main:
         return 0
     out = Path(args.out)
-    atomic_torch_save({k: p.detach().cpu() for k, p in model.state_dict().items()}, out / "model.pt")
+    data = (
+        str(args.ts_file)
+        if args.ts_file
+        else f"synthetic {args.paths} paths, K={args.k}, {args.series} series"
+    )
+    model.cpu().save_pretrained(
+        out / "model",
+        provenance={
+            "command": _command(args),
+            "seed": args.seed,
+            "steps": res.steps,
+            "epochs": cfg.epochs,
+            "cpu_seconds": round(cpu, 2),
+            "data": data,
+            "losses": res.losses,
+            "train": metrics["train"],
+            "test": metrics.get("test"),
+        },
+    )
     atomic_write_json(out / "metrics.json", metrics)
     print(json.dumps({k: metrics[k] for k in metrics if k in ("train", "test", "lipschitz_upper")}))
-    print(f"wrote {out / 'model.pt'} and {out / 'metrics.json'}")
+    print(f"wrote the model folder {out / 'model'} and {out / 'metrics.json'}")
     return 0
 
 

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .paths import INTERPOLATIONS, Control, add_time_channel, build_control, validate_series
 
@@ -124,8 +125,9 @@ def solve_cde(
     return z
 
 
-class NCDE(nn.Module):
-    """A neural CDE on irregularly sampled, variable-length series.
+class NCDE(PretrainedMixin, nn.Module):
+    """A neural CDE on irregularly sampled, variable-length series (``save_pretrained(dir)`` /
+    ``NCDE.from_pretrained(dir)``: a model folder with model.safetensors, config.json, provenance.json).
 
     ``forward(times, values, lengths=None, mask=None) -> (B, output_dim)`` with ``values (B, L, input_channels)``
     and ``times (L,)`` or ``(B, L)``. Time is added as a control channel (``include_time``); series shorter than

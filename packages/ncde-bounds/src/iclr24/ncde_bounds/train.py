@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError, InputFolderError, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .model import NCDE, SOLVERS
 from .paths import INTERPOLATIONS, add_time_channel, validate_series
@@ -67,6 +70,7 @@ class TrainConfig:
 class FitResult:
     model: nn.Module
     losses: list[float] = field(default_factory=list)
+    steps: int = 0  # Adam steps taken
 
 
 def make_ncde(input_channels: int, config: TrainConfig, output_dim: int = 1) -> NCDE:
@@ -82,7 +86,7 @@ def make_ncde(input_channels: int, config: TrainConfig, output_dim: int = 1) -> 
     )
 
 
-class GRUBaseline(nn.Module):
+class GRUBaseline(PretrainedMixin, nn.Module):
     """A GRU on the raw samples ``(t_j, x_{t_j})`` (the usual discrete-time reference), last valid state -> linear."""
 
     def __init__(self, input_channels: int, hidden: int = 32, output_dim: int = 1) -> None:
@@ -130,25 +134,72 @@ def _check_targets(targets: torch.Tensor, b: int, loss: str, training: bool = Fa
     return y
 
 
+def _user_series(times, values, targets, lengths, what: str):
+    """``(times, values, targets, lengths)`` from a ``Dataset`` of ``(times, values, target)`` or ``(times, values,
+    target, length)`` items, or a ``DataLoader`` of such batches (read once, in order; ``values``, ``targets`` and
+    ``lengths`` must then be None). Tensors pass through; the tensor path needs ``values`` and ``targets``."""
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if is_user_data(times):
+        if values is not None or targets is not None or lengths is not None:
+            raise InputError(
+                f"{what}: with a Dataset/DataLoader give values, targets and lengths as None: its items are "
+                "(times, values, target[, length])"
+            )
+        parts = as_tensors(times, what=what)
+        if len(parts) not in (3, 4):
+            raise InputError(
+                f"{what}: items must be (times, values, target) or (times, values, target, length), got "
+                f"{len(parts)} fields"
+            )
+        return (*parts, None) if len(parts) == 3 else tuple(parts)
+    if values is None or targets is None:
+        raise InputError(f"{what}: give times, values and targets (or a Dataset/DataLoader as times)")
+    return times, values, targets, lengths
+
+
 def fit(
     model: nn.Module,
     times: torch.Tensor,
-    values: torch.Tensor,
-    targets: torch.Tensor,
-    config: TrainConfig,
+    values: torch.Tensor | None = None,
+    targets: torch.Tensor | None = None,
+    config: TrainConfig | None = None,
     *,
     lengths: torch.Tensor | None = None,
     mask: torch.Tensor | None = None,
     seed: int = 0,
     on_epoch: Callable[[int, float], None] | None = None,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> FitResult:
     """Adam, lr decayed geometrically from ``config.lr`` to ``config.lr_final``; full batch unless ``batch_size``.
 
-    Under ``torchrun`` (process group initialised) the batch is split over the processes (data parallel)."""
+    Under ``torchrun`` (process group initialised) the batch is split over the processes (data parallel).
+
+    ``times`` may be your ``Dataset`` of ``(times, values, target[, length])`` items or ``DataLoader`` of such
+    batches, with ``values``/``targets`` None (read once, in order: the same fit as the tensors). ``config`` None
+    is ``TrainConfig()``. ``callbacks`` / ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog` gets ``loss``
+    after every Adam step and ``epoch_loss`` and ``lr`` after every epoch, in the targets' units (``log_dir`` on
+    the main process only). ``checkpoint``: a file written after every epoch (model, Adam, the schedule, the
+    batch-order generator, the losses); with ``resume=True`` an existing one is continued, so an interrupted fit
+    resumed ends bit for bit as the uninterrupted one."""
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
+
     if not isinstance(model, torch.nn.Module) or next(iter(model.parameters()), None) is None:
         raise InputError(f"model must be an nn.Module with parameters (an NCDE), got {describe(model)}")
+    config = TrainConfig() if config is None else config
     if not isinstance(config, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {describe(config)}")
+    times, values, targets, lengths = _user_series(times, values, targets, lengths, "training series")
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
+        )
     validate_series(
         times, values, lengths=lengths, mask=mask, input_channels=getattr(model, "input_channels", None)
     )
@@ -184,31 +235,56 @@ def fit(
     g = torch.Generator().manual_seed(seed)
     bs = config.batch_size or b
     res = FitResult(model)
+    meta = {"config": config.to_dict(), "series": b, "seed": int(seed), "world": world}
+    first, step = 0, 0
+    if resume and Path(checkpoint).exists():
+        saved: dict = {}
+        first = load_train_state(
+            checkpoint, model=model, optimizer=opt, scheduler=sched, generators={"order": g}, expect=meta,
+            into=saved, what="ncde-bounds training state",
+        )  # fmt: skip
+        res.losses, step = [float(x) for x in saved["losses"]], int(saved["step"])
+    log = StepLog(log_dir if rank == 0 else None, callbacks, name="ncde_bounds")
     model.train()
-    for epoch in range(config.epochs):
-        order = torch.randperm(b, generator=g) if bs < b else torch.arange(b)
-        total = 0.0
-        for start in range(0, b, bs):
-            i = order[start : start + bs]
-            if world > 1:
-                if len(i) < world:
-                    raise InputError(f"a batch of {len(i)} series cannot be split over {world} processes")
-                i = i[rank::world]
-            out = model(t[i], v[i], n[i], None if m is None else m[i])
-            loss = loss_fn(out, y[i.to(y.device)])
-            opt.zero_grad()
-            loss.backward()
-            if world > 1:
-                for p in model.parameters():
-                    if p.grad is not None:
-                        all_reduce_mean(p.grad)
-                loss = all_reduce_mean(loss.detach().clone())
-            opt.step()
-            total += float(loss.detach()) * len(order[start : start + bs])
-        sched.step()
-        res.losses.append(total / b)
-        if on_epoch is not None:
-            on_epoch(epoch, res.losses[-1] * sd * sd)
+    try:
+        for epoch in range(first, config.epochs):
+            order = torch.randperm(b, generator=g) if bs < b else torch.arange(b)
+            total = 0.0
+            for start in range(0, b, bs):
+                i = order[start : start + bs]
+                if world > 1:
+                    if len(i) < world:
+                        raise InputError(f"a batch of {len(i)} series cannot be split over {world} processes")
+                    i = i[rank::world]
+                out = model(t[i], v[i], n[i], None if m is None else m[i])
+                loss = loss_fn(out, y[i.to(y.device)])
+                opt.zero_grad()
+                loss.backward()
+                if world > 1:
+                    for p in model.parameters():
+                        if p.grad is not None:
+                            all_reduce_mean(p.grad)
+                    loss = all_reduce_mean(loss.detach().clone())
+                opt.step()
+                value = float(loss.detach())
+                total += value * len(order[start : start + bs])
+                step += 1
+                log(step, {"loss": value * sd * sd})
+            lr = opt.param_groups[0]["lr"]  # this epoch's step size
+            sched.step()
+            res.losses.append(total / b)
+            log(step, {"epoch_loss": res.losses[-1] * sd * sd, "lr": lr, "epoch": epoch})
+            if checkpoint is not None and rank == 0:
+                save_train_state(
+                    checkpoint, step=epoch + 1, model=model, optimizer=opt, scheduler=sched, generators={"order": g},
+                    meta=meta, extra={"losses": res.losses, "step": step},
+                )  # fmt: skip
+            if on_epoch is not None:
+                on_epoch(epoch, res.losses[-1] * sd * sd)
+        log.close({"final_loss": res.losses[-1] * sd * sd, "steps": step} if res.losses else None)
+    finally:
+        log.close()
+    res.steps = step
     res.losses = [x * sd * sd for x in res.losses]
     if (mu, sd) != (0.0, 1.0):
         # fold the target scaling into the linear readout: y^ = sd * (theta^T z_1 + c) + mu
@@ -224,16 +300,18 @@ def fit(
 def evaluate(
     model: nn.Module,
     times: torch.Tensor,
-    values: torch.Tensor,
-    targets: torch.Tensor,
+    values: torch.Tensor | None = None,
+    targets: torch.Tensor | None = None,
     *,
     loss: str = "mse",
     lengths: torch.Tensor | None = None,
     mask: torch.Tensor | None = None,
 ) -> dict[str, float]:
-    """``{"loss": ...}`` (and ``"accuracy"`` for classification) on the given series."""
+    """``{"loss": ...}`` (and ``"accuracy"`` for classification) on the given series (tensors, or a Dataset /
+    DataLoader of ``(times, values, target[, length])`` as ``times``)."""
     if loss not in LOSSES:
         raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
+    times, values, targets, lengths = _user_series(times, values, targets, lengths, "evaluation series")
     model.eval()
     out = model(times, values, lengths, mask)
     y = _check_targets(targets, out.shape[0], loss).to(out.device)

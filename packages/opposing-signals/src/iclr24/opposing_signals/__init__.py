@@ -8,7 +8,7 @@ from .groups import OpposingGroups, find_opposing_groups, group_gradient_cosine,
 from .hessian import sharpness, stability_threshold
 from .linear import make_toy_linear, scalar_net_hessian
 from .tracking import LossTracker, mean_loss, per_example_loss
-from .training import History, TrainConfig, make_mlp, train
+from .training import MLP, History, TrainConfig, make_mlp, train
 
 __all__ = [
     "LossTracker",
@@ -27,6 +27,7 @@ __all__ = [
     "TrainConfig",
     "History",
     "make_mlp",
+    "MLP",
     "make_opposing_digits",
     "OpposingDigits",
     "mnist_subset",

@@ -1,6 +1,6 @@
 """The ``opposing-signals`` command: a thin shell over the API.
 
-opposing-signals run --dataset digits --alpha 10 --lr 0.3 --steps 1500 --optimizer gd --out DIR
+opposing-signals run --dataset digits --alpha 10 --lr 0.3 --steps 1500 --optimizer gd --out DIR [--log-dir LOGS]
 opposing-signals plot DIR/results.json --out DIR
 opposing-signals reproduce [--smoke|--quick|--full]
 opposing-signals bench [--smoke|--quick|--full]
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import time
 from pathlib import Path
 
 from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
@@ -28,9 +29,20 @@ app.add_bench(bench.run_benchmarks)
 DATASETS = ("digits", "mnist", "cifar10")
 
 
+def run_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["opposing-signals", *runs[-1].get("argv", ["run"])])
+
+
 @app.command(
     "run",
-    "Train an MLP with every example's loss tracked; find the opposing groups; write results.json.",
+    "Train an MLP with every example's loss tracked; find the opposing groups; write results.json and the trained "
+    "MLP as the model folder OUT/model.",
     arg(
         "--dataset",
         choices=DATASETS,
@@ -75,6 +87,7 @@ DATASETS = ("digits", "mnist", "cifar10")
     arg("--cifar-path", type=Path, default=None, help="cifar10: the cifar-10-batches-py folder"),
     data=True,
     device=True,
+    log_dir=True,
 )
 def _run(args: argparse.Namespace) -> int:
     from .data import cifar10_subset, make_opposing_digits, mnist_subset
@@ -117,12 +130,21 @@ def _run(args: argparse.Namespace) -> int:
         device=args.device,
     )
     bar = progress(total=args.steps + 1, desc=f"{args.dataset} {args.optimizer}")
+    cpu0 = time.process_time()
     try:
-        summary, _ = run_experiment(x, y, cfg, ga, gb, progress=lambda t: bar.update(1))
+        summary, tracker = run_experiment(
+            x, y, cfg, ga, gb, progress=lambda t: bar.update(1), log_dir=args.log_dir
+        )
     finally:
         bar.close()
     summary["dataset"] = args.dataset
     summary["alpha"] = args.alpha if args.dataset == "digits" else None
+    tracker.model.save_pretrained(Path(args.out) / "model", provenance={
+        "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "optimizer steps",
+        "cpu_seconds": round(time.process_time() - cpu0, 2), "dataset": args.dataset, "alpha": summary["alpha"],
+        "n_train": summary["n"], "config": summary["config"], "final_loss": summary["final_loss"],
+        "losses": {str(t): summary["loss"][t] for t in range(0, args.steps + 1, max(1, args.steps // 10))},
+    })  # fmt: skip
     path = atomic_write_json(Path(args.out) / "results.json", summary)
     best = summary["groups"]["pairs"][0] if summary["groups"]["pairs"] else None
     if best:

@@ -12,6 +12,7 @@ Measurements (the paper's identification procedure and edge-of-stability account
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -84,12 +85,16 @@ def run_experiment(
     group_a: Tensor | None = None,
     group_b: Tensor | None = None,
     progress: Callable[[int], None] | None = None,
+    callbacks=None,
+    log_dir: str | os.PathLike | None = None,
 ) -> tuple[dict, LossTracker]:
     """Train a fresh MLP on ``(x, y)`` (flattened) with every example tracked; returns ``(summary, tracker)``.
 
     ``group_a``/``group_b``: training indices of two known groups (the planted ones), for precision and, when both
     are non-empty, corr and amplitude (a control with the signal on one group only passes an empty ``group_b``).
     The summary is JSON-serialisable: config, loss curve, sharpness, group curves, found groups, measurements.
+    ``callbacks`` / ``log_dir``: :func:`~.training.train`'s step hook and metrics folder. The trained MLP is
+    ``tracker.model`` (``tracker.model.save_pretrained(dir)`` saves it as a model folder).
     """
     cfg = config or ExperimentConfig()
     if not isinstance(cfg, ExperimentConfig):
@@ -122,7 +127,7 @@ def run_experiment(
     check_labels(y, max(n_classes, 2))
     model = make_mlp(x.shape[1], cfg.width, cfg.depth, max(n_classes, 2), seed=cfg.seed).to(cfg.device)
     tracker = LossTracker(model, (x, y), loss=cfg.loss)
-    hist = train(model, x, y, tc, tracker=tracker, progress=progress)
+    hist = train(model, x, y, tc, tracker=tracker, progress=progress, callbacks=callbacks, log_dir=log_dir)
     losses = tracker.losses
     d = tracker.deltas()
     half = d[d.shape[0] // 2 :]

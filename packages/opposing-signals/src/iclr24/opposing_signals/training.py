@@ -23,6 +23,7 @@ accumulated the same way: the results equal the one-pass ones up to float roundi
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,8 @@ import torch
 from torch import Tensor, nn
 
 from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.tracking import StepLog
 
 from .hessian import SHARPNESS_METHODS, trainable_parameters
 from .hessian import sharpness as _sharpness
@@ -43,7 +46,7 @@ from .tracking import (
     per_example_loss,
 )
 
-__all__ = ["OPTIMIZERS", "TRAIN_HVP_METHOD", "TrainConfig", "History", "gd_step", "make_mlp", "train"]
+__all__ = ["OPTIMIZERS", "TRAIN_HVP_METHOD", "MLP", "TrainConfig", "History", "gd_step", "make_mlp", "train"]
 
 OPTIMIZERS = ("gd", "sgd", "adam")
 # the Hessian-vector products of the sharpness measured during training: double backward equals torch.func's
@@ -52,9 +55,76 @@ OPTIMIZERS = ("gd", "sgd", "adam")
 TRAIN_HVP_METHOD = "double_backward"
 
 
-class MLP(nn.Sequential):
+def _check_mlp_sizes(d_in: object, width: object, depth: object, n_classes: object) -> None:
+    for name, v in (("d_in", d_in), ("width", width), ("depth", depth), ("n_classes", n_classes)):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int)
+            or not 1 <= v <= (1024 if name == "depth" else 2**17)
+        ):
+            raise InputError(f"{name} must be an int in [1, {1024 if name == 'depth' else 2**17}], got {v!r}")
+
+
+def _mlp_layers(d_in: int, width: int, depth: int, n_classes: int) -> list[nn.Module]:
+    layers: list[nn.Module] = []
+    prev = d_in
+    for _ in range(depth):
+        layers += [nn.Linear(prev, width), nn.ReLU()]
+        prev = width
+    layers.append(nn.Linear(prev, n_classes))
+    return layers
+
+
+class MLP(PretrainedMixin, nn.Sequential):
     """The ``nn.Sequential`` :func:`make_mlp` returns (same layers and state-dict keys), checking its input first:
-    a ``(N, d_in)`` floating tensor of the weights' dtype, else one InputError (not torch's addmm message)."""
+    a ``(N, d_in)`` floating tensor of the weights' dtype, else one InputError (not torch's addmm message).
+
+    ``MLP(*layers)`` wraps given layers; ``MLP(d_in=, width=, depth=, n_classes=)`` builds the ReLU MLP of those
+    sizes (torch's default initialisation under seed 0, the global RNG untouched). Saves and loads as a model
+    folder: ``save_pretrained(dir)`` / ``MLP.from_pretrained(dir)`` (the sizes in ``config.json``)."""
+
+    def __init__(
+        self,
+        *layers: nn.Module,
+        d_in: int | None = None,
+        width: int | None = None,
+        depth: int | None = None,
+        n_classes: int | None = None,
+    ) -> None:
+        sizes = (d_in, width, depth, n_classes)
+        if layers:
+            if any(v is not None for v in sizes):
+                raise InputError(
+                    "give MLP either its layers or its sizes (d_in, width, depth, n_classes), not both"
+                )
+            super().__init__(*layers)
+            return
+        _check_mlp_sizes(*sizes)
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            super().__init__(*_mlp_layers(d_in, width, depth, n_classes))
+
+    def pretrained_config(self) -> dict:
+        """The sizes that rebuild this MLP; only the ``make_mlp`` architecture (Linear, ReLU, ..., Linear)."""
+        mods = list(self)
+        linear = mods[0::2]
+        ok = (
+            len(mods) % 2 == 1
+            and all(isinstance(m, nn.Linear) and m.bias is not None for m in linear)
+            and all(isinstance(m, nn.ReLU) for m in mods[1::2])
+            and len({m.in_features for m in linear[1:]} | {m.out_features for m in linear[:-1]}) <= 1
+        )
+        if not ok:
+            raise InputError(
+                "save_pretrained saves the make_mlp architecture (Linear, ReLU, ..., Linear of one hidden width); "
+                "save another model with torch or safetensors yourself"
+            )
+        if len(linear) == 1:
+            raise InputError(
+                "save_pretrained needs at least one hidden layer (depth >= 1), as make_mlp builds"
+            )
+        return {"d_in": linear[0].in_features, "width": linear[0].out_features, "depth": len(linear) - 1,
+                "n_classes": linear[-1].out_features}  # fmt: skip
 
     def forward(self, x: Tensor) -> Tensor:
         first = self[0]
@@ -71,23 +141,10 @@ def make_mlp(
     d_in: int = 64, width: int = 128, depth: int = 3, n_classes: int = 10, seed: int = 0
 ) -> nn.Sequential:
     """ReLU MLP ``d_in -> width x depth -> n_classes`` with torch's default initialisation under ``seed``."""
-    for name, v in (("d_in", d_in), ("width", width), ("depth", depth), ("n_classes", n_classes)):
-        if (
-            isinstance(v, bool)
-            or not isinstance(v, int)
-            or not 1 <= v <= (1024 if name == "depth" else 2**17)
-        ):
-            raise InputError(f"{name} must be an int in [1, {1024 if name == 'depth' else 2**17}], got {v!r}")
-    g = torch.random.fork_rng()
-    with g:
+    _check_mlp_sizes(d_in, width, depth, n_classes)
+    with torch.random.fork_rng():
         torch.manual_seed(seed)
-        layers: list[nn.Module] = []
-        prev = d_in
-        for _ in range(depth):
-            layers += [nn.Linear(prev, width), nn.ReLU()]
-            prev = width
-        layers.append(nn.Linear(prev, n_classes))
-        return MLP(*layers)
+        return MLP(*_mlp_layers(d_in, width, depth, n_classes))
 
 
 @dataclass(frozen=True)
@@ -249,27 +306,102 @@ def _resolve_loss(cfg: TrainConfig, tracker: LossTracker | None) -> str:
     return cfg.loss
 
 
+def _step_callbacks(callbacks: object, model: nn.Module, hist: History) -> list:
+    """The callbacks as paperkit StepLog callbacks ``(step, metrics)``: an object with ``on_step`` (and optionally
+    ``on_end``) is one already; a function that takes three positional arguments is this package's original hook
+    ``f(t, model, history)``, called as before; a function of two is ``f(step, metrics)``."""
+    import inspect
+
+    if callbacks is None:
+        return []
+    if callable(callbacks) or hasattr(callbacks, "on_step"):
+        callbacks = [callbacks]
+    if isinstance(callbacks, str | bytes) or not hasattr(callbacks, "__iter__"):
+        raise InputError(f"callbacks must be a callable or a sequence of them, got {describe(callbacks)}")
+    out = []
+    for cb in callbacks:
+        if hasattr(cb, "on_step"):
+            out.append(cb)
+            continue
+        if not callable(cb):
+            raise InputError(
+                f"a callback must be callable or have on_step(step, metrics), got {describe(cb)}"
+            )
+        try:
+            sig = inspect.signature(cb)
+        except (TypeError, ValueError):  # a builtin without a signature: the original hook
+            sig = None
+        if sig is None or _binds(sig, 3):
+            out.append(
+                lambda step, metrics, cb=cb: cb(step, model, hist)
+            )  # the original f(t, model, history)
+        elif _binds(sig, 2):
+            out.append(cb)
+        else:
+            raise InputError(
+                f"a callback takes (t, model, history) or (step, metrics); {getattr(cb, '__name__', cb)!r} takes "
+                f"{sig}"
+            )
+    return out
+
+
+def _binds(sig, n: int) -> bool:
+    try:
+        sig.bind(*range(n))
+    except TypeError:
+        return False
+    return True
+
+
+def _train_data(x: object, y: object) -> tuple[Tensor, Tensor]:
+    """``(x, y)`` tensors, or ``x`` a ``Dataset`` / ``DataLoader`` of ``(image, label)`` items (``y`` None): read
+    once, in its order, into the tensors full-batch training needs."""
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if y is None:
+        if not (is_user_data(x) or isinstance(x, tuple | list)):
+            raise InputError(
+                f"train(model, X, y) takes tensors X and y, or train(model, data) a Dataset or DataLoader of (x, y) "
+                f"pairs; got {describe(x)} and no y"
+            )
+        return as_tensors(x, fields=2, what="train data")
+    if is_user_data(x):
+        raise InputError("a Dataset or DataLoader holds its own labels: call train(model, data) without y")
+    return x, y
+
+
 def train(
     model: nn.Module,
     x: Tensor,
-    y: Tensor,
+    y: Tensor | None = None,
     config: TrainConfig | None = None,
     tracker: LossTracker | None = None,
-    callbacks: Sequence[Callable[[int, nn.Module, History], None]] = (),
+    callbacks: Sequence[Callable] | Callable | None = (),
     progress: Callable[[int], None] | None = None,
+    log_dir: str | os.PathLike | None = None,
     **overrides,
 ) -> History:
     """Train ``model`` on ``(x, y)``; ``config`` fields can be overridden by keyword (``lr=0.1``).
+
+    ``x`` may also be a torch ``Dataset`` or ``DataLoader`` of ``(x_i, y_i)`` pairs (then no ``y``): it is read
+    once, in its order, into the tensors a full-batch run needs, so the run equals the run on those tensors.
 
     The loss is ``loss=`` if given, else the tracker's (``tracker.loss``), else MSE; a ``loss=`` that differs from
     the tracker's is a ``ValueError``. Each step ``t``: the loss at ``theta_t`` over the whole training set is
     recorded (the step's own forward pass under full-batch training, one no-grad eval-mode pass under SGD) and
     handed to ``tracker`` without another pass when the tracker follows this model and data; sharpness is measured
-    every ``sharpness_every`` steps, ``callbacks(t, model, history)`` run, then the update. A non-finite loss stops
-    training with the step where it happened.
+    every ``sharpness_every`` steps, the callbacks run, then the update. A non-finite loss stops training with the
+    step where it happened.
+
+    Callbacks (paperkit's :class:`~iclr24.paperkit.tracking.StepLog`): ``f(t, model, history)`` (three
+    arguments, as ever), ``f(step, metrics)`` or objects with ``on_step(step, metrics)`` / ``on_end(summary)``;
+    ``metrics`` holds ``loss``, ``accuracy`` and, at a measured step, ``sharpness``. ``log_dir``: the same metrics
+    as ``metrics.jsonl`` (and TensorBoard event files when ``tensorboard`` is installed). Logging draws no random
+    number and changes nothing in the run.
     """
     if not isinstance(model, nn.Module):
         raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    x, y = _train_data(x, y)
     cfg = config or TrainConfig()
     if not isinstance(cfg, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {type(cfg).__name__}")
@@ -309,54 +441,62 @@ def train(
     )
     pb = n if cfg.physical_batch_size is None else min(cfg.physical_batch_size, n)
     g = torch.Generator().manual_seed(cfg.seed)
-    t0 = time.perf_counter()
-    model.train()
-    for t in range(cfg.steps + 1):
-        if cfg.sharpness_every and t % cfg.sharpness_every == 0:
-            hist.sharpness.append(
-                _sharpness(
-                    model,
-                    loss_fn,
-                    sharp_data,
-                    iters=cfg.sharpness_iters,
-                    method=cfg.sharpness_method,
-                    hvp_method=TRAIN_HVP_METHOD,
-                    physical_batch_size=cfg.physical_batch_size,
+    log = StepLog(log_dir, _step_callbacks(callbacks, model, hist), name="opposing_signals")
+    try:
+        t0 = time.perf_counter()
+        model.train()
+        for t in range(cfg.steps + 1):
+            if cfg.sharpness_every and t % cfg.sharpness_every == 0:
+                hist.sharpness.append(
+                    _sharpness(
+                        model,
+                        loss_fn,
+                        sharp_data,
+                        iters=cfg.sharpness_iters,
+                        method=cfg.sharpness_method,
+                        hvp_method=TRAIN_HVP_METHOD,
+                        physical_batch_size=cfg.physical_batch_size,
+                    )
                 )
+                hist.sharpness_steps.append(t)
+            for p in params:
+                p.grad = None
+            last = t == cfg.steps
+            # full-batch: L(theta_t) = (1/N) sum_i l_i with its gradient, accumulated over physical batches (train
+            # mode: the step's own forward); SGD: the same losses without gradients, in eval mode (as the tracker's)
+            per, correct = _full_pass(
+                model, x, y, loss_name, pb, t, backward=full_batch and not last, eval_mode=not full_batch
             )
-            hist.sharpness_steps.append(t)
-        for p in params:
-            p.grad = None
-        last = t == cfg.steps
-        # full-batch: L(theta_t) = (1/N) sum_i l_i with its gradient, accumulated over physical batches (train
-        # mode: the step's own forward); SGD: the same losses without gradients, in eval mode (as the tracker's)
-        per, correct = _full_pass(
-            model, x, y, loss_name, pb, t, backward=full_batch and not last, eval_mode=not full_batch
-        )
-        lval = float(per.mean())
-        if not math.isfinite(lval):
-            raise InputError(
-                f"training loss became non-finite at step {t} (lr={cfg.lr}); lower the learning rate"
-            )
-        hist.loss.append(lval)
-        hist.accuracy.append(correct / n)
-        if tracker is not None:
-            tracker.record(t, per if share else None)
-        for cb in callbacks:
-            cb(t, model, hist)
-        if progress is not None:
-            progress(t)
-        if last:
-            break
-        if not full_batch:
-            idx = torch.randperm(n, generator=g)[: cfg.batch_size].to(x.device)
-            bs = idx.numel()
-            for s in range(0, bs, pb):
-                ib = idx[s : s + pb]
-                # L_B = (1/|B|) sum_{i in B} l_i, accumulated over physical batches
-                (per_example_loss(model(x[ib]), y[ib], loss_name).sum() / bs).backward()
-        step()
-    hist.seconds = time.perf_counter() - t0
+            lval = float(per.mean())
+            if not math.isfinite(lval):
+                raise InputError(
+                    f"training loss became non-finite at step {t} (lr={cfg.lr}); lower the learning rate"
+                )
+            hist.loss.append(lval)
+            hist.accuracy.append(correct / n)
+            if tracker is not None:
+                tracker.record(t, per if share else None)
+            metrics = {"loss": lval, "accuracy": correct / n}
+            if hist.sharpness_steps and hist.sharpness_steps[-1] == t:
+                metrics["sharpness"] = hist.sharpness[-1]
+            log(t, metrics)
+            if progress is not None:
+                progress(t)
+            if last:
+                break
+            if not full_batch:
+                idx = torch.randperm(n, generator=g)[: cfg.batch_size].to(x.device)
+                bs = idx.numel()
+                for s in range(0, bs, pb):
+                    ib = idx[s : s + pb]
+                    # L_B = (1/|B|) sum_{i in B} l_i, accumulated over physical batches
+                    (per_example_loss(model(x[ib]), y[ib], loss_name).sum() / bs).backward()
+            step()
+        hist.seconds = time.perf_counter() - t0
+    except BaseException:
+        log.close()
+        raise
+    log.close({"final_loss": hist.loss[-1], "final_accuracy": hist.accuracy[-1], "seconds": hist.seconds})
     return hist
 
 

@@ -6,6 +6,7 @@ A backend turns a list of :class:`~iclr24.persona_bias.config.Prompt` into :clas
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import random
@@ -31,6 +32,7 @@ __all__ = [
     "smollm2_path",
     "SMOLLM2_GGUF",
     "MAX_RESPONSE_CHARS",
+    "third_party_bars_off",
 ]
 
 #: Responses longer than this are truncated (and flagged) before they are stored.
@@ -313,6 +315,41 @@ def smollm2_path(data_dir: str | os.PathLike | None = None) -> Path:
     return gguf.parent
 
 
+@contextlib.contextmanager
+def third_party_bars_off(quiet: bool | None = None) -> Iterator[None]:
+    """While a model loads: transformers' progress bars off when ``quiet`` (``None``: when paperkit is quiet, as
+    under ``--quiet``). paperkit's ``set_quiet`` already turns off the bars of ``huggingface_hub`` and transformers'
+    logging bars ("Loading checkpoint shards"); the GGUF conversion bar ("Converting and de-quantizing GGUF
+    tensors...") is a plain ``tqdm`` those switches do not reach, so it is made with ``disable=True`` here. Both
+    are restored after."""
+    from iclr24.paperkit.progress import is_quiet
+
+    if not (is_quiet() if quiet is None else quiet):
+        yield
+        return
+    import functools
+    import importlib
+
+    import transformers.utils.logging as tlog
+
+    was_on = tlog.is_progress_bar_enabled()
+    tlog.disable_progress_bar()
+    try:
+        gguf_utils = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    except ImportError:  # pragma: no cover - an older or newer transformers without the module
+        gguf_utils = None
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
+        if was_on:
+            tlog.enable_progress_bar()
+
+
 class TransformersBackend(Backend):
     """A local causal LM: chat template, left-padded batches, greedy decoding (``temperature == 0``) or sampling.
 
@@ -348,9 +385,17 @@ class TransformersBackend(Backend):
 
     @classmethod
     def from_pretrained(
-        cls, path: str | os.PathLike, *, gguf_file: str | None = None, name: str | None = None, **kwargs: Any
+        cls,
+        path: str | os.PathLike,
+        *,
+        gguf_file: str | None = None,
+        name: str | None = None,
+        quiet: bool | None = None,
+        **kwargs: Any,
     ) -> TransformersBackend:
-        """Load a model and tokenizer from a local folder (``local_files_only``: nothing is downloaded)."""
+        """Load a model and tokenizer from a local folder (``local_files_only``: nothing is downloaded).
+        ``quiet``: no transformers progress bars while loading, the GGUF conversion bar included (``None``: as
+        paperkit's ``--quiet``; see :func:`third_party_bars_off`)."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = Path(path)
@@ -362,8 +407,9 @@ class TransformersBackend(Backend):
         extra = {"gguf_file": gguf_file} if gguf_file else {}
         if gguf_file and not (path / gguf_file).is_file():
             raise InputFileError(f"GGUF file {path / gguf_file} not found")
-        tok = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
-        model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
+        with third_party_bars_off(quiet):
+            tok = AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)
+            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **extra)
         return cls(model, tok, name=name or (gguf_file or path.name), **kwargs)
 
     @classmethod

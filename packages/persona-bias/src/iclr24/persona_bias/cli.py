@@ -143,6 +143,7 @@ def _check_store_path(path: Path) -> Path:
     device=True,
     data=True,
     resume=True,  # rerunning into the same --out continues the run store
+    log_dir=True,
 )
 def _run(args: argparse.Namespace) -> int:
     from .backends import EndpointError, OpenAIBackend, TransformersBackend
@@ -222,7 +223,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with backend:
             summary = run_evaluation(
-                backend, datasets, personas, store, templates=templates, gen=gen, show_progress=not args.quiet
+                backend,
+                datasets,
+                personas,
+                store,
+                templates=templates,
+                gen=gen,
+                show_progress=not args.quiet,
+                log_dir=args.log_dir,
             )
             if args.judge:
                 todo = [

@@ -17,6 +17,7 @@ from typing import Any
 from iclr24.paperkit import progress as _progress
 from iclr24.paperkit.errors import InputError, InputNotAFolderError
 from iclr24.paperkit.io import atomic_write_text
+from iclr24.paperkit.tracking import StepLog
 
 from .backends import Backend, Completion
 from .config import DEFAULT_TEMPLATE, NO_PERSONA, GenerationConfig, check_records, resolve_template
@@ -102,12 +103,26 @@ def run_evaluation(
     gen: GenerationConfig | None = None,
     show_progress: bool = False,
     deadline: float | None = None,
+    callbacks: Any = None,
+    log_dir: str | Path | None = None,
 ) -> RunSummary:
     """Ask ``backend`` every (template, persona, question) not yet in ``store`` and append each response as it
     arrives. Records hold the official raw fields (``id, system_prompt, user_prompt, raw_response``) plus the
     instance (``question, answer``, MBPP ``imports, tests``) and the response text. ``deadline`` (a
     ``time.monotonic()`` value) stops starting new requests/batches once it has passed (those already started are
-    stored); the rest can be resumed later."""
+    stored); the rest can be resumed later.
+
+    Resume: a rerun into the same store sends only the missing requests. With greedy decoding (``temperature=0``,
+    the paper's) it stores what the uninterrupted run would have: an HTTP endpoint answers each request on its own,
+    and the local backend batches the remaining prompts as the uninterrupted run would have (batches are cut from
+    the length-sorted prompts, and a run stops or is interrupted between whole batches; a process killed while
+    appending one batch's records is the exception). Sampled responses are new draws.
+
+    ``callbacks`` (``f(step, metrics)``, or objects with ``on_step``) and ``log_dir`` (``metrics.jsonl``, and
+    TensorBoard event files when installed) get one record per stored response, step = its index in the grid's
+    order of answering (a resumed run continues the count): ``done`` (responses in the store for this grid),
+    ``total``, ``chars``, ``truncated``, ``finish_stop`` (1 when the model stopped by itself), ``seconds``, and the
+    strings ``persona``, ``dataset``, ``id``; the end record has the summary's counts."""
     if not isinstance(backend, Backend):
         raise InputError(
             f"backend must be a Backend (OpenAIBackend, TransformersBackend, ...), got {type(backend).__name__}"
@@ -125,17 +140,33 @@ def run_evaluation(
     todo = [(stub, p) for stub, p in plan if record_key(stub) not in store]
     cached = len(plan) - len(todo)
     sent = 0
+    log = StepLog(log_dir, callbacks, name="persona_bias")
     bar = _progress(total=len(todo), desc=f"{backend.name}", disable=None if show_progress else True)
     try:
-        for i, comp in backend.generate([p for _, p in todo], gen, deadline=deadline):
-            stub, prompt = todo[i]
-            store.append(_record(stub, prompt, comp))
-            sent += 1
-            bar.update(1)
+        with log:
+            for i, comp in backend.generate([p for _, p in todo], gen, deadline=deadline):
+                stub, prompt = todo[i]
+                store.append(_record(stub, prompt, comp))
+                sent += 1
+                bar.update(1)
+                log(cached + sent - 1, {
+                    "done": cached + sent, "total": len(plan), "chars": len(comp.text),
+                    "truncated": bool(comp.truncated), "finish_stop": comp.finish_reason == "stop",
+                    "seconds": time.perf_counter() - t0, "persona": stub["persona"], "dataset": stub["dataset"],
+                    "id": str(stub["id"]),
+                })  # fmt: skip
+            summary = RunSummary(len(plan), cached, sent, time.perf_counter() - t0, sent < len(todo))
+            log.close(
+                {
+                    "total": summary.total,
+                    "cached": cached,
+                    "sent": sent,
+                    "stopped_early": summary.stopped_early,
+                }
+            )
     finally:
         bar.close()
-    stopped = sent < len(todo)
-    return RunSummary(len(plan), cached, sent, time.perf_counter() - t0, stopped)
+    return summary
 
 
 def _record(stub: dict, prompt: Any, comp: Completion) -> dict:

@@ -56,6 +56,7 @@ app.add_bench(bench.run_benchmarks)
     ),
     arg("--plot", action="store_true", help="also write a scatter of the samples over the target's contours"),
     device=True,
+    log_dir=True,
 )
 def _sample(args: argparse.Namespace) -> int:
     import torch
@@ -80,6 +81,7 @@ def _sample(args: argparse.Namespace) -> int:
         seed=args.seed,
         settings=BudgetSettings(T=args.T, K=args.K, schedule=args.schedule),
         device=args.device,
+        log_dir=args.log_dir,
     )
     x = x.cpu()
     report = info.to_dict()

@@ -8,14 +8,17 @@ MALA: the ULA proposal accepted with the Metropolis-Hastings ratio (one gradient
 from __future__ import annotations
 
 import math
+import os
 import time
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from iclr24.paperkit.errors import InputError, check_int
+from iclr24.paperkit.tracking import StepLog
 
-from .sampler import SampleInfo, _check_x_init, _positive_int, _resolve_dim
+from .sampler import SampleInfo, _check_x_init, _positive_int, _resolve_dim, listening
 from .targets import CountedTarget, Target, check_target
 
 __all__ = ["ula", "mala", "langevin_steps_for_budget", "stream_seed"]
@@ -85,21 +88,27 @@ def ula(
     dim: int | None = None,
     dtype: torch.dtype = torch.float64,
     device: str | torch.device = "cpu",
+    callbacks: Any = None,
+    log_dir: str | os.PathLike | None = None,
 ) -> tuple[Tensor, SampleInfo]:
     """Unadjusted Langevin: ``steps`` steps of x ← x + h∇ln p*(x) + sqrt(2h)ξ from N(0, init_std² I) (or
     ``x_init``), ``n`` chains in parallel, ``steps`` >= 1. Returns the last iterates ``(n, d)`` and a ``SampleInfo``
-    with exactly ``n·steps`` gradient calls. Its random stream is :func:`stream_seed` (``seed``, "ula")."""
+    with exactly ``n·steps`` gradient calls. Its random stream is :func:`stream_seed` (``seed``, "ula").
+    ``callbacks`` / ``log_dir`` (as in :func:`rdmc_sample`) get ``grad_norm`` (the mean ‖∇ln p*‖ over the chains)
+    and the cumulative ``grad_calls`` each step; logging changes no draw."""
     x, gen = _init("ula", target, n, step_size, steps, x_init, init_std, seed, dim, dtype, device)
     counted = CountedTarget(target)
     h = float(step_size)
+    log = StepLog(log_dir, callbacks, name="rdmc")
+    on = listening(log)
     t0 = time.perf_counter()
-    with torch.no_grad():
-        for _ in range(steps):
-            x = (
-                x
-                + h * counted.grad_log_prob(x)
-                + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
-            )
+    with torch.no_grad(), log:
+        for step in range(steps):
+            g = counted.grad_log_prob(x)
+            x = x + h * g + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
+            if on:
+                log(step, {"grad_norm": float(g.norm(dim=-1).mean()), "grad_calls": counted.grad_calls})
+        log.close({"grad_calls": counted.grad_calls})
     info = SampleInfo(
         method="ula",
         n=n,
@@ -123,28 +132,38 @@ def mala(
     dim: int | None = None,
     dtype: torch.dtype = torch.float64,
     device: str | torch.device = "cpu",
+    callbacks: Any = None,
+    log_dir: str | os.PathLike | None = None,
 ) -> tuple[Tensor, SampleInfo]:
     """Metropolis-adjusted Langevin: ULA proposals y = x + h∇ln p*(x) + sqrt(2h)ξ accepted with probability
     min(1, p*(y) N(x; y + h∇ln p*(y), 2h) / (p*(x) N(y; x + h∇ln p*(x), 2h))). ``n·(steps+1)`` gradient and
     log-density calls; ``info.extras["acceptance_rate"]``. Its random stream is :func:`stream_seed` (``seed``,
-    "mala"), independent of ULA's for the same ``seed``."""
+    "mala"), independent of ULA's for the same ``seed``. ``callbacks`` / ``log_dir`` (as in :func:`rdmc_sample`)
+    get the step's ``acceptance`` rate and the cumulative oracle calls each step; logging changes no draw."""
     x, gen = _init("mala", target, n, step_size, steps, x_init, init_std, seed, dim, dtype, device)
     counted = CountedTarget(target)
     h = float(step_size)
+    log = StepLog(log_dir, callbacks, name="rdmc")
+    on = listening(log)
     t0 = time.perf_counter()
     acc_total = 0.0
-    with torch.no_grad():
+    with torch.no_grad(), log:
         lp, g = counted.log_prob(x), counted.grad_log_prob(x)
-        for _ in range(steps):
+        for step in range(steps):
             y = x + h * g + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
             lpy, gy = counted.log_prob(y), counted.grad_log_prob(y)
             log_alpha = (
                 lpy - lp + (((y - x - h * g) ** 2).sum(-1) - ((x - y - h * gy) ** 2).sum(-1)) / (4 * h)
             )
             acc = torch.log(torch.rand(n, generator=gen, dtype=dtype, device=device)) < log_alpha
-            acc_total += float(acc.to(dtype).mean())
+            rate = float(acc.to(dtype).mean())
+            acc_total += rate
             a = acc.unsqueeze(-1)
             x, g, lp = torch.where(a, y, x), torch.where(a, gy, g), torch.where(acc, lpy, lp)
+            if on:
+                calls = {"grad_calls": counted.grad_calls, "logp_calls": counted.logp_calls}
+                log(step, {"acceptance": rate, **calls})
+        log.close({"acceptance_rate": acc_total / steps, "grad_calls": counted.grad_calls})
     info = SampleInfo(
         method="mala",
         n=n,

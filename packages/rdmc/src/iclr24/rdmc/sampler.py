@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -11,6 +12,7 @@ import torch
 from torch import Tensor
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.tracking import StepLog
 
 from .diffusion import GRIDS, exponential_integrator_step, reverse_time_grid, tweedie_mean
 from .schedule import SCHEDULES, inner_sample_sizes
@@ -18,6 +20,15 @@ from .score import METHODS, score_estimate
 from .targets import CountedTarget, Target, check_target
 
 __all__ = ["SampleInfo", "rdmc_sample", "ESTIMATORS"]
+
+
+def listening(log: StepLog) -> bool:
+    """Whether anyone reads a :class:`StepLog` (callbacks, files or DEBUG records); when nobody does, the samplers
+    compute no step metrics, so a plain call does the work it did before logging existed."""
+    import logging
+
+    return bool(log.callbacks or log.writers or log.logger.isEnabledFor(logging.DEBUG))
+
 
 ESTIMATORS = (*METHODS, "exact")
 
@@ -110,6 +121,8 @@ def rdmc_sample(
     dtype: torch.dtype = torch.float64,
     device: str | torch.device = "cpu",
     max_floats: int = 2**22,
+    callbacks: Any = None,
+    log_dir: str | os.PathLike | None = None,
 ) -> tuple[Tensor, SampleInfo]:
     """Draw ``n`` samples from ``target`` with rdMC (Alg. 1). Returns ``(samples (n, d), SampleInfo)``.
 
@@ -135,6 +148,12 @@ def rdmc_sample(
     Oracle cost per sample (exact, for either schedule): IS: K·m log-density calls; ULA: K·n·s gradient calls;
     IS+ULA: both; MALA: K·n·(s+1) of each; plus m (or n·s) per warm-start step and one more estimate with
     ``denoise`` (these use the constant m and n).
+
+    ``callbacks`` (``f(step, metrics)``, or objects with ``on_step``) and ``log_dir`` (``metrics.jsonl``, and
+    TensorBoard event files when installed) get one record per warm-start step and per reverse step: ``t`` (the
+    time reached), ``eta``, ``score_norm`` (the mean ‖ŝ‖ over the particles) and the cumulative ``grad_calls`` and
+    ``logp_calls``; the end record has the totals. Logging draws no random numbers: the samples are the same
+    with or without it.
     """
     check_target(target)
     n = _positive_int("n", n)
@@ -171,6 +190,17 @@ def rdmc_sample(
     counted = CountedTarget(target)
     gen = torch.Generator(device=device).manual_seed(seed)
     opts = dict(inner_steps=inner_steps, inner_step=inner_step, lipschitz=lipschitz)
+    x_start = None if x_init is None else _check_x_init(x_init, n, d, dtype, device)
+    h = float(warm_start_step) if warm_start_step is not None else -math.expm1(-2 * T) / 4
+    if warm_start_steps and not (h > 0 and math.isfinite(h)):
+        raise InputError(f"warm_start_step must be a finite number > 0, got {warm_start_step}")
+    log = StepLog(log_dir, callbacks, name="rdmc")  # last: a bad argument leaves no log folder behind
+    on = listening(log)
+
+    def report(step: int, t: float, eta: float, v: Tensor) -> None:
+        if on:
+            metrics = {"t": t, "eta": eta, "score_norm": float(v.norm(dim=-1).mean())}
+            log(step, {**metrics, "grad_calls": counted.grad_calls, "logp_calls": counted.logp_calls})
 
     def score(x: Tensor, t: float, m_t: int = m, n_t: int = n_chains) -> Tensor:
         if estimator == "exact":
@@ -186,20 +216,15 @@ def rdmc_sample(
         return torch.cat(parts, 0)
 
     t0 = time.perf_counter()
-    with torch.no_grad():
+    with torch.no_grad(), log:
         if x_init is not None:
-            x = _check_x_init(x_init, n, d, dtype, device)
+            x = x_start
         else:  # N(0, (1 - e^{-2T}) I): p_T when T is large
             x = math.sqrt(-math.expm1(-2 * T)) * torch.randn(n, d, generator=gen, dtype=dtype, device=device)
-        h = float(warm_start_step) if warm_start_step is not None else -math.expm1(-2 * T) / 4
-        if warm_start_steps and not (h > 0 and math.isfinite(h)):
-            raise InputError(f"warm_start_step must be a finite number > 0, got {warm_start_step}")
-        for _ in range(warm_start_steps):  # ULA on p_T driven by the estimated score
-            x = (
-                x
-                + h * score(x, T)
-                + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
-            )
+        for j in range(warm_start_steps):  # ULA on p_T driven by the estimated score
+            v = score(x, T)
+            x = x + h * v + math.sqrt(2 * h) * torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
+            report(j, T, 0.0, v)
         times = reverse_time_grid(T, K, delta, grid)
         m_k = inner_sample_sizes(times[:K], K * m, schedule)  # Eq. (sample size), or m at every step
         n_k = inner_sample_sizes(times[:K], K * n_chains, schedule)
@@ -209,8 +234,10 @@ def rdmc_sample(
             v = score(x, times[k], m_k[k], n_k[k])
             noise = torch.randn(x.shape, generator=gen, dtype=dtype, device=device)
             x = exponential_integrator_step(x, v, eta, noise)
+            report(warm_start_steps + k, times[k + 1], eta, v)
         if denoise:
             x = tweedie_mean(x, times[-1], score(x, times[-1]))
+        log.close({"grad_calls": counted.grad_calls, "logp_calls": counted.logp_calls})
     seconds = time.perf_counter() - t0
     bad = ~torch.isfinite(x).all(-1)
     if bad.any():

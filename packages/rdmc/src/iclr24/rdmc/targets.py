@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from iclr24.paperkit.errors import InputError, check_float
+from iclr24.paperkit.userdata import as_tensors, is_user_data
 
 __all__ = [
     "Target",
@@ -258,11 +259,14 @@ class BayesianLogisticRegression:
     """The posterior of logistic regression with a N(0, prior_std² I) prior on the weights θ ∈ R^d:
     ln p(θ | X, y) = Σ_i [y_i l_i - softplus(l_i)] - ‖θ‖²/(2 prior_std²) + const, l = Xθ.
 
-    ``X``: ``(N, d)`` features (add a column of ones for an intercept); ``y``: ``(N,)`` labels in {0, 1}.
+    ``X``: ``(N, d)`` features (add a column of ones for an intercept); ``y``: ``(N,)`` labels in {0, 1}. Or your
+    own data: ``X`` a torch ``Dataset`` / ``DataLoader`` of ``(features (d,), label)`` items (batches) and ``y``
+    omitted; it is read once, in its order, into the same tensors (the posterior does not depend on the order).
     ``lipschitz`` is the smoothness bound λ_max(XᵀX)/4 + 1/prior_std² of -ln p (for the inner step clip)."""
 
-    def __init__(self, X: object, y: object, prior_std: float = 1.0) -> None:
+    def __init__(self, X: object, y: object = None, prior_std: float = 1.0) -> None:
         check_float(prior_std, "prior_std", minimum=1e-100, maximum=1e100)
+        X, y = _features_labels(X, y)
         Xt, yt = _as_tensor(X, torch.float64, "X"), _as_tensor(y, torch.float64, "y")
         if Xt.ndim != 2 or Xt.shape[0] < 1 or Xt.shape[1] < 1:
             raise InputError(f"X must have shape (N, d) with N, d >= 1, got {tuple(Xt.shape)}")
@@ -298,11 +302,25 @@ class BayesianLogisticRegression:
         return r @ self.X.to(theta) - theta / self.prior_std**2
 
     def accuracy(self, theta: Tensor, X: object | None = None, y: object | None = None) -> float:
-        """Accuracy of the posterior-predictive mean (average of σ(xᵀθ) over the draws ``theta`` ``(n, d)``)."""
+        """Accuracy of the posterior-predictive mean (average of σ(xᵀθ) over the draws ``theta`` ``(n, d)``) on the
+        training data, or on ``X, y`` (tensors / arrays, or a ``Dataset`` / ``DataLoader`` of ``(x, y)`` as ``X``)."""
+        if is_user_data(X):
+            X, y = _features_labels(X, y)
         Xe = self.X if X is None else _as_tensor(X, torch.float64, "X")
         ye = self.y if y is None else _as_tensor(y, torch.float64, "y")
         p = torch.sigmoid(theta.to(Xe) @ Xe.T).mean(0)
         return float(((p > 0.5).to(ye) == ye).to(torch.float64).mean())
+
+
+def _features_labels(X: object, y: object) -> tuple[object, object]:
+    """``(X, y)`` as given, or read from a ``Dataset`` / ``DataLoader`` of ``(x, y)`` items passed as ``X``."""
+    if is_user_data(X):
+        if y is not None:
+            raise InputError("X is a Dataset/DataLoader of (x, y) items: leave y out (got y as well)")
+        return as_tensors(X, fields=2, what="logistic-regression data (x, y)")
+    if y is None:
+        raise InputError("y (labels) is missing: give X and y, or a Dataset/DataLoader of (x, y) items as X")
+    return X, y
 
 
 class FunctionTarget:

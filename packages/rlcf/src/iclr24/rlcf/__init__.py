@@ -27,6 +27,7 @@ __all__ = [
     "RetrievalTTA",
     "TTAConfig",
     "TTARunner",
+    "ToyCLIP",
     "ToyCLIPConfig",
     "average_entropy",
     "build_toy_clip",
@@ -49,3 +50,13 @@ __all__ = [
     "train_digit_clips",
     "train_toy_clip",
 ]
+
+
+def __getattr__(name: str):
+    if (
+        name == "ToyCLIP"
+    ):  # imported on first use: it subclasses open_clip's CLIP, which takes seconds to import
+        from .toyclip import ToyCLIP
+
+        return ToyCLIP
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,6 +19,7 @@ from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import CLASS_SETS
+from .experiment import DemoConfig
 from .reproduce import PAPER
 from .tta import METHODS, MODES
 
@@ -56,6 +57,110 @@ def _count_classes(folder: str) -> int:
     return n
 
 
+TOY_CLASS = "iclr24.rlcf.toyclip.ToyCLIP"
+
+
+def _toy_folder(spec: str) -> dict | None:
+    """The provenance of a model folder holding a toy digit CLIP (``rlcf train``), or None for anything else
+    (``tiny``, a checkpoint file, a missing path; those are judged where they load). Reads only the JSON files."""
+    import json
+
+    from iclr24.paperkit.pretrained import CONFIG_FILE, PROVENANCE_FILE
+
+    p = Path(spec).expanduser()
+    if spec == "tiny" or not (p / CONFIG_FILE).is_file():
+        return None
+    try:
+        config = json.loads((p / CONFIG_FILE).read_text(encoding="utf-8"))
+        prov = json.loads((p / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # load_clip reports what is wrong with the folder
+    if not isinstance(config, dict) or config.get("class") != TOY_CLASS:
+        return None
+    return prov if isinstance(prov, dict) else {}
+
+
+def run_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["rlcf", *runs[-1].get("argv", ["train"])])
+
+
+@app.command(
+    "train",
+    "Train the offline demo's two small CLIPs on the clean digits of a seed's split (the policy, width 8; the "
+    "reward model, width 32, also on rotated + noisy copies); writes the model folders OUT/policy and OUT/reward "
+    "(model.safetensors, config.json, provenance.json) and OUT/train.json. `rlcf adapt --policy OUT/policy "
+    "--reward OUT/reward` adapts with them.",
+    arg(
+        "--policy-steps",
+        type=nonneg_int,
+        default=DemoConfig.policy_steps,
+        help="training steps of the policy",
+    ),
+    arg(
+        "--reward-steps",
+        type=nonneg_int,
+        default=DemoConfig.reward_steps,
+        help="training steps of the reward",
+    ),
+    log_dir=True,
+)
+def _train(args: argparse.Namespace) -> int:
+    import time
+    from dataclasses import asdict, replace
+
+    from iclr24.paperkit import progress
+
+    from .experiment import train_digit_clips, zero_shot_accuracy
+
+    demo = replace(DemoConfig(), policy_steps=args.policy_steps, reward_steps=args.reward_steps)
+    steps = {"policy": demo.policy_steps, "reward": demo.reward_steps}
+    losses: dict[str, list] = {"policy": [], "reward": []}
+    clock = {"start": time.process_time()}
+
+    def record(step: int, m) -> None:
+        """Keep the loss at every 20th of each CLIP's run and at its last step (for provenance.json)."""
+        tag, n = m["model"], steps[m["model"]]
+        if step % max(1, n // 20) == 0 or step == n - 1:
+            losses[tag].append({"step": step, "loss": round(m["loss"], 5)})
+        if tag == "policy" and step == n - 1:
+            clock["policy"] = time.process_time()
+
+    with progress(total=demo.policy_steps + demo.reward_steps, desc="train tiny CLIPs",
+                  disable=True if args.quiet else None) as bar:  # fmt: skip
+        policy, reward, data = train_digit_clips(demo, args.seed, progress=bar, callbacks=record,
+                                                 log_dir=args.log_dir)  # fmt: skip
+    end = time.process_time()
+    split = clock.get("policy", clock["start"])
+    cpu = {"policy": split - clock["start"], "reward": end - split}
+    acc = {"policy": zero_shot_accuracy(policy, data.test_x, data.test_y),
+           "reward": zero_shot_accuracy(reward, data.test_x, data.test_y)}  # fmt: skip
+    out = Path(args.out)
+    recipe = {k: v for k, v in asdict(demo).items() if k in ("policy_width", "reward_width", "policy_steps",
+              "reward_steps", "reward_copies", "reward_max_angle", "train_lr", "batch_size")}  # fmt: skip
+    for tag, model in (("policy", policy), ("reward", reward)):
+        model.save_pretrained(out / tag, provenance={
+            "command": run_command(args), "seed": args.seed, "steps": steps[tag], "role": tag,
+            "cpu_seconds": round(cpu[tag], 2),
+            "data": "digits-shift: scikit-learn's 8x8 digits, the clean half of the seed's split"
+                    + (" and rotated + noisy copies" if tag == "reward" else ""),
+            "data_seed": args.seed, "recipe": recipe, "losses": losses[tag],
+            "zero_shot_test_top1": round(acc[tag], 2),
+        })  # fmt: skip
+    atomic_write_json(out / "train.json", {"seed": args.seed, "config": asdict(demo),
+                                          "zero_shot_test_top1": acc, "cpu_seconds": cpu})  # fmt: skip
+    print(
+        f"zero-shot top-1 on the shifted test digits: policy {acc['policy']:.1f}%, reward {acc['reward']:.1f}%"
+    )
+    print(f"wrote {out / 'policy'} and {out / 'reward'}")
+    return 0
+
+
 def _side(model) -> int:
     size = getattr(model.visual, "image_size", 224)
     return int(size[0] if isinstance(size, tuple | list) else size)
@@ -67,9 +172,14 @@ def _side(model) -> int:
     arg(
         "--policy",
         default="tiny",
-        help="'tiny' (a small CLIP trained here on digits) or a local CLIP checkpoint",
+        help="'tiny' (a small CLIP trained here on digits), a model folder of `rlcf train`, or a local CLIP "
+        "checkpoint",
     ),
-    arg("--reward", default="tiny", help="'tiny' or a local CLIP checkpoint of the (stronger) reward model"),
+    arg(
+        "--reward",
+        default="tiny",
+        help="'tiny', a model folder of `rlcf train`, or a local CLIP checkpoint of the (stronger) reward model",
+    ),
     arg(
         "--arch",
         default=None,
@@ -136,6 +246,7 @@ def _side(model) -> int:
     arg("--ctx-init", default="a photo of a", help="CoOp context initialisation (prompt mode, real images)"),
     arg("--n-test", type=positive_int, default=None, help="adapt on the first N test images only"),
     device=True,
+    log_dir=True,
 )
 def _adapt(args: argparse.Namespace) -> int:
     import torch
@@ -145,13 +256,27 @@ def _adapt(args: argparse.Namespace) -> int:
     from .reward import CLIPReward
     from .tta import TTAConfig, TTARunner
 
-    tiny = (args.policy == "tiny", args.reward == "tiny")
+    folders = (_toy_folder(args.policy), _toy_folder(args.reward))  # toy digit CLIPs written by rlcf train
+    kinds = tuple("tiny" if s == "tiny" else "folder" if f is not None else "real"
+                  for s, f in zip((args.policy, args.reward), folders))  # fmt: skip
     digits = args.data == "digits-shift"
-    if digits != all(tiny) or tiny[0] != tiny[1]:
+    allowed = (("tiny", "tiny"), ("folder", "folder")) if digits else (("real", "real"),)
+    if kinds not in allowed:
         raise UsageError(
-            "--data digits-shift goes with --policy tiny --reward tiny (8x8 digit CLIPs); real CLIP checkpoints "
-            f"need a folder of images (got --policy {args.policy} --reward {args.reward} --data {args.data})"
+            "--data digits-shift goes with --policy tiny --reward tiny, or with the two model folders of rlcf train "
+            "(8x8 digit CLIPs); real CLIP checkpoints need a folder of images (got --policy "
+            f"{args.policy} --reward {args.reward} --data {args.data})"
         )
+    data_seed = args.seed
+    if kinds == ("folder", "folder"):
+        seeds = [f.get("data_seed") for f in folders]
+        if seeds[0] != seeds[1] or not isinstance(seeds[0], int):
+            raise UsageError(
+                f"--policy {args.policy} and --reward {args.reward} were trained on the digits splits of seeds "
+                f"{seeds[0]} and {seeds[1]}: one model's training digits would be the other's test digits; train "
+                "both with one rlcf train"
+            )
+        data_seed = seeds[0]  # the test digits are the held-out part of the split the CLIPs were trained on
     # every setting is checked here, before the tiny CLIPs train (minutes) or real ones load
     lr = args.lr if args.lr is not None else (7e-3 if args.mode == "prompt" else 1e-3 if digits else 1e-5)
     cfg = TTAConfig(method=args.method, mode=args.mode, steps=args.steps, lr=lr, weight_decay=args.weight_decay,
@@ -177,10 +302,17 @@ def _adapt(args: argparse.Namespace) -> int:
         from .data import DIGIT_NAMES, DIGIT_TEMPLATE
         from .experiment import DemoConfig, toy_tokenizer, train_digit_clips
 
-        demo = DemoConfig()
-        with progress(total=demo.policy_steps + demo.reward_steps, desc="train tiny CLIPs",
-                      disable=True if args.quiet else None) as bar:  # fmt: skip
-            policy, reward_model, data = train_digit_clips(demo, args.seed, progress=bar)
+        if kinds == ("folder", "folder"):
+            from .data import digits_recipe
+            from .toyclip import ToyCLIP
+
+            policy, reward_model = ToyCLIP.from_pretrained(args.policy), ToyCLIP.from_pretrained(args.reward)
+            data = digits_recipe(data_seed)
+        else:
+            demo = DemoConfig()
+            with progress(total=demo.policy_steps + demo.reward_steps, desc="train tiny CLIPs",
+                          disable=True if args.quiet else None) as bar:  # fmt: skip
+                policy, reward_model, data = train_digit_clips(demo, args.seed, progress=bar)
         x, y, names = data.test_x, data.test_y, list(DIGIT_NAMES)
         kw = dict(template=DIGIT_TEMPLATE, ctx_init="a photo of the digit", policy_tokenizer=toy_tokenizer,
                   reward_tokenizer=toy_tokenizer)  # fmt: skip
@@ -202,13 +334,15 @@ def _adapt(args: argparse.Namespace) -> int:
         if digits:
             from .views import digit_views
 
-            res = runner.evaluate(x[:n], y[:n], digit_views, seed=args.seed, progress=bar)
+            res = runner.evaluate(
+                x[:n], y[:n], digit_views, seed=args.seed, progress=bar, log_dir=args.log_dir
+            )
         else:
             from torch.utils.data import DataLoader, Subset
 
             loader = DataLoader(Subset(dataset, range(n)), batch_size=None, num_workers=args.workers,
                                 pin_memory=args.device.startswith("cuda"))  # fmt: skip
-            res = runner.evaluate_views(loader, progress=bar)
+            res = runner.evaluate_views(loader, progress=bar, log_dir=args.log_dir)
     out = Path(args.out) / "results.json"
     atomic_write_json(out, {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
                                      if not k.startswith("_")}, "classes": names, **res})  # fmt: skip

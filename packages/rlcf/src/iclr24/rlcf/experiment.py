@@ -5,6 +5,7 @@ rotated + noisy held-out digits with zero-shot, TPT, KD and RLCF on the same vie
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 
@@ -65,22 +66,50 @@ def toy_tokenizer(texts, context_length: int = TOY_CONTEXT_LENGTH) -> torch.Tens
 _CACHE: dict = {}  # trained toy CLIPs, per process only (never written to disk)
 
 
-def train_digit_clips(cfg: DemoConfig, seed: int, progress=None):
-    """``(policy, reward_model, data)`` for one seed, trained once per process and shared by every method."""
+class _Tagged:
+    """The user's callbacks, told which of the two CLIPs a step belongs to (``metrics["model"]``)."""
+
+    def __init__(self, callbacks, tag: str) -> None:
+        from iclr24.paperkit.tracking import StepLog
+
+        self.callbacks, self.tag = StepLog(None, callbacks).callbacks, tag  # checked and made a list
+
+    def on_step(self, step: int, metrics) -> None:
+        for cb in self.callbacks:
+            (cb.on_step if hasattr(cb, "on_step") else cb)(step, {**metrics, "model": self.tag})
+
+    def on_end(self, summary) -> None:
+        for cb in self.callbacks:
+            if hasattr(cb, "on_end"):
+                cb.on_end({**summary, "model": self.tag})
+
+
+def train_digit_clips(cfg: DemoConfig, seed: int, progress=None, *, callbacks=None, log_dir=None):
+    """``(policy, reward_model, data)`` for one seed, trained once per process and shared by every method.
+
+    ``callbacks`` get every training step of both CLIPs (``metrics["model"]`` is ``"policy"`` or ``"reward"``);
+    ``log_dir`` gets ``LOG/policy/`` and ``LOG/reward/`` (``metrics.jsonl``, and TensorBoard runs when installed:
+    ``tensorboard --logdir LOG`` shows the two side by side). With either, the CLIPs are trained anew (not taken
+    from the per-process cache), to the same weights."""
     key = (cfg.policy_width, cfg.reward_width, cfg.policy_steps, cfg.reward_steps, cfg.reward_copies,
            cfg.reward_max_angle, cfg.train_lr, cfg.batch_size, seed)  # fmt: skip
-    if key in _CACHE:
+    logged = callbacks is not None or log_dir is not None
+    if key in _CACHE and not logged:
         return _CACHE[key]
+    cbs = {tag: None if callbacks is None else [_Tagged(callbacks, tag)] for tag in ("policy", "reward")}
+    logs = {tag: None if log_dir is None else Path(log_dir) / tag for tag in ("policy", "reward")}
     data = digits_recipe(seed)
     tokens = toy_tokenizer(class_prompts(DIGIT_NAMES, DIGIT_TEMPLATE))
     kw = dict(lr=cfg.train_lr, batch_size=cfg.batch_size, seed=seed, progress=progress)
     policy = train_toy_clip(build_toy_clip(ToyCLIPConfig(vision_width=cfg.policy_width), seed=seed),
-                            data.train_x, data.train_y, tokens, steps=cfg.policy_steps, **kw)  # fmt: skip
+                            data.train_x, data.train_y, tokens, steps=cfg.policy_steps, **kw,
+                            callbacks=cbs["policy"], log_dir=logs["policy"])  # fmt: skip
     aug = augment_rotate_noise(data.train_x, cfg.reward_copies, cfg.reward_max_angle, 0.15, seed)
     x = torch.cat([data.train_x, aug])
     y = data.train_y.repeat(cfg.reward_copies + 1)
     reward = train_toy_clip(build_toy_clip(ToyCLIPConfig(vision_width=cfg.reward_width), seed=seed + 1000),
-                            x, y, tokens, steps=cfg.reward_steps, **kw)  # fmt: skip
+                            x, y, tokens, steps=cfg.reward_steps, **kw,
+                            callbacks=cbs["reward"], log_dir=logs["reward"])  # fmt: skip
     _CACHE.clear()  # keep one seed's models at a time
     _CACHE[key] = (policy, reward, data)
     return _CACHE[key]

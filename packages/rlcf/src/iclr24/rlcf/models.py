@@ -154,28 +154,16 @@ class ToyCLIPConfig:
 
 
 def build_toy_clip(cfg: ToyCLIPConfig = ToyCLIPConfig(), seed: int = 0) -> nn.Module:
-    """An ``open_clip.model.CLIP`` whose ``visual`` is a :class:`ConvTower` (randomly initialised, seeded)."""
+    """A :class:`~iclr24.rlcf.toyclip.ToyCLIP` (an ``open_clip.model.CLIP`` whose ``visual`` is a
+    :class:`ConvTower`), randomly initialised from ``seed`` (the global RNG is left as it was). It saves with
+    ``save_pretrained(folder)`` and loads back with ``ToyCLIP.from_pretrained(folder)``."""
     if not isinstance(cfg, ToyCLIPConfig):
         raise InputError(f"cfg must be a ToyCLIPConfig, got {describe(cfg)}")
-    from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
+    from .toyclip import ToyCLIP
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = CLIP(
-            cfg.embed_dim,
-            CLIPVisionCfg(layers=1, width=16, head_width=8, patch_size=2, image_size=8),
-            CLIPTextCfg(
-                context_length=cfg.context_length,
-                width=cfg.text_width,
-                heads=cfg.text_heads,
-                layers=cfg.text_layers,
-            ),
-        )
-        model.visual = ConvTower(cfg.vision_width, cfg.embed_dim)
-    # the 49408 x width token table stays at CLIP's N(0, 0.02^2) init: ten captions use a few dozen of its rows,
-    # and updating all of them would dominate the cost of training on a CPU
-    model.token_embedding.weight.requires_grad_(False)
-    return model
+        return ToyCLIP.from_config(cfg)
 
 
 def encode_class_prompts(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
@@ -191,9 +179,9 @@ def class_logits(model: nn.Module, images: torch.Tensor, text_features: torch.Te
 
 def train_toy_clip(
     model: nn.Module,
-    images: torch.Tensor,
-    labels: torch.Tensor,
-    tokens: torch.Tensor,
+    images,
+    labels: torch.Tensor | None = None,
+    tokens: torch.Tensor | None = None,
     *,
     steps: int = 500,
     lr: float = 3e-3,
@@ -201,11 +189,33 @@ def train_toy_clip(
     weight_decay: float = 0.1,
     seed: int = 0,
     progress=None,
+    callbacks=None,
+    log_dir: str | os.PathLike | None = None,
 ) -> nn.Module:
     """Train both towers on image-caption pairs: the caption of an image is its class prompt, and the loss is CLIP's
-    image-to-text cross-entropy over the C class captions (AdamW). Returns ``model`` in eval mode."""
+    image-to-text cross-entropy over the C class captions (AdamW). Returns ``model`` in eval mode.
+
+    ``images``, ``labels``: tensors ``(N, C, H, W)`` and ``(N,)``; or your own data: a ``Dataset`` or
+    ``DataLoader`` of ``(image, label)`` items (batches) as ``images`` and ``labels`` omitted, read once in its
+    order into the same tensors (the mini-batches are drawn from them by ``seed``, so the result is the tensors'
+    result). ``tokens``: the tokenised class captions ``(C, L)``. ``callbacks`` (``f(step, metrics)`` or objects
+    with ``on_step``) and ``log_dir`` (``metrics.jsonl``, TensorBoard event files when installed) get each step's
+    ``loss`` and ``logit_scale`` (tau = exp of it); logging changes no number of the training."""
+    from iclr24.paperkit.tracking import StepLog
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
     if not isinstance(model, nn.Module):
         raise InputError(f"model must be a CLIP (build_toy_clip), got {describe(model)}")
+    if is_user_data(images):
+        if labels is not None:
+            raise InputError("images is a Dataset/DataLoader of (image, label) items: leave labels out")
+        images, labels = as_tensors(images, fields=2, what="training data (image, label)")
+    elif labels is None:
+        raise InputError(
+            "labels are missing: give images and labels, or a Dataset/DataLoader of (image, label)"
+        )
+    if tokens is None:
+        raise InputError("tokens (the tokenised class captions, (C, L)) are missing")
     images = check_images(model, images, "model")
     check_tensor(images, "images", kind="float", finite=True)
     check_tensor(labels, "labels", ndim=1, kind="int")
@@ -226,21 +236,53 @@ def train_toy_clip(
     opt = torch.optim.AdamW(  # foreach: the same update (bit-identical on CPU) in fewer ops
         [p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay, foreach=True
     )
+    log = StepLog(log_dir, callbacks, name="rlcf")
+    listening = bool(log.callbacks or log.writers or log.logger.isEnabledFor(10))  # 10: logging.DEBUG
     model.train()
-    for _ in range(steps):
-        idx = torch.randint(len(images), (batch_size,), generator=g)
-        text = F.normalize(model.encode_text(tokens), dim=-1)
-        logits = class_logits(model, images[idx], text)
-        loss = F.cross_entropy(logits, labels[idx])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        with torch.no_grad():
-            model.logit_scale.clamp_(0, 4.6052)  # as open_clip's training: tau <= 100
-        if progress is not None:
-            progress.update(1)
+    last = None
+    with log:
+        for step in range(steps):
+            idx = torch.randint(len(images), (batch_size,), generator=g)
+            text = F.normalize(model.encode_text(tokens), dim=-1)
+            logits = class_logits(model, images[idx], text)
+            loss = F.cross_entropy(logits, labels[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                model.logit_scale.clamp_(0, 4.6052)  # as open_clip's training: tau <= 100
+            if listening:
+                last = float(loss.detach())
+                log(step, {"loss": last, "logit_scale": float(model.logit_scale.detach())})
+            if progress is not None:
+                progress.update(1)
+        log.close({"steps": steps, "loss": last} if last is not None else {"steps": steps})
     model.eval()
     return model
+
+
+def _load_model_folder(path: Path, arch: str | None, device: str) -> tuple[nn.Module, object]:
+    """A CLIP saved as a model folder (model.safetensors, config.json, provenance.json) and its tokenizer."""
+    from iclr24.paperkit.pretrained import CONFIG_FILE, load_pretrained
+
+    if not (path / CONFIG_FILE).is_file():
+        raise InputFolderError(
+            f"CLIP checkpoint {path} is a folder without {CONFIG_FILE}; expected a .pt/.bin/.safetensors file or a "
+            "model folder written by save_pretrained (rlcf train)"
+        )
+    if arch is not None:
+        raise InputError(
+            f"{path} is a model folder: its config.json names the architecture; drop arch={arch!r}"
+        )
+    model = load_pretrained(path)
+    if not (callable(getattr(model, "encode_image", None)) and callable(getattr(model, "encode_text", None))):
+        raise InputFileError(f"{path} holds a {type(model).__name__}, not a CLIP", path / CONFIG_FILE)
+    ctx = int(getattr(model, "context_length", 77))
+
+    def tokenizer(texts, context_length: int = ctx) -> torch.Tensor:
+        return tokenize(list(texts), context_length)
+
+    return model.to(device).eval(), tokenizer
 
 
 def _sniff_checkpoint(path: Path, what: str) -> None:
@@ -279,18 +321,21 @@ def load_clip(
       ``"ViT-L-14"``, ..., or the path of a model config ``.json``) through ``open_clip.create_model(arch, pretrained=path)`` (``torch.load`` with
       ``weights_only=True``).
 
-    A missing file or a file that is no CLIP checkpoint is a clear error naming the file."""
-    import open_clip
+    - a model folder written by ``save_pretrained`` (``rlcf train`` writes two: the demo's toy CLIPs), read by
+      :func:`iclr24.paperkit.load_pretrained` (``arch`` must be None); the tokenizer uses its context length.
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    A missing file or a file that is no CLIP checkpoint is a clear error naming the file."""
     path = Path(arch_or_path).expanduser()
     if not path.exists():
         raise InputFileError(
-            f"CLIP checkpoint {path} does not exist; pass a local OpenAI .pt (e.g. ViT-B-16.pt) or an open_clip "
-            "state dict with --arch (weights are never downloaded)"
+            f"CLIP checkpoint {path} does not exist; pass a local OpenAI .pt (e.g. ViT-B-16.pt), an open_clip "
+            "state dict with --arch, or a model folder of rlcf train (weights are never downloaded)"
         )
     if path.is_dir():
-        raise InputFolderError(f"CLIP checkpoint {path} is a folder; expected a .pt/.bin/.safetensors file")
+        return _load_model_folder(path, arch, device)
+    import open_clip
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if path.stat().st_size == 0:
         raise InputFileError(f"CLIP checkpoint {path} is empty (0 bytes)", path)
     _sniff_checkpoint(

@@ -414,9 +414,12 @@ class TTARunner:
         *,
         seed: int = 0,
         progress: Callable | None = None,
+        callbacks=None,
+        log_dir=None,
     ) -> dict:
         """Top-1 accuracy (%) after each number of steps over a test set, one image at a time; ``make_views(image,
-        n_views, generator=g)`` builds the views (view 0 = the original)."""
+        n_views, generator=g)`` builds the views (view 0 = the original). ``callbacks`` / ``log_dir``: as in
+        :meth:`evaluate_views`."""
         if len(images) == 0:
             raise InputError("the test set is empty")
         if len(images) != len(labels):
@@ -428,27 +431,41 @@ class TTARunner:
         g = torch.Generator().manual_seed(seed)
         n_views = 1 if self.cfg.method == "zero-shot" else self.cfg.n_views
         pairs = ((make_views(img, n_views, generator=g), y) for img, y in zip(images, labels))
-        return self.evaluate_views(pairs, progress=progress)
+        return self.evaluate_views(pairs, progress=progress, callbacks=callbacks, log_dir=log_dir)
 
-    def evaluate_views(self, pairs, *, progress: Callable | None = None) -> dict:
+    def evaluate_views(
+        self, pairs, *, progress: Callable | None = None, callbacks=None, log_dir=None
+    ) -> dict:
         """Top-1 accuracy (%) after each number of steps over ``(views, label)`` pairs, one test image at a time:
         any iterable, e.g. an :class:`~iclr24.rlcf.data.ImageFolderTTA` or a ``DataLoader(..., batch_size=None)``
-        over it (images are read and augmented lazily, one at a time)."""
+        over it (images are read and augmented lazily, one at a time).
+
+        ``callbacks`` (``f(i, metrics)`` or objects with ``on_step``) and ``log_dir`` (``metrics.jsonl``,
+        TensorBoard event files when installed) get one record per test image ``i``: ``correct`` (the final
+        prediction right: 1, else 0), ``correct_before`` (the prediction before any step) and the running
+        ``accuracy`` (%); the end record has the result's accuracies. Logging changes no number."""
+        from iclr24.paperkit.tracking import StepLog
+
+        log = StepLog(log_dir, callbacks, name="rlcf")
         correct, n = None, 0
         t0 = time.perf_counter()
-        for views, y in pairs:
-            y = int(y)
-            if not 0 <= y < len(self.classnames):
-                raise InputError(f"labels must index the {len(self.classnames)} class names, got {y}")
-            hist = self.adapt(views)
-            hit = (hist.argmax(-1).cpu() == y).float()
-            correct = hit if correct is None else correct + hit
-            n += 1
-            if progress is not None:
-                progress.update(1)
-        if n == 0:
-            raise InputError("the test set is empty")
-        acc = (100.0 * correct / n).tolist()
+        with log:
+            for views, y in pairs:
+                y = int(y)
+                if not 0 <= y < len(self.classnames):
+                    raise InputError(f"labels must index the {len(self.classnames)} class names, got {y}")
+                hist = self.adapt(views)
+                hit = (hist.argmax(-1).cpu() == y).float()
+                correct = hit if correct is None else correct + hit
+                n += 1
+                log(n - 1, {"correct": int(hit[-1]), "correct_before": int(hit[0]),
+                            "accuracy": 100.0 * float(correct[-1]) / n})  # fmt: skip
+                if progress is not None:
+                    progress.update(1)
+            if n == 0:
+                raise InputError("the test set is empty")
+            acc = (100.0 * correct / n).tolist()
+            log.close({"accuracy": acc[-1], "accuracy_before": acc[0], "n": n})
         return {
             "accuracy": acc[-1],
             "accuracy_per_step": acc,

@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -20,7 +21,8 @@ from torch.utils.data import DataLoader, Dataset
 
 from iclr24.paperkit import progress, seed_everything
 from iclr24.paperkit.distributed import rank_and_world
-from iclr24.paperkit.errors import InputError, check_int, check_tensor
+from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.tracking import StepLog
 
 from .banks import SFDA2Loss
 from .losses import information_maximization_loss, lr_decay
@@ -173,6 +175,53 @@ def _as_source(target, name: str = "target"):
     if len(target) == 0:
         raise InputError(f"the {name} data is empty (0 samples)")
     return target
+
+
+def _labels_of(src, name: str = "source") -> torch.Tensor:
+    """The labels of a Dataset of ``(x, y, ...)`` items: its ``labels`` / ``targets`` (ImageFolderDataset,
+    torchvision's ImageFolder: no image is decoded), a TensorDataset's second tensor, else read item by item."""
+    for attr in ("labels", "targets"):
+        v = getattr(src, attr, None)
+        if v is not None and not callable(v):
+            return torch.as_tensor(v)
+    tensors = getattr(src, "tensors", None)
+    if isinstance(tensors, tuple) and len(tensors) >= 2 and all(isinstance(t, torch.Tensor) for t in tensors):
+        return tensors[1]
+    ys = []
+    for i in range(len(src)):
+        item = src[i]
+        if not isinstance(item, tuple | list) or len(item) < 2:
+            raise InputError(
+                f"the {name} Dataset's items must be (x, y) pairs when no labels y are given; item {i} is a "
+                f"{type(item).__name__}"
+            )
+        y = item[1]
+        if isinstance(y, torch.Tensor) and y.numel() == 1:
+            y = y.item()
+        if isinstance(y, bool) or not isinstance(y, int | np.integer):
+            raise InputError(f"the {name} Dataset's item {i} has label {describe(y)}; expected a class index")
+        ys.append(int(y))
+    return torch.tensor(ys, dtype=torch.long)
+
+
+def _listening(log: StepLog) -> bool:
+    """Whether anyone reads the step log (callbacks, files or DEBUG records): if not, no metric is computed."""
+    import logging
+
+    return bool(log.callbacks or log.writers or log.logger.isEnabledFor(logging.DEBUG))
+
+
+def _check_resume(checkpoint, resume) -> Path | None:
+    if not isinstance(resume, bool):
+        raise InputError(f"resume must be True or False, got {describe(resume)}")
+    if checkpoint is None:
+        if resume:
+            raise InputError("resume=True needs checkpoint=PATH (the training-state file to continue from)")
+        return None
+    path = Path(checkpoint)
+    if path.is_dir():
+        raise InputError(f"checkpoint {path} is a folder; give a file path (e.g. OUT/train_state.pt)")
+    return path
 
 
 _CONV_NDIM = {torch.nn.Conv1d: 3, torch.nn.Conv2d: 4, torch.nn.Conv3d: 5}
@@ -357,13 +406,17 @@ def _poly_schedule(opt, max_iter: int) -> torch.optim.lr_scheduler.LambdaLR:
 def train_source(
     model: SFDAModel,
     x,
-    y,
+    y=None,
     config: SourceConfig = SOURCE_VISDA,
     *,
     seed: int = 0,
     device: str | torch.device = "cpu",
     quiet: bool = True,
     num_workers: int | None = None,
+    callbacks=None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> SFDAModel:
     """Train ``model`` on labelled source data (``x`` tensor or Dataset, read lazily; ``y`` [N] labels) with
     label-smoothed cross-entropy, SHOT's recipe (:class:`SourceConfig`). Returns the model (trained in place, left
@@ -372,10 +425,24 @@ def train_source(
 
     Under ``torchrun`` (an initialised ``torch.distributed`` group) the model is wrapped in DDP and each rank takes
     every world-size-th sample of each global batch of ``batch_size`` (the same seeded order on every rank);
-    DDP averages the gradients, so every rank holds the same weights."""
+    DDP averages the gradients, so every rank holds the same weights.
+
+    Your own data: ``x`` a ``Dataset`` or ``DataLoader`` of ``(x, y)`` items and ``y`` omitted (the labels come from
+    its ``labels``/``targets``, a TensorDataset's second tensor, or one pass over the items); it is read in the
+    recipe's seeded order and batch size (a DataLoader's own are not used), so the same samples give the same model
+    as tensors. ``callbacks`` (``f(step, metrics)`` or objects with ``on_step``) and ``log_dir`` (``metrics.jsonl``,
+    TensorBoard event files when installed; rank 0 only) get each iteration's ``loss``, ``lr`` and ``epoch``.
+    ``checkpoint``: a training-state file written at the end of every epoch (rank 0); with ``resume=True`` a run
+    continues from it when it exists (model, optimiser, schedule, data order and RNG states: the same weights as a
+    run never interrupted)."""
     model = _check_model(model)
     src = _as_source(x, "source")
+    if y is None:
+        if isinstance(src, torch.Tensor):
+            raise InputError("the source labels y are missing (give y, or a Dataset of (x, y) items as x)")
+        y = _labels_of(src, "source")
     y = _check_labels(y, len(src), model.num_classes, "source labels")
+    state_path = _check_resume(checkpoint, resume)
     _check_fits(model, src, "source")
     if not 0 <= config.label_smoothing < 1:
         raise InputError(f"label_smoothing must be in [0, 1), got {config.label_smoothing}")
@@ -402,22 +469,47 @@ def train_source(
     sched = _poly_schedule(opt, max_iter)
     g = torch.Generator().manual_seed(seed)
     rank, world = rank_and_world()
+    meta = {"kind": "sfda2 source training", "config": asdict(config), "n": n, "seed": seed, "world": world}
+    start = 0
+    if resume and state_path.is_file():
+        from iclr24.paperkit.resume import load_train_state
+
+        start = load_train_state(state_path, model=model, optimizer=opt, scheduler=sched, generators={"order": g},
+                                 expect=meta, what="sfda2 source-training state")  # fmt: skip
+    log = StepLog(log_dir if rank == 0 else None, callbacks, name="sfda2")
+    on = _listening(log)
     net = model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(model, device_ids=None if str(device) == "cpu" else [device])
-    for _ in progress(range(config.epochs), desc="source training", disable=True if quiet else None):
-        order = torch.randperm(n, generator=g)
-        # every rank needs >= 2 samples for batch norm; each takes every world-th sample of a global batch
-        shares = [b[rank::world] for b in torch.split(order, config.batch_size) if len(b) >= 2 * world]
-        for xb, b in _load(src, shares, workers, device):
-            logits = net(xb.to(device, non_blocking=True))
-            loss = F.cross_entropy(logits, y[b].to(device), label_smoothing=config.label_smoothing)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
+    step = start * per_epoch
+    with log:
+        for epoch in progress(
+            range(start, config.epochs), desc="source training", disable=True if quiet else None
+        ):
+            order = torch.randperm(n, generator=g)
+            # every rank needs >= 2 samples for batch norm; each takes every world-th sample of a global batch
+            shares = [b[rank::world] for b in torch.split(order, config.batch_size) if len(b) >= 2 * world]
+            for xb, b in _load(src, shares, workers, device):
+                logits = net(xb.to(device, non_blocking=True))
+                loss = F.cross_entropy(logits, y[b].to(device), label_smoothing=config.label_smoothing)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sched.step()
+                if on:
+                    log(
+                        step, {"loss": float(loss.detach()), "lr": opt.param_groups[-1]["lr"], "epoch": epoch}
+                    )
+                step += 1
+            if state_path is not None and rank == 0:
+                from iclr24.paperkit.resume import save_train_state
+
+                save_train_state(state_path, step=epoch + 1, model=model, optimizer=opt, scheduler=sched,
+                                 generators={"order": g}, meta=meta)  # fmt: skip
+        log.close({"epochs": config.epochs, "resumed_from_epoch": start})
+    model.resumed_from_epoch_ = start
     return model.eval()
 
 
@@ -520,6 +612,10 @@ def adapt(
     quiet: bool = True,
     num_workers: int | None = None,
     callback: Callable[[int, dict[str, float]], None] | None = None,
+    callbacks=None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> AdaptResult:
     """Source-free adaptation of ``model`` (an :class:`SFDAModel`, adapted in place) to unlabelled ``target``
     (a tensor [N, ...], a Dataset whose items are ``x`` or ``(x, ...)``, read lazily, or a DataLoader, whose dataset
@@ -532,9 +628,18 @@ def adapt(
     ``config.method``; two SGD optimisers (F+B, C) with the lr ``lr (1 + 10 t/T)^-0.75``; size-1 batches skipped.
     A Dataset is read through a DataLoader (``num_workers``: default 8 on CUDA, capped at the CPU count, none on
     the CPU; pinned memory on CUDA), so memory holds the banks (N x A features, N x C scores), never the images.
+
+    ``callbacks`` (``f(step, metrics)`` or objects with ``on_step``; ``callback`` is the older single one) and
+    ``log_dir`` (``metrics.jsonl``, TensorBoard event files when installed) get every iteration's loss terms,
+    ``alpha_t``, ``lambda_t`` and ``lr`` (step = iterations done), with ``acc`` and ``mean_class_acc`` at each
+    evaluation (step 0: the source model). ``checkpoint``: a state file written after every pass over the target
+    (model, both optimisers and schedules, banks, class covariances, data order, RNG states, history); with
+    ``resume=True`` a run continues from it when it exists and ends as a run never interrupted would (a resumed
+    run appends to the log the records after its last saved pass again).
     """
     model = _check_model(model)
     config = config.validate()
+    state_path = _check_resume(checkpoint, resume)
     src = _as_source(target, "target")
     _check_fits(model, src, "target")
     n = len(src)
@@ -551,42 +656,108 @@ def adapt(
             )
         _check_fits(model, ev, "evaluation")
     workers = _workers(src, num_workers, device)
+    log = StepLog(log_dir, [c for c in (callback,) if c is not None] + list(StepLog(None, callbacks).callbacks),
+                  name="sfda2")  # fmt: skip
+    on = _listening(log)
     seed_everything(seed)
     t0 = time.perf_counter()
     model.to(device)
     eval_bs = 3 * config.batch_size
-    z_all, logits_all = predict(model, src, batch_size=eval_bs, device=device, num_workers=workers)
-    if not torch.isfinite(z_all).all():
-        raise InputError("the source model gives non-finite (NaN/inf) features on the target data")
     res = AdaptResult(model=model, config={**asdict(config), "seed": seed})
-    if labels is not None:
-        res.evals.append(_evaluate(model, ev, labels, 0, device, eval_bs, workers))
     per_epoch = math.ceil(n / config.batch_size)
     max_iter = config.max_epoch * per_epoch
     interval_iter = max(1, max_iter // config.interval)
+    g = torch.Generator().manual_seed(seed)
+    meta = {"kind": "sfda2 adaptation", "config": asdict(config), "n": n, "seed": seed,
+            "labels": labels is not None}  # fmt: skip
+    resuming = resume and state_path.is_file()
+    if resuming:  # the banks, covariances and history come from the state file (placeholders until then)
+        z_all = torch.zeros(n, model.bottleneck_dim, device=device)
+        logits_all = torch.zeros(n, model.num_classes, device=device)
+    else:
+        z_all, logits_all = predict(model, src, batch_size=eval_bs, device=device, num_workers=workers)
+        if not torch.isfinite(z_all).all():
+            raise InputError("the source model gives non-finite (NaN/inf) features on the target data")
+        if labels is not None:
+            res.evals.append(_evaluate(model, ev, labels, 0, device, eval_bs, workers))
     run = Adapter(model, config, max_iter, z_all, logits_all, device)
     del z_all, logits_all
-    g = torch.Generator().manual_seed(seed)
+    if resuming:
+        _load_adapt_state(state_path, run, g, meta, res)
+    elif on and res.evals:
+        log(0, {k: v for k, v in res.evals[0].items() if k != "iter"})
     model.train()
-    bar = progress(total=max_iter, desc=f"adapt ({config.method})", disable=True if quiet else None)
-    while run.it < max_iter:
-        order = torch.randperm(n, generator=g)
-        chunks = [b for b in torch.split(order, config.batch_size) if len(b) >= 2]  # size-1 batches skipped
-        for xb, idx in _load(src, chunks[: max_iter - run.it], workers, device):
-            rec = run.step(xb, idx)
-            res.history.append(rec)
-            if callback is not None:
-                callback(run.it, rec)
-            bar.update(1)
-            if labels is not None and (run.it % interval_iter == 0 or run.it == max_iter):
-                res.evals.append(_evaluate(model, ev, labels, run.it, device, eval_bs, workers))
-                model.train()
+    bar = progress(total=max_iter, initial=run.it, desc=f"adapt ({config.method})",
+                   disable=True if quiet else None)  # fmt: skip
+    with log:
+        while run.it < max_iter:
+            order = torch.randperm(n, generator=g)
+            chunks = [
+                b for b in torch.split(order, config.batch_size) if len(b) >= 2
+            ]  # size-1 batches skipped
+            for xb, idx in _load(src, chunks[: max_iter - run.it], workers, device):
+                rec = run.step(xb, idx)
+                res.history.append(rec)
+                bar.update(1)
+                if labels is not None and (run.it % interval_iter == 0 or run.it == max_iter):
+                    res.evals.append(_evaluate(model, ev, labels, run.it, device, eval_bs, workers))
+                    model.train()
+                    if on:
+                        log(run.it, {**rec, **{k: v for k, v in res.evals[-1].items() if k != "iter"}})
+                elif on:
+                    log(run.it, rec)
+            if state_path is not None:
+                _save_adapt_state(state_path, run, g, meta, res)
+        log.close({"iterations": run.it, "final_acc": res.final_acc, "nonfinite": run.nonfinite})
     bar.close()
     run.close()
     res.nonfinite = run.nonfinite
     model.eval()
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _save_adapt_state(path: Path, run: Adapter, g: torch.Generator, meta: dict, res: AdaptResult) -> None:
+    from iclr24.paperkit.resume import save_train_state
+
+    banks = run.crit.banks
+    extra = {
+        "it": run.it,
+        "nonfinite": run.nonfinite,
+        "opt_c": run.opt_c.state_dict(),
+        "sched_c": run.sched_c.state_dict(),
+        "banks": {"fea": banks.fea_bank, "score": banks.score_bank, "pseudo": banks.pseudo_bank},
+        "covariance": {"amount": run.crit.amount, "mean": run.crit.mean, "cov": run.crit.cov},
+        "history": res.history,
+        "evals": res.evals,
+    }
+    save_train_state(path, step=run.it, model=run.model, optimizer=run.opt, scheduler=run.sched,
+                     generators={"order": g}, meta=meta, extra=extra)  # fmt: skip
+
+
+def _load_adapt_state(path: Path, run: Adapter, g: torch.Generator, meta: dict, res: AdaptResult) -> None:
+    from iclr24.paperkit.errors import InputFileError
+    from iclr24.paperkit.resume import load_train_state
+
+    extra: dict = {}
+    load_train_state(path, model=run.model, optimizer=run.opt, scheduler=run.sched, generators={"order": g},
+                     expect=meta, into=extra, what="sfda2 adaptation state")  # fmt: skip
+    try:
+        run.opt_c.load_state_dict(extra["opt_c"])
+        run.sched_c.load_state_dict(extra["sched_c"])
+        banks, cov = extra["banks"], extra["covariance"]
+        b = run.crit.banks
+        if banks["fea"].shape != b.fea_bank.shape or banks["score"].shape != b.score_bank.shape:
+            raise KeyError("banks")
+        dev = b.fea_bank.device
+        b.fea_bank, b.score_bank, b.pseudo_bank = (banks[k].to(dev) for k in ("fea", "score", "pseudo"))
+        run.crit.amount, run.crit.mean, run.crit.cov = (cov[k].to(dev) for k in ("amount", "mean", "cov"))
+        run.it, run.nonfinite = int(extra["it"]), int(extra["nonfinite"])
+        res.history, res.evals = list(extra["history"]), list(extra["evals"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise InputFileError(
+            f"{path}: not a complete sfda2 adaptation state ({type(e).__name__}: {e})", path
+        ) from None
 
 
 def with_method(config: SFDA2Config, method: str, **changes) -> SFDA2Config:

@@ -161,9 +161,53 @@ def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
     return model, meta
 
 
+def load_source(path: Path) -> tuple[SFDAModel, dict]:
+    """``(model, meta)`` from a model folder (``sfda2 train-source`` / ``adapt`` write ``OUT/source``,
+    ``OUT/target``) or from a checkpoint file of an earlier version (``source.pt``, ``target.pt``)."""
+    path = Path(path)
+    if not path.is_dir():
+        model, meta = load_checkpoint(path)
+        model.class_names, model.image_size = list(meta["class_names"]), int(meta.get("size", 224))
+        return model, meta
+    model = SFDAModel.from_pretrained(path)
+    cfg = model.arch_config or {}
+    if model.class_names is None:
+        raise InputFileError(
+            f"{path}: the model folder records no class_names (write it with sfda2 train-source)"
+        )
+    meta = {"arch": cfg.get("arch"), "num_classes": model.num_classes, "bottleneck_dim": model.bottleneck_dim,
+            "class_names": list(model.class_names), "size": int(model.image_size or 224)}  # fmt: skip
+    return model, meta
+
+
+def run_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["sfda2", *runs[-1].get("argv", [])])
+
+
+class _LossTrace:
+    """The loss at every 20th of a run's iterations and at its last (for provenance.json)."""
+
+    def __init__(self, total: int, key: str) -> None:
+        self.every, self.total, self.key, self.rows = max(1, total // 20), total, key, []
+
+    def __call__(self, step: int, metrics: dict) -> None:
+        if self.key in metrics and (step % self.every == 0 or step == self.total - 1):
+            self.rows.append({"step": int(step), self.key: round(float(metrics[self.key]), 5)})
+
+
+RESUME_HELP = "continue the interrupted run in --out from its {} (saved after every epoch), exactly"
+
+
 @app.command(
     "train-source",
-    "Train a source model with label smoothing (SHOT's recipe) and write source.pt.",
+    "Train a source model with label smoothing (SHOT's recipe); writes the model folder OUT/source "
+    "(model.safetensors, config.json, provenance.json) and OUT/source.json.",
     arg(
         "--source",
         default="digits",
@@ -190,9 +234,15 @@ def load_checkpoint(path: Path) -> tuple[SFDAModel, dict]:
         default=None,
         help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
     ),
+    arg("--resume", action="store_true", help=RESUME_HELP.format("OUT/train_state.pt")),
     device=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train_source(args: argparse.Namespace) -> int:
+    import math
+    import time
+
     check_arch(args.arch)  # before any data is read
     x, x_eval, y, names = load_domain(args.source, args.arch, args.size, role="source")
     seed_everything(args.seed)  # the initialisation follows --seed
@@ -208,14 +258,18 @@ def _train_source(args: argparse.Namespace) -> int:
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 
     info = init_distributed(device=args.device)  # under torchrun: DDP, each rank a share of every batch
+    steps = cfg.epochs * math.ceil(len(y) / cfg.batch_size)
+    trace = _LossTrace(steps, "loss")
+    cpu0 = time.process_time()
     try:
-        model = train_source(
-            model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet, num_workers=args.workers
-        )
+        model = train_source(model, x, y, cfg, seed=args.seed, device=args.device, quiet=args.quiet,
+                             num_workers=args.workers, callbacks=trace, log_dir=args.log_dir,
+                             checkpoint=Path(args.out) / "train_state.pt", resume=args.resume)  # fmt: skip
     finally:
         cleanup_distributed()
     if not info.is_main:
         return 0
+    cpu = time.process_time() - cpu0
     acc = accuracy(predict(model, x_eval, device=args.device, num_workers=args.workers)[1].argmax(1), y)
     meta = {
         "arch": args.arch,
@@ -224,12 +278,18 @@ def _train_source(args: argparse.Namespace) -> int:
         "class_names": names,
         "size": args.size,
     }
-    ck = save_checkpoint(Path(args.out) / "source.pt", model.cpu(), meta)
+    model.class_names, model.image_size = names, args.size
+    folder = model.cpu().save_pretrained(Path(args.out) / "source", provenance={
+        "command": run_command(args), "seed": args.seed, "steps": steps, "epochs": cfg.epochs,
+        "cpu_seconds": round(cpu, 2), "resumed_from_epoch": model.resumed_from_epoch_,
+        "data": args.source, "source_train_accuracy": round(acc, 4), "config": vars_jsonable(cfg),
+        "losses": trace.rows, "world_size": info.world_size,
+    })  # fmt: skip
     atomic_write_json(
         Path(args.out) / "source.json", {**meta, "source_train_accuracy": acc, "config": vars_jsonable(cfg)}
     )
     print(f"source accuracy (train) {acc:.2f}%")
-    print(f"wrote {ck}")
+    print(f"wrote {folder}")
     return 0
 
 
@@ -241,8 +301,14 @@ def vars_jsonable(cfg) -> dict:
 
 @app.command(
     "adapt",
-    "Adapt a source checkpoint to an unlabelled target (SF(DA)^2, AaD or SHOT-IM); writes target.pt + history.",
-    arg("--source-ckpt", type=Path, required=True, help="checkpoint written by `sfda2 train-source`"),
+    "Adapt a source model to an unlabelled target (SF(DA)^2, AaD or SHOT-IM); writes the model folder OUT/target, "
+    "summary.json and history.json.",
+    arg(
+        "--source-ckpt",
+        type=Path,
+        required=True,
+        help="the model folder OUT/source of `sfda2 train-source` (or a source.pt / target.pt of an earlier version)",
+    ),
     arg(
         "--target",
         default="digits",
@@ -260,11 +326,11 @@ def vars_jsonable(cfg) -> dict:
     arg(
         "--alpha-2",
         type=nonneg_float,
-        default=1.0,
-        help="FD weight (official VisDA: 10; rescale it, see README)",
+        default=VISDA.alpha_2,
+        help="FD weight (official: 10)",
     ),
     arg("--lambda-0", type=nonneg_float, default=VISDA.lambda_0, help="IFA strength lambda_0"),
-    arg("--lr", type=positive_float, default=1e-2, help="learning rate (official VisDA: 1e-3)"),
+    arg("--lr", type=positive_float, default=VISDA.lr, help="learning rate (official: 1e-3)"),
     arg("--epochs", type=positive_int, default=VISDA.max_epoch, help="adaptation epochs"),
     arg(
         "--interval",
@@ -279,10 +345,15 @@ def vars_jsonable(cfg) -> dict:
         default=None,
         help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
     ),
+    arg("--resume", action="store_true", help=RESUME_HELP.format("OUT/adapt_state.pt")),
     device=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _adapt(args: argparse.Namespace) -> int:
-    model, meta = load_checkpoint(args.source_ckpt)
+    import time
+
+    model, meta = load_source(args.source_ckpt)
     if args.num_classes is not None and args.num_classes != int(meta["num_classes"]):
         raise InputError(
             f"--num-classes {args.num_classes} but the checkpoint {args.source_ckpt} has {meta['num_classes']} classes"
@@ -301,6 +372,7 @@ def _adapt(args: argparse.Namespace) -> int:
         lambda_0=args.lambda_0,
         interval=args.interval,
     )
+    cpu0 = time.process_time()
     res = adapt(
         model,
         x,
@@ -311,7 +383,11 @@ def _adapt(args: argparse.Namespace) -> int:
         device=args.device,
         quiet=args.quiet,
         num_workers=args.workers,
+        log_dir=args.log_dir,
+        checkpoint=Path(args.out) / "adapt_state.pt",
+        resume=args.resume,
     )
+    cpu = time.process_time() - cpu0
     final = res.evals[-1]  # the evaluation view after the last iteration
     summary = {
         "method": args.method,
@@ -323,14 +399,19 @@ def _adapt(args: argparse.Namespace) -> int:
         "config": res.config,
     }
     out = Path(args.out)
-    save_checkpoint(out / "target.pt", model.cpu(), meta)
+    model.cpu().save_pretrained(out / "target", provenance={
+        "command": run_command(args), "seed": args.seed, "steps": len(res.history), "cpu_seconds": round(cpu, 2),
+        "method": args.method, "source_model": str(args.source_ckpt), "data": args.target,
+        "accuracy": final["acc"], "mean_class_accuracy": final["mean_class_acc"], "evals": res.evals,
+        "config": res.config,
+    })  # fmt: skip
     atomic_write_json(out / "history.json", {"history": res.history, "evals": res.evals})
     atomic_write_json(out / "summary.json", summary)
     print(
         f"{args.method}: target accuracy {summary['source_accuracy']:.2f}% -> {summary['accuracy']:.2f}% "
         f"(mean-class {summary['mean_class_accuracy']:.2f}%) in {res.seconds:.1f}s"
     )
-    print(f"wrote {out / 'target.pt'}")
+    print(f"wrote {out / 'target'}")
     return 0
 
 

@@ -8,6 +8,7 @@ banks, the covariances and the implicit augmentation work on; the classifier's e
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from torch import nn
 from torch.nn.utils import parametrizations
 
 from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = [
     "SFDAModel",
@@ -44,20 +46,82 @@ def weight_norm_classifier(bottleneck_dim: int, num_classes: int) -> nn.Linear:
     return parametrizations.weight_norm(nn.Linear(bottleneck_dim, num_classes), dim=0)
 
 
-class SFDAModel(nn.Module):
+class SFDAModel(PretrainedMixin, nn.Module):
     """``logits = classifier(bottleneck(features(x)))`` with each part reachable by name.
 
     ``classifier`` must be linear in ``z`` (an ``nn.Linear``, weight-normalised or not): IFA needs its weight rows.
+
+    Built from your own modules, ``SFDAModel(features, bottleneck, classifier)``; or by architecture name,
+    ``SFDAModel(arch="digits" | "pointnet" | "timm:<name>", num_classes=..., bottleneck_dim=..., **arch_kwargs)``,
+    which is what :func:`digits_model`, :func:`pointnet_model` and :func:`split_timm` (given a name) build, and what
+    ``save_pretrained(folder)`` records in ``config.json`` so that ``SFDAModel.from_pretrained(folder)`` rebuilds
+    it (a model of your own modules saves its ``state_dict`` instead). ``class_names`` and ``image_size`` (the side
+    the image views crop to) travel with the model when set.
     """
 
-    def __init__(self, features: nn.Module, bottleneck: nn.Module, classifier: nn.Module):
+    def __init__(
+        self,
+        features: nn.Module | None = None,
+        bottleneck: nn.Module | None = None,
+        classifier: nn.Module | None = None,
+        *,
+        arch: str | None = None,
+        class_names: list[str] | None = None,
+        image_size: int | None = None,
+        **arch_kwargs,
+    ):
         super().__init__()
+        self.arch_config: dict | None = None
+        if arch is not None:
+            if features is not None or bottleneck is not None or classifier is not None:
+                raise InputError("give either the three modules or arch=..., not both")
+            built = _build_arch(arch, **arch_kwargs)
+            features, bottleneck, classifier = built.features, built.bottleneck, built.classifier
+            self.arch_config = built.arch_config
+        elif arch_kwargs:
+            raise InputError(
+                f"{sorted(arch_kwargs)} are arguments of an architecture: give arch=... with them"
+            )
+        elif features is None or bottleneck is None or classifier is None:
+            raise InputError("SFDAModel needs features, bottleneck and classifier modules (or arch=...)")
+        if class_names is not None and (
+            not isinstance(class_names, list | tuple) or not all(isinstance(c, str) for c in class_names)
+        ):
+            raise InputError(f"class_names must be a list of strings, got {describe(class_names)}")
+        if image_size is not None:
+            check_int(image_size, "image_size", minimum=1, maximum=2**16)
+        self.class_names = None if class_names is None else list(class_names)
+        self.image_size = image_size
         weight = getattr(classifier, "weight", None)
         if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
             raise InputError(
                 f"the classifier must be a linear layer with a 2-D .weight [C, A], got {type(classifier).__name__}"
             )
         self.features, self.bottleneck, self.classifier = features, bottleneck, classifier
+        if self.class_names is not None and len(self.class_names) != self.num_classes:
+            raise InputError(
+                f"{len(self.class_names)} class_names for a classifier of {self.num_classes} classes"
+            )
+
+    def pretrained_config(self) -> dict:
+        """What ``config.json`` records: the architecture and its arguments (see the class docstring)."""
+        if self.arch_config is None:
+            raise InputError(
+                "this SFDAModel was built from your own modules, so no config can rebuild it: build it with "
+                "digits_model / pointnet_model / split_timm(<timm name>) (or SFDAModel(arch=...)) to save it as a "
+                "model folder, or save its state_dict yourself"
+            )
+        cfg = dict(self.arch_config)
+        if self.class_names is not None:
+            cfg["class_names"] = list(self.class_names)
+        if self.image_size is not None:
+            cfg["image_size"] = int(self.image_size)
+        return cfg
+
+    @classmethod
+    def from_pretrained(cls, folder, *, strict: bool = True, **overrides) -> SFDAModel:
+        """The model ``save_pretrained`` wrote into ``folder``, in eval mode, on the CPU."""
+        return super().from_pretrained(folder, strict=strict, **overrides).eval()
 
     @property
     def num_classes(self) -> int:
@@ -129,11 +193,14 @@ def digits_model(
     for name, v in (("num_classes", num_classes), ("bottleneck_dim", bottleneck_dim), ("width", width)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_WIDTH:
             raise InputError(f"{name} must be a positive int (at most {MAX_WIDTH}), got {v!r}")
-    return SFDAModel(
+    model = SFDAModel(
         digits_backbone(in_channels, width),
         Bottleneck(8 * width, bottleneck_dim),
         weight_norm_classifier(bottleneck_dim, num_classes),
     )
+    model.arch_config = dict(arch="digits", num_classes=num_classes, bottleneck_dim=bottleneck_dim,
+                             in_channels=in_channels, width=width)  # fmt: skip
+    return model
 
 
 def check_timm_name(name: str, flag: str = "model") -> str:
@@ -160,12 +227,16 @@ def split_timm(
     ``num_features``-d feature; ``B`` and ``C`` are new. Train them with :func:`iclr24.sfda2.train_source`."""
     check_int(num_classes, "num_classes", minimum=1, maximum=MAX_WIDTH)
     check_int(bottleneck_dim, "bottleneck_dim", minimum=1, maximum=MAX_WIDTH)
+    name, kwargs = None, {}
     if isinstance(model, str):
         import timm
 
         check_timm_name(model, flag="timm model ")
+        name, kwargs = model, {k: v for k, v in create_kwargs.items() if k != "pretrained"}
         create_kwargs.setdefault("pretrained", False)
         model = timm.create_model(model, **create_kwargs)
+    elif isinstance(getattr(model, "pretrained_cfg", None), dict):  # a timm model: its architecture's name
+        name = model.pretrained_cfg.get("architecture")
     if not hasattr(model, "reset_classifier") or not hasattr(model, "num_features"):
         raise InputError(
             f"expected a timm model (with reset_classifier and num_features), got {type(model).__name__}"
@@ -174,9 +245,14 @@ def split_timm(
     # the pooled output's width: models with a pre-logits head (MobileNetV3, ...) widen num_features to
     # head_hidden_size, which timm sets on every model it builds (equal to num_features where there is none)
     d = int(getattr(model, "head_hidden_size", None) or model.num_features)
-    return SFDAModel(
-        model, Bottleneck(d, bottleneck_dim), weight_norm_classifier(bottleneck_dim, num_classes)
-    )
+    out = SFDAModel(model, Bottleneck(d, bottleneck_dim), weight_norm_classifier(bottleneck_dim, num_classes))
+    if isinstance(name, str):  # rebuilt by from_pretrained without pretrained weights: the folder holds them
+        spec = dict(arch=f"timm:{name}", num_classes=num_classes, bottleneck_dim=bottleneck_dim, **kwargs)
+        try:
+            out.arch_config = json.loads(json.dumps(spec))
+        except (TypeError, ValueError):  # create_kwargs that are not JSON: saved as a state_dict only
+            pass
+    return out
 
 
 def pointnet_backbone(width: int = 64) -> nn.Sequential:
@@ -193,11 +269,30 @@ def pointnet_model(num_classes: int = 10, bottleneck_dim: int = 256, width: int 
     """PointNet -> bottleneck -> weight-norm classifier, for point-cloud folders (:func:`point_cloud_folder`)."""
     for name, v in (("num_classes", num_classes), ("bottleneck_dim", bottleneck_dim), ("width", width)):
         check_int(v, name, minimum=1, maximum=MAX_WIDTH)
-    return SFDAModel(
+    model = SFDAModel(
         pointnet_backbone(width),
         Bottleneck(4 * width, bottleneck_dim),
         weight_norm_classifier(bottleneck_dim, num_classes),
     )
+    model.arch_config = dict(
+        arch="pointnet", num_classes=num_classes, bottleneck_dim=bottleneck_dim, width=width
+    )
+    return model
+
+
+def _build_arch(arch: str, **kwargs) -> SFDAModel:
+    """The model of an architecture name (``digits``, ``pointnet``, ``timm:<name>``) and its arguments."""
+    if not isinstance(arch, str):
+        raise InputError(f"arch must be 'digits', 'pointnet' or 'timm:<name>', got {describe(arch)}")
+    factories = {"digits": digits_model, "pointnet": pointnet_model}
+    try:
+        if arch in factories:
+            return factories[arch](**kwargs)
+        if arch.startswith("timm:") and len(arch) > 5:
+            return split_timm(arch[5:], **kwargs)
+    except TypeError as e:
+        raise InputError(f"arch={arch!r}: {e}") from None
+    raise InputError(f"arch must be 'digits', 'pointnet' or 'timm:<name>', got {arch!r}")
 
 
 def load_shot_checkpoint(folder: str | os.PathLike, model: SFDAModel, prefix: str = "source") -> SFDAModel:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+import time
 from pathlib import Path
 
 from iclr24.paperkit.cli import App, UsageError, arg, positive_int
@@ -47,9 +49,18 @@ def load_task(spec: str, T: int | None, data_dir: Path | None, limit: int | None
     return d, arch
 
 
+def _command(args: argparse.Namespace) -> str:
+    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["tab-snn", *runs[-1].get("argv", [args.command])])
+
+
 @app.command(
     "train",
-    "Train a spiking network with one temporal norm and report test accuracy and firing rates.",
+    "Train a spiking network with one temporal norm, report test accuracy and firing rates, and save the model "
+    "folder OUT/model (model.safetensors, config.json, provenance.json).",
     arg("--data", default="seq-digits", help=DATA_HELP),
     arg("--norm", default="tab", choices=["tab", "tdbn", "bntt", "tebn", "bn", "none"], help="temporal norm"),
     arg(
@@ -64,11 +75,18 @@ def load_task(spec: str, T: int | None, data_dir: Path | None, limit: int | None
     arg("--batch-size", type=positive_int, default=64, help="batch size"),
     arg("--lr", type=float, default=0.02, help="SGD learning rate (cosine-annealed to 0)"),
     arg("--limit", type=positive_int, default=None, help="keep only the first N training samples"),
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
+    ),
     device=True,
     data=True,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
-    from iclr24.paperkit import atomic_torch_save, atomic_write_json, seed_everything
+    from iclr24.paperkit import atomic_write_json, seed_everything
     from iclr24.paperkit.distributed import cleanup_distributed, is_main_process
 
     from .models import build_model
@@ -98,6 +116,7 @@ def _train(args: argparse.Namespace) -> int:
             width=args.width,
         )
     cfg = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed)
+    cpu0 = time.process_time()
     try:
         res = train_model(
             model,
@@ -111,14 +130,30 @@ def _train(args: argparse.Namespace) -> int:
             desc=f"{d.name} {args.norm}",
             augment=d.x_train.dim() >= 4,  # crop + flip for CIFAR / DVS, as the official loaders
             pad_fill=d.pad_fill,  # CIFAR: pad as if before normalising, as the official loader
+            log_dir=args.log_dir,
+            checkpoint=Path(args.out) / "train_state.pt",
+            resume=args.resume,
         )
         if is_main_process():
             out = Path(args.out)
             metrics = {"data": d.name, "norm": args.norm, "arch": arch, "T": d.T, **res.to_dict()}
             atomic_write_json(out / "metrics.json", metrics)
-            atomic_torch_save(model.state_dict(), out / "model.pt")
+            model.cpu().save_pretrained(
+                out / "model",
+                provenance={
+                    "command": _command(args),
+                    "seed": args.seed,
+                    "steps": res.steps,
+                    "epochs": args.epochs,
+                    "cpu_seconds": round(time.process_time() - cpu0, 2),
+                    "data": args.data,
+                    "limit": args.limit,
+                    "losses": res.train_loss,
+                    "test_acc": res.test_acc,
+                },
+            )
             print(json.dumps({k: metrics[k] for k in ("data", "norm", "T", "test_acc", "firing_rate")}))
-            print(f"wrote {out / 'metrics.json'} and {out / 'model.pt'}")
+            print(f"wrote {out / 'metrics.json'} and the model folder {out / 'model'}")
     finally:
         cleanup_distributed()
     return 0

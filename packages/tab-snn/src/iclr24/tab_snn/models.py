@@ -1,6 +1,7 @@
 """Spiking networks built from a linear/conv layer -> temporal norm -> LIF: an MLP, VGG-9 and ResNet-19.
 
-All networks take ``[N, T, ...]`` (a static ``[N, ...]`` input is direct-encoded, i.e. repeated T times, as the
+``save_pretrained(dir)`` / ``<Class>.from_pretrained(dir)`` write and read a model folder (model.safetensors with the
+weights and the norms' running statistics, config.json, provenance.json). All networks take ``[N, T, ...]`` (a static ``[N, ...]`` input is direct-encoded, i.e. repeated T times, as the
 official ``input_expand``) and return per-step logits ``[N, T, classes]``; the prediction is their mean over t
 (official ``main.py``: ``CE(outputs.mean(1), labels)``).
 """
@@ -13,6 +14,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .neurons import LIF, direct_encoding
 from .norms import NORMS, make_norm
@@ -91,7 +93,7 @@ class _SpikingNet(nn.Module):
         )
 
 
-class SpikingMLP(_SpikingNet):
+class SpikingMLP(PretrainedMixin, _SpikingNet):
     """``Linear(no bias) -> Norm -> LIF`` per hidden layer, then ``Linear -> classes`` per step.
 
     The CPU experiments of this package use ``hidden=(128, 128)``.
@@ -150,7 +152,7 @@ def _init_convs(model: nn.Module) -> None:
             nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
 
 
-class SpikingVGG9(_SpikingNet):
+class SpikingVGG9(PretrainedMixin, _SpikingNet):
     """The paper's VGG-9 (official ``models.py:VGG9``): conv3x3 -> norm -> LIF for
     [64, 64, AP2, 128, 128, AP2, 256, 256, 256, AP2], then Dropout 0.25 + FC 1024, Dropout 0.25 + FC classes.
 
@@ -226,7 +228,7 @@ class _BasicBlock(nn.Module):
         return self.lif2(self.conv2(self.lif1(self.conv1(x))) + self.shortcut(x))
 
 
-class SpikingResNet19(_SpikingNet):
+class SpikingResNet19(PretrainedMixin, _SpikingNet):
     """ResNet-19 as used by TET/TEBN/TAB: conv 128, blocks [3, 3, 2] at 128/256/512 channels (strides 1, 2, 2),
     AvgPool2 -> FC 256 -> FC classes (the official ``models.py:ResNet`` layout, which itself does not run).
     """

@@ -6,15 +6,18 @@ Runs in one process or under ``torchrun`` (each rank takes a shard of every epoc
 
 from __future__ import annotations
 
+import copy
+import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError, InputFolderError, check_float, check_int, describe
 
 from .data import TemporalData
 from .models import SpikingMLP
@@ -86,9 +89,12 @@ class TrainResult:
     firing_rate: dict[str, float] = field(default_factory=dict)
     firing_rate_per_step: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
+    steps: int = 0  # SGD steps taken (this process's, under torchrun)
+    model: nn.Module | None = field(default=None, repr=False, compare=False)  # the trained network (train_on)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The numbers (not the model) as plain data."""
+        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name != "model"}
 
 
 def _check_data(x: torch.Tensor, y: torch.Tensor, what: str) -> None:
@@ -112,6 +118,18 @@ def _check_cfg(cfg: TrainConfig | None) -> TrainConfig:
     if not isinstance(cfg, TrainConfig):
         raise InputError(f"cfg must be a TrainConfig, got {describe(cfg)}")
     return cfg
+
+
+def _user_split(x: object, y: object, what: str) -> tuple[object, object]:
+    """``(inputs, labels)`` from a ``Dataset`` of ``(x, label)`` items or a ``DataLoader`` of such batches (read
+    once, in its order; ``y`` must then be None); tensors pass through."""
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if is_user_data(x):
+        if y is not None:
+            raise InputError(f"{what}: give its labels as None with a Dataset/DataLoader of (x, label) pairs")
+        return as_tensors(x, fields=2, what=what)
+    return x, y
 
 
 def _check_task(data: TemporalData) -> None:
@@ -149,6 +167,10 @@ def train_model(
     desc: str = "train",
     augment: bool = False,
     pad_fill: Sequence[float] | None = None,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> TrainResult:
     """Train ``model`` (which returns ``[N, T, classes]``) with CE(mean_t logits) and report test accuracy.
 
@@ -157,16 +179,35 @@ def train_model(
     Under ``torchrun`` the model is wrapped in DDP and each rank trains on its shard. ``augment``: random crop
     (pad 4) and flip of image inputs (:func:`crop_flip`), as the official CIFAR/DVS loaders; ``pad_fill``: what
     the padding holds on normalised inputs (the data's :attr:`TemporalData.pad_fill`).
+
+    ``x_train`` / ``x_test`` may be your ``Dataset`` of ``(x, label)`` items or ``DataLoader`` of such batches,
+    with ``y_train`` / ``y_test`` None (read once, in order: the same training as the tensors). ``callbacks`` /
+    ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog` gets ``loss`` and ``lr`` after every SGD step and
+    ``train_loss`` after every epoch (``log_dir`` on the main process only: ``metrics.jsonl``, TensorBoard files
+    when installed). ``checkpoint``: a file written after every epoch (model with its running statistics, SGD,
+    the cosine schedule, the shuffling and augmentation generators, torch's RNG); with ``resume=True`` an
+    existing one is continued, so an interrupted run resumed ends bit for bit as the uninterrupted one (on the
+    CPU; under torchrun every rank resumes from the main process's file).
     """
     from iclr24.paperkit import progress as pbar
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
 
     cfg = _check_cfg(cfg)
     from iclr24.paperkit.distributed import distributed_sampler, init_distributed, wrap_ddp
 
     if not isinstance(model, nn.Module):
         raise InputError(f"model must be an nn.Module, got {describe(model)}")
+    x_train, y_train = _user_split(x_train, y_train, "train split")
+    x_test, y_test = _user_split(x_test, y_test, "test split")
     _check_data(x_train, y_train, "train split")
     _check_data(x_test, y_test, "test split")
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
+        )
     t0 = time.perf_counter()
     info = init_distributed(device=str(device))
     dev = info.device if info.world_size > 1 else torch.device(device)
@@ -182,32 +223,64 @@ def train_model(
     )
     result = TrainResult(test_acc=float("nan"))
     aug_gen = torch.Generator().manual_seed(cfg.seed + 1)
-    bar = pbar(range(cfg.epochs), desc=desc, disable=None if progress else True)
-    for epoch in bar:
-        if sampler is not None:
-            sampler.set_epoch(epoch)
-            idx = torch.as_tensor(list(iter(sampler)), dtype=torch.long)
-        else:
-            idx = torch.randperm(len(x_train), generator=gen)
-        net.train()
-        total, n = 0.0, 0
-        for b in range(0, len(idx), cfg.batch_size):
-            sel = idx[b : b + cfg.batch_size]
-            xb, yb = x_train[sel], y_train[sel].to(dev)
-            if augment:
-                xb = crop_flip(xb, aug_gen, fill=pad_fill)
-            xb = xb.to(dev)
-            loss = F.cross_entropy(net(xb).mean(1), yb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += loss.item() * len(sel)
-            n += len(sel)
-        result.train_loss.append(total / max(n, 1))
-        if hasattr(bar, "set_postfix"):
-            bar.set_postfix(loss=f"{result.train_loss[-1]:.3f}")
-    result.test_acc = evaluate(model, x_test, y_test, device=dev)
+    gens = {"augment": aug_gen, **({"shuffle": gen} if sampler is None else {})}
+    meta = {
+        "config": asdict(cfg),
+        "n_train": len(x_train),
+        "augment": bool(augment),
+        "world": info.world_size,
+    }
+    first, step = 0, 0
+    if resume and Path(checkpoint).exists():
+        saved: dict = {}
+        first = load_train_state(
+            checkpoint, model=model, optimizer=opt, scheduler=sched, generators=gens, expect=meta, into=saved,
+            what="tab-snn training state",
+        )  # fmt: skip
+        result.train_loss, step = [float(v) for v in saved["train_loss"]], int(saved["step"])
+    main = info.rank == 0
+    log = StepLog(log_dir if main else None, callbacks, name="tab_snn")
+    try:
+        bar = pbar(range(first, cfg.epochs), desc=desc, disable=None if progress else True)
+        for epoch in bar:
+            if sampler is not None:
+                sampler.set_epoch(epoch)
+                idx = torch.as_tensor(list(iter(sampler)), dtype=torch.long)
+            else:
+                idx = torch.randperm(len(x_train), generator=gen)
+            net.train()
+            total, n = 0.0, 0
+            for b in range(0, len(idx), cfg.batch_size):
+                sel = idx[b : b + cfg.batch_size]
+                xb, yb = x_train[sel], y_train[sel].to(dev)
+                if augment:
+                    xb = crop_flip(xb, aug_gen, fill=pad_fill)
+                xb = xb.to(dev)
+                loss = F.cross_entropy(net(xb).mean(1), yb)
+                opt.zero_grad()
+                loss.backward()
+                lr = opt.param_groups[0]["lr"]  # the step size of this step
+                opt.step()
+                sched.step()
+                value = loss.item()
+                total += value * len(sel)
+                n += len(sel)
+                step += 1
+                log(step, {"loss": value, "lr": lr})
+            result.train_loss.append(total / max(n, 1))
+            log(step, {"train_loss": result.train_loss[-1], "epoch": epoch})
+            if hasattr(bar, "set_postfix"):
+                bar.set_postfix(loss=f"{result.train_loss[-1]:.3f}")
+            if checkpoint is not None and main:
+                save_train_state(
+                    checkpoint, step=epoch + 1, model=model, optimizer=opt, scheduler=sched, generators=gens,
+                    meta=meta, extra={"train_loss": result.train_loss, "step": step},
+                )  # fmt: skip
+        result.test_acc = evaluate(model, x_test, y_test, device=dev)
+        log.close({"test_acc": result.test_acc, "steps": step})
+    finally:
+        log.close()
+    result.steps = step
     result.firing_rate = firing_rates(model)
     result.firing_rate_per_step = firing_rates(model, per_step=True)
     result.seconds = time.perf_counter() - t0
@@ -225,8 +298,14 @@ def train_on(
     gamma: float = 1.0,
     device: str = "cpu",
     progress: bool = True,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> TrainResult:
-    """Seed, build this package's :class:`SpikingMLP` with ``norm`` for ``data`` and train it."""
+    """Seed, build this package's :class:`SpikingMLP` with ``norm`` for ``data`` and train it; the trained network
+    is ``result.model`` (``result.model.save_pretrained(dir)``). ``callbacks``, ``log_dir``, ``checkpoint`` and
+    ``resume`` as in :func:`train_model`."""
     from iclr24.paperkit import seed_everything
 
     _check_task(data)
@@ -235,7 +314,7 @@ def train_on(
     model = SpikingMLP(
         data.in_features, data.num_classes, data.T, hidden=hidden, norm=norm, tau=tau, v_th=v_th, gamma=gamma
     )
-    return train_model(
+    result = train_model(
         model,
         data.x_train,
         data.y_train,
@@ -245,4 +324,10 @@ def train_on(
         device=device,
         progress=progress,
         desc=f"{data.name} {norm} seed {cfg.seed}",
+        callbacks=callbacks,
+        log_dir=log_dir,
+        checkpoint=checkpoint,
+        resume=resume,
     )
+    result.model = model
+    return result

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import shlex
+import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
@@ -18,9 +21,44 @@ app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
 app.add_bench(bench.run_benchmarks)
 
 
+def _command(args: argparse.Namespace) -> str:
+    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    return shlex.join(["task-geometry", *runs[-1].get("argv", [args.command])])
+
+
+def _save_students(args: argparse.Namespace, named: list[tuple[str, object, dict]], cpu: float) -> Path:
+    """Each trained student as a model folder OUT/models/<name> (model.safetensors, config.json, provenance.json)."""
+    folder = Path(args.out) / "models"
+    steps_per_epoch = math.ceil(args.n_samples / 64)
+    for name, st, task in named:
+        st.save_pretrained(
+            folder / name,
+            provenance={
+                "command": _command(args),
+                "steps": st.epochs_run * steps_per_epoch,
+                "cpu_seconds_ensemble": round(cpu, 2),  # the whole batched ensemble, trained at once
+                "task": task,
+            },
+        )
+    return folder
+
+
+_RESUME = (
+    arg(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
+    ),
+)
+
+
 @app.command(
     "run",
-    "Train students of each nonlinearity on a task and print their hidden-layer geometry.",
+    "Train students of each nonlinearity on a task, save them as model folders OUT/models/<name> and print their "
+    "hidden-layer geometry.",
     arg(
         "--task",
         choices=("cube", "random"),
@@ -45,6 +83,9 @@ app.add_bench(bench.run_benchmarks)
     arg("--width", type=positive_int, default=128, help="hidden units"),
     arg("--noise", type=nonneg_float, default=1.0, help="input noise std during training"),
     arg("--classifier", choices=("svc", "ridge"), default="ridge", help="linear classifier of CCGP and SD"),
+    *_RESUME,
+    log_dir=True,
+    resume=lambda a: a.resume,
 )
 def _run(args: argparse.Namespace) -> int:
     from .experiment import SweepConfig, run_sweep, summarise
@@ -68,7 +109,19 @@ def _run(args: argparse.Namespace) -> int:
         train=TrainConfig(width=args.width, epochs=args.epochs),
         classifier=args.classifier,
     )
-    rows = run_sweep(cfg, show_progress=not args.quiet)
+    cpu0 = time.process_time()
+    rows = run_sweep(
+        cfg, show_progress=not args.quiet, log_dir=args.log_dir, checkpoint=Path(args.out) / "train_state.pt",
+        resume=args.resume,
+    )  # fmt: skip
+    cpu = time.process_time() - cpu0  # training and measuring
+    _save_students(
+        args,
+        [(f"k{r['k']}-a{r['a']:g}-{r['act']}-seed{r['seed']}", r["_student"],
+          {"kind": "walsh_cube", "n_bits": n_bits, "k": r["k"], "a": r["a"], "n_samples": args.n_samples,
+           "noise": args.noise, "seed": r["seed"]}) for r in rows],
+        cpu,
+    )  # fmt: skip
     summary = summarise(rows)
     _print_summary(summary)
     from iclr24.paperkit.plots import save_figure
@@ -76,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
     save_figure(plot_alignment_sweep(summary), Path(args.out) / "geometry.png")
     public = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
     atomic_write_json(Path(args.out) / "results.json", {"rows": public})
-    print(f"wrote {Path(args.out) / 'results.json'}")
+    print(f"wrote {Path(args.out) / 'results.json'} and the students in {Path(args.out) / 'models'}")
     return 0
 
 
@@ -93,9 +146,17 @@ def _run_random(args: argparse.Namespace) -> int:
         random_kernel(args.P, args.k, c, n_samples=args.n_samples, noise=args.noise, seed=s) for s in seeds
     ]
     acts = [a for a in args.act for _ in tasks]
+    cpu0 = time.process_time()
     students = train_students(
         tasks * len(args.act), acts, seeds * len(args.act),
         TrainConfig(width=args.width, epochs=args.epochs), show_progress=not args.quiet,
+        log_dir=args.log_dir, checkpoint=Path(args.out) / "train_state.pt", resume=args.resume,
+    )  # fmt: skip
+    _save_students(
+        args,
+        [(f"{st.act}-seed{st.seed}", st, {"kind": "random_kernel", "P": args.P, "k": args.k, "alignment": c,
+          "n_samples": args.n_samples, "noise": args.noise, "seed": st.seed}) for st in students],
+        time.process_time() - cpu0,
     )  # fmt: skip
     rows = []
     for st, task in zip(students, tasks * len(args.act), strict=True):
@@ -113,7 +174,7 @@ def _run_random(args: argparse.Namespace) -> int:
             f"CCGP={np.mean([r['ccgp'] for r in rs]):.3f}"
         )
     atomic_write_json(Path(args.out) / "results.json", {"rows": rows})
-    print(f"wrote {Path(args.out) / 'results.json'}")
+    print(f"wrote {Path(args.out) / 'results.json'} and the students in {Path(args.out) / 'models'}")
     return 0
 
 

@@ -8,11 +8,15 @@ classes' own dichotomies (e.g. animal vs vehicle) with ``in_channels=3``.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError, InputFolderError, check_float, check_int, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .measure import Geometry, activations, measure
 from .students import make_activation
@@ -26,8 +30,9 @@ def digit_dichotomies() -> np.ndarray:
     return np.stack([d % 2, (d >= 5).astype(int)], axis=1).astype(np.float64)
 
 
-class SmallCNN(nn.Module):
-    """conv(5x5, 16) - phi - maxpool - conv(5x5, 32) - phi - maxpool - fc(128) - phi - fc(k) for square images."""
+class SmallCNN(PretrainedMixin, nn.Module):
+    """conv(5x5, 16) - phi - maxpool - conv(5x5, 32) - phi - maxpool - fc(128) - phi - fc(k) for square images.
+    ``save_pretrained(dir)`` / ``SmallCNN.from_pretrained(dir)`` write and read a model folder."""
 
     def __init__(self, k: int, *, act: str = "tanh", in_channels: int = 1, side: int = 28, width: int = 128):
         super().__init__()
@@ -111,10 +116,26 @@ def _labels(labels: object, n: int, n_classes: int) -> np.ndarray:
     return y
 
 
+def _user_images(x: object, labels: object, targets: object) -> tuple[object, object]:
+    """``(images, labels)`` from a ``Dataset`` of ``(image, label)`` items or a ``DataLoader`` of such batches
+    (read once, in order); ``labels`` must then be None. Arrays and tensors pass through."""
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if targets is None:
+        raise InputError("targets (C, k) are required: the 0/1 dichotomies of the classes")
+    if is_user_data(x):
+        if labels is not None:
+            raise InputError("give labels=None with a Dataset/DataLoader: its items are (image, label) pairs")
+        return as_tensors(x, fields=2, what="a Dataset/DataLoader of (image, label)")
+    if labels is None:
+        raise InputError("labels (n,) are required with an array of images (or pass a Dataset/DataLoader)")
+    return x, labels
+
+
 def train_cnn(
     x: np.ndarray,
-    labels: np.ndarray,
-    targets: np.ndarray,
+    labels: np.ndarray | None = None,
+    targets: np.ndarray | None = None,
     *,
     act: str = "tanh",
     epochs: int = 2,
@@ -123,10 +144,24 @@ def train_cnn(
     in_channels: int = 1,
     side: int = 28,
     seed: int = 0,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> SmallCNN:
     """Train :class:`SmallCNN` with Adam on the Bernoulli loss for the class dichotomies ``targets (C, k)``;
     ``labels (n,)`` are the class of each image. ``x``: flat CHW rows, ``(n, C, side, side)`` or channels-last
-    ``(n, side, side, C)`` as ``load_cifar10`` returns them; uint8 pixels are scaled to [0, 1]."""
+    ``(n, side, side, C)`` as ``load_cifar10`` returns them; uint8 pixels are scaled to [0, 1]. Or ``x`` is your
+    ``Dataset`` of ``(image, label)`` items / ``DataLoader`` of such batches with ``labels=None`` (read once, in
+    order: the same model as the arrays).
+
+    ``callbacks`` / ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog`, ``loss`` after every Adam step.
+    ``checkpoint``: a file written after every epoch; with ``resume=True`` an existing one is continued (an
+    interrupted run resumed ends bit for bit as the uninterrupted one)."""
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
+
+    x, labels = _user_images(x, labels, targets)
     in_channels = check_int(in_channels, "in_channels", minimum=1, maximum=4096)
     side = check_int(side, "side", minimum=4, maximum=4096)
     epochs = check_int(epochs, "epochs", minimum=1, maximum=10**6)
@@ -137,19 +172,45 @@ def train_cnn(
     T = _targets(targets)
     y = _labels(labels, X.shape[0], T.shape[0])
     Y = torch.as_tensor(T[y])
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
+        )
     torch.manual_seed(seed)
     model = SmallCNN(T.shape[1], act=act, in_channels=in_channels, side=side)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed)
     loss_fn = nn.BCEWithLogitsLoss()
-    for _ in range(epochs):
-        perm = torch.randperm(X.shape[0], generator=g)
-        for start in range(0, X.shape[0], batch_size):
-            idx = perm[start : start + batch_size]
-            loss = loss_fn(model(X[idx]), Y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+    meta = {"act": act, "lr": float(lr), "batch_size": batch_size, "seed": seed, "n": int(X.shape[0]),
+            "side": side, "in_channels": in_channels, "k": int(T.shape[1])}  # fmt: skip
+    first, step = 0, 0
+    if resume and Path(checkpoint).exists():
+        saved: dict = {}
+        first = load_train_state(
+            checkpoint, model=model, optimizer=opt, generators={"shuffle": g}, expect=meta, into=saved,
+            what="task-geometry CNN training state",
+        )  # fmt: skip
+        step = int(saved["step"])
+    with StepLog(log_dir, callbacks, name="task_geometry") as log:
+        for epoch in range(first, epochs):
+            model.train()
+            perm = torch.randperm(X.shape[0], generator=g)
+            for start in range(0, X.shape[0], batch_size):
+                idx = perm[start : start + batch_size]
+                loss = loss_fn(model(X[idx]), Y[idx])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                step += 1
+                log(step, {"loss": float(loss.detach()), "epoch": epoch})
+            if checkpoint is not None:
+                save_train_state(
+                    checkpoint, step=epoch + 1, model=model, optimizer=opt, generators={"shuffle": g}, meta=meta,
+                    extra={"step": step},
+                )  # fmt: skip
+        log.close({"steps": step, "epochs": epochs})
     model.eval()
     return model
 

@@ -3,6 +3,7 @@ Walsh cube tasks of varying input-label alignment, and the geometry of their hid
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -65,9 +66,19 @@ class SweepConfig:
             raise InputError(f"train must be a TrainConfig, got {describe(self.train)}")
 
 
-def run_sweep(cfg: SweepConfig, *, show_progress: bool = True) -> list[dict]:
+def run_sweep(
+    cfg: SweepConfig,
+    *,
+    show_progress: bool = True,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
+) -> list[dict]:
     """Train every student of the grid (one batched ensemble) and measure it. One row per (k, a, act, seed);
-    keys starting with ``_`` hold arrays (hidden and input condition means, targets)."""
+    keys starting with ``_`` hold arrays (hidden and input condition means, targets) and the trained
+    :class:`~.students.Student` (``_student``). ``callbacks``, ``log_dir``, ``checkpoint``, ``resume``: as in
+    :func:`~.students.train_students`."""
     if not isinstance(cfg, SweepConfig):
         raise InputError(f"cfg must be a SweepConfig, got {describe(cfg)}")
     members = []
@@ -85,6 +96,10 @@ def run_sweep(cfg: SweepConfig, *, show_progress: bool = True) -> list[dict]:
         [m[3] for m in members],
         cfg.train,
         show_progress=show_progress,
+        callbacks=callbacks,
+        log_dir=log_dir,
+        checkpoint=checkpoint,
+        resume=resume,
     )
     train_seconds = time.perf_counter() - t0
     rows = []
@@ -125,6 +140,7 @@ def run_sweep(cfg: SweepConfig, *, show_progress: bool = True) -> list[dict]:
                 "_hidden_means": st.representation(task.means),  # arrays: not for JSON
                 "_input_means": task.means,
                 "_targets": task.targets,
+                "_student": st,
             }
         )
     return rows

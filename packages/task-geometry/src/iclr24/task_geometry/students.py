@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = [
     "ACTIVATIONS",
@@ -164,9 +167,10 @@ def balanced_readout(k: int, width: int, generator: torch.Generator | None = Non
     return P.repeat_interleave(reps, dim=1) / math.sqrt(width)
 
 
-class MLP(nn.Module):
+class MLP(PretrainedMixin, nn.Module):
     """``depth`` hidden layers of ``width`` units with nonlinearity ``act`` and a linear read-out to ``k`` logits
-    (Eqs. S1-S2); PyTorch's default initialisation, as the authors."""
+    (Eqs. S1-S2); PyTorch's default initialisation, as the authors. ``save_pretrained(dir)`` /
+    ``MLP.from_pretrained(dir)`` write and read a model folder (model.safetensors, config.json, provenance.json)."""
 
     def __init__(
         self,
@@ -237,6 +241,44 @@ class Student:
     def representation(self, x, layer: int = -1) -> np.ndarray:
         return self.model.representation(x, layer)
 
+    def save_pretrained(self, folder: str | os.PathLike, *, provenance: Mapping | None = None) -> Path:
+        """The model as a folder (``MLP.save_pretrained``), with this student's nonlinearity, seed, training
+        config, epochs and per-epoch losses in ``provenance.json`` beside ``provenance`` (command, CPU seconds,
+        the task). The first-layer snapshots are not saved."""
+        prov = {
+            **dict(provenance or {}),
+            "act": self.act,
+            "seed": self.seed,
+            "train_config": asdict(self.config),
+            "epochs_run": self.epochs_run,
+            "losses": list(self.losses),
+        }
+        return self.model.save_pretrained(folder, provenance=prov)
+
+    @classmethod
+    def from_pretrained(cls, folder: str | os.PathLike) -> Student:
+        """A student saved by :meth:`save_pretrained` (model in eval mode; no snapshots)."""
+        from iclr24.paperkit.pretrained import read_model_folder
+
+        _, _, prov = read_model_folder(folder)
+        model = MLP.from_pretrained(folder)
+        try:
+            st = cls(
+                model=model.eval(),
+                act=str(prov["act"]),
+                config=TrainConfig(**prov["train_config"]),
+                seed=int(prov["seed"]),
+                losses=[float(v) for v in prov["losses"]],
+                epochs_run=int(prov["epochs_run"]),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputFileError(
+                f"{Path(folder) / 'provenance.json'} does not describe a trained student ({type(e).__name__}: "
+                f"{e}); load the bare model with MLP.from_pretrained",
+                Path(folder) / "provenance.json",
+            ) from None
+        return st
+
     @torch.no_grad()
     def accuracy(self, x, y) -> float:
         """Fraction of targets (all ``k`` of every row) predicted right by the sign of the logits."""
@@ -249,7 +291,11 @@ class Student:
 
 
 def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
-    if hasattr(task, "X") and hasattr(task, "Y"):
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if is_user_data(task):  # a Dataset of (x, y) items or a DataLoader of (x, y) batches, read once in order
+        X, Y = as_tensors(task, fields=2, what="a task's Dataset/DataLoader of (x, y)")
+    elif hasattr(task, "X") and hasattr(task, "Y"):
         X, Y = task.X, task.Y
     elif isinstance(task, tuple | list) and len(task) == 2:
         X, Y = task
@@ -272,11 +318,24 @@ def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def train_student(
-    task, act: str = "tanh", config: TrainConfig | None = None, *, seed: int = 0, **overrides
+    task,
+    act: str = "tanh",
+    config: TrainConfig | None = None,
+    *,
+    seed: int = 0,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
+    **overrides,
 ) -> Student:
-    """Train one student on ``task`` (a :class:`~.tasks.Task`, or a pair ``(X, Y)``) with Adam on the Bernoulli
-    loss (Eq. (S3)). ``overrides`` replace fields of ``config`` (e.g. ``epochs=5``)."""
-    return train_students([task], [act], [seed], config, **overrides)[0]
+    """Train one student on ``task`` (a :class:`~.tasks.Task`, a pair ``(X, Y)``, or a ``Dataset``/``DataLoader``
+    of ``(x, y)``) with Adam on the Bernoulli loss (Eq. (S3)). ``overrides`` replace fields of ``config`` (e.g.
+    ``epochs=5``); ``callbacks``, ``log_dir``, ``checkpoint`` and ``resume`` as in :func:`train_students`."""
+    return train_students(
+        [task], [act], [seed], config, callbacks=callbacks, log_dir=log_dir, checkpoint=checkpoint,
+        resume=resume, **overrides,
+    )[0]  # fmt: skip
 
 
 def train_students(
@@ -286,6 +345,10 @@ def train_students(
     config: TrainConfig | None = None,
     *,
     show_progress: bool = False,
+    callbacks: object = None,
+    log_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
     **overrides,
 ) -> list[Student]:
     """Train several independent students at once (one per ``(task, act, seed)`` triple), exactly as
@@ -293,6 +356,15 @@ def train_students(
     seed, its own mini-batch order, and its own Adam state (Adam is element-wise, so a stacked optimiser is the
     same as separate ones). The members' layers are stacked and run with batched matrix products, which makes an
     ensemble of inits or activations cost about as much as one student. All tasks need the same ``n``, ``D``, ``k``.
+
+    A task is a :class:`~.tasks.Task`, a pair ``(X, Y)`` of arrays or tensors, or your own ``Dataset`` of
+    ``(x, y)`` items / ``DataLoader`` of ``(x, y)`` batches (read once, in its order; the same students as the
+    tensors). ``callbacks`` / ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog`, called after every Adam
+    step with ``loss`` (the members' mean) and ``loss/<i>`` (member ``i``'s), and after every epoch with
+    ``epoch_loss`` (``log_dir``: ``metrics.jsonl``, TensorBoard files when installed). ``checkpoint``: a file
+    written after every epoch (the stacked weights, Adam, every member's generator, losses); with
+    ``resume=True`` an existing one is continued, so an interrupted run resumed ends bit for bit as the
+    uninterrupted one.
     """
     if config is not None and not isinstance(config, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {describe(config)}")
@@ -366,54 +438,97 @@ def train_students(
     rows = torch.arange(S)[:, None]
     step = 0
     from iclr24.paperkit import progress
+    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.tracking import StepLog
 
-    bar = progress(range(cfg.epochs), desc=f"training {S} students", disable=None if show_progress else True)
-    for _epoch in bar:
-        before = [p.detach().clone() for p in params] if cfg.stop_tol is not None else None
-        perms = torch.stack([torch.randperm(n, generator=g) for g in gens])  # (S, n)
-        total = torch.zeros(S)
-        for start in range(0, n, cfg.batch_size):
-            idx = perms[:, start : start + cfg.batch_size]
-            if cfg.record_every and step % cfg.record_every == 0:
-                _snapshot(students, layers, step)
-            # Eq. (S2): y_hat = J z + c, every member at once
-            logits = torch.baddbmm(c, hidden(X[rows, idx]), J)
-            # Eq. (S3): L = mean_i BCE(sigmoid(y_hat_i), y_i) per member; the members' losses are summed
-            bce = nn.functional.binary_cross_entropy_with_logits(logits, Y[rows, idx], reduction="none")
-            per = (bce * mask).sum((1, 2)) / (idx.shape[1] * k_per)
-            opt.zero_grad(set_to_none=True)
-            per.sum().backward()
-            if cfg.stop_each and before is not None and not active.all():
-                saved = [p.detach()[~active].clone() for p in params]
-            opt.step()
-            if cfg.stop_each and before is not None and not active.all():
-                with torch.no_grad():
-                    for p, sv in zip(params, saved, strict=True):
-                        p[~active] = sv  # a member that met the stopping rule stays where it stopped
-            total += per.detach() * idx.shape[1]
-            step += 1
+    if resume and checkpoint is None:
+        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(
+            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
+        )
+    holder = nn.ParameterList([*layers[0], *layers[1], J, c])  # every stacked weight, for the training state
+    named_gens = {f"member{i}": g for i, g in enumerate(gens)}
+    meta = {"config": asdict(cfg), "acts": list(acts), "seeds": list(seeds), "shape": [S, n, D], "ks": ks}
+    first_epoch, stopped = 0, False
+    if resume and Path(checkpoint).exists():
+        saved: dict = {}
+        first_epoch = load_train_state(
+            checkpoint, model=holder, optimizer=opt, generators=named_gens, expect=meta, into=saved,
+            what="task-geometry training state",
+        )  # fmt: skip
+        active, step, stopped = saved["active"].clone(), int(saved["step"]), bool(saved["stopped"])
         for i, st in enumerate(students):
-            if active[i]:
-                st.losses.append(float(total[i]) / n)
-                st.epochs_run += 1
-        if before is not None:
-            moved = (
-                torch.stack(
-                    [
-                        (p.detach() - b).abs().flatten(1).max(1).values
-                        for p, b in zip(params, before, strict=True)
-                    ]
+            st.losses, st.epochs_run = [float(v) for v in saved["losses"][i]], int(saved["epochs_run"][i])
+            st.snapshots = [(int(t), W.numpy(), b.numpy()) for t, W, b in saved["snapshots"][i]]
+    log = StepLog(log_dir, callbacks, name="task_geometry")
+    try:
+        epochs = range(first_epoch, cfg.epochs) if not stopped else range(0)
+        bar = progress(epochs, desc=f"training {S} students", disable=None if show_progress else True)
+        for _epoch in bar:
+            before = [p.detach().clone() for p in params] if cfg.stop_tol is not None else None
+            perms = torch.stack([torch.randperm(n, generator=g) for g in gens])  # (S, n)
+            total = torch.zeros(S)
+            for start in range(0, n, cfg.batch_size):
+                idx = perms[:, start : start + cfg.batch_size]
+                if cfg.record_every and step % cfg.record_every == 0:
+                    _snapshot(students, layers, step)
+                # Eq. (S2): y_hat = J z + c, every member at once
+                logits = torch.baddbmm(c, hidden(X[rows, idx]), J)
+                # Eq. (S3): L = mean_i BCE(sigmoid(y_hat_i), y_i) per member; the members' losses are summed
+                bce = nn.functional.binary_cross_entropy_with_logits(logits, Y[rows, idx], reduction="none")
+                per = (bce * mask).sum((1, 2)) / (idx.shape[1] * k_per)
+                opt.zero_grad(set_to_none=True)
+                per.sum().backward()
+                if cfg.stop_each and before is not None and not active.all():
+                    saved = [p.detach()[~active].clone() for p in params]
+                opt.step()
+                if cfg.stop_each and before is not None and not active.all():
+                    with torch.no_grad():
+                        for p, sv in zip(params, saved, strict=True):
+                            p[~active] = sv  # a member that met the stopping rule stays where it stopped
+                total += per.detach() * idx.shape[1]
+                step += 1
+                member_losses = per.detach().tolist()
+                log(
+                    step,
+                    {"loss": sum(member_losses) / S, **{f"loss/{i}": v for i, v in enumerate(member_losses)}},
                 )
-                .max(0)
-                .values
-            )
-            if cfg.stop_each:
-                active &= moved > cfg.stop_tol
-                if not active.any():
-                    break
-            elif bool((moved <= cfg.stop_tol).all()):
-                # the research code's rule: stop every student once none of them moved by more than stop_tol
+            for i, st in enumerate(students):
+                if active[i]:
+                    st.losses.append(float(total[i]) / n)
+                    st.epochs_run += 1
+            log(step, {"epoch": _epoch, "epoch_loss": float(total.sum()) / (n * S)})
+            if before is not None:
+                moved = (
+                    torch.stack(
+                        [
+                            (p.detach() - b).abs().flatten(1).max(1).values
+                            for p, b in zip(params, before, strict=True)
+                        ]
+                    )
+                    .max(0)
+                    .values
+                )
+                if cfg.stop_each:
+                    active &= moved > cfg.stop_tol
+                    stopped = not active.any()
+                else:
+                    # the research code's rule: stop every student once none of them moved by more than stop_tol
+                    stopped = bool((moved <= cfg.stop_tol).all())
+            if checkpoint is not None:
+                save_train_state(
+                    checkpoint, step=_epoch + 1, model=holder, optimizer=opt, generators=named_gens, meta=meta,
+                    extra={"active": active, "step": step, "stopped": stopped,
+                           "losses": [st.losses for st in students], "epochs_run": [st.epochs_run for st in students],
+                           "snapshots": [[(t, torch.from_numpy(W), torch.from_numpy(b)) for t, W, b in st.snapshots]
+                                         for st in students]},
+                )  # fmt: skip
+            if stopped:
                 break
+        log.close({"steps": step, "epochs_run": max(st.epochs_run for st in students)})
+    finally:
+        log.close()  # an interrupted run closes its files too
     if cfg.record_every:
         _snapshot(students, layers, step)
     with torch.no_grad():
