@@ -64,10 +64,18 @@ def test_bench_smoke():
 @pytest.mark.slow  # trains the quickstart model for 300 steps
 def test_readme_quickstart(tmp_path):
     res = run_readme_blocks(
-        README, cwd=tmp_path, values={0: {"samples": "list(samples.shape)", "nll": "list(nll.shape)"}}
+        README,
+        cwd=tmp_path,
+        values={
+            0: {"samples": "list(samples.shape)", "nll": "list(nll.shape)"},
+            # train -> save_pretrained -> from_pretrained -> evaluate
+            1: {"files": "sorted(p.name for p in __import__('pathlib').Path('runs/fif-model').iterdir())"},
+        },
     )
     assert res["samples"] == [1000, 2]
     assert res["nll"] == [500]
+    assert res["files"] == ["config.json", "model.safetensors", "provenance.json"]
+    assert res["__stdout__"].strip().splitlines()[-1] == "True"
 
 
 def test_train_on_an_image_folder(tmp_path, capsys):
@@ -112,14 +120,14 @@ def test_resume_of_another_dataset_writes_nothing(tmp_path, capsys):
     """`fif train --data swiss_roll --resume --out runs/sine` is refused before anything in the run is touched."""
     assert _run(tmp_path, "sine", "sine", "--n", "200") == 0
     run = tmp_path / "sine"
-    before = {f.name: f.read_bytes() for f in run.iterdir()}
+    before = {str(f.relative_to(run)): f.read_bytes() for f in run.rglob("*") if f.is_file()}  # OUT/model too
     capsys.readouterr()
     assert _run(tmp_path, "sine", "swiss_roll", "--n", "200", "--resume") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "data='sine'" in err and "nothing was written" in err
     assert _run(tmp_path, "sine", "sine", "--n", "200", "--resume", "--steps", "5") == 2
     assert "--steps 3" in capsys.readouterr().err
-    assert {f.name: f.read_bytes() for f in run.iterdir()} == before
+    assert {str(f.relative_to(run)): f.read_bytes() for f in run.rglob("*") if f.is_file()} == before
     sample = ["sample", "--checkpoint", str(run / "model.pt"), "--n", "7", "--out", str(tmp_path / "s")]
     assert main(sample) == 0  # the run still works
     assert (tmp_path / "s" / "samples.png").is_file()  # `fif sample --help` promises the plot

@@ -83,5 +83,19 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(fif.load_tabular, 1, probe_files(tmp_path, ""), "power")
     p.sweep(fif.save_checkpoint, 0, [("folder", tmp_path)], model)
     p.sweep(fif.save_checkpoint, 1, [("not a flow", object())], tmp_path / "c.pt")
+    # the model folder, and your own Dataset / DataLoader as training data
+    from torch.utils.data import DataLoader, TensorDataset
+
+    p.sweep(fif.FIFModel, "net", [("unknown", "transformer"), ("conv without image_shape", "conv")],
+            data_dim=4, latent_dim=2)  # fmt: skip
+    p.sweep(fif.FIFModel, "latent_dim", probe_sizes(), data_dim=4, n_blocks=1, widths=[8])
+    p.sweep(fif.FIFModel, "image_shape", [("wrong size", [1, 4, 8]), ("2-D", [4, 4])], data_dim=16, latent_dim=2,
+            net="conv")  # fmt: skip
+    p.sweep(fif.FIFModel.from_pretrained, 0, probe_files(tmp_path, ""))
+    p.sweep(model.save_pretrained, 0, [("own nets", tmp_path / "own")])  # your own nets: no config.json
+    own = [(f"dataset of {k}", TensorDataset(v)) for k, v in bad if isinstance(v, torch.Tensor) and v.dim() >= 1
+           and len(v)]  # fmt: skip
+    own += [("empty loader", DataLoader(TensorDataset(torch.rand(0, 2)), batch_size=2))]
+    p.sweep(fif.fit, 1, own, model, cfg, show_progress=False)
     p.check()
     p.assert_covers(fif, skip=SKIP)

@@ -3,11 +3,12 @@
 from .data import load_array, load_image_folder, load_tabular, toy_dataset, toy_splits
 from .estimator import exact_log_prob, sample_v, volume_change_surrogate
 from .metrics import mmd_rbf, sliced_wasserstein
-from .model import FreeFormInjectiveFlow, fif_loss
+from .model import FIFModel, FreeFormInjectiveFlow, fif_loss
 from .nets import conv_pair, resnet_pair
 from .training import NonFiniteLossError, TrainConfig, fit, load_checkpoint, save_checkpoint
 
 __all__ = [
+    "FIFModel",
     "FreeFormInjectiveFlow",
     "NonFiniteLossError",
     "TrainConfig",

@@ -1,8 +1,8 @@
 """The ``fif`` command: a thin shell over the API.
 
 fif train --data sine|s_curve|swiss_roll|mnist|PATH.npy [--latent-dim d] [--steps N] --out DIR
-fif sample --checkpoint DIR/model.pt --n 1000 --out DIR
-fif nll --checkpoint DIR/model.pt --data PATH|sine --out DIR
+fif sample --checkpoint DIR/model --n 1000 --out DIR      (DIR/model.pt works too)
+fif nll --checkpoint DIR/model --data PATH|sine --out DIR
 fif reproduce [--smoke|--quick|--full]
 fif bench [--smoke|--quick|--full]
 """
@@ -23,8 +23,7 @@ from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import TOY_ALIASES, TOY_DATASETS, load_array, load_image_folder, standardize, toy_dataset
-from .model import FreeFormInjectiveFlow
-from .nets import conv_pair, resnet_pair
+from .model import FIFModel, FreeFormInjectiveFlow
 from .reproduce import PAPER
 from .training import CHECKPOINT_FORMAT, TrainConfig, fit, load_checkpoint
 
@@ -89,18 +88,21 @@ def _load_data(
     return (x - mean) / std, meta
 
 
-def _build(meta: dict) -> FreeFormInjectiveFlow:
+def _build(meta: dict) -> FIFModel:
+    """The model of a run's meta: the package's conv pair for images, its residual MLP pair otherwise (the same
+    networks, initialised from the same draws, as ``conv_pair`` / ``resnet_pair`` + ``FreeFormInjectiveFlow``)."""
     D, d = meta["data_dim"], meta["latent_dim"]
+    common = dict(data_dim=D, latent_dim=d, beta=meta["beta"], noise=meta["noise"])
     if meta["image_shape"]:
-        enc, dec = conv_pair(meta["image_shape"], d, ch_factor=meta["ch_factor"], hidden=meta["width"])
-    else:
-        enc, dec = resnet_pair(D, d, meta["n_blocks"], [meta["width"]] * 2)
-    return FreeFormInjectiveFlow(enc, dec, data_dim=D, latent_dim=d, beta=meta["beta"], noise=meta["noise"])
+        return FIFModel(net="conv", image_shape=list(meta["image_shape"]), ch_factor=meta["ch_factor"],
+                        hidden=meta["width"], **common)  # fmt: skip
+    return FIFModel(net="resnet", n_blocks=meta["n_blocks"], widths=[meta["width"]] * 2, **common)
 
 
 @app.command(
     "train",
-    "Train a free-form injective flow on a built-in dataset or a .npy/.npz/.csv file; writes model.pt + plots.",
+    "Train a free-form injective flow on a built-in dataset or a .npy/.npz/.csv file; writes the model folder "
+    "OUT/model (FIFModel.from_pretrained), the resumable OUT/model.pt and plots.",
     arg(
         "--data",
         default="sine",
@@ -131,9 +133,13 @@ def _build(meta: dict) -> FreeFormInjectiveFlow:
     _NPZ_KEY,
     device=True,
     data=True,
+    log_dir=True,
     resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
+    import time
+
+    cpu0 = time.process_time()
     x, meta = _load_data(args.data, args.n, args.seed, args.data_dir, args.image_size, args.npz_key)
     D = x.shape[1]
     default_d = 16 if meta["kind"] == "image_folder" else max(1, D // 2)
@@ -156,6 +162,7 @@ def _train(args: argparse.Namespace) -> int:
         width=args.width,
         ch_factor=16,
     )
+    torch.manual_seed(args.seed)  # the initial weights follow --seed (they were drawn unseeded before)
     model = _build(meta)
     out = Path(args.out)
     cfg = TrainConfig(
@@ -178,8 +185,10 @@ def _train(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         log_every=max(1, args.steps // 100),
         checkpoint_extra={"meta": meta},
+        log_dir=args.log_dir,
     )
     atomic_write_json(out / "meta.json", meta)
+    _save_model_folder(args, model, meta, hist, time.process_time() - cpu0)
     model.to("cpu").eval()
     n_eval = min(2000, x.shape[0])
     nll = float(model.exact_nll(x[:n_eval]).mean()) if d <= 64 else None
@@ -192,8 +201,32 @@ def _train(args: argparse.Namespace) -> int:
     s = model.sample(n_eval, generator=torch.Generator().manual_seed(0))
     _plot_samples(s, meta, out / "samples.png", x[:n_eval])
     print(json.dumps(summary))
-    print(f"wrote {out / 'model.pt'}")
+    print(f"wrote {out / 'model'} (FIFModel.from_pretrained) and {out / 'model.pt'}")
     return 0
+
+
+def _save_model_folder(args: argparse.Namespace, model: FIFModel, meta: dict, hist: dict, cpu_seconds: float):
+    """OUT/model: the trained flow as a model folder; provenance.json holds the run and the data meta (scaling,
+    image shape) that sample and nll need."""
+    import shlex
+
+    from iclr24.paperkit.runfolder import read_marker
+
+    runs = (read_marker(args.out) or {}).get("runs") or [{}]
+    every = max(1, len(hist["step"]) // 20)
+    losses = [{"step": s + 1, "loss": v} for s, v in list(zip(hist["step"], hist["loss"]))[::every]]
+    return model.save_pretrained(
+        Path(args.out) / "model",
+        provenance={
+            "command": shlex.join(["fif", *runs[-1].get("argv", ["train"])]),
+            "seed": args.seed,
+            "steps": args.steps,
+            "cpu_seconds": round(cpu_seconds, 2),
+            "meta": meta,
+            "losses": losses,
+            "skipped_steps": hist["skipped"],
+        },
+    )
 
 
 def _check_resume(ckpt: Path, meta: dict, model: FreeFormInjectiveFlow, cfg: TrainConfig) -> None:
@@ -262,8 +295,21 @@ def _plot_samples(s: torch.Tensor, meta: dict, path: Path, x: torch.Tensor | Non
 
 
 def _load_model(ckpt: Path) -> tuple[FreeFormInjectiveFlow, dict]:
+    """A trained flow and its data meta from a model folder (OUT/model), a training folder (OUT) or model.pt."""
     if not ckpt.exists():
         raise InputFileError(f"checkpoint not found: {ckpt} (write one with `fif train --out DIR`)")
+    if ckpt.is_dir() and (ckpt / "model.pt").is_file() and not (ckpt / "config.json").is_file():
+        ckpt = ckpt / "model.pt"
+    if ckpt.is_dir():
+        from iclr24.paperkit.pretrained import read_model_folder
+
+        model = FIFModel.from_pretrained(ckpt)
+        meta = read_model_folder(ckpt)[2].get("meta")
+        if not isinstance(meta, dict):
+            raise InputError(
+                f"{ckpt / 'provenance.json'} holds no data meta ('meta'), which `fif train` writes"
+            )
+        return model.eval(), meta
     meta = _stored_meta(ckpt)
     try:
         model = _build(meta)
@@ -279,7 +325,12 @@ def _load_model(ckpt: Path) -> tuple[FreeFormInjectiveFlow, dict]:
     "sample",
     "Draw samples x = g(z), z ~ N(0, tau^2 I), from a trained model; writes samples.npy (in data units) and "
     "samples.png.",
-    arg("--checkpoint", type=Path, required=True, help="model.pt written by `fif train`"),
+    arg(
+        "--checkpoint",
+        type=Path,
+        required=True,
+        help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
+    ),
     arg("--n", type=positive_int, default=1000, help="number of samples"),
     arg("--latent-scale", type=nonneg_float, default=1.0, help="tau: latent temperature"),
 )
@@ -303,7 +354,12 @@ def _sample(args: argparse.Namespace) -> int:
 @app.command(
     "nll",
     "Exact negative log-likelihood (decoder Jacobian, d forward passes) of data under a trained model.",
-    arg("--checkpoint", type=Path, required=True, help="model.pt written by `fif train`"),
+    arg(
+        "--checkpoint",
+        type=Path,
+        required=True,
+        help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
+    ),
     arg(
         "--data",
         required=True,

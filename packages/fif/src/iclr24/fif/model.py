@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError, check_tensor, describe
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .estimator import (
     GRADIENT_SIDES,
@@ -31,7 +32,7 @@ from .estimator import (
     volume_change_surrogate,
 )
 
-__all__ = ["FreeFormInjectiveFlow", "fif_loss", "LOG_DET_MODES"]
+__all__ = ["FreeFormInjectiveFlow", "FIFModel", "fif_loss", "LOG_DET_MODES"]
 
 LOG_DET_MODES = ("surrogate", "exact", "none")
 
@@ -125,8 +126,12 @@ def _fif_loss(
     }
 
 
-class FreeFormInjectiveFlow(nn.Module):
+class FreeFormInjectiveFlow(PretrainedMixin, nn.Module):
     """An injective flow from a free-form encoder ``f: R^D -> R^d`` and decoder ``g: R^d -> R^D`` (``d < D``).
+
+    Built over your own ``nn.Module`` pair it saves with :func:`~.training.save_checkpoint`; built over the
+    package's own pairs (:class:`FIFModel`) it also saves as a model folder (``save_pretrained`` /
+    ``FIFModel.from_pretrained``).
 
     Args:
         encoder, decoder: ``nn.Module``s mapping (B, D) -> (B, d) and (B, d) -> (B, D); checked at construction.
@@ -279,6 +284,15 @@ class FreeFormInjectiveFlow(nn.Module):
         """Per-sample exact negative log-likelihood (B,)."""
         return -self.exact_log_prob(x, jacobian_target)["log_prob"]
 
+    def pretrained_config(self) -> dict:
+        """A model folder needs a model its ``config.json`` rebuilds; your own encoder/decoder modules are not
+        JSON: refused with what to do instead."""
+        raise InputError(
+            f"save_pretrained needs a model that config.json can rebuild; this flow runs your own "
+            f"{type(self.encoder).__name__}/{type(self.decoder).__name__}: build it as FIFModel(...) (the package's "
+            "resnet or conv pair), or save it with save_checkpoint and rebuild the nets yourself"
+        )
+
     def architecture(self) -> dict:
         """A signature of the architecture (parameter names and shapes) stored in checkpoints."""
         return {
@@ -288,3 +302,53 @@ class FreeFormInjectiveFlow(nn.Module):
             "latent_dim": self.latent_dim,
             "params": {k: list(v.shape) for k, v in self.state_dict().items()},
         }
+
+
+class FIFModel(FreeFormInjectiveFlow):
+    """A free-form injective flow over the package's own encoder/decoder pair, built from plain arguments, so it saves
+    and loads as a model folder (``save_pretrained`` / ``FIFModel.from_pretrained``): ``net="resnet"``:
+    :func:`~.nets.resnet_pair` ``(data_dim, latent_dim, n_blocks, widths)`` (toy and tabular data); ``net="conv"``:
+    :func:`~.nets.conv_pair` ``(image_shape, latent_dim, ch_factor, hidden)`` (flat images, ``data_dim = C*H*W``).
+    The other arguments are :class:`FreeFormInjectiveFlow`'s. ``fif train`` builds this model."""
+
+    def __init__(
+        self,
+        *,
+        data_dim: int,
+        latent_dim: int,
+        net: str = "resnet",
+        n_blocks: int = 4,
+        widths: tuple[int, ...] = (256, 256),
+        image_shape: tuple[int, int, int] | None = None,
+        ch_factor: int = 16,
+        hidden: int = 256,
+        beta: float = 10.0,
+        noise: float = 0.01,
+        hutchinson_samples: int = 1,
+        gradient_side: str = "encoder",
+        log_det: str = "surrogate",
+        jacobian_at: str = "data",
+    ):
+        from .nets import conv_pair, resnet_pair
+
+        if net == "resnet":
+            enc, dec = resnet_pair(data_dim, latent_dim, n_blocks, list(widths))
+        elif net == "conv":
+            if image_shape is None or isinstance(image_shape, str) or len(image_shape) != 3:
+                raise InputError(f"net='conv' needs image_shape=(C, H, W), got {image_shape!r}")
+            if math.prod(image_shape) != data_dim:
+                raise InputError(
+                    f"image_shape {tuple(image_shape)} has {math.prod(image_shape)} pixels, not data_dim={data_dim}"
+                )
+            enc, dec = conv_pair(list(image_shape), latent_dim, ch_factor=ch_factor, hidden=hidden)
+        else:
+            raise InputError(f"net must be 'resnet' or 'conv', got {net!r}")
+        super().__init__(
+            enc, dec, data_dim=data_dim, latent_dim=latent_dim, beta=beta, noise=noise,
+            hutchinson_samples=hutchinson_samples, gradient_side=gradient_side, log_det=log_det,
+            jacobian_at=jacobian_at,
+        )  # fmt: skip
+
+    def pretrained_config(self) -> dict:
+        """The constructor's arguments (JSON), as recorded when the model was built."""
+        return PretrainedMixin.pretrained_config(self)

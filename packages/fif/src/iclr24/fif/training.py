@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -182,6 +183,8 @@ def fit(
     until: int | None = None,
     monitor: Callable[[FreeFormInjectiveFlow], Mapping[str, float]] | None = None,
     checkpoint_extra: Mapping | None = None,
+    callbacks: Any = None,
+    log_dir: str | Path | None = None,
 ) -> dict:
     """Train ``model`` on ``data`` (n, D) for ``cfg.steps`` steps; returns a history dict.
 
@@ -194,21 +197,34 @@ def fit(
     go to ``history["monitor"]`` (it must not draw from the training generator; the ablation tracks the decoder's
     geometry with it). ``checkpoint_extra``: more entries stored in every checkpoint (the CLI stores its meta there,
     so a checkpoint always carries what rebuilds its model).
+    ``data`` may also be your own ``Dataset`` / ``DataLoader`` of rows (items ``x`` or ``(x, label)``, labels
+    ignored): read once into the same (n, D) tensor, so the same run. ``callbacks`` (``f(step, metrics)`` or
+    objects with ``on_step``/``on_end``) and ``log_dir`` (``metrics.jsonl``, TensorBoard when installed) get the
+    loss and lr of every step (rank 0 under torchrun). The checkpoint holds every rank's generator state, so a
+    resumed torchrun run continues each rank's batches exactly.
     """
     import torch.distributed as dist
 
-    from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed
+    from iclr24.paperkit.distributed import broadcast_, is_distributed
 
     if not isinstance(model, FreeFormInjectiveFlow):
         raise InputError(f"model must be a FreeFormInjectiveFlow, got {type(model).__name__}")
     if not isinstance(cfg, TrainConfig):
         raise InputError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
+    from iclr24.paperkit.userdata import as_tensors, is_user_data
+
+    if is_user_data(data):
+        parts = as_tensors(data, what="training data")
+        if len(parts) > 2:
+            raise InputError(f"training data: items must be x or (x, label), got {len(parts)} fields")
+        data = parts[0]
     data = check_data(data, "training data")
     if data.shape[1] != model.data_dim:
         raise InputError(
             f"training data has D={data.shape[1]} columns, the model expects data_dim={model.data_dim}"
         )
-    reserved = {"format", "architecture", "model", "optimizer", "scheduler", "generator", "step", "history"}
+    reserved = {"format", "architecture", "model", "optimizer", "scheduler", "generator", "generators", "step",
+                "history", "rank_histories"}  # fmt: skip
     clash = sorted(set(checkpoint_extra or {}) & (reserved | {"config", "hparams"}))
     if clash:
         raise InputError(f"checkpoint_extra may not override the checkpoint's own entries {clash}")
@@ -222,14 +238,26 @@ def fit(
     step = 0
     history: dict[str, list] = {"step": [], "loss": [], "nll": [], "noisy_reconstruction": [], "skipped": []}
     ckpt_path = Path(checkpoint) if checkpoint is not None else None
+    if world > 1:  # a checkpoint gathers every rank's generator state: all ranks must write one, or none
+        flags = torch.tensor([float(ckpt_path is not None), -float(ckpt_path is not None)])
+        dist.all_reduce(flags, op=dist.ReduceOp.MIN)
+        if flags[0] != -flags[1]:
+            raise InputError("under torchrun pass the same checkpoint= on every rank (rank 0 writes it)")
     if resume and ckpt_path is not None and ckpt_path.exists():
         ck = load_checkpoint(ckpt_path, model)
         opt.load_state_dict(ck["optimizer"])
         if sched is not None and ck.get("scheduler") is not None:
             sched.load_state_dict(ck["scheduler"])
-        gen.set_state(ck["generator"])
+        gens = ck.get("generators")
+        if world > 1 and gens is not None and len(gens) != world:
+            raise InputError(
+                f"{ckpt_path} was written by {len(gens)} processes; resume it with as many, not {world}"
+            )
+        gen.set_state(gens[rank] if gens is not None and rank < len(gens) else ck["generator"])
         step = int(ck["step"])
         history = ck.get("history", history)
+        if world > 1 and ck.get("rank_histories") is not None:
+            history = ck["rank_histories"][rank]  # each rank logged its own batches' losses
         if ck.get("config") and ck["config"].get("steps") != cfg.steps:
             raise InputError(
                 f"{ckpt_path} was trained with steps={ck['config']['steps']}; resume with the same steps "
@@ -238,19 +266,29 @@ def fit(
     elif is_distributed():
         for p in model.parameters():
             broadcast_(p.data)
-    n_skipped = 0
     last_good: str | None = str(ckpt_path) if ckpt_path is not None and ckpt_path.exists() else None
 
     def _save(at: int) -> None:
         nonlocal last_good
-        if ckpt_path is None or rank != 0:
+        if ckpt_path is None:
             return
+        ranks = [(gen.get_state(), history)]
+        if (
+            world > 1
+        ):  # every rank's batches (and its logged losses) come from its own generator: keep them all
+            ranks = [None] * world
+            dist.all_gather_object(ranks, (gen.get_state(), history))
+        if rank != 0:
+            return
+        states = [r[0] for r in ranks]
         save_checkpoint(
             ckpt_path,
             model,
             optimizer=opt.state_dict(),
             scheduler=sched.state_dict() if sched is not None else None,
             generator=gen.get_state(),
+            generators=states,
+            rank_histories=[r[1] for r in ranks] if world > 1 else None,
             step=at,
             history=history,
             config={f.name: getattr(cfg, f.name) for f in fields(cfg)}
@@ -270,6 +308,28 @@ def fit(
     stop = cfg.steps if until is None else int(until)
     if not 0 < stop <= cfg.steps:
         raise InputError(f"until must be in [1, steps={cfg.steps}], got {until!r}")
+    from iclr24.paperkit.tracking import StepLog
+
+    log = StepLog(log_dir if rank == 0 else None, callbacks if rank == 0 else None, name="fif")
+    try:
+        _loop(model, data, cfg, opt, sched, gen, history, step, stop, world, device, show_progress, log_every,
+              monitor, log, _save, lambda: last_good)  # fmt: skip
+        log.close({"loss": history["loss"][-1]} if history["loss"] else None)
+    finally:
+        log.close()
+    model.eval()
+    history["config"] = asdict(cfg)
+    return history
+
+
+def _loop(model, data, cfg, opt, sched, gen, history, step, stop, world, device, show_progress, log_every,
+          monitor, log, _save, last_good) -> None:  # fmt: skip
+    """The steps of :func:`fit` (``last_good()``: the checkpoint a non-finite stop names)."""
+    import torch.distributed as dist
+
+    from iclr24.paperkit.distributed import all_reduce_mean
+
+    n_skipped = 0
     model.train()
     bar = progress(range(step, stop), desc="fif train", disable=None if show_progress else True)
     for step in bar:
@@ -293,20 +353,23 @@ def fit(
             ok = bool(flag.item() > 0)
         if not ok:
             if cfg.on_nonfinite == "stop":
-                raise NonFiniteLossError(step, last_good)
+                raise NonFiniteLossError(step, last_good())
             n_skipped += 1
             history["skipped"].append(step)
             if n_skipped > cfg.max_skips:
-                raise NonFiniteLossError(step, last_good)
+                raise NonFiniteLossError(step, last_good())
             opt.zero_grad(set_to_none=True)
             if sched is not None:
                 sched.step()
+            log(step + 1, {"skipped": 1})
             continue
         if cfg.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        lr = opt.param_groups[0]["lr"]
         opt.step()
         if sched is not None:
             sched.step()
+        log(step + 1, {"loss": float(loss.detach()), "lr": lr})
         if log_every and (step % log_every == 0 or step == cfg.steps - 1):
             history["step"].append(step)
             history["loss"].append(float(loss.detach()))
@@ -319,6 +382,3 @@ def fit(
         if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < stop:
             _save(step + 1)
     _save(max(stop, step))
-    model.eval()
-    history["config"] = asdict(cfg)
-    return history
