@@ -81,8 +81,9 @@ def record(
         docs.mkdir(exist_ok=True)
         for f in keep:
             src = out / rec["folder"] / f
-            if not src.is_file():
-                raise SystemExit(f"record_run: --keep {f}: the run wrote no such file ({src})")
+            if not src.is_file():  # a lost plot is no reason to lose the record
+                log(f"record_run: --keep {f}: the run wrote no such file; kept nothing for it")
+                continue
             shutil.copyfile(src, docs / Path(f).name)
         recorded = {
             "version": 4,
