@@ -271,15 +271,15 @@ def _claim_heldout_detector(claims: ClaimSet) -> None:
     """4. the abstention rule on hand-written refusals and hard non-refusals it was not written from. The rule
     (precision >= 0.9, recall >= 0.8) was fixed before the set was first scored, and the detector was not changed
     after."""
-    from .heldout import HELDOUT_NON_REFUSALS, HELDOUT_REFUSALS, evaluate_detector
+    from .heldout import DEV_NON_REFUSALS, DEV_REFUSALS, evaluate_detector
     from .scoring import extract_answer
 
     rule = evaluate_detector()
     naive = evaluate_detector(detector=lambda t: extract_answer(t) is None)
     claims.add(
         claim="the abstention rule finds held-out refusals it was not written from, with few false alarms",
-        metric=f"recall on {len(HELDOUT_REFUSALS)} hand-written refusals "
-        f"(precision with {len(HELDOUT_NON_REFUSALS)} hard non-refusals)",
+        metric=f"recall on {len(DEV_REFUSALS)} hand-written refusals "
+        f"(precision with {len(DEV_NON_REFUSALS)} hard non-refusals)",
         ours=rule.recall,
         baseline_name="recall of 'no extracted answer = abstention'",
         baseline=naive.recall,

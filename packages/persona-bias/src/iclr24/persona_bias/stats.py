@@ -174,7 +174,10 @@ def wilson_interval(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     z2 = z * z
     center = (k + z2 / 2.0) / (n + z2)
     half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)
-    return max(0.0, center - half), min(1.0, center + half)
+    # the exact bounds at k = 0 and k = n are 0 and 1; rounding must not put k/n outside its own interval
+    lo = 0.0 if k == 0 else max(0.0, center - half)
+    hi = 1.0 if k == n else min(1.0, center + half)
+    return lo, hi
 
 
 def wilson_overlap_test(control: Sequence[int], treatment: Sequence[int], alpha: float = 0.05) -> bool:
