@@ -32,6 +32,8 @@ __all__ = [
     "DEV_REFUSALS",
     "DEV_NON_REFUSALS",
     "dev_set",
+    "HELDOUT_FILE",
+    "load_heldout",
     "DetectorScore",
     "evaluate_detector",
     "OFFICIAL_OUTPUT_FILE",
@@ -126,6 +128,27 @@ def dev_set() -> list[tuple[str, bool]]:
     return [(t, True) for t in DEV_REFUSALS] + [(t, False) for t in DEV_NON_REFUSALS]
 
 
+#: The fixed held-out file: 40 refusals and 36 hard non-refusals, one JSON object per line (``id``, ``text``,
+#: ``abstained``), committed before the rule was changed and never edited or tuned on since.
+HELDOUT_FILE = Path(__file__).with_name("abstention_heldout.jsonl")
+
+
+def load_heldout(path: str | Path | None = None) -> list[tuple[str, bool]]:
+    """The held-out file (default :data:`HELDOUT_FILE`) as ``(response, is_refusal)`` pairs. A line without a string
+    ``text`` or a bool ``abstained`` is an error naming the file and the line."""
+    from .data import _read_jsonl
+
+    path = HELDOUT_FILE if path is None else Path(path)
+    if not path.is_file():
+        raise InputFileError(f"{path}: no such file (a JSONL file of {{id, text, abstained}} lines)")
+    out = []
+    for lineno, row in _read_jsonl(path):
+        if not isinstance(row.get("text"), str) or not isinstance(row.get("abstained"), bool):
+            raise InputError(f"{path}:{lineno}: need a string 'text' and a bool 'abstained'")
+        out.append((row["text"], row["abstained"]))
+    return out
+
+
 @dataclass(frozen=True)
 class DetectorScore:
     """Precision and recall of an abstention detector on a labelled set, with 95% Wilson intervals."""
@@ -169,9 +192,9 @@ def evaluate_detector(
     detector: Callable[[str], bool] = detect_abstention,
 ) -> DetectorScore:
     """Score ``detector`` (default: the rule, ``detect_abstention``) on ``(response, is_refusal)`` pairs; by default
-    the development set above."""
+    the fixed held-out file (:func:`load_heldout`)."""
     if labelled is None:
-        labelled = dev_set()
+        labelled = load_heldout()
     tp = fp = fn = tn = 0
     for text, truth in labelled:
         pred = bool(detector(text))

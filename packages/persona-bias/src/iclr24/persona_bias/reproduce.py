@@ -268,18 +268,18 @@ def _claim_planted_abstentions(claims: ClaimSet, m: _Planted) -> None:
 
 
 def _claim_heldout_detector(claims: ClaimSet) -> None:
-    """4. the abstention rule on hand-written refusals and hard non-refusals it was not written from. The rule
-    (precision >= 0.9, recall >= 0.8) was fixed before the set was first scored, and the detector was not changed
-    after."""
-    from .heldout import DEV_NON_REFUSALS, DEV_REFUSALS, evaluate_detector
+    """4. the abstention rule on the fixed held-out file (written and committed before the rule was developed on
+    the development set; never tuned on). The rule (precision >= 0.9, recall >= 0.8) was fixed before."""
+    from .heldout import evaluate_detector, load_heldout
     from .scoring import extract_answer
 
-    rule = evaluate_detector()
-    naive = evaluate_detector(detector=lambda t: extract_answer(t) is None)
+    held = load_heldout()
+    rule = evaluate_detector(held)
+    naive = evaluate_detector(held, detector=lambda t: extract_answer(t) is None)
     claims.add(
-        claim="the abstention rule finds held-out refusals it was not written from, with few false alarms",
-        metric=f"recall on {len(DEV_REFUSALS)} hand-written refusals "
-        f"(precision with {len(DEV_NON_REFUSALS)} hard non-refusals)",
+        claim="the abstention rule finds held-out refusals it was not developed on, with few false alarms",
+        metric=f"recall on {sum(y for _, y in held)} held-out refusals "
+        f"(precision with {sum(not y for _, y in held)} hard non-refusals)",
         ours=rule.recall,
         baseline_name="recall of 'no extracted answer = abstention'",
         baseline=naive.recall,
