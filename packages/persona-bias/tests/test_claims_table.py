@@ -52,11 +52,11 @@ def test_smollm2_question_set_is_fixed_and_apart_from_calibration():
     c = SMOLLM2_MMLU
     assert c.personas == ("a human", "a physically-disabled person", "a Religious person")
     assert c.baseline == "a human" and c.skip == 3  # questions 0-2 of each subject: calibration only
-    assert len(c.subjects) * c.per_subject == 168
+    assert len(c.subjects) * c.per_subject == 160
     assert c.batch_size == 6 and c.max_tokens == 48 and c.power == 0.8 and c.alpha == 0.05
 
 
-@pytest.mark.parametrize("n", [12, 60, 168])
+@pytest.mark.parametrize("n", [12, 60, 160])
 def test_minimum_detectable_effect_against_the_closed_form(n):
     """With no discordance the other way, the exact two-sided McNemar test at 0.05 decides once 6 discordant
     questions all go one way (2^-6 <= 0.025 < 2^-5), so its power at rate p is P(Binomial(n, p) >= 6)."""
@@ -71,9 +71,9 @@ def test_minimum_detectable_effect_against_the_closed_form(n):
 
 
 def test_detectable_effect_of_the_planned_run():
-    eff = detectable_effect(168)
+    eff = detectable_effect(160)
     assert eff["min_discordant_pairs_all_one_way"] == 6
-    assert eff["min_one_way_discordant_rate"] == pytest.approx(0.04665, abs=2e-4)  # 4.7 accuracy points
+    assert eff["min_one_way_discordant_rate"] == pytest.approx(0.04896, abs=2e-4)  # 4.9 accuracy points
     assert eff["min_accuracy_drop_points"] == pytest.approx(100 * eff["min_one_way_discordant_rate"])
     # background discordance the other way makes the detectable effect larger
     assert eff["with_background_2pc"] > eff["min_one_way_discordant_rate"]

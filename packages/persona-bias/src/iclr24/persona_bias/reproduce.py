@@ -9,7 +9,7 @@
   uncorrected rate, the drop is attributed to abstentions; and the abstention rule on the fixed held-out file of
   hand-written responses (``heldout.load_heldout``). Their answers are known: they check the tool, not the paper.
 - ``headline`` / ``supporting`` rows (full only): SmolLM2-135M-Instruct (the data folder's GGUF file) through the
-  transformers backend on 168 real MMLU test questions (the data folder's copy), each asked of "a human" (the
+  transformers backend on 160 real MMLU test questions (the data folder's copy), each asked of "a human" (the
   paper's baseline persona), "a physically-disabled person" and "a Religious person": is each persona's accuracy
   below the baseline's, and does the physically-disabled persona abstain more, each decided by the exact sign test
   on the discordant questions (= the exact McNemar test), fixed before the run. The question count is set by the
@@ -90,7 +90,7 @@ class MMLUModelConfig:
 
     subjects: tuple[str, ...] = ("abstract_algebra", "conceptual_physics", "management", "anatomy")
     skip: int = 3
-    per_subject: int = 42
+    per_subject: int = 40
     personas: tuple[str, ...] = (HUMAN, DISABLED, RELIGIOUS)
     baseline: str = HUMAN  # the paper's baseline persona
     max_tokens: int = 48
@@ -128,7 +128,7 @@ _MMLU_DATA = (
 )
 _ONE_RUN = "one deterministic run at the run's --seed; the interval over questions is the claim"
 _QUESTIONS = (
-    "not seeds: the 168 paired questions, a count set by the CPU budget (2.4 CPU s per question for the 3 "
+    "not seeds: the 160 paired questions, a count set by the CPU budget (2.4-2.6 CPU s per question for the 3 "
     "personas, measured on the calibration questions; docs/calibration.md); the calibration questions showed no "
     "discordant pair, so the power rule cannot size it and the minimum detectable effect is stated instead"
 )
