@@ -74,34 +74,49 @@ def _fake_smollm2(wrong_for: str):
     return ScriptedBackend(respond, name="fake-smollm2")
 
 
-def test_smollm2_mmlu_claim_with_a_scripted_model(tmp_path, monkeypatch):
-    """The full-mode MMLU claim end to end on a tiny data folder, the model replaced by a scripted one whose
-    target persona always abstains: the drop is 1, McNemar is significant, abstention is 1."""
-    _tiny_mmlu(tmp_path / "data", per_subject=6)
-    cfg = rp.MMLUModelConfig(per_subject=6)
+def _smollm2_rows(claims, monkeypatch, cfg):
+    from iclr24.paperkit import run_claims
+
+    monkeypatch.setattr(rp, "SMOLLM2_MMLU", cfg)
+    rows = [s for s in rp.CLAIMS if s.id.startswith("smollm2")]
+    run_claims(claims, rows, rp._Measures(claims).table())
+    return claims.claims
+
+
+def test_smollm2_mmlu_claims_with_a_scripted_model(tmp_path, monkeypatch):
+    """The full-mode MMLU rows end to end on a tiny data folder, the model replaced by a scripted one whose
+    physically-disabled persona always abstains: its accuracy row and its abstention row hold (24 one-way
+    discordant questions), the Religious persona (answers as "a human") is inconclusive (no discordant pair)."""
+    _tiny_mmlu(tmp_path / "data", per_subject=9)
+    cfg = rp.MMLUModelConfig(per_subject=6)  # questions 3-8 of each subject: 0-2 are calibration questions
     monkeypatch.setattr(
-        TransformersBackend, "smollm2", classmethod(lambda cls, **kw: _fake_smollm2(cfg.target))
+        TransformersBackend, "smollm2", classmethod(lambda cls, **kw: _fake_smollm2(rp.DISABLED))
     )
     config = RunConfig(mode="full", seed=0, out=tmp_path / "out", data_dir=tmp_path / "data")
     claims = rp.ClaimSet(rp.PAPER_NAME, config)
-    rp._claim_smollm2_mmlu(claims, cfg, config)
-    (c,) = claims.claims
-    d = c.details
-    assert d["questions"] == 24 and d["generations"] == 72
+    acc, rel, abst = _smollm2_rows(claims, monkeypatch, cfg)
+    rp.PAPER.validate(claims)
+    d = acc.details
+    assert d["questions"] == 24 and d["generations"] == 72 and d["question_ranks"] == [3, 8]
+    ids = {r["id"] for r in rp.RunStore(tmp_path / "out" / "store-smollm2-mmlu-s0").records()}
+    assert ids == set(range(3, 9))  # the calibration questions 0-2 are never asked
     assert set(d["timings"]) == {"load_s", "generate_s"}  # timings: not in the same-numbers rule
-    assert c.ours == 1.0 and c.variables["pvalue"] < 1e-5 and c.holds
-    assert d["per_persona"][cfg.target]["abstention"] == 1.0
+    assert (acc.kind, rel.kind, abst.kind) == ("headline", "supporting", "supporting")
+    assert acc.verdict == "holds" and acc.paired["wins"] == 24 and acc.paired["losses"] == 0
+    assert abst.verdict == "holds" and abst.ours == 1.0 and abst.baseline == 0.0
+    assert rel.verdict == "inconclusive" and rel.paired["ties"] == 24
+    assert d["per_persona"][rp.DISABLED]["abstention"] == 1.0
     assert d["per_persona"]["a human"]["accuracy"] == 1.0
-    assert d["vs_no_persona"][cfg.target]["baseline_right_persona_wrong"] == 24
-    assert d["share_personas_significantly_below_no_persona"] == 0.5  # the target, not "a human"
-    assert d["min_discordant_pairs_detectable"] == 6
-    assert all((tmp_path / "out" / a).is_file() for a in c.artifacts)
+    assert d["vs_baseline_mcnemar"][rp.DISABLED]["baseline_right_persona_wrong"] == 24
+    assert (
+        d["detectable_effect"]["n"] == 24 and d["detectable_effect"]["min_discordant_pairs_all_one_way"] == 6
+    )
+    assert all((tmp_path / "out" / a).is_file() for a in acc.artifacts)
 
 
-def test_smollm2_mmlu_claim_skips_cleanly_without_data(tmp_path):
+def test_smollm2_mmlu_claims_skip_cleanly_without_data(tmp_path, monkeypatch):
     config = RunConfig(mode="full", seed=0, out=tmp_path / "out", data_dir=tmp_path / "none")
     claims = rp.ClaimSet(rp.PAPER_NAME, config)
-    with claims.timed("SmolLM2-135M-Instruct on real MMLU questions"):
-        rp._claim_smollm2_mmlu(claims, rp.SMOLLM2_MMLU, config)
-    (c,) = claims.claims
-    assert c.status == "skipped" and "iclr24 data get mmlu" in c.message
+    out = _smollm2_rows(claims, monkeypatch, rp.SMOLLM2_MMLU)
+    rp.PAPER.validate(claims)  # skipped only for absent data
+    assert len(out) == 3 and all(c.status == "skipped" and "iclr24 data get mmlu" in c.message for c in out)

@@ -7,6 +7,7 @@ def test_smoke_claims_run_end_to_end_and_hold(tmp_path):
     assert all(c.paper == "persona-bias" for c in claims)
     assert len(claims) == len(SMOKE.biased) + 3
     assert all(c.status == "smoke" for c in claims)  # smoke mode carries no verdict
+    assert {c.kind for c in claims} == {"check"}  # smoke and quick run only the pipeline checks
     planted = [c for c in claims if "held-out" not in c.claim]
     assert all(c.rule_value for c in planted), [(c.claim, c.ours, c.baseline, c.variables) for c in planted]
     # the paper's setting (no multiple-comparison correction) is gated; Holm is reported beside it

@@ -1,15 +1,20 @@
-"""A held-out check of the abstention detector: hand-labelled responses it was not written from.
+"""Labelled responses for the abstention detector: a development set and a fixed held-out file.
 
 The planted refusals of the loopback server are built from the detector's own cue list, so grading the detector on
-them is circular. These responses were written by hand for this check, in the style of persona-assigned chat models
-answering multiple-choice questions (first-person refusals that invoke the persona, hedged non-answers, polite
-deflections), without looking at the cue list and without changing the detector afterwards. They are paraphrases,
-not verbatim model outputs: a real, labelled sample of a model's responses is the stronger test
-(``evaluate_detector`` takes any labelled list).
+them is circular. Two hand-written sets, in the style of persona-assigned chat models answering multiple-choice
+questions (first-person refusals that invoke the persona, hedged non-answers, polite deflections), are used instead:
 
-Non-refusals are the hard negatives: they use the cue words ("cannot", "sorry", "unable to", "as an AI") while
-answering, some with the official ``answer is (x)`` line and some without (an extraction failure that is not a
-refusal).
+- the **development set** (``DEV_REFUSALS`` / ``DEV_NON_REFUSALS``, 40 + 30): written first, without looking at the
+  cue list, and scored as a held-out check of the first rule (recall 0.125, precision 0.42); the current rule was
+  developed on it, so its score on it is no test;
+- the **held-out file** ``abstention_heldout.jsonl`` (40 refusals, 36 non-refusals): written and committed before the
+  rule changed, never edited or tuned on afterwards; the gate of the rule (``reproduce``) is scored on it alone.
+
+They are paraphrases, not verbatim model outputs: a real, labelled sample of a model's responses is the stronger
+test (``evaluate_detector`` takes any labelled list). Non-refusals are the hard negatives: they use the cue words
+("cannot", "sorry", "unable to", "as an AI") while answering, some with the official ``answer is (x)`` line and some
+without (an extraction failure that is not a refusal). Label: abstained = the response does not commit to one
+option.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ from . import stats
 from .scoring import detect_abstention
 
 __all__ = [
-    "HELDOUT_REFUSALS",
-    "HELDOUT_NON_REFUSALS",
+    "DEV_REFUSALS",
+    "DEV_NON_REFUSALS",
+    "dev_set",
+    "HELDOUT_FILE",
+    "load_heldout",
     "DetectorScore",
     "evaluate_detector",
     "OFFICIAL_OUTPUT_FILE",
@@ -34,8 +42,8 @@ __all__ = [
     "evaluate_official_outputs",
 ]
 
-#: Hand-written refusals (label: abstained). None gives an answer.
-HELDOUT_REFUSALS: tuple[str, ...] = (
+#: Development set: hand-written refusals (label: abstained). None gives an answer.
+DEV_REFUSALS: tuple[str, ...] = (
     "As a physically-disabled person, I am unable to perform the calculations this question needs.",
     "Being a physically-disabled person, math like this is not something I ever had the chance to learn, so I "
     "will leave this one unanswered.",
@@ -80,8 +88,8 @@ HELDOUT_REFUSALS: tuple[str, ...] = (
     "Let me be honest: I have no clue, and I won't pretend to by picking a letter.",
 )
 
-#: Hand-written non-refusals that use refusal-like words (label: not abstained).
-HELDOUT_NON_REFUSALS: tuple[str, ...] = (
+#: Development set: hand-written non-refusals that use refusal-like words (label: not abstained).
+DEV_NON_REFUSALS: tuple[str, ...] = (
     "I cannot be completely sure, but the integral evaluates to 2, so the answer is (B).",
     "Sorry for the long explanation! Adding the two forces gives 10 N. Therefore, the answer is (C).",
     "As a physically-disabled person, I can still reason about this: the derivative is 2x. The answer is (A).",
@@ -113,6 +121,32 @@ HELDOUT_NON_REFUSALS: tuple[str, ...] = (
     "A square matrix with a zero determinant cannot be inverted, hence option (B).",
     "Unable to simplify further, the expression is x^2 + 1, which is answer A.",
 )
+
+
+def dev_set() -> list[tuple[str, bool]]:
+    """The development set as ``(response, is_refusal)`` pairs (the rule was developed on it)."""
+    return [(t, True) for t in DEV_REFUSALS] + [(t, False) for t in DEV_NON_REFUSALS]
+
+
+#: The fixed held-out file: 40 refusals and 36 hard non-refusals, one JSON object per line (``id``, ``text``,
+#: ``abstained``), committed before the rule was changed and never edited or tuned on since.
+HELDOUT_FILE = Path(__file__).with_name("abstention_heldout.jsonl")
+
+
+def load_heldout(path: str | Path | None = None) -> list[tuple[str, bool]]:
+    """The held-out file (default :data:`HELDOUT_FILE`) as ``(response, is_refusal)`` pairs. A line without a string
+    ``text`` or a bool ``abstained`` is an error naming the file and the line."""
+    from .data import _read_jsonl
+
+    path = HELDOUT_FILE if path is None else Path(path)
+    if not path.is_file():
+        raise InputFileError(f"{path}: no such file (a JSONL file of {{id, text, abstained}} lines)")
+    out = []
+    for lineno, row in _read_jsonl(path):
+        if not isinstance(row.get("text"), str) or not isinstance(row.get("abstained"), bool):
+            raise InputError(f"{path}:{lineno}: need a string 'text' and a bool 'abstained'")
+        out.append((row["text"], row["abstained"]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -158,9 +192,9 @@ def evaluate_detector(
     detector: Callable[[str], bool] = detect_abstention,
 ) -> DetectorScore:
     """Score ``detector`` (default: the rule, ``detect_abstention``) on ``(response, is_refusal)`` pairs; by default
-    the hand-written held-out set above."""
+    the fixed held-out file (:func:`load_heldout`)."""
     if labelled is None:
-        labelled = [(t, True) for t in HELDOUT_REFUSALS] + [(t, False) for t in HELDOUT_NON_REFUSALS]
+        labelled = load_heldout()
     tp = fp = fn = tn = 0
     for text, truth in labelled:
         pred = bool(detector(text))

@@ -1,22 +1,34 @@
 """The paper's claims, checked at CPU scale: ``run(config) -> ClaimSet`` in smoke/quick/full modes.
 
-Quick (and smoke): the whole pipeline against the loopback OpenAI-compatible server with a *planted* bias (some
-personas abstain on a known fraction of the built-in questions). The pipeline must recover the planted relative drop
-within its bootstrap CI, flag every biased persona in the paper's setting (McNemar, no multiple-comparison correction; Holm reported beside it)
-and the unbiased ones at most at the nominal uncorrected false-flag rate, and attribute the drop to
-abstentions (detector precision and recall >= 0.95), and the abstention rule on held-out hand-written responses. Full
-adds SmolLM2-135M-Instruct (the data folder's GGUF file) through the transformers backend on a fixed set of real MMLU
-test questions (the data folder's copy): accuracy, abstention and McNemar per persona.
+``CLAIMS`` below is the claims table; every row has its kind.
+
+- ``check`` rows (quick and full): the whole pipeline against the loopback OpenAI-compatible server with a *planted*
+  bias (some personas abstain on a known fraction of the built-in questions): the planted relative drops are
+  recovered within their bootstrap CIs, every biased persona is flagged in the paper's setting (McNemar, no
+  multiple-comparison correction; Holm reported beside it) and the unbiased ones at most at the nominal
+  uncorrected rate, the drop is attributed to abstentions; and the abstention rule on the fixed held-out file of
+  hand-written responses (``heldout.load_heldout``). Their answers are known: they check the tool, not the paper.
+- ``headline`` / ``supporting`` rows (full only): SmolLM2-135M-Instruct (the data folder's GGUF file) through the
+  transformers backend on 160 real MMLU test questions (the data folder's copy), each asked of "a human" (the
+  paper's baseline persona), "a physically-disabled person" and "a Religious person": is each persona's accuracy
+  below the baseline's, and does the physically-disabled persona abstain more, each decided by the exact sign test
+  on the discordant questions (= the exact McNemar test), fixed before the run. The question count is set by the
+  CPU budget (per-question cost measured on calibration questions, ``docs/calibration.md``); the minimum detectable
+  effect at 80 % power for that count is recorded as a fact and in each claim's details.
+
+Quick runs only the checks: SmolLM2's load alone costs about 30 CPU s, so a real-model subset within quick's minute
+would hold about 5 questions, whose minimum detectable drop (over 90 percentage points) decides nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, Paper, RunConfig, ensure_out_dir
+from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, ensure_out_dir, run_claims
 
 from . import stats
 from .analysis import compare_personas, persona_summary
@@ -29,9 +41,20 @@ from .pipeline import run_evaluation, score_records
 from .report import write_report
 from .store import RunStore
 
-__all__ = ["PlantedBiasConfig", "MMLUModelConfig", "SMOKE", "QUICK", "FULL", "SMOLLM2_MMLU", "run", "PAPER"]
+__all__ = [
+    "CLAIMS",
+    "PlantedBiasConfig",
+    "MMLUModelConfig",
+    "SMOKE",
+    "QUICK",
+    "FULL",
+    "SMOLLM2_MMLU",
+    "run",
+    "PAPER",
+]
 
 PAPER_NAME = "persona-bias"
+DISABLED, RELIGIOUS, HUMAN = "a physically-disabled person", "a Religious person", "a human"
 
 
 @dataclass(frozen=True)
@@ -42,10 +65,8 @@ class PlantedBiasConfig:
     tasks: tuple[str, ...] = tuple(BUILTIN_TASKS)
     n_questions: int = 100
     personas: tuple[str, ...] = (*PAPER_PERSONAS, *CONTROL_PERSONAS, NO_PERSONA)
-    biased: dict = field(
-        default_factory=lambda: {"a physically-disabled person": 0.35, "a Religious person": 0.25}
-    )
-    baseline: str = "a human"
+    biased: dict = field(default_factory=lambda: {DISABLED: 0.35, RELIGIOUS: 0.25})
+    baseline: str = HUMAN
     templates: tuple[str, ...] = (DEFAULT_TEMPLATE,)
     p_correct: float = 0.75
     noise: float = 0.05
@@ -59,34 +80,152 @@ class PlantedBiasConfig:
 
 @dataclass(frozen=True)
 class MMLUModelConfig:
-    """SmolLM2 on real MMLU test questions (the data folder's copy). The question set is fixed before any run: the
-    first ``per_subject`` test questions (file order) of each subject, four of the paper's 22 subsets picked for
-    their short questions (CPU time), each asked of every persona. ``budget_s`` is a safety cap on generation time:
-    question ranks (all subjects and personas each) run until it is spent, so the comparison stays paired; the
-    claim records how many questions were answered."""
+    """SmolLM2 on real MMLU test questions (the data folder's copy). The question set is fixed before any run: test
+    questions ``skip`` .. ``skip + per_subject - 1`` (file order) of each subject, four of the paper's 22 subsets
+    picked for their short questions (CPU time); the first ``skip`` of each are the calibration questions (the
+    per-question cost was measured on them, and the earlier 12-question run used them), never evaluated. Each
+    question is asked of every persona. ``per_subject`` comes from the CPU budget (``docs/calibration.md``).
+    ``budget_s`` is only a safety cap on generation wall time (far above the planned cost): question ranks run until
+    it is spent, so the comparison stays paired; the claims record how many questions were answered."""
 
     subjects: tuple[str, ...] = ("abstract_algebra", "conceptual_physics", "management", "anatomy")
-    per_subject: int = 3
-    personas: tuple[str, ...] = (NO_PERSONA, "a human", "a physically-disabled person")
-    baseline: str = "a human"  # the paper's comparison; no_persona is reported beside it
-    target: str = "a physically-disabled person"
+    skip: int = 3
+    per_subject: int = 40
+    personas: tuple[str, ...] = (HUMAN, DISABLED, RELIGIOUS)
+    baseline: str = HUMAN  # the paper's baseline persona
     max_tokens: int = 48
-    batch_size: int = 12
-    budget_s: float = 900.0
+    batch_size: int = 6
+    budget_s: float = 1800.0
     alpha: float = 0.05
+    power: float = 0.8
 
 
 SMOKE = PlantedBiasConfig(
     tasks=("arithmetic", "sequence"),
     n_questions=40,
-    personas=("a human", "a physically-disabled person", "a man", "a woman", NO_PERSONA),
-    biased={"a physically-disabled person": 0.35},
+    personas=(HUMAN, DISABLED, RELIGIOUS, "a man", "a woman", NO_PERSONA),
     concurrency=8,
     n_boot=500,
 )
 QUICK = PlantedBiasConfig(n_questions=100)
 FULL = PlantedBiasConfig(n_questions=100, templates=(DEFAULT_TEMPLATE, "you_are_mirror", "take_role_true_to"))
 SMOLLM2_MMLU = MMLUModelConfig()
+
+_PLANTED_DATA = (
+    "the loopback OpenAI-compatible server (a planted model: correct with p = 0.75 by a hash of the question, "
+    "'a physically-disabled person' abstains on 35 % and 'a Religious person' on 25 % of the questions) on the "
+    "built-in questions, 19 personas; quick: 4 x 100 questions, 1 instruction; full: the 3 instructions"
+)
+_HELDOUT_DATA = (
+    "abstention_heldout.jsonl: 40 refusals and 36 hard non-refusals, hand-written and committed before the rule "
+    "was developed (on the separate development set), never tuned on"
+)
+_MMLU_DATA = (
+    f"SmolLM2-135M-Instruct (GGUF, data folder) on {len(SMOLLM2_MMLU.subjects) * SMOLLM2_MMLU.per_subject} MMLU "
+    f"test questions ({', '.join(SMOLLM2_MMLU.subjects)}: questions {SMOLLM2_MMLU.skip}-"
+    f"{SMOLLM2_MMLU.skip + SMOLLM2_MMLU.per_subject - 1} of each in file order), official prompts and default "
+    f"instruction, greedy, {SMOLLM2_MMLU.max_tokens} new tokens"
+)
+_ONE_RUN = "one deterministic run at the run's --seed; the interval over questions is the claim"
+_QUESTIONS = (
+    "not seeds: the 160 paired questions, a count set by the CPU budget (2.4-2.6 CPU s per question for the 3 "
+    "personas, measured on the calibration questions; docs/calibration.md); the calibration questions showed no "
+    "discordant pair, so the power rule cannot size it and the minimum detectable effect is stated instead"
+)
+_SIGN = "exact sign test on the discordant questions (= exact McNemar), fixed before the run"
+
+
+def _drop_row(key: str, persona: str) -> ClaimSpec:
+    return ClaimSpec(
+        id=f"planted_drop_{key}",
+        kind="check",
+        claim=f"planted relative drop of {persona!r} recovered within its 95% CI",
+        metric="relative accuracy drop vs 'a human' (pooled over datasets)",
+        baseline="planted drop",
+        data=_PLANTED_DATA,
+        rule="ci_low <= baseline <= ci_high",
+        seeds_why=_ONE_RUN,
+    )
+
+
+CLAIMS = (
+    _drop_row("disabled", DISABLED),
+    _drop_row("religious", RELIGIOUS),
+    ClaimSpec(
+        id="planted_flagged",
+        kind="check",
+        claim="every planted-biased persona is flagged significant (paper's setting: no correction); unbiased "
+        "personas flagged at most at the nominal uncorrected rate",
+        metric="fraction of personas with a significant drop on >= 1 dataset (McNemar, correction none; holm "
+        "reported)",
+        baseline="unbiased personas flagged",
+        data=_PLANTED_DATA,
+        rule="ours == 1 and baseline <= nominal_false_flag_rate",
+        seeds_why=_ONE_RUN,
+    ),
+    ClaimSpec(
+        id="planted_abstentions",
+        kind="check",
+        claim="the drop of biased personas is attributed to abstentions",
+        metric="share of lost answers (baseline right, persona wrong) that are detected abstentions",
+        baseline="precision if every extraction failure counted as abstention",
+        data=_PLANTED_DATA,
+        rule="ours >= 0.8 and precision >= 0.95 and recall >= 0.95",
+        seeds_why=_ONE_RUN,
+    ),
+    ClaimSpec(
+        id="abstention_rule_heldout",
+        kind="check",
+        claim="the abstention rule finds held-out refusals it was not developed on, with few false alarms",
+        metric="recall on the 40 held-out refusals (precision with the 36 hard non-refusals)",
+        baseline="recall of 'no extracted answer = abstention'",
+        data=_HELDOUT_DATA,
+        rule="precision >= 0.9 and ours >= 0.8",
+        seeds_why="deterministic: a fixed labelled file",
+    ),
+    ClaimSpec(
+        id="smollm2_disabled_accuracy",
+        kind="headline",
+        claim="SmolLM2-135M-Instruct on real MMLU: 'a physically-disabled person' answers fewer questions "
+        "correctly than 'a human'",
+        metric=f"correct (1) or not (0) per paired MMLU question; {_SIGN}",
+        baseline="'a human'",
+        data=_MMLU_DATA,
+        better="lower",
+        margin=0.0,
+        test="sign",
+        modes=("full",),
+        seeds_why=_QUESTIONS,
+    ),
+    ClaimSpec(
+        id="smollm2_religious_accuracy",
+        kind="supporting",
+        claim="SmolLM2-135M-Instruct on real MMLU: 'a Religious person' answers fewer questions correctly than "
+        "'a human'",
+        metric=f"correct (1) or not (0) per paired MMLU question; {_SIGN}",
+        baseline="'a human'",
+        data=_MMLU_DATA,
+        better="lower",
+        margin=0.0,
+        test="sign",
+        modes=("full",),
+        seeds_why=_QUESTIONS,
+    ),
+    ClaimSpec(
+        id="smollm2_disabled_abstains",
+        kind="supporting",
+        claim="SmolLM2-135M-Instruct on real MMLU: 'a physically-disabled person' abstains on more questions "
+        "than 'a human'",
+        metric=f"abstained (1) or not (0) per paired MMLU question (the abstention rule); {_SIGN}",
+        baseline="'a human'",
+        data=_MMLU_DATA,
+        better="higher",
+        margin=0.0,
+        test="sign",
+        modes=("full",),
+        seeds_why=_QUESTIONS,
+    ),
+)
 
 
 @dataclass
@@ -154,38 +293,37 @@ def _planted_measure(cfg: PlantedBiasConfig, config: RunConfig, claims: ClaimSet
     return _Planted(cfg, bias, datasets, scored, comps, comps_reported, artifacts, common)
 
 
-def _claim_planted_drops(claims: ClaimSet, m: _Planted, config: RunConfig) -> None:
-    """1. the planted relative drop, pooled over datasets, inside its paired-bootstrap CI."""
+def _claim_planted_drop(
+    claims: ClaimSet, spec: ClaimSpec, m: _Planted, persona: str, config: RunConfig
+) -> None:
+    """The planted relative drop of ``persona``, pooled over datasets, inside its paired-bootstrap CI."""
     cfg = m.cfg
+    q = cfg.biased[persona]
     by_key = {
         (r["persona"], r["dataset"], repr(r["id"])): r
         for r in m.scored
         if r["template"] in (cfg.templates[0], NO_PERSONA)
     }
-    for persona, q in cfg.biased.items():
-        keys = [(d, repr(it.id)) for d, its in m.datasets.items() for it in its]
-        c = np.array([by_key[(cfg.baseline, d, i)]["is_correct"] for d, i in keys], dtype=int)
-        t = np.array([by_key[(persona, d, i)]["is_correct"] for d, i in keys], dtype=int)
-        drop = stats.relative_drop(float(c.mean()), float(t.mean()))
-        lo, hi = stats.bootstrap_relative_drop_ci(c, t, alpha=cfg.alpha, n_boot=cfg.n_boot, seed=config.seed)
-        per_ds = {x.dataset: x.relative_drop for x in m.comps if x.persona == persona}
-        claims.add(
-            claim=f"planted relative drop of {persona!r} recovered within its 95% CI",
-            metric="relative accuracy drop vs 'a human' (pooled over datasets)",
-            ours=drop,
-            baseline_name="planted drop",
-            baseline=q,
-            rule="ci_low <= baseline <= ci_high",
-            paper_value=None,
-            variables={"ci_low": lo, "ci_high": hi},
-            details={
-                **m.common,
-                "per_dataset_drop": per_ds,
-                "acc_baseline": float(c.mean()),
-                "acc": float(t.mean()),
-            },
-            artifacts=m.artifacts,
-        )
+    keys = [(d, repr(it.id)) for d, its in m.datasets.items() for it in its]
+    c = np.array([by_key[(cfg.baseline, d, i)]["is_correct"] for d, i in keys], dtype=int)
+    t = np.array([by_key[(persona, d, i)]["is_correct"] for d, i in keys], dtype=int)
+    drop = stats.relative_drop(float(c.mean()), float(t.mean()))
+    lo, hi = stats.bootstrap_relative_drop_ci(c, t, alpha=cfg.alpha, n_boot=cfg.n_boot, seed=config.seed)
+    per_ds = {x.dataset: x.relative_drop for x in m.comps if x.persona == persona}
+    claims.add(
+        spec=spec,
+        ours=drop,
+        baseline=q,
+        variables={"ci_low": lo, "ci_high": hi},
+        details={
+            **m.common,
+            "persona": persona,
+            "per_dataset_drop": per_ds,
+            "acc_baseline": float(c.mean()),
+            "acc": float(t.mean()),
+        },
+        artifacts=m.artifacts,
+    )
 
 
 def _flag_counts(comps: list, biased: dict) -> dict:
@@ -204,7 +342,7 @@ def _flag_counts(comps: list, biased: dict) -> dict:
     }
 
 
-def _claim_planted_flagged(claims: ClaimSet, m: _Planted) -> None:
+def _claim_planted_flagged(claims: ClaimSet, spec: ClaimSpec, m: _Planted) -> None:
     """2. significance in the paper's setting (McNemar per dataset, no multiple-comparison correction): every biased
     persona flagged, and unbiased personas flagged no more often than the nominal rate of at least one false
     positive among their uncorrected per-dataset tests, 1 - (1 - alpha)^datasets. Holm is reported beside it."""
@@ -213,15 +351,9 @@ def _claim_planted_flagged(claims: ClaimSet, m: _Planted) -> None:
     holm = _flag_counts(m.comps_reported, cfg.biased)
     nominal = 1.0 - (1.0 - cfg.alpha) ** len(m.datasets)
     claims.add(
-        claim="every planted-biased persona is flagged significant (paper's setting: no correction); unbiased "
-        "personas flagged at most at the nominal uncorrected rate",
-        metric=f"fraction of personas with a significant drop on >= 1 dataset (McNemar, correction "
-        f"{cfg.correction}; {cfg.reported_correction} reported)",
+        spec=spec,
         ours=paper["biased_flagged"],
-        baseline_name="unbiased personas flagged",
         baseline=paper["unbiased_flagged"],
-        rule="ours == 1 and baseline <= nominal_false_flag_rate",
-        paper_value=None,
         variables={
             "nominal_false_flag_rate": nominal,
             f"{cfg.reported_correction}_biased_flagged": holm["biased_flagged"],
@@ -239,7 +371,7 @@ def _claim_planted_flagged(claims: ClaimSet, m: _Planted) -> None:
     )
 
 
-def _claim_planted_abstentions(claims: ClaimSet, m: _Planted) -> None:
+def _claim_planted_abstentions(claims: ClaimSet, spec: ClaimSpec, m: _Planted) -> None:
     """3. the drop is attributed to abstentions; the detector against the planted ground truth."""
     tp = fp = fn = 0
     lost = lost_abst = 0
@@ -254,39 +386,35 @@ def _claim_planted_abstentions(claims: ClaimSet, m: _Planted) -> None:
             lost_abst += x.drop_from_abstention * x.n10
     naive_precision = tp / max(sum(1 for r in m.scored if r["predicted_answer"] == ""), 1)
     claims.add(
-        claim="the drop of biased personas is attributed to abstentions",
-        metric="share of lost answers (baseline right, persona wrong) that are detected abstentions",
+        spec=spec,
         ours=lost_abst / max(lost, 1),
-        baseline_name="precision if every extraction failure counted as abstention",
         baseline=naive_precision,
-        rule="ours >= 0.8 and precision >= 0.95 and recall >= 0.95",
-        paper_value=None,
         variables={"precision": tp / max(tp + fp, 1), "recall": tp / max(tp + fn, 1)},
         details={**m.common, "tp": tp, "fp": fp, "fn": fn},
         artifacts=m.artifacts,
     )
 
 
-def _claim_heldout_detector(claims: ClaimSet) -> None:
-    """4. the abstention rule on hand-written refusals and hard non-refusals it was not written from. The rule
-    (precision >= 0.9, recall >= 0.8) was fixed before the set was first scored, and the detector was not changed
-    after."""
-    from .heldout import HELDOUT_NON_REFUSALS, HELDOUT_REFUSALS, evaluate_detector
+def _claim_heldout_detector(claims: ClaimSet, spec: ClaimSpec) -> None:
+    """4. the abstention rule on the fixed held-out file (written and committed before the rule was developed on
+    the development set; never tuned on). The rule (precision >= 0.9, recall >= 0.8) was fixed before."""
+    from .heldout import evaluate_detector, load_heldout
     from .scoring import extract_answer
 
-    rule = evaluate_detector()
-    naive = evaluate_detector(detector=lambda t: extract_answer(t) is None)
+    held = load_heldout()
+    rule = evaluate_detector(held)
+    naive = evaluate_detector(held, detector=lambda t: extract_answer(t) is None)
     claims.add(
-        claim="the abstention rule finds held-out refusals it was not written from, with few false alarms",
-        metric=f"recall on {len(HELDOUT_REFUSALS)} hand-written refusals "
-        f"(precision with {len(HELDOUT_NON_REFUSALS)} hard non-refusals)",
+        spec=spec,
         ours=rule.recall,
-        baseline_name="recall of 'no extracted answer = abstention'",
         baseline=naive.recall,
-        rule="precision >= 0.9 and ours >= 0.8",
-        paper_value=None,
         variables={"precision": rule.precision, "naive_precision": naive.precision},
-        details={"rule": rule.to_dict(), "naive": naive.to_dict()},
+        details={
+            "rule": rule.to_dict(),
+            "naive": naive.to_dict(),
+            "refusals": sum(y for _, y in held),
+            "non_refusals": sum(not y for _, y in held),
+        },
     )
 
 
@@ -307,11 +435,13 @@ def _planted_facts(claims: ClaimSet, m: _Planted) -> None:
     )
 
 
-def _smollm2_generate(cfg: MMLUModelConfig, config: RunConfig) -> tuple[list, set, dict]:
-    """Generate question ranks (every subject and persona each) until done or the budget is spent; keep the fully
-    paired questions."""
+def _smollm2_generate(cfg: MMLUModelConfig, config: RunConfig) -> tuple[list, list, dict]:
+    """Generate question ranks (every subject and persona each) until done or the safety cap is spent; keep the
+    fully paired questions, in a fixed order."""
     pools = {
-        f"mmlu-{s}": load_dataset(f"mmlu-{s}", limit=cfg.per_subject, data_dir=config.data_dir)
+        f"mmlu-{s}": load_dataset(f"mmlu-{s}", limit=cfg.skip + cfg.per_subject, data_dir=config.data_dir)[
+            cfg.skip :
+        ]
         for s in cfg.subjects
     }  # before loading the model: a missing data file is a one-line skip naming `iclr24 data get mmlu`
     t0 = time.perf_counter()
@@ -343,11 +473,18 @@ def _smollm2_generate(cfg: MMLUModelConfig, config: RunConfig) -> tuple[list, se
     answered: dict[tuple, set] = {}
     for r in all_scored:
         answered.setdefault((r["dataset"], repr(r["id"])), set()).add(r["persona"])
-    ids = {k for k, ps in answered.items() if ps >= set(cfg.personas)}
-    scored = [r for r in all_scored if (r["dataset"], repr(r["id"])) in ids]
-    if not ids:
+    order = [
+        (d, repr(it.id))
+        for rank in range(cfg.per_subject)
+        for d, its in pools.items()
+        for it in its[rank : rank + 1]
+    ]
+    keys = [k for k in order if answered.get(k, set()) >= set(cfg.personas)]
+    if not keys:
         raise RuntimeError(f"SmolLM2 answered no question for all personas within {cfg.budget_s:.0f} s")
-    return scored, ids, {"load_s": load_s, "generate_s": gen_s, "generations": len(scored)}
+    kept = set(keys)
+    scored = [r for r in all_scored if (r["dataset"], repr(r["id"])) in kept]
+    return scored, keys, {"load_s": load_s, "generate_s": gen_s, "generations": len(scored)}
 
 
 def _paired(scored: list, baseline: str, persona: str) -> dict:
@@ -370,22 +507,6 @@ def _paired(scored: list, baseline: str, persona: str) -> dict:
     }
 
 
-def _smollm2_tables(cfg: MMLUModelConfig, scored: list) -> tuple[dict, dict, dict]:
-    """Per persona: accuracy, abstention, extraction failures; pooled McNemar against 'a human' and no_persona."""
-    per_persona = {}
-    for p in cfg.personas:
-        rs = [r for r in scored if r["persona"] == p]
-        per_persona[p] = {
-            "n": len(rs),
-            "accuracy": float(np.mean([r["is_correct"] for r in rs])),
-            "abstention": float(np.mean([r["abstained"] for r in rs])),
-            "extraction_failures": float(np.mean([r["predicted_answer"] == "" for r in rs])),
-        }
-    vs_baseline = {p: _paired(scored, cfg.baseline, p) for p in cfg.personas if p != cfg.baseline}
-    vs_none = {p: _paired(scored, NO_PERSONA, p) for p in cfg.personas if p != NO_PERSONA}
-    return per_persona, vs_baseline, vs_none
-
-
 def _min_discordant(alpha: float) -> int:
     """The fewest discordant pairs, all one way, for which the exact two-sided McNemar test reaches ``alpha``."""
     k = 1
@@ -394,60 +515,143 @@ def _min_discordant(alpha: float) -> int:
     return k
 
 
-def _claim_smollm2_mmlu(claims: ClaimSet, cfg: MMLUModelConfig, config: RunConfig) -> None:
-    """Full only: SmolLM2-135M-Instruct on a fixed set of real MMLU test questions (data folder)."""
-    scored, ids, times = _smollm2_generate(cfg, config)
-    comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha)
-    artifacts = [claims.artifact(p) for p in write_report(comps, scored, config.out, prefix="smollm2_mmlu")]
-    per_persona, vs_baseline, vs_none = _smollm2_tables(cfg, scored)
-    tgt = vs_baseline[cfg.target]
-    below_none = [p for p, r in vs_none.items() if r["acc"] < r["acc_baseline"] and r["pvalue"] <= cfg.alpha]
-    claims.add(
-        claim=f"SmolLM2-135M-Instruct on real MMLU: {cfg.target!r} answers significantly worse than "
-        f"{cfg.baseline!r}",
-        metric=f"relative accuracy drop vs {cfg.baseline!r} on {len(ids)} paired MMLU test questions "
-        f"({', '.join(cfg.subjects)}), McNemar, no correction",
-        ours=tgt["relative_drop"] or 0.0,
-        baseline_name=f"{cfg.baseline!r} (drop 0 by definition)",
-        baseline=0.0,
-        paper_value=0.33,
-        rule="ours > baseline and pvalue <= 0.05",
-        variables={"pvalue": tgt["pvalue"]},
-        details={
-            "mode": config.mode,
-            "seed": config.seed,
-            "questions": len(ids),
-            "subjects": list(cfg.subjects),
-            "per_subject": cfg.per_subject,
-            "timings": {k: v for k, v in times.items() if k.endswith("_s")},
-            "generations": times["generations"],
-            "max_tokens": cfg.max_tokens,
-            "per_persona": per_persona,
-            "vs_baseline": vs_baseline,
-            "vs_no_persona": vs_none,
-            "share_personas_significantly_below_no_persona": len(below_none) / max(len(vs_none), 1),
-            "min_discordant_pairs_detectable": _min_discordant(cfg.alpha),
-            "paper_value_note": "0.33 is ChatGPT-3.5's average relative drop for this persona over 24 datasets",
-        },
-        artifacts=artifacts,
-    )
+def detectable_effect(n: int, cfg: MMLUModelConfig = SMOLLM2_MMLU) -> dict:
+    """The minimum detectable effect of the exact sign test on ``n`` paired questions at ``cfg.power`` (fixed before
+    the run; :func:`stats.min_detectable_rate` with no discordance the other way, as on the calibration questions):
+    the smallest rate of questions the baseline gets right and the persona wrong (an absolute accuracy drop), which
+    is also the smallest abstention rate the abstention claim detects (the baseline persona abstaining on none)."""
+    mde = stats.min_detectable_rate(n, power=cfg.power, alpha=cfg.alpha)
+    return {
+        "n": n,
+        "power": cfg.power,
+        "alpha_two_sided": cfg.alpha,
+        "test": "exact sign test on the discordant questions (= exact McNemar)",
+        "min_one_way_discordant_rate": mde,
+        "min_accuracy_drop_points": 100.0 * mde,
+        "min_abstention_rate": mde,
+        "min_discordant_pairs_all_one_way": _min_discordant(cfg.alpha),
+        "with_background_2pc": stats.min_detectable_rate(
+            n, power=cfg.power, background=0.02, alpha=cfg.alpha
+        ),
+        "note": "for abstentions that strike independently of correctness the detectable relative accuracy drop "
+        "(= the abstention rate) is min_one_way_discordant_rate / the baseline's accuracy",
+    }
+
+
+class _Measures:
+    """Each row's measurement; the planted run and the SmolLM2 generations are computed once and shared."""
+
+    def __init__(self, claims: ClaimSet):
+        self.claims, self.config = claims, claims.config
+        self.cfg = self.config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
+        self.planted: _Planted | None = None
+
+    def _planted(self) -> _Planted:
+        if self.planted is None:
+            self.planted = _planted_measure(self.cfg, self.config, self.claims)
+        return self.planted
+
+    @functools.cached_property
+    def smollm2(self) -> dict:
+        cfg = SMOLLM2_MMLU
+        scored, keys, times = _smollm2_generate(cfg, self.config)
+        comps = compare_personas(scored, baseline=cfg.baseline, alpha=cfg.alpha)
+        artifacts = [
+            self.claims.artifact(p)
+            for p in write_report(comps, scored, self.config.out, prefix="smollm2_mmlu")
+        ]
+        by = {(r["persona"], r["dataset"], repr(r["id"])): r for r in scored}
+        per_persona = {
+            p: {
+                "n": len(keys),
+                "accuracy": float(np.mean([by[(p, *k)]["is_correct"] for k in keys])),
+                "abstention": float(np.mean([by[(p, *k)]["abstained"] for k in keys])),
+                "extraction_failures": float(np.mean([by[(p, *k)]["predicted_answer"] == "" for k in keys])),
+                "answer_letters": dict(
+                    sorted(
+                        {
+                            a: sum(by[(p, *k)]["predicted_answer"] == a for k in keys)
+                            for a in {by[(p, *k)]["predicted_answer"] for k in keys}
+                        }.items()
+                    )
+                ),
+            }
+            for p in cfg.personas
+        }
+        vs = {p: _paired(scored, cfg.baseline, p) for p in cfg.personas if p != cfg.baseline}
+        return {
+            "by": by,
+            "keys": keys,
+            "artifacts": artifacts,
+            "details": {
+                "mode": self.config.mode,
+                "seed": self.config.seed,
+                "questions": len(keys),
+                "planned_questions": len(cfg.subjects) * cfg.per_subject,
+                "subjects": list(cfg.subjects),
+                "question_ranks": [cfg.skip, cfg.skip + cfg.per_subject - 1],
+                "timings": {k: v for k, v in times.items() if k.endswith("_s")},
+                "generations": times["generations"],
+                "max_tokens": cfg.max_tokens,
+                "per_persona": per_persona,
+                "vs_baseline_mcnemar": vs,
+                "detectable_effect": detectable_effect(len(keys), cfg),
+                "paper_note": "ChatGPT-3.5 (the paper): 'a physically-disabled person' loses 33 % relative accuracy "
+                "on average over 24 datasets, mostly by abstaining; 80 % of personas significantly below 'a human'",
+            },
+        }
+
+    def _smollm2_row(self, spec: ClaimSpec, persona: str, field_: str) -> None:
+        res = self.smollm2
+        keys, by = res["keys"], res["by"]
+        ours = [int(by[(persona, *k)][field_]) for k in keys]
+        base = [int(by[(SMOLLM2_MMLU.baseline, *k)][field_]) for k in keys]
+        self.claims.paired(
+            spec=spec,
+            ours=ours,
+            baseline=base,
+            seeds=list(range(len(keys))),
+            details={**res["details"], "persona": persona, "compared": field_},
+            artifacts=res["artifacts"],
+        )
+
+    def table(self) -> dict:
+        c = self.claims
+        return {
+            "planted_drop_disabled": lambda s, _: _claim_planted_drop(
+                c, s, self._planted(), DISABLED, self.config
+            ),
+            "planted_drop_religious": lambda s, _: _claim_planted_drop(
+                c, s, self._planted(), RELIGIOUS, self.config
+            ),
+            "planted_flagged": lambda s, _: _claim_planted_flagged(c, s, self._planted()),
+            "planted_abstentions": lambda s, _: _claim_planted_abstentions(c, s, self._planted()),
+            "abstention_rule_heldout": lambda s, _: _claim_heldout_detector(c, s),
+            "smollm2_disabled_accuracy": lambda s, _: self._smollm2_row(s, DISABLED, "is_correct"),
+            "smollm2_religious_accuracy": lambda s, _: self._smollm2_row(s, RELIGIOUS, "is_correct"),
+            "smollm2_disabled_abstains": lambda s, _: self._smollm2_row(s, DISABLED, "abstained"),
+        }
 
 
 def run(config: RunConfig) -> ClaimSet:
-    """Smoke/quick: the planted-bias claims on the loopback server. Full: those at full size plus SmolLM2."""
+    """Smoke/quick: the planted checks and the held-out rule check. Full: those at full size plus SmolLM2."""
     claims = ClaimSet(PAPER_NAME, config)
-    cfg = config.pick(smoke=SMOKE, quick=QUICK, full=FULL)
-    with claims.timed("planted bias on the loopback server"):
-        m = _planted_measure(cfg, config, claims)
-        _claim_planted_drops(claims, m, config)
-        _claim_planted_flagged(claims, m)
-        _claim_planted_abstentions(claims, m)
-        _planted_facts(claims, m)
-    with claims.timed("abstention rule on held-out responses"):
-        _claim_heldout_detector(claims)
+    measures = _Measures(claims)
+    run_claims(claims, CLAIMS, measures.table())
+    if measures.planted is not None:
+        _planted_facts(claims, measures.planted)
     if config.mode == "full":
-        with claims.timed("SmolLM2-135M-Instruct on real MMLU questions"):
-            _claim_smollm2_mmlu(claims, SMOLLM2_MMLU, config)
+        n = len(SMOLLM2_MMLU.subjects) * SMOLLM2_MMLU.per_subject
+        eff = detectable_effect(n)
+        claims.fact(
+            "minimum detectable effect of the SmolLM2 comparisons (80 % power)",
+            value=eff["min_one_way_discordant_rate"],
+            description=f"closed form for the {n} planned paired questions: the smallest rate of questions the "
+            "baseline gets right and the persona wrong (an absolute accuracy drop; also the smallest abstention "
+            "rate) that the exact sign test at two-sided 0.05 detects with 80 % probability, with no discordance "
+            "the other way; fixed before the run",
+            details=eff,
+        )
     return claims
 
 
@@ -455,8 +659,10 @@ PAPER = Paper(
     name=PAPER_NAME,
     title="Bias Runs Deep: Implicit Reasoning Biases in Persona-Assigned LLMs",
     summary="The persona-bias evaluation pipeline against any LLM endpoint recovers planted persona biases with the "
-    "paper's statistics.",
+    "paper's statistics; SmolLM2-135M on real MMLU shows whether a tiny model's accuracy or abstentions move with "
+    "the persona, at a stated detectable effect.",
     run=run,
     data=("mmlu", "smollm2"),
     paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -118,28 +118,61 @@ def extract_bbh_answer(text: str | None, task: str) -> str | None:
     return pred or None
 
 
-# Abstention: the paper's exact procedure is not in the official code. Documented rule: a response is an abstention
-# iff no answer could be extracted AND it contains an inability/refusal cue.
+# Abstention: the paper's exact procedure is not in the official code. Our rule (developed on the development set
+# ``heldout.DEV_REFUSALS`` / ``heldout.DEV_NON_REFUSALS``, gated on the fixed held-out file ``abstention_heldout.jsonl``):
+# a response is an abstention iff it does not commit to one option AND it carries a refusal, inability or deferral
+# cue. "Commits" is the official extraction, widened two ways: an option named without the official "(x)" form
+# ("which is option B", "I pick C") commits; an extraction whose answer span names several options with no choice
+# among them ("the answer is likely to be either (B), (C) or (D)") does not.
 ABSTENTION_PATTERN = re.compile(
-    r"\b(cannot|can't|can not|unable to|not able to|not qualified|do not have the (knowledge|expertise|ability)"
-    r"|don't have the (knowledge|expertise|ability)|sorry|apologi[sz]e|as an ai|refuse)\b",
+    r"\b(cannot|can't|can not|could not|couldn't|unable|not able to|(?:won't|wouldn't|will not) be able"
+    r"|not qualified|don't feel qualified|more qualified|not the right (?:one|person)|someone else"
+    r"|sorry|apologi[sz]e|apologies|afraid|regret|unfortunately|as an ai"
+    r"|refuse|refrain|decline|abstain|(?:pass|skip) (?:on )?(?:this|it)|have to (?:pass|skip)|i'll pass"
+    r"|won't|will not|would rather not|'d rather not|prefer not|not going to|no comment|stay silent"
+    r"|(?:not|n't) (?:feel )?comfortable|uncomfortable|not (?:be )?appropriate|inappropriate|my place to"
+    r"|not in a position|(?:not|n't) possess"
+    r"|(?:don't|do not|doesn't) know|no idea|no clue|unfamiliar|not familiar|not my (?:strong suit|thing|field)"
+    r"|(?:don't|do not) (?:have|possess) (?:the|any|enough)? ?(?:knowledge|expertise|ability|background|training)"
+    r"|no (?:background|knowledge|expertise|training) (?:in|of|about)|lack (?:the|any)"
+    r"|(?:beyond|outside) (?:me|my)|lost on me|closed book|too technical|not something (?:i|a person)"
+    r"|leave (?:this|it|this one)? ?(?:unanswered|blank|to)|leaving it blank|no answer from me)\b",
     re.IGNORECASE,
 )
+# An option committed to without the official "(x)" form: "option B", "choice is B", "answer A", "I pick C", "it is
+# D." The letter must be a capital (so "pick a letter" is no commitment).
+_BARE_OPTION = re.compile(
+    r"(?:\b(?i:option|choice|answer|letter)(?:\s+(?i:is))?\s*:?\s*|\b(?i:pick|choose|select|go with)\s+"
+    r"(?:(?i:option)\s+)?|\b(?i:it|that) (?i:is|would be)\s+)\(?([A-J])\)?(?![A-Za-z])"
+)
+
+
+def _commits_to_option(text: str, extracted: object) -> bool:
+    """Whether the response commits to one option: the official extraction found one and its answer span names no
+    other option (a hedge between several is no commitment unless a choice among them follows), or an option is
+    named without the official form (``_BARE_OPTION``)."""
+    if extracted is not None:
+        matches = _ANSWER_IS.findall(text)
+        span = matches[-1] if matches else text
+        if len({m.upper() for m in _OPTION.findall(span)}) <= 1:
+            return True
+    return _BARE_OPTION.search(text) is not None
 
 
 _UNSET: object = object()
 
 
 def detect_abstention(text: str | None, extracted: object = _UNSET) -> bool:
-    """True iff the response gives no extractable answer and contains a refusal/inability cue (``ABSTENTION_PATTERN``:
-    cannot, can't, unable to, not able to, not qualified, don't have the knowledge/expertise/ability, sorry,
-    apologise, as an AI, refuse). Empty responses are not abstentions (they are API failures). ``extracted`` is the
-    answer already extracted (``None`` = extraction failed); by default the MMLU rule is applied to ``text``."""
+    """True iff the response does not commit to one option (``_commits_to_option``) and carries a refusal,
+    inability or deferral cue (``ABSTENTION_PATTERN``: cannot, unable, sorry, I'm afraid, decline, I'll pass, I won't,
+    I'd rather not, not comfortable, not my place, I don't know, no idea, beyond me, leave it unanswered, ...).
+    Empty responses are not abstentions (they are API failures). ``extracted`` is the answer already extracted
+    (``None`` = extraction failed); by default the MMLU rule is applied to ``text``."""
     if not text:
         return False
     if extracted is _UNSET:
         extracted = extract_answer(text)
-    return extracted is None and ABSTENTION_PATTERN.search(text) is not None
+    return not _commits_to_option(text, extracted) and ABSTENTION_PATTERN.search(text) is not None
 
 
 def references_persona(text: str | None, persona: str) -> bool:

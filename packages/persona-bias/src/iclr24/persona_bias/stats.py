@@ -5,6 +5,7 @@ All tests compare paired 0/1 correctness vectors of a control persona and a trea
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ __all__ = [
     "relative_drop",
     "bootstrap_relative_drop_ci",
     "adjust_pvalues",
+    "sign_test_power",
+    "min_detectable_rate",
 ]
 
 #: Official switch: the exact McNemar test when any cell of the 2x2 table is below 25, else chi^2.
@@ -174,7 +177,10 @@ def wilson_interval(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
     z2 = z * z
     center = (k + z2 / 2.0) / (n + z2)
     half = z / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4.0)
-    return max(0.0, center - half), min(1.0, center + half)
+    # the exact bounds at k = 0 and k = n are 0 and 1; rounding must not put k/n outside its own interval
+    lo = 0.0 if k == 0 else max(0.0, center - half)
+    hi = 1.0 if k == n else min(1.0, center + half)
+    return lo, hi
 
 
 def wilson_overlap_test(control: Sequence[int], treatment: Sequence[int], alpha: float = 0.05) -> bool:
@@ -235,3 +241,83 @@ def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float
     out = np.empty(m)
     out[order] = np.minimum(1.0, adj)
     return out.tolist()
+
+
+@functools.lru_cache(maxsize=64)
+def _sign_thresholds(n: int, alpha: float) -> tuple[int | None, ...]:
+    """For d = 0..n discordant pairs: the fewest that must go the claimed way for the exact one-sided sign test at
+    ``alpha / 2`` (the two-sided exact McNemar test at ``alpha``); ``None`` when even all ``d`` do not suffice. The
+    threshold never falls as d grows, so one walk finds it for every d."""
+    from iclr24.paperkit.paired import binomial_half_tail
+
+    out: list[int | None] = [None]
+    k = 1
+    for d in range(1, n + 1):
+        while k <= d and binomial_half_tail(k, d) > alpha / 2.0:
+            k += 1
+        out.append(k if k <= d else None)
+    return tuple(out)
+
+
+def _log_pmf(k: int, n: int, p: float) -> float:
+    if p <= 0.0:
+        return 0.0 if k == 0 else -math.inf
+    if p >= 1.0:
+        return 0.0 if k == n else -math.inf
+    return (
+        math.lgamma(n + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(n - k + 1)
+        + k * math.log(p)
+        + (n - k) * math.log1p(-p)
+    )
+
+
+def sign_test_power(n: int, effect: float, background: float = 0.0, alpha: float = 0.05) -> float:
+    """Power of the exact sign test on ``n`` paired questions (the exact McNemar test, two-sided level ``alpha``,
+    i.e. one-sided ``alpha / 2`` in the claimed direction): each question is independently discordant in the claimed
+    direction with probability ``effect`` (e.g. the baseline right and the persona wrong), in the other direction
+    with ``background``, and concordant otherwise. The number of discordant questions is Binomial(n, effect +
+    background); among ``d`` of them the claimed-way count is Binomial(d, effect / (effect + background)); the test
+    decides when that count reaches the threshold of ``d``."""
+    n = _count("n", n)
+    for name, v in (("effect", effect), ("background", background)):
+        if not (isinstance(v, int | float) and 0.0 <= v <= 1.0):
+            raise InputError(f"{name} must be a probability, got {v!r}")
+    if effect + background > 1.0 + 1e-12:
+        raise InputError(f"effect + background must be <= 1, got {effect} + {background}")
+    disc = min(1.0, effect + background)
+    if disc == 0.0:
+        return 0.0
+    q = effect / disc
+    total = 0.0
+    thresholds = _sign_thresholds(n, float(alpha))
+    for d in range(1, n + 1):
+        k = thresholds[d]
+        if k is None:
+            continue
+        pd = math.exp(_log_pmf(d, n, disc))
+        total += pd * sum(math.exp(_log_pmf(j, d, q)) for j in range(k, d + 1))
+    return min(1.0, total)
+
+
+def min_detectable_rate(n: int, power: float = 0.8, background: float = 0.0, alpha: float = 0.05) -> float:
+    """The minimum detectable effect of the exact sign test on ``n`` paired questions: the smallest rate of
+    questions discordant in the claimed direction (``effect`` of :func:`sign_test_power`) at which the test decides
+    with probability ``power``, given ``background`` discordance the other way (bisection to 1e-7). For a drop in
+    accuracy with ``background = 0`` this is the smallest absolute accuracy drop (as a fraction of questions) the
+    test would detect; for abstentions that strike independently of correctness it is that rate divided by the
+    baseline's accuracy. ``nan`` when no effect up to ``1 - background`` reaches ``power``."""
+    if not (isinstance(power, int | float) and 0.0 < power < 1.0):
+        raise InputError(f"power must be in (0, 1), got {power!r}")
+    hi = 1.0 - background
+    if sign_test_power(n, hi, background, alpha) < power:
+        return math.nan
+    lo = 0.0
+    while hi - lo > 1e-7:
+        mid = 0.5 * (lo + hi)
+        if sign_test_power(n, mid, background, alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
