@@ -40,7 +40,7 @@ from .pretrained import PretrainedMixin, load_pretrained
 from .progress import is_quiet, progress, set_quiet
 from .resume import load_train_state, save_train_state
 from .scale import PaperScale, measure_paper_scale
-from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
+from .seeding import deterministic, seed_everything, set_deterministic
 from .threads import machine_record, pinned_threads
 from .tracking import StepLog
 from .userdata import as_tensors
@@ -98,6 +98,5 @@ __all__ = [
     "seed_everything",
     "set_deterministic",
     "set_quiet",
-    "torch_threads",
     "write_claims_json",
 ]

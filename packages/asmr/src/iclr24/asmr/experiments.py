@@ -24,9 +24,9 @@ from iclr24.paperkit import (
     RunConfig,
     benchmark,
     benchmark_many,
+    pinned_threads,
     progress,
     seed_everything,
-    torch_threads,
 )
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.io import atomic_write_text
@@ -276,7 +276,7 @@ def calibrate(
         raise InputError(f"repeats must be a positive int, got {repeats!r}")
     rng = np.random.default_rng(CALIBRATION_SEED)
     out = {}
-    with torch_threads(1):
+    with pinned_threads(1):
         for kind in kinds:
             mk, lrs, _, steps = makers(config, kind)
             size = config.megapixel_size if kind == "megapixel" else config.size
@@ -369,7 +369,7 @@ def render_rounds(cfg: ImageConfig, rounds: int, device: str = "cpu", seed: int 
     sync = torch.cuda.synchronize if cuda else None
     ms: dict[str, list[float]] = {k: [] for k in names}
     round_cpu = []
-    with torch.no_grad(), torch_threads(1):
+    with torch.no_grad(), pinned_threads(1):
         c0 = time.process_time()
         for m in nets.values():
             m.render()
@@ -448,7 +448,7 @@ def lr_sweep(
         raise InputError(f"network must be 'matched', 'siren' or 'asmr', got {network!r}")
     img = sample_image(image, config.size, gray=True)
     out = {}
-    with torch_threads(1):
+    with pinned_threads(1):
         for lr in lrs:
             seed_everything(seed)
             try:
@@ -488,7 +488,7 @@ def megapixel_lr_sweep(
         raise InputError(f"network must be 'asmr' or 'siren', got {network!r}")
     cells = (config.megapixel_cells, config.megapixel_cells)
     out = {}
-    with torch_threads(1):
+    with pinned_threads(1):
         for lr in lrs:
             seed_everything(seed)
             try:

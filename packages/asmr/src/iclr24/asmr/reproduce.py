@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, run_claims, torch_threads
+from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, pinned_threads, run_claims
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
@@ -416,7 +416,7 @@ def run(config: RunConfig, parts: tuple[str, ...] | None = None) -> ClaimSet:
         "rgb": r.rgb,
         "megapixel": r.megapixel,
     }
-    with torch_threads(1):  # every fit and timing on one torch thread: "CPU seconds" mean one core
+    with pinned_threads(1):  # every fit and timing on one torch thread: "CPU seconds" mean one core
         run_claims(claims, tuple(c for c in CLAIMS if c.id in ids), measures)
     curves = {k: v for k, v in r.results.items() if v["curves"]}
     if curves:

@@ -23,7 +23,7 @@ from iclr24.paperkit import (
     benchmark,
     benchmark_many,
     ensure_out_dir,
-    torch_threads,
+    pinned_threads,
 )
 from iclr24.paperkit.errors import InputError
 
@@ -213,7 +213,7 @@ def _throughput_rows(built: dict, batch_sizes: Sequence[int], img_size: int, rep
     rows: list[dict] = []
     results: list[BenchResult] = []
     macs = {}
-    with torch_threads(THREADS):
+    with pinned_threads(THREADS):
         for n in names:
             macs[n] = count_macs(built[n], (img_size, img_size))
     for b in batch_sizes:
@@ -277,7 +277,7 @@ def _scaling() -> tuple[list[BenchResult], list[dict]]:
     """One HAT layer against one global-attention layer (k = 7) at maps 14/28/56: reported, never asserted."""
     from .experiments import ScalingConfig, time_layers
 
-    with torch_threads(THREADS):
+    with pinned_threads(THREADS):
         rows = time_layers(ScalingConfig(repeats=5))
     results = [
         BenchResult(

@@ -18,7 +18,15 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig, seed_everything, torch_threads
+from iclr24.paperkit import (
+    Calibration,
+    ClaimSet,
+    ClaimSpec,
+    Paper,
+    RunConfig,
+    pinned_threads,
+    seed_everything,
+)
 
 from .data import TextDataset, icd10cm_chapters, split, split_indices, synthetic_reports
 from .dynamics import feature_dynamics, plot_dynamics
@@ -443,7 +451,7 @@ def run(cfg: RunConfig) -> ClaimSet:
         "seed": cfg.seed,
         "model": "tiny random BERT" if c.tiny else "all-MiniLM-L6-v2",
     }
-    with torch_threads(c.threads), claims.timed("synthetic pathology reports: S, U, F, O"):
+    with pinned_threads(c.threads), claims.timed("synthetic pathology reports: S, U, F, O"):
         _synthetic_task(claims, cfg, c, base)
     if c.icd:
         spec = SPECS["models"]
@@ -451,9 +459,9 @@ def run(cfg: RunConfig) -> ClaimSet:
         if plan is not None and not plan.decidable:
             claims.undecidable(spec, plan)
         else:
-            with torch_threads(c.threads), claims.timed(spec.claim, spec):
+            with pinned_threads(c.threads), claims.timed(spec.claim, spec):
                 _models_claim(claims, spec, spec.evaluated_seeds(cfg.mode, cfg.seed), c, cfg)
-        with torch_threads(c.threads), claims.timed("ICD-10-CM descriptions -> chapter"):
+        with pinned_threads(c.threads), claims.timed("ICD-10-CM descriptions -> chapter"):
             _icd_task(claims, cfg, c, base)
     return claims
 
