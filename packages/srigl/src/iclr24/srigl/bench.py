@@ -534,7 +534,7 @@ def resnet18_condensed_timing(
     Returns ``{"rows": [...], "plan": auto's condense_plan, "max_rel_err": ...}``."""
     import timm
 
-    from .condensed import condense
+    from .convert import condense
     from .kernels import kernel_built
     from .sparsifier import SRigL
 
@@ -674,10 +674,10 @@ def model_condensed_timing(
     ``uniform`` for ViTs, ``erk`` otherwise) and condensed (:func:`condense` with
     ``variant``), timed round-robin (``repeats`` interleaved calls each, medians, ``threads`` pinned) at each batch.
     Rows: ``{model, batch, threads, dense_ms, masked_ms, condensed_ms, x_masked, x_dense, max_rel_err, layers}``
-    (``layers``: counts of what auto runs at this batch's rows, from :func:`~iclr24.srigl.condensed.describe`)."""
+    (``layers``: counts of what auto runs at this batch's rows, from :func:`~iclr24.srigl.convert.describe`)."""
     import timm
 
-    from .condensed import condense
+    from .convert import condense
     from .sparsifier import SRigL
 
     torch.manual_seed(0)
