@@ -454,3 +454,25 @@ def test_no_import_circle_inside_a_package():
     )
     gone = sorted(KNOWN_CYCLES - set(found))
     assert not gone, f"these circles are gone: remove them from KNOWN_CYCLES: {gone}"
+
+
+# --- the tree's shape: no module over 800 lines ------------------------------------------------------------------
+MAX_MODULE_LINES = 800
+
+
+def _long_modules(roots: list[Path]) -> dict[str, int]:
+    out = {}
+    for root in roots:
+        for f in sorted(root.rglob("*.py")):
+            n = len(f.read_text().splitlines())
+            if n > MAX_MODULE_LINES:
+                out[f.relative_to(ROOT).as_posix()] = n
+    return out
+
+
+def test_no_module_over_800_lines():
+    long = _long_modules(sorted((ROOT / "packages").glob("*/src")) + [ROOT / "shared" / "src"])
+    assert not long, (
+        f"modules over {MAX_MODULE_LINES} lines (split each along a seam a reader expects): "
+        + ", ".join(f"{f} ({n})" for f, n in sorted(long.items()))
+    )

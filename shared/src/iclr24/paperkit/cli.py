@@ -462,7 +462,8 @@ class App:
 def exit_code(results: list[dict], strict: bool, out: Path | str) -> int:
     """Print the claims; 0 when every package ran; 1 when one crashed (or, with ``strict``, when a claim fails or a
     measurement raised)."""
-    from .claims import Claim, claims_to_markdown
+    from .claims import Claim
+    from .summary import claims_to_markdown
 
     claims = [Claim.from_dict(c) for r in results for c in r["claims"]]
     if claims:
