@@ -476,3 +476,38 @@ def test_no_module_over_800_lines():
         f"modules over {MAX_MODULE_LINES} lines (split each along a seam a reader expects): "
         + ", ".join(f"{f} ({n})" for f, n in sorted(long.items()))
     )
+
+
+# --- the tree's shape: one vocabulary of module names (docs/CONTRIBUTING.md) --------------------------------------
+EVERY_PACKAGE_HAS = ("__init__.py", "cli.py", "data.py", "reproduce.py", "bench.py", "paper_scale.py")
+SYNONYMS = {"models.py": "model.py", "training.py": "train.py", "experiment.py": "experiments.py"}
+# packages written before the vocabulary, each with the name it still uses; the list only shrinks
+KNOWN_OTHER_NAMES = {
+    ("asmr", "models.py"),
+    ("cmvae", "experiment.py"),
+    ("fif", "training.py"),
+    ("opposing-signals", "experiment.py"),
+    ("opposing-signals", "training.py"),
+    ("rlcf", "experiment.py"),
+    ("rlcf", "models.py"),
+    ("sfda2", "models.py"),
+    ("srigl", "models.py"),
+    ("tab-snn", "models.py"),
+    ("task-geometry", "experiment.py"),
+}
+
+
+def test_module_vocabulary():
+    missing, other = [], set()
+    for src in sorted((ROOT / "packages").glob("*/src/iclr24/*")):
+        package = src.parents[2].name
+        names = {f.name for f in src.glob("*.py")}
+        missing += [f"{package}: {m}" for m in EVERY_PACKAGE_HAS if m not in names]
+        other |= {(package, n) for n in names if n in SYNONYMS}
+    assert not missing, f"modules every package has (docs/CONTRIBUTING.md) are missing: {missing}"
+    new = sorted(other - KNOWN_OTHER_NAMES)
+    assert not new, "name modules by docs/CONTRIBUTING.md: " + ", ".join(
+        f"{p}: {n} -> {SYNONYMS[n]}" for p, n in new
+    )
+    gone = sorted(KNOWN_OTHER_NAMES - other)
+    assert not gone, f"renamed: remove them from KNOWN_OTHER_NAMES: {gone}"
