@@ -4,7 +4,8 @@
 Creates ``packages/NAME`` in the paperkit-2 shape (``run(config) -> ClaimSet``, ``app.add_bench``, tests through
 ``iclr24.paperkit.testing``; its own tests pass as generated) as the repository's conventions show (distribution ``iclr24-NAME``, import ``iclr24.<snake>``, CLI
 ``NAME``, entry point in the ``iclr24.papers`` group), adds it to the workspace root's dependencies and sources,
-and runs ``uv lock``. Never overwrites an existing file.
+and runs ``uv lock``. Never overwrites an existing file. The modules it writes carry the names of
+``docs/CONTRIBUTING.md`` (one vocabulary for every package: ``model.py``, ``train.py``, ``experiments.py``, ...).
 """
 
 from __future__ import annotations

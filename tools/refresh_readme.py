@@ -189,7 +189,7 @@ def _claim_rows(claims: list[dict], kinds: bool) -> list[str]:
 def package_table(doc: dict) -> str:
     """The reproduction table a recorded run generates: the summary line (headline verdicts first), the claims
     (headline, supporting), the checks apart, the facts, then how it was recorded."""
-    from iclr24.paperkit.claims import by_kind, summary_text
+    from iclr24.paperkit.summary import by_kind, summary_text
 
     rec = doc["record"]
     m = doc.get("machine", {})
@@ -326,7 +326,7 @@ def recorded_status(name: str) -> str | None:
         doc = load_recorded(name, mode)
         if doc is None:
             continue
-        from iclr24.paperkit.claims import verdict_summary
+        from iclr24.paperkit.summary import verdict_summary
 
         claims = doc["record"]["claims"]
         s = verdict_summary(claims)

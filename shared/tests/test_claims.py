@@ -4,7 +4,7 @@ import math
 import pytest
 
 from iclr24.paperkit import Claim, RunConfig, claims_to_markdown, evaluate_rule, write_claims_json
-from iclr24.paperkit.claims import Paper
+from iclr24.paperkit.paper import Paper
 
 
 def make(**kw):

@@ -2,7 +2,17 @@ import json
 
 import pytest
 
-from iclr24.paperkit.cli import App, UsageError, arg, positive_int, probability, resolve_device
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+    probability,
+    resolve_device,
+)
 
 
 def make_app(seen):
@@ -237,3 +247,37 @@ def test_a_command_sees_the_arguments_it_was_given(tmp_path):
 
     argv = ["train", "--steps", "7", "--out", str(tmp_path / "o")]
     assert app.main(argv) == 0 and seen == [argv]
+
+
+@pytest.mark.parametrize(
+    "kind, good, bad",
+    [
+        (positive_int, {"1": 1, "42": 42}, ["0", "-3", "1.5", "x", ""]),
+        (nonneg_int, {"0": 0, "7": 7}, ["-1", "2.0", "x", ""]),
+        (positive_float, {"0.5": 0.5, "3": 3.0}, ["0", "-1", "inf", "nan", "x"]),
+        (nonneg_float, {"0": 0.0, "2.5": 2.5}, ["-0.1", "inf", "nan", "x"]),
+        (probability, {"0": 0.0, "1": 1.0, "0.25": 0.25}, ["-0.1", "1.01", "nan", "x"]),
+    ],
+)
+def test_argument_types_accept_their_range_and_name_the_bad_value(kind, good, bad):
+    import argparse
+
+    for text, value in good.items():
+        assert kind(text) == value
+    for text in bad:
+        with pytest.raises(argparse.ArgumentTypeError, match=f"^expected .*, got {text!r}$"):
+            kind(text)
+
+
+def test_a_bad_nonneg_int_is_one_line_exit_2(capsys):
+    app = App("demo", "A demo tool.")
+
+    @app.command("go", "Do it.", arg("--workers", type=nonneg_int, default=0, help="loader workers"))
+    def go(args):
+        return 0
+
+    with pytest.raises(SystemExit) as e:
+        app.main(["go", "--workers", "-1"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "expected a non-negative integer, got '-1'" in err and "Traceback" not in err

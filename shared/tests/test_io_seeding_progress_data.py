@@ -69,16 +69,26 @@ def test_deterministic_switch_restores():
     assert torch.are_deterministic_algorithms_enabled() == before
 
 
-def test_torch_threads_restores():
-    from iclr24.paperkit import torch_threads
+def test_pinned_threads_restores_torch_blas_and_env():
+    import os
+
+    from threadpoolctl import threadpool_info
+
+    from iclr24.paperkit import pinned_threads
 
     before = torch.get_num_threads()
-    with torch_threads(1):
+    env_before = os.environ.get("OMP_NUM_THREADS")
+    with pinned_threads(1):
         assert torch.get_num_threads() == 1
+        assert os.environ["OMP_NUM_THREADS"] == "1"
+        assert all(p["num_threads"] == 1 for p in threadpool_info())
     assert torch.get_num_threads() == before
-    with pytest.raises(ValueError):
-        with torch_threads(0):
-            pass
+    assert os.environ.get("OMP_NUM_THREADS") == env_before
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="positive int"):
+            with pinned_threads(bad):
+                pass
+    assert torch.get_num_threads() == before
 
 
 def test_progress_quiet_and_non_tty():

@@ -7,20 +7,11 @@ import random
 
 import pytest
 
-from iclr24.paperkit.claims import (
-    BUDGETS,
-    KINDS,
-    Claim,
-    ClaimSet,
-    ClaimSpec,
-    Paper,
-    RunConfig,
-    run_claims,
-    summary_text,
-    verdict_summary,
-)
+from iclr24.paperkit.claims import BUDGETS, KINDS, Claim, ClaimSet, ClaimSpec, RunConfig
 from iclr24.paperkit.paired import paired_verdict, t_quantile_975
+from iclr24.paperkit.paper import Paper, run_claims
 from iclr24.paperkit.power import Calibration, power_plan, seeds_needed, t_quantile
+from iclr24.paperkit.summary import summary_text, verdict_summary
 
 
 def cal(ours, baseline, seconds=2.0, seeds=None):

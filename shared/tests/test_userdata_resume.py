@@ -11,7 +11,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset
 
 from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.resume import load_train_state, save_train_state
+from iclr24.paperkit.resume import global_rng_state, load_train_state, save_train_state, set_global_rng_state
 from iclr24.paperkit.userdata import as_tensors, is_user_data
 
 X = torch.arange(24, dtype=torch.float32).reshape(12, 2)
@@ -170,3 +170,23 @@ def test_resume_refuses_other_settings_and_foreign_files(tmp_path):
         load_train_state(tmp_path / "s.pt", model=torch.nn.Linear(4, 1))
     with pytest.raises(InputError):
         save_train_state(tmp_path / "x.pt", step=-1, model=torch.nn.Linear(3, 1))
+
+
+def test_global_rng_state_round_trips_torch_numpy_and_random(tmp_path):
+    """A state taken, then drawn past, then set back gives the same draws again, also after a weights_only
+    save and load (what a per-rank trainer does with it)."""
+    torch.manual_seed(3)
+    np.random.seed(3)
+    random.seed(3)
+    state = global_rng_state()
+
+    def draws():
+        return torch.rand(4).tolist(), np.random.rand(4).tolist(), [random.random() for _ in range(4)]
+
+    first = draws()
+    assert draws() != first  # the generators moved on
+    set_global_rng_state(state)
+    assert draws() == first
+    torch.save(state, tmp_path / "rng.pt")
+    set_global_rng_state(torch.load(tmp_path / "rng.pt", weights_only=True))
+    assert draws() == first

@@ -1,6 +1,7 @@
 from dataclasses import replace
 
-from iclr24.drum_rules.reproduce import CALIBRATION_SEEDS, CLAIMS, PAPER
+from iclr24.drum_rules.calibration import CALIBRATION_SEEDS
+from iclr24.drum_rules.reproduce import CLAIMS, PAPER
 from iclr24.paperkit import ClaimSet, RunConfig
 from iclr24.paperkit.testing import check_paper_smoke
 

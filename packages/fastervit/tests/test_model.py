@@ -180,7 +180,7 @@ def test_inference_cache_follows_weight_updates(tiny_model):
 def test_any_resolution_inputs(tiny_model):
     """Plain variants take any multiple of 32 (stage maps padded to whole windows); the *_any_res variants take
     any size, e.g. 200x300, and warn where their non-square carrier-token grid departs from the official code."""
-    from iclr24.fastervit.model import NonSquareCarrierGridWarning
+    from iclr24.fastervit.blocks import NonSquareCarrierGridWarning
 
     m = tiny_model().eval()
     with torch.no_grad(), warnings.catch_warnings():

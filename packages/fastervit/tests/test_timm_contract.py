@@ -11,7 +11,8 @@ from torch import nn
 from torchvision.models.feature_extraction import create_feature_extractor, get_graph_node_names
 
 import iclr24.fastervit  # noqa: F401  (registers the variants)
-from iclr24.fastervit.model import FasterViT, FasterViTLayer, check_images
+from iclr24.fastervit.blocks import FasterViTLayer, check_images
+from iclr24.fastervit.model import FasterViT
 from iclr24.fastervit.registry import VARIANTS, default_cfgs, feature_map_size
 
 TINY = dict(dim=16, in_dim=8)

@@ -110,10 +110,10 @@ def test_paired_seeds_skip_the_first_seed_studies_with_the_same_numbers():
     """run_digits(studies=False), used for the paired seeds after the first, returns the same paired numbers."""
     from iclr24.lpn import reproduce
     from iclr24.lpn.experiments import run_digits
-    from iclr24.paperkit import torch_threads
+    from iclr24.paperkit import pinned_threads
 
     cfg = reproduce.DIGITS_SMOKE
-    with torch_threads(1):
+    with pinned_threads(1):
         full, lean = run_digits(cfg), run_digits(cfg, studies=False)
     for k in ("psnr", "pnp_psnr", "pnp_mlp_psnr", "pnp_wavelet_psnr", "zero_fill_psnr", "pnp_wavelet_tau"):
         assert full[k] == lean[k], k

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from torch.utils import benchmark as tb
 
-    from iclr24.paperkit import benchmark_many, torch_threads
+    from iclr24.paperkit import benchmark_many, pinned_threads
 
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # "sparse CSR support is in beta"
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         "load": os.getloadavg()[0],
     }
     clock = time.perf_counter if a.wall else time.thread_time
-    with torch.no_grad(), torch_threads(1):
+    with torch.no_grad(), pinned_threads(1):
         for name, cases in _cases().items():
             rounds = []
             for _ in range(a.rounds):

@@ -7,7 +7,7 @@ from torch import nn
 
 import iclr24.srigl.condensed as cd
 from iclr24.srigl import CondensedConv2d, CondensedLinear, condense, random_constant_fan_in_mask
-from iclr24.srigl.condensed import describe
+from iclr24.srigl.convert import describe
 from iclr24.srigl.nbkernels import numba_available
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba is not installed")

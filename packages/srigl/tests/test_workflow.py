@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-import iclr24.srigl.condensed as condensed_mod
+import iclr24.srigl.convert as convert_mod
 from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.srigl import SparseModel, Split, TrainConfig, condense, digits_split, evaluate, train
 from iclr24.srigl.cli import main
@@ -123,7 +123,7 @@ def test_a_folder_that_is_not_a_sparse_model_is_refused(tmp_path):
 
 
 def test_auto_says_once_which_kernel_runs_and_why(monkeypatch, caplog, data):
-    monkeypatch.setattr(condensed_mod, "_auto_logged", False)
+    monkeypatch.setattr(convert_mod, "_auto_logged", False)
     model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
     with caplog.at_level(logging.INFO, logger="iclr24.srigl"):
         condense(model)
@@ -131,13 +131,13 @@ def test_auto_says_once_which_kernel_runs_and_why(monkeypatch, caplog, data):
         condense(model, variant="gather")
     records = [r for r in caplog.records if r.name == "iclr24.srigl" and "variant='auto'" in r.getMessage()]
     assert len(records) == 1  # once per process
-    kernel, why = condensed_mod.auto_kernel_report()
+    kernel, why = convert_mod.auto_kernel_report()
     msg = records[0].getMessage()
     assert why in msg and "crossovers" in msg and "2 dense" in msg  # dense weights: above every crossover
     monkeypatch.setenv("SRIGL_NO_KERNEL", "1")
-    assert "disabled by SRIGL_NO_KERNEL" in condensed_mod.auto_kernel_report()[1]
+    assert "disabled by SRIGL_NO_KERNEL" in convert_mod.auto_kernel_report()[1]
     monkeypatch.setenv("SRIGL_NO_NUMBA", "1")
-    assert condensed_mod.auto_kernel_report()[0] == "gather"
+    assert convert_mod.auto_kernel_report()[0] == "gather"
 
 
 def test_build_kernel_refuses_clearly_where_it_cannot_build(monkeypatch, capsys):

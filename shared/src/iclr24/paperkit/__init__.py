@@ -15,13 +15,7 @@ from .claims import (
     ClaimSet,
     ClaimSpec,
     Fact,
-    Paper,
     RunConfig,
-    claims_to_markdown,
-    evaluate_rule,
-    facts_to_markdown,
-    run_claims,
-    write_claims_json,
 )
 from .errors import InputError, InputFileError
 from .io import (
@@ -34,13 +28,16 @@ from .io import (
     load_npz,
 )
 from .paired import PairedResult, paired_verdict
+from .paper import Paper, run_claims
 from .plots import save_figure
 from .power import Calibration, PowerPlan, power_plan
 from .pretrained import PretrainedMixin, load_pretrained
 from .progress import is_quiet, progress, set_quiet
 from .resume import load_train_state, save_train_state
+from .rules import evaluate_rule
 from .scale import PaperScale, measure_paper_scale
-from .seeding import deterministic, seed_everything, set_deterministic, torch_threads
+from .seeding import deterministic, seed_everything, set_deterministic
+from .summary import claims_to_markdown, facts_to_markdown, write_claims_json
 from .threads import machine_record, pinned_threads
 from .tracking import StepLog
 from .userdata import as_tensors
@@ -98,6 +95,5 @@ __all__ = [
     "seed_everything",
     "set_deterministic",
     "set_quiet",
-    "torch_threads",
     "write_claims_json",
 ]

@@ -81,21 +81,9 @@ def _threads(threads: int | None):
         return nullcontext()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive int or None, got {threads!r}")
-    import sys
-    from contextlib import ExitStack
+    from .threads import pinned_threads
 
-    stack = ExitStack()
-    try:
-        from threadpoolctl import threadpool_limits
-
-        stack.enter_context(threadpool_limits(threads))
-    except ImportError:
-        pass
-    if "torch" in sys.modules:
-        from .seeding import torch_threads
-
-        stack.enter_context(torch_threads(threads))
-    return stack
+    return pinned_threads(threads)
 
 
 def _read_proc_status(field: str) -> int | None:

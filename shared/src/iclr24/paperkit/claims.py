@@ -9,8 +9,9 @@
   apart from claims, never counted as reproduced.
 - ``ClaimSet``: the builder ``run(config)`` returns: ``with claims.timed("name"): ... claims.add(...)``.
 - ``ClaimSpec``: one row of a package's claims table (``CLAIMS`` at the top of its ``reproduce.py``): kind, rule,
-  baseline, data, seeds and how they were chosen, budget; ``run_claims`` executes a table.
-- ``Paper``: what a package registers under the ``iclr24.papers`` entry point.
+  baseline, data, seeds and how they were chosen, budget; ``run_claims`` (:mod:`.paper`) executes a table.
+- ``Paper`` (:mod:`.paper`): what a package registers under the ``iclr24.papers`` entry point. The rule
+  language is in :mod:`.rules`, the tables and verdict counts in :mod:`.summary`.
 
 Claim kinds (:data:`KINDS`): ``headline`` (the paper's central result as its abstract states it, one to three per
 paper), ``supporting`` (another result the paper reports), ``check`` (a pipeline check on planted or synthetic data
@@ -20,21 +21,19 @@ as reproduced; checks are listed apart. What holds by construction is a ``Fact``
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import math
-import operator
 import os
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .io import atomic_write_json, atomic_write_text
+from .rules import evaluate_rule
 
 __all__ = [
     "BUDGETS",
@@ -45,17 +44,7 @@ __all__ = [
     "ClaimSet",
     "ClaimSpec",
     "Fact",
-    "Paper",
     "RunConfig",
-    "evaluate_rule",
-    "run_claims",
-    "by_kind",
-    "summary_text",
-    "verdict_summary",
-    "claims_to_markdown",
-    "facts_to_markdown",
-    "write_claims_json",
-    "write_claims_markdown",
 ]
 
 MODES = ("smoke", "quick", "full")
@@ -66,80 +55,6 @@ KINDS = ("headline", "supporting", "check")
 BUDGETS = {"smoke": 30.0, "quick": 60.0, "full": 600.0}
 # verdicts that carry no numbers (a message says why)
 _NO_NUMBERS = ("skipped", "error", "undecidable")
-
-_BINOPS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-}
-_CMPOPS = {
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
-_FUNCS = {"abs": abs, "min": min, "max": max, "sqrt": math.sqrt, "log": math.log, "exp": math.exp}
-
-
-def evaluate_rule(rule: str, variables: Mapping[str, float | None]) -> bool:
-    """Evaluate a pass rule safely (no ``eval``): numbers, names from ``variables``, + - * / **, comparisons
-    (chained too), ``and``/``or``/``not``, and abs/min/max/sqrt/log/exp. A name bound to ``None`` is an error."""
-    if not isinstance(rule, str) or not rule.strip():
-        raise ValueError(f"rule must be a non-empty expression string, got {rule!r}")
-    try:
-        tree = ast.parse(rule.strip(), mode="eval")
-    except SyntaxError as e:
-        raise ValueError(f"rule {rule!r} is not a valid expression: {e.msg}") from None
-
-    def ev(node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, int | float)
-            and not isinstance(node.value, bool)
-        ):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in variables:
-                raise ValueError(f"rule {rule!r} uses unknown name {node.id!r}; known: {sorted(variables)}")
-            v = variables[node.id]
-            if v is None:
-                raise ValueError(f"rule {rule!r} uses {node.id!r}, which is null for this claim")
-            return v
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return not ev(node.operand)
-        if isinstance(node, ast.BoolOp):
-            vals = [bool(ev(v)) for v in node.values]
-            return all(vals) if isinstance(node.op, ast.And) else any(vals)
-        if isinstance(node, ast.Compare):
-            left = ev(node.left)
-            for op, comp in zip(node.ops, node.comparators):
-                if type(op) not in _CMPOPS:
-                    raise ValueError(f"rule {rule!r}: comparison {type(op).__name__} is not allowed")
-                right = ev(comp)
-                if not _CMPOPS[type(op)](left, right):
-                    return False
-                left = right
-            return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in _FUNCS
-            and not node.keywords
-        ):
-            return _FUNCS[node.func.id](*[ev(a) for a in node.args])
-        raise ValueError(f"rule {rule!r}: {ast.dump(node)[:60]} is not allowed in a rule")
-
-    return bool(ev(tree))
 
 
 def _finite(name: str, value: Any, allow_none: bool) -> float | None:
@@ -639,32 +554,6 @@ class ClaimSpec:
         return out
 
 
-def run_claims(
-    claims: ClaimSet,
-    table: Sequence[ClaimSpec],
-    measures: Mapping[str, Callable[[ClaimSpec, list[int]], Any]],
-) -> ClaimSet:
-    """Execute a claims table: for each row decided in this mode, ``measures[row.id](row, seeds)`` runs inside
-    ``claims.timed(row.claim)`` with the row's evaluated seeds and adds the row's claim (``claims.add(spec=row,
-    ...)`` / ``claims.paired(spec=row, ...)``); a row whose power plan is undecidable is recorded as such and not
-    run. Measurements shared by several rows belong in the package (computed once, e.g. ``functools.cache``)."""
-    ids = [s.id for s in table]
-    missing = [i for i in ids if i not in measures]
-    if missing:
-        raise ValueError(f"{claims.paper}: no measurement for claims {missing}")
-    base = claims.config.seed
-    for spec in table:
-        if not spec.in_mode(claims.mode):
-            continue
-        plan = spec.plan(claims.mode)
-        if plan is not None and not plan.decidable and claims.mode != "smoke":
-            claims.undecidable(spec, plan)
-            continue
-        with claims.timed(spec.claim, spec):
-            measures[spec.id](spec, spec.evaluated_seeds(claims.mode, base))
-    return claims
-
-
 def _one_line(e: BaseException) -> str:
     msg = " ".join(str(e).split())
     return f"{type(e).__name__}: {msg}"[:500]
@@ -903,227 +792,3 @@ class ClaimSet:
                 c = dataclasses.replace(c, status="smoke")
             cs.claims.append(c)
         return cs
-
-
-@dataclass(frozen=True)
-class Paper:
-    """What a paper package registers under the ``iclr24.papers`` entry-point group. ``data``: the names of the
-    real datasets (``iclr24 data list``) its ``--full`` run uses. ``threads``: the torch intra-op and BLAS/OpenMP
-    thread count its claims run with, pinned by paperkit around every run whatever the machine's core count (1 by
-    default; declare more only where the speed-up was measured: the pin is what keeps the numbers the same on every
-    machine). ``paper_scale``: optional ``paper_scale(device) -> dict``, a few steps of the paper's own configuration
-    (``iclr24 bench --paper-scale``).
-
-    ``claims``: the paper's claims table (:class:`ClaimSpec` rows). A paper that declares one is held to it: every
-    claim its run returns has a kind, is a row of the table (or an ``error``), and is ``skipped`` only when its data
-    is absent (``ClaimSet.skip(..., data=...)``, or a ``DataMissing`` inside ``timed``). ``budgets``: CPU seconds of a
-    whole run per mode, over :data:`BUDGETS` (30 minutes of full for the three papers that need it).
-    ``pin_dispatch``: run the claims with the CPU kernels pinned to one instruction-set level
-    (:func:`.threads.pin_process_dispatch`), so Intel and AMD machines compute the same numbers; ``False`` only for a
-    paper whose claims are timings against the machine's native kernels (say why in its README)."""
-
-    name: str
-    title: str
-    summary: str
-    run: Callable[[RunConfig], ClaimSet | list[Claim]]
-    data: tuple[str, ...] = ()
-    threads: int = 1
-    paper_scale: Callable[..., Any] | None = None
-    claims: tuple[ClaimSpec, ...] = ()
-    budgets: Mapping[str, float] | None = None
-    pin_dispatch: bool = True
-
-    def __post_init__(self) -> None:
-        for n in ("name", "title", "summary"):
-            if not isinstance(getattr(self, n), str) or not getattr(self, n).strip():
-                raise ValueError(f"Paper.{n} must be a non-empty string")
-        if not callable(self.run):
-            raise ValueError("Paper.run must be callable: run(config: RunConfig) -> ClaimSet")
-        if isinstance(self.data, str) or not all(isinstance(d, str) and d for d in self.data):
-            raise ValueError(f"Paper.data must be a tuple of data names, got {self.data!r}")
-        object.__setattr__(self, "data", tuple(self.data))
-        if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
-            raise ValueError(f"Paper.threads must be a positive int, got {self.threads!r}")
-        if self.paper_scale is not None and not callable(self.paper_scale):
-            raise ValueError("Paper.paper_scale must be callable or None")
-        if isinstance(self.claims, ClaimSpec) or not all(isinstance(c, ClaimSpec) for c in self.claims):
-            raise ValueError("Paper.claims must be a tuple of ClaimSpec rows")
-        object.__setattr__(self, "claims", tuple(self.claims))
-        ids = [c.id for c in self.claims]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"Paper.claims: ids must be unique, got {ids}")
-        budgets = {**BUDGETS, **_mode_map("Paper", "budgets", self.budgets, float)}
-        object.__setattr__(self, "budgets", budgets)
-        if not isinstance(self.pin_dispatch, bool):
-            raise ValueError(f"Paper.pin_dispatch must be a bool, got {self.pin_dispatch!r}")
-
-    def validate(self, cs: ClaimSet) -> None:
-        """The claims-table contract (for a paper that declares ``claims``): kinds, rows, and what skipped means."""
-        if not self.claims:
-            return
-        words = {c.claim for c in self.claims}
-        for c in cs.claims:
-            if c.status == "error":
-                continue
-            if c.claim not in words:
-                raise TypeError(f"{self.name}: claim {c.claim!r} is not a row of the paper's claims table")
-            if c.kind not in KINDS:
-                raise TypeError(f"{self.name}: claim {c.claim!r} has no kind (one of {KINDS})")
-            if (
-                c.status == "skipped"
-                and "missing_data" not in c.details
-                and "real data missing" not in c.message
-            ):
-                raise TypeError(
-                    f"{self.name}: claim {c.claim!r} is skipped for a reason other than absent data "
-                    f"({c.message!r}); decide it in this mode, or leave it out of this mode"
-                )
-
-    def check(self, config: RunConfig) -> ClaimSet:
-        """Run the claim checks, with torch and BLAS pinned to ``threads``, and validate what came back (a
-        ``ClaimSet``, or a list of ``Claim``)."""
-        from .threads import pinned_threads
-
-        with pinned_threads(self.threads):
-            res = self.run(config)
-        if isinstance(res, ClaimSet):
-            if res.paper != self.name:
-                raise TypeError(f"{self.name}: run() returned the claims of paper {res.paper!r}")
-            self.validate(res)
-            return res
-        if isinstance(res, list | tuple) and all(isinstance(c, Claim) for c in res):
-            return ClaimSet.from_claims(self.name, config, list(res))
-        raise TypeError(f"{self.name}: run() must return a ClaimSet, got {type(res).__name__}")
-
-
-def _fmt(v: float | None) -> str:
-    if v is None:
-        return "-"
-    a = abs(v)
-    if a != 0 and (a < 1e-3 or a >= 1e5):
-        return f"{v:.3e}"
-    return f"{v:.4g}"
-
-
-_VERDICT_CELL = {
-    "holds": "yes",
-    "fails": "**no**",
-    "inconclusive": "inconclusive",
-    "undecidable": "undecidable at this budget",
-    "smoke": "smoke: pipeline only",
-    "skipped": "skipped",
-    "error": "**error**",
-}
-
-
-def _cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
-
-
-def claims_to_markdown(claims: list[Claim] | ClaimSet) -> str:
-    """A Markdown table: paper, kind, claim, ours, baseline, paper's number, rule, verdict, seconds (headline claims
-    first, checks last)."""
-    lines = [
-        "| paper | kind | claim | metric | ours | baseline | paper's number | rule | holds | seconds |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for c in by_kind(claims):
-        base = (
-            f"{_fmt(c.baseline)} ({c.baseline_name})" if c.baseline is not None else f"- ({c.baseline_name})"
-        )
-        cells = [
-            c.paper,
-            c.kind or "-",
-            c.claim,
-            c.metric,
-            _fmt(c.ours),
-            base,
-            _fmt(c.paper_value),
-            f"`{c.rule}`" if c.rule else "-",
-            _VERDICT_CELL[c.status] + (f": {c.message}" if c.message else ""),
-            f"{c.seconds:.1f}",
-        ]
-        lines.append("| " + " | ".join(_cell(s) for s in cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def facts_to_markdown(facts: list[Fact]) -> str:
-    """A Markdown table of facts: paper, fact, value, paper's value, description."""
-    lines = ["| paper | fact | value | paper's value | description |", "|---|---|---|---|---|"]
-    for f in facts:
-
-        def show(v: Any) -> str:
-            return _fmt(v) if isinstance(v, float) else "-" if v is None else str(v)
-
-        cells = [f.paper, f.name, show(f.value), show(f.paper_value), f.description or "-"]
-        lines.append("| " + " | ".join(_cell(s) for s in cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def write_claims_json(path: str | os.PathLike, claims: list[Claim], **extra: Any) -> Path:
-    """Atomically write ``{**extra, "claims": [...]}`` as JSON."""
-    return atomic_write_json(path, {**extra, "claims": [c.to_dict() for c in claims]})
-
-
-def write_claims_markdown(path: str | os.PathLike, claims: list[Claim], title: str | None = None) -> Path:
-    text = (f"# {title}\n\n" if title else "") + claims_to_markdown(claims)
-    return atomic_write_text(path, text)
-
-
-_KIND_ORDER = {"headline": 0, "supporting": 1, "": 2, "check": 3}
-_DECIDED = ("holds", "fails", "inconclusive", "undecidable")
-
-
-def _get(c: Claim | Mapping[str, Any], key: str) -> Any:
-    if isinstance(c, Claim):
-        return c.status if key == "verdict" else getattr(c, key)
-    return c.get(key, "")
-
-
-def by_kind(claims: Any) -> list:
-    """Claims ordered headline, supporting, unclassified (records before claim kinds), then checks (stable)."""
-    return sorted(claims, key=lambda c: _KIND_ORDER.get(_get(c, "kind") or "", 2))
-
-
-def verdict_summary(claims: Any) -> dict:
-    """What the reports lead with: the headline verdicts, then counts over the claims that count as reproduced
-    (headline and supporting; unclassified ones of older records too), then the checks apart.
-
-    Returns ``{"headline": [verdict, ...], "counted": {verdict: n}, "checks": {verdict: n}, "held": k,
-    "decided": n, "checks_held": k, "checks_decided": n}``; "decided" counts holds + fails (the denominator of
-    "k/n claims hold")."""
-    claims = list(claims)
-    counted = [c for c in claims if _get(c, "kind") != "check"]
-    checks = [c for c in claims if _get(c, "kind") == "check"]
-
-    def count(cs: list) -> dict[str, int]:
-        return {v: sum(_get(c, "verdict") == v for c in cs) for v in VERDICTS}
-
-    n, k = count(counted), count(checks)
-    return {
-        "headline": [_get(c, "verdict") for c in claims if _get(c, "kind") == "headline"],
-        "counted": n,
-        "checks": k,
-        "held": n["holds"],
-        "decided": n["holds"] + n["fails"],
-        "checks_held": k["holds"],
-        "checks_decided": k["holds"] + k["fails"],
-    }
-
-
-def summary_text(claims: Any) -> str:
-    """One line: ``headline: holds, fails; 4/6 claims hold (1 inconclusive); checks 3/3``."""
-    s = verdict_summary(claims)
-    parts = []
-    if s["headline"]:
-        parts.append("headline: " + ", ".join(s["headline"]))
-    if s["decided"] or any(s["counted"][v] for v in _DECIDED):
-        other = ", ".join(f"{s['counted'][v]} {v}" for v in ("inconclusive", "undecidable", "skipped", "error")
-                          if s["counted"][v])  # fmt: skip
-        parts.append(f"{s['held']}/{s['decided']} claims hold" + (f" ({other})" if other else ""))
-    elif s["counted"]["smoke"]:
-        parts.append(f"{s['counted']['smoke']} claims (smoke: no verdicts)")
-    if s["checks_decided"] or s["checks"]["smoke"]:
-        parts.append(f"checks {s['checks_held']}/{s['checks_decided']}" if s["checks_decided"]
-                     else f"{s['checks']['smoke']} checks (smoke)")  # fmt: skip
-    return "; ".join(parts) or "no claims"

@@ -47,6 +47,7 @@ __all__ = [
     "add_common_flags",
     "exit_code",
     "resolve_device",
+    "nonneg_int",
     "positive_int",
     "probability",
     "nonneg_float",
@@ -88,7 +89,9 @@ def _typed(
     return parse
 
 
+# argparse types: a bad value is one line, ``expected <what>, got <value>``, exit 2 (no traceback)
 positive_int = _typed("positive_int", int, lambda v: v > 0, "a positive integer")
+nonneg_int = _typed("nonneg_int", int, lambda v: v >= 0, "a non-negative integer")
 positive_float = _typed("positive_float", float, lambda v: v > 0 and v < float("inf"), "a positive number")
 nonneg_float = _typed("nonneg_float", float, lambda v: 0 <= v < float("inf"), "a non-negative number")
 probability = _typed("probability", float, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]")
@@ -459,7 +462,8 @@ class App:
 def exit_code(results: list[dict], strict: bool, out: Path | str) -> int:
     """Print the claims; 0 when every package ran; 1 when one crashed (or, with ``strict``, when a claim fails or a
     measurement raised)."""
-    from .claims import Claim, claims_to_markdown
+    from .claims import Claim
+    from .summary import claims_to_markdown
 
     claims = [Claim.from_dict(c) for r in results for c in r["claims"]]
     if claims:

@@ -30,20 +30,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from .claims import (
-    VERDICTS,
-    Claim,
-    Fact,
-    Paper,
-    RunConfig,
-    by_kind,
-    claims_to_markdown,
-    facts_to_markdown,
-    summary_text,
-    verdict_summary,
-)
+from .claims import VERDICTS, Claim, Fact, RunConfig
 from .io import atomic_write_json, atomic_write_text, ensure_out_dir
+from .paper import Paper
 from .seeding import seed_everything
+from .summary import by_kind, claims_to_markdown, facts_to_markdown, summary_text, verdict_summary
 
 __all__ = [
     "ENTRY_POINT_GROUP",

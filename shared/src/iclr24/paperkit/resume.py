@@ -29,12 +29,21 @@ from typing import Any
 
 from .errors import InputError, InputFileError
 
-__all__ = ["TRAIN_STATE_FORMAT", "save_train_state", "load_train_state"]
+__all__ = [
+    "TRAIN_STATE_FORMAT",
+    "global_rng_state",
+    "load_train_state",
+    "save_train_state",
+    "set_global_rng_state",
+]
 
 TRAIN_STATE_FORMAT = "iclr24.train-state/1"
 
 
-def _rng_state() -> dict:
+def global_rng_state() -> dict:
+    """The global torch, numpy and ``random`` RNG states, as tensors and plain values that
+    :func:`save_train_state` stores (``weights_only`` loads them back). A trainer that keeps one state per rank,
+    or saves on its own schedule, takes it here and gives it back with :func:`set_global_rng_state`."""
     import numpy as np
     import torch
 
@@ -53,7 +62,8 @@ def _rng_state() -> dict:
     }
 
 
-def _set_rng_state(state: Mapping) -> None:
+def set_global_rng_state(state: Mapping) -> None:
+    """Restore the global torch, numpy and ``random`` RNG states that :func:`global_rng_state` returned."""
     import numpy as np
     import torch
 
@@ -90,7 +100,7 @@ def save_train_state(
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
         "scheduler": scheduler.state_dict() if scheduler is not None else None,
         "generators": {k: g.get_state() for k, g in (generators or {}).items()},
-        "rng": _rng_state(),
+        "rng": global_rng_state(),
         "meta": dict(meta or {}),
         "extra": dict(extra or {}),
     }
@@ -141,7 +151,7 @@ def load_train_state(
         scheduler.load_state_dict(ck["scheduler"])
     for k, g in (generators or {}).items():
         g.set_state(saved_gens[k])
-    _set_rng_state(ck["rng"])
+    set_global_rng_state(ck["rng"])
     if into is not None:
         into.update(ck.get("extra") or {})
     return int(ck["step"])

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["seed_everything", "set_deterministic", "deterministic", "torch_threads"]
+__all__ = ["seed_everything", "set_deterministic", "deterministic"]
 
 
 def seed_everything(seed: int) -> int:
@@ -62,19 +62,3 @@ def deterministic(enabled: bool = True):
         torch.use_deterministic_algorithms(prev[0], warn_only=True)
         torch.backends.cudnn.deterministic = prev[1]
         torch.backends.cudnn.benchmark = prev[2]
-
-
-@contextmanager
-def torch_threads(n: int):
-    """Run a block with ``n`` torch intra-op threads, then restore the previous count. Small models train
-    faster single-threaded, and timings are steadier on a shared machine."""
-    import torch
-
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"thread count must be a positive int, got {n!r}")
-    prev = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(prev)

@@ -45,8 +45,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .claims import ClaimSet, Paper, RunConfig
+from .claims import ClaimSet, RunConfig
 from .errors import InputError, describe
+from .paper import Paper
 
 __all__ = [
     "check_star_import",

@@ -1,6 +1,8 @@
 """Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering (Fan, Chen, Zhang, Ding; ICLR 2024)."""
 
-from .completion import AEMC, AEMCNE, AutoRec, FitConfig, MatrixFactorization, load_model, relative_rmse, rmse
+from .checkpoint import load_model
+from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, relative_rmse, rmse
+from .config import FitConfig
 from .data import (
     Ratings,
     load_monti,

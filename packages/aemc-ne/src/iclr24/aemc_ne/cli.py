@@ -12,7 +12,8 @@ from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_flo
 from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
-from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, load_model, relative_rmse, rmse
+from .checkpoint import load_model
+from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, relative_rmse, rmse
 from .data import (
     RESPONSES,
     Ratings,

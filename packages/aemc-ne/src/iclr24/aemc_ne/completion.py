@@ -28,6 +28,7 @@ from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.progress import progress
 from iclr24.paperkit.tracking import StepLog
 
+from .config import FitConfig
 from .data import Ratings
 from .model import AutoencoderMC, ElementwiseNetwork, MainAutoencoder, l2_penalty
 
@@ -39,10 +40,10 @@ __all__ = [
     "MatrixFactorization",
     "rmse",
     "relative_rmse",
-    "load_model",
 ]
 
 ORIENTATIONS = ("item", "user")
+CHECKPOINT_FORMAT = "iclr24.aemc_ne/1"  # the tag of a file of AEMC.save (read back by .checkpoint.load_model)
 
 
 def _real_array(x: object, name: str) -> np.ndarray:
@@ -73,72 +74,6 @@ def relative_rmse(pred: np.ndarray, target: np.ndarray) -> float:
     if denom == 0.0:
         raise InputError("relative_rmse is undefined when every target is 0")
     return rmse(pred, target) / denom
-
-
-MAX_EPOCHS = 10**7  # a bound far past any real run, so a typo'd huge count is an error, not an overflow
-
-
-@dataclass(frozen=True)
-class FitConfig:
-    """Training settings. Defaults: the released code's (AdamW lr 1e-3, weight decay 0, full batch, 30 epochs)
-    plus a 5% validation hold-out for model selection."""
-
-    epochs: int = 30
-    lr: float = 1e-3
-    weight_decay: float = 0.0  # AdamW's decoupled decay (released code)
-    l2: float = 0.0  # AutoRec-style penalty: objective += (l2 / 2) * sum ||W||_F^2 / |Omega|
-    l2_elem: float = 0.0  # the same penalty on g's weights (lambda_theta)
-    batch_size: int | None = None  # samples (columns) per step; None = full batch
-    val_fraction: float = 0.05  # of the training entries, when no explicit validation set is given
-    eval_every: int = 10
-    patience: int | None = None  # evaluations without improvement before stopping; None = run all epochs
-    standardize: bool = False  # train on (x - mean) / std of the observed training values
-    clip: tuple[float, float] | None = None  # clamp predictions, e.g. (1, 5) for ratings; off by default
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "eval_every"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_EPOCHS:
-                raise InputError(f"{name} must be an int in [1, {MAX_EPOCHS:,}], got {v!r}")
-        for name in ("lr",):
-            v = getattr(self, name)
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, int | float)
-                or not math.isfinite(v)
-                or not 0 < v <= 1e3
-            ):
-                raise InputError(f"{name} must be a number in (0, 1000], got {v!r}")
-        for name in ("weight_decay", "l2", "l2_elem"):
-            v = getattr(self, name)
-            if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
-        if self.batch_size is not None and (
-            isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1
-        ):
-            raise InputError(
-                f"batch_size must be a positive int or None (full batch), got {self.batch_size!r}"
-            )
-        if (
-            isinstance(self.val_fraction, bool)
-            or not isinstance(self.val_fraction, int | float)
-            or not 0.0 <= self.val_fraction < 1.0
-        ):
-            raise InputError(f"val_fraction must lie in [0, 1), got {self.val_fraction!r}")
-        if self.patience is not None and (
-            isinstance(self.patience, bool)
-            or not isinstance(self.patience, int)
-            or not 1 <= self.patience <= MAX_EPOCHS
-        ):
-            raise InputError(f"patience must be a positive int or None, got {self.patience!r}")
-        if self.clip is not None and (
-            not isinstance(self.clip, tuple | list)
-            or len(self.clip) != 2
-            or not all(isinstance(c, int | float) and math.isfinite(c) for c in self.clip)
-            or not self.clip[0] < self.clip[1]
-        ):
-            raise InputError(f"clip must be (low, high) with low < high, got {self.clip!r}")
 
 
 def _fit_config(config: FitConfig | None, overrides: dict) -> FitConfig:
@@ -643,7 +578,7 @@ class AEMC(PretrainedMixin, _Estimator):
         cfg = asdict(self.cfg_)
         cfg["clip"] = None if cfg["clip"] is None else list(cfg["clip"])
         obj = {
-            "format": _FORMAT,
+            "format": CHECKPOINT_FORMAT,
             "spec": self.spec(),
             "config": cfg,
             "shape": list(self.shape_),
@@ -830,64 +765,3 @@ class MatrixFactorization(_Estimator):
     @torch.no_grad()
     def _predict_std(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         return self.net_(torch.as_tensor(users), torch.as_tensor(items)).double().numpy()
-
-
-_FORMAT = "iclr24.aemc_ne/1"
-_REQUIRED = {
-    "spec": dict,
-    "config": dict,
-    "shape": (list, tuple),
-    "shift": (float, int),
-    "scale": (float, int),
-    "state": dict,
-    "users": torch.Tensor,
-    "items": torch.Tensor,
-    "values": torch.Tensor,
-}
-
-
-def load_model(path: str | Path) -> AEMC:
-    """Load a model folder written by :meth:`AEMC.save_pretrained` (what ``aemc-ne train`` writes into
-    ``OUT/model``), or a checkpoint file written by :meth:`AEMC.save` (``weights_only=True``: no pickle).
-
-    Anything else is one ``ValueError`` line (paperkit's :func:`~iclr24.paperkit.load_checkpoint`): a file torch
-    cannot read as plain tensors and containers (never with advice to load it unsafely), a dict without this
-    package's format tag, missing or mistyped keys, or a spec and weights that do not fit together."""
-    from iclr24.paperkit.checkpoint import load_checkpoint
-
-    p = Path(path)
-    if p.is_dir():
-        return AEMC.from_pretrained(p)
-    if not p.is_file():
-        raise InputFileError(f"model checkpoint not found at {p}; write one with `aemc-ne train --out DIR`")
-    obj = load_checkpoint(p, format=_FORMAT, required=_REQUIRED, what="aemc-ne checkpoint")
-    try:
-        return _model_from_checkpoint(obj)
-    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(
-            f"{p} is a damaged aemc-ne checkpoint ({type(e).__name__}: {first}); write it again with "
-            "`aemc-ne train --out DIR`"
-        ) from None
-
-
-def _model_from_checkpoint(obj: dict) -> AEMC:
-    spec = dict(obj["spec"])
-    kind = spec.pop("kind")
-    if kind not in ("AEMC", "AEMCNE"):
-        raise InputError(f"spec kind must be 'AEMC' or 'AEMCNE', got {kind!r}")
-    model = AEMCNE(**spec) if kind == "AEMCNE" else AEMC(**spec)
-    cfg = dict(obj["config"])
-    cfg["clip"] = None if cfg["clip"] is None else tuple(cfg["clip"])
-    model.cfg_ = FitConfig(**cfg)
-    model.shape_ = tuple(int(n) for n in obj["shape"])
-    model.shift_, model.scale_ = float(obj["shift"]), float(obj["scale"])
-    tr = Ratings(obj["users"].numpy(), obj["items"].numpy(), obj["values"].numpy(), *model.shape_)
-    model._train = tr
-    model._x = model._csr(tr, (tr.values - model.shift_) / model.scale_).astype(np.float32)
-    n_features = tr.n_users if model.orientation == "item" else tr.n_items
-    model.net_ = model._build(n_features)
-    model.net_.load_state_dict(obj["state"])
-    model.device_ = torch.device("cpu")
-    model.fitted_ = True
-    return model

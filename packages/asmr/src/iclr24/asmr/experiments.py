@@ -1,4 +1,5 @@
-"""The experiments behind the claims (``reproduce.py`` holds the claims table, the mode configs and ``run``).
+"""The experiments behind the claims (``reproduce.py`` holds the claims table, the quick and smoke configs and ``run``; ``FULL``, the CPU config they
+derive from, is here beside the paper's).
 
 Every network trains on one image with Adam and a cosine schedule to ``lr / 10``, for a step count fixed in the
 config (equal CPU time on the calibration machine: :func:`calibrate`, :func:`equal_time_steps`). Learning rates
@@ -13,7 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,9 @@ from iclr24.paperkit import (
     RunConfig,
     benchmark,
     benchmark_many,
+    pinned_threads,
     progress,
     seed_everything,
-    torch_threads,
 )
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.io import atomic_write_text
@@ -38,6 +39,7 @@ from .models import ASMR, SIREN
 from .train import fit
 
 __all__ = [
+    "FULL",
     "ImageConfig",
     "FitTask",
     "PAPER_CONFIG",
@@ -66,7 +68,7 @@ EVALUATION_IMAGES = ("camera", "astronaut", "coffee", "chelsea", "retina")
 @dataclass(frozen=True)
 class ImageConfig:
     """The image experiments. Defaults are the paper's (512^2, L = 4, h = 256, 10k steps for every network,
-    lr 1e-4; the megapixel run's 16x16-cell uniform grid sampler). The CPU configs (``reproduce.py``) fix every
+    lr 1e-4; the megapixel run's 16x16-cell uniform grid sampler). The CPU configs (``FULL`` here; ``QUICK``, ``SMOKE``) fix every
     network's steps from an equal-CPU-time calibration and the learning rates from sweeps on calibration images."""
 
     size: int = 512
@@ -104,6 +106,29 @@ class ImageConfig:
 
 
 PAPER_CONFIG = ImageConfig()
+
+# CPU scale: 128^2, L = 4, h = 128, bases [[2,4,4,4]]^2 (1,234.875 MAC/px vs 33,537 for SIREN 4x128); rates from
+# lr_sweep() on rocket; the megapixel rates from megapixel_lr_sweep() on hubble_deep_field.
+FULL = replace(
+    PAPER_CONFIG,
+    size=128,
+    bases=((2, 4, 4, 4), (2, 4, 4, 4)),
+    hidden=128,
+    siren_hidden=128,
+    steps=1000,
+    siren_steps=507,
+    matched_steps=2926,
+    lr=1e-3,
+    siren_lr=3e-3,
+    matched_lr=3e-3,
+    rgb_steps=600,
+    rgb_siren_steps=299,
+    megapixel_steps=512,  # 8 epochs of 64 batches of 2^14
+    megapixel_siren_steps=832,  # 13 epochs: equal CPU time (849 steps) in whole epochs
+    megapixel_lr=1e-3,  # megapixel_lr_sweep() on hubble_deep_field: 25.19 dB (1e-4: 20.89)
+    megapixel_siren_lr=3e-3,  # idem: 27.00 dB (1e-4: 24.55)
+    kodak_render=True,
+)
 PART_KINDS = ("grey", "rgb", "megapixel")  # the three budgets of a config (cameraman, RGB images, megapixel)
 # the official Kodak image network (config/model_config/asmr.yaml NET_IMG), timed beside the render claim
 KODAK = {"shape": (512, 768), "bases": ((4, 4, 4, 8), (4, 4, 6, 8)), "hidden": 256, "dim_out": 3}
@@ -155,11 +180,7 @@ def whole_epochs(steps: int, per_epoch: int) -> int:
 
 
 def _default(config: ImageConfig | None) -> ImageConfig:
-    if config is not None:
-        return config
-    from .reproduce import FULL  # the CPU config (lazy: reproduce imports this module)
-
-    return FULL
+    return FULL if config is None else config
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -261,7 +282,7 @@ def calibrate(
     device: str = "cpu",
 ) -> dict[str, dict]:
     """Measure how many steps give every network the CPU time of ASMR's steps: how the CPU configs' step counts
-    were set (once, on one machine; the claims never call this). ``config``: default ``reproduce.FULL``.
+    were set (once, on one machine; the claims never call this). ``config``: default ``FULL``.
 
     For each kind of image (:data:`PART_KINDS`), the median CPU seconds of one training step of each network
     (one torch thread, process CPU time, ``repeats`` steps of each network interleaved round-robin, throwaway
@@ -276,7 +297,7 @@ def calibrate(
         raise InputError(f"repeats must be a positive int, got {repeats!r}")
     rng = np.random.default_rng(CALIBRATION_SEED)
     out = {}
-    with torch_threads(1):
+    with pinned_threads(1):
         for kind in kinds:
             mk, lrs, _, steps = makers(config, kind)
             size = config.megapixel_size if kind == "megapixel" else config.size
@@ -369,7 +390,7 @@ def render_rounds(cfg: ImageConfig, rounds: int, device: str = "cpu", seed: int 
     sync = torch.cuda.synchronize if cuda else None
     ms: dict[str, list[float]] = {k: [] for k in names}
     round_cpu = []
-    with torch.no_grad(), torch_threads(1):
+    with torch.no_grad(), pinned_threads(1):
         c0 = time.process_time()
         for m in nets.values():
             m.render()
@@ -434,7 +455,7 @@ def lr_sweep(
     image: str = CALIBRATION_IMAGE,
 ) -> dict[float, float]:
     """PSNR after ``steps`` full-batch steps for each learning rate, on the calibration image (grey, centre
-    square resized to ``config.size``; default config ``reproduce.FULL``), one seed from ``CALIBRATION_SEED``.
+    square resized to ``config.size``; default config ``FULL``), one seed from ``CALIBRATION_SEED``.
     ``network``: ``"matched"`` (the MAC-matched SIREN), ``"siren"`` or ``"asmr"``. The config's rates came from
     ``lr_sweep(network="asmr")``, ``lr_sweep(network="siren", steps=200)`` (its equal-time share of 600 ASMR
     steps) and ``lr_sweep(network="matched")``."""
@@ -448,7 +469,7 @@ def lr_sweep(
         raise InputError(f"network must be 'matched', 'siren' or 'asmr', got {network!r}")
     img = sample_image(image, config.size, gray=True)
     out = {}
-    with torch_threads(1):
+    with pinned_threads(1):
         for lr in lrs:
             seed_everything(seed)
             try:
@@ -479,7 +500,7 @@ def megapixel_lr_sweep(
 ) -> dict[float, dict]:
     """The megapixel fit of one network (``"asmr"`` or ``"siren"``) on the calibration megapixel image, with the
     config's sampler, batch and step count, for each learning rate: ``{lr: {"psnr", "cpu_seconds"}}``. How the
-    config's ``megapixel_lr`` and ``megapixel_siren_lr`` were chosen (default config ``reproduce.FULL``)."""
+    config's ``megapixel_lr`` and ``megapixel_siren_lr`` were chosen (default config ``FULL``)."""
     config = _default(config)
     task = megapixel_task(config, calibration_megapixel_image(config.megapixel_size, image), image)
     names = list(task.makers)
@@ -488,7 +509,7 @@ def megapixel_lr_sweep(
         raise InputError(f"network must be 'asmr' or 'siren', got {network!r}")
     cells = (config.megapixel_cells, config.megapixel_cells)
     out = {}
-    with torch_threads(1):
+    with pinned_threads(1):
         for lr in lrs:
             seed_everything(seed)
             try:

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, run_claims, torch_threads
+from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, pinned_threads, run_claims
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
@@ -26,6 +26,7 @@ from .experiments import (
     CALIBRATION_IMAGE,
     CALIBRATION_SEED,
     DEPTH_BASES,
+    FULL,
     MEGAPIXEL_CALIBRATION_IMAGE,
     PAPER_CONFIG,
     PART_KINDS,
@@ -173,28 +174,6 @@ CALIBRATION_NOTE = (
     "Xeon @ 2.00GHz under load, one torch thread; CALIBRATED_SECONDS_PER_STEP; docs/calibration.md"
 )
 
-# CPU scale: 128^2, L = 4, h = 128, bases [[2,4,4,4]]^2 (1,234.875 MAC/px vs 33,537 for SIREN 4x128); rates from
-# lr_sweep() on rocket; the megapixel rates from megapixel_lr_sweep() on hubble_deep_field.
-FULL = replace(
-    PAPER_CONFIG,
-    size=128,
-    bases=((2, 4, 4, 4), (2, 4, 4, 4)),
-    hidden=128,
-    siren_hidden=128,
-    steps=1000,
-    siren_steps=507,
-    matched_steps=2926,
-    lr=1e-3,
-    siren_lr=3e-3,
-    matched_lr=3e-3,
-    rgb_steps=600,
-    rgb_siren_steps=299,
-    megapixel_steps=512,  # 8 epochs of 64 batches of 2^14
-    megapixel_siren_steps=832,  # 13 epochs: equal CPU time (849 steps) in whole epochs
-    megapixel_lr=1e-3,  # megapixel_lr_sweep() on hubble_deep_field: 25.19 dB (1e-4: 20.89)
-    megapixel_siren_lr=3e-3,  # idem: 27.00 dB (1e-4: 24.55)
-    kodak_render=True,
-)
 # QUICK: cameraman at 150 ASMR steps, astronaut at 100 (chosen on rocket: docs/calibration.md)
 QUICK = replace(
     FULL,
@@ -416,7 +395,7 @@ def run(config: RunConfig, parts: tuple[str, ...] | None = None) -> ClaimSet:
         "rgb": r.rgb,
         "megapixel": r.megapixel,
     }
-    with torch_threads(1):  # every fit and timing on one torch thread: "CPU seconds" mean one core
+    with pinned_threads(1):  # every fit and timing on one torch thread: "CPU seconds" mean one core
         run_claims(claims, tuple(c for c in CLAIMS if c.id in ids), measures)
     curves = {k: v for k, v in r.results.items() if v["curves"]}
     if curves:

@@ -1,5 +1,6 @@
 """CMVAE: deep generative clustering with multimodal diffusion VAEs (Palumbo et al., ICLR 2024)."""
 
+from .checkpoint import load_checkpoint, save_checkpoint
 from .cub import CUBCaptions, load_cub_captions
 from .data import MultimodalData, load_multimodal_npz, load_polymnist, poly_digits, poly_mnist
 from .diffusion import DiffusionRefiner
@@ -8,14 +9,11 @@ from .model import (
     CMVAE,
     ClusterPrediction,
     ClusterSelection,
-    MLPDecoder,
-    MLPEncoder,
     MMVAEPlus,
     build_mlp_model,
-    load_checkpoint,
     majority_vote,
-    save_checkpoint,
 )
+from .nets import MLPDecoder, MLPEncoder
 from .train import fit
 
 __all__ = [

@@ -179,8 +179,8 @@ def _train(args: argparse.Namespace) -> int:
 def _cluster(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from .checkpoint import load_checkpoint
     from .metrics import clustering_scores
-    from .model import load_checkpoint
     from .plots import plot_selection
 
     model = load_checkpoint(args.checkpoint)
@@ -235,7 +235,7 @@ def _sample(args: argparse.Namespace) -> int:
     from iclr24.paperkit import save_figure
     from iclr24.paperkit.io import atomic_write_bytes
 
-    from .model import load_checkpoint
+    from .checkpoint import load_checkpoint
     from .plots import plot_samples_per_cluster
 
     model = load_checkpoint(args.checkpoint)

@@ -16,24 +16,23 @@ Notation (the paper's symbols; shapes in brackets):
 
 Encoders are any ``nn.Module`` mapping ``x_m [B, *shape_m]`` to ``(z_loc, z_raw_scale, w_loc, w_raw_scale)`` with
 shapes ``[B, d], [B, d], [B, d_w], [B, d_w]``; decoders map ``[N, d + d_w]`` to the mean (or logits, for
-``bernoulli``) of ``x_m`` with shape ``[N, *shape_m]``. ``MLPEncoder``/``MLPDecoder`` are the CPU-scale ones.
+``bernoulli``) of ``x_m`` with shape ``[N, *shape_m]``. ``MLPEncoder``/``MLPDecoder`` (:mod:`.nets`) are the CPU-scale ones; :mod:`.checkpoint` saves and loads a
+model of :func:`build_mlp_model`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from iclr24.paperkit.errors import InputError, InputFileError, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .distributions import (
@@ -49,6 +48,7 @@ from .distributions import (
     normalised_entropy,
     official_selection_terms,
 )
+from .nets import MAX_WIDTH, MLPDecoder, MLPEncoder
 
 __all__ = [
     "LIKELIHOODS",
@@ -57,79 +57,15 @@ __all__ = [
     "SELECTION_RULES",
     "CMVAE",
     "MMVAEPlus",
-    "MLPEncoder",
-    "MLPDecoder",
     "ClusterPrediction",
     "ClusterSelection",
     "build_mlp_model",
-    "save_checkpoint",
-    "load_checkpoint",
     "majority_vote",
 ]
 
 LIKELIHOODS = ("laplace", "normal", "bernoulli")
 ESTIMATORS = ("iwae_looser", "dreg_looser", "dreg_detached")
 SELECTION_RULES = ("official", "active", "multivae")
-
-
-class MLPEncoder(nn.Module):
-    """x_m [B, in_dim] -> (z_loc, z_raw, w_loc, w_raw): a shared trunk with one head per latent."""
-
-    def __init__(
-        self, in_dim: int, latent_dim: int, modality_latent_dim: int, hidden: Sequence[int] = (256, 256)
-    ):
-        super().__init__()
-        _check_widths(in_dim=in_dim, latent_dim=latent_dim, modality_latent_dim=modality_latent_dim)
-        _check_hidden(hidden)
-        layers, prev = [], in_dim
-        for h in hidden:
-            layers += [nn.Linear(prev, h), nn.ReLU()]
-            prev = h
-        self.trunk = nn.Sequential(*layers)
-        self.z_head = nn.Linear(prev, 2 * latent_dim)
-        self.w_head = nn.Linear(prev, 2 * modality_latent_dim)
-        self.in_shape = (in_dim,)
-        self.latent_dim, self.modality_latent_dim = latent_dim, modality_latent_dim
-
-    def forward(self, x: torch.Tensor):
-        h = self.trunk(x.flatten(1))
-        z_loc, z_raw = self.z_head(h).chunk(2, dim=-1)
-        w_loc, w_raw = self.w_head(h).chunk(2, dim=-1)
-        return z_loc, z_raw, w_loc, w_raw
-
-
-def _check_widths(**widths: object) -> None:
-    for name, v in widths.items():
-        check_int(v, name, minimum=1, maximum=MAX_WIDTH)
-
-
-def _check_hidden(hidden: object) -> None:
-    if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
-        raise InputError(f"hidden must be a sequence of layer widths, got {describe(hidden)}")
-    for h in hidden:
-        check_int(h, "each hidden width", minimum=1, maximum=MAX_WIDTH)
-
-
-MAX_WIDTH = 2**17  # layer widths and latent sizes; far past any model here, and refused before allocation
-
-
-class MLPDecoder(nn.Module):
-    """[N, d + d_w] -> [N, out_dim]: the mean (or logits) of p(x_m | z, w_m)."""
-
-    def __init__(self, in_dim: int, out_dim: int, hidden: Sequence[int] = (256, 256)):
-        super().__init__()
-        _check_widths(in_dim=in_dim, out_dim=out_dim)
-        _check_hidden(hidden)
-        layers, prev = [], in_dim
-        for h in hidden:
-            layers += [nn.Linear(prev, h), nn.ReLU()]
-            prev = h
-        layers.append(nn.Linear(prev, out_dim))
-        self.net = nn.Sequential(*layers)
-        self.in_dim, self.out_shape = in_dim, (out_dim,)
-
-    def forward(self, zw: torch.Tensor) -> torch.Tensor:
-        return self.net(zw)
 
 
 def majority_vote(votes: torch.Tensor, n_clusters: int, valid: torch.Tensor | None = None) -> torch.Tensor:
@@ -821,64 +757,3 @@ def build_mlp_model(
         n_clusters_max=n_clusters_max, clustered=clustered, **kwargs,
     )  # fmt: skip
     return model
-
-
-def save_checkpoint(model: CMVAE, path: str | os.PathLike) -> Path:
-    """Write a model built by :func:`build_mlp_model` (its build spec and its weights) atomically."""
-    from iclr24.paperkit import atomic_torch_save
-
-    if getattr(model, "spec", None) is None:
-        raise InputError(
-            "save_checkpoint needs a model made by build_mlp_model; for your own modules save model.state_dict()"
-        )
-    return atomic_torch_save(
-        {"format": CHECKPOINT_FORMAT, "spec": json.dumps(model.spec), "state": model.state_dict()}, path
-    )
-
-
-CHECKPOINT_FORMAT = "iclr24.cmvae/1"
-
-
-def load_checkpoint(path: str | os.PathLike, map_location: str = "cpu") -> CMVAE:
-    """Rebuild a model from a model folder (``save_pretrained``; what ``cmvae train`` writes into ``OUT/model``) or
-    from a file saved by :func:`save_checkpoint` (paperkit's ``load_checkpoint``: ``weights_only=True``,
-    format tag and keys checked; an untagged file of an earlier version is accepted when it has them), on
-    ``map_location``. A damaged build spec or weights that do not fit it are one ``ValueError`` naming the file."""
-    from iclr24.paperkit import load_checkpoint as load_checked
-
-    p = Path(path)
-    if p.is_dir():
-        model = CMVAE.from_pretrained(p)
-        return model.to(map_location) if str(map_location) != "cpu" else model
-    if not p.is_file():
-        raise InputFileError(f"checkpoint not found: {p} (write one with `cmvae train` or save_checkpoint)")
-    obj = load_checked(
-        p,
-        format=CHECKPOINT_FORMAT,
-        required={"spec": str, "state": dict},
-        what="cmvae checkpoint",
-        legacy=True,
-    )
-    try:
-        spec = json.loads(obj["spec"])
-    except ValueError:
-        raise InputError(f"{p}: damaged cmvae checkpoint: its build spec is not valid JSON") from None
-    if not isinstance(spec, dict) or not isinstance(spec.get("input_dims"), list):
-        raise InputError(f"{p}: damaged cmvae checkpoint: its build spec has no input_dims list")
-    spec = dict(spec)
-    dims = spec.pop("input_dims")
-    try:
-        model = build_mlp_model(dims, **spec)
-    except (TypeError, ValueError, RuntimeError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(
-            f"{p}: damaged cmvae checkpoint: its build spec cannot be built ({first[:200]})"
-        ) from None
-    try:
-        model.load_state_dict(obj["state"])
-    except (RuntimeError, TypeError, AttributeError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(
-            f"{p}: damaged cmvae checkpoint: its weights do not fit the model its spec builds ({first[:200]})"
-        ) from None
-    return model.to(map_location) if str(map_location) != "cpu" else model

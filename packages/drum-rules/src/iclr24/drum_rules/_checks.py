@@ -58,3 +58,18 @@ def check_kg(kg: object, name: str = "kg"):
     if not isinstance(kg, KG):
         raise InputError(f"{name} must be a KG, got {describe(kg)}")
     return kg
+
+
+def check_heads(model: object, heads: Iterable[int] | None) -> list[int]:
+    """The head relations to work on: ``heads`` (relation indices of ``model``), or the model's own heads."""
+    from .model import DRUM
+
+    if not isinstance(model, DRUM):
+        raise InputError(f"model must be a DRUM, got {describe(model)}")
+    if heads is not None and (isinstance(heads, str | bytes) or not isinstance(heads, Iterable)):
+        raise InputError(f"heads must be relation indices, got {describe(heads)}")
+    hs = list(model.head_relations if heads is None else heads)
+    for h in hs:
+        if isinstance(h, bool) or not isinstance(h, int | np.integer) or not 0 <= int(h) < model.n_relations:
+            raise InputError(f"head relation {h} out of range [0, {model.n_relations})")
+    return [int(h) for h in hs]

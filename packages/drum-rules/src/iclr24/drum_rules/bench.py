@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark, benchmark_many, torch_threads
+from iclr24.paperkit import BenchReport, BenchResult, benchmark, benchmark_many, pinned_threads
 from iclr24.paperkit.errors import InputError
 
 from . import synthetic
@@ -173,7 +173,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     check; one thread, interleaved medians. ``mode``: smoke (one tiny case each), quick or full."""
     if mode not in ("smoke", "quick", "full"):
         raise InputError(f"mode must be smoke, quick or full, got {mode!r}")
-    with torch_threads(1):
+    with pinned_threads(1):
         res = _run(mode)
     notes = [
         "torch threads pinned to 1; interleaved repeats, medians; speedup = baseline median / ours median",

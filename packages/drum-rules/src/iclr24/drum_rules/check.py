@@ -13,7 +13,7 @@ import numpy as np
 
 from iclr24.paperkit.errors import InputError
 
-from ._checks import check_beta, check_kg, check_kgs
+from ._checks import check_beta, check_heads, check_kg, check_kgs
 from .datalog import consequences
 from .kg import KG, encode_facts
 from .model import DRUM
@@ -24,11 +24,9 @@ __all__ = ["model_consequences", "FaithfulnessReport", "check_faithfulness"]
 
 def model_consequences(model: DRUM, kg: KG, beta: float, heads: Iterable[int] | None = None) -> np.ndarray:
     """``T_M(D)`` as sorted fact ids: every ``(h, q, t)`` with ``score >= beta`` for the head relations."""
-    from .extract import _heads
-
     check_beta(beta)
     check_kg(kg)
-    hs = _heads(model, heads)
+    hs = check_heads(model, heads)
     parts = []
     for q in hs:
         S = model.score_matrix(int(q), kg)

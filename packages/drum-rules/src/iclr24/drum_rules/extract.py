@@ -28,7 +28,8 @@ import numpy as np
 from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError, check_float, check_int, describe
 
-from ._checks import check_attention, check_beta, check_kg, check_kgs
+from ._checks import check_attention, check_beta, check_heads, check_kg, check_kgs
+from .check import model_consequences
 from .datalog import walk_counts
 from .kg import KG, decode_facts
 from .model import DRUM
@@ -96,18 +97,6 @@ def rank_max_weights(attn: np.ndarray) -> list[dict[Path, float]]:
     return out
 
 
-def _heads(model: DRUM, heads: Iterable[int] | None) -> list[int]:
-    if not isinstance(model, DRUM):
-        raise InputError(f"model must be a DRUM, got {describe(model)}")
-    if heads is not None and (isinstance(heads, str | bytes) or not isinstance(heads, Iterable)):
-        raise InputError(f"heads must be relation indices, got {describe(heads)}")
-    hs = list(model.head_relations if heads is None else heads)
-    for h in hs:
-        if isinstance(h, bool) or not isinstance(h, int | np.integer) or not 0 <= int(h) < model.n_relations:
-            raise InputError(f"head relation {h} out of range [0, {model.n_relations})")
-    return [int(h) for h in hs]
-
-
 def _names(model: DRUM, relations: list[str] | None) -> list[str]:
     if relations is None:
         return [f"r{i}" for i in range(model.n_relations)]
@@ -132,7 +121,7 @@ def path_rules(
     check_beta(threshold, "threshold")
     t0 = time.perf_counter()
     rules = []
-    for q in _heads(model, heads):
+    for q in check_heads(model, heads):
         w = path_weights(model.attention_for(q))
         top = max(w.values()) if rescale else 1.0
         rules += [Rule(q, ((p, 1),), v / top) for p, v in w.items() if v / top >= threshold]
@@ -142,7 +131,7 @@ def path_rules(
         "path",
         float(threshold),
         complete=False,
-        heads=_heads(model, heads),
+        heads=check_heads(model, heads),
         seconds=time.perf_counter() - t0,
         note="path-based baseline: no soundness/completeness guarantee",
     )
@@ -305,7 +294,7 @@ def faithful_rules(
     Requires the no-normalisation semantics (normalised scores are not monotone, no such program exists). When the
     rule budget ``max_rules`` (per head) or search budget is exceeded the partial program is returned with
     ``complete=False``: it is still sound, but it is not faithful and must not be reported as such."""
-    _heads(model, heads)
+    check_heads(model, heads)
     check_int(max_rules, "max_rules", minimum=1, maximum=10**9)
     check_int(max_nodes, "max_nodes", minimum=1, maximum=10**12)
     if max_seconds is not None:
@@ -328,7 +317,7 @@ def faithful_rules(
     deadline = t0 + max_seconds if max_seconds is not None else math.inf
     rules: list[Rule] = []
     complete = True
-    hs = _heads(model, heads)
+    hs = check_heads(model, heads)
     names = _names(model, relations)
     bar = progress(hs, desc=f"extract {variant}", disable=None if show_progress else True)
     for q in bar:
@@ -561,12 +550,10 @@ def explanation_program(
     """The union of the per-fact explanation rules of every fact the model predicts on ``datasets``. Each rule is a
     member of the faithful program's upward closure (sound on every dataset); the union is complete on the given
     datasets by construction, not in general (``complete=False``)."""
-    from .check import model_consequences
-
     check_beta(beta)
     datasets = check_kgs(datasets)
     t0 = time.perf_counter()
-    hs = _heads(model, heads)
+    hs = check_heads(model, heads)
     cache = {}
     for q in hs:
         a = model.attention_for(q)

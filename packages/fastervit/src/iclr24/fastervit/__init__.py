@@ -9,11 +9,10 @@ Trained models are folders: ``model.save_pretrained(dir)`` / ``FasterViT.from_pr
 ``iclr24.fastervit.train.train`` writes one (``OUT/model``) beside the timm-format ``OUT/checkpoint.pth``.
 """
 
-from .model import (
+from .blocks import (
     HAT,
     ConvBlock,
     Downsample,
-    FasterViT,
     FasterViTLayer,
     PatchEmbed,
     RelativePositionBias,
@@ -21,6 +20,7 @@ from .model import (
     TokenPositionEmbedding,
     WindowAttention,
 )
+from .model import FasterViT
 from .ops import (
     carrier_token_geometry,
     ct_dewindow,

@@ -23,11 +23,12 @@ from iclr24.paperkit import (
     benchmark,
     benchmark_many,
     ensure_out_dir,
-    torch_threads,
+    pinned_threads,
 )
 from iclr24.paperkit.errors import InputError
 
 __all__ = [
+    "count_macs",
     "run_benchmarks",
     "measure",
     "SETTINGS",
@@ -59,6 +60,20 @@ PAPER_A100_IMG_S = {
     "convnext_tiny": 3196,
     "swin_tiny_patch4_window7_224": 2758,
 }
+
+
+def count_macs(model, img_size: tuple[int, int]) -> int:
+    """Multiply-accumulates of one inference forward pass at batch 1 (torch's FLOP counter / 2), counted after a
+    warm-up pass so that cached position biases are not counted (as in deploy mode)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.zeros(1, getattr(model, "in_chans", 3), *img_size)
+    model.eval()
+    with torch.no_grad():
+        model(x)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        model(x)
+    return fc.get_total_flops() // 2
 
 
 def _build(name: str, img_size: int, **kwargs) -> torch.nn.Module:
@@ -206,14 +221,13 @@ SETTINGS = {  # mode -> batch sizes, models, image side, (timed rounds, warm-up 
 def _throughput_rows(built: dict, batch_sizes: Sequence[int], img_size: int, repeats: int, warmup: int):
     """Round-robin throughput (``paperkit.benchmark_many``, threads pinned, CPU clock) of every built model at each
     batch size, against ConvNeXt-T when it is among them; params, MACs and the ratio to it."""
-    from .cli import count_macs
 
     names = list(built)
     ref = REFERENCE if REFERENCE in built else names[0]
     rows: list[dict] = []
     results: list[BenchResult] = []
     macs = {}
-    with torch_threads(THREADS):
+    with pinned_threads(THREADS):
         for n in names:
             macs[n] = count_macs(built[n], (img_size, img_size))
     for b in batch_sizes:
@@ -277,7 +291,7 @@ def _scaling() -> tuple[list[BenchResult], list[dict]]:
     """One HAT layer against one global-attention layer (k = 7) at maps 14/28/56: reported, never asserted."""
     from .experiments import ScalingConfig, time_layers
 
-    with torch_threads(THREADS):
+    with pinned_threads(THREADS):
         rows = time_layers(ScalingConfig(repeats=5))
     results = [
         BenchResult(

@@ -53,21 +53,6 @@ def _json_dict(s: str) -> dict:
     return d
 
 
-def count_macs(model, img_size: tuple[int, int]) -> int:
-    """Multiply-accumulates of one inference forward pass at batch 1 (torch's FLOP counter / 2), counted after a
-    warm-up pass so that cached position biases are not counted (as in deploy mode)."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    x = torch.zeros(1, getattr(model, "in_chans", 3), *img_size)
-    model.eval()
-    with torch.no_grad():
-        model(x)
-    with torch.no_grad(), FlopCounterMode(display=False) as fc:
-        model(x)
-    return fc.get_total_flops() // 2
-
-
 @app.command(
     "info",
     "Parameters, MACs, stage shapes and throughput here of a variant.",
@@ -95,7 +80,7 @@ def _info(args: argparse.Namespace) -> int:
     )
     model.check_input(torch.zeros(1, 3, *hw))
     params = sum(p.numel() for p in model.parameters())
-    macs = count_macs(model, hw)
+    macs = bench.count_macs(model, hw)
     x = torch.randn(args.batch_size, 3, *hw)
     with torch.inference_mode():
         feats = model.forward_intermediates(x[:1], intermediates_only=True)

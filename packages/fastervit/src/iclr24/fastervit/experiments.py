@@ -14,8 +14,8 @@ from torch import nn
 from iclr24.paperkit import progress, seed_everything
 from iclr24.paperkit.errors import InputError
 
+from .blocks import FasterViTLayer
 from .data import quadrant_copy_batch
-from .model import FasterViTLayer
 
 __all__ = [
     "CarrierTokenConfig",

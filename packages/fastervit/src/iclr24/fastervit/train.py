@@ -281,7 +281,12 @@ def train(
     loss and lr of every step and the validation metrics of every epoch (rank 0). Returns the metrics."""
     import timm
 
-    from iclr24.paperkit.resume import _rng_state, _set_rng_state, load_train_state, save_train_state
+    from iclr24.paperkit.resume import (
+        global_rng_state,
+        load_train_state,
+        save_train_state,
+        set_global_rng_state,
+    )
     from iclr24.paperkit.tracking import StepLog
 
     from . import registry
@@ -406,7 +411,7 @@ def train(
             history, start_epoch = list(saved.get("history", [])), int(saved.get("epoch", 0))
             rank_rng, rank_history = saved.get("rank_rng") or [], saved.get("rank_history") or []
             if info.rank < len(rank_rng):
-                _set_rng_state(rank_rng[info.rank])
+                set_global_rng_state(rank_rng[info.rank])
             if info.rank < len(rank_history):
                 history = list(rank_history[info.rank])
             resumed_from = start_epoch
@@ -461,7 +466,7 @@ def train(
             if state_path is not None:
                 _save_state(
                     state_path, info, step=step, model=model, opt=opt, gens=gens, meta=run_meta, ema=ema,
-                    history=history, epoch=epoch + 1, save=save_train_state, rng_state=_rng_state,
+                    history=history, epoch=epoch + 1, save=save_train_state, rng_state=global_rng_state,
                 )  # fmt: skip
         metrics = {
             "model": cfg.model,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, progress, torch_threads
+from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, pinned_threads, progress
 from iclr24.paperkit.power import Calibration
 
 from .data import toy_splits
@@ -704,7 +704,7 @@ def run(config: RunConfig) -> ClaimSet:
     ask for), MNIST in --full, then the facts and (--full) the objective ablation."""
     c = MODES[config.mode]
     claims = ClaimSet(NAME, config)
-    with torch_threads(1):
+    with pinned_threads(1):
         for dataset in TOY:
             if ROWS[dataset].in_mode(config.mode):
                 with claims.timed(ROWS[dataset].claim, ROWS[dataset]):

@@ -43,11 +43,9 @@ from .sample import (
     MoCoDyna,
     OSDyna,
     QLearning,
-    SampleTrace,
     TDLearning,
-    sample_stream,
-    user_samples,
 )
+from .stream import SampleTrace, sample_stream, user_samples
 
 __all__ = [
     "COUNT_MODELS",

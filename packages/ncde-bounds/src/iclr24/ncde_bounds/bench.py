@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark_many, torch_threads
+from iclr24.paperkit import BenchReport, BenchResult, benchmark_many, pinned_threads
 from iclr24.paperkit.errors import InputError
 
 from .model import NCDE, solve_cde
@@ -31,7 +31,7 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
     n, k, repeats = SIZES[mode]
     notes = [f"{n} smooth series, irregular grids with K = {k}, p = 8, width 32, 1 torch thread"]
     results: list[BenchResult] = []
-    with torch_threads(1):
+    with pinned_threads(1):
         t, v = smooth_paths(n, n_fine=256, seed=0)
         tc, vc = subsample(t, v, irregular_grid_indices(256, k, n, seed=1))
         y = torch.randn(n)

@@ -18,8 +18,8 @@ import time
 import torch
 from torch import nn
 
+from iclr24.paperkit import pinned_threads
 from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark, peak_rss_delta
-from iclr24.paperkit.seeding import torch_threads
 
 from .data import make_opposing_digits
 from .groups import find_opposing_groups
@@ -134,7 +134,7 @@ def _cifar_size_row(mode: str) -> tuple[BenchResult, list[str]]:
         out["history"], out["groups"] = own_data_block(x, y, model, steps, iters, pb)
         out["seconds"] = time.perf_counter() - t0
 
-    with torch_threads(1):
+    with pinned_threads(1):
         peak = peak_rss_delta(block)
     if peak is None:  # no /proc (not Linux): time only
         peak_note = "peak RSS not measurable on this platform"
@@ -193,9 +193,9 @@ def run_benchmarks(mode: str = "quick") -> BenchReport:
         f"(tracker.nbytes after this bench: {tracker.nbytes()} bytes)",
         "torch threads pinned to 1; medians of interleaved repeats; absolute times depend on the machine",
     ]
-    with torch_threads(1):
+    with pinned_threads(1):
         a = top_eigenvalue(hvp_f, dim, iters=iters)
-    with torch_threads(2):
+    with pinned_threads(2):
         b = top_eigenvalue(hvp_f, dim, iters=iters)
     notes.append(f"sharpness at 1 vs 2 threads: {a:.6f} vs {b:.6f} (|diff| {abs(a - b):.2e})")
     r3, notes3 = _cifar_size_row(mode)

@@ -42,6 +42,13 @@ SHARPNESS_METHODS = ("power", "lanczos")
 HVP_METHODS = ("func", "double_backward")
 
 
+def check_physical_batch_size(pb: object) -> int | None:
+    """``None`` (one pass) or an int >= 1; a clear error otherwise."""
+    if pb is not None and (isinstance(pb, bool) or not isinstance(pb, int) or pb < 1):
+        raise InputError(f"physical_batch_size must be None (one pass) or an int >= 1, got {pb!r}")
+    return pb
+
+
 def trainable_parameters(model: nn.Module) -> dict[str, Tensor]:
     """The parameters of ``model`` that require grad, by name; a clear error if there are none."""
     if not isinstance(model, nn.Module):
@@ -84,8 +91,6 @@ def make_hvp(
     """
     if method not in HVP_METHODS:
         raise InputError(f"method must be one of {HVP_METHODS}, got {method!r}")
-    from .tracking import check_physical_batch_size
-
     check_physical_batch_size(physical_batch_size)
     x, y = _check_data(data)
     n = x.shape[0]

@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from iclr24.paperkit.errors import InputError, check_tensor
 
-from .hessian import trainable_parameters
+from .hessian import check_physical_batch_size, trainable_parameters
 
 __all__ = [
     "LOSSES",
@@ -46,13 +46,6 @@ def _check_loss(loss: str) -> str:
     if loss not in LOSSES:
         raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
     return loss
-
-
-def check_physical_batch_size(pb: object) -> int | None:
-    """``None`` (one pass) or an int >= 1; a clear error otherwise."""
-    if pb is not None and (isinstance(pb, bool) or not isinstance(pb, int) or pb < 1):
-        raise InputError(f"physical_batch_size must be None (one pass) or an int >= 1, got {pb!r}")
-    return pb
 
 
 def check_labels(y: object, n_classes: int | None = None, what: str = "labels y") -> Tensor:

@@ -35,13 +35,12 @@ from iclr24.paperkit.errors import InputError, describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.tracking import StepLog
 
-from .hessian import SHARPNESS_METHODS, trainable_parameters
+from .hessian import SHARPNESS_METHODS, check_physical_batch_size, trainable_parameters
 from .hessian import sharpness as _sharpness
 from .tracking import (
     LossTracker,
     _check_loss,
     check_labels,
-    check_physical_batch_size,
     mean_loss,
     per_example_loss,
 )

@@ -11,6 +11,7 @@ from iclr24.paperkit.cli import (
     UsageError,
     arg,
     nonneg_float,
+    nonneg_int,
     positive_float,
     positive_int,
     probability,
@@ -22,17 +23,6 @@ from .data import CLASS_SETS
 from .experiment import DemoConfig
 from .reproduce import PAPER
 from .tta import METHODS, MODES
-
-
-def nonneg_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        v = -1
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {s!r}")
-    return v
-
 
 app = App("rlcf", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the demo's claims run on the CPU

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json, run_claims
-from iclr24.paperkit import torch_threads as _torch_threads
+from iclr24.paperkit import pinned_threads as _pinned_threads
 from iclr24.paperkit.power import Calibration
 
 from .experiment import DEMO_METHODS, DemoConfig, run_demo_seed
@@ -237,7 +237,7 @@ class _Run:
 
         d = self.demo
         per_seed_work = d.policy_steps + d.reward_steps + d.n_test * len(d.methods)
-        with _torch_threads(1), _progress(total=per_seed_work * len(seeds), desc="rlcf demo",
+        with _pinned_threads(1), _progress(total=per_seed_work * len(seeds), desc="rlcf demo",
                                          disable=None if self.config.progress else True) as bar:  # fmt: skip
             return [run_demo_seed(d, s, progress=bar) for s in seeds]
 

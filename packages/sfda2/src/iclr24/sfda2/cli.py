@@ -7,7 +7,7 @@ from pathlib import Path
 
 from iclr24.paperkit import load_checkpoint as _load_checked
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, nonneg_int, positive_float, positive_int
 from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.io import atomic_torch_save, atomic_write_json
 
@@ -24,18 +24,6 @@ from .adapt import (
 )
 from .models import SFDAModel, check_timm_name, digits_model, pointnet_model, split_timm
 from .reproduce import PAPER
-
-
-def nonneg_int(s: str) -> int:
-    """argparse type: an integer >= 0."""
-    try:
-        v = int(s)
-    except ValueError:
-        v = -1
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {s!r}")
-    return v
-
 
 app = App("sfda2", PAPER.title)
 app.add_reproduce(lambda: PAPER)

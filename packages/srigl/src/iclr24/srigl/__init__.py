@@ -9,7 +9,8 @@ r = train(TrainConfig(), digits_split())   # the built-in loop; r.save_pretraine
 sm = SparseModel.from_pretrained("runs/srigl"); fast = condense(sm)
 """
 
-from .condensed import CondensedConv2d, CondensedLinear, auto_variant, condense, condensed_linear
+from .condensed import CondensedConv2d, CondensedLinear, auto_variant, condensed_linear
+from .convert import condense
 from .data import Split, digits_split, load_data, load_npz
 from .masks import (
     ablate_neurons,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from iclr24.paperkit import BenchResult, benchmark, benchmark_many, torch_threads
+from iclr24.paperkit import BenchResult, benchmark, benchmark_many, pinned_threads
 from iclr24.paperkit.bench import BenchReport
 from iclr24.paperkit.errors import InputError
 
@@ -69,7 +69,7 @@ class SpeedGrid:
 
 
 def _threads(n: int):
-    return torch_threads(n)
+    return pinned_threads(n)
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def time_fixed_variant(cfg: SpeedClaimConfig = SpeedClaimConfig(), show_progress
         warnings.simplefilter("ignore")  # "sparse CSR support is in beta"
         w_csr = w.to_sparse_csr()
     rounds = []
-    with torch_threads(cfg.threads), torch.no_grad():
+    with pinned_threads(cfg.threads), torch.no_grad():
         ours = _variant_fn(cfg.variant, w, b, mask, x)
         if ours is None:
             raise RuntimeError(
@@ -534,7 +534,7 @@ def resnet18_condensed_timing(
     Returns ``{"rows": [...], "plan": auto's condense_plan, "max_rel_err": ...}``."""
     import timm
 
-    from .condensed import condense
+    from .convert import condense
     from .kernels import kernel_built
     from .sparsifier import SRigL
 
@@ -546,7 +546,7 @@ def resnet18_condensed_timing(
     model.eval()
     built = {v: condense(model, sp, variant=v) for v in variants if v != "fused" or kernel_built()}
     rows, worst = [], 0.0
-    with torch_threads(threads), torch.no_grad():
+    with pinned_threads(threads), torch.no_grad():
         for batch in batches:
             x = torch.randn(batch, 3, image_size, image_size)
             ref = model(x)
@@ -623,7 +623,7 @@ def kernel_target(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             w_csr = w.to_sparse_csr()
-        with torch_threads(cfg.threads), torch.no_grad():
+        with pinned_threads(cfg.threads), torch.no_grad():
             fn = _variant_fn(v, w, b, mask, x)
             us = _blocked_us(fn, cfg.threads, min_run_time)
             d = _blocked_us(lambda x=x, w=w, b=b: F.linear(x, w, b), cfg.threads, min_run_time)
@@ -674,10 +674,10 @@ def model_condensed_timing(
     ``uniform`` for ViTs, ``erk`` otherwise) and condensed (:func:`condense` with
     ``variant``), timed round-robin (``repeats`` interleaved calls each, medians, ``threads`` pinned) at each batch.
     Rows: ``{model, batch, threads, dense_ms, masked_ms, condensed_ms, x_masked, x_dense, max_rel_err, layers}``
-    (``layers``: counts of what auto runs at this batch's rows, from :func:`~iclr24.srigl.condensed.describe`)."""
+    (``layers``: counts of what auto runs at this batch's rows, from :func:`~iclr24.srigl.convert.describe`)."""
     import timm
 
-    from .condensed import condense
+    from .convert import condense
     from .sparsifier import SRigL
 
     torch.manual_seed(0)
@@ -690,7 +690,7 @@ def model_condensed_timing(
     masked.eval()
     cond = condense(masked, sp, variant=variant)
     rows = []
-    with torch_threads(threads), torch.no_grad():
+    with pinned_threads(threads), torch.no_grad():
         for batch in batches:
             x = torch.randn(batch, 3, image_size, image_size)
             ref = masked(x)

@@ -284,7 +284,7 @@ def _build_kernel(args: argparse.Namespace) -> int:
     ),
 )
 def _condense(args: argparse.Namespace) -> int:
-    from .condensed import condense, plan_table
+    from .convert import condense, plan_table
     from .data import load_data
     from .models import build_model
     from .train import evaluate

@@ -5,15 +5,47 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+
 from iclr24.paperkit import atomic_write_bytes, atomic_write_json, atomic_write_text
 from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.plots import save_figure
 
-__all__ = ["write_report"]
+__all__ = ["plot_analyses", "without_arrays", "write_report"]
 
 
 def _f(v) -> str:
     return "n/a" if v is None else f"{v:.3f}"
+
+
+def plot_analyses(res: dict, title: str):
+    """The analyses figure of one task: U (RSA per layer) and O (the fine-tuned last layer on PC1/PC2)."""
+    from iclr24.paperkit.plots import pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
+    rsa = [np.nan if v is None else v for v in res["rsa_per_layer"]]
+    ax[0].plot(range(len(rsa)), rsa, "o-")
+    ax[0].set(
+        xlabel="layer (0 = embeddings)",
+        ylabel="RSA(fine-tuned, pre-trained)",
+        ylim=(-0.1, 1.05),
+        title="U: RSA",
+    )
+    p = np.asarray(res["projection"])
+    lab, pl = np.asarray(res["labels"]), np.asarray(res["planted"], dtype=bool)
+    ax[1].scatter(p[~pl, 0], p[~pl, 1], c=lab[~pl], s=8, cmap="viridis")
+    ax[1].scatter(p[pl, 0], p[pl, 1], marker="x", c="red", s=20, label="planted outliers")
+    ax[1].set(xlabel="PC1", ylabel="PC2", title="O: fine-tuned last layer")
+    if pl.any():
+        ax[1].legend(fontsize=7)
+    fig.suptitle(title)
+    return fig
+
+
+def without_arrays(res: dict) -> dict:
+    """``res`` without its per-example arrays (projection, labels, planted) and dynamics: what JSON records."""
+    return {k: v for k, v in res.items() if k not in ("projection", "labels", "planted", "_dynamics")}
 
 
 def write_report(
@@ -24,7 +56,6 @@ def write_report(
     and/or ``dynamics.png`` to a file already drawn from the same ``res`` (``sufo reproduce`` has drawn both for
     its claims): that file is copied instead of drawing the figure a second time."""
     from .dynamics import plot_dynamics
-    from .reproduce import _plot, _strip
 
     out = Path(out)
     figures = dict(figures or {})
@@ -36,7 +67,7 @@ def write_report(
             raise InputFileError(f"figure {name}: {src} is not a file")
     dyn = res["_dynamics"]
     draw = {
-        "analyses.png": lambda: _plot(res, title),
+        "analyses.png": lambda: plot_analyses(res, title),
         "dynamics.png": lambda: plot_dynamics(dyn, f"F: feature dynamics, {title}"),
     }
     for name, make in draw.items():
@@ -44,7 +75,7 @@ def write_report(
             atomic_write_bytes(out / name, Path(figures[name]).read_bytes())
         else:
             save_figure(make(), out / name)
-    atomic_write_json(out / "report.json", {"model": model, "task": task, **_strip(res)})
+    atomic_write_json(out / "report.json", {"model": model, "task": task, **without_arrays(res)})
     rsa = res["rsa_per_layer"]
     ft = res["finetune"]
     lines = [

@@ -18,7 +18,15 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig, seed_everything, torch_threads
+from iclr24.paperkit import (
+    Calibration,
+    ClaimSet,
+    ClaimSpec,
+    Paper,
+    RunConfig,
+    pinned_threads,
+    seed_everything,
+)
 
 from .data import TextDataset, icd10cm_chapters, split, split_indices, synthetic_reports
 from .dynamics import feature_dynamics, plot_dynamics
@@ -27,7 +35,7 @@ from .finetune import FineTuneConfig, macro_f1
 from .outliers import outliers_pc12
 from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
 from .probing import ProbeConfig, frozen_encoder_probe, logistic_probe, probe_head
-from .report import write_report
+from .report import plot_analyses, without_arrays, write_report
 from .similarity import layerwise_rsa
 from .sparsity import explained_variance
 
@@ -330,36 +338,8 @@ def official_probes(
     return out
 
 
-def _plot(res: dict, title: str):
-    from iclr24.paperkit.plots import pyplot
-
-    plt = pyplot()
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.4))
-    rsa = [np.nan if v is None else v for v in res["rsa_per_layer"]]
-    ax[0].plot(range(len(rsa)), rsa, "o-")
-    ax[0].set(
-        xlabel="layer (0 = embeddings)",
-        ylabel="RSA(fine-tuned, pre-trained)",
-        ylim=(-0.1, 1.05),
-        title="U: RSA",
-    )
-    p = np.asarray(res["projection"])
-    lab, pl = np.asarray(res["labels"]), np.asarray(res["planted"], dtype=bool)
-    ax[1].scatter(p[~pl, 0], p[~pl, 1], c=lab[~pl], s=8, cmap="viridis")
-    ax[1].scatter(p[pl, 0], p[pl, 1], marker="x", c="red", s=20, label="planted outliers")
-    ax[1].set(xlabel="PC1", ylabel="PC2", title="O: fine-tuned last layer")
-    if pl.any():
-        ax[1].legend(fontsize=7)
-    fig.suptitle(title)
-    return fig
-
-
-def _strip(res: dict) -> dict:
-    return {k: v for k, v in res.items() if k not in ("projection", "labels", "planted", "_dynamics")}
-
-
 def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproConfig) -> None:
-    details = {**base, **_strip(r)}
+    details = {**base, **without_arrays(r)}
     _claim_s(claims, r, art, details)
     _claim_finetune(claims, r, details)
     _claim_u(claims, r, art, details)
@@ -443,7 +423,7 @@ def run(cfg: RunConfig) -> ClaimSet:
         "seed": cfg.seed,
         "model": "tiny random BERT" if c.tiny else "all-MiniLM-L6-v2",
     }
-    with torch_threads(c.threads), claims.timed("synthetic pathology reports: S, U, F, O"):
+    with pinned_threads(c.threads), claims.timed("synthetic pathology reports: S, U, F, O"):
         _synthetic_task(claims, cfg, c, base)
     if c.icd:
         spec = SPECS["models"]
@@ -451,9 +431,9 @@ def run(cfg: RunConfig) -> ClaimSet:
         if plan is not None and not plan.decidable:
             claims.undecidable(spec, plan)
         else:
-            with torch_threads(c.threads), claims.timed(spec.claim, spec):
+            with pinned_threads(c.threads), claims.timed(spec.claim, spec):
                 _models_claim(claims, spec, spec.evaluated_seeds(cfg.mode, cfg.seed), c, cfg)
-        with torch_threads(c.threads), claims.timed("ICD-10-CM descriptions -> chapter"):
+        with pinned_threads(c.threads), claims.timed("ICD-10-CM descriptions -> chapter"):
             _icd_task(claims, cfg, c, base)
     return claims
 
@@ -552,7 +532,7 @@ def _analyse_and_report(
     """``analyse`` one task, draw its two figures and write the same report as `sufo report` (its figures are the
     ones just drawn, copied): ``(result, path of the analyses figure)``."""
     r = analyse(train, test, c, cfg.seed, progress=cfg.progress)
-    art = claims.figure(_plot(r, task["title"]), task["figure"])
+    art = claims.figure(plot_analyses(r, task["title"]), task["figure"])
     claims.figure(plot_dynamics(r["_dynamics"], f"F: feature dynamics, {task['short']}"), task["dynamics"])
     figs = {"analyses.png": cfg.out / task["figure"], "dynamics.png": cfg.out / task["dynamics"]}
     write_report(
@@ -597,7 +577,7 @@ def _icd_task(claims: ClaimSet, cfg: RunConfig, c: ReproConfig, base: dict) -> N
         "report": "report-icd10cm",
     }
     r, art = _analyse_and_report(claims, cfg, train, test, ic, base, task)
-    details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **_strip(r)}
+    details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **without_arrays(r)}
     claims.add(
         spec=SPECS["icd_s_random"],
         ours=r["probe_pretrained"],
