@@ -8,6 +8,10 @@ the CPU seconds (``time.process_time``, one thread) each seed costs. What it pri
     OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py cnn --data digits --seeds 100-105
     OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py cnn --data mnist --seeds 100-102 \
         --epochs 10 --every 2
+    OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py claim --data mnist --seeds 109-120
+
+``claim`` runs the claim's own path (``train_cnn`` and ``measure_cnn`` at the full recipe, as ``reproduce`` does)
+and times each seed whole (both nonlinearities, training and measuring), the per-seed cost the power plan uses.
 """
 
 from __future__ import annotations
@@ -102,6 +106,29 @@ def cnn(name: str, seeds: list[int], epochs: int, every: int, train: int, test: 
     return out
 
 
+def claim(name: str, seeds: list[int]) -> dict:
+    """The CNN claim's per-seed values and CPU seconds, through the same calls as ``reproduce._cnn_claim``."""
+    from iclr24.task_geometry.cnn import digit_dichotomies, measure_cnn, train_cnn
+    from iclr24.task_geometry.reproduce import FULL
+
+    train, test = (FULL.mnist_train, FULL.mnist_test) if name == "mnist" else (0, 0)
+    xtr, ytr, xte, yte, side = _data(name, train, test)
+    epochs = FULL.mnist_epochs if name == "mnist" else FULL.digits_epochs
+    T = digit_dichotomies()
+    out: dict = {"data": name, "seeds": seeds, "epochs": epochs, "cka_y": {"tanh": [], "relu": []},
+                 "acc": {"tanh": [], "relu": []}, "cpu_seconds": []}  # fmt: skip
+    for seed in seeds:
+        t0 = time.process_time()
+        for act in ("tanh", "relu"):
+            model = train_cnn(xtr, ytr, T, act=act, epochs=epochs, side=side, seed=seed)
+            geo, acc = measure_cnn(model, xte, yte, T, seed=seed)
+            out["cka_y"][act].append(round(float(geo.cka_target), 4))
+            out["acc"][act].append(round(float(acc), 4))
+        out["cpu_seconds"].append(round(time.process_time() - t0, 2))
+    out["cpu_seconds_per_seed"] = round(sum(out["cpu_seconds"]) / len(seeds), 2)
+    return out
+
+
 def main() -> None:
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()
@@ -116,8 +143,13 @@ def main() -> None:
     c.add_argument("--every", type=int, default=5)
     c.add_argument("--train", type=int, default=10000)
     c.add_argument("--test", type=int, default=2000)
+    k = sub.add_parser("claim")
+    k.add_argument("--data", choices=("digits", "mnist"), required=True)
+    k.add_argument("--seeds", type=_seeds, required=True)
     a = p.parse_args()
-    if a.what == "sweep":
+    if a.what == "claim":
+        res = claim(a.data, a.seeds)
+    elif a.what == "sweep":
         res = sweep(a.mode, a.seeds)
     else:
         res = cnn(a.data, a.seeds, a.epochs, a.every, a.train, a.test)

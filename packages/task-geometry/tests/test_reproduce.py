@@ -46,12 +46,49 @@ def test_claims_table_kinds_seeds_and_calibration():
     for s in CLAIMS:
         for m in s.modes:
             assert not set(s.calibration[m].seeds) & set(s.seeds[m]), (s.id, m)
-            assert s.plan(m).decidable, (s.id, m, s.plan(m).reason)
+            assert s.plan(m).decidable == ((s.id, m) != ("mnist_cnn", "full")), (s.id, m, s.plan(m).reason)
     planned = {m: {s.id: s.plan(m).seeds for s in CLAIMS if m in s.modes} for m in ("quick", "full")}
     assert all(s.power == 0.95 for s in CLAIMS)
     assert planned["quick"] == {**{s.id: 3 for s in CLAIMS[:8]}, "digits_cnn": 6}
-    assert planned["full"] == {**{s.id: 3 for s in CLAIMS[:8]}, "ccgp_k3": 5, "digits_cnn": 6, "mnist_cnn": 6}
+    assert planned["full"] == {
+        **{s.id: 3 for s in CLAIMS[:8]},
+        "ccgp_k3": 5,
+        "digits_cnn": 6,
+        "mnist_cnn": None,
+    }
     assert by_id["ccgp_k3"].margin == -0.02 and by_id["gap_closes_c093"].better == "lower"
+
+
+def test_mnist_plan_is_undecidable_within_full():
+    # 21 calibration seeds (100-120) at 2 epochs: slack -0.020 (sd 0.026, margin 0.005 unchanged) needs 24 pairs at
+    # 95 % power; at the measured CPU s a seed, full's share holds 13: recorded undecidable, not run
+    from iclr24.paperkit.power import seeds_needed
+    from iclr24.task_geometry.reproduce import MNIST_BUDGET, MNIST_CALIBRATION_SEEDS, MNIST_SECONDS
+
+    spec = _row("mnist_cnn")
+    plan = spec.plan("full")
+    assert MNIST_CALIBRATION_SEEDS == tuple(range(100, 121)) and spec.margin == -0.005
+    assert round(plan.mean, 3) == -0.020 and round(plan.sd, 3) == 0.026
+    assert plan.needed_seeds == seeds_needed(plan.mean, plan.sd, power=0.95) == 24
+    assert plan.max_seeds == int(MNIST_BUDGET // MNIST_SECONDS) == 13 < plan.needed_seeds
+    assert not plan.decidable and "undecidable: needs 24 seeds" in spec.seeds_why
+    # full's estimate stays within its cap with room for the MNIST share
+    assert MNIST_BUDGET <= 600 - 150
+    assert "**undecidable**" in README.read_text() and "needs **24 pairs**" in README.read_text()
+
+
+def test_full_records_the_mnist_row_undecidable_without_training(tmp_path, monkeypatch):
+    from iclr24.paperkit import RunConfig
+    from iclr24.task_geometry import reproduce
+
+    ran = []
+    monkeypatch.setattr(reproduce, "_sweep_claims", lambda claims, c: None)
+    monkeypatch.setattr(reproduce, "_cnn_claim", lambda claims, spec, seeds, c: ran.append(spec.id))
+    cs = reproduce.run(RunConfig(mode="full", out=tmp_path, progress=False))
+    assert ran == ["digits_cnn"]
+    (mnist,) = [c for c in cs.claims if c.claim.startswith("MNIST")]
+    assert mnist.status == "undecidable" and "needs 24 paired seeds" in mnist.message
+    assert mnist.kind == "supporting" and mnist.details["power"]["needed_seeds"] == 24
 
 
 def test_configs_keep_the_gates_and_the_recipe():
@@ -129,7 +166,16 @@ def test_mnist_claim_path(tmp_path, monkeypatch):
     x = np.clip(g.random((10, 784))[y] + 0.05 * g.standard_normal((60, 784)), 0, 1).astype(np.float32)
     cfg = RunConfig(mode="full", out=tmp_path, progress=False, data_dir=tmp_path / "data")
     c = ReproConfig(sweep=SMOKE.sweep, mnist_train=60, mnist_test=60, mnist_epochs=1)
+    from dataclasses import replace
+
+    from iclr24.paperkit import Calibration
+
+    # the row itself is undecidable within full (test_mnist_plan_is_undecidable_within_full); the data path runs on
+    # a stand-in calibration whose plan is 3 seeds
     spec = _row("mnist_cnn")
+    cal = Calibration(seeds=(100, 101, 102), ours=(0.95, 0.96, 0.97), baseline=(0.5, 0.5, 0.5),
+                      seconds_per_seed=1.0, measured="a stand-in for the test")  # fmt: skip
+    spec = replace(spec, calibration={"full": cal})
     seeds = spec.evaluated_seeds("full")
     cs = ClaimSet("task-geometry", cfg)
     with cs.timed(spec.claim, spec):
@@ -142,7 +188,7 @@ def test_mnist_claim_path(tmp_path, monkeypatch):
     cs = ClaimSet("task-geometry", cfg)
     _cnn_claim(cs, spec, seeds, c)
     assert cs[0].status in ("holds", "fails", "inconclusive"), cs[0].message
-    assert cs[0].paired["n"] == len(seeds) == 6 and cs[0].details["power"]["seeds"] == 6
+    assert cs[0].paired["n"] == len(seeds) == 3 and cs[0].details["power"]["seeds"] == 3
     assert all(0 <= r["test_accuracy"] <= 1 for r in cs[0].details["per_seed"]["tanh"])
 
 
