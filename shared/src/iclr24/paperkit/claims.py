@@ -408,6 +408,8 @@ class ClaimSpec:
       CPU seconds; a calibration that cannot be decided makes the claim ``undecidable``. Calibration seeds must
       not be evaluated seeds. ``seeds_why``: how the seeds (or the single deterministic run) were chosen.
     - ``budget``: per mode, the CPU seconds this claim may use (its share of the paper's budget).
+    - ``min_seeds``: the fewest seeds the power rule may ask for: one int for every mode, or per mode
+      (``{"quick": 8, "full": 10}``: an issue's floor in full that quick's minute cannot afford).
     """
 
     id: str
@@ -427,7 +429,7 @@ class ClaimSpec:
     seeds_why: str = ""
     paper_value: float | None = None
     power: float = 0.8
-    min_seeds: int = 3
+    min_seeds: int | Mapping[str, int] = 3
     timing: bool = False
     test: str = "t"
 
@@ -478,6 +480,12 @@ class ClaimSpec:
                 )
         object.__setattr__(self, "calibration", cal)
         object.__setattr__(self, "budget", _mode_map(owner, "budget", self.budget, float))
+        floors = self.min_seeds if isinstance(self.min_seeds, Mapping) else {"": self.min_seeds}
+        if isinstance(self.min_seeds, Mapping):
+            _mode_map(owner, "min_seeds", self.min_seeds, int)
+        for n in floors.values():
+            if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+                raise ValueError(f"{owner}: min_seeds must be an int >= 2 (or map a mode to one), got {n!r}")
         for m in cal:
             if m not in self.budget:
                 raise ValueError(
@@ -486,6 +494,13 @@ class ClaimSpec:
 
     def in_mode(self, mode: str) -> bool:
         return (mode == "smoke" and "quick" in self.modes) or mode in self.modes
+
+    def min_seeds_in(self, mode: str) -> int:
+        """The power rule's floor in ``mode`` (smoke uses quick's)."""
+        m = "quick" if mode == "smoke" else mode
+        if isinstance(self.min_seeds, Mapping):
+            return self.min_seeds.get(m, 3)
+        return self.min_seeds
 
     def plan(self, mode: str) -> Any:
         """The power plan for ``mode`` (``None`` for a claim without a calibration there; smoke uses quick's)."""
@@ -502,7 +517,7 @@ class ClaimSpec:
             factor=self.factor,
             budget_seconds=self.budget[m],
             power=self.power,
-            min_seeds=self.min_seeds,
+            min_seeds=self.min_seeds_in(m),
             max_seeds=len(self.seeds[m]),
             test=self.test,
         )
