@@ -138,11 +138,16 @@ def test_spec_seeds_come_from_the_plan_and_smoke_takes_two():
 
 
 def test_spec_min_seeds_per_mode_floors_each_mode_alone():
-    both = {"quick": cal((0.9, 0.95, 0.92), (0.5, 0.55, 0.52)), "full": cal((0.9, 0.95, 0.92), (0.5, 0.55, 0.52))}
+    both = {
+        "quick": cal((0.9, 0.95, 0.92), (0.5, 0.55, 0.52)),
+        "full": cal((0.9, 0.95, 0.92), (0.5, 0.55, 0.52)),
+    }
     s = spec(calibration=both, min_seeds={"quick": 4, "full": 12})
     assert s.plan("quick").seeds == 4 and s.plan("full").seeds == 12
     assert s.min_seeds_in("smoke") == 4 and len(s.evaluated_seeds("full")) == 12
-    assert spec(calibration=both, min_seeds={"quick": 4}).plan("full").seeds == 3  # a mode left out: the default
+    assert (
+        spec(calibration=both, min_seeds={"quick": 4}).plan("full").seeds == 3
+    )  # a mode left out: the default
     assert spec(calibration=both, min_seeds=5).plan("full").seeds == 5
     for bad in ({"quick": 1}, {"test": 4}, 1, True):
         with pytest.raises(ValueError, match="min_seeds"):

@@ -80,7 +80,10 @@ def test_the_four_rdmc_is_rows_plan_at_least_8_seeds_and_the_hybrid_plan_follows
     four = ("is_mode_weights", "is_vs_mala", "is_mmd_vs_ula", "is_vs_broad_ula")
     assert QUICK.budget == FULL.budget == 4000 and QUICK.n == 1000
     for k in four:
-        assert SPECS[k].min_seeds == {"quick": IS_MIN_SEEDS, "full": IS_MIN_SEEDS_FULL} and _ROWS[k][1] == "rdmc-is"
+        assert (
+            SPECS[k].min_seeds == {"quick": IS_MIN_SEEDS, "full": IS_MIN_SEEDS_FULL}
+            and _ROWS[k][1] == "rdmc-is"
+        )
         assert (IS_MIN_SEEDS, IS_MIN_SEEDS_FULL) == (8, 10)
         assert SPECS[k].plan("full").seeds >= 10
     h = SPECS["hybrid"]
