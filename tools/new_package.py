@@ -5,7 +5,8 @@ Creates ``packages/NAME`` in the paperkit-2 shape (``run(config) -> ClaimSet``, 
 ``iclr24.paperkit.testing``; its own tests pass as generated) as the repository's conventions show (distribution ``iclr24-NAME``, import ``iclr24.<snake>``, CLI
 ``NAME``, entry point in the ``iclr24.papers`` group), adds it to the workspace root's dependencies and sources,
 and runs ``uv lock``. Never overwrites an existing file. The modules it writes carry the names of
-``docs/CONTRIBUTING.md`` (one vocabulary for every package: ``model.py``, ``train.py``, ``experiments.py``, ...).
+``docs/CONTRIBUTING.md`` (one vocabulary for every package: ``model.py``, ``train.py``, ``experiments.py``, ...),
+and its README has the layout written there (summary, ``## Quickstart``, then ``## Paper -> code``).
 """
 
 from __future__ import annotations
@@ -57,17 +58,24 @@ module-name = "{pkg}"
 
 {summary}
 
-## Install
+## Quickstart
+
+### Install
 
 ```bash
 pip install iclr24-{name}          # or, in this repository: uv run {name} --help
 ```
 
-## Python quickstart
+### Python quickstart
 
 ```python
 import {pkg}
 ```
+
+## Paper -> code
+
+| Eq./Alg. | file:function | test |
+|---|---|---|
 
 ## CLI
 
@@ -82,11 +90,6 @@ import {pkg}
 | claim | paper | ours | baseline | holds | command |
 |---|---|---|---|---|---|
 | (to measure) | | | | | `{name} reproduce --quick` |
-
-## Paper -> code
-
-| Eq./Alg. | code | test |
-|---|---|---|
 
 ## Differences from the official code
 
