@@ -31,7 +31,9 @@ def layout_problems(text: str) -> list[str]:
         return [f"needs one '## Quickstart' and one '## Paper -> code', has {top}"]
     problems = []
     if top[0] != "## Quickstart":
-        problems.append(f"the first section is {top[0]!r}, not '## Quickstart' (title and summary come before it)")
+        problems.append(
+            f"the first section is {top[0]!r}, not '## Quickstart' (title and summary come before it)"
+        )
     q = top.index("## Quickstart")
     if top[q + 1] != "## Paper -> code":
         problems.append(f"the section after '## Quickstart' is {top[q + 1]!r}, not '## Paper -> code'")
@@ -41,10 +43,10 @@ def layout_problems(text: str) -> list[str]:
     start = next(i for i, h in heads if h == "## Quickstart")
     end = next(i for i, h in heads if h == "## Paper -> code")
     subs = [h for i, h in heads if start < i < end]
-    if not (
-        len(subs) == 2 and subs[0] == "### Install" and subs[1].startswith("### Python quickstart")
-    ):
-        problems.append(f"the Quickstart's subsections are {subs}, not '### Install', '### Python quickstart'")
+    if not (len(subs) == 2 and subs[0] == "### Install" and subs[1].startswith("### Python quickstart")):
+        problems.append(
+            f"the Quickstart's subsections are {subs}, not '### Install', '### Python quickstart'"
+        )
     fences = [i for i, line in enumerate(lines, 1) if line.startswith("```python")]
     if not fences or not start < fences[0] < end:
         problems.append("the README's first ```python block is not in the Quickstart")
@@ -83,6 +85,8 @@ def test_the_check_names_what_is_out_of_place():
         "\n## Paper -> code\n\n| a | b |\n"
     )
     assert any("not '## Paper -> code'" in p for p in layout_problems(late))
-    assert any("one '## Quickstart'" in p for p in layout_problems(good.replace("## Quickstart", "## Install")))
+    assert any(
+        "one '## Quickstart'" in p for p in layout_problems(good.replace("## Quickstart", "## Install"))
+    )
     no_table = good.replace("| a | b |\n|---|---|\n", "words\n")
     assert layout_problems(no_table) == ["the Paper -> code section has no table"]
