@@ -408,8 +408,7 @@ class ClaimSpec:
       CPU seconds; a calibration that cannot be decided makes the claim ``undecidable``. Calibration seeds must
       not be evaluated seeds. ``seeds_why``: how the seeds (or the single deterministic run) were chosen.
     - ``budget``: per mode, the CPU seconds this claim may use (its share of the paper's budget).
-    - ``min_seeds``: the fewest seeds the power rule may ask for: one int for every mode, or per mode
-      (``{"quick": 8, "full": 10}``: an issue's floor in full that quick's minute cannot afford).
+    - ``min_seeds``: the power rule's floor, one int or per mode (``{"quick": 8, "full": 10}``).
     """
 
     id: str
@@ -439,17 +438,14 @@ class ClaimSpec:
 
         for n in ("id", "claim", "metric", "baseline", "data"):
             _text("ClaimSpec", n, getattr(self, n))
+        owner = f"ClaimSpec {self.id!r}"
         if self.kind not in KINDS:
             raise ValueError(f"ClaimSpec {self.id!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if bool(self.rule) == (self.better is not None):
-            raise ValueError(
-                f"ClaimSpec {self.id!r}: give either rule= or a paired better= (with margin/factor)"
-            )
+            raise ValueError(f"{owner}: give either rule= or a paired better= (with margin/factor)")
         if self.better is not None:
             if self.better not in ("higher", "lower"):
-                raise ValueError(
-                    f"ClaimSpec {self.id!r}: better must be 'higher' or 'lower', got {self.better!r}"
-                )
+                raise ValueError(f"{owner}: better must be 'higher' or 'lower', got {self.better!r}")
             if self.margin is not None and self.factor is not None:
                 raise ValueError(f"ClaimSpec {self.id!r}: give margin or factor, not both")
         if self.test not in TESTS or (self.test != "t" and self.better is None):
@@ -459,7 +455,6 @@ class ClaimSpec:
         if isinstance(self.modes, str) or not self.modes or any(m not in _EVAL_MODES for m in self.modes):
             raise ValueError(f"ClaimSpec {self.id!r}: modes must be a non-empty tuple of {_EVAL_MODES}")
         object.__setattr__(self, "modes", tuple(self.modes))
-        owner = f"ClaimSpec {self.id!r}"
         object.__setattr__(
             self, "seeds", _mode_map(owner, "seeds", self.seeds, lambda v: tuple(int(s) for s in v))
         )
@@ -480,12 +475,10 @@ class ClaimSpec:
                 )
         object.__setattr__(self, "calibration", cal)
         object.__setattr__(self, "budget", _mode_map(owner, "budget", self.budget, float))
-        floors = self.min_seeds if isinstance(self.min_seeds, Mapping) else {"": self.min_seeds}
-        if isinstance(self.min_seeds, Mapping):
-            _mode_map(owner, "min_seeds", self.min_seeds, int)
-        for n in floors.values():
-            if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-                raise ValueError(f"{owner}: min_seeds must be an int >= 2 (or map a mode to one), got {n!r}")
+        ms = self.min_seeds
+        floors = _mode_map(owner, "min_seeds", ms, lambda v: v) if isinstance(ms, Mapping) else {"": ms}
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 2 for n in floors.values()):
+            raise ValueError(f"{owner}: min_seeds must be an int >= 2 (or map a mode to one), got {ms!r}")
         for m in cal:
             if m not in self.budget:
                 raise ValueError(
@@ -497,10 +490,8 @@ class ClaimSpec:
 
     def min_seeds_in(self, mode: str) -> int:
         """The power rule's floor in ``mode`` (smoke uses quick's)."""
-        m = "quick" if mode == "smoke" else mode
-        if isinstance(self.min_seeds, Mapping):
-            return self.min_seeds.get(m, 3)
-        return self.min_seeds
+        ms = self.min_seeds
+        return ms.get("quick" if mode == "smoke" else mode, 3) if isinstance(ms, Mapping) else ms
 
     def plan(self, mode: str) -> Any:
         """The power plan for ``mode`` (``None`` for a claim without a calibration there; smoke uses quick's)."""
