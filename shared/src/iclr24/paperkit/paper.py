@@ -26,7 +26,7 @@ class Paper:
     is absent (``ClaimSet.skip(..., data=...)``, or a ``DataMissing`` inside ``timed``). ``budgets``: CPU seconds of a
     whole run per mode, over :data:`BUDGETS` (30 minutes of full for the three papers that need it).
     ``pin_dispatch``: run the claims with the CPU kernels pinned to one instruction-set level
-    (:func:`.threads.pin_process_dispatch`), so Intel and AMD machines compute the same numbers; ``False`` only for a
+    (:func:`.threads.pin_process_dispatch`), so one CPU computes the same numbers at any ISA level; ``False`` for a
     paper whose claims are timings against the machine's native kernels (say why in its README)."""
 
     name: str

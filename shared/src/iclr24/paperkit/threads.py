@@ -6,7 +6,8 @@ BLAS/OpenMP pools (threadpoolctl) to a declared count, whatever the machine has,
 :func:`pin_process_threads` does the same for a whole fresh process, before numpy or torch is imported, through the
 environment variables those libraries read at start. :func:`machine_record` is what ``claims.json`` records.
 
-Pinned kernels: the same numbers on Intel and AMD. torch (ATen's vectorised kernels), MKL (its BLAS), oneDNN (its
+Pinned kernels: the same numbers at every instruction-set level of one CPU (an AMD EPYC still computes other
+numbers than an Intel Xeon: the root README). torch (ATen's vectorised kernels), MKL (its BLAS), oneDNN (its
 convolutions) and OpenBLAS (numpy's BLAS) each pick their kernels by the CPU's instruction set: an AVX-512 Xeon and
 an AVX2 EPYC add the same floats in another order, and a long training run amplifies the 1e-8 differences into
 other numbers. :func:`pin_process_dispatch` pins all four to the AVX2 level, which every x86-64 CPU of the last
