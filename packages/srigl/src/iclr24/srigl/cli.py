@@ -286,7 +286,7 @@ def _build_kernel(args: argparse.Namespace) -> int:
 def _condense(args: argparse.Namespace) -> int:
     from .convert import condense, plan_table
     from .data import load_data
-    from .models import build_model
+    from .model import build_model
     from .train import evaluate
 
     p = args.checkpoint
@@ -299,7 +299,7 @@ def _condense(args: argparse.Namespace) -> int:
 
         from iclr24.paperkit.pretrained import PROVENANCE_FILE
 
-        from .models import SparseModel
+        from .model import SparseModel
 
         sm = SparseModel.from_pretrained(p)
         prov = json.loads((p / PROVENANCE_FILE).read_text(encoding="utf-8"))
