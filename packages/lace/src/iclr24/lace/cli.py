@@ -69,8 +69,18 @@ def run_command(args: argparse.Namespace) -> str:
     arg("--heads", type=positive_int, default=2, help="attention heads (must divide --dim)"),
     arg("--layers", type=positive_int, default=2, help="transformer blocks"),
     arg("--ff", type=positive_int, default=None, help="feed-forward width (default: 2 x --dim)"),
-    arg("--batch-size", type=positive_int, default=32, help="layouts per Adam step (4x that after augmentation)"),
-    arg("--lr", type=positive_float, default=5e-4, help="Adam learning rate (the official 1e-5 is for batch 256)"),
+    arg(
+        "--batch-size",
+        type=positive_int,
+        default=32,
+        help="layouts per Adam step (4x that after augmentation)",
+    ),
+    arg(
+        "--lr",
+        type=positive_float,
+        default=5e-4,
+        help="Adam learning rate (the official 1e-5 is for batch 256)",
+    ),
     arg("--no-constraints", action="store_true", help="train the baseline (alignment and overlap weights 0)"),
     arg(
         "--align-padding-partners",

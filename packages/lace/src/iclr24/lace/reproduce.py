@@ -52,9 +52,12 @@ SHIPPED_SEEDS = (0, 1, 2)  # the training seeds of the shipped checkpoints (both
 # - 7,000 steps per checkpoint: above both ranges, and what three seeds of both arms afford within 30 CPU minutes of
 #   training (with this calibration) at the measured 0.025-0.034 CPU s per step (1 thread, a loaded machine).
 TRAIN_STEPS = 7000
-TRAIN_ARGS = f"--steps {TRAIN_STEPS} --layouts 2000 --dim 64 --heads 4 --layers 2 --ff 128 --batch-size 32 --lr 2e-3"
+TRAIN_ARGS = (
+    f"--steps {TRAIN_STEPS} --layouts 2000 --dim 64 --heads 4 --layers 2 --ff 128 --batch-size 32 --lr 2e-3"
+)
 TRAIN_COMMANDS = {
-    f"{arm}-s{seed}": f"lace train {TRAIN_ARGS} --seed {seed}" + (" --no-constraints" if arm == "baseline" else "")
+    f"{arm}-s{seed}": f"lace train {TRAIN_ARGS} --seed {seed}"
+    + (" --no-constraints" if arm == "baseline" else "")
     for seed in SHIPPED_SEEDS
     for arm in ("baseline", "lace")
 }  # what checkpoints/commands.json holds (a test checks it), run by tools/train_checkpoints.py lace
@@ -82,7 +85,9 @@ def settings(mode: str) -> dict:
 
 def _smoke_settings() -> dict:
     """Two checkpoint pairs, a few layouts and DDIM steps: the code path of --full, no learned-precondition."""
-    return dict(test_n=12, ddim=3, beautify_iters=5, beautify_lr=1e-4, seeds=2, guidance=0.05, learned_min=None)
+    return dict(
+        test_n=12, ddim=3, beautify_iters=5, beautify_lr=1e-4, seeds=2, guidance=0.05, learned_min=None
+    )
 
 
 def _quick_settings() -> dict:
@@ -379,8 +384,12 @@ def _learned(s: dict, table: dict) -> dict | None:
 def _undecided(claims: ClaimSet, spec: ClaimSpec, why: str, details: dict, artifacts: list) -> None:
     """A rule the run cannot decide on these checkpoints (the models did not learn the layouts): no verdict."""
     kw = spec.claim_kwargs(claims.mode, {"details": details}, paired=True)
-    keep = {k: kw[k] for k in ("claim", "kind", "metric", "baseline_name", "paper_value", "details") if k in kw}
-    claims.add(status="undecidable", message=f"not decided on these checkpoints: {why}", artifacts=artifacts, **keep)
+    keep = {
+        k: kw[k] for k in ("claim", "kind", "metric", "baseline_name", "paper_value", "details") if k in kw
+    }
+    claims.add(
+        status="undecidable", message=f"not decided on these checkpoints: {why}", artifacts=artifacts, **keep
+    )
 
 
 def _facts(claims: ClaimSet, table: dict, seed: int) -> None:
