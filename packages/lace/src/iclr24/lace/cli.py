@@ -68,7 +68,7 @@ def run_command(args: argparse.Namespace) -> str:
     arg("--dim", type=positive_int, default=32, help="transformer width"),
     arg("--heads", type=positive_int, default=2, help="attention heads (must divide --dim)"),
     arg("--layers", type=positive_int, default=2, help="transformer blocks"),
-    arg("--ff", type=positive_int, default=None, help="feed-forward width (default: 2 x --dim)"),
+    arg("--ff", type=positive_int, default=None, help="feed-forward width (None: 2 x --dim)"),
     arg(
         "--batch-size",
         type=positive_int,

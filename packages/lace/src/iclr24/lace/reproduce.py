@@ -420,65 +420,72 @@ def _check_seeds(config: RunConfig, seeds: list[int]) -> None:
         )
 
 
-def run(config: RunConfig) -> ClaimSet:
+def _measure_all(claims: ClaimSet, s: dict, seeds: list[int]) -> dict:
+    """Evaluate every seed's checkpoint pair once (shared by all six claims): per-seed metrics, their means, the
+    details every claim carries, the learned precondition and the plots."""
     from iclr24.paperkit.shipped import training_label
+
+    config = claims.config
+    per_seed, samples, labels = [], None, {}
+    for seed in seeds:
+        m, smp, folders = evaluate(config, s, seed)
+        per_seed.append(m)
+        samples = samples or smp
+        labels.update({model_name(a, seed): training_label(f) for a, f in folders.items()})
+    table = _table(per_seed)
+    details = {
+        "evaluated_on": "checkpoints retrained now by their recorded commands (--from-scratch)"
+        if config.from_scratch
+        else "the checkpoints shipped in the package (checkpoints/), trained once by `lace train`",
+        "checkpoints": labels,
+        "metrics": table,
+        "metrics_per_seed": per_seed,
+        "seeds": seeds,
+        "metric_variant": "official (util/metric.py + test.py); *_package: this package's variant",
+        "settings": dict(s),
+    }
+    learned = _learned(s, table)
+    if learned is not None:
+        details["learned"] = {k: v for k, v in learned.items() if k != "why"}
+    cfg = load_arm(config, "LACE", seeds[0])[1]
+    arts = _figures(claims, per_seed, samples, cfg, config.mode)
+    return {"per_seed": per_seed, "table": table, "details": details, "learned": learned, "arts": arts}
+
+
+def _add_rule(claims: ClaimSet, spec: ClaimSpec, res: dict, seeds: list[int]) -> None:
+    """One rule of ``CLAIMS`` over the paired seeds, or undecidable where the models did not learn the layouts."""
+    r = RULES[spec.id]
+    per_seed = res["per_seed"]
+    # the per-task metrics ride on the first claim; every claim names the checkpoints it was evaluated on
+    keys = ("evaluated_on", "checkpoints", "seeds") + (("learned",) if res["learned"] else ())
+    details = res["details"] if spec.id == CLAIM_KEYS[0] else {k: res["details"][k] for k in keys}
+    learned = res["learned"]
+    if learned is not None and not learned["holds"]:
+        _undecided(claims, spec, learned["why"], details, res["arts"][spec.id])
+        return
+    claims.paired(
+        spec=spec,
+        ours=[p[r["arm"]][r["task"]][r["key"]] for p in per_seed],
+        baseline=[p[r["base"]][r["task"]][r["key"]] for p in per_seed],
+        seeds=seeds,
+        details=details,
+        artifacts=res["arts"][spec.id],
+    )
+
+
+def run(config: RunConfig) -> ClaimSet:
+    from iclr24.paperkit import run_claims
 
     claims = ClaimSet("lace", config)
     s = settings(config.mode)
     seeds = [config.seed + k for k in range(s["seeds"])]
     _check_seeds(config, seeds)
-
-    @functools.cache
-    def measured() -> dict:
-        per_seed, samples, labels = [], None, {}
-        for seed in seeds:
-            m, smp, folders = evaluate(config, s, seed)
-            per_seed.append(m)
-            samples = samples or smp
-            labels.update({model_name(a, seed): training_label(f) for a, f in folders.items()})
-        table = _table(per_seed)
-        details = {
-            "evaluated_on": "checkpoints retrained now by their recorded commands (--from-scratch)"
-            if config.from_scratch
-            else "the checkpoints shipped in the package (checkpoints/), trained once by `lace train`",
-            "checkpoints": labels,
-            "metrics": table,
-            "metrics_per_seed": per_seed,
-            "seeds": seeds,
-            "metric_variant": "official (util/metric.py + test.py); *_package: this package's variant",
-            "settings": dict(s),
-        }
-        learned = _learned(s, table)
-        if learned is not None:
-            details["learned"] = {k: v for k, v in learned.items() if k != "why"}
-        cfg = load_arm(config, "LACE", seeds[0])[1]
-        arts = _figures(claims, per_seed, samples, cfg, config.mode)
-        return {"per_seed": per_seed, "table": table, "details": details, "learned": learned, "arts": arts}
-
-    def measure(spec: ClaimSpec, spec_seeds: list[int]) -> None:
-        res = measured()
-        r = RULES[spec.id]
-        per_seed = res["per_seed"]
-        # the per-task metrics ride on the first claim; every claim names the checkpoints it was evaluated on
-        details = res["details"] if spec.id == CLAIM_KEYS[0] else {
-            k: res["details"][k] for k in ("evaluated_on", "checkpoints", "seeds") + (("learned",) if res["learned"] else ())
-        }  # fmt: skip
-        learned = res["learned"]
-        if learned is not None and not learned["holds"]:
-            _undecided(claims, spec, learned["why"], details, res["arts"][spec.id])
-            return
-        claims.paired(
-            spec=spec,
-            ours=[p[r["arm"]][r["task"]][r["key"]] for p in per_seed],
-            baseline=[p[r["base"]][r["task"]][r["key"]] for p in per_seed],
-            seeds=seeds,
-            details=details,
-            artifacts=res["arts"][spec.id],
-        )
-
-    from iclr24.paperkit import run_claims
-
-    run_claims(claims, CLAIMS, {k: measure for k in CLAIM_KEYS})
+    measured = functools.cache(lambda: _measure_all(claims, s, seeds))
+    run_claims(
+        claims,
+        CLAIMS,
+        {k: lambda spec, _seeds: _add_rule(claims, spec, measured(), seeds) for k in CLAIM_KEYS},
+    )
     if any(c.status != "error" for c in claims.claims):
         _facts(claims, measured()["table"], config.seed)
     return claims
