@@ -196,3 +196,48 @@ def test_eval_metric_variants(tmp_path, capsys):
         main(["eval", "--checkpoint", ck, "--metrics", "paper", "--out", str(tmp_path / "x")])
     assert e.value.code == 2 and "invalid choice" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_train_flags_reach_the_model_config(tmp_path, capsys):
+    """The sizes and the official-variant switches of `lace train` land in the saved config; a --dim that --heads
+    does not divide is a one-line error (exit 2)."""
+    from iclr24.lace import load_checkpoint
+
+    argv = [
+        "train",
+        "--steps",
+        "2",
+        "--layouts",
+        "8",
+        "--dim",
+        "12",
+        "--heads",
+        "3",
+        "--layers",
+        "1",
+        "--ff",
+        "20",
+    ]
+    argv += [
+        "--batch-size",
+        "4",
+        "--lr",
+        "1e-3",
+        "--align-padding-partners",
+        "--official-completion",
+        "--quiet",
+    ]
+    assert main([*argv, "--out", str(tmp_path / "m")]) == 0
+    _, cfg = load_checkpoint(tmp_path / "m" / "model")
+    assert (cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.batch_size, cfg.lr) == (12, 3, 1, 20, 4, 1e-3)
+    assert cfg.align_padding_partners and not cfg.complete_keep_first and cfg.rec_loss == "unclamped"
+    prov = json.loads((tmp_path / "m" / "model" / "provenance.json").read_text())
+    assert set(prov["losses"]) == {"0", "1"}
+    capsys.readouterr()
+    assert (
+        main(
+            ["train", "--steps", "1", "--dim", "10", "--heads", "3", "--out", str(tmp_path / "b"), "--quiet"]
+        )
+        == 2
+    )
+    assert "divisible" in capsys.readouterr().err

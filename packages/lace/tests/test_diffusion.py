@@ -207,3 +207,23 @@ def test_ema_weights_follow_the_moving_average():
     assert any(not torch.allclose(p0, pr, atol=1e-4) for p0, pr in zip(init.parameters(), raw.parameters()))
     with pytest.raises(ValueError, match="ema must be"):
         LaceConfig(ema=1.0)
+
+
+def test_completion_first_element_keep_is_an_option():
+    """Completion keeps the first real element by default; ``complete_keep_first=False`` is the official
+    ``rand_fix`` alone, which can keep no element of a layout (here with keep probability 0: none kept)."""
+    from iclr24.paperkit.errors import InputError
+
+    x0 = encode_layout(*synthetic_aligned_layouts(16, seed=3), 4, 12)
+    real = x0[..., :5].argmax(-1) != 4
+    g = torch.Generator().manual_seed(0)
+    kept = condition_mask("complete", x0, 4, g, keep_first=True, keep=0.0)[..., 0]
+    assert torch.equal(kept, real & (real.long().cumsum(-1) == 1))
+    none = condition_mask("complete", x0, 4, g, keep_first=False, keep=0.0)[..., 0]
+    assert not bool(none.any())
+    official = condition_mask("complete", x0, 4, torch.Generator().manual_seed(1), keep_first=False)[..., 0]
+    assert bool((official & ~real).sum() == 0)
+    cfg = LaceConfig(complete_keep_first=False)
+    assert cfg.complete_keep_first is False
+    with pytest.raises(InputError):
+        LaceConfig(complete_keep_first="no")

@@ -378,3 +378,37 @@ def test_layout_metrics_variants_on_a_conditional_task():
     )
     with pytest.raises(ValueError, match="variant must be one of"):
         layout_metrics(gen, real, 4, "c", variant="paper")
+
+
+def _official_layout_alignment(bbox, mask):
+    """util/constraint.py ``layout_alignment`` (the official 'local' training loss before its x20): the same rows-only
+    mask as the metric, so padding slots are partners; score / #real, NaN -> 0."""
+    return _official_compute_alignment(bbox, mask)
+
+
+def test_alignment_loss_padding_partners_is_the_official_training_loss():
+    """``alignment_loss(padding_partners=True)`` (``LaceConfig(align_padding_partners=True)``) equals the official
+    ``layout_alignment`` x20 on padded layouts; the default leaves padding out (the paper's Align)."""
+    from iclr24.lace.constraints import alignment_loss
+
+    b, m = _padded_case()
+    assert float(alignment_loss(b, m, padding_partners=True)) == pytest.approx(
+        20 * float(_official_layout_alignment(b, m)), abs=1e-9
+    )
+    assert float(alignment_loss(b, m)) == pytest.approx(-20 * math.log(0.7), abs=1e-6)
+    g = torch.Generator().manual_seed(5)
+    wh = 0.05 + 0.3 * torch.rand(5, 6, 2, generator=g, dtype=torch.float64)
+    xy = wh / 2 + (1 - wh) * torch.rand(5, 6, 2, generator=g, dtype=torch.float64)
+    bb = torch.cat([xy, wh], -1)
+    mm = torch.rand(5, 6, generator=g) < 0.6
+    mm[:, 0] = True
+    assert torch.allclose(
+        alignment_loss(bb, mm, padding_partners=True), 20 * _official_layout_alignment(bb, mm)
+    )
+    # through the config: the padding slots' boxes get gradient only with the official option
+    box = bb.clone().requires_grad_(True)
+    t = torch.zeros(5, dtype=torch.long)
+    for partners in (False, True):
+        cfg = LaceConfig(overlap_weight=0.0, align_padding_partners=partners)
+        (g_box,) = torch.autograd.grad(constraint_term(box, mm, t, cfg).sum(), box)
+        assert bool((g_box[~mm] != 0).any()) is partners

@@ -1,9 +1,35 @@
-"""The claim run in smoke mode, through the shared record checks."""
+"""The claim run on the shipped checkpoints, the checkpoints themselves and the claims table."""
+
+import json
 
 import pytest
 
-from iclr24.lace.reproduce import CLAIM_KEYS, PAPER, QUICK_STEPS, RULES, settings
+from iclr24.lace.reproduce import (
+    CLAIM_KEYS,
+    CLAIMS,
+    PAPER,
+    RULES,
+    SHIPPED_SEEDS,
+    TRAIN_COMMANDS,
+    TRAIN_STEPS,
+    UNCLAMPED_CALIBRATION,
+    model_name,
+    settings,
+)
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.pretrained import file_sha256, read_model_folder
+from iclr24.paperkit.shipped import (
+    checkpoints_dir,
+    loss_mismatches,
+    model_folder,
+    retrain,
+    shipped_commands,
+    training_label,
+)
 from iclr24.paperkit.testing import check_paper_smoke
+
+MODULE = "iclr24.lace"
 
 
 @pytest.fixture(scope="module")
@@ -12,108 +38,160 @@ def smoke(tmp_path_factory):
     return check_paper_smoke(PAPER, tmp, min_claims=6), tmp
 
 
+# -- the shipped checkpoints ---------------------------------------------------------------------------------------
+def test_commands_json_is_the_recorded_train_commands():
+    """checkpoints/commands.json holds exactly TRAIN_COMMANDS: a baseline and a LACE model per training seed, the
+    same command but --no-constraints, and each model folder's provenance ran that command (--out aside)."""
+    cmds = shipped_commands(MODULE)
+    assert cmds == TRAIN_COMMANDS
+    assert set(cmds) == {model_name(a, s) for a in ("baseline", "LACE") for s in SHIPPED_SEEDS}
+    for s in SHIPPED_SEEDS:
+        assert cmds[model_name("baseline", s)] == cmds[model_name("LACE", s)] + " --no-constraints"
+    for name, cmd in cmds.items():
+        _, _, prov = read_model_folder(checkpoints_dir(MODULE) / name)
+        assert prov["command"].replace(" --out OUT", "") == cmd, name
+        assert prov["steps"] == TRAIN_STEPS and prov["seed"] == int(name.rsplit("-s", 1)[1])
+
+
+@pytest.mark.parametrize("name", sorted(TRAIN_COMMANDS))
+def test_a_shipped_checkpoint_loads_and_its_sha_matches(name):
+    from iclr24.lace import load_checkpoint
+
+    folder = model_folder(RunConfig(mode="smoke"), MODULE, name)
+    _, _, prov = read_model_folder(folder)
+    assert file_sha256(folder / "model.safetensors") == prov["weights_sha256"]
+    model, cfg = load_checkpoint(folder)
+    baseline = name.startswith("baseline")
+    assert (cfg.align_weight, cfg.overlap_weight) == ((0.0, 0.0) if baseline else (1.0, 1.0))
+    # the official defaults the checkpoints were trained with (the unclamped L_rec: it learned, UNCLAMPED_CALIBRATION)
+    assert cfg.rec_loss == "unclamped" and not cfg.align_padding_partners and cfg.complete_keep_first
+    assert (cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.batch_size, cfg.lr) == (64, 4, 2, 128, 32, 2e-3)
+    assert f"{TRAIN_STEPS:,} Adam steps" in training_label(folder)
+
+
+def test_a_corrupted_checkpoint_is_refused(tmp_path):
+    import shutil
+
+    src = checkpoints_dir(MODULE) / "lace-s0"
+    bad = tmp_path / "lace-s0"
+    shutil.copytree(src, bad)
+    data = bytearray((bad / "model.safetensors").read_bytes())
+    data[-1] ^= 0xFF
+    (bad / "model.safetensors").write_bytes(bytes(data))
+    with pytest.raises(Exception, match="sha256"):
+        read_model_folder(bad)
+
+
+@pytest.mark.parametrize("name", ["baseline-s0", "lace-s1"])
+def test_retraining_the_first_steps_gives_the_recorded_losses(name, tmp_path):
+    """``lace train`` with the recorded command, cut to 20 steps (no LR schedule, so the first steps are the same run):
+    the losses at steps 0-19 equal provenance['losses']."""
+    folder = checkpoints_dir(MODULE) / name
+    recorded = read_model_folder(folder)[2]["losses"]
+    assert all(str(k) in recorded for k in range(20))  # every step up to 20 was recorded
+    fresh = read_model_folder(retrain(folder, tmp_path / "re", {"--steps": "20"}))[2]["losses"]
+    assert set(fresh) == {str(k) for k in range(20)}
+    assert loss_mismatches(recorded, fresh) == []
+
+
+def test_the_unclamped_calibration_learned_by_the_checkpoint_budget():
+    """The rule fixed before the checkpoints were trained: the official unclamped L_rec becomes their L_rec if the
+    baseline's MaxIoU reached half the real-vs-real by 6,000 steps on calibration seed 500 (not an evaluated seed)."""
+    c = UNCLAMPED_CALIBRATION
+    assert c["seed"] not in SHIPPED_SEEDS
+    last = max(c["max_iou"])
+    assert last <= TRAIN_STEPS and c["max_iou"][last] >= 0.5 * c["real_vs_real"]
+
+
+# -- the claims table ------------------------------------------------------------------------------------------------
+def test_claims_table_kinds_and_rules():
+    by_id = {c.id: c for c in CLAIMS}
+    assert tuple(by_id) == CLAIM_KEYS
+    assert {k for k, c in by_id.items() if c.kind == "headline"} == {"align", "overlap"}
+    assert {c.kind for c in CLAIMS} == {"headline", "supporting"}
+    for k, c in by_id.items():
+        r = RULES[k]
+        assert c.claim == r["claim"] and c.better == r["better"]
+        assert (c.factor, c.margin) == ((r["factor"], None) if "factor" in r else (None, r["margin"]))
+        assert c.seeds == {"quick": SHIPPED_SEEDS, "full": SHIPPED_SEEDS} and c.modes == ("quick", "full")
+    assert by_id["align"].factor == 0.75 and by_id["max_iou"].margin == 0.02
+
+
+def test_modes_evaluate_the_same_checkpoints_the_same_way():
+    q, f = settings("quick"), settings("full")
+    assert q["seeds"] == f["seeds"] == len(SHIPPED_SEEDS) == 3
+    for k in ("test_n", "ddim", "beautify_iters", "beautify_lr", "learned_min"):
+        assert q[k] == f[k], k
+    assert q["learned_min"] == 0.5 and "tasks" not in f and q["guidance"] == 0
+    assert {r["task"] for r in RULES.values()} <= set(q["tasks"])
+
+
+def test_a_seed_without_checkpoints_is_a_clear_error(tmp_path):
+    from iclr24.lace.reproduce import run
+
+    with pytest.raises(InputError, match="training seeds 0-2"):
+        run(RunConfig(mode="smoke", seed=2, out=tmp_path))  # seeds 2 and 3
+
+
+# -- the smoke run on the checkpoints --------------------------------------------------------------------------------
 def test_smoke_records(smoke):
     cs, tmp = smoke
-    details = next(c.details for c in cs.claims if c.details)
+    details = next(c.details for c in cs.claims if "metrics" in c.details)
     metrics = details["metrics"]
     assert set(metrics) == {"real", "baseline", "LACE", "LACE+beautify", "LACE+guidance"}
-    # the reference row: a second set of real layouts against the test layouts (aligned, no overlap by construction)
     ref = metrics["real"]["reference"]
-    assert set(ref) >= {"align_x100", "overlap_x100", "fd", "max_iou", "align_x100_package", "empty_layouts"}
     assert ref["align_x100"] < 1e-3 and ref["overlap_x100"] < 1e-3 and 0 < ref["max_iou"] <= 1
     facts = {f.name: f.value for f in cs.facts}
     assert facts["real vs real: MaxIoU of a second set of real test layouts"] == ref["max_iou"]
-    assert set(metrics["LACE+guidance"]) == {"uncond", "c"}
     assert set(metrics["LACE"]) == {"uncond", "c", "cwh", "complete", "refine"}
-    assert "max_iou" in metrics["LACE"]["c"] and "max_iou" not in metrics["LACE"]["uncond"]
     assert len(details["metrics_per_seed"]) == len(details["seeds"]) == settings("smoke")["seeds"]
     assert (tmp / "samples-smoke.png").stat().st_size > 0
+    # every claim says what it was evaluated on: the shipped checkpoints and their training commands
+    for c in cs.claims:
+        assert "shipped" in c.details["evaluated_on"]
+        assert set(c.details["checkpoints"]) == {
+            model_name(a, s) for a in ("baseline", "LACE") for s in (0, 1)
+        }
+        assert all("lace train --steps" in v for v in c.details["checkpoints"].values())
 
 
 def test_smoke_decides_every_rule_over_paired_seeds(smoke):
     cs, _ = smoke
-    s = settings("smoke")
-    assert s["decide"] == "paired" and s["seeds"] >= 2
     by_claim = {c.claim: c for c in cs.claims}
     assert set(by_claim) == {r["claim"] for r in RULES.values()}
-    per_seed = next(c.details for c in cs.claims if c.details)["metrics_per_seed"]
+    per_seed = next(c.details for c in cs.claims if "metrics" in c.details)["metrics_per_seed"]
     for r in RULES.values():
         c = by_claim[r["claim"]]
-        assert c.paired is not None and c.paired["n"] == s["seeds"] and c.status == "smoke"
-        assert c.paired["form"] == ("log_ratio" if "factor" in r else "difference")
-        # the claim's numbers are the official metric, per seed, of the arms the rule names
+        assert c.paired is not None and c.paired["n"] == settings("smoke")["seeds"] and c.status == "smoke"
         assert c.paired["ours"] == [m[r["arm"]][r["task"]][r["key"]] for m in per_seed]
         assert c.paired["baseline"] == [m[r["base"]][r["task"]][r["key"]] for m in per_seed]
 
 
-def test_modes_share_the_rules():
-    q, f = settings("quick"), settings("full")
-    assert q["seeds"] == 1 and f["seeds"] >= 3 and f["decide"] == "paired"
-    for k in ("net", "lr", "batch", "rec_loss", "time_embedding", "ema"):
-        assert q[k] == f[k], k
-    assert set(CLAIM_KEYS) == set(RULES)
-    assert q["learned_min"] == f["learned_min"] == 0.5
-    # full keeps its calibrated budget; quick is a short run of the same code, reported only (fixed before the run)
-    assert f["steps"] == 1200 and f["test_n"] == 128 and f["train_n"] == 2000 and "tasks" not in f
-    assert q["decide"] == "report" and q["why_report"] and q["steps"] == QUICK_STEPS < f["steps"]
-    assert {r["task"] for r in RULES.values()} <= set(q["tasks"]) and "uncond" in q["extra_tasks"]
-
-
-def test_readme_states_the_quick_config():
-    """The README's reproduction prose gives quick's budget as settings('quick') has it."""
-    from pathlib import Path
-
-    text = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
-    q = settings("quick")
-    sentence = (
-        f"`--quick` trains each arm for {q['steps']} Adam steps on {q['train_n']:,} layouts (one seed, "
-        f"{q['test_n']} test layouts, {q['ddim']} DDIM steps)"
-    )
-    assert sentence in text
-    assert "reported only" in text
-
-
-def _run_with(monkeypatch, tmp_path, **over):
+def test_models_that_did_not_learn_are_never_gated(tmp_path, monkeypatch):
+    """The learned precondition: with a threshold no model reaches, every claim is undecidable, with why."""
     import iclr24.lace.reproduce as rep
 
     smoke = settings("smoke")
-    monkeypatch.setattr(rep, "settings", lambda mode: {**smoke, **over})
-    return check_paper_smoke(PAPER, tmp_path, min_claims=6)
-
-
-def test_reported_only_mode_records_numbers_without_verdicts(tmp_path, monkeypatch):
-    cs = _run_with(monkeypatch, tmp_path, decide="report", seeds=1, why_report="fixed before the run: test")
-    assert all(c.status == "skipped" for c in cs.claims)
-    assert all("reported only in --smoke" in c.message and c.ours is not None for c in cs.claims)
-    assert all(c.baseline is not None for c in cs.claims)
-
-
-def test_unlearned_models_are_never_gated(tmp_path, monkeypatch):
-    """The learned precondition: 3 training steps learn nothing, so with learned_min = 0.5 no verdict is kept; with a
-    threshold of 0 the same run is decided."""
-    cs = _run_with(monkeypatch, tmp_path / "a", decide="single", seeds=1, learned_min=0.5)
-    assert all(c.status == "skipped" and "did not learn the layouts" in c.message for c in cs.claims)
-    learned = next(c.details for c in cs.claims if c.details)["learned"]
+    monkeypatch.setattr(rep, "settings", lambda mode: {**smoke, "learned_min": 10.0})
+    cs = PAPER.check(RunConfig(mode="smoke", out=tmp_path, progress=False))
+    assert len(cs.claims) == 6
+    assert all(c.status == "undecidable" and "did not learn the layouts" in c.message for c in cs.claims)
+    learned = next(c.details for c in cs.claims if "metrics" in c.details)["learned"]
     assert learned["holds"] is False and learned["real_vs_real"] > 0
-    cs = _run_with(monkeypatch, tmp_path / "b", decide="single", seeds=1, learned_min=1e-9)
-    assert all(c.status == "smoke" and c.paired is None for c in cs.claims)
+    json.dumps(cs.to_dict())
 
 
-def test_quick_mode_runs_only_its_tasks(tmp_path, monkeypatch):
-    """Quick's task subset (uncond and C -> S+P; beautify on uncond only; no guidance) still yields every claim."""
-    q = settings("quick")
-    cs = _run_with(
-        monkeypatch,
-        tmp_path,
-        seeds=1,
-        decide=q["decide"],
-        why_report=q["why_report"],
-        tasks=q["tasks"],
-        extra_tasks=q["extra_tasks"],
-        guidance=q["guidance"],
+def test_readme_states_what_was_trained():
+    """The README gives the shipped checkpoints' commands and budget as TRAIN_COMMANDS has them."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    flat = " ".join(text.split())
+    for name in ("baseline-s0", "lace-s0"):
+        assert f"{TRAIN_COMMANDS[name]} " in text, name
+    assert f"{TRAIN_STEPS:,} Adam steps" in flat and "training seeds 0, 1 and 2" in flat
+    assert (
+        "official unclamped L_rec" in flat
+        and "--align-padding-partners" in flat
+        and "--official-completion" in flat
     )
-    assert {c.claim for c in cs.claims} == {r["claim"] for r in RULES.values()}
-    assert all(c.status == "skipped" and "reported only in --smoke" in c.message for c in cs.claims)
-    metrics = next(c.details for c in cs.claims if c.details)["metrics"]
-    assert set(metrics) == {"real", "baseline", "LACE", "LACE+beautify"}
-    assert set(metrics["LACE"]) == {"uncond", "c"} and set(metrics["LACE+beautify"]) == {"uncond"}

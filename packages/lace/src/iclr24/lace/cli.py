@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, positive_int
+from iclr24.paperkit.cli import App, arg, positive_float, positive_int
 from iclr24.paperkit.errors import InputError
 
 from .bench import run_benchmarks
@@ -66,7 +66,34 @@ def run_command(args: argparse.Namespace) -> str:
         help="number of training layouts (the first N with --data)",
     ),
     arg("--dim", type=positive_int, default=32, help="transformer width"),
+    arg("--heads", type=positive_int, default=2, help="attention heads (must divide --dim)"),
+    arg("--layers", type=positive_int, default=2, help="transformer blocks"),
+    arg("--ff", type=positive_int, default=None, help="feed-forward width (None: 2 x --dim)"),
+    arg(
+        "--batch-size",
+        type=positive_int,
+        default=32,
+        help="layouts per Adam step (4x that after augmentation)",
+    ),
+    arg(
+        "--lr",
+        type=positive_float,
+        default=5e-4,
+        help="Adam learning rate (the official 1e-5 is for batch 256)",
+    ),
     arg("--no-constraints", action="store_true", help="train the baseline (alignment and overlap weights 0)"),
+    arg(
+        "--align-padding-partners",
+        action="store_true",
+        help="the official alignment loss: padding slots count as alignment partners of the real elements "
+        "(util/constraint.py layout_alignment masks only the rows); default: real elements only (see the README)",
+    ),
+    arg(
+        "--official-completion",
+        action="store_true",
+        help="completion conditions as the official rand_fix alone (may keep no element); default: the first "
+        "real element is always kept too",
+    ),
     arg(
         "--rec-loss",
         default="unclamped",
@@ -94,12 +121,15 @@ def _train(args: argparse.Namespace) -> int:
 
     size = dict(
         dim=args.dim,
-        heads=2,
-        layers=2,
-        ff=2 * args.dim,
-        batch_size=32,
+        heads=args.heads,
+        layers=args.layers,
+        ff=args.ff or 2 * args.dim,
+        batch_size=args.batch_size,
+        lr=args.lr,
         steps=args.steps,
         rec_loss=args.rec_loss,
+        align_padding_partners=args.align_padding_partners,
+        complete_keep_first=not args.official_completion,
     )
     real = _real(args, "train", args.layouts)
     if real is None:
@@ -123,12 +153,15 @@ def _train(args: argparse.Namespace) -> int:
         cleanup_distributed()
     if not info.is_main:
         return 0
+    # the loss at every step up to 20, then every steps // 20 and the last: what a retrain of the first steps checks
     every = max(1, args.steps // 20)
+    losses = {str(h["step"]): h["loss"] for h in hist if h["step"] < 20 or h["step"] % every == 0}
+    losses[str(hist[-1]["step"])] = hist[-1]["loss"]
     model.save_pretrained(out / "model", provenance={
         "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps",
         "cpu_seconds": round(time.process_time() - cpu0, 2), "world_size": info.world_size,
         "data": "synthetic aligned layouts" if real is None else real[0], "layouts": int(tok.shape[0]),
-        "final_loss": hist[-1]["loss"], "losses": {str(h["step"]): h["loss"] for h in hist[::every]},
+        "final_loss": hist[-1]["loss"], "losses": losses,
     })  # fmt: skip
     atomic_write_json(out / "history.json", hist[-50:])
     print(f"trained {args.steps} steps, final loss {hist[-1]['loss']:.4f}; wrote {out / 'model'}")

@@ -117,27 +117,40 @@ def alignment_score(bbox: torch.Tensor, mask: torch.Tensor, padding_partners: bo
     return out
 
 
-def alignment_loss(bbox: torch.Tensor, mask: torch.Tensor, scale: float = 20.0) -> torch.Tensor:
-    """The official 'local' alignment loss, 20 * Align(b_hat, mask), per layout (B,); 0 for a layout without real
-    elements (nothing to align), 1 - a_i clamped at 1e-6 so that it stays finite."""
+def alignment_loss(
+    bbox: torch.Tensor, mask: torch.Tensor, scale: float = 20.0, padding_partners: bool = False
+) -> torch.Tensor:
+    """The 'local' alignment loss, 20 * Align(b_hat, mask), per layout (B,); 0 for a layout without real elements
+    (nothing to align), 1 - a_i clamped at 1e-6 so that it stays finite.
+
+    ``padding_partners=False`` (the default): only real elements are partners, Align as the paper defines it.
+    ``True`` is the official ``util/constraint.py: layout_alignment``, which masks only the rows (``X[~mask] =
+    1.0``), so every padding slot's predicted box is a partner of every real element too (and gets gradient
+    toward the real elements' coordinates)."""
     mask = _check_layouts(bbox, mask, "alignment_loss", nonempty=False, finite=False)
-    return scale * _alignment(bbox, mask, 1e-6, False, 0.0)
+    return scale * _alignment(bbox, mask, 1e-6, bool(padding_partners), 0.0)
 
 
 def global_alignment_loss(
-    bbox: torch.Tensor, bbox_real: torch.Tensor, mask: torch.Tensor, threshold: float = 1e-5
+    bbox: torch.Tensor,
+    bbox_real: torch.Tensor,
+    mask: torch.Tensor,
+    threshold: float = 1e-5,
+    padding_partners: bool = False,
 ) -> torch.Tensor:
     """The official 'global' alignment loss (``mean_alignment_error``), per layout (B,): the sum of the predicted
-    |X_ik - X_jk| over every (i, k, j) whose coordinate pair is aligned (|diff| < ``threshold``) in the real layout."""
+    |X_ik - X_jk| over every (i, k, j) whose coordinate pair is aligned (|diff| < ``threshold``) in the real layout.
+    ``padding_partners=True``: padding slots j count as partners, as the official ``layout_alignment_matrix``."""
     mask = _check_layouts(bbox, mask, "global_alignment_loss", nonempty=False, finite=False)
     _check_layouts(bbox_real, mask, "global_alignment_loss (bbox_real)", nonempty=False, finite=False)
     if not isinstance(bbox_real, torch.Tensor) or bbox_real.shape != bbox.shape:
         raise InputError(
             f"bbox_real must have the shape of bbox {tuple(bbox.shape)}, got {describe(bbox_real)}"
         )
-    aligned = (alignment_matrix(bbox_real, mask) < threshold).detach()
+    pp = bool(padding_partners)
+    aligned = (alignment_matrix(bbox_real, mask, pp) < threshold).detach()
     # Eq. (L_align, global): sum_{i, k, j: |X*_ik - X*_jk| < th} |X_ik - X_jk|
-    return (alignment_matrix(bbox, mask) * aligned).sum((1, 2, 3))
+    return (alignment_matrix(bbox, mask, pp) * aligned).sum((1, 2, 3))
 
 
 def pairwise_iou(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False) -> torch.Tensor:

@@ -74,7 +74,14 @@ class LaceConfig:
     time_embedding: str = "learned"
     # L_rec on x0_hat's boxes: 'unclamped' as the official train.py (line 165), or 'clamped' to [-1, 1] first
     rec_loss: str = "unclamped"
+    # the 'local' alignment loss's partners: False (this package's default) only real elements, as the paper's
+    # Align; True as the official util/constraint.py layout_alignment, which masks only the rows (X[~mask] = 1), so
+    # the padding slots' predicted boxes stay partners of every real element (see the README for why not default)
+    align_padding_partners: bool = False
     complete_keep: float = 0.2  # rand_fix: each real element kept with probability u * 0.2, u ~ U(0, 1)
+    # completion keeps the first real element of every layout besides rand_fix's draw (this package's default), so
+    # the task always has a condition; False: the official rand_fix alone, which may keep no element at all
+    complete_keep_first: bool = True
     lr: float = 5e-4
     batch_size: int = 64
     steps: int = 2000
@@ -100,6 +107,9 @@ class LaceConfig:
         for n in ("align_weight", "overlap_weight", "align_scale", "grad_clip"):
             check_float(getattr(self, n), f"LaceConfig.{n}", minimum=0)
         check_float(self.complete_keep, "LaceConfig.complete_keep", minimum=0, maximum=1)
+        for n in ("align_padding_partners", "complete_keep_first"):
+            if not isinstance(getattr(self, n), bool):
+                raise InputError(f"LaceConfig.{n} must be True or False, got {describe(getattr(self, n))}")
         if self.align_type not in ALIGN_TYPES:
             raise InputError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
         if self.rec_loss not in REC_LOSSES:
@@ -143,12 +153,21 @@ def _ab(cfg: LaceConfig) -> torch.Tensor:
     return torch.tensor(alphas_cumprod(cosine_betas(cfg.num_timesteps)), dtype=torch.float32)
 
 
-def condition_mask(task: str, x0: torch.Tensor, num_classes: int, generator: torch.Generator | None = None):
+def condition_mask(
+    task: str,
+    x0: torch.Tensor,
+    num_classes: int,
+    generator: torch.Generator | None = None,
+    keep_first: bool = True,
+    keep: float = 0.2,
+):
     """Which token entries a task fixes to the real layout: (B, L, C+5) bool (True = fixed).
 
     ``c``: the one-hot; ``cwh``: the one-hot and w, h; ``complete``: whole tokens of a random subset of the real
-    elements (each kept with probability 0.2 u, u ~ U(0, 1) once per batch, at least one element); ``uncond``:
-    nothing; ``refine``: the one-hot (the boxes start from the noisy layout)."""
+    elements (each kept with probability ``keep`` u, u ~ U(0, 1) once per batch: the official ``rand_fix``), and
+    with ``keep_first`` (this package's default) also the first real element, so that completion always has a
+    condition (the official ``rand_fix`` alone may keep none); ``uncond``: nothing; ``refine``: the one-hot (the
+    boxes start from the noisy layout)."""
     if task not in TASKS:
         raise InputError(f"unknown task {task!r}; expected one of {TASKS}")
     B, L, D = x0.shape
@@ -160,11 +179,11 @@ def condition_mask(task: str, x0: torch.Tensor, num_classes: int, generator: tor
     if task == "complete":
         real = x0[..., : num_classes + 1].argmax(-1) != num_classes
         u = torch.rand((), generator=generator)
-        keep = (torch.rand(B, L, generator=generator) < 0.2 * u) & real
-        # at least the first real element of each layout, so completion always has a condition
-        first = real & (real.long().cumsum(-1) == 1)
-        keep = keep | first
-        m |= keep[..., None]
+        kept = (torch.rand(B, L, generator=generator) < keep * u) & real
+        if keep_first:
+            # at least the first real element of each layout, so completion always has a condition
+            kept = kept | (real & (real.long().cumsum(-1) == 1))
+        m |= kept[..., None]
     return m
 
 
@@ -195,9 +214,13 @@ def constraint_term(
     if cfg.align_weight and cfg.align_type == "global":
         if bbox_real is None:
             raise InputError("the 'global' alignment loss needs bbox_real, the real boxes")
-        terms = terms + cfg.align_weight * global_alignment_loss(bbox_hat, bbox_real, mask)
+        terms = terms + cfg.align_weight * global_alignment_loss(
+            bbox_hat, bbox_real, mask, padding_partners=cfg.align_padding_partners
+        )
     elif cfg.align_weight:
-        terms = terms + cfg.align_weight * alignment_loss(bbox_hat, mask, scale=cfg.align_scale)
+        terms = terms + cfg.align_weight * alignment_loss(
+            bbox_hat, mask, scale=cfg.align_scale, padding_partners=cfg.align_padding_partners
+        )
     if cfg.overlap_weight:
         terms = terms + cfg.overlap_weight * overlap_loss(bbox_hat, mask)
     # Eq. (L): the constraints are weighted by w(t) = 0.96^(t+1)
@@ -258,7 +281,8 @@ def training_loss(
     ab_t = ab[t][:, None, None]
     x_t = ab_t.sqrt() * x0 + (1 - ab_t).sqrt() * eps
     inputs = [x_t] + [
-        torch.where(condition_mask(k, x0, C, generator), x0, x_t) for k in ("c", "cwh", "complete")
+        torch.where(condition_mask(k, x0, C, generator, cfg.complete_keep_first, cfg.complete_keep), x0, x_t)
+        for k in ("c", "cwh", "complete")
     ]
     X = torch.cat(inputs)
     t4, eps4, x04, ab4 = t.repeat(4), eps.repeat(4, 1, 1), x0.repeat(4, 1, 1), ab_t.repeat(4, 1, 1)
@@ -505,7 +529,7 @@ def generate(
         raise InputError(f"task {task!r} needs layouts=(bbox, labels, mask) to condition on")
     layouts = as_layouts(layouts, "layouts", C)
     x0 = encode_layout(*layouts, num_classes=C, max_elements=cfg.max_elements)
-    m = condition_mask(task, x0, C, g)
+    m = condition_mask(task, x0, C, g, cfg.complete_keep_first, cfg.complete_keep)
     if task == "refine":
         bbox, labels, mask = layouts
         noisy = (bbox + refine_noise * torch.randn(bbox.shape, generator=g)).clamp(0, 1)
