@@ -173,6 +173,19 @@ def _train(args: argparse.Namespace) -> int:
         cleanup_distributed()
 
 
+def provenance_losses(losses: list[float], start: int, end: int, num_steps: int) -> dict[str, float]:
+    """The training losses a model folder's provenance records, as ``{str(step): loss}`` (1-based steps): every
+    step up to 20 (what a retrain of the first steps is compared with), then every ``num_steps // 20`` steps and
+    the last one."""
+    every = max(1, num_steps // 20)
+    out = {}
+    for i, loss in enumerate(losses):
+        step = start + i + 1
+        if step <= 20 or step % every == 0 or step == end:
+            out[str(step)] = float(loss)
+    return out
+
+
 def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, world: int) -> Path:
     """OUT/model: the trained LPN as a model folder, with how it was trained in provenance.json."""
     import shlex
@@ -180,12 +193,7 @@ def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, w
     from iclr24.paperkit.runfolder import read_marker
 
     runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    every = max(1, cfg.num_steps // 20)
-    losses = [
-        {"step": res.start_step + i + 1, "loss": loss}
-        for i, loss in enumerate(res.losses)
-        if (res.start_step + i + 1) % every == 0 or res.start_step + i + 1 == res.end_step
-    ]
+    losses = provenance_losses(res.losses, res.start_step, res.end_step, cfg.num_steps)
     return model.save_pretrained(
         Path(args.out) / "model",
         provenance={
@@ -197,7 +205,7 @@ def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, w
             "world_size": world,
             "data": str(args.data),
             "train_config": cfg.to_dict(),
-            "losses": losses,  # every num_steps / 20 steps (this process's part of the run)
+            "losses": losses,  # {step: loss}: steps 1-20, then every num_steps / 20 (this process's part)
         },
     )
 
