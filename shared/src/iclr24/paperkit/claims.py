@@ -334,19 +334,15 @@ class Fact:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Fact:
-        return cls(
-            **{
-                k: d[k]
-                for k in ("paper", "name", "value", "description", "paper_value", "details", "timing")
-                if k in d
-            }
-        )
+        keys = ("paper", "name", "value", "description", "paper_value", "details", "timing")
+        return cls(**{k: d[k] for k in keys if k in d})
 
 
 @dataclass(frozen=True)
 class RunConfig:
     """What ``Paper.run`` receives. ``out`` is the folder the paper writes into; artefact paths are recorded
-    relative to ``root`` (default: ``out``). ``data_dir``: where real datasets live (None: paperkit's default)."""
+    relative to ``root`` (default: ``out``). ``data_dir``: where real datasets live (None: paperkit's default).
+    ``from_scratch``: retrain the shipped checkpoints with their recorded commands (:func:`.shipped.model_folder`)."""
 
     mode: str = "quick"
     seed: int = 0
@@ -355,6 +351,7 @@ class RunConfig:
     progress: bool = True
     root: Path | None = None
     data_dir: Path | None = None
+    from_scratch: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

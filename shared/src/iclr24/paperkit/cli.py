@@ -124,6 +124,22 @@ MODE_HELP = {
     "full": "the CPU-scale reproduction, up to ~10 minutes, real data where present",
 }
 
+FROM_SCRATCH_HELP = (
+    "retrain the checkpoints the paper ships with their recorded training commands, and evaluate those "
+    "(slow: the whole training, outside the mode's budget)"
+)
+
+
+def ships_checkpoints(paper: Any) -> bool:
+    """Whether the package behind ``paper`` ships trained models (``<module>/checkpoints/commands.json``)."""
+    from .shipped import COMMANDS_FILE, checkpoints_dir
+
+    mod = getattr(getattr(paper, "run", None), "__module__", "") or ""
+    if not mod.startswith("iclr24."):
+        return False
+    return (checkpoints_dir(".".join(mod.split(".")[:2])) / COMMANDS_FILE).is_file()
+
+
 _seed_type = _typed("seed", int, lambda v: 0 <= v < 2**32, "a seed in [0, 2**32)")
 
 
@@ -292,6 +308,7 @@ class App:
                 action="store_true",
                 help="exit 1 when a claim does not hold or a measurement failed",
             ),
+            arg("--from-scratch", action="store_true", help=FROM_SCRATCH_HELP),
             modes=True,
             device=device,
             data=True,
@@ -300,6 +317,10 @@ class App:
             from .report import run_isolated
 
             paper = get_paper()
+            if args.from_scratch and not ships_checkpoints(paper):
+                raise UsageError(
+                    f"--from-scratch: {self.prog} ships no checkpoints; its reproduce always trains from scratch"
+                )
             rec = run_isolated(
                 paper,
                 name=getattr(paper, "name", None) or self.prog,
@@ -309,6 +330,7 @@ class App:
                 device=getattr(args, "device", "cpu"),
                 show_progress=not args.quiet,
                 data_dir=args.data_dir,
+                from_scratch=args.from_scratch,
             )
             return exit_code([rec], strict=args.strict, out=args.out)
 

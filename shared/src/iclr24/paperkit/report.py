@@ -251,6 +251,7 @@ def _run_one(paper: Paper | Any, name: str, cfg: RunConfig) -> dict:
             "threads": threads,
             "folder": ".",
             "error": None,
+            **({"from_scratch": True} if cfg.from_scratch else {}),
             **cs.to_dict(),
         }
     except Exception as e:  # noqa: BLE001 - one package failing must not stop the others
@@ -279,13 +280,16 @@ def run_paper_folder(
     device: str = "cpu",
     show_progress: bool = True,
     data_dir: str | Path | None = None,
+    from_scratch: bool = False,
 ) -> dict:
-    """Run one paper into ``out`` and write its own ``REPORT.md`` + ``claims.json`` there; returns its record."""
+    """Run one paper into ``out`` and write its own ``REPORT.md`` + ``claims.json`` there; returns its record.
+    ``from_scratch``: retrain the paper's shipped checkpoints with their recorded commands first."""
     out = ensure_out_dir(out)
     name = name or getattr(paper, "name", None) or str(paper)
     cfg = RunConfig(
-        mode=mode, seed=seed, out=out, device=device, progress=show_progress, root=out, data_dir=data_dir
-    )
+        mode=mode, seed=seed, out=out, device=device, progress=show_progress, root=out, data_dir=data_dir,
+        from_scratch=from_scratch,
+    )  # fmt: skip
     rec = _run_one(paper, name, cfg)
     write_report(out, mode, [rec])
     return rec
@@ -388,6 +392,7 @@ def run_papers(
     data_dir: str | Path | None = None,
     jobs: int = 1,
     log=print,
+    from_scratch: bool = False,
 ) -> list[dict]:
     """Run each paper's claim checks into ``out/<name>/reproduce/`` and write the summary report into ``out``.
 
@@ -400,7 +405,7 @@ def run_papers(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive int, got {jobs!r}")
     out = ensure_out_dir(out)
-    kwargs = dict(mode=mode, seed=seed, device=device, data_dir=data_dir)
+    kwargs = dict(mode=mode, seed=seed, device=device, data_dir=data_dir, from_scratch=from_scratch)
     folders = {name: f"{name}/reproduce" for name in papers}
     results: dict[str, dict] = {}
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .cli import App, UsageError, arg, exit_code, positive_int
+from .cli import FROM_SCRATCH_HELP, App, UsageError, arg, exit_code, positive_int
 from .report import discover_papers, load_paper, run_papers
 
 app = App(
@@ -48,6 +48,7 @@ def _reproduce_parts(args: argparse.Namespace) -> list[str]:
         default=1,
         help="papers run in parallel processes (cores split between them)",
     ),
+    arg("--from-scratch", action="store_true", help=FROM_SCRATCH_HELP),
     modes=True,
     device=True,
     data=True,
@@ -70,6 +71,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         data_dir=args.data_dir,
         jobs=args.jobs,
+        from_scratch=args.from_scratch,
     )
     return exit_code(res, strict=args.strict, out=args.out)
 
