@@ -30,7 +30,9 @@ from .prior import INVERSION_METHODS, evaluate_prior
 from .reproduce import PAPER
 from .train import CHECKPOINT_NAME, NonFiniteLossError, TrainConfig, load_model, train
 
-BASELINE_ARCH = "conv-denoiser"  # `lpn train --arch conv-denoiser`: the unconstrained conv baseline (ConvDenoiser)
+BASELINE_ARCH = (
+    "conv-denoiser"  # `lpn train --arch conv-denoiser`: the unconstrained conv baseline (ConvDenoiser)
+)
 app = App("lpn", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CPU
 app.add_bench(bench.run_benchmarks)
@@ -108,7 +110,9 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     arg("--lr", type=positive_float, default=1e-4, help="learning rate of the PM stages"),
     arg("--pretrain-lr", type=positive_float, default=1e-3, help="learning rate of the l1 pre-training"),
     arg("--hidden", type=positive_int, default=None, help="hidden width (default per architecture)"),
-    arg("--layers", type=positive_int, default=None, help="hidden layers (mlp: 3) / convs (conv-denoiser: 5)"),
+    arg(
+        "--layers", type=positive_int, default=None, help="hidden layers (mlp: 3) / convs (conv-denoiser: 5)"
+    ),
     arg("--beta", type=positive_float, default=None, help="softplus beta (default per architecture)"),
     arg("--alpha", type=nonneg_float, default=None, help="strong convexity alpha (default per architecture)"),
     arg("--channels", type=int, choices=[1, 3], default=1, help="image channels (image folders)"),
