@@ -251,5 +251,6 @@ def test_train_the_conv_denoiser_baseline_as_a_model_folder(tmp_path, capsys):
     assert list(prov["losses"]) == ["1", "2", "3"] and prov["command"].startswith(
         "lpn train --arch conv-denoiser"
     )
+    assert prov["train_config"]["checkpoint_dir"] is None  # the --out of the command; no machine path twice
     assert main([*argv[:-3], "--alpha", "0.1", "--out", str(tmp_path / "b2"), "--quiet"]) == 2
     assert "--alpha does not apply to --arch conv-denoiser" in capsys.readouterr().err

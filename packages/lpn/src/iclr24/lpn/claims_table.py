@@ -34,8 +34,11 @@ def convergence_gate(crossings: list[int]) -> int:
     return int(math.ceil(1.25 * max(crossings) / 50) * 50)
 
 
-DIGITS_CONVERGE_CROSSINGS = {"quick": {101: 400, 102: 400, 103: 400}, "full": {101: 498, 102: 498}}  # PENDING
-MNIST_CONVERGE_CROSSINGS = {101: 400}  # PENDING
+# Measured 2026-12-04 (1 thread, 1500 iterations each). PSNR at iteration 100 -> at the crossing: digits quick
+# 15.33 -> 15.39, 18.15 -> 18.07, 16.57 -> 16.43 dB; digits full 19.99 -> 19.98, 21.34 -> 21.33 dB; MNIST
+# 18.54 -> 18.52 dB (step norm at 100: 0.016, 0.015, 0.029; 0.0051, 0.0004; 0.012).
+DIGITS_CONVERGE_CROSSINGS = {"quick": {101: 278, 102: 503, 103: 572}, "full": {101: 199, 102: 187}}
+MNIST_CONVERGE_CROSSINGS = {101: 459}
 DIGITS_CONVERGE_CALIBRATION = {
     m: f"{len(c)} calibration runs (seeds {', '.join(map(str, c))}): below 1e-4 from iteration "
     f"{', '.join(map(str, c.values()))}; gate = max x 1.25, rounded up to 50"

@@ -225,7 +225,8 @@ def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, w
             "cpu_seconds": round(cpu_seconds, 2),
             "world_size": world,
             "data": str(args.data),
-            "train_config": cfg.to_dict(),
+            # the checkpoint folder is the command's --out: not recorded twice (a shipped file names no machine path)
+            "train_config": {**cfg.to_dict(), "checkpoint_dir": None},
             "losses": losses,  # {step: loss}: steps 1-20, then every num_steps / 20 (this process's part)
         },
     )

@@ -92,9 +92,8 @@ DIGITS_SMOKE = DigitsConfig(
 #   -0.05) and width 64 fell 1.15 dB behind the MLP: too small.
 # - the denoising gain over the noisy input was 1.99 / 1.78 / 1.75 dB at 300 + 4 x 50 (2.2 dB at 400 + 4 x 100 on
 #   seed 101; 3.27 dB mean at the former quick config, 2000 steps at width 256, 3x the CPU) against the rule's
-#   3 dB: no config within a minute shows it, so that claim is gated in --full only (DIGITS_FULL_ONLY) and quick
-#   records its numbers. --full's one digits seed leaves it inconclusive; the MNIST block of --full gates the same
-#   effect with ConvLPN28 (unpaired, one seed).
+#   3 dB: no config within a minute shows it, so that claim is a --full row of the claims table (quick does not
+#   record it); the MNIST rows gate the same effect with the shipped ConvLPN28 checkpoints in quick and full.
 DIGITS_QUICK = DigitsConfig(
     hidden=128,
     batch_size=100,
