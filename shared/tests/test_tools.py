@@ -422,10 +422,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # only shrinks (a circle that is gone must leave it)
 KNOWN_CYCLES = {
     ("iclr24.lace.diffusion", "iclr24.lace.model"),  # LayoutDenoiser.from_pretrained_config -> make_model
-    (
-        "iclr24.rlcf.models",
-        "iclr24.rlcf.toyclip",
-    ),  # build_toy_clip -> ToyCLIP (open_clip kept off the import)
 }
 
 
@@ -483,17 +479,11 @@ EVERY_PACKAGE_HAS = ("__init__.py", "cli.py", "data.py", "reproduce.py", "bench.
 SYNONYMS = {"models.py": "model.py", "training.py": "train.py", "experiment.py": "experiments.py"}
 # packages written before the vocabulary, each with the name it still uses; the list only shrinks
 KNOWN_OTHER_NAMES = {
-    ("asmr", "models.py"),
     ("cmvae", "experiment.py"),
-    ("fif", "training.py"),
-    ("opposing-signals", "experiment.py"),
-    ("opposing-signals", "training.py"),
-    ("rlcf", "experiment.py"),
-    ("rlcf", "models.py"),
-    ("sfda2", "models.py"),
-    ("srigl", "models.py"),
-    ("tab-snn", "models.py"),
-    ("task-geometry", "experiment.py"),
+    (
+        "opposing-signals",
+        "training.py",
+    ),  # its public function `train` would shadow a module iclr24.opposing_signals.train
 }
 
 

@@ -28,7 +28,7 @@ def _seeds(text: str) -> list[int]:
 def main() -> None:
     from dataclasses import replace
 
-    from iclr24.opposing_signals.experiment import run_experiment
+    from iclr24.opposing_signals.experiments import run_experiment
     from iclr24.opposing_signals.groups import antiphase_amplitude, group_mean_changes, pearson
     from iclr24.opposing_signals.reproduce import FULL, _digits, _experiment
 

@@ -118,7 +118,7 @@ def test_antiphase_amplitude_closed_form():
 
 def test_run_experiment_single_class_control_and_bad_input():
     from iclr24.opposing_signals.data import make_opposing_digits
-    from iclr24.opposing_signals.experiment import ExperimentConfig, run_experiment
+    from iclr24.opposing_signals.experiments import ExperimentConfig, run_experiment
 
     d = make_opposing_digits(alpha=10.0, n_a=10, n_b=0, n_train=200)
     cfg = ExperimentConfig(steps=4, width=16, k=5, sharpness_every=0)

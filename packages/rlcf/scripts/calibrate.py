@@ -1,6 +1,6 @@
 """Per-seed numbers on calibration seeds, for the power rule of the claims table (``reproduce.CLAIMS``).
 
-Runs the demo's own code path (``iclr24.rlcf.experiment.run_demo_seed``, what ``rlcf reproduce`` runs) on seeds
+Runs the demo's own code path (``iclr24.rlcf.experiments.run_demo_seed``, what ``rlcf reproduce`` runs) on seeds
 that are never evaluated, one thread, the kernels pinned as in a claims run, and prints one JSON line per seed
 (stderr: a short progress line) and a summary JSON object at the end: the zero-shot accuracy of both CLIPs, each
 method's top-1, and the CPU seconds (``time.process_time``) of the CLIP training and of the test-time adaptation.
@@ -41,8 +41,8 @@ def _zero_shot_hits(model, data, n: int) -> list[int]:
     import torch
 
     from iclr24.rlcf.data import DIGIT_NAMES, DIGIT_TEMPLATE, class_prompts
-    from iclr24.rlcf.experiment import toy_tokenizer
-    from iclr24.rlcf.models import class_logits, encode_class_prompts
+    from iclr24.rlcf.experiments import toy_tokenizer
+    from iclr24.rlcf.model import class_logits, encode_class_prompts
 
     with torch.no_grad():
         text = encode_class_prompts(model, toy_tokenizer(class_prompts(DIGIT_NAMES, DIGIT_TEMPLATE)))
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from iclr24.rlcf import reproduce
-    from iclr24.rlcf.experiment import run_demo_seed, train_digit_clips
+    from iclr24.rlcf.experiments import run_demo_seed, train_digit_clips
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(

@@ -7,7 +7,7 @@ import torch
 from iclr24.rlcf.cli import main
 from iclr24.rlcf.data import DIGIT_NAMES as NAMES
 from iclr24.rlcf.data import class_prompts
-from iclr24.rlcf.models import check_images, image_input_spec, tokenize
+from iclr24.rlcf.model import check_images, image_input_spec, tokenize
 from iclr24.rlcf.retrieval import RetrievalTTA
 from iclr24.rlcf.reward import CLIPReward
 from iclr24.rlcf.tta import TTAConfig, TTARunner
@@ -16,7 +16,7 @@ from iclr24.rlcf.tta import TTAConfig, TTARunner
 def test_the_input_spec_of_the_toy_and_an_open_clip_vit():
     import open_clip
 
-    from iclr24.rlcf.models import build_toy_clip
+    from iclr24.rlcf.toyclip import build_toy_clip
 
     assert image_input_spec(build_toy_clip()) == (1, (8, 8))
     vit = open_clip.model.VisionTransformer(image_size=16, patch_size=8, width=16, layers=1, heads=2,
@@ -65,7 +65,7 @@ def test_retrieval_refuses_wrong_channels(toy_pair, direction):
 
 def test_selection_p_is_refused_before_the_tiny_clips_train(tmp_path, monkeypatch, capsys):
     """`rlcf adapt --selection-p 0.001` used to fail only after ~2 minutes of training."""
-    import iclr24.rlcf.experiment as ex
+    import iclr24.rlcf.experiments as ex
 
     def no_work(*a, **k):
         raise AssertionError("training started before the settings were checked")
@@ -132,7 +132,7 @@ def test_load_clip_on_a_damaged_or_pickled_file_never_shows_the_unsafe_advice(tm
     import argparse
 
     from iclr24.paperkit.errors import InputFileError
-    from iclr24.rlcf.models import load_clip
+    from iclr24.rlcf.model import load_clip
 
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a checkpoint at all" * 4)

@@ -12,7 +12,7 @@ import torch
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 from iclr24.rlcf.cli import main
-from iclr24.rlcf.experiment import DEMO_METHODS
+from iclr24.rlcf.experiments import DEMO_METHODS
 from iclr24.rlcf.reproduce import (
     CALIBRATION_SEEDS,
     CLAIMS,
@@ -210,7 +210,7 @@ def test_readme_quickstart(tmp_path):
 
 def test_cli_adapt_on_digits(tmp_path, monkeypatch):
     """The built-in demo through the CLI with a shortened training (the recipe's numbers are `rlcf reproduce`'s)."""
-    import iclr24.rlcf.experiment as ex
+    import iclr24.rlcf.experiments as ex
 
     original = ex.DemoConfig
     monkeypatch.setattr(ex, "DemoConfig", lambda: original(policy_steps=5, reward_steps=5, reward_copies=1))

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from iclr24.rlcf.data import DIGIT_NAMES as NAMES
-from iclr24.rlcf.models import build_toy_clip, tokenize
+from iclr24.rlcf.model import tokenize
 from iclr24.rlcf.reward import CLIPReward
+from iclr24.rlcf.toyclip import build_toy_clip
 from iclr24.rlcf.tta import TTAConfig, TTARunner
 from iclr24.rlcf.views import digit_views
 

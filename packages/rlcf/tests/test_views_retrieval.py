@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from iclr24.rlcf.data import DIGIT_NAMES, class_prompts, load_image_folder
-from iclr24.rlcf.models import tokenize
+from iclr24.rlcf.model import tokenize
 from iclr24.rlcf.retrieval import RetrievalTTA, recall_at_k
 from iclr24.rlcf.reward import CLIPReward
 from iclr24.rlcf.views import CLIP_MEAN, CLIP_STD, clip_views, digit_views

@@ -155,7 +155,7 @@ def test_evaluate_logs_each_test_image(toy_pair, digits_kw, tmp_path):
 
 
 def test_cli_train_then_adapt_with_the_folders_equals_the_built_in_demo(tmp_path, monkeypatch, capsys):
-    import iclr24.rlcf.experiment as ex
+    import iclr24.rlcf.experiments as ex
 
     original = ex.DemoConfig
     monkeypatch.setattr(ex, "DemoConfig", lambda: original(policy_steps=6, reward_steps=6))

@@ -9,7 +9,7 @@ from torch import nn
 
 from iclr24.sfda2 import SFDA2Config, SFDAModel, SourceConfig, adapt, digits_model, split_timm, train_source
 from iclr24.sfda2.adapt import accuracy, per_class_accuracy, predict
-from iclr24.sfda2.models import Bottleneck, pointnet_model, weight_norm_classifier
+from iclr24.sfda2.model import Bottleneck, pointnet_model, weight_norm_classifier
 
 TINY = SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=2, batch_size=16, interval=2)
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 from iclr24.sfda2 import SFDAModel, SourceConfig, train_source
-from iclr24.sfda2.models import Bottleneck, weight_norm_classifier
+from iclr24.sfda2.model import Bottleneck, weight_norm_classifier
 
 info = init_distributed()
 g = torch.Generator().manual_seed(0)

@@ -24,7 +24,7 @@ from iclr24.sfda2 import (
     train_source,
 )
 from iclr24.sfda2.cli import load_source, main, save_checkpoint
-from iclr24.sfda2.models import Bottleneck, weight_norm_classifier
+from iclr24.sfda2.model import Bottleneck, weight_norm_classifier
 
 TINY = SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=3, batch_size=16, interval=3)
 SRC = SourceConfig(lr=1e-2, epochs=4, batch_size=16)

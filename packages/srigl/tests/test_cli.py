@@ -3,12 +3,19 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract
-from iclr24.srigl.cli import main
+from iclr24.paperkit.testing import check_cli_contract, check_cli_defaults
+from iclr24.srigl.cli import app, main
+from iclr24.srigl.train import TrainConfig
 
 
 def test_cli_contract(tmp_path):
     check_cli_contract(main, tmp_path)
+
+
+def test_train_defaults_are_the_configs():
+    # distribution and epochs default to None on the command line on purpose: model- and mode-dependent
+    checked = check_cli_defaults(app, "train", TrainConfig, skip=("distribution", "epochs"))
+    assert {"sparsity", "gamma_sal", "lr", "delta_t", "weight_decay", "milestones", "augment"} <= set(checked)
 
 
 def test_help_exits_zero(capsys):

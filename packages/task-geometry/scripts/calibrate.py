@@ -33,7 +33,7 @@ def _seeds(text: str) -> list[int]:
 def sweep(mode: str, seeds: list[int]) -> dict:
     from dataclasses import replace
 
-    from iclr24.task_geometry.experiment import run_sweep
+    from iclr24.task_geometry.experiments import run_sweep
     from iclr24.task_geometry.reproduce import _GATED, FULL, QUICK
 
     base = {"quick": QUICK, "full": FULL}[mode].sweep

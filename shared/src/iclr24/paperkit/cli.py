@@ -46,6 +46,7 @@ __all__ = [
     "arg",
     "add_common_flags",
     "exit_code",
+    "field_arg",
     "resolve_device",
     "nonneg_int",
     "positive_int",
@@ -71,6 +72,30 @@ class UsageError(Exception):
 def arg(*flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     """An argument spec for :meth:`App.command` (same signature as ``add_argument``)."""
     return flags, kwargs
+
+
+def field_arg(config: type, name: str, *flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """An argument whose default is the dataclass ``config``'s field ``name``: the default is declared once, in the
+    config, and the CLI reads it (as nanoGPT's scripts read their config). The flag is ``--<name with dashes>``
+    unless ``flags`` are given; a bool field whose default is False becomes a ``store_true`` switch. ``dest`` is the
+    field's name, so ``Config(**{f: getattr(args, f) ...})`` works; :func:`.testing.check_cli_defaults` checks it."""
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    if name not in fields:
+        raise TypeError(f"{config.__name__} has no field {name!r}")
+    f = fields[name]
+    if f.default is not dataclasses.MISSING:
+        default = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        default = f.default_factory()
+    else:
+        raise TypeError(f"{config.__name__}.{name} has no default to read")
+    if default is False and "action" not in kwargs:
+        kwargs["action"] = "store_true"
+    else:
+        kwargs["default"] = default
+    return flags or (f"--{name.replace('_', '-')}",), {"dest": name, **kwargs}
 
 
 def _typed(

@@ -54,6 +54,7 @@ __all__ = [
     "check_paper_smoke",
     "check_records",
     "check_cli_contract",
+    "check_cli_defaults",
     "run_readme_blocks",
     "readme_blocks",
     "readme_block_groups",
@@ -129,6 +130,31 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
         if isinstance(a, argparse._SubParsersAction):
             return dict(a.choices)
     return {}
+
+
+def check_cli_defaults(app: Any, command: str, config: type, *, skip: Sequence[str] = ()) -> list[str]:
+    """The options of ``app``'s ``command`` whose ``dest`` names a field of the dataclass ``config``, each checked
+    to default to that field's default (a default declared twice that has drifted apart fails). Returns the checked
+    names; ``skip`` names options whose default differs on purpose (say why beside the call)."""
+    import dataclasses
+
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    sub = _subparsers(app.parser)[command]
+    checked, drift = [], []
+    for a in sub._actions:
+        if a.dest not in fields or a.dest in skip:
+            continue
+        f = fields[a.dest]
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            continue
+        want = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        checked.append(a.dest)
+        if a.default != want:
+            drift.append(
+                f"{'/'.join(a.option_strings)}: {a.default!r} vs {config.__name__}.{a.dest} = {want!r}"
+            )
+    assert not drift, f"{app.prog} {command}: CLI defaults differ from the config's: " + "; ".join(drift)
+    return checked
 
 
 def check_cli_contract(

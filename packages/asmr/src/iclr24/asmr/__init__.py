@@ -21,7 +21,7 @@ from .decomposition import (
     validate_bases,
 )
 from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
-from .models import ASMR, SIREN, build_model
+from .model import ASMR, SIREN, build_model
 from .sampling import uniform_grid_batches
 from .train import FitResult, fit, psnr, signal_from_points, ssim
 

@@ -19,7 +19,7 @@ from iclr24.paperkit import BenchReport, BenchResult, benchmark, peak_rss_delta
 from iclr24.paperkit.errors import InputError
 
 from .decomposition import grid_coords, suggest_bases
-from .models import ASMR, SIREN
+from .model import ASMR, SIREN
 
 __all__ = ["run_benchmarks", "peak_rss_delta"]
 

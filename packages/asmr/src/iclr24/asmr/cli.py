@@ -24,7 +24,7 @@ from . import bench
 from .data import load_signal, save_signal
 from .decomposition import format_bases, parse_bases, suggest_bases
 from .macs import CONVENTIONS, asmr_macs_per_point, macs_per_point, mlp_macs_per_point
-from .models import ASMR, MODULATORS, SIREN, build_model
+from .model import ASMR, MODULATORS, SIREN, build_model
 from .reproduce import PAPER
 from .train import fit
 

@@ -35,7 +35,7 @@ from iclr24.paperkit.io import atomic_write_text
 from .data import sample_image
 from .decomposition import grid_coords, suggest_bases
 from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
-from .models import ASMR, SIREN
+from .model import ASMR, SIREN
 from .train import fit
 
 __all__ = [

@@ -24,7 +24,7 @@ from torch import nn
 from iclr24.paperkit.errors import InputError, describe
 
 from .decomposition import validate_bases
-from .models import ASMR, MODULATORS, SIREN
+from .model import ASMR, MODULATORS, SIREN
 
 __all__ = ["asmr_macs_per_point", "mlp_macs_per_point", "macs_per_point", "count_linear_macs", "CONVENTIONS"]
 

@@ -25,7 +25,7 @@ from iclr24.paperkit import PaperScale
 from iclr24.paperkit.scale import tie
 
 from .data import load_image
-from .models import ASMR
+from .model import ASMR
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_kodak_folder", "paper_scale"]
 

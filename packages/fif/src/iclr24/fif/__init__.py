@@ -5,7 +5,7 @@ from .estimator import exact_log_prob, sample_v, volume_change_surrogate
 from .metrics import mmd_rbf, sliced_wasserstein
 from .model import FIFModel, FreeFormInjectiveFlow, fif_loss
 from .nets import conv_pair, resnet_pair
-from .training import NonFiniteLossError, TrainConfig, fit, load_checkpoint, save_checkpoint
+from .train import NonFiniteLossError, TrainConfig, fit, load_checkpoint, save_checkpoint
 
 __all__ = [
     "FIFModel",

@@ -25,7 +25,7 @@ from . import bench
 from .data import TOY_ALIASES, TOY_DATASETS, load_array, load_image_folder, standardize, toy_dataset
 from .model import FIFModel, FreeFormInjectiveFlow
 from .reproduce import PAPER
-from .training import CHECKPOINT_FORMAT, TrainConfig, fit, load_checkpoint
+from .train import CHECKPOINT_FORMAT, TrainConfig, fit, load_checkpoint
 
 app = App("fif", PAPER.title)
 _NPZ_KEY = arg(

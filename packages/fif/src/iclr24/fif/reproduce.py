@@ -35,7 +35,7 @@ from .metrics import mmd_rbf, sliced_wasserstein
 from .model import FreeFormInjectiveFlow
 from .nets import resnet_pair
 from .paper_scale import PAPER_SCALE, paper_scale
-from .training import TrainConfig, fit
+from .train import TrainConfig, fit
 
 NAME = "fif"
 ARMS = ("FIF", "AE", "AE+Gauss", "exact")

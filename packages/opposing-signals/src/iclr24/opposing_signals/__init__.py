@@ -3,7 +3,7 @@ ICLR 2024): per-example loss tracking, opposing-group discovery, sharpness and e
 
 from .data import OpposingDigits, cifar10_subset, make_opposing_digits, mnist_subset
 from .eos import EoSReport, edge_of_stability_report, loss_increase_steps
-from .experiment import ExperimentConfig, run_experiment
+from .experiments import ExperimentConfig, run_experiment
 from .groups import OpposingGroups, find_opposing_groups, group_gradient_cosine, pearson
 from .hessian import sharpness, stability_threshold
 from .linear import make_toy_linear, scalar_net_hessian

@@ -91,7 +91,7 @@ def run_command(args: argparse.Namespace) -> str:
 )
 def _run(args: argparse.Namespace) -> int:
     from .data import cifar10_subset, make_opposing_digits, mnist_subset
-    from .experiment import ExperimentConfig, run_experiment
+    from .experiments import ExperimentConfig, run_experiment
 
     if args.optimizer == "sgd" and args.batch_size is None:
         raise UsageError("--optimizer sgd needs --batch-size")

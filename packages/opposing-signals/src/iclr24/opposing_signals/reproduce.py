@@ -25,7 +25,7 @@ from iclr24.paperkit.datadir import DataMissing
 from iclr24.paperkit.progress import progress as _progress
 
 from .data import make_opposing_digits, mnist_subset
-from .experiment import ExperimentConfig, run_experiment
+from .experiments import ExperimentConfig, run_experiment
 from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside QUICK/FULL
 
 NAME = "opposing-signals"

@@ -1,7 +1,7 @@
 """RLCF: test-time adaptation of a CLIP policy with the CLIP reward of a frozen, stronger CLIP (Zhao et al., ICLR 2024)."""
 
 from .data import DIGIT_NAMES, DIGIT_TEMPLATE, class_prompts, digits_recipe, load_image_folder
-from .experiment import DemoConfig, run_demo_seed, toy_tokenizer, train_digit_clips
+from .experiments import DemoConfig, run_demo_seed, toy_tokenizer, train_digit_clips
 from .losses import (
     average_entropy,
     distillation_loss,
@@ -9,7 +9,7 @@ from .losses import (
     sample_top_k,
     select_confident,
 )
-from .models import ToyCLIPConfig, build_toy_clip, load_clip, tokenize, train_toy_clip
+from .model import ToyCLIPConfig, load_clip, tokenize, train_toy_clip
 from .prompt import PromptLearner
 from .retrieval import RetrievalTTA, recall_at_k
 from .reward import CLIPReward, clip_score, rewards_post_process
@@ -53,10 +53,11 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if (
-        name == "ToyCLIP"
-    ):  # imported on first use: it subclasses open_clip's CLIP, which takes seconds to import
-        from .toyclip import ToyCLIP
+    if name in (
+        "ToyCLIP",
+        "build_toy_clip",
+    ):  # on first use: ToyCLIP subclasses open_clip's CLIP (seconds to import)
+        from . import toyclip
 
-        return ToyCLIP
+        return getattr(toyclip, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,9 +12,10 @@ from iclr24.paperkit.bench import BenchReport, benchmark_many, peak_rss_delta
 from iclr24.paperkit.errors import InputError
 
 from .data import DIGIT_NAMES, DIGIT_TEMPLATE
-from .experiment import toy_tokenizer
-from .models import ToyCLIPConfig, build_toy_clip
+from .experiments import toy_tokenizer
+from .model import ToyCLIPConfig
 from .reward import CLIPReward
+from .toyclip import build_toy_clip
 from .tta import TTAConfig, TTARunner
 from .views import clip_views, digit_views
 

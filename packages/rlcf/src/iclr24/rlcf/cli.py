@@ -20,7 +20,7 @@ from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .data import CLASS_SETS
-from .experiment import DemoConfig
+from .experiments import DemoConfig
 from .reproduce import PAPER
 from .tta import METHODS, MODES
 
@@ -30,7 +30,7 @@ app.add_bench(bench.run_benchmarks)
 
 
 def _load(spec: str, arch: str | None, device: str):
-    from .models import load_clip
+    from .model import load_clip
 
     model, tokenizer = load_clip(spec, arch=arch, device=device)
     return model, (lambda texts, context_length=77: tokenizer(list(texts), context_length=context_length))
@@ -106,7 +106,7 @@ def _train(args: argparse.Namespace) -> int:
 
     from iclr24.paperkit import progress
 
-    from .experiment import train_digit_clips, zero_shot_accuracy
+    from .experiments import train_digit_clips, zero_shot_accuracy
 
     demo = replace(DemoConfig(), policy_steps=args.policy_steps, reward_steps=args.reward_steps)
     steps = {"policy": demo.policy_steps, "reward": demo.reward_steps}
@@ -290,7 +290,7 @@ def _adapt(args: argparse.Namespace) -> int:
         raise UsageError(f"--sample-k {args.sample_k} exceeds the {n_classes} classes")
     if digits:
         from .data import DIGIT_NAMES, DIGIT_TEMPLATE
-        from .experiment import DemoConfig, toy_tokenizer, train_digit_clips
+        from .experiments import DemoConfig, toy_tokenizer, train_digit_clips
 
         if kinds == ("folder", "folder"):
             from .data import digits_recipe

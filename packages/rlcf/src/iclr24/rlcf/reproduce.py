@@ -21,7 +21,7 @@ from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_
 from iclr24.paperkit import pinned_threads as _pinned_threads
 from iclr24.paperkit.power import Calibration
 
-from .experiment import DEMO_METHODS, DemoConfig, run_demo_seed
+from .experiments import DEMO_METHODS, DemoConfig, run_demo_seed
 from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's headline run
 
 NAME = "rlcf"

@@ -18,7 +18,7 @@ from torch import nn
 from iclr24.paperkit.errors import InputError, check_float, check_tensor, describe
 
 from .losses import policy_gradient_loss, sample_top_k
-from .models import check_images
+from .model import check_images
 from .reward import CLIPReward, check_tokens, rewards_post_process
 
 __all__ = ["RetrievalTTA", "recall_at_k"]

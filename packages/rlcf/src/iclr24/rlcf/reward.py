@@ -120,7 +120,7 @@ class CLIPReward:
     @torch.no_grad()
     def set_image_features(self, images: torch.Tensor) -> torch.Tensor:
         """Encode (and cache) the views the policy is adapted on, ``(B, C, H, W)``."""
-        from .models import check_images
+        from .model import check_images
 
         check_images(self.model, images, "reward model", check_size=False)
         if self.resolution is not None and images.shape[-1] != self.resolution:

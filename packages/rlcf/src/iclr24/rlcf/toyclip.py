@@ -3,27 +3,30 @@
 
 A separate module because it subclasses ``open_clip.model.CLIP`` at import, and open_clip takes seconds to import:
 ``import iclr24.rlcf`` stays light, and this module is imported on first use (``iclr24.rlcf.ToyCLIP``,
-:func:`~iclr24.rlcf.models.build_toy_clip`, or :func:`iclr24.paperkit.load_pretrained` on a folder).
+:func:`build_toy_clip`, or :func:`iclr24.paperkit.load_pretrained` on a folder).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
+import torch
 from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
+from torch import nn
 
+from iclr24.paperkit.errors import InputError, describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .models import TOY_CONTEXT_LENGTH, ConvTower, ToyCLIPConfig
+from .model import TOY_CONTEXT_LENGTH, ConvTower, ToyCLIPConfig
 
 __all__ = ["ToyCLIP"]
 
 
 class ToyCLIP(PretrainedMixin, CLIP):
-    """An ``open_clip.model.CLIP`` whose ``visual`` is a :class:`~iclr24.rlcf.models.ConvTower` for 8x8 one-channel
+    """An ``open_clip.model.CLIP`` whose ``visual`` is a :class:`~iclr24.rlcf.model.ConvTower` for 8x8 one-channel
     images, and open_clip's text transformer; the keyword arguments are :class:`ToyCLIPConfig`'s fields.
 
-    Randomly initialised from the global torch RNG (:func:`~iclr24.rlcf.models.build_toy_clip` seeds it). The
+    Randomly initialised from the global torch RNG (:func:`build_toy_clip` seeds it). The
     token table stays frozen at CLIP's N(0, 0.02²) init: ten captions use a few dozen of its rows, and updating all
     49408 of them would dominate the cost of training on a CPU."""
 
@@ -65,3 +68,17 @@ class ToyCLIP(PretrainedMixin, CLIP):
     def from_pretrained(cls, folder, *, strict: bool = True, **overrides) -> ToyCLIP:
         """The model saved in ``folder`` by ``save_pretrained``, in eval mode (as a trained CLIP is used)."""
         return super().from_pretrained(folder, strict=strict, **overrides).eval()
+
+
+_DEFAULT_CONFIG = ToyCLIPConfig()  # frozen
+
+
+def build_toy_clip(cfg: ToyCLIPConfig = _DEFAULT_CONFIG, seed: int = 0) -> nn.Module:
+    """A :class:`ToyCLIP` (an ``open_clip.model.CLIP`` whose ``visual`` is a
+    :class:`ConvTower`), randomly initialised from ``seed`` (the global RNG is left as it was). It saves with
+    ``save_pretrained(folder)`` and loads back with ``ToyCLIP.from_pretrained(folder)``."""
+    if not isinstance(cfg, ToyCLIPConfig):
+        raise InputError(f"cfg must be a ToyCLIPConfig, got {describe(cfg)}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return ToyCLIP.from_config(cfg)

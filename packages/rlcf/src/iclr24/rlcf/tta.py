@@ -34,7 +34,7 @@ from .losses import (
     sample_top_k,
     select_confident,
 )
-from .models import ConvTower, check_images
+from .model import ConvTower, check_images
 from .reward import CLIPReward, check_tokens
 
 __all__ = [

@@ -17,7 +17,7 @@ from .adapt import (
 from .banks import SFDA2Loss
 from .data import digits_domains, image_folder_domain, mnist_to_digits, point_cloud_folder, rsut_indices
 from .images import ImageFolderDataset, eval_transform, synthetic_visda_folder, train_transform
-from .models import SFDAModel, digits_model, load_shot_checkpoint, pointnet_model, split_timm
+from .model import SFDAModel, digits_model, load_shot_checkpoint, pointnet_model, split_timm
 from .paper_scale import PAPER_SCALE, paper_scale
 
 __all__ = [

@@ -26,7 +26,7 @@ from iclr24.paperkit.tracking import StepLog
 
 from .banks import SFDA2Loss
 from .losses import information_maximization_loss, lr_decay
-from .models import SFDAModel
+from .model import SFDAModel
 
 __all__ = [
     "METHODS",

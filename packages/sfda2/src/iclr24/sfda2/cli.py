@@ -22,7 +22,7 @@ from .adapt import (
     predict,
     train_source,
 )
-from .models import SFDAModel, check_timm_name, digits_model, pointnet_model, split_timm
+from .model import SFDAModel, check_timm_name, digits_model, pointnet_model, split_timm
 from .reproduce import PAPER
 
 app = App("sfda2", PAPER.title)

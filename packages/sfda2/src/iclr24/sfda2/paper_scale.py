@@ -22,7 +22,7 @@ from iclr24.paperkit.errors import InputError
 
 from .adapt import Adapter, SFDA2Config, _Indexed, _workers
 from .images import VISDA_CLASSES, ImageFolderDataset, synthetic_visda_folder, train_transform
-from .models import split_timm
+from .model import split_timm
 
 __all__ = ["PAPER_SCALE", "PaperScaleConfig", "paper_scale"]
 

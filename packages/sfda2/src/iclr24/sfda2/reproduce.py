@@ -43,7 +43,7 @@ from .adapt import (
 )
 from .data import Domains, digits_domains, mnist_to_digits
 from .losses import alpha_schedule, implicit_feature_augmentation_loss, lambda_schedule
-from .models import digits_model
+from .model import digits_model
 from .paper_scale import PAPER_SCALE, paper_scale
 
 __all__ = ["CLAIMS", "FULL", "PAPER", "PAPER_SCALE", "QUICK", "SMOKE", "StudyConfig", "paper_scale", "run"]

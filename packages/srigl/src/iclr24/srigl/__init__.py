@@ -24,7 +24,7 @@ from .masks import (
     rigl_update,
     srigl_update,
 )
-from .models import SparseModel, build_model, mlp
+from .model import SparseModel, build_model, mlp
 from .sparsifier import (
     METHODS,
     Dense,

@@ -357,7 +357,7 @@ def training_overhead(steps: int = 200, sparsity: float = 0.9, repeats: int = 5)
     from torch import nn
 
     from .data import digits_split
-    from .models import mlp
+    from .model import mlp
     from .sparsifier import SRigL
 
     d = digits_split(0)

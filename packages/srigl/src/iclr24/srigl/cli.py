@@ -9,11 +9,12 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save, atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, field_arg, nonneg_float, positive_int
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .reproduce import PAPER
+from .train import TrainConfig
 
 app = App("srigl", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the claims run on the CPU only
@@ -55,20 +56,20 @@ def _epochs_list(s: str) -> tuple[int, ...]:
         help="'digits' (built in), 'mnist' (from the data folder: `iclr24 data get mnist`) or an .npz file with "
         "arrays x, y",
     ),
-    arg(
-        "--model",
-        default="mlp",
+    field_arg(
+        TrainConfig,
+        "model",
         help="'mlp', 'cnn' (small CNN, image data) or 'timm:<name>' (e.g. timm:resnet18, untrained; on digits "
         "about 10-20 s per epoch on one idle core, so start with --epochs 2)",
     ),
-    arg(
-        "--method",
-        default="srigl",
+    field_arg(
+        TrainConfig,
+        "method",
         choices=["srigl", "rigl", "static", "static-cfi", "dense"],
         help="sparse training method (static-cfi: a fixed random constant fan-in mask)",
     ),
-    arg("--sparsity", type=_sparsity, default=0.9, help="overall sparsity S in [0, 1)"),
-    arg("--gamma-sal", type=nonneg_float, default=0.3, help="SRigL's ablation threshold (0 disables)"),
+    field_arg(TrainConfig, "sparsity", type=_sparsity, help="overall sparsity S in [0, 1)"),
+    field_arg(TrainConfig, "gamma_sal", type=nonneg_float, help="SRigL's ablation threshold (0 disables)"),
     arg(
         "--distribution",
         default=None,
@@ -81,34 +82,36 @@ def _epochs_list(s: str) -> tuple[int, ...]:
         default=None,
         help="epochs (default: 60, or 30 with --quick, 2 with --smoke)",
     ),
-    arg("--batch-size", type=positive_int, default=64, help="training batch size"),
-    arg("--lr", type=float, default=0.1, help="SGD learning rate"),
-    arg("--delta-t", type=positive_int, default=20, help="steps between mask updates"),
-    arg("--weight-decay", type=nonneg_float, default=5e-4, help="SGD weight decay (official CIFAR: 5e-4)"),
-    arg(
-        "--scheduler",
+    field_arg(TrainConfig, "batch_size", type=positive_int, help="training batch size"),
+    field_arg(TrainConfig, "lr", type=float, help="SGD learning rate"),
+    field_arg(TrainConfig, "delta_t", type=positive_int, help="steps between mask updates"),
+    field_arg(TrainConfig, "weight_decay", type=nonneg_float, help="SGD weight decay (official CIFAR: 5e-4)"),
+    field_arg(
+        TrainConfig,
+        "scheduler",
         choices=["cosine", "step"],
-        default="cosine",
         help="lr schedule after warm-up: cosine to 0, or x gamma at each --milestones epoch",
     ),
-    arg("--warmup-epochs", type=int, default=0, help="linear lr warm-up epochs (official ImageNet: 5)"),
-    arg(
-        "--milestones",
+    field_arg(TrainConfig, "warmup_epochs", type=int, help="linear lr warm-up epochs (official ImageNet: 5)"),
+    field_arg(
+        TrainConfig,
+        "milestones",
         type=_epochs_list,
-        default=(77, 154, 231),
         help="epochs at which --scheduler step multiplies lr by --gamma, comma-separated",
     ),
-    arg("--gamma", type=float, default=0.2, help="step-schedule factor (official: 0.2 CIFAR, 0.1 ImageNet)"),
-    arg(
-        "--label-smoothing",
+    field_arg(
+        TrainConfig, "gamma", type=float, help="step-schedule factor (official: 0.2 CIFAR, 0.1 ImageNet)"
+    ),
+    field_arg(
+        TrainConfig,
+        "label_smoothing",
         type=nonneg_float,
-        default=0.0,
         help="cross-entropy label smoothing (ImageNet: 0.1)",
     ),
-    arg("--augment", action="store_true", help="images: random crop after 4-px padding + horizontal flip"),
-    arg(
-        "--keep-first-layer-dense",
-        action="store_true",
+    field_arg(TrainConfig, "augment", help="images: random crop after 4-px padding + horizontal flip"),
+    field_arg(
+        TrainConfig,
+        "keep_first_layer_dense",
         help="keep the first prunable layer dense (the official config's keep_first_layer_dense)",
     ),
     arg(
@@ -130,7 +133,7 @@ def _epochs_list(s: str) -> tuple[int, ...]:
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import load_data
-    from .train import TrainConfig, train
+    from .train import train
 
     image = args.model.startswith("timm:") or args.model == "cnn"
     data = load_data(args.data, seed=0, flatten=not image, data_dir=args.data_dir)
@@ -286,7 +289,7 @@ def _build_kernel(args: argparse.Namespace) -> int:
 def _condense(args: argparse.Namespace) -> int:
     from .convert import condense, plan_table
     from .data import load_data
-    from .models import build_model
+    from .model import build_model
     from .train import evaluate
 
     p = args.checkpoint
@@ -299,7 +302,7 @@ def _condense(args: argparse.Namespace) -> int:
 
         from iclr24.paperkit.pretrained import PROVENANCE_FILE
 
-        from .models import SparseModel
+        from .model import SparseModel
 
         sm = SparseModel.from_pretrained(p)
         prov = json.loads((p / PROVENANCE_FILE).read_text(encoding="utf-8"))

@@ -73,7 +73,7 @@ def condense(
         raise InputError(f"model must be an nn.Module, got {type(model).__name__}")
     if variant not in VARIANTS:
         raise InputError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    from .models import SparseModel
+    from .model import SparseModel
 
     if isinstance(model, SparseModel):  # a model folder's network with its own masks
         masks = model.mask_dict() if masks is None else masks

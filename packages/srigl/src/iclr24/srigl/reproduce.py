@@ -66,7 +66,7 @@ FLOOR_PP = 94.0  # every sparse method >= 94 % at 95 % (digits, --full)
 
 @dataclass(frozen=True)
 class MnistConfig:
-    """MNIST (paperkit's data folder), :func:`~iclr24.srigl.models.small_cnn`, ERK layer densities; the first
+    """MNIST (paperkit's data folder), :func:`~iclr24.srigl.model.small_cnn`, ERK layer densities; the first
     ``n_train`` training images, the 10k test split. ``table_seeds``: every method of ``MNIST_ROWS`` runs on this
     many seeds for the table; the paired claims run RigL and SRigL on their own planned seeds."""
 

@@ -17,7 +17,7 @@ from iclr24.paperkit import progress, seed_everything
 from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, check_tensor, describe
 
 from .data import Split
-from .models import SparseModel, build_model
+from .model import SparseModel, build_model
 from .sparsifier import METHODS, Sparsifier, make_sparsifier
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate"]

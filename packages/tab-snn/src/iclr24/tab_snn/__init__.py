@@ -1,7 +1,7 @@
 """TAB: Temporal Accumulated Batch Normalization in Spiking Neural Networks (Jiang et al., ICLR 2024)."""
 
 from .data import TemporalData, load_cifar, load_dvs_cifar10, seq_digits, seq_mnist, static_digits
-from .models import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
+from .model import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
 from .neurons import LIF, ReadoutIntegrator, direct_encoding, firing_rates
 from .norms import BNTT, NORMS, TAB, TDBN, TEBN, SeqBN, make_norm
 from .packed import train_packed

@@ -13,7 +13,7 @@ import torch
 from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark, benchmark_many
 from iclr24.paperkit.errors import InputError
 
-from .models import SpikingMLP
+from .model import SpikingMLP
 from .norms import make_norm, tab_normalize_loop
 
 __all__ = ["run_benchmarks"]

@@ -89,7 +89,7 @@ def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit import atomic_write_json, seed_everything
     from iclr24.paperkit.distributed import cleanup_distributed, is_main_process
 
-    from .models import build_model
+    from .model import build_model
     from .train import TrainConfig, train_model
 
     if not args.lr > 0 or not args.width > 0:

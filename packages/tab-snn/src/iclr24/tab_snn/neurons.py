@@ -1,6 +1,6 @@
 """Leaky integrate-and-fire neurons with a triangle surrogate gradient, in plain torch.
 
-Notation (official ``models.py:LIFNeuron``/``TriangleSG``; the surrogate is TET's, Deng et al., ICLR 2022)
+Notation (official ``model.py:LIFNeuron``/``TriangleSG``; the surrogate is TET's, Deng et al., ICLR 2022)
 --------------------------------------------------------------------------------------------------------
 I_t     input current at step t (the output of a norm layer), u_0 = 0
 m_t     membrane potential before firing; u_t after the hard reset

@@ -1,6 +1,6 @@
 """Temporal batch normalisations for spiking networks: TAB and the baselines it is compared with.
 
-Notation (Jiang et al., ICLR 2024, Sec. 4; official ``models.py:TAB_Layer``)
+Notation (Jiang et al., ICLR 2024, Sec. 4; official ``model.py:TAB_Layer``)
 ---------------------------------------------------------------------------
 x[n, t, c, ...]     pre-activation of channel c at time step t (t = 1..T) of sample n; ``...`` are spatial dims
 mu_{1:t}, s2_{1:t}  mean and biased variance of channel c over samples n, steps i <= t and spatial positions

@@ -4,7 +4,7 @@ A CPU-time device, not a different algorithm: G = len(norms) * len(seeds) networ
 channel dimension. Every statistic of every norm is per channel, the LIF is elementwise, the linear layers are
 block-diagonal (``einsum`` over a group dim), each group draws its own shuffled batches, and the loss is the *sum*
 of the groups' mean losses, so each group's gradient, SGD update and running statistics are exactly those of its
-own run (``tests/test_models.py::test_packed_training_equals_separate_runs`` checks this against
+own run (``tests/test_model.py::test_packed_training_equals_separate_runs`` checks this against
 :func:`~.train.train_on`). The only shared quantities are the per-step p_t of TAB and k_t of TEBN, which are kept
 per group here.
 """
@@ -21,7 +21,7 @@ from torch import nn
 from iclr24.paperkit.errors import InputError, check_int, describe
 
 from .data import TemporalData
-from .models import SpikingMLP
+from .model import SpikingMLP
 from .neurons import direct_encoding, lif_forward
 from .norms import NORMS, TAB, TEBN, make_norm
 from .train import TrainConfig, TrainResult, _check_cfg, _check_data, _check_task, cosine_sgd

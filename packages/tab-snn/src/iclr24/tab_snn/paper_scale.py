@@ -26,7 +26,7 @@ from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
 
 from .data import load_cifar
-from .models import SpikingVGG9
+from .model import SpikingVGG9
 from .train import cosine_sgd, crop_flip
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_cifar10_batches"]

@@ -20,7 +20,7 @@ from torch import nn
 from iclr24.paperkit.errors import InputError, InputFolderError, check_float, check_int, describe
 
 from .data import TemporalData
-from .models import SpikingMLP
+from .model import SpikingMLP
 from .neurons import firing_rates
 
 __all__ = ["cosine_sgd", "TrainConfig", "TrainResult", "crop_flip", "evaluate", "train_model", "train_on"]

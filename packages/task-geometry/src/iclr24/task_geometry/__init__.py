@@ -2,7 +2,7 @@
 ICLR 2024): task generators with a prescribed input-label alignment, Tanh/ReLU students, geometry metrics."""
 
 from .cnn import SmallCNN, digit_dichotomies, measure_cnn, train_cnn
-from .experiment import SweepConfig, run_sweep, summarise
+from .experiments import SweepConfig, run_sweep, summarise
 from .measure import Geometry, activations, measure
 from .metrics import (
     balanced_dichotomies,

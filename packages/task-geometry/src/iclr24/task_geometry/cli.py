@@ -88,7 +88,7 @@ _RESUME = (
     resume=lambda a: a.resume,
 )
 def _run(args: argparse.Namespace) -> int:
-    from .experiment import SweepConfig, run_sweep, summarise
+    from .experiments import SweepConfig, run_sweep, summarise
     from .plots import plot_alignment_sweep
     from .students import TrainConfig
     from .tasks import a_of_alignment

@@ -21,7 +21,7 @@ import numpy as np
 
 from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json
 
-from .experiment import SweepConfig, run_sweep, summarise
+from .experiments import SweepConfig, run_sweep, summarise
 from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
 from .plots import plot_alignment_sweep, plot_condition_means
 from .students import TrainConfig

@@ -12,7 +12,7 @@ from iclr24.fif import (
     resnet_pair,
 )
 from iclr24.fif.data import toy_splits
-from iclr24.fif.training import nll_warmup_weight
+from iclr24.fif.train import nll_warmup_weight
 
 
 def _model(seed=0, widths=(16,)):

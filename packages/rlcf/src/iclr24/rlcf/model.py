@@ -33,7 +33,6 @@ from iclr24.paperkit.errors import (
 __all__ = [
     "ConvTower",
     "ToyCLIPConfig",
-    "build_toy_clip",
     "train_toy_clip",
     "load_clip",
     "class_logits",
@@ -151,19 +150,6 @@ class ToyCLIPConfig:
             raise InputError(
                 f"text_width {self.text_width} must be divisible by text_heads {self.text_heads}"
             )
-
-
-def build_toy_clip(cfg: ToyCLIPConfig = ToyCLIPConfig(), seed: int = 0) -> nn.Module:
-    """A :class:`~iclr24.rlcf.toyclip.ToyCLIP` (an ``open_clip.model.CLIP`` whose ``visual`` is a
-    :class:`ConvTower`), randomly initialised from ``seed`` (the global RNG is left as it was). It saves with
-    ``save_pretrained(folder)`` and loads back with ``ToyCLIP.from_pretrained(folder)``."""
-    if not isinstance(cfg, ToyCLIPConfig):
-        raise InputError(f"cfg must be a ToyCLIPConfig, got {describe(cfg)}")
-    from .toyclip import ToyCLIP
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return ToyCLIP.from_config(cfg)
 
 
 def encode_class_prompts(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:

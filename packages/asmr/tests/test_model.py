@@ -152,7 +152,7 @@ def test_8192_squared_grid_renders_in_bounded_blocks():
 def test_nonlinear_modulator_has_the_official_scale_at_init():
     # The official Modulator_nonlinear returns the 3-layer SIREN's output as is (no omega0 factor), so the
     # modulation inside the sine, omega0 * M(c), is about 0.8 rad RMS at init (24 rad with an extra omega0).
-    from iclr24.asmr.models import NonlinearModulator
+    from iclr24.asmr.model import NonlinearModulator
 
     torch.manual_seed(7)
     c = torch.rand(4096, 2)

@@ -153,7 +153,7 @@ def _init_convs(model: nn.Module) -> None:
 
 
 class SpikingVGG9(PretrainedMixin, _SpikingNet):
-    """The paper's VGG-9 (official ``models.py:VGG9``): conv3x3 -> norm -> LIF for
+    """The paper's VGG-9 (official ``model.py:VGG9``): conv3x3 -> norm -> LIF for
     [64, 64, AP2, 128, 128, AP2, 256, 256, 256, AP2], then Dropout 0.25 + FC 1024, Dropout 0.25 + FC classes.
 
     ``width`` scales every channel count (1.0 = the paper's); ``input_size`` is the image side (32 for CIFAR,
@@ -230,7 +230,7 @@ class _BasicBlock(nn.Module):
 
 class SpikingResNet19(PretrainedMixin, _SpikingNet):
     """ResNet-19 as used by TET/TEBN/TAB: conv 128, blocks [3, 3, 2] at 128/256/512 channels (strides 1, 2, 2),
-    AvgPool2 -> FC 256 -> FC classes (the official ``models.py:ResNet`` layout, which itself does not run).
+    AvgPool2 -> FC 256 -> FC classes (the official ``model.py:ResNet`` layout, which itself does not run).
     """
 
     def __init__(

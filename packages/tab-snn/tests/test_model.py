@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from iclr24.tab_snn.data import seq_digits
-from iclr24.tab_snn.models import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
+from iclr24.tab_snn.model import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
 from iclr24.tab_snn.norms import TAB, TDBN
 from iclr24.tab_snn.packed import PackedSpikingMLP, train_packed
 from iclr24.tab_snn.train import TrainConfig, train_on

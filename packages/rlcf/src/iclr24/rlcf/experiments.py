@@ -12,10 +12,9 @@ import torch
 from iclr24.paperkit.errors import InputError
 
 from .data import DIGIT_NAMES, DIGIT_TEMPLATE, augment_rotate_noise, class_prompts, digits_recipe
-from .models import (
+from .model import (
     TOY_CONTEXT_LENGTH,
     ToyCLIPConfig,
-    build_toy_clip,
     class_logits,
     encode_class_prompts,
     tokenize,
@@ -101,6 +100,8 @@ def train_digit_clips(cfg: DemoConfig, seed: int, progress=None, *, callbacks=No
     data = digits_recipe(seed)
     tokens = toy_tokenizer(class_prompts(DIGIT_NAMES, DIGIT_TEMPLATE))
     kw = dict(lr=cfg.train_lr, batch_size=cfg.batch_size, seed=seed, progress=progress)
+    from .toyclip import build_toy_clip  # open_clip: imported on first use, not with iclr24.rlcf
+
     policy = train_toy_clip(build_toy_clip(ToyCLIPConfig(vision_width=cfg.policy_width), seed=seed),
                             data.train_x, data.train_y, tokens, steps=cfg.policy_steps, **kw,
                             callbacks=cbs["policy"], log_dir=logs["policy"])  # fmt: skip
