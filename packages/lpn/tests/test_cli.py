@@ -232,3 +232,25 @@ def test_train_conv28_on_real_mnist(tmp_path, capsys):
             "1", "--batch-size", "4", "--out", str(run), "--quiet"]  # fmt: skip
     assert main(argv) == 0
     assert (run / "checkpoint.pt").is_file() and '"conv28"' in (run / "model_config.json").read_text()
+
+
+def test_train_the_conv_denoiser_baseline_as_a_model_folder(tmp_path, capsys):
+    """`lpn train --arch conv-denoiser` trains the unconstrained baseline the MNIST claims compare against; it is a
+    model folder like an LPN's, with the losses of every step up to 20 in its provenance."""
+    import json
+
+    from iclr24.lpn.experiments import ConvDenoiser
+
+    out = tmp_path / "base"
+    argv = ["train", "--arch", "conv-denoiser", "--data", "digits", "--loss", "l2", "--lr", "1e-3", "--steps", "3",
+            "--batch-size", "8", "--hidden", "4", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    model = ConvDenoiser.from_pretrained(out / "model")
+    assert model.pretrained_config() == {"in_channels": 1, "hidden": 4, "depth": 5, "beta": 10.0}
+    prov = json.loads((out / "model" / "provenance.json").read_text())
+    assert list(prov["losses"]) == ["1", "2", "3"] and prov["command"].startswith(
+        "lpn train --arch conv-denoiser"
+    )
+    assert prov["train_config"]["checkpoint_dir"] is None  # the --out of the command; no machine path twice
+    assert main([*argv[:-3], "--alpha", "0.1", "--out", str(tmp_path / "b2"), "--quiet"]) == 2
+    assert "--alpha does not apply to --arch conv-denoiser" in capsys.readouterr().err

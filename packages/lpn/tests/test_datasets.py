@@ -87,29 +87,46 @@ def test_blur_images_is_the_official_scipy_blur():
     assert torch.allclose(b[0, 0], b[0, 0].T)
 
 
+def _tiny_cfg():
+    return MnistConfig(hidden=4, baseline_hidden=4, pretrain_steps=3, stage_steps=1, batch_size=4, n_test=4,
+                       prior_images=3, pnp_images=3, pnp_iters=3, prior_max_iter=5, prior_sigmas=(0.0, 0.1),
+                       blur_sigmas=(0.0, 1.0), mix_lambdas=(0.0, 0.5, 1.0), official_iters=2,
+                       converge_iters=5)  # fmt: skip
+
+
 def test_run_mnist_end_to_end_on_a_tiny_stand_in(tmp_path):
-    from iclr24.lpn.reproduce import _mnist_records
+    from iclr24.lpn.mnist_claims import _records
+    from iclr24.lpn.reproduce import _plot_mnist
     from iclr24.paperkit import ClaimSet, RunConfig
 
     x = torch.rand(40, 1, 28, 28, generator=torch.Generator().manual_seed(0))
-    cfg = MnistConfig(hidden=4, baseline_hidden=4, pretrain_steps=3, stage_steps=1, batch_size=4, n_test=4,
-                      prior_images=3, pnp_images=3, pnp_iters=3, prior_max_iter=5, prior_sigmas=(0.0, 0.1),
-                      blur_sigmas=(0.0, 1.0), mix_lambdas=(0.0, 0.5, 1.0))  # fmt: skip
+    cfg = _tiny_cfg()
     res = run_mnist(cfg, x[:30], x[30:])
     assert res["lpn"].weights_nonnegative()
     assert set(res["pnp"]) == {"inpaint", "deblur"} and len(res["prior_blur"]) == 2
     assert res["prior_noise"][0] == pytest.approx(res["prior_blur"][0])  # both start at the clean images
-    config = RunConfig(mode="smoke", out=tmp_path, progress=False)
+    inp = res["pnp"]["inpaint"]
+    # ours: 3 iterations continued to the gated 5; the official setting: 2; the PSNR along every iteration
+    assert len(inp["lpn_psnr_curve"]) == 3 and len(inp["official_lpn_psnr_curve"]) == 2
+    assert len(inp["converge_step_norms"]) == len(inp["converge_psnr_curve"]) == 5
+    assert inp["converge_step_norms"][:3] == inp["lpn_step_norms"]
+    config = RunConfig(mode="full", out=tmp_path, progress=False)
     claims = ClaimSet("lpn", config)
-    secs = _mnist_records(claims, res, cfg, config)
-    assert len(claims.claims) == len(secs) == 8 and (tmp_path / "mnist.png").is_file()
-    assert all("ssim" in c.details or "step_norms" in c.details for c in claims.claims)
+    arts = [claims.figure(_plot_mnist(res, cfg), "mnist.png")]
+    _records(claims, [res, res, res], [0, 1, 2], cfg, {}, arts)
+    ids = [c.details["spec"]["id"] for c in claims.claims]
+    assert ids == ["mn_denoise_noisy", "mn_denoise_conv", "mn_prior_noise", "mn_prior_blur", "mn_nonconvex",
+                   "mn_pnp_inpaint", "mn_pnp_inpaint_official", "mn_pnp_deblur", "mn_pnp_deblur_official",
+                   "mn_converge"]  # fmt: skip
+    conv = claims.claims[-1]
+    assert conv.details["gated_iteration"] == 5 and conv.ours == inp["converge_step_norms"][-1]
+    assert (tmp_path / "mnist.png").is_file()
     with pytest.raises(ValueError, match=r"train_x must be \(N, 1, 28, 28\)"):
         run_mnist(cfg, x[:, :, :8, :8], x)
 
 
-def test_mnist_claims_use_the_real_training_and_validation_splits(monkeypatch, tmp_path):
-    from iclr24.lpn import reproduce
+def test_mnist_claims_use_the_validation_split(monkeypatch, tmp_path):
+    from iclr24.lpn import mnist_claims
     from iclr24.paperkit import ClaimSet, RunConfig
     from iclr24.paperkit.datadir import is_present
 
@@ -120,14 +137,13 @@ def test_mnist_claims_use_the_real_training_and_validation_splits(monkeypatch, t
     class Stop(Exception):
         pass
 
-    def fake(cfg, train_x, test_x, show_progress=False):
-        seen.update(train=train_x.shape, test=test_x.shape, lo=float(train_x.min()), hi=float(train_x.max()))
+    def fake(cfg, lpn, base, test_x, **kw):
+        seen.update(test=test_x.shape, lo=float(test_x.min()), hi=float(test_x.max()), seed=cfg.seed, **kw)
         raise Stop
 
-    monkeypatch.setattr(reproduce, "run_mnist", fake)
+    monkeypatch.setattr(mnist_claims, "evaluate_mnist", fake)
     config = RunConfig(mode="full", out=tmp_path, progress=False)
     with pytest.raises(Stop):
-        reproduce._mnist_claims(ClaimSet("lpn", config), reproduce.MNIST_FULL, config)
-    assert seen["train"] == (50000, 1, 28, 28) and seen["test"] == (10000, 1, 28, 28)
+        mnist_claims.mnist_claims(ClaimSet("lpn", config), config, None)
+    assert seen["test"] == (10000, 1, 28, 28) and seen["seed"] == 0 and seen["studies"] is True
     assert seen["lo"] == 0.0 and 0.99 <= seen["hi"] <= 1.0
-    assert reproduce.PAPER.data == ("mnist",)

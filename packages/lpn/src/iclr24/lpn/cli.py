@@ -23,12 +23,16 @@ from .data import (
     psnr,
     save_image,
 )
+from .experiments import ConvDenoiser
 from .icnn import ARCHITECTURES, as_image_denoiser, build_model
 from .pnp import denoising_operator, gaussian_blur_operator, inpainting_operator, pnp_admm, pnp_pgd
 from .prior import INVERSION_METHODS, evaluate_prior
 from .reproduce import PAPER
 from .train import CHECKPOINT_NAME, NonFiniteLossError, TrainConfig, load_model, train
 
+BASELINE_ARCH = (
+    "conv-denoiser"  # `lpn train --arch conv-denoiser`: the unconstrained conv baseline (ConvDenoiser)
+)
 app = App("lpn", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CPU
 app.add_bench(bench.run_benchmarks)
@@ -36,20 +40,24 @@ app.add_bench(bench.run_benchmarks)
 
 def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     """(data, model kwargs) for ``lpn train``."""
+    conv_baseline = args.arch == BASELINE_ARCH
     if args.data == "laplace":
         if args.arch != "mlp":
             raise UsageError("--data laplace needs --arch mlp (1-D samples)")
         return laplace_sampler(1.0), {"in_dim": 1}
     if args.data == "digits":
-        if args.arch != "mlp":
+        if args.arch not in ("mlp", BASELINE_ARCH):
             raise UsageError(
-                "--data digits (8x8 images) needs --arch mlp; for conv28/patch128 give an image folder"
+                "--data digits (8x8 images) needs --arch mlp (or conv-denoiser); for conv28/patch128 give an "
+                "image folder"
             )
         tr, _ = digits_split(1500, seed=args.seed)
+        if conv_baseline:
+            return tr.reshape(-1, 1, 8, 8), {"in_channels": 1}
         return tr, {"in_dim": 64}
     if args.data == "mnist":
-        if args.arch != "conv28":
-            raise UsageError("--data mnist (28x28 images) needs --arch conv28")
+        if args.arch not in ("conv28", BASELINE_ARCH):
+            raise UsageError("--data mnist (28x28 images) needs --arch conv28 (or conv-denoiser)")
         from iclr24.paperkit.datasets.mnist import load_mnist
 
         try:
@@ -66,7 +74,7 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     x = load_image_folder(folder, size, gray=gray, patches_per_image=args.patches_per_image, seed=args.seed)
     if args.arch == "mlp":
         return x.reshape(len(x), -1), {"in_dim": x[0].numel()}
-    if args.arch == "conv28":
+    if args.arch in ("conv28", BASELINE_ARCH):
         return x, {"in_channels": x.shape[1]}
     return x, {"in_channels": x.shape[1], "image_size": size}
 
@@ -75,7 +83,12 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     "train",
     "Train an LPN denoiser (official schedule: l1 pre-training, then proximal matching); resumable; "
     "works under torchrun for data-parallel training.",
-    arg("--arch", choices=sorted(ARCHITECTURES), default="mlp", help="architecture"),
+    arg(
+        "--arch",
+        choices=[*sorted(ARCHITECTURES), BASELINE_ARCH],
+        default="mlp",
+        help="architecture (conv-denoiser: the unconstrained conv baseline, not an LPN)",
+    ),
     arg(
         "--data",
         default="digits",
@@ -97,7 +110,9 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     arg("--lr", type=positive_float, default=1e-4, help="learning rate of the PM stages"),
     arg("--pretrain-lr", type=positive_float, default=1e-3, help="learning rate of the l1 pre-training"),
     arg("--hidden", type=positive_int, default=None, help="hidden width (default per architecture)"),
-    arg("--layers", type=positive_int, default=3, help="hidden layers (mlp)"),
+    arg(
+        "--layers", type=positive_int, default=None, help="hidden layers (mlp: 3) / convs (conv-denoiser: 5)"
+    ),
     arg("--beta", type=positive_float, default=None, help="softplus beta (default per architecture)"),
     arg("--alpha", type=nonneg_float, default=None, help="strong convexity alpha (default per architecture)"),
     arg("--channels", type=int, choices=[1, 3], default=1, help="image channels (image folders)"),
@@ -128,14 +143,20 @@ def _train(args: argparse.Namespace) -> int:
         seed_everything(args.seed)
         data, kw = _training_data(args)
         defaults = {
-            "mlp": {"hidden": 256, "beta": 10.0, "alpha": 0.01, "layers": args.layers},
+            "mlp": {"hidden": 256, "beta": 10.0, "alpha": 0.01, "layers": args.layers or 3},
             "conv28": {"hidden": 64, "beta": 10.0, "alpha": 0.01},
             "patch128": {"hidden": 256, "beta": 100.0, "alpha": 1e-6},
+            BASELINE_ARCH: {"hidden": 32, "beta": 10.0, "depth": args.layers or 5},
         }[args.arch]
         for k in ("hidden", "beta", "alpha"):
             if getattr(args, k) is not None:
+                if k not in defaults:
+                    raise UsageError(f"--{k} does not apply to --arch {args.arch}")
                 defaults[k] = getattr(args, k)
-        model = build_model(args.arch, **defaults, **kw)
+        if args.arch == BASELINE_ARCH:
+            model = ConvDenoiser(**defaults, **kw)
+        else:
+            model = build_model(args.arch, **defaults, **kw)
         steps = args.steps or {"smoke": 20, "quick": 2000, "full": 40000}[args.mode]
         pre = args.pretrain_steps if args.pretrain_steps is not None else steps // 2
         if args.loss == "pm" and not 0 <= pre < steps:
@@ -173,6 +194,19 @@ def _train(args: argparse.Namespace) -> int:
         cleanup_distributed()
 
 
+def provenance_losses(losses: list[float], start: int, end: int, num_steps: int) -> dict[str, float]:
+    """The training losses a model folder's provenance records, as ``{str(step): loss}`` (1-based steps): every
+    step up to 20 (what a retrain of the first steps is compared with), then every ``num_steps // 20`` steps and
+    the last one."""
+    every = max(1, num_steps // 20)
+    out = {}
+    for i, loss in enumerate(losses):
+        step = start + i + 1
+        if step <= 20 or step % every == 0 or step == end:
+            out[str(step)] = float(loss)
+    return out
+
+
 def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, world: int) -> Path:
     """OUT/model: the trained LPN as a model folder, with how it was trained in provenance.json."""
     import shlex
@@ -180,12 +214,7 @@ def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, w
     from iclr24.paperkit.runfolder import read_marker
 
     runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    every = max(1, cfg.num_steps // 20)
-    losses = [
-        {"step": res.start_step + i + 1, "loss": loss}
-        for i, loss in enumerate(res.losses)
-        if (res.start_step + i + 1) % every == 0 or res.start_step + i + 1 == res.end_step
-    ]
+    losses = provenance_losses(res.losses, res.start_step, res.end_step, cfg.num_steps)
     return model.save_pretrained(
         Path(args.out) / "model",
         provenance={
@@ -196,8 +225,9 @@ def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, w
             "cpu_seconds": round(cpu_seconds, 2),
             "world_size": world,
             "data": str(args.data),
-            "train_config": cfg.to_dict(),
-            "losses": losses,  # every num_steps / 20 steps (this process's part of the run)
+            # the checkpoint folder is the command's --out: not recorded twice (a shipped file names no machine path)
+            "train_config": {**cfg.to_dict(), "checkpoint_dir": None},
+            "losses": losses,  # {step: loss}: steps 1-20, then every num_steps / 20 (this process's part)
         },
     )
 

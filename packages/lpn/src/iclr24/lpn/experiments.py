@@ -16,6 +16,7 @@ from torch import nn
 
 from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .data import (
     digits_split,
@@ -43,6 +44,9 @@ __all__ = [
     "run_mnist",
     "ConvDenoiser",
     "blur_images",
+    "train_mnist",
+    "evaluate_mnist",
+    "pnp_convergence_iteration",
 ]
 
 
@@ -229,7 +233,9 @@ class DigitsConfig:
     and step 0.5 < 1/L with L = ||A^T A|| = 1); the same run gives the PSNR and the convergence curve, and goes on
     to ``converge_iters_long`` iterations for the curve's tail. The baseline PnP uses the unconstrained l2 MLP in
     the same run settings, and so does the classical baseline (Haar soft-threshold, its threshold picked from
-    ``wavelet_taus`` on training images with another mask). Step 1 with clipping to [0, 1] (official-style) is run as an ungated variant."""
+    ``wavelet_taus`` on training images with another mask). The official setting (step ``official_step`` = 2, a
+    clip to [0, 1], ``official_iters`` = 20) runs beside it on the same measurements. The PSNR is recorded along the
+    iterations of both LPN runs."""
 
     sigma: float = 0.1
     hidden: int = 256
@@ -250,6 +256,8 @@ class DigitsConfig:
     pnp_clip: bool = False
     wavelet_taus: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2)  # chosen on training images, not test ones
     converge_iters_long: int = 500
+    official_step: float = 2.0
+    official_iters: int = 20
     pnp_images: int = 50
     seed: int = 0
     extra: dict = field(default_factory=dict)
@@ -311,18 +319,21 @@ def run_digits(cfg: DigitsConfig, show_progress: bool = False, studies: bool = T
     zero_fill = float(psnr(y, xs).mean())
     clip = (0.0, 1.0) if cfg.pnp_clip else None
 
-    def pnp(den: Any, num_iter: int, x0: torch.Tensor | None = None, **kw: Any):
+    def pnp(den: Any, num_iter: int, x0: torch.Tensor | None = None, curve: list | None = None, **kw: Any):
+        cb = None if curve is None else (lambda k, x: curve.append(float(psnr(x, xs).mean())))
         return pnp_pgd(
             y, op.A, op.At, den, step=kw.get("step", cfg.pnp_step), num_iter=num_iter, x0=x0,
-            clip=kw.get("clip", clip), show_progress=show_progress,
+            clip=kw.get("clip", clip), show_progress=show_progress, callback=cb,
         )  # fmt: skip
 
     t0 = time.perf_counter()
-    res = pnp(lpn, cfg.pnp_iters)
+    psnr_curve: list[float] = []
+    res = pnp(lpn, cfg.pnp_iters, curve=psnr_curve)
     ev["pnp_lpn"] = time.perf_counter() - t0
+    out["pnp_psnr_curve"] = psnr_curve
     if studies:
         t0 = time.perf_counter()
-        tail = pnp(lpn, max(1, cfg.converge_iters_long - cfg.pnp_iters), x0=res.x)
+        tail = pnp(lpn, max(1, cfg.converge_iters_long - cfg.pnp_iters), x0=res.x, curve=psnr_curve)
         ev["pnp_lpn_tail"] = time.perf_counter() - t0
         out.update(pnp_tail_step_norms=tail.step_norms, pnp_tail_psnr=float(psnr(tail.x, xs).mean()))
     t0 = time.perf_counter()
@@ -343,13 +354,15 @@ def run_digits(cfg: DigitsConfig, show_progress: bool = False, studies: bool = T
     tau = max(calib_psnr, key=calib_psnr.get)
     res_wav = pnp(haar_soft_threshold(tau), cfg.pnp_iters)
     ev["pnp_wavelet"] = time.perf_counter() - t0
-    if studies:
-        t0 = time.perf_counter()
-        official = pnp(lpn, cfg.pnp_iters, step=1.0, clip=(0.0, 1.0))  # the official-style variant, not gated
-        ev["pnp_lpn_step1_clip"] = time.perf_counter() - t0
-        out.update(
-            step1_clip_psnr=float(psnr(official.x, xs).mean()), step1_clip_step_norms=official.step_norms
-        )
+    t0 = time.perf_counter()
+    official_curve: list[float] = []
+    official = pnp(lpn, cfg.official_iters, step=cfg.official_step, clip=(0.0, 1.0), curve=official_curve)
+    ev["pnp_lpn_official"] = time.perf_counter() - t0
+    out.update(
+        official_psnr=official_curve[-1],
+        official_step_norms=official.step_norms,
+        official_psnr_curve=official_curve,
+    )
     return {
         **out,
         "lpn": lpn,
@@ -420,12 +433,22 @@ def _digits_prior_study(
 
 
 # -- MNIST with the paper's convolutional LPN ---------------------------------------------------------------------
-class ConvDenoiser(nn.Module):
+class ConvDenoiser(PretrainedMixin, nn.Module):
     """The unconstrained baseline for 28x28 images: ``depth`` 3x3 convs (``hidden`` channels, Softplus between, no
-    constraint), residual output. Trained with the l2 loss on the same data and steps as the LPN."""
+    constraint), residual output. Trained with the l2 loss (``lpn train --arch conv-denoiser --loss l2``); saves and
+    loads as a model folder (``save_pretrained`` / ``ConvDenoiser.from_pretrained``)."""
+
+    arch = "conv-denoiser"
 
     def __init__(self, in_channels: int = 1, hidden: int = 16, depth: int = 5, beta: float = 10.0) -> None:
         super().__init__()
+        for name, v in (("in_channels", in_channels), ("hidden", hidden), ("depth", depth)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"ConvDenoiser {name} must be a positive int, got {v!r}")
+        if depth < 2:
+            raise InputError(f"ConvDenoiser depth must be >= 2 (an input and an output conv), got {depth}")
+        if not (isinstance(beta, int | float) and beta > 0):
+            raise InputError(f"ConvDenoiser beta must be > 0, got {beta!r}")
         mods: list[nn.Module] = [nn.Conv2d(in_channels, hidden, 3, padding=1), nn.Softplus(beta=beta)]
         for _ in range(depth - 2):
             mods += [nn.Conv2d(hidden, hidden, 3, padding=1), nn.Softplus(beta=beta)]
@@ -448,14 +471,19 @@ def blur_images(x: torch.Tensor, sigma: float) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class MnistConfig:
-    """MNIST (28x28, the paper's Sec. 5 study) with the official ``ConvLPN28`` architecture (official width:
-    hidden 64; CPU scale: ``hidden`` 16), beta 10, alpha 0.01, sigma 0.1, l1 pre-training then 4 proximal-matching
-    stages (gamma_min = 0.08 * 28 = 2.24). Training images: the first ``n_train`` of the 50k training split; the
-    evaluated images are the first ones of the 10k validation split (the official "test" split is
-    ``mnist.npy[50000:55000]``, the same images). Prior study (``exps/mnist/configs/mnist/prior``): Gaussian noise
-    ``prior_sigmas`` (clipped to [0, 1]), blur ``blur_sigmas``, convex mixes ``mix_lambdas`` with the reversed
-    list as partners. PnP-PGD (step ``pnp_step``, no clip, ``pnp_iters``): 40 % random inpainting, and Gaussian
-    deblurring (blur ``deblur_sigma``, noise ``deblur_noise``), each also with the unconstrained ``ConvDenoiser``."""
+    """MNIST (28x28, the paper's Sec. 5 study) with the official ``ConvLPN28`` architecture (official width: hidden
+    64), beta 10, alpha 0.01, sigma 0.1, l1 pre-training then 4 proximal-matching stages (gamma_min = 0.08 * 28 =
+    2.24). Training (``run_mnist`` only; ``reproduce`` evaluates shipped checkpoints instead): the first ``n_train``
+    of the 50k training split. The evaluated images are the first ones of the 10k validation split (the official
+    "test" split is ``mnist.npy[50000:55000]``, the same images).
+
+    Prior study (``exps/mnist/configs/mnist/prior``): Gaussian noise ``prior_sigmas`` (clipped to [0, 1]), blur
+    ``blur_sigmas``, convex mixes ``mix_lambdas`` with the reversed list as partners. PnP-PGD on 40 % random
+    inpainting and Gaussian deblurring (blur ``deblur_sigma``, noise ``deblur_noise``), each with the LPN and the
+    unconstrained ``ConvDenoiser``, in two settings: ours (step ``pnp_step``, no clip, ``pnp_iters``: each
+    iteration an exact proximal-gradient step, step < 1/L) and the official one (step ``official_step`` = 2 with a
+    clip to [0, 1], ``official_iters`` = 20, as ``exps/mnist`` runs it). The convergence run continues ours to
+    ``converge_iters`` (the iteration the calibration fixed), recording the PSNR along the iterations."""
 
     hidden: int = 16
     beta: float = 10.0
@@ -479,21 +507,15 @@ class MnistConfig:
     pnp_images: int = 20
     pnp_iters: int = 100
     pnp_step: float = 0.5
+    official_step: float = 2.0
+    official_iters: int = 20
+    converge_iters: int = 100
     seed: int = 0
 
 
-def run_mnist(
-    cfg: MnistConfig, train_x: torch.Tensor, test_x: torch.Tensor, show_progress: bool = False
-) -> dict[str, Any]:
-    """Train ConvLPN28 (official schedule) and the unconstrained conv baseline on ``train_x`` ``(N, 1, 28, 28)``;
-    measure denoising PSNR/SSIM on ``test_x``, the prior under noise, blur and convex mixes, and PnP-PGD for
-    inpainting and deblurring. ``reproduce`` passes real MNIST (``iclr24.paperkit.datasets.load_mnist``)."""
-    for name, t in (("train_x", train_x), ("test_x", test_x)):
-        if t.dim() != 4 or tuple(t.shape[1:]) != (1, 28, 28):
-            raise InputError(f"{name} must be (N, 1, 28, 28), got {tuple(t.shape)}")
-    need = max(cfg.n_test, cfg.prior_images, cfg.pnp_images)
-    if len(test_x) < need:
-        raise InputError(f"test_x has {len(test_x)} images, the config needs {need}")
+def train_mnist(cfg: MnistConfig, train_x: torch.Tensor, show_progress: bool = False) -> dict[str, Any]:
+    """Train ConvLPN28 (official schedule) and the unconstrained conv baseline (l2, lr 1e-3, same steps) on
+    ``train_x`` ``(N, 1, 28, 28)``: what ``lpn train --arch conv28`` / ``--arch conv-denoiser`` do, in-process."""
     train_x = train_x[: cfg.n_train]
     total = cfg.pretrain_steps + cfg.num_stages * cfg.stage_steps
     tc = TrainConfig(
@@ -509,17 +531,62 @@ def run_mnist(
     t0 = time.perf_counter()
     train(lpn, train_x, tc, show_progress=show_progress)
     t_lpn = time.perf_counter() - t0
-    lpn.eval()
     torch.manual_seed(cfg.seed + 1)
     base = ConvDenoiser(1, cfg.baseline_hidden, 5, cfg.beta)
     t0 = time.perf_counter()
     train(base, train_x, replace(tc, loss="l2", lr=1e-3, seed=cfg.seed + 1), show_progress=show_progress)
     t_base = time.perf_counter() - t0
+    return {
+        "lpn": lpn.eval(),
+        "baseline": base.eval(),
+        "steps": {"lpn": total, "conv_l2": total},
+        "n_train": len(train_x),
+        "train_seconds": {"lpn": t_lpn, "conv_l2": t_base},
+    }
+
+
+def run_mnist(
+    cfg: MnistConfig, train_x: torch.Tensor, test_x: torch.Tensor, show_progress: bool = False
+) -> dict[str, Any]:
+    """Train both models (``train_mnist``) and evaluate them (``evaluate_mnist``) with every study."""
+    _check_mnist(cfg, test_x, "test_x")
+    if train_x.dim() != 4 or tuple(train_x.shape[1:]) != (1, 28, 28):
+        raise InputError(f"train_x must be (N, 1, 28, 28), got {tuple(train_x.shape)}")
+    trained = train_mnist(cfg, train_x, show_progress)
+    res = evaluate_mnist(cfg, trained["lpn"], trained["baseline"], test_x, show_progress=show_progress)
+    return {**res, **{k: trained[k] for k in ("steps", "n_train", "train_seconds")}}
+
+
+def _check_mnist(cfg: MnistConfig, test_x: torch.Tensor, name: str) -> None:
+    if test_x.dim() != 4 or tuple(test_x.shape[1:]) != (1, 28, 28):
+        raise InputError(f"{name} must be (N, 1, 28, 28), got {tuple(test_x.shape)}")
+    need = max(cfg.n_test, cfg.prior_images, cfg.pnp_images)
+    if len(test_x) < need:
+        raise InputError(f"{name} has {len(test_x)} images, the config needs {need}")
+
+
+def params_of(m: nn.Module) -> int:
+    return sum(p.numel() for p in m.parameters())
+
+
+def evaluate_mnist(
+    cfg: MnistConfig,
+    lpn: nn.Module,
+    base: nn.Module,
+    test_x: torch.Tensor,
+    *,
+    studies: bool = True,
+    converge: bool | None = None,
+    show_progress: bool = False,
+) -> dict[str, Any]:
+    """Measure a trained ConvLPN28 ``lpn`` and conv baseline ``base`` on ``test_x`` ``(N, 1, 28, 28)``: denoising
+    PSNR/SSIM, PnP-PGD inpainting and deblurring (ours and the official setting, both denoisers), and with
+    ``studies`` the prior under noise, blur and convex mixes; with ``converge`` (default: ``studies``) the inpainting
+    run continued to ``cfg.converge_iters``. The noise, masks and measurements are seeded by ``cfg.seed``."""
+    _check_mnist(cfg, test_x, "test_x")
+    converge = studies if converge is None else converge
+    lpn.eval()
     base.eval()
-
-    def params(m: nn.Module) -> int:
-        return sum(p.numel() for p in m.parameters())
-
     ev: dict[str, float] = {}
     t0 = time.perf_counter()
     xt = test_x[: cfg.n_test]
@@ -527,14 +594,27 @@ def run_mnist(
     noisy = xt + cfg.sigma * torch.randn(xt.shape, generator=g)
     with torch.no_grad():
         out_base = base(noisy)
-    out_lpn = lpn(noisy)
+    out_lpn = lpn(noisy).detach()
     outs = {"noisy": noisy, "lpn": out_lpn, "conv_l2": out_base}
     den_psnr = {k: float(psnr(v, xt).mean()) for k, v in outs.items()}
     den_ssim = {k: float(ssim(v, xt).mean()) for k, v in outs.items()}
     ev["denoise"] = time.perf_counter() - t0
+    out: dict[str, Any] = {"psnr": den_psnr, "ssim": den_ssim}
+    if studies:
+        out.update(_mnist_prior_study(cfg, lpn, test_x[: cfg.prior_images], g, ev, show_progress))
+    out["pnp"] = _mnist_pnp(cfg, lpn, base, test_x[: cfg.pnp_images], ev, converge, show_progress)
+    xs = test_x[: cfg.pnp_images]
+    return {
+        **out,
+        "lpn": lpn,
+        "baseline": base,
+        "params": {"lpn": params_of(lpn), "conv_l2": params_of(base)},
+        "examples": {"clean": xs[:6], "noisy": noisy[:6], "lpn": out_lpn[:6]},
+        "eval_seconds": ev,
+    }
 
-    xp = test_x[: cfg.prior_images]
 
+def _mnist_prior_study(cfg, lpn, xp, g, ev, show_progress) -> dict[str, Any]:
     def prior(x: torch.Tensor) -> torch.Tensor:
         return evaluate_prior(lpn, x, max_iter=cfg.prior_max_iter)
 
@@ -557,13 +637,21 @@ def run_mnist(
     if {0.0, 0.5, 1.0} <= set(mixes):
         frac = float((mixes[0.5] > 0.5 * (mixes[0.0] + mixes[1.0])).double().mean())
     ev["prior_mix"] = time.perf_counter() - t0
+    return {
+        "prior_sigmas": list(cfg.prior_sigmas),
+        "prior_noise": r_noise,
+        "blur_sigmas": list(cfg.blur_sigmas),
+        "prior_blur": r_blur,
+        "mix_lambdas": list(cfg.mix_lambdas),
+        "prior_mix": [float(mixes[k].mean()) for k in cfg.mix_lambdas],
+        "frac_nonconvex": frac,
+    }
 
-    xs = test_x[: cfg.pnp_images]
 
-    def pnp(y, op, den):
-        return pnp_pgd(y, op.A, op.At, den, step=cfg.pnp_step, num_iter=cfg.pnp_iters, clip=None,
-                       show_progress=show_progress)  # fmt: skip
-
+def _mnist_pnp(cfg, lpn, base, xs, ev, converge, show_progress) -> dict[str, Any]:
+    """PnP-PGD inpainting and deblurring: ours and the official setting, with the LPN and the conv baseline; the
+    PSNR along the iterations of the LPN runs; with ``converge`` the inpainting run continued to
+    ``cfg.converge_iters``."""
     results: dict[str, Any] = {}
     ops = {
         "inpaint": (inpainting_operator((1, 28, 28), missing=cfg.inpaint_missing, seed=cfg.seed), 0.0),
@@ -573,39 +661,45 @@ def run_mnist(
     for task, (op, noise) in ops.items():
         y = op.A(xs)
         y = y + noise * torch.randn(y.shape, generator=gp)
-        t0 = time.perf_counter()
-        r_lpn = pnp(y, op, lpn)
-        ev[f"pnp_{task}_lpn"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        r_base = pnp(y, op, base)
-        ev[f"pnp_{task}_conv_l2"] = time.perf_counter() - t0
-        results[task] = {
-            "measurement_psnr": float(psnr(op.At(y), xs).mean()),
-            "lpn_psnr": float(psnr(r_lpn.x, xs).mean()),
-            "lpn_ssim": float(ssim(r_lpn.x.clamp(0, 1), xs).mean()),
-            "conv_l2_psnr": float(psnr(r_base.x, xs).mean()),
-            "conv_l2_ssim": float(ssim(r_base.x.clamp(0, 1), xs).mean()),
-            "lpn_step_norms": r_lpn.step_norms,
-            "conv_l2_step_norms": r_base.step_norms,
-            "examples": {"measured": op.At(y)[:6], "lpn": r_lpn.x[:6], "conv_l2": r_base.x[:6]},
-        }
-    return {
-        "lpn": lpn,
-        "baseline": base,
-        "params": {"lpn": params(lpn), "conv_l2": params(base)},
-        "steps": total,
-        "n_train": len(train_x),
-        "psnr": den_psnr,
-        "ssim": den_ssim,
-        "prior_sigmas": list(cfg.prior_sigmas),
-        "prior_noise": r_noise,
-        "blur_sigmas": list(cfg.blur_sigmas),
-        "prior_blur": r_blur,
-        "mix_lambdas": list(cfg.mix_lambdas),
-        "prior_mix": [float(mixes[k].mean()) for k in cfg.mix_lambdas],
-        "frac_nonconvex": frac,
-        "pnp": results,
-        "examples": {"clean": xs[:6], "noisy": noisy[:6], "lpn": out_lpn[:6].detach()},
-        "train_seconds": {"lpn": t_lpn, "conv_l2": t_base},
-        "eval_seconds": ev,
-    }
+        r: dict[str, Any] = {"measurement_psnr": float(psnr(op.At(y), xs).mean())}
+        for name, den in (("lpn", lpn), ("conv_l2", base)):
+            for setting, step, iters, clip in (
+                ("", cfg.pnp_step, cfg.pnp_iters, None),
+                ("official_", cfg.official_step, cfg.official_iters, (0.0, 1.0)),
+            ):
+                curve: list[float] = []
+                t0 = time.perf_counter()
+                res = pnp_pgd(y, op.A, op.At, den, step=step, num_iter=iters, clip=clip, show_progress=show_progress,
+                              callback=lambda k, x, c=curve: c.append(float(psnr(x, xs).mean())))  # fmt: skip
+                ev[f"pnp_{task}_{setting}{name}"] = time.perf_counter() - t0
+                r[f"{setting}{name}_psnr"] = curve[-1]
+                r[f"{setting}{name}_psnr_curve"] = curve
+                r[f"{setting}{name}_step_norms"] = res.step_norms
+                if not setting:
+                    r[f"{name}_ssim"] = float(ssim(res.x.clamp(0, 1), xs).mean())
+                    r.setdefault("examples", {"measured": op.At(y)[:6]})[name] = res.x[:6]
+                    if name == "lpn":
+                        last = res.x
+            if task == "inpaint" and name == "lpn" and converge and cfg.converge_iters > cfg.pnp_iters:
+                t0 = time.perf_counter()
+                curve = list(r["lpn_psnr_curve"])
+                tail = pnp_pgd(y, op.A, op.At, lpn, step=cfg.pnp_step, num_iter=cfg.converge_iters - cfg.pnp_iters,
+                               x0=last, clip=None, show_progress=show_progress,
+                               callback=lambda k, x, c=curve: c.append(float(psnr(x, xs).mean())))  # fmt: skip
+                ev["pnp_inpaint_converge"] = time.perf_counter() - t0
+                r["converge_step_norms"] = r["lpn_step_norms"] + tail.step_norms
+                r["converge_psnr_curve"] = curve
+        results[task] = r
+    return results
+
+
+def pnp_convergence_iteration(step_norms: list[float], tol: float = 1e-4) -> int | None:
+    """The first iteration k (1-based) after which ||x_{k+1} - x_k|| stays below ``tol`` to the end of the run
+    (None if the last one is not below it)."""
+    k = None
+    for i in range(len(step_norms) - 1, -1, -1):
+        if step_norms[i] < tol:
+            k = i + 1
+        else:
+            break
+    return k

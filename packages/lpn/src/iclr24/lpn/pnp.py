@@ -181,12 +181,14 @@ def pnp_pgd(
     clip: tuple[float, float] | None = (0.0, 1.0),
     tol: float = 0.0,
     show_progress: bool = False,
+    callback: Callable[[int, torch.Tensor], None] | None = None,
 ) -> PnPResult:
     """PnP proximal gradient: x_{k+1} = clip(f(x_k - eta A^T (A x_k - y))), the LPN f as prox of R.
 
     ``y``: measurements ``(B, ...)``; ``x0`` defaults to A^T y. Stops early when ||x_{k+1} - x_k|| <= ``tol``.
     (The official PGD uses eta = 2 and 20 iterations on its operators.) ``show_progress``: a progress bar over the
-    iterations (``iclr24.paperkit.progress``).
+    iterations (``iclr24.paperkit.progress``). ``callback(k, x_k)``, when given, sees every iterate (k = 1, 2, ...),
+    e.g. to record the PSNR along the iterations.
     """
     _check_measurement(y, num_iter)
     check_float(step, "step", minimum=0, maximum=1e6, open_min=True)
@@ -207,6 +209,8 @@ def pnp_pgd(
             xn = xn.clamp(*clip)
         norms.append(float((xn - x).flatten(1).norm(dim=1).max()))
         x = xn
+        if callback is not None:
+            callback(len(norms), x)
         if norms[-1] <= tol:
             break
     return PnPResult(x, norms)
