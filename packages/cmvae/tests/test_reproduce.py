@@ -14,7 +14,7 @@ from iclr24.cmvae.experiment import (
     refinement_distances,
     train_classifiers,
 )
-from iclr24.cmvae.reproduce import QUICK, _compare, _refinement_claim
+from iclr24.cmvae.reproduce import _ROW, QUICK, _refinement_claim
 from iclr24.paperkit import ClaimSet, RunConfig
 
 
@@ -64,17 +64,15 @@ def test_noise_matched_samples_have_the_residual_variance():
 
 def test_method_comparisons_are_paired_over_seeds(tmp_path):
     cs = ClaimSet("cmvae", RunConfig(mode="full", out=tmp_path))
-    kw = dict(claim="c", metric="ACC (%)", baseline_name="MMVAE+ + KMeans", seeds=[0, 1, 2])
-    _compare(cs, True, ours=[60.0, 61.0, 59.0], baseline=[50.0, 50.5, 49.0], margin=-3.0, **kw)
-    _compare(cs, True, ours=[50.0, 62.0, 40.0], baseline=[50.0, 50.5, 49.0], margin=-3.0, **kw)
-    _compare(cs, False, ours=[50.0], baseline=[40.0], margin=0.0, **kw)
-    held, unclear, skipped = cs.claims
-    assert held.status == "holds" and unclear.status == "inconclusive"
-    assert (
-        skipped.status == "skipped"
-        and "ours 50" in skipped.message
-        and "MMVAE+ + KMeans 40" in skipped.message
-    )
+    spec = _ROW["digits_acc"]  # ours >= baseline + 3, paired
+    cs.paired(spec, ours=[60.0, 61.0, 59.0], baseline=[50.0, 50.5, 49.0], seeds=[0, 1, 2])
+    cs.paired(spec, ours=[50.0, 62.0, 40.0], baseline=[50.0, 50.5, 49.0], seeds=[0, 1, 2])
+    cs.paired(
+        spec, ours=[52.0, 52.6, 51.4], baseline=[50.0, 50.5, 49.0], seeds=[0, 1, 2]
+    )  # +2: under the margin
+    held, unclear, failed = cs.claims
+    assert held.status == "holds" and unclear.status == "inconclusive" and failed.status == "fails"
+    assert held.kind == "supporting" and held.details["spec"]["id"] == "digits_acc"
 
 
 def test_validation_tuples_are_held_out_of_the_test_tuples():
