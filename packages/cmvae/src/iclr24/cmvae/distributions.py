@@ -37,7 +37,7 @@ __all__ = [
 
 # The epsilon added to every latent scale. 1e-6 here; the official CMVAE code adds ``Constants.eta`` = 1e-20
 # (``src/utils.py``), which in float32 vanishes next to any scale above ~1e-13 and only matters when a softmax
-# scale underflows to 0 (then the official scale is 1e-20 and log q is ~ +46 per dimension). ``CMVAE(scale_eps=)``
+# scale underflows to 0 (then the official scale is 1e-20 and log q is about +45 per dimension). ``CMVAE(scale_eps=)``
 # / ``cmvae train --scale-eps`` choose it; 1e-6 stays the default (a floor that keeps log q bounded).
 SCALE_EPS = 1e-6
 OFFICIAL_SCALE_EPS = 1e-20

@@ -215,13 +215,11 @@ def run(cfg: RunConfig) -> ClaimSet:
         {
             "mnist_acc": lambda spec, seeds: _mnist_acc_claim(claims, spec, mnist()),
             "mnist_k_star": lambda spec, seeds: _mnist_k_star_claim(claims, spec, mnist()),
-            "digits_acc": lambda spec, seeds: _acc_claim(claims, spec, c, cfg, digits()),
+            "digits_acc": lambda spec, seeds: _acc_claim(claims, spec, c, cfg, digits()),  # + the K* facts
             "digits_coherence": lambda spec, seeds: _coherence_claim(claims, spec, c, digits()),
             "refinement": lambda spec, seeds: _refinement_claim(claims, c, digits()[0], spec),
         },
     )
-    if cfg.mode != "quick" and cfg.mode != "smoke":
-        _selection_facts(claims, c, digits())
     return claims
 
 
@@ -311,6 +309,7 @@ def _acc_claim(
         },
         artifacts=[art_table, art_json],
     )
+    _selection_facts(claims, c, results)
 
 
 def _selection_facts(claims: ClaimSet, c: ReproConfig, results: list[dict]) -> None:
@@ -322,7 +321,7 @@ def _selection_facts(claims: ClaimSet, c: ReproConfig, results: list[dict]) -> N
     spans = [max(v for v in h if v is not None) - min(v for v in h if v is not None) for h in curves]
     claims.fact(
         "poly_digits: K* of the official selection rule per seed (not gated: h(K) is flat at 8x8 scale)",
-        value=[r["selection"]["k_star"] for r in results],
+        value=", ".join(str(r["selection"]["k_star"]) for r in results),
         description=f"h(K) over K = 2..{c.experiment.n_clusters_max} spans only "
         + ", ".join(f"{s:.3f}" for s in spans)
         + " per seed (max - min), so its argmin says little about the number of classes; the K* claim is "
@@ -409,8 +408,13 @@ def evaluate_checkpoint_pair(cmvae_folder, mmvae_folder, data, seed: int, n_val:
     data, xv = hold_out_validation(data, n_val)
     xs, xt, y = data.tensors("train"), data.tensors("test"), data.test_labels
     out: dict = {"seed": seed, "n_test": len(y), "n_val": n_val}
-    out["cmvae_at_kmax"] = clustering_scores(y, cm.predict_clusters(xt, seed=seed).clusters)
+    pred = cm.predict_clusters(xt, seed=seed)
+    out["cmvae_at_kmax"] = clustering_scores(y, pred.clusters)
+    out["clusters_used_at_kmax"] = int(
+        (np.bincount(pred.clusters, minlength=cm.n_clusters_max) >= 0.01 * len(y)).sum()
+    )
     out["cmvae_at_kmax_means"] = clustering_scores(y, cm.predict_clusters(xt, at_means=True).clusters)
+    out["latent_geometry"] = _latent_geometry(cm, xt)
     e_cm = cm.encode(xt).numpy()
     out["cmvae_latent_kmeans"] = clustering_scores(
         y, KMeans(10, n_init=10, random_state=seed).fit_predict(e_cm)
@@ -426,6 +430,24 @@ def evaluate_checkpoint_pair(cmvae_folder, mmvae_folder, data, seed: int, n_val:
     )
     out["mmvae_gmm"] = clustering_scores(y, GaussianMixture(10, random_state=seed).fit(e_tr).predict(e_te))
     return out
+
+
+def _latent_geometry(cm, xt) -> dict:
+    """Per z dimension: the mean posterior scale, the spread of the posterior means over the test tuples, and the
+    mean |mu_c| of the active cluster means. Where the posterior is wide and its means do not move (a dimension
+    the model leaves unused), the cluster means can still sit far from 0, and the sampled assignment follows the
+    posterior noise there."""
+    import torch
+
+    with torch.no_grad():
+        avail = torch.ones(len(xt[0]), len(xt), dtype=torch.bool)
+        zl, zs, _, _ = cm._encode(list(xt), avail)
+        mu = cm.cluster_means[cm.active]
+    return {
+        "posterior_scale": [round(float(v), 3) for v in zs.mean((0, 1))],
+        "posterior_mean_sd": [round(float(v), 3) for v in zl.mean(0).std(0)],
+        "cluster_mean_abs": [round(float(v), 3) for v in mu.abs().mean(0)],
+    }
 
 
 def _evaluate_checkpoints(cfg: RunConfig, seeds: list[int]) -> list[dict]:
@@ -475,6 +497,8 @@ def _mnist_acc_claim(claims: ClaimSet, spec: ClaimSpec, results: list[dict]) -> 
             "table_percent": {k: _pct(v) for k, v in table.items()},
             "k_star": [r["selection"]["k_star"] for r in results],
             "diagnostics": _diagnostics(results),
+            "clusters_used_at_kmax": [r["clusters_used_at_kmax"] for r in results],
+            "latent_geometry": {r["seed"]: r["latent_geometry"] for r in results},
         },
         artifacts=[art, claims.artifact(claims.config.out / "poly_mnist.json")],
     )
