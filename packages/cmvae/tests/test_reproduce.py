@@ -14,7 +14,7 @@ from iclr24.cmvae.experiment import (
     refinement_distances,
     train_classifiers,
 )
-from iclr24.cmvae.reproduce import QUICK, _compare, _refinement_claim
+from iclr24.cmvae.reproduce import _ROW, QUICK, _refinement_claim
 from iclr24.paperkit import ClaimSet, RunConfig
 
 
@@ -64,17 +64,15 @@ def test_noise_matched_samples_have_the_residual_variance():
 
 def test_method_comparisons_are_paired_over_seeds(tmp_path):
     cs = ClaimSet("cmvae", RunConfig(mode="full", out=tmp_path))
-    kw = dict(claim="c", metric="ACC (%)", baseline_name="MMVAE+ + KMeans", seeds=[0, 1, 2])
-    _compare(cs, True, ours=[60.0, 61.0, 59.0], baseline=[50.0, 50.5, 49.0], margin=-3.0, **kw)
-    _compare(cs, True, ours=[50.0, 62.0, 40.0], baseline=[50.0, 50.5, 49.0], margin=-3.0, **kw)
-    _compare(cs, False, ours=[50.0], baseline=[40.0], margin=0.0, **kw)
-    held, unclear, skipped = cs.claims
-    assert held.status == "holds" and unclear.status == "inconclusive"
-    assert (
-        skipped.status == "skipped"
-        and "ours 50" in skipped.message
-        and "MMVAE+ + KMeans 40" in skipped.message
-    )
+    spec = _ROW["digits_acc"]  # ours >= baseline + 3, paired
+    cs.paired(spec, ours=[60.0, 61.0, 59.0], baseline=[50.0, 50.5, 49.0], seeds=[0, 1, 2])
+    cs.paired(spec, ours=[50.0, 62.0, 40.0], baseline=[50.0, 50.5, 49.0], seeds=[0, 1, 2])
+    cs.paired(
+        spec, ours=[52.0, 52.6, 51.4], baseline=[50.0, 50.5, 49.0], seeds=[0, 1, 2]
+    )  # +2: under the margin
+    held, unclear, failed = cs.claims
+    assert held.status == "holds" and unclear.status == "inconclusive" and failed.status == "fails"
+    assert held.kind == "supporting" and held.details["spec"]["id"] == "digits_acc"
 
 
 def test_validation_tuples_are_held_out_of_the_test_tuples():
@@ -86,3 +84,33 @@ def test_validation_tuples_are_held_out_of_the_test_tuples():
     )
     with pytest.raises(ValueError, match="n_val must be"):
         hold_out_validation(data, 80)
+
+
+@pytest.mark.slow  # three toy seeds of poly_digits through every --full claim (the MNIST rows stubbed out)
+def test_full_mode_runs_every_claim_of_the_table_with_a_toy_config(tmp_path, monkeypatch):
+    import dataclasses
+
+    from iclr24.cmvae import reproduce as rp
+
+    monkeypatch.setattr(rp, "FULL", dataclasses.replace(rp.SMOKE, seeds=(0, 1, 2)))
+    fake = [
+        {"seed": s, "cmvae": {"acc": 0.2 + 0.05 * (s - 1)}, "mmvae_kmeans": {"acc": 0.7}, "mmvae_gmm": {"acc": 0.6},
+         "selection": {"k_star": 20, "h": [None, None, 2.0, 1.9]}, "trained_by": {"cmvae": "x", "mmvae": "y"}}
+        for s in (0, 1, 2)
+    ]  # fmt: skip
+    for r in fake:
+        for k in ("cmvae_at_kmax", "cmvae_at_kmax_means", "cmvae_means", "cmvae_latent_kmeans"):
+            r[k] = {"acc": 0.1}
+        for k in ("cmvae", "mmvae_kmeans", "mmvae_gmm", *(k for k in r if k.startswith("cmvae_"))):
+            r[k] = {"nmi": 0.0, "ari": 0.0, **r[k]}
+        r["clusters_used_at_kmax"], r["latent_geometry"] = 3, {}
+    monkeypatch.setattr(rp, "_evaluate_checkpoints", lambda cfg, seeds: fake)
+    cs = rp.PAPER.check(RunConfig(mode="full", out=tmp_path, progress=False))
+    by = {c.details["spec"]["id"]: c for c in cs.claims if "spec" in c.details}
+    assert not [c.message for c in cs.claims if c.status == "error"]
+    assert set(by) == {row.id for row in rp.CLAIMS}
+    assert by["mnist_acc"].status == "fails" and by["mnist_acc"].kind == "headline"
+    assert by["mnist_k_star"].status == "fails" and by["mnist_k_star"].ours == 20.0
+    assert by["digits_acc"].paired is not None and "diagnostics" in by["digits_acc"].details
+    (fact,) = [f for f in cs.facts if f.name.startswith("poly_digits: K*")]
+    assert fact.value.count(",") == 2 and "flat" in fact.name

@@ -52,11 +52,37 @@ def run_command(args: argparse.Namespace) -> str:
     return shlex.join(["cmvae", *runs[-1].get("argv", [args.command])])
 
 
+LOSSES_UNIT = (
+    "the mini-batch loss (the negative objective, mean over the batch) after Adam step s: every step up to 20, "
+    "then every steps // 20 and the last step"
+)
+
+
+class StepLosses:
+    """The step callback of ``cmvae train`` that keeps the mini-batch loss at fixed steps for provenance.json:
+    every step up to 20, then every ``total_steps // 20`` and the last, keyed by the step as a string. The steps
+    kept do not depend on the run's length up to step 20 (a retrain of the first steps compares them)."""
+
+    def __init__(self, total_steps: int) -> None:
+        self.total, self.every = total_steps, max(1, total_steps // 20)
+        self.losses: dict[str, float] = {}
+
+    def __call__(self, step: int, metrics: dict) -> None:
+        if step <= 20 or step % self.every == 0 or step == self.total:
+            self.losses[str(step)] = float(metrics["loss"])
+
+
 @app.command(
     "train",
     "Train a CMVAE (MLP encoders/decoders) on a multimodal data set; writes the model folder OUT/model "
     "(model.safetensors, config.json, provenance.json) and train.json.",
     *_DATA,
+    arg(
+        "--model",
+        choices=("cmvae", "mmvae"),
+        default="cmvae",
+        help="cmvae, or mmvae: the MMVAE+ baseline (the same model with one cluster at mu = 0)",
+    ),
     arg("--n-clusters-max", type=positive_int, default=20, help="clusters to start from (K_max, >= 2)"),
     arg("--latent-dim", type=positive_int, default=10, help="shared latent size d"),
     arg("--modality-latent-dim", type=positive_int, default=4, help="modality-specific latent size d_w"),
@@ -88,6 +114,12 @@ def run_command(args: argparse.Namespace) -> str:
         default="official",
         help="cluster-selection rule of --select",
     ),  # fmt: skip
+    arg(
+        "--scale-eps",
+        type=positive_float,
+        default=1e-6,
+        help="epsilon added to every latent scale (softmax * D + eps); the official code's Constants.eta is 1e-20",
+    ),
     arg("--epochs", type=positive_int, default=40, help="training epochs"),
     arg("--batch-size", type=positive_int, default=128, help="mini-batch size"),
     arg("--lr", type=positive_float, default=1e-3, help="Adam (amsgrad) learning rate"),
@@ -121,20 +153,31 @@ def _train(args: argparse.Namespace) -> int:
 
     if args.n_clusters_max < 2:
         raise UsageError(f"--n-clusters-max must be >= 2, got {args.n_clusters_max}")
+    if args.scale_eps > 1e-2:
+        raise UsageError(f"--scale-eps must be at most 1e-2, got {args.scale_eps}")
+    clustered = args.model == "cmvae"
+    if args.select and not clustered:
+        raise UsageError("--select selects the number of clusters of a CMVAE; --model mmvae has one cluster")
     data = _load(args)
     torch.manual_seed(args.seed)
+    extra = {} if args.scale_eps == 1e-6 else {"scale_eps": args.scale_eps}
     model = build_mlp_model(
         data.input_dims, latent_dim=args.latent_dim, modality_latent_dim=args.modality_latent_dim,
         hidden=tuple(args.hidden), n_clusters_max=args.n_clusters_max, beta=args.beta, likelihood=args.likelihood,
         likelihood_scale=args.likelihood_scale, K=args.K, estimator=args.estimator, latent=args.latent,
+        clustered=clustered, **extra,
     )  # fmt: skip
     out = Path(args.out)
+    n_train = len(data.train_labels)
+    total_steps = args.epochs * -(-n_train // args.batch_size)
+    step_losses = StepLosses(total_steps)
     cpu0 = time.process_time()
     hist = fit(model, data.tensors("train"), epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                prior_lr=args.prior_lr, seed=args.seed, show_progress=not args.quiet, log_dir=args.log_dir,
-               checkpoint=out / "train_state.pt", resume=args.resume)  # fmt: skip
+               checkpoint=out / "train_state.pt", resume=args.resume, callbacks=step_losses)  # fmt: skip
     cpu_fit = time.process_time() - cpu0
-    info: dict = {"data": data.name, "epochs": args.epochs, "final_loss": hist[-1], "loss_per_epoch": hist}
+    info: dict = {"data": data.name, "model": args.model, "epochs": args.epochs, "final_loss": hist[-1],
+                  "loss_per_epoch": hist}  # fmt: skip
     if args.select:
         from .experiment import hold_out_validation
 
@@ -143,17 +186,15 @@ def _train(args: argparse.Namespace) -> int:
         sel = model.select_num_clusters(val, apply=True, seed=args.seed, rule=args.selection_rule)
         info["k_star"], info["h"] = sel.k_star, [None if v == float("inf") else v for v in sel.h]
         info["selection"] = {"rule": sel.rule, "validation_tuples": n_val}
-    if (data.test_labels >= 0).all():
+    if (data.test_labels >= 0).all() and clustered:
         info["test_scores"] = clustering_scores(
             data.test_labels, model.predict_clusters(data.tensors("test")).clusters
         )
-    n_train = len(data.train_labels)
     model.save_pretrained(out / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": args.epochs * -(-n_train // args.batch_size),
+        "command": run_command(args), "seed": args.seed, "steps": total_steps,
         "steps_unit": "Adam steps", "epochs": args.epochs, "cpu_seconds": round(cpu_fit, 2), "data": data.name,
-        "n_train": n_train, "final_loss": hist[-1],
-        "losses": {str(e + 1): v for e, v in enumerate(hist)}, "k_star": info.get("k_star"),
-        "test_scores": info.get("test_scores"),
+        "n_train": n_train, "final_loss": hist[-1], "losses": step_losses.losses, "losses_unit": LOSSES_UNIT,
+        "loss_per_epoch": hist, "k_star": info.get("k_star"), "test_scores": info.get("test_scores"),
     })  # fmt: skip
     atomic_write_json(out / "train.json", info)
     print(f"final loss {hist[-1]:.3f}" + (f", K* = {info['k_star']}" if "k_star" in info else ""))

@@ -20,6 +20,7 @@ from iclr24.paperkit.errors import InputError
 
 __all__ = [
     "SCALE_EPS",
+    "OFFICIAL_SCALE_EPS",
     "softmax_scale",
     "laplace_log_prob",
     "log_moe_density",
@@ -34,17 +35,23 @@ __all__ = [
     "official_selection_terms",
 ]
 
+# The epsilon added to every latent scale. 1e-6 here; the official CMVAE code adds ``Constants.eta`` = 1e-20
+# (``src/utils.py``), which in float32 vanishes next to any scale above ~1e-13 and only matters when a softmax
+# scale underflows to 0 (then the official scale is 1e-20 and log q is about +45 per dimension). ``CMVAE(scale_eps=)``
+# / ``cmvae train --scale-eps`` choose it; 1e-6 stays the default (a floor that keeps log q bounded).
 SCALE_EPS = 1e-6
+OFFICIAL_SCALE_EPS = 1e-20
 Q_EPS = 1e-20
 
 
-def softmax_scale(raw: torch.Tensor) -> torch.Tensor:
+def softmax_scale(raw: torch.Tensor, eps: float = SCALE_EPS) -> torch.Tensor:
     """Scale of a Laplace latent from its raw parameter (MMVAE's ``laplace_with_softmax``).
 
-    sigma = softmax(raw) * dim + 1e-6 over the last axis, so the scales of one vector sum to dim (1 + 1e-6) and
-    raw = 0 gives sigma = 1 + 1e-6 in every dimension."""
-    # Eq. (scale): sigma = softmax(raw) * D + 1e-6  (MMVAE's laplace_with_softmax)
-    return F.softmax(raw, dim=-1) * raw.shape[-1] + SCALE_EPS
+    sigma = softmax(raw) * dim + eps over the last axis (eps = 1e-6 by default; the official code's 1e-20 with
+    ``eps=OFFICIAL_SCALE_EPS``), so the scales of one vector sum to dim (1 + eps) and raw = 0 gives sigma = 1 + eps
+    in every dimension."""
+    # Eq. (scale): sigma = softmax(raw) * D + eps  (MMVAE's laplace_with_softmax; eps = 1e-6, official 1e-20)
+    return F.softmax(raw, dim=-1) * raw.shape[-1] + eps
 
 
 def laplace_log_prob(x: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor | float) -> torch.Tensor:
@@ -56,14 +63,14 @@ def laplace_log_prob(x: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor | f
 LATENTS = ("laplace", "normal")
 
 
-def latent_scale(raw: torch.Tensor, latent: str = "laplace") -> torch.Tensor:
-    """The scale of a latent density from its raw parameter: ``laplace`` -> softmax(raw) * D + 1e-6 (the official
-    ``laplace_with_softmax``), ``normal`` -> softplus(raw) + 1e-6 (the official Normal variant; raw = 0 gives
-    log 2 = 0.693)."""
+def latent_scale(raw: torch.Tensor, latent: str = "laplace", eps: float = SCALE_EPS) -> torch.Tensor:
+    """The scale of a latent density from its raw parameter: ``laplace`` -> softmax(raw) * D + eps (the official
+    ``laplace_with_softmax``), ``normal`` -> softplus(raw) + eps (the official Normal variant; raw = 0 gives
+    log 2 = 0.693). ``eps``: 1e-6 by default, the official ``Constants.eta`` = 1e-20 with ``OFFICIAL_SCALE_EPS``."""
     if latent == "laplace":
-        return softmax_scale(raw)
+        return softmax_scale(raw, eps)
     # Eq. (scale, Normal variant): sigma = softplus(raw) + eps
-    return F.softplus(raw) + SCALE_EPS
+    return F.softplus(raw) + eps
 
 
 def normal_log_prob(x: torch.Tensor, loc: torch.Tensor, scale: torch.Tensor | float) -> torch.Tensor:

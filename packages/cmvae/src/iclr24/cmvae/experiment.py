@@ -148,6 +148,12 @@ def run_seed(
                             show_progress=show_progress)[-1]  # fmt: skip
     out["cmvae_train_seconds"] = time.perf_counter() - t0
     out["cmvae_at_kmax"] = clustering_scores(y, cm.predict_clusters(xt, seed=seed).clusters)
+    # diagnostics (not the paper's rule): q(c|z) at the posterior means, and KMeans(10) on CMVAE's own latent
+    out["cmvae_at_kmax_means"] = clustering_scores(y, cm.predict_clusters(xt, at_means=True).clusters)
+    e_cm = cm.encode(xt).numpy()
+    out["cmvae_latent_kmeans"] = clustering_scores(
+        y, KMeans(cfg.n_classes, n_init=10, random_state=seed).fit(e_cm).predict(e_cm)
+    )
     sel = cm.select_num_clusters(xv, apply=True, seed=seed, rule=cfg.selection_rule)
     out["selection"] = {
         "h": [v if v != float("inf") else None for v in sel.h],
@@ -157,6 +163,7 @@ def run_seed(
         "seconds": sel.seconds,
     }
     out["cmvae"] = clustering_scores(y, cm.predict_clusters(xt, seed=seed).clusters)
+    out["cmvae_means"] = clustering_scores(y, cm.predict_clusters(xt, at_means=True).clusters)
 
     t0 = time.perf_counter()
     mm = _model(cfg, data, False, seed)

@@ -38,6 +38,7 @@ from iclr24.paperkit.pretrained import PretrainedMixin
 from .distributions import (
     LATENTS,
     Q_EPS,
+    SCALE_EPS,
     cluster_log_joint,
     cluster_marginal_log_likelihood,
     laplace_log_prob,
@@ -144,6 +145,7 @@ class CMVAE(PretrainedMixin, nn.Module):
         learn_modality_prior: bool = True,
         generation_prior: str = "joint_prior",
         latent: str = "laplace",
+        scale_eps: float = SCALE_EPS,
     ) -> None:
         super().__init__()
         encoders, decoders = list(encoders), list(decoders)
@@ -202,6 +204,12 @@ class CMVAE(PretrainedMixin, nn.Module):
         self.beta, self.K, self.estimator = _finite_pos("beta", beta), K, estimator
         self.rescale_factors, self.generation_prior = rescale, generation_prior
         self.latent = latent
+        if isinstance(scale_eps, bool) or not isinstance(scale_eps, int | float) or not 0 < scale_eps <= 1e-2:
+            raise InputError(
+                f"scale_eps must be a number in (0, 1e-2] (1e-6 by default; the official code's 1e-20), got "
+                f"{scale_eps!r}"
+            )
+        self.scale_eps = float(scale_eps)
         C = n_clusters_max
         self.n_clusters_max = C
         # p(c) = Cat(softmax(l)), l = 0 at start: uniform 1/C
@@ -257,8 +265,9 @@ class CMVAE(PretrainedMixin, nn.Module):
         return torch.log_softmax(self.cluster_logits.masked_fill(~a, float("-inf")), dim=-1)
 
     def scale_of(self, raw: torch.Tensor) -> torch.Tensor:
-        """A latent density's scale from its raw parameter (softmax * D + 1e-6, or softplus + 1e-6 for Normal)."""
-        return latent_scale(raw, self.latent)
+        """A latent density's scale from its raw parameter (softmax * D + eps, or softplus + eps for Normal; eps =
+        ``scale_eps``, 1e-6 by default, the official code's 1e-20 on request)."""
+        return latent_scale(raw, self.latent, self.scale_eps)
 
     def latent_log_prob(self, x, loc, scale) -> torch.Tensor:
         """Elementwise log density of the latent family (Laplace or Normal)."""
@@ -502,17 +511,28 @@ class CMVAE(PretrainedMixin, nn.Module):
         return z.transpose(0, 1), avail  # [B, M, d], [B, M]
 
     @torch.no_grad()
-    def predict_clusters(self, xs, mask=None, *, seed: int = 0, batch_size: int = 4096) -> ClusterPrediction:
-        check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
+    def predict_clusters(
+        self, xs, mask=None, *, seed: int = 0, batch_size: int = 4096, at_means: bool = False
+    ) -> ClusterPrediction:
         """Cluster assignments: z_m ~ q(z|x_m) per modality, the argmax of q(c|z_m), then the majority vote over
-        the available modalities (a tie goes to the smallest cluster index)."""
+        the available modalities (a tie goes to the smallest cluster index). This sampled assignment is the
+        official one (``predict_clusters`` of the official code and MultiVae). ``at_means=True``: q(c|z) at the
+        posterior means z_m = E[q(z|x_m)] instead of samples (a diagnostic, not the paper's rule: it removes the
+        posterior noise from the assignment)."""
+        check_int(batch_size, "batch_size", minimum=1, maximum=2**31)
+        if not isinstance(at_means, bool):
+            raise InputError(f"at_means must be True or False, got {describe(at_means)}")
         g = torch.Generator().manual_seed(seed)
         B, _ = self._check_inputs(xs, mask)
         out_c, out_v, out_q = [], [], []
         for s in range(0, B, batch_size):
             sl = [None if x is None else x[s : s + batch_size] for x in xs]
             ms = None if mask is None else torch.as_tensor(mask)[s : s + batch_size]
-            z, avail = self._sample_posterior_z(sl, ms, g)
+            if at_means:
+                _, avail = self._check_inputs(sl, ms)
+                z = self._encode(sl, avail)[0].transpose(0, 1)  # posterior means [b, M, d]
+            else:
+                z, avail = self._sample_posterior_z(sl, ms, g)
             q = self.cluster_posterior(z)  # [b, M, C]
             votes = q.argmax(-1)
             out_c.append(majority_vote(votes, self.n_clusters_max, avail))
