@@ -477,7 +477,6 @@ EVERY_PACKAGE_HAS = ("__init__.py", "cli.py", "data.py", "reproduce.py", "bench.
 SYNONYMS = {"models.py": "model.py", "training.py": "train.py", "experiment.py": "experiments.py"}
 # packages written before the vocabulary, each with the name it still uses; the list only shrinks
 KNOWN_OTHER_NAMES = {
-    ("cmvae", "experiment.py"),
     (
         "opposing-signals",
         "training.py",

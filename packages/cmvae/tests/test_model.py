@@ -221,7 +221,7 @@ def test_experiment_config_likelihood_reaches_the_models():
     # The reproduction's calibrated likelihood (normal, sd 0.1) must reach CMVAE and MMVAE+ alike; the CPU config
     # would silently fall back to the Laplace default otherwise.
     from iclr24.cmvae.data import poly_digits
-    from iclr24.cmvae.experiment import ExperimentConfig, _model
+    from iclr24.cmvae.experiments import ExperimentConfig, _model
 
     data = poly_digits(40, 20, seed=3)
     cfg = ExperimentConfig(hidden=(8,), likelihood="normal", likelihood_scale=0.1)

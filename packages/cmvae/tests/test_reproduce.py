@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from iclr24.cmvae.data import poly_digits
-from iclr24.cmvae.experiment import (
+from iclr24.cmvae.experiments import (
     ExperimentConfig,
     _model,
     hold_out_validation,

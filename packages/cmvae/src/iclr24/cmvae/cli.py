@@ -179,7 +179,7 @@ def _train(args: argparse.Namespace) -> int:
     info: dict = {"data": data.name, "model": args.model, "epochs": args.epochs, "final_loss": hist[-1],
                   "loss_per_epoch": hist}  # fmt: skip
     if args.select:
-        from .experiment import hold_out_validation
+        from .experiments import hold_out_validation
 
         n_val = max(1, len(data.test_labels) // 5)
         data, val = hold_out_validation(data, n_val)

@@ -31,7 +31,7 @@ import numpy as np
 
 from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json, run_claims
 
-from .experiment import ExperimentConfig, run_seed
+from .experiments import ExperimentConfig, run_seed
 from .paper_scale import PAPER_SCALE, paper_scale
 
 __all__ = [
@@ -400,7 +400,7 @@ def evaluate_checkpoint_pair(cmvae_folder, mmvae_folder, data, seed: int, n_val:
     from sklearn.cluster import KMeans
     from sklearn.mixture import GaussianMixture
 
-    from .experiment import hold_out_validation
+    from .experiments import hold_out_validation
     from .metrics import clustering_scores
     from .model import CMVAE
 
