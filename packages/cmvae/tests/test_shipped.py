@@ -12,12 +12,11 @@ from iclr24.cmvae.reproduce import CHECKPOINTS, CLAIMS, MNIST_EPOCHS, MNIST_SEED
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.shipped import (
     checkpoints_dir,
-    loss_mismatches,
     model_folder,
-    retrain,
     shipped_commands,
     training_label,
 )
+from iclr24.paperkit.testing import check_damaged_model_refused, check_retrain_first_steps
 
 
 def _argv(cmd: str) -> list[str]:
@@ -59,18 +58,7 @@ def test_a_shipped_checkpoint_loads_with_its_sha_checked_and_is_labelled(name, t
 
 
 def test_a_damaged_checkpoint_is_refused(tmp_path):
-    import shutil
-
-    from iclr24.paperkit.pretrained import read_model_folder
-
-    src = checkpoints_dir(PACKAGE) / "poly-mnist-cmvae-s0"
-    bad = tmp_path / "bad"
-    shutil.copytree(src, bad)
-    raw = bytearray((bad / "model.safetensors").read_bytes())
-    raw[-1] ^= 0xFF
-    (bad / "model.safetensors").write_bytes(bytes(raw))
-    with pytest.raises(ValueError, match="sha256"):
-        read_model_folder(bad)
+    check_damaged_model_refused(checkpoints_dir(PACKAGE) / "poly-mnist-cmvae-s0", tmp_path)
 
 
 @pytest.mark.slow  # loads MNIST and trains one epoch (47 Adam steps) of the recorded command
@@ -85,12 +73,9 @@ def test_retraining_the_first_steps_gives_the_recorded_losses(name, tmp_path):
         load_mnist(None)
     except DataMissing:
         pytest.skip("MNIST is not in the data folder (iclr24 data get mnist)")
-    folder = checkpoints_dir(PACKAGE) / name
-    fresh = retrain(folder, tmp_path / "re", overrides={"--epochs": "1"})
-    rec = json.loads((folder / "provenance.json").read_text())["losses"]
-    new = json.loads((fresh / "provenance.json").read_text())["losses"]
-    assert {str(s) for s in range(1, 21)} <= set(rec) & set(new)
-    assert loss_mismatches(rec, new) == []
+    check_retrain_first_steps(
+        checkpoints_dir(PACKAGE) / name, tmp_path / "re", {"--epochs": "1"}, range(1, 21)
+    )
 
 
 def test_claims_table_kinds_and_where_each_claim_runs():

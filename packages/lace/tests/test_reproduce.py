@@ -21,13 +21,11 @@ from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.pretrained import file_sha256, read_model_folder
 from iclr24.paperkit.shipped import (
     checkpoints_dir,
-    loss_mismatches,
     model_folder,
-    retrain,
     shipped_commands,
     training_label,
 )
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.testing import check_damaged_model_refused, check_paper_smoke, check_retrain_first_steps
 
 MODULE = "iclr24.lace"
 
@@ -70,28 +68,17 @@ def test_a_shipped_checkpoint_loads_and_its_sha_matches(name):
 
 
 def test_a_corrupted_checkpoint_is_refused(tmp_path):
-    import shutil
-
-    src = checkpoints_dir(MODULE) / "lace-s0"
-    bad = tmp_path / "lace-s0"
-    shutil.copytree(src, bad)
-    data = bytearray((bad / "model.safetensors").read_bytes())
-    data[-1] ^= 0xFF
-    (bad / "model.safetensors").write_bytes(bytes(data))
-    with pytest.raises(Exception, match="sha256"):
-        read_model_folder(bad)
+    check_damaged_model_refused(checkpoints_dir(MODULE) / "lace-s0", tmp_path)
 
 
 @pytest.mark.parametrize("name", ["baseline-s0", "lace-s1"])
 def test_retraining_the_first_steps_gives_the_recorded_losses(name, tmp_path):
     """``lace train`` with the recorded command, cut to 20 steps (no LR schedule, so the first steps are the same run):
     the losses at steps 0-19 equal provenance['losses']."""
-    folder = checkpoints_dir(MODULE) / name
-    recorded = read_model_folder(folder)[2]["losses"]
-    assert all(str(k) in recorded for k in range(20))  # every step up to 20 was recorded
-    fresh = read_model_folder(retrain(folder, tmp_path / "re", {"--steps": "20"}))[2]["losses"]
+    fresh = check_retrain_first_steps(
+        checkpoints_dir(MODULE) / name, tmp_path / "re", {"--steps": "20"}, range(20)
+    )
     assert set(fresh) == {str(k) for k in range(20)}
-    assert loss_mismatches(recorded, fresh) == []
 
 
 def test_the_unclamped_calibration_learned_by_the_checkpoint_budget():

@@ -2,7 +2,6 @@
 first steps reproduces the losses their provenance records."""
 
 import json
-import shutil
 
 import pytest
 import torch
@@ -13,15 +12,13 @@ from iclr24.lpn.experiments import ConvDenoiser
 from iclr24.lpn.mnist_claims import BASELINE_NAME, LPN_NAME, MNIST_IDS, load_shipped
 from iclr24.lpn.train import load_model
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import read_model_folder
 from iclr24.paperkit.shipped import (
     checkpoints_dir,
-    loss_mismatches,
-    retrain,
     shipped_commands,
     training_label,
 )
+from iclr24.paperkit.testing import check_damaged_model_refused, check_retrain_first_steps
 
 CK = checkpoints_dir("iclr24.lpn")
 NAMES = [n.format(s) for s in MNIST_SEEDS for n in (LPN_NAME, BASELINE_NAME)]
@@ -56,13 +53,7 @@ def test_shipped_checkpoints_load_and_their_sha256_is_checked(tmp_path):
     assert lpn(x).shape == base(x).shape == x.shape
     _, _, prov = read_model_folder(CK / LPN_NAME.format(0))
     assert len(prov["weights_sha256"]) == 64
-    bad = tmp_path / "bad"
-    shutil.copytree(CK / LPN_NAME.format(0), bad)
-    raw = bytearray((bad / "model.safetensors").read_bytes())
-    raw[-1] ^= 1
-    (bad / "model.safetensors").write_bytes(bytes(raw))
-    with pytest.raises(InputFileError, match="does not match its provenance"):
-        load_model(bad)
+    check_damaged_model_refused(CK / LPN_NAME.format(0), tmp_path, load=load_model)
 
 
 def test_load_shipped_labels_what_each_claim_is_evaluated_on(tmp_path):
@@ -83,14 +74,7 @@ def test_a_retrain_of_the_first_steps_matches_the_recorded_losses(tmp_path, name
     the same seeded batches), so only those are compared; the baseline's l2 at a constant lr is identical for every
     step it runs."""
     _mnist_or_skip()
-    from iclr24.paperkit.threads import pinned_threads
-
-    with pinned_threads(1):
-        new = retrain(CK / name, tmp_path / "run", overrides={"--steps": "40"})
-    fresh = json.loads((new / "provenance.json").read_text())["losses"]
-    recorded = json.loads((CK / name / "provenance.json").read_text())["losses"]
-    first = {k: v for k, v in fresh.items() if int(k) <= 20}
-    assert len(first) == 20 and loss_mismatches(recorded, first) == []
+    check_retrain_first_steps(CK / name, tmp_path / "run", {"--steps": "40"}, range(1, 21))
 
 
 def test_the_claims_table_kinds():

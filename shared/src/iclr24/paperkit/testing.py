@@ -41,7 +41,7 @@ import re
 import signal
 import threading
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,8 @@ __all__ = [
     "check_records",
     "check_cli_contract",
     "check_cli_defaults",
+    "check_damaged_model_refused",
+    "check_retrain_first_steps",
     "run_readme_blocks",
     "readme_blocks",
     "readme_block_groups",
@@ -130,6 +132,52 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
         if isinstance(a, argparse._SubParsersAction):
             return dict(a.choices)
     return {}
+
+
+def check_damaged_model_refused(
+    folder: str | os.PathLike, tmp_path: str | os.PathLike, load: Callable[[Any], Any] | None = None
+) -> None:
+    """A copy of the model folder with one weight byte flipped is refused by ``load`` (default
+    :func:`.pretrained.read_model_folder`) with the sha256 error, not loaded."""
+    import shutil
+
+    from .errors import InputFileError
+    from .pretrained import WEIGHTS_FILE, read_model_folder
+
+    bad = Path(tmp_path) / f"damaged-{Path(folder).name}"
+    shutil.copytree(folder, bad)
+    raw = bytearray((bad / WEIGHTS_FILE).read_bytes())
+    raw[-1] ^= 0xFF
+    (bad / WEIGHTS_FILE).write_bytes(bytes(raw))
+    try:
+        (load or read_model_folder)(bad)
+    except InputFileError as e:
+        assert "does not match its provenance" in str(e), str(e)
+    else:
+        raise AssertionError(f"{bad}: a damaged weights file was loaded")
+
+
+def check_retrain_first_steps(
+    folder: str | os.PathLike,
+    out: str | os.PathLike,
+    overrides: Mapping[str, str | None],
+    steps: Sequence[int],
+) -> dict:
+    """Retrain a shipped model by its recorded command with ``overrides`` (a shorter run) and check that the losses
+    at ``steps`` are the recorded ones (:func:`.shipped.loss_mismatches`); returns the fresh losses."""
+    from .pretrained import read_model_folder
+    from .shipped import loss_mismatches, retrain
+    from .threads import pinned_threads
+
+    recorded = read_model_folder(folder)[2]["losses"]
+    with pinned_threads(1):
+        fresh = read_model_folder(retrain(folder, out, overrides))[2]["losses"]
+    want = {str(s) for s in steps}
+    assert want <= set(recorded), f"steps {sorted(want - set(recorded), key=int)} were not recorded"
+    assert want <= set(fresh), f"steps {sorted(want - set(fresh), key=int)} were not retrained"
+    bad = loss_mismatches({k: recorded[k] for k in want}, {k: fresh[k] for k in want})
+    assert not bad, f"{Path(folder).name}: the retrain differs from provenance.json: " + "; ".join(bad[:5])
+    return fresh
 
 
 def check_cli_defaults(app: Any, command: str, config: type, *, skip: Sequence[str] = ()) -> list[str]:
