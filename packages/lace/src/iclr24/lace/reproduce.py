@@ -3,19 +3,20 @@ continuous diffusion without them (lambda_a = lambda_o = 0), same network, data,
 
 The models are not trained during the run: the effects need more training than a run of minutes gives (calibration
 below), so ``reproduce`` evaluates checkpoints shipped inside the package (``checkpoints/``: baseline and LACE on
-training seeds 0-9; seeds 3-9 are evaluated, 0-2 only calibrate the power rule), each trained once by the package's own ``lace train`` (``TRAIN_COMMANDS``; provenance.json
-records the command, CPU seconds, machine, commit and the loss at fixed steps) and re-trained by ``reproduce
---from-scratch``. A run samples, scores and beautifies; every claim's details name what it was evaluated on.
+training seeds 0-9; seeds 3-9 are evaluated, 0-2 only calibrate the power rule), each trained once by the package's
+own ``lace train`` (``TRAIN_COMMANDS``; provenance.json records the command, CPU seconds, machine, commit and the
+loss at fixed steps) and re-trained by ``reproduce --from-scratch``. A run samples, scores and beautifies; every
+claim's details name what it was evaluated on.
 
 Rules fixed before running (from the paper's claims, Sec. 5; ``CLAIMS``): Alignment <= 0.75 x baseline; Overlap no
-higher; MaxIoU (C -> S+P) within 0.02; feature Frechet distance within +10 %; beautify lowers Alignment further at
-<= +10 % FD. Alignment and Overlap are the official metric (``util/metric.py`` as ``test.py`` calls it). Metrics are on
+higher; MaxIoU (C -> S+P) within 0.02; feature Frechet distance within +10 %; beautify lowers Alignment further at <=
++10 % FD. Alignment and Overlap are the official metric (``util/metric.py`` as ``test.py`` calls it). Metrics are on
 the test layouts (seeds disjoint from training); nothing is tuned on them: the training budget was chosen on
 calibration seeds no evaluated run uses (``TRAIN_STEPS``). Every rule is decided over paired training seeds (95 %
-t-interval; the headline rules' count from the power rule on the calibration pairs), and no verdict is kept from models that did not learn the layouts (``learned_min``): such a
-run records the claims as undecidable, with why. A second set of real test layouts, scored like a model, is the
-reference row. The gradient guidance at each DDIM step (an extension: the official code has none) is measured and
-reported in --full, never gated.
+t-interval; the headline rules' count from the power rule on the calibration pairs), and no verdict is kept from
+models that did not learn the layouts (``learned_min``): such a run records the claims as undecidable, with why. A
+second set of real test layouts, scored like a model, is the reference row. The gradient guidance at each DDIM step
+(an extension: the official code has none) is measured and reported in --full, never gated.
 """
 
 from __future__ import annotations
@@ -83,14 +84,15 @@ def model_name(arm: str, seed: int) -> str:
 
 def settings(mode: str) -> dict:
     """Evaluation sizes per mode, fixed before the evaluated runs; no mode trains (the models are the shipped
-    checkpoints, ``TRAIN_COMMANDS``; which training seeds each claim evaluates is its row's ``seeds`` and power plan in
-    ``CLAIMS``). ``learned_min``: a verdict is only kept when both arms' C -> S+P MaxIoU (mean over seeds) reaches this fraction
-    of the run's real-vs-real MaxIoU (else every claim is undecidable, with why)."""
+    checkpoints, ``TRAIN_COMMANDS``; which training seeds each claim evaluates is its row's ``seeds`` and power
+    plan in ``CLAIMS``). ``learned_min``: a verdict is only kept when both arms' C -> S+P MaxIoU (mean over seeds)
+    reaches this fraction of the run's real-vs-real MaxIoU (else every claim is undecidable, with why)."""
     return {"smoke": _smoke_settings, "quick": _quick_settings, "full": _full_settings}[mode]()
 
 
 def _smoke_settings() -> dict:
-    """The first two evaluated checkpoint pairs, a few layouts and DDIM steps: the code path of --full, no learned-precondition."""
+    """The first two evaluated checkpoint pairs, a few layouts and DDIM steps: the code path of --full, no
+    learned-precondition."""
     return dict(test_n=12, ddim=3, beautify_iters=5, beautify_lr=1e-4, guidance=0.05, learned_min=None)
 
 
@@ -304,10 +306,8 @@ _CAL_VALUES = {
     "overlap": dict(ours=(31.8149, 45.0812, 50.0614), baseline=(23.6026, 41.8310, 48.0287)),
 }
 _SECONDS_PER_PAIR = {"quick": 7.6, "full": 15.6}
-BUDGET = {
-    "quick": 60.0,
-    "full": 600.0,
-}  # CPU s a headline rule may use (quick's cap; full's: a third of 30 minutes)
+# CPU s a headline rule may use (quick's cap; full's: a third of its 30 minutes)
+BUDGET = {"quick": 60.0, "full": 600.0}
 
 
 def _calibration(key: str) -> dict | None:
