@@ -23,21 +23,23 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .hardware import H200_BF16_PEAK_FLOPS, H200_UTILISATION
+
 __all__ = [
     "H200_BF16_PEAK_FLOPS",
     "H200_UTILISATION",
     "PaperScale",
+    "accumulation_for",
     "count_flops",
     "endless",
     "measure_paper_scale",
+    "micro_batch_for",
     "paper_scale_markdown",
+    "steps_per_epoch",
+    "stream",
     "tie",
+    "train_step",
 ]
-
-H200_BF16_PEAK_FLOPS = 790e12  # dense bf16 matrix work measured on the lent H200 (about 790 TFLOP/s)
-H200_UTILISATION = (
-    0.35  # the assumed fraction of that peak a real training step sustains (stated in every row)
-)
 
 
 @dataclass
@@ -82,6 +84,102 @@ def tie(step: Callable, folder: tempfile.TemporaryDirectory) -> Callable:
     as ``step.tmp``, and remove it when the step is collected. Returns ``step``."""
     step.tmp = folder
     weakref.finalize(step, folder.cleanup)
+    return step
+
+
+def micro_batch_for(device: str, *, cuda: int, cpu: int, override: int | None = None) -> int:
+    """The micro-batch a paper-scale step runs: ``override`` (tests shrink it) or else ``cuda`` on a CUDA device
+    and ``cpu`` on the CPU."""
+    return override or (cuda if device.startswith("cuda") else cpu)
+
+
+def accumulation_for(
+    batch: int, micro_batch: int, *, name: str = "micro_batch", of: str = "the paper's batch"
+) -> int:
+    """How many micro-batches make the paper's ``batch``: ``batch // micro_batch``; an ``InputError`` unless
+    ``micro_batch`` divides it (``name`` and ``of`` word the message)."""
+    from .errors import InputError
+
+    if micro_batch < 1 or batch % micro_batch:
+        raise InputError(f"{name} must divide {of} {batch}, got {micro_batch}")
+    return batch // micro_batch
+
+
+def steps_per_epoch(images: int, batch: int, *, drop_last: bool) -> int:
+    """Optimiser steps in one epoch of ``images`` at ``batch``: the last partial batch dropped (timm's loader) or
+    kept (a default ``DataLoader``)."""
+    return images // batch if drop_last else -(-images // batch)
+
+
+def stream(dataset, micro_batch: int, device: str, *, workers: int = 8, seed: int = 0) -> Iterator:
+    """Micro-batches of ``dataset`` forever (:func:`endless`) from a shuffling ``DataLoader`` that drops the last
+    partial batch, shuffled by a generator seeded ``seed``; on CUDA with the paper's ``workers`` (persistent) and
+    pinned memory, on the CPU in the main process."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        batch_size=micro_batch,
+        shuffle=True,
+        drop_last=True,
+        num_workers=workers if cuda else 0,
+        pin_memory=cuda,
+        persistent_workers=cuda and workers > 0,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return endless(loader)
+
+
+def train_step(
+    batches: Iterator,
+    loss: Callable[..., Any],
+    opt,
+    device: str,
+    *,
+    prepare: Callable[[Any], Any] | None = None,
+    before: Callable[[], Any] | None = None,
+    after: Callable[[], Any] | None = None,
+    clip: tuple[Iterable, float] | None = None,
+    scaler=None,
+) -> Callable[[], float]:
+    """One micro-step of a paper's training loop, as a paper-scale ``step``: ``before()`` (e.g. set the schedule's
+    rate), the next micro-batch from ``batches`` (``prepare(batch)`` on the host, then each tensor to ``device``,
+    non-blocking), ``loss(*batch)`` (or ``loss(batch)`` for one tensor), zeroed gradients, the backward (through
+    ``scaler`` when given, a ``torch.amp.GradScaler``), gradient-norm clipping of ``clip = (params, max_norm)``,
+    the optimiser step, ``after()`` (a scheduler step, a mask or EMA update). Returns the loss as a float."""
+    import torch
+
+    dev = torch.device(device)
+    clip_params, max_norm = (list(clip[0]), clip[1]) if clip is not None else (None, None)
+
+    def step() -> float:
+        if before is not None:
+            before()
+        batch = next(batches)
+        if prepare is not None:
+            batch = prepare(batch)
+        if isinstance(batch, torch.Tensor):
+            value = loss(batch.to(dev, non_blocking=True))
+        else:
+            value = loss(*(b.to(dev, non_blocking=True) for b in batch))
+        opt.zero_grad(set_to_none=True)
+        if scaler is not None:
+            scaler.scale(value).backward()
+            scaler.unscale_(opt)
+        else:
+            value.backward()
+        if clip_params is not None:
+            torch.nn.utils.clip_grad_norm_(clip_params, max_norm)
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        if after is not None:
+            after()
+        return float(value.detach())
+
     return step
 
 
