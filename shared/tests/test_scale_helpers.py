@@ -7,6 +7,7 @@ from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.scale import (
     accumulation_for,
     count_flops,
+    fingerprint,
     micro_batch_for,
     steps_per_epoch,
     stream,
@@ -69,3 +70,21 @@ def test_train_step_runs_the_hooks_in_order_and_counts_forward_and_backward():
     assert count_flops(step) == 2 * (2 * 4 * 8 * 3)  # forward + the weight gradient (clipped again)
     one = train_step(iter([x]), lambda xb: layer(xb).sum(), opt, "cpu")  # a batch of one tensor
     assert isinstance(one(), float)
+
+
+def test_fingerprint_is_the_row_less_timings():
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(8, 3, bias=False)
+    x = torch.randn(4, 8)
+    step = train_step(iter([x] * 2), lambda xb: layer(xb).sum(), torch.optim.SGD(layer.parameters(), 0.1), "cpu")
+    spec = scale.PaperScale("Linear", step, 4, 2, 10, dataset="d", notes=["n"])
+    assert fingerprint(spec) == {
+        "config": "Linear",
+        "micro_batch": 4,
+        "accumulation": 2,
+        "paper_steps": 10,
+        "dataset": "d",
+        "notes": ["n"],
+        "flops_per_micro_step": 2 * 4 * 8 * 3 * 2,
+    }
+    assert "flops_per_micro_step" not in fingerprint(spec, flops=False)

@@ -32,6 +32,7 @@ __all__ = [
     "accumulation_for",
     "count_flops",
     "endless",
+    "fingerprint",
     "measure_paper_scale",
     "micro_batch_for",
     "paper_scale_markdown",
@@ -213,6 +214,18 @@ def count_flops(fn: Callable[[], Any]) -> int | None:
     with _Count():
         fn()
     return total
+
+
+def fingerprint(spec: PaperScale, *, flops: bool = True) -> dict:
+    """What a paper-scale row records of ``spec`` apart from the timings and memory: the configuration, batch
+    arithmetic, dataset and notes, and (``flops``) the FLOPs of one micro-step as :func:`measure_paper_scale`
+    counts them (running the step once). Packages pin it in a parity test."""
+    out = {k: getattr(spec, k) for k in ("config", "micro_batch", "accumulation", "paper_steps", "dataset")}
+    out["notes"] = list(spec.notes)
+    if flops:
+        given = spec.flops_per_micro_step
+        out["flops_per_micro_step"] = given if given is not None else count_flops(spec.flops_step or spec.step)
+    return out
 
 
 def _peak_rss_bytes() -> int:
