@@ -76,7 +76,9 @@ def test_fingerprint_is_the_row_less_timings():
     torch = pytest.importorskip("torch")
     layer = torch.nn.Linear(8, 3, bias=False)
     x = torch.randn(4, 8)
-    step = train_step(iter([x] * 2), lambda xb: layer(xb).sum(), torch.optim.SGD(layer.parameters(), 0.1), "cpu")
+    step = train_step(
+        iter([x] * 2), lambda xb: layer(xb).sum(), torch.optim.SGD(layer.parameters(), 0.1), "cpu"
+    )
     spec = scale.PaperScale("Linear", step, 4, 2, 10, dataset="d", notes=["n"])
     assert fingerprint(spec) == {
         "config": "Linear",

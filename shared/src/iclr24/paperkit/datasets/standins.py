@@ -56,8 +56,8 @@ def write_cifar10_batches(root: str | Path, train: int, test: int, *, seed: int 
     sizes = [len(part) for part in np.array_split(np.arange(train), len(CIFAR10_TRAIN_BATCHES))] + [test]
     for k, (name, n) in enumerate(zip((*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH), sizes)):
         labels = rng.integers(0, 10, n)
-        base = rng.integers(0, 256, (10, 3072))
-        data = np.clip(base[labels] * 0.7 + rng.integers(0, 77, (n, 3072)), 0, 255).astype(np.uint8)
+        base = (rng.integers(0, 256, (10, 3072)) * 0.7).astype(np.uint8)  # <= 178: base + noise fits uint8
+        data = base[labels] + rng.integers(0, 77, (n, 3072), dtype=np.uint8)  # uint8 throughout: a light peak
         batch = {
             b"batch_label": f"synthetic batch {k + 1}".encode(),
             b"labels": [int(v) for v in labels],
