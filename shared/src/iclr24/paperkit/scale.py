@@ -223,9 +223,8 @@ def fingerprint(spec: PaperScale, *, flops: bool = True) -> dict:
     out = {k: getattr(spec, k) for k in ("config", "micro_batch", "accumulation", "paper_steps", "dataset")}
     out["notes"] = list(spec.notes)
     if flops:
-        flops_given = spec.flops_per_micro_step
-        counted = flops_given is None and count_flops(spec.flops_step or spec.step)
-        out["flops_per_micro_step"] = counted if flops_given is None else flops_given
+        n = spec.flops_per_micro_step
+        out["flops_per_micro_step"] = count_flops(spec.flops_step or spec.step) if n is None else n
     return out
 
 
