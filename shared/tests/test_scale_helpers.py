@@ -72,6 +72,25 @@ def test_train_step_runs_the_hooks_in_order_and_counts_forward_and_backward():
     assert isinstance(one(), float)
 
 
+def test_train_step_accumulates_and_steps_after_the_last_micro_step():
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(2, 1, bias=False)
+    opt = torch.optim.SGD(layer.parameters(), lr=1.0)
+    xs = [torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]])]
+    stepped = []
+    batches = iter(
+        [([x], torch.zeros(1)) for x in xs * 2]
+    )  # a list of tensors and a label, moved as they are
+    step = train_step(
+        batches, lambda x, _y: layer(x[0]).sum(), opt, "cpu", accumulate=2, after=lambda: stepped.append(1)
+    )
+    w0 = layer.weight.detach().clone()
+    assert step() == pytest.approx(float(layer(xs[0]).sum().detach()) / 2)
+    assert torch.equal(layer.weight, w0) and not stepped  # no step after the first of two micro-steps
+    step()
+    assert torch.allclose(layer.weight, w0 - 0.5) and stepped == [1]  # the mean gradient of the two, one step
+
+
 def test_fingerprint_is_the_row_less_timings():
     torch = pytest.importorskip("torch")
     layer = torch.nn.Linear(8, 3, bias=False)

@@ -132,6 +132,16 @@ def stream(dataset, micro_batch: int, device: str, *, workers: int = 8, seed: in
     return endless(loader)
 
 
+def _to_device(batch, dev):
+    import torch
+
+    if isinstance(batch, torch.Tensor):
+        return batch.to(dev, non_blocking=True)
+    if isinstance(batch, list | tuple):
+        return type(batch)(_to_device(b, dev) for b in batch)
+    return batch
+
+
 def train_step(
     batches: Iterator,
     loss: Callable[..., Any],
@@ -143,16 +153,22 @@ def train_step(
     after: Callable[[], Any] | None = None,
     clip: tuple[Iterable, float] | None = None,
     scaler=None,
+    accumulate: int = 1,
 ) -> Callable[[], float]:
     """One micro-step of a paper's training loop, as a paper-scale ``step``: ``before()`` (e.g. set the schedule's
-    rate), the next micro-batch from ``batches`` (``prepare(batch)`` on the host, then each tensor to ``device``,
-    non-blocking), ``loss(*batch)`` (or ``loss(batch)`` for one tensor), zeroed gradients, the backward (through
-    ``scaler`` when given, a ``torch.amp.GradScaler``), gradient-norm clipping of ``clip = (params, max_norm)``,
-    the optimiser step, ``after()`` (a scheduler step, a mask or EMA update). Returns the loss as a float."""
+    rate), the next micro-batch from ``batches`` (``prepare(batch)`` on the host, then its tensors, in lists and
+    tuples too, to ``device``, non-blocking), ``loss(*batch)`` (or ``loss(batch)`` for one tensor), zeroed
+    gradients, the backward (through ``scaler`` when given, a ``torch.amp.GradScaler``), gradient-norm clipping of
+    ``clip = (params, max_norm)``, the optimiser step, ``after()`` (a scheduler step, a mask or EMA update).
+
+    ``accumulate > 1`` accumulates gradients as the paper's loop does: each micro-step's loss is divided by it,
+    the gradients are zeroed before the first micro-step of a paper step, and the clipping, optimiser step and
+    ``after()`` come after the last. Returns the micro-step's (divided) loss as a float."""
     import torch
 
     dev = torch.device(device)
     clip_params, max_norm = (list(clip[0]), clip[1]) if clip is not None else (None, None)
+    state = {"micro": 0}
 
     def step() -> float:
         if before is not None:
@@ -160,25 +176,26 @@ def train_step(
         batch = next(batches)
         if prepare is not None:
             batch = prepare(batch)
-        if isinstance(batch, torch.Tensor):
-            value = loss(batch.to(dev, non_blocking=True))
-        else:
-            value = loss(*(b.to(dev, non_blocking=True) for b in batch))
-        opt.zero_grad(set_to_none=True)
-        if scaler is not None:
-            scaler.scale(value).backward()
-            scaler.unscale_(opt)
-        else:
-            value.backward()
-        if clip_params is not None:
-            torch.nn.utils.clip_grad_norm_(clip_params, max_norm)
-        if scaler is not None:
-            scaler.step(opt)
-            scaler.update()
-        else:
-            opt.step()
-        if after is not None:
-            after()
+        moved = _to_device(batch, dev)
+        value = loss(moved) if isinstance(moved, torch.Tensor) else loss(*moved)
+        if accumulate > 1:
+            value = value / accumulate
+        if state["micro"] == 0:
+            opt.zero_grad(set_to_none=True)
+        (value if scaler is None else scaler.scale(value)).backward()
+        state["micro"] = (state["micro"] + 1) % accumulate
+        if state["micro"] == 0:
+            if scaler is not None:
+                scaler.unscale_(opt)
+            if clip_params is not None:
+                torch.nn.utils.clip_grad_norm_(clip_params, max_norm)
+            if scaler is not None:
+                scaler.step(opt)
+                scaler.update()
+            else:
+                opt.step()
+            if after is not None:
+                after()
         return float(value.detach())
 
     return step
