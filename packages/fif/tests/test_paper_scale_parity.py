@@ -23,4 +23,5 @@ RECORDED = {
 
 
 def test_paper_scale_row_is_the_one_recorded_before_the_migration():
-    assert fingerprint(paper_scale("cpu")) == RECORDED
+    # items=5000: the stand-in row paper_scale("cpu") gives where the real mnist.pkl.gz is missing, on any machine
+    assert fingerprint(paper_scale("cpu", items=5000)) == RECORDED
