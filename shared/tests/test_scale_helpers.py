@@ -109,3 +109,23 @@ def test_fingerprint_is_the_row_less_timings():
         "flops_per_micro_step": 2 * 4 * 8 * 3 * 2,
     }
     assert "flops_per_micro_step" not in fingerprint(spec, flops=False)
+
+
+def test_tie_runs_closing_before_removing_the_folder():
+    import gc
+    import tempfile
+    from pathlib import Path
+
+    from iclr24.paperkit.scale import tie
+
+    tmp = tempfile.TemporaryDirectory(prefix="scale-test-")
+    folder = Path(tmp.name)
+    seen = []
+
+    def step() -> None:
+        return None
+
+    tie(step, tmp, closing=lambda: seen.append(folder.exists()))
+    del tmp, step
+    gc.collect()
+    assert seen == [True] and not folder.exists()  # closed while the folder was still there, then removed

@@ -80,11 +80,20 @@ def endless(batches: Iterable) -> Iterator:
         yield from batches
 
 
-def tie(step: Callable, folder: tempfile.TemporaryDirectory) -> Callable:
+def tie(
+    step: Callable, folder: tempfile.TemporaryDirectory, closing: Callable[[], Any] | None = None
+) -> Callable:
     """Keep the temporary ``folder`` a paper-scale ``step`` reads (its stand-in dataset) alive as long as the step,
-    as ``step.tmp``, and remove it when the step is collected. Returns ``step``."""
+    as ``step.tmp``, and remove it when the step is collected, after ``closing()`` (e.g. stop a server the step
+    talks to) where given. The one lifetime mechanism for a step's stand-in data. Returns ``step``."""
     step.tmp = folder
-    weakref.finalize(step, folder.cleanup)
+
+    def release() -> None:
+        if closing is not None:
+            closing()
+        folder.cleanup()
+
+    weakref.finalize(step, release)
     return step
 
 
