@@ -27,7 +27,7 @@ def test_batch_arithmetic():
     with pytest.raises(InputError, match="micro_batch must divide the paper's batch 512, got 3"):
         accumulation_for(512, 3)
     with pytest.raises(InputError, match="physical_batch must divide the subset of 20, got 3"):
-        accumulation_for(20, 3, name="physical_batch", of="the subset of")
+        accumulation_for(20, 3, name="physical_batch", of="the subset of {batch}")
     assert steps_per_epoch(1_281_167, 4096, drop_last=True) == 312
     assert steps_per_epoch(1_281_167, 512, drop_last=False) == 2503
 

@@ -104,14 +104,14 @@ def micro_batch_for(device: str, *, cuda: int, cpu: int, override: int | None = 
 
 
 def accumulation_for(
-    batch: int, micro_batch: int, *, name: str = "micro_batch", of: str = "the paper's batch"
+    batch: int, micro_batch: int, *, name: str = "micro_batch", of: str = "the paper's batch {batch}"
 ) -> int:
     """How many micro-batches make the paper's ``batch``: ``batch // micro_batch``; an ``InputError`` unless
-    ``micro_batch`` divides it (``name`` and ``of`` word the message)."""
+    ``micro_batch`` divides it (``name`` and ``of``, formatted with ``batch``, word the message)."""
     from .errors import InputError
 
     if micro_batch < 1 or batch % micro_batch:
-        raise InputError(f"{name} must divide {of} {batch}, got {micro_batch}")
+        raise InputError(f"{name} must divide {of.format(batch=batch)}, got {micro_batch}")
     return batch // micro_batch
 
 

@@ -104,7 +104,7 @@ def paper_scale(
 
     cfg = cfg or PAPER_SCALE
     micro = cfg.batch_size if batch is None else int(batch)
-    accumulation_for(cfg.batch_size, micro, name="batch", of="the paper batch")
+    accumulation_for(cfg.batch_size, micro, name="batch", of="the paper batch {batch}")
     notes = []
     tmp = None
     if items is None and is_present("mnist"):

@@ -95,7 +95,7 @@ def paper_scale(
     cuda = device.startswith("cuda")
     n = subset or cfg.subset
     pb = physical_batch or (cfg.cuda_physical_batch if cuda else cfg.cpu_physical_batch)
-    accumulation = accumulation_for(n, pb, name="physical_batch", of="the subset of")
+    accumulation = accumulation_for(n, pb, name="physical_batch", of="the subset of {batch}")
     tmp = tempfile.TemporaryDirectory(prefix="opposing-cifar-")
     per_file = -(-n // 5)  # five train batches hold the subset
     folder = write_cifar10_batches(tmp.name, 5 * per_file, per_file)

@@ -116,7 +116,7 @@ def paper_scale(
     cfg = PAPER_SCALE
     cuda = device.startswith("cuda")
     n_views = micro_batch_for(device, cuda=cfg.n_views, cpu=cfg.cpu_views, override=views)
-    accumulation = accumulation_for(cfg.n_views, n_views, name="views", of="the paper's view count")
+    accumulation = accumulation_for(cfg.n_views, n_views, name="views", of="the paper's {batch} views")
     selection_p = cfg.selection_p if n_views == cfg.n_views else 1.0 / n_views
     tmp = tempfile.TemporaryDirectory(prefix="rlcf-imagenet-a-")
     root = Path(tmp.name)

@@ -97,7 +97,7 @@ def paper_scale(
     cfg = cfg or PAPER_SCALE
     cuda = device.startswith("cuda")
     micro = micro_batch_for(device, cuda=cfg.batch_size, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch")
+    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch {batch}")
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)  # uncased BERT vocabulary
     tmp = tempfile.TemporaryDirectory(prefix="sufo-ps-")
     path = write_reports_jsonl(Path(tmp.name) / "reports.jsonl", items)

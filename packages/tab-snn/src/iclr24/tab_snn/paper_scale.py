@@ -71,7 +71,7 @@ def paper_scale(
     cfg = cfg or PAPER_SCALE
     cuda = device.startswith("cuda")
     micro = micro_batch_for(device, cuda=cfg.batch_size, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch_size, micro)
+    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch {batch}")
     tmp = tempfile.TemporaryDirectory(prefix="tab-snn-ps-")
     folder = write_cifar10_batches(tmp.name, 5 * images_per_batch, images_per_batch)
     data = load_cifar(folder, num_classes=10)  # the package's loader (in memory, as torchvision's CIFAR10)
