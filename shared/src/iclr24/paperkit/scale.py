@@ -36,6 +36,7 @@ __all__ = [
     "measure_paper_scale",
     "micro_batch_for",
     "paper_scale_markdown",
+    "recorded_fingerprint",
     "steps_per_epoch",
     "stream",
     "tie",
@@ -252,6 +253,15 @@ def fingerprint(spec: PaperScale, *, flops: bool = True) -> dict:
         n = spec.flops_per_micro_step
         out["flops_per_micro_step"] = count_flops(spec.flops_step or spec.step) if n is None else n
     return out
+
+
+def recorded_fingerprint(beside: str, name: str = "paper_scale_row.json") -> dict:
+    """The :func:`fingerprint` a package recorded in the JSON file ``name`` in the folder of ``beside`` (a test's
+    ``__file__``), for its parity test: ``assert fingerprint(spec) == recorded_fingerprint(__file__)``."""
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(beside).parent / name).read_text())
 
 
 def _peak_rss_bytes() -> int:
