@@ -22,6 +22,7 @@ def test_paper_scale_runs_gd_steps_on_a_tiny_cifar_format_folder():
     assert folder.name == "cifar-10-batches-py"
     names = sorted(p.name for p in folder.iterdir())
     assert names == [
+        "batches.meta",
         "data_batch_1",
         "data_batch_2",
         "data_batch_3",

@@ -31,7 +31,7 @@ def test_one_request_batch_at_a_tiny_size():
             and row["flops_per_paper_step"] == 0
             and row["hours_h200"] is None
         )
-        store = spec.step._keep[3]
+        store = spec.step.store
         assert len(store) == 16 and all(r["response"] for r in store.records())  # the batch's 16 records
         assert len(store.path.read_text().splitlines()) == 16  # on disk, as run_evaluation writes them
     finally:

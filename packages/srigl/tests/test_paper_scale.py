@@ -2,7 +2,8 @@
 
 import pytest
 
-from iclr24.srigl.paper_scale import PAPER_SCALE, write_imagenet_folder
+from iclr24.paperkit.datasets.standins import write_imagenet_folder
+from iclr24.srigl.paper_scale import PAPER_SCALE
 from iclr24.srigl.reproduce import PAPER
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from iclr24.paperkit import measure_paper_scale
 from iclr24.paperkit.datasets import load_cifar10
-from iclr24.tab_snn.paper_scale import PAPER_SCALE, paper_scale, write_cifar10_batches
+from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.tab_snn.paper_scale import PAPER_SCALE, paper_scale
 from iclr24.tab_snn.reproduce import PAPER
 
 
@@ -35,7 +36,7 @@ def test_one_tiny_step_on_cifar_format_batches(tmp_path):
     assert (row["micro_batch"], row["accumulation"], row["paper_steps"]) == (2, 2, 2 * 10)
     assert row["flops_per_paper_step"] > 0 and "40 training images" in row["dataset"]
     # the stand-in is the real python format: paperkit's CIFAR-10 reader takes it as it is
-    folder = write_cifar10_batches(tmp_path / "cifar-10-batches-py", 5)
+    folder = write_cifar10_batches(tmp_path, 25, 5)
     d = load_cifar10(folder)
     assert d["train"][0].shape == (25, 32, 32, 3) and d["test"][1].shape == (5,)
     assert (folder / "batches.meta").is_file()

@@ -5,8 +5,9 @@ import pickle
 
 import numpy as np
 
+from iclr24.paperkit.datasets.standins import write_cifar10_batches
 from iclr24.paperkit.scale import measure_paper_scale
-from iclr24.task_geometry.paper_scale import PAPER_SCALE, write_cifar10_format
+from iclr24.task_geometry.paper_scale import PAPER_SCALE
 from iclr24.task_geometry.reproduce import PAPER
 
 
@@ -31,13 +32,13 @@ def test_one_micro_step_at_a_tiny_size():
 def test_standin_is_in_the_cifar10_python_format(tmp_path):
     from iclr24.paperkit.datasets import load_cifar10
 
-    folder = write_cifar10_format(tmp_path, 50, 10)
+    folder = write_cifar10_batches(tmp_path, 50, 10)
     assert folder.name == "cifar-10-batches-py"
-    assert sorted(p.name for p in folder.iterdir()) == [f"data_batch_{i}" for i in range(1, 6)] + [
-        "test_batch"
-    ]
+    assert sorted(p.name for p in folder.iterdir()) == ["batches.meta"] + [
+        f"data_batch_{i}" for i in range(1, 6)
+    ] + ["test_batch"]
     with open(folder / "data_batch_1", "rb") as fh:
-        d = pickle.load(fh)
-    assert d["data"].dtype == np.uint8 and d["data"].shape == (10, 3072) and len(d["labels"]) == 10
+        d = pickle.load(fh, encoding="bytes")  # the real files' keys, as bytes
+    assert d[b"data"].dtype == np.uint8 and d[b"data"].shape == (10, 3072) and len(d[b"labels"]) == 10
     data = load_cifar10(tmp_path)
     assert data["train"][0].shape == (50, 32, 32, 3) and data["test"][0].shape == (10, 32, 32, 3)

@@ -23,21 +23,25 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .hardware import H200_BF16_PEAK_FLOPS, H200_UTILISATION
+
 __all__ = [
     "H200_BF16_PEAK_FLOPS",
     "H200_UTILISATION",
     "PaperScale",
+    "accumulation_for",
     "count_flops",
     "endless",
+    "fingerprint",
     "measure_paper_scale",
+    "micro_batch_for",
     "paper_scale_markdown",
+    "recorded_fingerprint",
+    "steps_per_epoch",
+    "stream",
     "tie",
+    "train_step",
 ]
-
-H200_BF16_PEAK_FLOPS = 790e12  # dense bf16 matrix work measured on the lent H200 (about 790 TFLOP/s)
-H200_UTILISATION = (
-    0.35  # the assumed fraction of that peak a real training step sustains (stated in every row)
-)
 
 
 @dataclass
@@ -77,11 +81,133 @@ def endless(batches: Iterable) -> Iterator:
         yield from batches
 
 
-def tie(step: Callable, folder: tempfile.TemporaryDirectory) -> Callable:
+def tie(
+    step: Callable, folder: tempfile.TemporaryDirectory, closing: Callable[[], Any] | None = None
+) -> Callable:
     """Keep the temporary ``folder`` a paper-scale ``step`` reads (its stand-in dataset) alive as long as the step,
-    as ``step.tmp``, and remove it when the step is collected. Returns ``step``."""
+    as ``step.tmp``, and remove it when the step is collected, after ``closing()`` (e.g. stop a server the step
+    talks to) where given. The one lifetime mechanism for a step's stand-in data. Returns ``step``."""
     step.tmp = folder
-    weakref.finalize(step, folder.cleanup)
+
+    def release() -> None:
+        if closing is not None:
+            closing()
+        folder.cleanup()
+
+    weakref.finalize(step, release)
+    return step
+
+
+def micro_batch_for(device: str, *, cuda: int, cpu: int, override: int | None = None) -> int:
+    """The micro-batch a paper-scale step runs: ``override`` (tests shrink it) or else ``cuda`` on a CUDA device
+    and ``cpu`` on the CPU."""
+    return override or (cuda if device.startswith("cuda") else cpu)
+
+
+def accumulation_for(
+    batch: int, micro_batch: int, *, name: str = "micro_batch", of: str = "the paper's batch {batch}"
+) -> int:
+    """How many micro-batches make the paper's ``batch``: ``batch // micro_batch``; an ``InputError`` unless
+    ``micro_batch`` divides it (``name`` and ``of``, formatted with ``batch``, word the message)."""
+    from .errors import InputError
+
+    if micro_batch < 1 or batch % micro_batch:
+        raise InputError(f"{name} must divide {of.format(batch=batch)}, got {micro_batch}")
+    return batch // micro_batch
+
+
+def steps_per_epoch(images: int, batch: int, *, drop_last: bool) -> int:
+    """Optimiser steps in one epoch of ``images`` at ``batch``: the last partial batch dropped (timm's loader) or
+    kept (a default ``DataLoader``)."""
+    return images // batch if drop_last else -(-images // batch)
+
+
+def stream(dataset, micro_batch: int, device: str, *, workers: int = 8, seed: int = 0) -> Iterator:
+    """Micro-batches of ``dataset`` forever (:func:`endless`) from a shuffling ``DataLoader`` that drops the last
+    partial batch, shuffled by a generator seeded ``seed``; on CUDA with the paper's ``workers`` (persistent) and
+    pinned memory, on the CPU in the main process."""
+    import torch
+
+    cuda = device.startswith("cuda")
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        batch_size=micro_batch,
+        shuffle=True,
+        drop_last=True,
+        num_workers=workers if cuda else 0,
+        pin_memory=cuda,
+        persistent_workers=cuda and workers > 0,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    return endless(loader)
+
+
+def _to_device(batch, dev):
+    import torch
+
+    if isinstance(batch, torch.Tensor):
+        return batch.to(dev, non_blocking=True)
+    if isinstance(batch, list | tuple):
+        return type(batch)(_to_device(b, dev) for b in batch)
+    return batch
+
+
+def train_step(
+    batches: Iterator,
+    loss: Callable[..., Any],
+    opt,
+    device: str,
+    *,
+    prepare: Callable[[Any], Any] | None = None,
+    before: Callable[[], Any] | None = None,
+    after: Callable[[], Any] | None = None,
+    clip: tuple[Iterable, float] | None = None,
+    scaler=None,
+    accumulate: int = 1,
+) -> Callable[[], float]:
+    """One micro-step of a paper's training loop, as a paper-scale ``step``: ``before()`` (e.g. set the schedule's
+    rate), the next micro-batch from ``batches`` (``prepare(batch)`` on the host, then its tensors, in lists and
+    tuples too, to ``device``, non-blocking), ``loss(*batch)`` (or ``loss(batch)`` for one tensor), zeroed
+    gradients, the backward (through ``scaler`` when given, a ``torch.amp.GradScaler``), gradient-norm clipping of
+    ``clip = (params, max_norm)``, the optimiser step, ``after()`` (a scheduler step, a mask or EMA update).
+
+    ``accumulate > 1`` accumulates gradients as the paper's loop does: each micro-step's loss is divided by it,
+    the gradients are zeroed before the first micro-step of a paper step, and the clipping, optimiser step and
+    ``after()`` come after the last. Returns the micro-step's (divided) loss as a float."""
+    import torch
+
+    dev = torch.device(device)
+    clip_params, max_norm = (list(clip[0]), clip[1]) if clip is not None else (None, None)
+    state = {"micro": 0}
+
+    def step() -> float:
+        if before is not None:
+            before()
+        batch = next(batches)
+        if prepare is not None:
+            batch = prepare(batch)
+        moved = _to_device(batch, dev)
+        value = loss(moved) if isinstance(moved, torch.Tensor) else loss(*moved)
+        if accumulate > 1:
+            value = value / accumulate
+        if state["micro"] == 0:
+            opt.zero_grad(set_to_none=True)
+        (value if scaler is None else scaler.scale(value)).backward()
+        state["micro"] = (state["micro"] + 1) % accumulate
+        if state["micro"] == 0:
+            if scaler is not None:
+                scaler.unscale_(opt)
+            if clip_params is not None:
+                torch.nn.utils.clip_grad_norm_(clip_params, max_norm)
+            if scaler is not None:
+                scaler.step(opt)
+                scaler.update()
+            else:
+                opt.step()
+            if after is not None:
+                after()
+        return float(value.detach())
+
     return step
 
 
@@ -115,6 +241,27 @@ def count_flops(fn: Callable[[], Any]) -> int | None:
     with _Count():
         fn()
     return total
+
+
+def fingerprint(spec: PaperScale, *, flops: bool = True) -> dict:
+    """What a paper-scale row records of ``spec`` apart from the timings and memory: the configuration, batch
+    arithmetic, dataset and notes, and (``flops``) the FLOPs of one micro-step as :func:`measure_paper_scale`
+    counts them (running the step once). Packages pin it in a parity test."""
+    out = {k: getattr(spec, k) for k in ("config", "micro_batch", "accumulation", "paper_steps", "dataset")}
+    out["notes"] = list(spec.notes)
+    if flops:
+        n = spec.flops_per_micro_step
+        out["flops_per_micro_step"] = count_flops(spec.flops_step or spec.step) if n is None else n
+    return out
+
+
+def recorded_fingerprint(beside: str, name: str = "paper_scale_row.json") -> dict:
+    """The :func:`fingerprint` a package recorded in the JSON file ``name`` in the folder of ``beside`` (a test's
+    ``__file__``), for its parity test: ``assert fingerprint(spec) == recorded_fingerprint(__file__)``."""
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(beside).parent / name).read_text())
 
 
 def _peak_rss_bytes() -> int:

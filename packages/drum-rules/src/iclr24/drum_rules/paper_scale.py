@@ -29,7 +29,7 @@ import torch
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import accumulation_for, tie, train_step
 
 from .data import load_tsv, split_facts
 from .model import DRUM
@@ -97,10 +97,7 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
     if device != "cpu":
         raise InputError(f"drum-rules runs on the CPU only (as the reference code), got device {device!r}")
     cfg = cfg or PAPER_SCALE
-    if cfg.rows_per_step % cfg.micro_batch:
-        raise InputError(
-            f"micro_batch must divide the {cfg.rows_per_step} rows of a step, got {cfg.micro_batch}"
-        )
+    accumulation = accumulation_for(cfg.rows_per_step, cfg.micro_batch, of="the {batch} rows of a step")
     tmp = tempfile.TemporaryDirectory(prefix="drum-ps-")
     folder = write_fb15k237_like(Path(tmp.name) / "fb15k-237", cfg)
     all_train = load_tsv(folder / "train.txt", name="fb15k-237")  # the package's TSV loader
@@ -117,20 +114,19 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
     )
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(33)
-    state = {"perm": torch.randperm(len(queries), generator=gen).numpy(), "at": 0}
+    mb = cfg.micro_batch
 
-    def step() -> float:
-        if state["at"] + cfg.micro_batch > len(queries):
-            state["perm"], state["at"] = torch.randperm(len(queries), generator=gen).numpy(), 0
-        b = torch.as_tensor(queries[state["perm"][state["at"] : state["at"] + cfg.micro_batch]])
-        state["at"] += cfg.micro_batch
+    def minibatches():  # train()'s epochs: a new shuffle each, the last partial minibatch dropped
+        while True:
+            perm = torch.randperm(len(queries), generator=gen).numpy()
+            for at in range(0, len(queries) - mb + 1, mb):
+                yield torch.as_tensor(queries[perm[at : at + mb]])
+
+    def loss(b):
         scores = model(b[:, 0], b[:, 1], kg, normalize=True)  # trained with L1 normalisation, as train()
-        loss = _loss(scores, b[:, 2], "ce", model.thr)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return float(loss.detach())
+        return _loss(scores, b[:, 2], "ce", model.thr)
 
+    step = train_step(minibatches(), loss, opt, device)
     tie(step, tmp)  # the stand-in data's folder lives as long as the step
     return PaperScale(
         config=(
@@ -139,7 +135,7 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
         ),
         step=step,
         micro_batch=cfg.micro_batch,
-        accumulation=cfg.rows_per_step // cfg.micro_batch,
+        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=(
             f"synthetic FB15k-237-sized TSVs: {kg.n_entities:,} entities, {kg.n_relations} relations, "
@@ -149,7 +145,7 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
             "stand-in: random Freebase-named triples at FB15k-237's counts, tab-separated train/valid/test.txt "
             "in a temporary folder, read by load_tsv; the paper's own runs use the smaller GraIL FB15k-237 v1-v4 "
             "inductive splits (at most 4,707 entities)",
-            f"micro-batch {cfg.micro_batch} rows x {cfg.rows_per_step // cfg.micro_batch}: sized for the earlier "
+            f"micro-batch {cfg.micro_batch} rows x {accumulation}: sized for the earlier "
             f"sum step, which kept M_k v for all {2 * kg.n_relations} operators for backward ((2|R|, E, B) floats "
             "per step and rank, about 21 GB at 128 rows); the present gather/scatter step keeps only v",
             "paper steps: 10 epochs (max_epoch; early stopping may end after 5), CPU only as the reference code",

@@ -8,7 +8,7 @@ has 1,281,167 training images: floor(1,281,167 / 4,096) = 312 steps per epoch (t
 so 310 x 312 = 96,720 paper steps.
 
 :func:`paper_scale` writes an ImageNet-format JPEG folder (``train/<wnid>/*.JPEG``, ``val/<wnid>/*.JPEG``, 1,000
-classes) of synthetic images to a temporary folder, reads it with the package's
+classes) of synthetic images to a temporary folder (paperkit's stand-in writer), reads it with the package's
 :func:`~iclr24.fastervit.data.image_folder_datasets` (its RandAugment train transform) and streams it through a
 ``DataLoader`` into the body of the package's :func:`~iclr24.fastervit.train.train` loop with the paper's
 regularisers (:data:`~iclr24.fastervit.train.PAPER_TRAINING`): random erasing, mixup/cutmix, the loss, clipping,
@@ -21,18 +21,17 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import endless, tie
+from iclr24.paperkit.datasets.standins import IMAGENET_PX, write_imagenet_folder
+from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
 
 from .data import image_folder_datasets
 from .train import PAPER_TRAINING, _lr_at, _regularisers
 
-__all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_imagenet_folder", "paper_scale"]
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class PaperScaleConfig:
 
     @property
     def steps_per_epoch(self) -> int:
-        return self.train_images // self.batch
+        return steps_per_epoch(self.train_images, self.batch, drop_last=True)  # timm drops the partial batch
 
     @property
     def paper_steps(self) -> int:
@@ -66,26 +65,6 @@ class PaperScaleConfig:
 PAPER_SCALE = PaperScaleConfig()
 
 
-def write_imagenet_folder(
-    root: Path, classes: int, per_class: int, val_per_class: int = 1, size=(500, 375), seed: int = 0
-) -> Path:
-    """ImageNet's folder layout: ``root/{train,val}/nNNNNNNNN/nNNNNNNNN_K.JPEG`` (RGB JPEGs, ``size`` = w x h)."""
-    from PIL import Image
-
-    rng = np.random.default_rng(seed)
-    w, h = size
-    for split, n in (("train", per_class), ("val", val_per_class)):
-        for c in range(classes):
-            wnid = f"n{c:08d}"
-            d = root / split / wnid
-            d.mkdir(parents=True, exist_ok=True)
-            for k in range(n):
-                small = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)  # a smooth random picture
-                img = Image.fromarray(small).resize((w, h), Image.BILINEAR)
-                img.save(d / f"{wnid}_{k}.JPEG", quality=90)
-    return root
-
-
 def paper_scale(
     device: str = "cpu",
     *,
@@ -93,7 +72,7 @@ def paper_scale(
     per_class: int = 2,
     micro_batch: int | None = None,
     img_size: int | None = None,
-    image_px=(500, 375),
+    image_px=IMAGENET_PX,
 ) -> PaperScale:
     """One micro-batch of FasterViT-0's ImageNet training step. On CUDA 128 images (one GPU's share of the official
     batch) with fp16 autocast and a gradient scaler (the official ``amp: true``), 32 x accumulation; on the CPU 4
@@ -104,36 +83,16 @@ def paper_scale(
 
     cfg = PAPER_SCALE
     cuda = device.startswith("cuda")
-    mb = micro_batch or (cfg.per_gpu_batch if cuda else cfg.cpu_micro_batch)
-    if cfg.batch % mb:
-        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
-    n_classes = classes or cfg.classes
-    size = img_size or cfg.img_size
+    mb = micro_batch_for(device, cuda=cfg.per_gpu_batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
+    accumulation = accumulation_for(cfg.batch, mb)
+    n_classes, size = classes or cfg.classes, img_size or cfg.img_size
     tcfg = replace(
-        PAPER_TRAINING,
-        model=cfg.model,
-        batch_size=mb,
-        lr=cfg.lr,
-        min_lr=cfg.min_lr,
-        weight_decay=cfg.weight_decay,
-        clip_grad=cfg.clip_grad,
-        img_size=size,
-        device=device,
+        PAPER_TRAINING, model=cfg.model, batch_size=mb, lr=cfg.lr, min_lr=cfg.min_lr, img_size=size
     )
+    tcfg = replace(tcfg, weight_decay=cfg.weight_decay, clip_grad=cfg.clip_grad, device=device)
     tmp = tempfile.TemporaryDirectory(prefix="fastervit-imagenet-")
-    root = write_imagenet_folder(Path(tmp.name), n_classes, per_class, size=image_px)
+    root = write_imagenet_folder(Path(tmp.name), n_classes, per_class, val_per_class=1, size=image_px)
     train_ds, _val, names = image_folder_datasets(root, img_size=size, rand_augment=tcfg.rand_augment)
-    loader = torch.utils.data.DataLoader(
-        train_ds,
-        batch_size=mb,
-        shuffle=True,
-        drop_last=True,
-        num_workers=cfg.workers if cuda else 0,
-        pin_memory=cuda,
-        persistent_workers=cuda,
-        generator=torch.Generator().manual_seed(0),
-    )
-    batches = endless(loader)
     dev = torch.device(device)
     torch.manual_seed(0)
     model = timm.create_model(cfg.model, num_classes=len(names), resolution=size).to(dev)
@@ -144,44 +103,30 @@ def paper_scale(
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         (no_decay if p.ndim <= 1 or "gamma" in name else decay).append(p)
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": tcfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=cfg.lr,
-    )
-    scaler = torch.amp.GradScaler("cuda") if cuda else None
+    groups = [{"params": decay, "weight_decay": tcfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=cfg.lr)
     total, warmup = cfg.paper_steps, cfg.warmup_epochs * cfg.steps_per_epoch
     state = {"step": warmup}  # a step just after the warm-up (the cost is the same at any step)
 
-    def step() -> float:
-        lr = _lr_at(state["step"], total, warmup, cfg.lr, cfg.min_lr)
+    def set_lr() -> None:
         for g in opt.param_groups:
-            g["lr"] = lr
-        x, y = next(batches)
-        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
-        if cuda:
-            x = x.contiguous(memory_format=torch.channels_last)
-        x = erase(x)
-        x, soft = mixup(x, y)
+            g["lr"] = _lr_at(state["step"], total, warmup, cfg.lr, cfg.min_lr)
+
+    def loss(x, y):
+        x, soft = mixup(erase(x.contiguous(memory_format=torch.channels_last) if cuda else x), y)
         with torch.autocast("cuda", dtype=torch.float16, enabled=cuda):
-            loss = torch.sum(-soft * F.log_softmax(model(x).float(), dim=-1), dim=-1).mean()
-        opt.zero_grad(set_to_none=True)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.unscale_(opt)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg.clip_grad)
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg.clip_grad)
-            opt.step()
+            return torch.sum(-soft * F.log_softmax(model(x).float(), dim=-1), dim=-1).mean()
+
+    def update_ema() -> None:
         ema.update(model, step=state["step"])
         state["step"] += 1
-        return float(loss.detach())
 
+    batches = stream(train_ds, mb, device, workers=cfg.workers)
+    scaler = torch.amp.GradScaler("cuda") if cuda else None
+    clip = (model.parameters(), tcfg.clip_grad)
+    step = train_step(batches, loss, opt, device, before=set_lr, after=update_ema, clip=clip, scaler=scaler)
     step.root = root  # the ImageNet-format folder (tests read it)
     tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    accumulation = cfg.batch // mb
     n_img = n_classes * per_class
     return PaperScale(
         config=(

@@ -24,8 +24,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import accumulation_for, stream, tie, train_step
 
 from .model import FreeFormInjectiveFlow
 from .nets import conv_pair, resnet_pair
@@ -105,8 +104,7 @@ def paper_scale(
 
     cfg = cfg or PAPER_SCALE
     micro = cfg.batch_size if batch is None else int(batch)
-    if cfg.batch_size % micro:
-        raise InputError(f"batch must divide the paper batch {cfg.batch_size}, got {micro}")
+    accumulation_for(cfg.batch_size, micro, name="batch", of="the paper batch {batch}")
     notes = []
     tmp = None
     if items is None and is_present("mnist"):
@@ -121,38 +119,19 @@ def paper_scale(
         notes.append(
             "stand-in: synthetic stroke images in the mnist.pkl.gz format (the real file is missing)"
         )
-    cuda = device.startswith("cuda")
-    loader = torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(torch.from_numpy(np.ascontiguousarray(x))),
-        batch_size=micro,
-        shuffle=True,
-        drop_last=True,
-        num_workers=2 if cuda else 0,
-        pin_memory=cuda,
-        persistent_workers=cuda,
-        generator=torch.Generator().manual_seed(0),
+    batches = stream(
+        torch.utils.data.TensorDataset(torch.from_numpy(np.ascontiguousarray(x))), micro, device, workers=2
     )
     torch.manual_seed(0)
     model = build_model(cfg).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=True)
     gen = torch.Generator().manual_seed(1)  # noise and Hutchinson probes: a CPU generator, as in fit()
-    it = iter(loader)
 
-    def step() -> float:
-        nonlocal it
-        try:
-            (xb,) = next(it)
-        except StopIteration:
-            it = iter(loader)
-            (xb,) = next(it)
-        xb = xb.to(device, non_blocking=True)
+    def loss(xb):
         terms = model.loss_terms(xb, generator=gen)
-        loss = (model.beta * terms["noisy_reconstruction"] + terms["nll"]).mean()  # Eq. (E6), as in fit()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return float(loss.detach())
+        return (model.beta * terms["noisy_reconstruction"] + terms["nll"]).mean()  # Eq. (E6), as in fit()
 
+    step = train_step(batches, loss, opt, device)
     if tmp is not None:
         tie(step, tmp)  # the stand-in data's folder lives as long as the step
     notes += [

@@ -29,8 +29,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import endless, tie
+from iclr24.paperkit.scale import accumulation_for, micro_batch_for, stream, tie, train_step
 
 from .diffusion import make_model, training_loss
 from .layout import encode_layout
@@ -147,9 +146,8 @@ def paper_scale(
     overrides shrink it for tests only."""
     cfg = PAPER_SCALE
     cuda = device.startswith("cuda")
-    mb = micro_batch or (cfg.batch if cuda else cfg.cpu_micro_batch)
-    if cfg.batch % mb:
-        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
+    mb = micro_batch_for(device, cuda=cfg.batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
+    accumulation = accumulation_for(cfg.batch, mb)
     lcfg = real_config(
         "publaynet",
         dim=dim or cfg.dim,
@@ -165,38 +163,22 @@ def paper_scale(
     write_publaynet_split(split, synthetic_publaynet(layouts))
     bbox, labels, mask = load_official_layouts(Path(tmp.name), "publaynet", "train")  # an InMemoryDataset
     tokens = encode_layout(bbox, labels, mask, lcfg.num_classes, lcfg.max_elements)
-    loader = torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(tokens),
-        batch_size=mb,
-        shuffle=True,
-        drop_last=True,
-        num_workers=4 if cuda else 0,  # the official --num_workers 4
-        pin_memory=cuda,
-        persistent_workers=cuda,
-        generator=torch.Generator().manual_seed(0),
-    )
-    batches = endless(loader)
+    batches = stream(
+        torch.utils.data.TensorDataset(tokens), mb, device, workers=4
+    )  # official --num_workers 4
     dev = torch.device(device)
     torch.manual_seed(0)
     model = make_model(lcfg).to(dev)
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lcfg.lr, betas=(0.9, 0.999), weight_decay=0.0)
-    accumulation = cfg.batch // mb
 
-    def step() -> float:
-        (x0,) = next(batches)
-        x0 = x0.to(dev, non_blocking=True)
+    def loss(x0):
         # the loss draws t, eps and the condition masks with torch's default device: make it this one
-        ctx = torch.device(dev) if cuda else contextlib.nullcontext()
-        with ctx:
-            loss, _ = training_loss(model, x0, lcfg)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, lcfg.grad_clip)
-        opt.step()
-        return float(loss.detach())
+        with torch.device(dev) if cuda else contextlib.nullcontext():
+            return training_loss(model, x0, lcfg)[0]
 
+    step = train_step(batches, loss, opt, device, clip=(params, lcfg.grad_clip))
     step.split = split  # the PubLayNet-format file (tests read it)
     tie(step, tmp)  # the stand-in data's folder lives as long as the step
     return PaperScale(

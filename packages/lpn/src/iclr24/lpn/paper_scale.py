@@ -24,8 +24,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import endless, tie
+from iclr24.paperkit.scale import accumulation_for, count_flops, micro_batch_for, stream, tie, train_step
 
 from .data import image_to_tensor, load_image
 from .icnn import PatchLPN128
@@ -121,8 +120,6 @@ class CelebAFolder(torch.utils.data.Dataset):
 def count_flops_one(model: torch.nn.Module, x: torch.Tensor) -> int:
     """FLOPs (matrix products and convolutions, by torch's flop formulas) of one training forward and
     backward on the batch ``x``: f = grad psi with its graph, the l1 loss, and the backward through it."""
-    from iclr24.paperkit.scale import count_flops
-
     return count_flops(
         lambda: torch.autograd.grad(
             loss_value("l1", model(x), x), list(model.parameters()), allow_unused=True
@@ -142,29 +139,17 @@ def paper_scale(
     2 crops x 32 accumulation. The keyword overrides shrink it for tests only."""
     cfg = PAPER_SCALE
     cuda = device.startswith("cuda")
-    mb = micro_batch or (cfg.batch if cuda else cfg.cpu_micro_batch)
-    if cfg.batch % mb:
-        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
+    mb = micro_batch_for(device, cuda=cfg.batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
+    accumulation = accumulation_for(cfg.batch, mb)
     size = image_size or cfg.image_size
     tmp = tempfile.TemporaryDirectory(prefix="lpn-celeba-")
     write_celeba_folder(Path(tmp.name), images)
     dataset = CelebAFolder(Path(tmp.name), 0, size)
-    loader = torch.utils.data.DataLoader(
-        dataset,
-        batch_size=mb,
-        shuffle=True,
-        drop_last=True,
-        num_workers=cfg.workers if cuda else 0,
-        pin_memory=cuda,
-        persistent_workers=cuda,
-        generator=torch.Generator().manual_seed(0),
-    )
-    batches = endless(loader)
+    batches = stream(dataset, mb, device, workers=cfg.workers)
     dev = torch.device(device)
     torch.manual_seed(0)
-    model = PatchLPN128(
-        in_channels=cfg.channels, hidden=hidden or cfg.hidden, beta=cfg.beta, alpha=cfg.alpha, image_size=size
-    ).to(dev)
+    kw = dict(in_channels=cfg.channels, hidden=hidden or cfg.hidden, beta=cfg.beta, alpha=cfg.alpha)
+    model = PatchLPN128(**kw, image_size=size).to(dev)
     model.train()
     tcfg = TrainConfig(
         num_steps=cfg.num_steps,
@@ -179,25 +164,24 @@ def paper_scale(
     opt = torch.optim.Adam(model.parameters(), lr=tcfg.lr)
     state = {"step": cfg.num_steps_pretrain}  # time a proximal-matching step (same cost as an l1 one)
 
-    def step() -> float:
-        s = sched(state["step"])
+    def set_stage() -> None:
+        state["s"] = sched(state["step"])
         state["step"] += 1
         for group in opt.param_groups:
-            group["lr"] = s.lr
-        x = next(batches).to(dev, non_blocking=True)
-        y = x + tcfg.sigma_noise * torch.randn_like(x)
-        loss = loss_value(s.loss, model(y), x, s.gamma)  # model(y) = grad psi(y), kept in the graph
-        opt.zero_grad(set_to_none=False)
-        loss.backward()  # double backpropagation through grad psi
-        opt.step()
-        model.clamp_weights()  # W_k >= 0 after every step, as the official wclip
-        return float(loss.detach())
+            group["lr"] = state["s"].lr
 
+    def loss(x):
+        y = x + tcfg.sigma_noise * torch.randn_like(x)
+        return loss_value(
+            state["s"].loss, model(y), x, state["s"].gamma
+        )  # model(y) = grad psi(y), in the graph
+
+    # the backward differentiates through grad psi (double backpropagation); W_k >= 0 after every step (wclip)
+    step = train_step(batches, loss, opt, device, before=set_stage, after=model.clamp_weights)
     probe = dataset[0].unsqueeze(0).to(dev)
     flops = mb * count_flops_one(model, probe)  # linear in the batch: one crop's count times the micro-batch
     step.root = Path(tmp.name)  # the CelebA-format folder (tests read it)
     tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    accumulation = cfg.batch // mb
     return PaperScale(
         config=(
             f"LPN lpn_128 (hidden {model.config()['hidden']}, beta {cfg.beta:g}, alpha {cfg.alpha:g}) on "

@@ -7,33 +7,31 @@ with the standard CIFAR ResNet-18 (3x3 stem, no max-pool, BasicBlocks [2, 2, 2, 
 11.2M parameters). The learning rate and the number of GD steps are not retrievable without the paper's PDF: they
 are ASSUMED (0.02 and 10,000) and stated in every row; the hours scale linearly with the steps.
 
-:func:`paper_scale` writes a CIFAR-format folder (``cifar-10-batches-py``: ``data_batch_1..5`` and ``test_batch``,
-pickled dicts with uint8 ``data`` (N, 3072) and ``labels``) of synthetic images to a temporary folder, reads the
-5,000-image training subset with the package's :func:`~iclr24.opposing_signals.data.cifar10_subset`, and runs the
-package's full-batch pass: a GD step accumulates ``(1/N) sum_i l_i`` over physical batches (``physical_batch_size``,
-which bounds memory without changing the step) and then steps. A micro-step is one physical batch's forward and
+:func:`paper_scale` writes a CIFAR-format folder (``cifar-10-batches-py``: ``data_batch_1..5``, ``test_batch`` and
+``batches.meta``, pickled dicts with uint8 ``data`` (N, 3072) and ``labels``) of synthetic images to a temporary
+folder with paperkit's stand-in writer, reads the 5,000-image training subset with the package's
+:func:`~iclr24.opposing_signals.data.cifar10_subset`, and runs the package's full-batch pass: a GD step accumulates
+``(1/N) sum_i l_i`` over physical batches (``physical_batch_size``, which bounds memory without changing the step)
+and then steps. A micro-step is one physical batch's forward and
 backward (the GD update itself, a few vector operations, comes after the last one).
 """
 
 from __future__ import annotations
 
-import pickle
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.paperkit.scale import accumulation_for, tie
 
 from .data import cifar10_subset
 from .tracking import per_example_loss
 
-__all__ = ["PaperScaleConfig", "PAPER_SCALE", "resnet18_cifar", "write_cifar_folder", "paper_scale"]
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "resnet18_cifar", "paper_scale"]
 
 
 @dataclass(frozen=True)
@@ -84,27 +82,6 @@ def resnet18_cifar(n_classes: int = 10, width: int = 64, seed: int = 0) -> nn.Mo
         return nn.Sequential(*layers)
 
 
-def write_cifar_folder(root: Path, per_batch: int, seed: int = 0) -> Path:
-    """``root/cifar-10-batches-py`` with five ``data_batch_k`` files of ``per_batch`` images and a ``test_batch``
-    of ``per_batch`` images, in CIFAR-10's python format (protocol-2 pickles of dicts with bytes keys)."""
-    folder = Path(root) / "cifar-10-batches-py"
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    for k, name in enumerate([f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]):
-        labels = rng.integers(0, 10, per_batch)
-        base = rng.integers(0, 256, (10, 3072))  # one colour pattern per class, plus noise
-        data = np.clip(base[labels] * 0.7 + rng.integers(0, 77, (per_batch, 3072)), 0, 255).astype(np.uint8)
-        obj = {
-            b"batch_label": f"synthetic batch {k + 1}".encode(),
-            b"labels": [int(v) for v in labels],
-            b"data": data,
-            b"filenames": [f"img_{k}_{i}.png".encode() for i in range(per_batch)],
-        }
-        with open(folder / name, "wb") as fh:
-            pickle.dump(obj, fh, protocol=2)
-    return folder
-
-
 def paper_scale(
     device: str = "cpu",
     *,
@@ -118,19 +95,16 @@ def paper_scale(
     cuda = device.startswith("cuda")
     n = subset or cfg.subset
     pb = physical_batch or (cfg.cuda_physical_batch if cuda else cfg.cpu_physical_batch)
-    if n % pb:
-        raise InputError(f"physical_batch must divide the subset of {n}, got {pb}")
+    accumulation = accumulation_for(n, pb, name="physical_batch", of="the subset of {batch}")
     tmp = tempfile.TemporaryDirectory(prefix="opposing-cifar-")
-    folder = write_cifar_folder(Path(tmp.name), -(-n // 5))  # five train batches hold the subset
-    x, y = cifar10_subset(
-        folder, n=n, seed=0
-    )  # (n, 3, 32, 32) in [0, 1]: the subset lives in memory, as GD's
+    per_file = -(-n // 5)  # five train batches hold the subset
+    folder = write_cifar10_batches(tmp.name, 5 * per_file, per_file)
+    x, y = cifar10_subset(folder, n=n, seed=0)  # (n, 3, 32, 32) in [0, 1]: in memory, as GD needs it
     dev = torch.device(device)
     x, y = x.to(dev), y.to(dev)
     model = resnet18_cifar(width=width).to(dev)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=0.0)
-    accumulation = n // pb
     state = {"k": 0}
 
     def step() -> float:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,8 +79,8 @@ def write_standin_datasets(folder: Path, sizes: dict[str, int], mbpp: int, bbh: 
 def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: str | Path | None = None):
     """One request batch of ``PAPER_SCALE`` against the loopback server (``device`` is ignored: no model runs
     here); ``scale`` in (0, 1] shrinks every dataset for tests (the row then counts the smaller grid)."""
-    from iclr24.paperkit import PaperScale
     from iclr24.paperkit.datadir import DataMissing
+    from iclr24.paperkit.scale import PaperScale, tie
 
     from .backends import OpenAIBackend
     from .config import (
@@ -137,10 +136,9 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
     def close() -> None:
         backend.close()
         srv.stop()
-        tmp.cleanup()
 
-    step._keep = (tmp, srv, backend, store)
-    weakref.finalize(step, close)
+    step.store = store  # the run store the requests append to (tests read it)
+    tie(step, tmp, closing=close)  # the server, the backend and the stand-in folder live as long as the step
     n_req = len(plan)
     prompt_tokens = prompt_chars / c.chars_per_token
     src = (

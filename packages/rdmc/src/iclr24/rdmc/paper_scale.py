@@ -12,7 +12,6 @@ exponential-integrator update, cycling over the K-step time grid."""
 from __future__ import annotations
 
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +54,7 @@ def paper_scale(device: str = "cpu", *, n: int | None = None, budget: int | None
 
     import torch
 
-    from iclr24.paperkit import PaperScale
+    from iclr24.paperkit.scale import PaperScale, tie
 
     from .data import get_target, load_gaussian_mixture
     from .diffusion import exponential_integrator_step, reverse_time_grid
@@ -90,8 +89,7 @@ def paper_scale(device: str = "cpu", *, n: int | None = None, budget: int | None
         state["k"] = (k + 1) % c.K
         state["x"] = x if state["k"] else x0  # a new run after the last outer step
 
-    step._keep = tmp
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in target's folder lives as long as the step
     return PaperScale(
         config=f"rdMC-IS, {d}-D {comps}-mode mixture, T={c.T:g}, K={c.K}, m={m} proposals x {n_p} particles "
         f"({m * c.K} log-density calls per sample)",

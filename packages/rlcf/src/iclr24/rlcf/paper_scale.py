@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.scale import accumulation_for, micro_batch_for, tie
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_imagenet_a_folder", "paper_scale"]
 
@@ -116,10 +115,8 @@ def paper_scale(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cfg = PAPER_SCALE
     cuda = device.startswith("cuda")
-    n_views = views or (cfg.n_views if cuda else cfg.cpu_views)
-    if cfg.n_views % n_views:
-        raise InputError(f"views must divide the paper's {cfg.n_views} views, got {n_views}")
-    accumulation = cfg.n_views // n_views
+    n_views = micro_batch_for(device, cuda=cfg.n_views, cpu=cfg.cpu_views, override=views)
+    accumulation = accumulation_for(cfg.n_views, n_views, name="views", of="the paper's {batch} views")
     selection_p = cfg.selection_p if n_views == cfg.n_views else 1.0 / n_views
     tmp = tempfile.TemporaryDirectory(prefix="rlcf-imagenet-a-")
     root = Path(tmp.name)
@@ -165,7 +162,7 @@ def paper_scale(
     step.folder = root  # the ImageNet-A-format folder (tests read it)
     step.dataset = data
     step.runner = runner
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in folder lives as long as the step
     notes = [
         f"{p_arch} policy (whole image encoder adapts) + frozen {r_arch} reward, open_clip architectures with "
         "RANDOM weights (pretrained=None: no weights can be downloaded here; same FLOPs and memory as trained ones)",

@@ -15,10 +15,10 @@ import tempfile
 from dataclasses import dataclass, field
 
 import torch
-from torch.utils.data import DataLoader
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.scale import stream, tie
 
 from .adapt import Adapter, SFDA2Config, _Indexed, _workers
 from .images import VISDA_CLASSES, ImageFolderDataset, synthetic_visda_folder, train_transform
@@ -91,27 +91,12 @@ def paper_scale(
     bank_logits = torch.randn(n, config.num_classes, generator=g).to(device)
     run = Adapter(model, config.adapt, config.paper_steps, bank_z, bank_logits, device)
     workers = _workers(data, None, device)
-    loader = DataLoader(
-        _Indexed(data),
-        batch_size=mb,
-        shuffle=True,
-        drop_last=True,
-        num_workers=workers,
-        pin_memory=cuda,
-        persistent_workers=workers > 0,
-        generator=torch.Generator().manual_seed(0),
-    )
-    state = {"it": iter(loader)}
+    batches = stream(_Indexed(data), mb, device, workers=workers)
 
     def step() -> dict[str, float]:
-        try:
-            xb, idx = next(state["it"])
-        except StopIteration:
-            state["it"] = iter(loader)
-            xb, idx = next(state["it"])
-        return run.step(xb, idx)
+        return run.step(*next(batches))
 
-    step.tmp = tmp  # the folder lives as long as the step (TemporaryDirectory removes it when collected)
+    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     step.adapter = run
     step.data = data
     acc = paper_batch // mb

@@ -9,7 +9,7 @@ has 1,281,167 training images: ceil(1,281,167 / 512) = 2,503 steps per epoch (th
 partial batch), 250,300 paper steps.
 
 :func:`paper_scale` writes an ImageNet-format folder (``train/nNNNNNNNN/*.JPEG``) of generated JPEGs to a temporary
-folder, streams it from disk through torchvision's ``ImageFolder`` with the standard ImageNet train transform
+folder (paperkit's stand-in writer), streams it from disk through torchvision's ``ImageFolder`` with the standard ImageNet train transform
 (random resized crop 224, horizontal flip, normalisation) and a ``DataLoader`` (workers and pinned memory on CUDA),
 and runs the body of :func:`~iclr24.srigl.train.train`: forward, label-smoothed cross-entropy, backward, SGD step
 at the schedule's rate, the sparsifier's step (masks re-applied after every optimiser step; a mask update when its
@@ -18,22 +18,20 @@ counter reaches Delta T).
 
 from __future__ import annotations
 
-import math
 import tempfile
-import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.datasets.standins import IMAGENET_PX, write_imagenet_folder
+from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
 
 from .train import IMAGENET_RECIPE, TrainConfig, lr_lambda
 
-__all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_imagenet_folder", "paper_scale"]
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class PaperScaleConfig:
 
     @property
     def steps_per_epoch(self) -> int:
-        return math.ceil(self.train_images / self.batch)
+        return steps_per_epoch(self.train_images, self.batch, drop_last=False)  # the package keeps the last
 
     @property
     def paper_steps(self) -> int:
@@ -64,28 +62,6 @@ class PaperScaleConfig:
 PAPER_SCALE = PaperScaleConfig()
 
 
-def write_imagenet_folder(root: Path, classes: int, per_class: int, size=(500, 375), seed: int = 0) -> Path:
-    """ImageNet's training-folder layout: ``root/train/nNNNNNNNN/nNNNNNNNN_K.JPEG`` (RGB JPEGs, ``size`` = w x h,
-    ImageNet's typical 500 x 375)."""
-    from PIL import Image
-
-    rng = np.random.default_rng(seed)
-    w, h = size
-    for c in range(classes):
-        wnid = f"n{c:08d}"
-        d = root / "train" / wnid
-        d.mkdir(parents=True, exist_ok=True)
-        for k in range(per_class):
-            small = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)  # a smooth random picture
-            Image.fromarray(small).resize((w, h), Image.BILINEAR).save(d / f"{wnid}_{k}.JPEG", quality=90)
-    return root
-
-
-def _batches(loader):
-    while True:
-        yield from loader
-
-
 def paper_scale(
     device: str = "cpu",
     *,
@@ -93,7 +69,7 @@ def paper_scale(
     per_class: int = 3,
     micro_batch: int | None = None,
     img_size: int | None = None,
-    image_px=(500, 375),
+    image_px=IMAGENET_PX,
 ) -> PaperScale:
     """One micro-batch of SRigL's ImageNet ResNet-50 training step: 128 images on CUDA (x 4 accumulation), 4 on
     the CPU (x 128). The default stand-in is 1,000 classes x 3 JPEGs (3,000 images); the keyword overrides shrink
@@ -103,70 +79,35 @@ def paper_scale(
 
     from .sparsifier import make_sparsifier
 
-    cfg = PAPER_SCALE
-    tc = cfg.train
-    cuda = device.startswith("cuda")
-    mb = micro_batch or (cfg.cuda_micro_batch if cuda else cfg.cpu_micro_batch)
-    if cfg.batch % mb:
-        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch}, got {mb}")
-    n_classes = classes or cfg.classes
-    size = img_size or cfg.img_size
+    cfg, tc = PAPER_SCALE, PAPER_SCALE.train
+    mb = micro_batch_for(device, cuda=cfg.cuda_micro_batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
+    accumulation = accumulation_for(cfg.batch, mb)
+    n_classes, size = classes or cfg.classes, img_size or cfg.img_size
     tmp = tempfile.TemporaryDirectory(prefix="srigl-imagenet-")
     root = write_imagenet_folder(Path(tmp.name), n_classes, per_class, size=image_px)
-    tf = transforms.Compose(
-        [
-            transforms.RandomResizedCrop(size),
-            transforms.RandomHorizontalFlip(),
-            transforms.ToTensor(),
-            transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
-        ]
-    )
-    ds = datasets.ImageFolder(str(root / "train"), transform=tf)
-    loader = torch.utils.data.DataLoader(
-        ds,
-        batch_size=mb,
-        shuffle=True,
-        drop_last=True,
-        num_workers=cfg.workers if cuda else 0,
-        pin_memory=cuda,
-        persistent_workers=cuda,
-        generator=torch.Generator().manual_seed(0),
-    )
-    batches = _batches(loader)
-    dev = torch.device(device)
+    norm = transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+    flip = transforms.RandomHorizontalFlip()
+    tf = transforms.Compose([transforms.RandomResizedCrop(size), flip, transforms.ToTensor(), norm])
+    batches = stream(datasets.ImageFolder(str(root / "train"), transform=tf), mb, device, workers=cfg.workers)
     torch.manual_seed(tc.seed)
-    model = timm.create_model(tc.model.removeprefix("timm:"), pretrained=False, num_classes=n_classes).to(dev)
-    model.train()
+    model = timm.create_model(tc.model.removeprefix("timm:"), pretrained=False, num_classes=n_classes)
+    model = model.to(torch.device(device)).train()
     opt = torch.optim.SGD(model.parameters(), lr=tc.lr, momentum=tc.momentum, weight_decay=tc.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda(tc, cfg.steps_per_epoch))
-    sp = make_sparsifier(
-        "srigl",
-        model,
-        opt,
-        tc.sparsity,
-        cfg.paper_steps,
-        delta_t=tc.delta_t,
-        alpha=tc.alpha,
-        t_end_fraction=tc.t_end_fraction,
-        distribution=tc.distribution,
-        sparse_init=tc.sparse_init,
-        seed=tc.seed,
-        gamma_sal=tc.gamma_sal,
-    )
+    sparsity = dict(delta_t=tc.delta_t, alpha=tc.alpha, t_end_fraction=tc.t_end_fraction, seed=tc.seed)
+    sparsity.update(distribution=tc.distribution, sparse_init=tc.sparse_init, gamma_sal=tc.gamma_sal)
+    sp = make_sparsifier("srigl", model, opt, tc.sparsity, cfg.paper_steps, **sparsity)
 
-    def step() -> float:
-        x, y = next(batches)
-        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y, label_smoothing=tc.label_smoothing)
-        loss.backward()
-        opt.step()  # the sparsifier's post-step hook re-applies the masks
+    def after() -> None:  # the optimiser step's post-hook has re-applied the masks
         sched.step()
         sp.step()  # counts steps; a mask update every Delta T
-        return float(loss.detach())
 
-    step._keep = (tmp, loader, sp)  # the temporary folder lives as long as the step closure
-    weakref.finalize(step, tmp.cleanup)
+    def loss(x, y):
+        return F.cross_entropy(model(x), y, label_smoothing=tc.label_smoothing)
+
+    step = tie(
+        train_step(batches, loss, opt, device, after=after), tmp
+    )  # the folder lives as long as the step
     return PaperScale(
         config=(
             f"ResNet-50 {size}px, SRigL S={tc.sparsity} ERK, Delta T={tc.delta_t}, SGD lr {tc.lr} m {tc.momentum} "
@@ -175,7 +116,7 @@ def paper_scale(
         ),
         step=step,
         micro_batch=mb,
-        accumulation=cfg.batch // mb,
+        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"ImageNet-1K stand-in: {n_classes * per_class} generated JPEGs, {n_classes} classes",
         notes=[
@@ -185,8 +126,8 @@ def paper_scale(
             "fp32 (the package trains in fp32; no autocast)"
             + (
                 ""
-                if cuda
-                else f"; CPU: micro-batch {mb} x {cfg.batch // mb} (the paper's 512 in one go on CUDA: 128 x 4)"
+                if device.startswith("cuda")
+                else f"; CPU: micro-batch {mb} x {accumulation} (the paper's 512 in one go on CUDA: 128 x 4)"
             ),
         ],
     )

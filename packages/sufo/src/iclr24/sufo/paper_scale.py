@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, tie
 
 from .data import load_labelled, synthetic_reports
 from .finetune import _param_groups, balanced_sampler
@@ -55,7 +54,7 @@ class PaperScaleConfig:
 
     @property
     def steps_per_epoch(self) -> int:
-        return -(-self.n_train // self.batch_size)
+        return steps_per_epoch(self.n_train, self.batch_size, drop_last=False)
 
     @property
     def paper_steps(self) -> int:
@@ -97,9 +96,8 @@ def paper_scale(
 
     cfg = cfg or PAPER_SCALE
     cuda = device.startswith("cuda")
-    micro = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
-    if cfg.batch_size % micro:
-        raise InputError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
+    micro = micro_batch_for(device, cuda=cfg.batch_size, cpu=cfg.cpu_micro_batch, override=micro_batch)
+    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch {batch}")
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)  # uncased BERT vocabulary
     tmp = tempfile.TemporaryDirectory(prefix="sufo-ps-")
     path = write_reports_jsonl(Path(tmp.name) / "reports.jsonl", items)
@@ -116,7 +114,7 @@ def paper_scale(
     torch.manual_seed(0)
     model = BertForSequenceClassification(bert).to(device).train()
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, eps=cfg.eps)
-    total = cfg.paper_steps * (cfg.batch_size // micro)
+    total = cfg.paper_steps * accumulation
     sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_fraction * total), total)
     sampler = balanced_sampler(train.labels, seed=0)
     state = {"order": list(sampler), "at": 0}
@@ -141,7 +139,7 @@ def paper_scale(
         sched.step()
         return float(out.loss.detach())
 
-    weakref.finalize(step, tmp.cleanup)
+    tie(step, tmp)  # the stand-in reports' folder lives as long as the step
     n_tok = len(tok(train.texts[0], truncation=True, max_length=cfg.max_length)["input_ids"])
     notes = [
         f"stand-in: a JSONL of {items:,} synthetic synoptic reports ({n_tok} tokens after truncation) read by "
@@ -152,7 +150,7 @@ def paper_scale(
         "(SV: 2,066 training reports)",
     ]
     if not cuda and micro != cfg.batch_size:
-        notes.append(f"CPU: micro-batch {micro} x {cfg.batch_size // micro}; CUDA runs the paper's 8 x 1")
+        notes.append(f"CPU: micro-batch {micro} x {accumulation}; CUDA runs the paper's 8 x 1")
     return PaperScale(
         config=(
             f"BERT-base ({cfg.layers} layers, {cfg.hidden}) fine-tune, {cfg.max_length} tokens, batch "
@@ -160,7 +158,7 @@ def paper_scale(
         ),
         step=step,
         micro_batch=micro,
-        accumulation=cfg.batch_size // micro,
+        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic reports JSONL, {len(train):,} reports of {n_tok} tokens",
         notes=notes,

@@ -5,31 +5,28 @@ CE on the time-averaged logits, SGD lr 0.02, momentum 0.9, weight decay 5e-4, co
 of CIFAR-10's 50,000 training images (782 steps an epoch), fp32 (the official code has no mixed precision), random
 crop (pad 4) and flip. CIFAR is not offline, so the data is a synthetic stand-in in the real format: the
 ``cifar-10-batches-py`` folder (``data_batch_1..5``, ``test_batch``, ``batches.meta``: pickled dicts of uint8
-``(n, 3072)`` pixels and labels) written to a temporary folder and read by :func:`~.data.load_cifar` (which, like the
-official torchvision loader, holds the images in memory). One step is one micro-batch of :func:`~.train.train_model`'s
-update (crop/flip, forward, CE(mean_t logits), backward, SGD, cosine step).
-"""
+``(n, 3072)`` pixels and labels) written to a temporary folder by paperkit's stand-in writer and read by
+:func:`~.data.load_cifar` (which, like the official torchvision loader, holds the images in memory). One step is one
+micro-batch of :func:`~.train.train_model`'s update (crop/flip, forward, CE(mean_t logits), backward, SGD, cosine
+step)."""
 
 from __future__ import annotations
 
-import pickle
 import tempfile
-import weakref
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
 
 from .data import load_cifar
 from .model import SpikingVGG9
 from .train import cosine_sgd, crop_flip
 
-__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_cifar10_batches"]
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,7 @@ class PaperScaleConfig:
 
     @property
     def steps_per_epoch(self) -> int:
-        return -(-self.n_train // self.batch_size)  # the last partial batch is kept (DataLoader default)
+        return steps_per_epoch(self.n_train, self.batch_size, drop_last=False)  # the DataLoader default
 
     @property
     def paper_steps(self) -> int:
@@ -59,28 +56,6 @@ class PaperScaleConfig:
 
 
 PAPER_SCALE = PaperScaleConfig()
-
-
-def write_cifar10_batches(folder: Path, per_batch: int, seed: int = 0) -> Path:
-    """A ``cifar-10-batches-py`` folder: five training batches of ``per_batch`` images, a test batch of
-    ``per_batch``, ``batches.meta``; each batch a pickled dict with bytes keys (as the real files) of uint8
-    ``data (n, 3072)`` (red, green, blue planes of each row-major 32x32 image) and ``labels`` (a list of ints)."""
-    rng = np.random.default_rng(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
-    for name in names:
-        labels = rng.integers(0, 10, per_batch)
-        base = (labels[:, None] * 23 % 256).astype(np.uint8)  # a class-dependent tint, then noise
-        data = (base + rng.integers(0, 64, (per_batch, 3072))).astype(np.uint8)
-        d = {b"batch_label": name.encode(), b"labels": labels.tolist(), b"data": data}
-        (folder / name).write_bytes(pickle.dumps(d, protocol=2))
-    meta = {
-        b"label_names": [
-            n.encode() for n in ("airplane automobile bird cat deer dog frog horse ship truck").split()
-        ]
-    }
-    (folder / "batches.meta").write_bytes(pickle.dumps(meta, protocol=2))
-    return folder
 
 
 def paper_scale(
@@ -95,50 +70,27 @@ def paper_scale(
     ``cfg``: a smaller :class:`PaperScaleConfig` (tests)."""
     cfg = cfg or PAPER_SCALE
     cuda = device.startswith("cuda")
-    micro = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
-    if cfg.batch_size % micro:
-        raise InputError(f"micro_batch must divide the paper batch {cfg.batch_size}, got {micro}")
+    micro = micro_batch_for(device, cuda=cfg.batch_size, cpu=cfg.cpu_micro_batch, override=micro_batch)
+    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch {batch}")
     tmp = tempfile.TemporaryDirectory(prefix="tab-snn-ps-")
-    folder = write_cifar10_batches(Path(tmp.name) / "cifar-10-batches-py", images_per_batch)
+    folder = write_cifar10_batches(tmp.name, 5 * images_per_batch, images_per_batch)
     data = load_cifar(folder, num_classes=10)  # the package's loader (in memory, as torchvision's CIFAR10)
-    loader = torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(data.x_train, data.y_train),
-        batch_size=micro,
-        shuffle=True,
-        drop_last=True,
-        num_workers=4 if cuda else 0,  # official -w 4
-        pin_memory=cuda,
-        persistent_workers=cuda,
-        generator=torch.Generator().manual_seed(42),
-    )
+    train = torch.utils.data.TensorDataset(data.x_train, data.y_train)
+    batches = stream(train, micro, device, workers=4, seed=42)  # official -w 4
     torch.manual_seed(42)
     model = SpikingVGG9(10, cfg.T, norm=cfg.norm, tau=cfg.tau, width=cfg.width).to(device)
-    opt, sched = cosine_sgd(
-        model.parameters(),
-        cfg.lr,
-        cfg.momentum,
-        cfg.weight_decay,
-        cfg.paper_steps * (cfg.batch_size // micro),
-    )
+    total = cfg.paper_steps * accumulation
+    opt, sched = cosine_sgd(model.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, total)
     aug_gen = torch.Generator().manual_seed(43)
     model.train()
-    state = {"it": iter(loader)}
 
-    def step() -> float:
-        try:
-            xb, yb = next(state["it"])
-        except StopIteration:
-            state["it"] = iter(loader)
-            xb, yb = next(state["it"])
-        xb = crop_flip(xb, aug_gen, fill=data.pad_fill).to(device, non_blocking=True)
-        loss = F.cross_entropy(model(xb).mean(1), yb.to(device, non_blocking=True))  # CE(mean_t logits)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        return float(loss.detach())
+    def crop(batch):
+        return crop_flip(batch[0], aug_gen, fill=data.pad_fill), batch[1]
 
-    weakref.finalize(step, tmp.cleanup)
+    def loss(xb, yb):
+        return F.cross_entropy(model(xb).mean(1), yb)  # CE(mean_t logits)
+
+    step = tie(train_step(batches, loss, opt, device, prepare=crop, after=sched.step), tmp)
     notes = [
         f"stand-in: synthetic cifar-10-batches-py ({6 * images_per_batch:,} images in 6 pickled batch files) read "
         "by load_cifar; CIFAR-10 itself is not offline",
@@ -154,7 +106,7 @@ def paper_scale(
         config=f"SpikingVGG9 + TAB, T {cfg.T}, 32x32, batch {cfg.batch_size}, SGD 0.02 cosine, {cfg.epochs} epochs",
         step=step,
         micro_batch=micro,
-        accumulation=cfg.batch_size // micro,
+        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic CIFAR-10 python batches, {len(data.x_train):,} training images",
         notes=notes,

@@ -12,16 +12,10 @@ CIFAR-10 cannot ship offline: the data is a stand-in folder in the official pyth
 
 from __future__ import annotations
 
-import math
-import pickle
 import tempfile
-import weakref
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
-
-__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_cifar10_format"]
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 
 
 @dataclass(frozen=True)
@@ -42,21 +36,6 @@ class PaperScaleConfig:
 PAPER_SCALE = PaperScaleConfig()
 
 
-def write_cifar10_format(folder: Path, n_train: int, n_test: int, seed: int = 0) -> Path:
-    """A ``cifar-10-batches-py`` folder in the official python format: ``data_batch_1..5`` and ``test_batch``,
-    each a pickled dict with ``data`` uint8 ``(N, 3072)`` (red, green, blue planes) and ``labels`` (ints 0-9)."""
-    rng = np.random.default_rng(seed)
-    out = Path(folder) / "cifar-10-batches-py"
-    out.mkdir(parents=True, exist_ok=True)
-    per = [len(c) for c in np.array_split(np.arange(n_train), 5)]
-    for name, n in [(f"data_batch_{i + 1}", per[i]) for i in range(5)] + [("test_batch", n_test)]:
-        data = rng.integers(0, 256, (n, 3072), dtype=np.uint8)
-        labels = [int(v) for v in rng.integers(0, 10, n)]
-        with open(out / name, "wb") as fh:
-            pickle.dump({"batch_label": name, "labels": labels, "data": data}, fh, protocol=2)
-    return out
-
-
 def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: int | None = None):
     """One micro-step of ``PAPER_SCALE`` (one Adam minibatch step of the Tanh network) on ``device``;
     ``train_images``/``batch`` shrink it for tests."""
@@ -65,6 +44,8 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
 
     from iclr24.paperkit import PaperScale
     from iclr24.paperkit.datasets import load_cifar10
+    from iclr24.paperkit.datasets.standins import write_cifar10_batches
+    from iclr24.paperkit.scale import steps_per_epoch, tie, train_step
 
     from .cnn import SmallCNN, _images, digit_dichotomies
 
@@ -72,35 +53,27 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
     n_train = train_images or c.train_images
     mb = batch or c.batch_size
     tmp = tempfile.TemporaryDirectory(prefix="task-geometry-ps-")
-    folder = write_cifar10_format(Path(tmp.name), n_train, max(10, n_train // 5))
-    x, y = load_cifar10(folder)["train"]
+    x, y = load_cifar10(write_cifar10_batches(tmp.name, n_train, max(10, n_train // 5)))["train"]
     X = _images(x, c.in_channels, c.side)  # train_cnn's input: float32 CHW in [0, 1], in memory
     del x
     T = torch.as_tensor(digit_dichotomies()[:, : c.k], dtype=torch.float32)
     Y = T[torch.as_tensor(y)]
-    dev = torch.device(device)
     torch.manual_seed(0)
-    model = SmallCNN(c.k, act=c.activations[0], in_channels=c.in_channels, side=c.side, width=c.width).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=c.lr)
-    loss_fn = nn.BCEWithLogitsLoss()
+    model = SmallCNN(c.k, act=c.activations[0], in_channels=c.in_channels, side=c.side, width=c.width)
+    model = model.to(torch.device(device))
     g = torch.Generator().manual_seed(0)
-    state = {"perm": torch.randperm(n_train, generator=g), "at": 0}
 
-    def step() -> float:
-        if state["at"] + mb > n_train:  # a new epoch: a new shuffle, as train_cnn
-            state["perm"], state["at"] = torch.randperm(n_train, generator=g), 0
-        idx = state["perm"][state["at"] : state["at"] + mb]
-        state["at"] += mb
-        xb, yb = X[idx].to(dev, non_blocking=True), Y[idx].to(dev, non_blocking=True)
-        loss = loss_fn(model(xb), yb)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        return float(loss.detach())
+    def minibatches():  # train_cnn's epochs: a new shuffle each, the last partial minibatch dropped
+        while True:
+            perm = torch.randperm(n_train, generator=g)
+            for at in range(0, n_train - mb + 1, mb):
+                yield X[perm[at : at + mb]], Y[perm[at : at + mb]]
 
-    step._keep = tmp
-    weakref.finalize(step, tmp.cleanup)
-    per_epoch = math.ceil(c.train_images / c.batch_size)
+    opt = torch.optim.Adam(model.parameters(), lr=c.lr)
+    step = tie(
+        train_step(minibatches(), lambda xb, yb: nn.BCEWithLogitsLoss()(model(xb), yb), opt, device), tmp
+    )
+    per_epoch = steps_per_epoch(c.train_images, c.batch_size, drop_last=False)
     return PaperScale(
         config=f"SmallCNN conv16-conv32-fc{c.width}-fc{c.k} on {c.side}x{c.side}x{c.in_channels}, Adam lr "
         f"{c.lr:g}, batch {c.batch_size}, {c.epochs} epochs x {len(c.activations)} nets (Tanh, ReLU)",

@@ -1,0 +1,11 @@
+"""Parity (issue 65): the row paper_scale("cpu") gives is the one captured before the paperkit migration."""
+
+import pytest
+
+from iclr24.lpn.paper_scale import paper_scale
+from iclr24.paperkit.scale import fingerprint, recorded_fingerprint
+
+
+@pytest.mark.slow  # builds the default stand-in data and counts FLOPs (about 30 s)
+def test_paper_scale_row_is_the_one_recorded_before_the_migration():
+    assert fingerprint(paper_scale("cpu")) == recorded_fingerprint(__file__)
