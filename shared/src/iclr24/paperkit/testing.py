@@ -211,14 +211,19 @@ def check_cli_defaults(
     return checked
 
 
-def check_app_defaults(app: Any, sources: Mapping[str, Any], **kw: Any) -> dict[str, list[str]]:
+def check_app_defaults(
+    app: Any, sources: Mapping[str, Any], *, skip: Sequence[str] = (), dests: Mapping[str, str] | None = None
+) -> dict[str, list[str]]:
     """:func:`check_cli_defaults` for several commands at once: ``sources`` maps a command to its config (or a
-    tuple of configs and functions, each checked); every command must have at least one option checked, so a
-    command whose flags stopped feeding its config fails too. ``kw`` go to each check (``skip``, ``dests``)."""
+    tuple of configs and functions: an option is checked against the first that has its field); every command must
+    have at least one option checked, so a command whose flags stopped feeding its config fails too. ``skip`` and
+    ``dests`` go to each check."""
     done = {}
     for command, cfgs in sources.items():
         cfgs = cfgs if isinstance(cfgs, tuple | list) else (cfgs,)
-        done[command] = [n for c in cfgs for n in check_cli_defaults(app, command, c, **kw)]
+        done[command] = []
+        for c in cfgs:
+            done[command] += check_cli_defaults(app, command, c, skip=(*skip, *done[command]), dests=dests)
         assert done[command], f"{app.prog} {command}: no option defaults to a field of {cfgs}"
     return done
 
