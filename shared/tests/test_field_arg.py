@@ -75,3 +75,16 @@ def test_check_app_defaults_catches_a_function_default_that_drifted_and_a_comman
         check_app_defaults(app, {"train": Cfg})
     with pytest.raises(AssertionError, match=r"--other: 1 vs fit.steps = 7"):
         check_cli_defaults(app, "train", fit, dests={"other": "steps"}, skip=("rate",))
+
+
+def test_a_named_preset_instance_is_a_source_too():
+    preset = Cfg(lr=0.5, gamma_sal=0.9)
+    app = _app(field_arg(preset, "lr", help="lr"))
+    ns = app.parser.parse_args(["train"])
+    assert ns.lr == 0.5 and isinstance(ns.lr, float)
+    assert config_from_args(preset, ns) == Cfg(lr=0.5, gamma_sal=0.9)  # the preset's other values stay
+    assert check_app_defaults(app, {"train": preset}) == {"train": ["lr"]}
+    with pytest.raises(AssertionError, match="vs Cfg.lr = 0.1"):
+        check_app_defaults(app, {"train": Cfg})
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        field_arg(preset, "nope")

@@ -77,12 +77,17 @@ def arg(*flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
 
 
 def _default_of(source: Any, name: str) -> Any:
-    """The default of ``source``'s ``name``: a dataclass field (its default or default factory) or a parameter of a
-    function's signature; a ``TypeError`` when there is none."""
+    """The default of ``source``'s ``name``: a dataclass field (its default or default factory), the field's value
+    in a dataclass instance (a named preset such as ``VISDA = Config(...)``) or a parameter of a function's
+    signature; a ``TypeError`` when there is none."""
     import dataclasses
     import inspect
 
-    what = getattr(source, "__qualname__", repr(source))
+    what = getattr(source, "__qualname__", type(source).__qualname__)
+    if dataclasses.is_dataclass(source) and not isinstance(source, type):
+        if name not in {f.name for f in dataclasses.fields(source)}:
+            raise TypeError(f"{what} has no field {name!r}")
+        return getattr(source, name)
     if dataclasses.is_dataclass(source):
         fields = {f.name: f for f in dataclasses.fields(source)}
         if name not in fields:
@@ -118,17 +123,20 @@ def field_arg(config: Any, name: str, *flags: str, **kwargs: Any) -> tuple[tuple
     return flags or (f"--{name.replace('_', '-')}",), {"dest": kwargs.pop("dest", name), **kwargs}
 
 
-def config_from_args(config: type, args: argparse.Namespace, **overrides: Any) -> Any:
+def config_from_args(config: Any, args: argparse.Namespace, **overrides: Any) -> Any:
     """``config(**...)`` from the parsed ``args``: each field of the dataclass ``config`` that ``args`` has (a
-    :func:`field_arg` flag's ``dest``) is taken from it, ``overrides`` win, the other fields keep their defaults."""
+    :func:`field_arg` flag's ``dest``) is taken from it, ``overrides`` win, the other fields keep their defaults
+    (or, when ``config`` is an instance, a named preset, its values: ``dataclasses.replace``)."""
     import dataclasses
 
-    names = {f.name for f in dataclasses.fields(config) if f.init}
+    cls = config if isinstance(config, type) else type(config)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
     kw = {n: getattr(args, n) for n in names if hasattr(args, n)}
     unknown = set(overrides) - names
     if unknown:
-        raise TypeError(f"{config.__name__} has no field(s) {sorted(unknown)}")
-    return config(**{**kw, **overrides})
+        raise TypeError(f"{cls.__name__} has no field(s) {sorted(unknown)}")
+    kw.update(overrides)
+    return cls(**kw) if isinstance(config, type) else dataclasses.replace(config, **kw)
 
 
 def resume_arg(state: str = "OUT/train_state.pt", written: str | None = None) -> tuple[tuple[str, ...], dict]:
