@@ -6,7 +6,7 @@ import pytest
 from iclr24.aemc_ne import load_model
 from iclr24.aemc_ne.bench import run_benchmarks
 from iclr24.aemc_ne.cli import main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 from iclr24.paperkit.tracking import StepLog, read_jsonl
 
 
@@ -108,3 +108,11 @@ def test_bench_smoke():
     rep = run_benchmarks("smoke")
     assert len(rep.results) == 6
     assert all(r.median_s > 0 and r.baseline_median_s > 0 for r in rep.results)
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.aemc_ne.cli import app
+    from iclr24.aemc_ne.completion import AEMCNE, MatrixFactorization
+    from iclr24.aemc_ne.config import FitConfig
+
+    check_app_defaults(app, {"train": (FitConfig, AEMCNE, MatrixFactorization)})

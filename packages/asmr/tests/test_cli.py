@@ -218,3 +218,14 @@ def test_fit_with_the_grid_sampler(tmp_path, capsys):
     assert len(err) == 1 and "whole number of epochs" in err[0]
     assert main([*base, "--sampler", "grid", "--steps", "4", *ckpt]) == 2
     assert "needs a batch_size" in capsys.readouterr().err
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.asmr.cli import app
+    from iclr24.asmr.macs import asmr_macs_per_point
+    from iclr24.asmr.model import ASMR
+    from iclr24.asmr.train import fit
+    from iclr24.paperkit.testing import check_app_defaults
+
+    # fit --checkpoint: the model folder to write (fit's checkpoint= is its training-state file, None: none)
+    check_app_defaults(app, {"fit": (ASMR, fit), "macs": (ASMR, asmr_macs_per_point)}, skip=("checkpoint",))

@@ -5,7 +5,12 @@ import pytest
 
 from iclr24.cmvae.cli import main
 from iclr24.cmvae.reproduce import PAPER
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.testing import (
+    check_app_defaults,
+    check_cli_contract,
+    check_paper_smoke,
+    run_readme_blocks,
+)
 
 
 @pytest.mark.slow  # trains CMVAE, MMVAE+ and the refiner once at toy size; scores 2 shipped checkpoint pairs
@@ -155,3 +160,13 @@ def test_mode_configs_keep_the_rules_the_readme_states():
     for row in PAPER.claims:
         for mode in row.modes:
             assert not {100, 101} & set(row.evaluated_seeds(mode))
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.cmvae.cli import app
+    from iclr24.cmvae.experiments import ExperimentConfig
+    from iclr24.cmvae.train import fit
+
+    # --beta 2.5 is MultiVae's PolyMNIST value; ExperimentConfig's 1.0 is the poly_digits reproduction's (open)
+    check_app_defaults(app, {"train": (ExperimentConfig, fit)}, skip=("beta", "lr", "prior_lr"))
+    check_app_defaults(app, {"train": fit}, skip=("beta", "epochs", "batch_size"))  # lr, prior_lr: fit's

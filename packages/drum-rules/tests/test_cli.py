@@ -1,7 +1,7 @@
 import pytest
 
 from iclr24.drum_rules.cli import main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -86,3 +86,14 @@ def test_cli_end_to_end(tmp_path, capsys):
     )  # not an MM model
     assert main(["eval", "--model", str(tmp_path / "missing.pt"), "--quiet"]) == 2
     assert main(["train", str(tmp_path / "nowhere"), "--out", str(tmp_path / "t2"), "--quiet"]) == 2
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.drum_rules.checkpoint import load_official_checkpoint
+    from iclr24.drum_rules.cli import app
+    from iclr24.drum_rules.extract import faithful_rules
+    from iclr24.drum_rules.model import DRUM
+    from iclr24.drum_rules.train import TrainConfig
+
+    check_app_defaults(app, {"train": (TrainConfig, DRUM), "extract": faithful_rules,
+                             "convert": load_official_checkpoint})  # fmt: skip

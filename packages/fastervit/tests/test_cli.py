@@ -4,7 +4,7 @@ import pytest
 from PIL import Image
 
 from iclr24.fastervit.cli import main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 
 TINY = json.dumps({"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]})
 
@@ -179,3 +179,10 @@ def test_train_writes_the_model_folder_logs_and_resumes(tmp_path, capsys):
     assert "give one of them" in capsys.readouterr().err
     assert main(["train", *flags[:-3], "--out", str(tmp_path / "fresh"), "--resume"]) == 2
     assert "nothing to resume" in capsys.readouterr().err
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.fastervit.cli import app
+    from iclr24.fastervit.train import TrainConfig
+
+    check_app_defaults(app, {"train": TrainConfig}, dests={"checkpoint": "init_checkpoint"})

@@ -9,7 +9,12 @@ import pytest
 from iclr24.fif.bench import run_benchmarks
 from iclr24.fif.cli import main
 from iclr24.fif.reproduce import PAPER
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.testing import (
+    check_app_defaults,
+    check_cli_contract,
+    check_paper_smoke,
+    run_readme_blocks,
+)
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -185,3 +190,12 @@ def test_a_crafted_checkpoint_is_a_clear_cli_error(tmp_path, capsys):
     out = capsys.readouterr()
     assert "not a file this package wrote" in out.err and "weights_only" not in out.err
     assert "crafted code ran" not in out.out + out.err
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.fif.cli import app
+    from iclr24.fif.model import FIFModel
+    from iclr24.fif.train import TrainConfig
+
+    # --n-blocks/--width: one width for the conv or the MLP pair, the CLI's small toy networks
+    check_app_defaults(app, {"train": (TrainConfig, FIFModel)}, skip=("n_blocks", "width"))

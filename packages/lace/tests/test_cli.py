@@ -5,7 +5,7 @@ import json
 import pytest
 
 from iclr24.lace.cli import main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -241,3 +241,12 @@ def test_train_flags_reach_the_model_config(tmp_path, capsys):
         == 2
     )
     assert "divisible" in capsys.readouterr().err
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.lace.cli import app
+    from iclr24.lace.diffusion import LaceConfig
+
+    # the network size, batch and steps are train's own CPU sizes (its recorded training commands rely on them)
+    sizes = ("dim", "heads", "layers", "ff", "batch_size", "steps")
+    check_app_defaults(app, {"train": LaceConfig}, skip=sizes)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from iclr24.lpn.cli import main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -254,3 +254,14 @@ def test_train_the_conv_denoiser_baseline_as_a_model_folder(tmp_path, capsys):
     assert prov["train_config"]["checkpoint_dir"] is None  # the --out of the command; no machine path twice
     assert main([*argv[:-3], "--alpha", "0.1", "--out", str(tmp_path / "b2"), "--quiet"]) == 2
     assert "--alpha does not apply to --arch conv-denoiser" in capsys.readouterr().err
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.lpn.cli import app
+    from iclr24.lpn.pnp import inpainting_operator, pnp_admm, pnp_pgd
+    from iclr24.lpn.prior import evaluate_prior
+    from iclr24.lpn.train import TrainConfig
+
+    # --iters: PGD's num_iter, the default --solver's
+    check_app_defaults(app, {"train": TrainConfig, "prior": evaluate_prior,
+                             "solve": (pnp_pgd, pnp_admm, inpainting_operator)}, dests={"iters": "num_iter"})  # fmt: skip

@@ -6,7 +6,7 @@ import pytest
 from iclr24.maxent_moco import TabularMDP, cliffwalk
 from iclr24.maxent_moco.cli import main
 from iclr24.maxent_moco.data import load_env, load_mdp, save_mdp
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -171,3 +171,14 @@ def test_maze_and_sample_model_options_from_the_cli(tmp_path):
         ["--algo", "mocodyna", "--model", "adversarial", "--wait-for-values"],
     ):
         assert main(["run", *args, *extra, "--out", str(tmp_path / extra[1]), "--quiet"]) == 0
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.maxent_moco.algorithms import MoCoVI
+    from iclr24.maxent_moco.cli import app
+    from iclr24.maxent_moco.data import load_env
+    from iclr24.maxent_moco.sample import MoCoDyna, OSDyna
+
+    renamed = {"lam": "alpha", "mode_rl": "mode", "iters": "K", "queue_interval": "val_queue_interval",
+               "osdyna_variant": "variant", "garnet_seed": "seed"}  # fmt: skip
+    check_app_defaults(app, {"run": (MoCoVI, MoCoVI.run, MoCoDyna, OSDyna, load_env)}, dests=renamed)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from iclr24.opposing_signals.cli import app, main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -194,3 +194,11 @@ def test_real_data_loaders_on_tiny_files(tmp_path):
         pickle.dump((split, split, split), fh)
     x, y = mnist_subset(mdir, n=3)
     assert x.shape == (3, 784) and y.tolist() == sorted(y.tolist())
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.opposing_signals.cli import app
+    from iclr24.opposing_signals.data import make_opposing_digits, mnist_subset
+    from iclr24.opposing_signals.experiments import ExperimentConfig
+
+    check_app_defaults(app, {"run": (ExperimentConfig, make_opposing_digits, mnist_subset)})

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 from iclr24.persona_bias.cli import main
 
 
@@ -186,3 +186,15 @@ def test_unreachable_endpoint_leaves_no_empty_store(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no run store was kept" in err[0]
     assert not (out / "store").exists()
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.persona_bias.analysis import compare_personas
+    from iclr24.persona_bias.backends import OpenAIBackend, TransformersBackend
+    from iclr24.persona_bias.cli import app
+    from iclr24.persona_bias.config import GenerationConfig
+    from iclr24.persona_bias.data import load_dataset
+
+    run = (GenerationConfig, OpenAIBackend, TransformersBackend, load_dataset)
+    check_app_defaults(app, {"run": run, "stats": compare_personas, "report": compare_personas,
+                             "serve-loopback": load_dataset})  # fmt: skip

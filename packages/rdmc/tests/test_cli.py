@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 from iclr24.rdmc.cli import main
 
 
@@ -130,3 +130,10 @@ def test_bench_smoke(tmp_path, capsys):
     res = json.loads((tmp_path / "bench.json").read_text())
     assert len(res["results"]) == 3 and any("n=2,000 particles" in n for n in res["notes"])
     assert (tmp_path / "bench.md").is_file()
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.rdmc.cli import app
+    from iclr24.rdmc.recipes import BudgetSettings
+
+    check_app_defaults(app, {"sample": BudgetSettings})

@@ -181,7 +181,7 @@ def test_cli_adapt_with_local_open_clip_checkpoints(tmp_path, capsys):
     common = ["--policy", str(tmp_path / "policy.pt"), "--arch", str(cfg), "--reward", str(tmp_path / "reward.pt"),
               "--reward-arch", str(cfg), "--data", str(data), "--n-views", "10", "--selection-p", "0.2",
               "--sample-k", "2", "--out", str(out), "--overwrite", "--quiet"]  # fmt: skip
-    assert main(["adapt", *common, "--steps", "2"]) == 0
+    assert main(["adapt", *common, "--mode", "image", "--steps", "2"]) == 0
     res = json.loads((out / "results.json").read_text())
     assert (
         res["n"] == 4 and len(res["accuracy_per_step"]) == 3 and res["classes"] == ["red panda", "tree frog"]

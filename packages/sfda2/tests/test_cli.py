@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
 from iclr24.sfda2.cli import main
 
 
@@ -127,3 +127,10 @@ def test_adapt_a_folder_of_real_format_images(tmp_path, capsys):
     capsys.readouterr()
     rc = main(["synthetic-visda", "--images", "5", "--out", str(tmp_path / "few")])
     assert rc == 2 and "--images >= 12" in capsys.readouterr().err and not (tmp_path / "few").exists()
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.sfda2.adapt import SOURCE_CPU, SFDA2Config
+    from iclr24.sfda2.cli import app
+
+    check_app_defaults(app, {"train-source": SOURCE_CPU, "adapt": SFDA2Config})

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.testing import (
+    check_app_defaults,
+    check_cli_contract,
+    check_paper_smoke,
+    run_readme_blocks,
+)
 from iclr24.tab_snn.cli import main
 from iclr24.tab_snn.reproduce import PAPER
 
@@ -193,3 +198,12 @@ def test_seq_mnist_claim_is_paired_over_three_seeds(tmp_path, monkeypatch):
     per = d["details"]["accuracy_mean_std_per_seed"]
     assert abs(c.ours - sum(per["TAB"]["per_seed"]) / 3) < 1e-9
     assert abs(c.baseline - sum(per["tdBN"]["per_seed"]) / 3) < 1e-9
+
+
+def test_cli_defaults_are_the_configs():
+    from iclr24.tab_snn.cli import app
+    from iclr24.tab_snn.model import SpikingVGG9
+    from iclr24.tab_snn.train import TrainConfig
+
+    # --T: None, the data's own number of steps (rows, or 4/10 repeats), not one model's
+    check_app_defaults(app, {"train": (TrainConfig, SpikingVGG9)}, skip=("T",))

@@ -107,17 +107,17 @@ def test_cli_contract(tmp_path):
 def test_cli_run_and_measure(tmp_path, capsys):
     out = tmp_path / "run"
     rc = main(["run", "--k", "1", "--a", "1", "--act", "tanh", "relu", "--seeds", "1", "--epochs", "1",
-               "--n-samples", "128", "--out", str(out), "--quiet"])  # fmt: skip
+               "--classifier", "ridge", "--n-samples", "128", "--out", str(out), "--quiet"])  # fmt: skip
     assert rc == 0
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert {r["act"] for r in rows} == {"tanh", "relu"} and (out / "geometry.png").is_file()
     # --seed picks the seeds (data draw and initialisation): seed 7 is not seed 0
     rc = main(["run", "--k", "1", "--a", "1", "--act", "tanh", "relu", "--seeds", "1", "--epochs", "1",
-               "--n-samples", "128", "--seed", "7", "--out", str(tmp_path / "run7"), "--quiet"])  # fmt: skip
+               "--classifier", "ridge", "--n-samples", "128", "--seed", "7", "--out", str(tmp_path / "run7"), "--quiet"])  # fmt: skip
     rows7 = json.loads((tmp_path / "run7" / "results.json").read_text())["rows"]
     assert [r["seed"] for r in rows7] == [7, 7] and rows7[0]["cka_y"] != rows[0]["cka_y"]
     rc = main(["run", "--task", "random", "--P", "8", "--k", "2", "--alignment", "0.4", "--act", "tanh", "--seeds",
-               "1", "--epochs", "1", "--n-samples", "64", "--out", str(tmp_path / "rk"), "--quiet"])  # fmt: skip
+               "1", "--epochs", "1", "--classifier", "ridge", "--n-samples", "64", "--out", str(tmp_path / "rk"), "--quiet"])  # fmt: skip
     assert rc == 0
     (row,) = json.loads((tmp_path / "rk" / "results.json").read_text())["rows"]
     assert abs(row["alignment"] - 0.4) < 1e-9

@@ -18,6 +18,8 @@ TINY = [
     "64",
     "--width",
     "8",
+    "--classifier",
+    "ridge",
     "--quiet",
 ]
 

@@ -45,9 +45,11 @@ __all__ = [
     "UsageError",
     "arg",
     "add_common_flags",
+    "config_from_args",
     "exit_code",
     "field_arg",
     "resolve_device",
+    "resume_arg",
     "nonneg_int",
     "positive_int",
     "probability",
@@ -74,28 +76,79 @@ def arg(*flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
     return flags, kwargs
 
 
-def field_arg(config: type, name: str, *flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """An argument whose default is the dataclass ``config``'s field ``name``: the default is declared once, in the
-    config, and the CLI reads it (as nanoGPT's scripts read their config). The flag is ``--<name with dashes>``
-    unless ``flags`` are given; a bool field whose default is False becomes a ``store_true`` switch. ``dest`` is the
-    field's name, so ``Config(**{f: getattr(args, f) ...})`` works; :func:`.testing.check_cli_defaults` checks it."""
+def _default_of(source: Any, name: str) -> Any:
+    """The default of ``source``'s ``name``: a dataclass field (its default or default factory), the field's value
+    in a dataclass instance (a named preset such as ``VISDA = Config(...)``) or a parameter of a function's
+    signature; a ``TypeError`` when there is none."""
     import dataclasses
+    import inspect
 
-    fields = {f.name: f for f in dataclasses.fields(config)}
-    if name not in fields:
-        raise TypeError(f"{config.__name__} has no field {name!r}")
-    f = fields[name]
-    if f.default is not dataclasses.MISSING:
-        default = f.default
-    elif f.default_factory is not dataclasses.MISSING:
-        default = f.default_factory()
-    else:
-        raise TypeError(f"{config.__name__}.{name} has no default to read")
+    what = getattr(source, "__qualname__", type(source).__qualname__)
+    if dataclasses.is_dataclass(source) and not isinstance(source, type):
+        if name not in {f.name for f in dataclasses.fields(source)}:
+            raise TypeError(f"{what} has no field {name!r}")
+        return getattr(source, name)
+    if dataclasses.is_dataclass(source):
+        fields = {f.name: f for f in dataclasses.fields(source)}
+        if name not in fields:
+            raise TypeError(f"{what} has no field {name!r}")
+        f = fields[name]
+        if f.default is not dataclasses.MISSING:
+            return f.default
+        if f.default_factory is not dataclasses.MISSING:
+            return f.default_factory()
+        raise TypeError(f"{what}.{name} has no default to read")
+    params = inspect.signature(source).parameters
+    if name not in params:
+        raise TypeError(f"{what} has no parameter {name!r}")
+    if params[name].default is inspect.Parameter.empty:
+        raise TypeError(f"{what}'s parameter {name!r} has no default to read")
+    return params[name].default
+
+
+def field_arg(config: Any, name: str, *flags: str, **kwargs: Any) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """An argument whose default is the dataclass ``config``'s field ``name`` (or, when ``config`` is a function,
+    its parameter ``name``'s default): the default is declared once, in the config, and the CLI reads it (as
+    nanoGPT's scripts read their config). The flag is ``--<name with dashes>`` unless ``flags`` are given; a bool
+    default of False becomes a ``store_true`` switch; without ``type=``, an int or float default gives that type.
+    ``dest`` is the field's name, so :func:`config_from_args` builds the config back from the parsed arguments;
+    :func:`.testing.check_cli_defaults` checks that no CLI default drifted from its field."""
+    default = _default_of(config, name)
     if default is False and "action" not in kwargs:
         kwargs["action"] = "store_true"
     else:
         kwargs["default"] = default
-    return flags or (f"--{name.replace('_', '-')}",), {"dest": name, **kwargs}
+        if "type" not in kwargs and "action" not in kwargs and type(default) in (int, float):
+            kwargs["type"] = type(default)
+    return flags or (f"--{name.replace('_', '-')}",), {"dest": kwargs.pop("dest", name), **kwargs}
+
+
+def config_from_args(config: Any, args: argparse.Namespace, **overrides: Any) -> Any:
+    """``config(**...)`` from the parsed ``args``: each field of the dataclass ``config`` that ``args`` has (a
+    :func:`field_arg` flag's ``dest``) is taken from it, ``overrides`` win, the other fields keep their defaults
+    (or, when ``config`` is an instance, a named preset, its values: ``dataclasses.replace``)."""
+    import dataclasses
+
+    cls = config if isinstance(config, type) else type(config)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    kw = {n: getattr(args, n) for n in names if hasattr(args, n)}
+    unknown = set(overrides) - names
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no field(s) {sorted(unknown)}")
+    kw.update(overrides)
+    return cls(**kw) if isinstance(config, type) else dataclasses.replace(config, **kw)
+
+
+def resume_arg(state: str = "OUT/train_state.pt", written: str | None = None) -> tuple[tuple[str, ...], dict]:
+    """The ``--resume`` switch of a trainer that continues its own interrupted run in ``--out`` from ``state``
+    (``written``: when it is saved, e.g. ``"after every epoch"``); pair it with ``resume=lambda a: a.resume``."""
+    when = f" (written {written})" if written else ""
+    return arg(
+        "--resume",
+        action="store_true",
+        help=f"continue the interrupted run in --out from {state}{when}, exactly as the uninterrupted run; give "
+        "the run's own flags",
+    )
 
 
 def _typed(

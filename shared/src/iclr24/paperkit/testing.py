@@ -55,6 +55,7 @@ __all__ = [
     "check_records",
     "check_cli_contract",
     "check_cli_defaults",
+    "check_app_defaults",
     "check_damaged_model_refused",
     "check_retrain_first_steps",
     "run_readme_blocks",
@@ -180,29 +181,51 @@ def check_retrain_first_steps(
     return fresh
 
 
-def check_cli_defaults(app: Any, command: str, config: type, *, skip: Sequence[str] = ()) -> list[str]:
-    """The options of ``app``'s ``command`` whose ``dest`` names a field of the dataclass ``config``, each checked
-    to default to that field's default (a default declared twice that has drifted apart fails). Returns the checked
-    names; ``skip`` names options whose default differs on purpose (say why beside the call)."""
-    import dataclasses
+def check_cli_defaults(
+    app: Any, command: str, config: Any, *, skip: Sequence[str] = (), dests: Mapping[str, str] | None = None
+) -> list[str]:
+    """The options of ``app``'s ``command`` whose ``dest`` names a field of the dataclass ``config`` (or a
+    parameter with a default, when ``config`` is a function), each checked to default to that field's default (a
+    default declared twice that has drifted apart fails). ``dests`` maps an option's ``dest`` to the field it feeds
+    when the names differ. Returns the checked names; ``skip`` names options whose default differs on purpose (say
+    why beside the call). The common flags (``--seed``, ``--device``, ...) are not checked."""
+    from .cli import _default_of
 
-    fields = {f.name: f for f in dataclasses.fields(config)}
+    dests = dict(dests or {})
     sub = _subparsers(app.parser)[command]
     checked, drift = [], []
+    what = getattr(config, "__name__", repr(config))
+    common = {id(a) for g in sub._action_groups if g.title == "common options" for a in g._group_actions}
     for a in sub._actions:
-        if a.dest not in fields or a.dest in skip:
+        name = dests.get(a.dest, a.dest)
+        if a.dest in skip or not a.option_strings or id(a) in common:
             continue
-        f = fields[a.dest]
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        try:
+            want = _default_of(config, name)
+        except TypeError:
             continue
-        want = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         checked.append(a.dest)
         if a.default != want:
-            drift.append(
-                f"{'/'.join(a.option_strings)}: {a.default!r} vs {config.__name__}.{a.dest} = {want!r}"
-            )
+            drift.append(f"{'/'.join(a.option_strings)}: {a.default!r} vs {what}.{name} = {want!r}")
     assert not drift, f"{app.prog} {command}: CLI defaults differ from the config's: " + "; ".join(drift)
     return checked
+
+
+def check_app_defaults(
+    app: Any, sources: Mapping[str, Any], *, skip: Sequence[str] = (), dests: Mapping[str, str] | None = None
+) -> dict[str, list[str]]:
+    """:func:`check_cli_defaults` for several commands at once: ``sources`` maps a command to its config (or a
+    tuple of configs and functions: an option is checked against the first that has its field); every command must
+    have at least one option checked, so a command whose flags stopped feeding its config fails too. ``skip`` and
+    ``dests`` go to each check."""
+    done = {}
+    for command, cfgs in sources.items():
+        cfgs = cfgs if isinstance(cfgs, tuple | list) else (cfgs,)
+        done[command] = []
+        for c in cfgs:
+            done[command] += check_cli_defaults(app, command, c, skip=(*skip, *done[command]), dests=dests)
+        assert done[command], f"{app.prog} {command}: no option defaults to a field of {cfgs}"
+    return done
 
 
 def check_cli_contract(

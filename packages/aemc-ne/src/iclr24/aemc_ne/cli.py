@@ -8,12 +8,22 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    field_arg,
+    nonneg_float,
+    positive_float,
+    positive_int,
+    resume_arg,
+)
 from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
 from .checkpoint import load_model
 from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, relative_rmse, rmse
+from .config import FitConfig
 from .data import (
     RESPONSES,
     Ratings,
@@ -117,36 +127,25 @@ def run_command(args: argparse.Namespace) -> str:
     arg(
         "--model", choices=MODELS, default="aemcne", help="aemcne, aemc (no g), autorec (1 sigmoid layer), mf"
     ),
-    arg("--orientation", choices=("item", "user"), default="item", help="which side are the samples"),
-    arg(
-        "--main-hidden", type=_widths, default=(500,), help="hidden widths of the main autoencoder, e.g. 500"
-    ),
-    arg("--elem-hidden", type=_widths, default=(20, 20), help="hidden widths of the element-wise net g"),
-    arg(
-        "--activation",
-        choices=("tanh", "sigmoid", "relu", "elu"),
-        default="sigmoid",
-        help="main-net activation",
-    ),
+    field_arg(AEMCNE, "orientation", choices=("item", "user"), help="which side are the samples"),
+    field_arg(AEMCNE, "main_hidden", type=_widths, help="hidden widths of the main autoencoder, e.g. 500"),
+    field_arg(AEMCNE, "elem_hidden", type=_widths, help="hidden widths of the element-wise net g"),
+    field_arg(AEMCNE, "activation", choices=("tanh", "sigmoid", "relu", "elu"), help="main-net activation"),
     arg("--per-output", action="store_true", help="one g per output row instead of one shared g"),
-    arg("--skip", type=float, default=0.8, help="g(y) = E(y) + skip * y"),
-    arg("--rank", type=positive_int, default=10, help="rank of the mf baseline"),
-    arg("--epochs", type=positive_int, default=300, help="training epochs"),
-    arg("--lr", type=positive_float, default=1e-3, help="AdamW learning rate"),
-    arg("--weight-decay", type=nonneg_float, default=0.0, help="AdamW decoupled weight decay"),
-    arg("--l2", type=nonneg_float, default=1.0, help="AutoRec-style L2 penalty lambda on the weights"),
-    arg(
-        "--batch-size", type=positive_int, default=None, help="samples (columns) per step; unset = full batch"
+    field_arg(AEMCNE, "skip", help="g(y) = E(y) + skip * y"),
+    field_arg(MatrixFactorization, "rank", type=positive_int, help="rank of the mf baseline"),
+    field_arg(FitConfig, "epochs", type=positive_int, help="training epochs"),
+    field_arg(FitConfig, "lr", type=positive_float, help="AdamW learning rate"),
+    field_arg(FitConfig, "weight_decay", type=nonneg_float, help="AdamW decoupled weight decay"),
+    field_arg(FitConfig, "l2", type=nonneg_float, help="AutoRec-style L2 penalty lambda on the weights"),
+    field_arg(
+        FitConfig, "batch_size", type=positive_int, help="samples (columns) per step; unset = full batch"
     ),
-    arg("--val-fraction", type=float, default=0.05, help="training ratings held out to select the epoch"),
-    arg("--eval-every", type=positive_int, default=10, help="epochs between validation checks"),
-    arg("--standardize", action="store_true", help="train on standardised values (synthetic data)"),
-    arg("--clip", type=_clip, default=None, help="clamp predictions to LOW,HIGH (e.g. 1,5), or none"),
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from its OUT/train_state.pt (saved at every validation check)",
-    ),
+    field_arg(FitConfig, "val_fraction", help="training ratings held out to select the epoch"),
+    field_arg(FitConfig, "eval_every", type=positive_int, help="epochs between validation checks"),
+    field_arg(FitConfig, "standardize", help="train on standardised values (synthetic data)"),
+    field_arg(FitConfig, "clip", type=_clip, help="clamp predictions to LOW,HIGH (e.g. 1,5), or none"),
+    resume_arg(written="at every validation check"),
     data=True,
     device=True,
     log_dir=True,

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save, seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, field_arg, nonneg_float, positive_float, positive_int
 from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
@@ -61,17 +61,17 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
         default=4,
         help="levels (= linear layers) when --bases is not given; also the SIREN's layer count",
     ),
-    arg("--hidden", type=positive_int, default=256, help="hidden width"),
-    arg("--modulator", choices=MODULATORS, default="linear", help="ASMR modulator"),
-    arg("--omega0", type=positive_float, default=30.0, help="SIREN frequency omega0"),
-    arg("--steps", type=positive_int, default=10_000, help="optimiser steps (paper: 10,000)"),
-    arg("--lr", type=positive_float, default=1e-4, help="Adam learning rate (cosine-annealed)"),
-    arg("--lr-min", type=nonneg_float, default=1e-5, help="final learning rate of the cosine schedule"),
-    arg("--batch-size", type=positive_int, default=None, help="points per step (default: full batch)"),
-    arg(
-        "--sampler",
+    field_arg(ASMR, "hidden", type=positive_int, help="hidden width"),
+    field_arg(ASMR, "modulator", choices=MODULATORS, help="ASMR modulator"),
+    field_arg(ASMR, "omega0", type=positive_float, help="SIREN frequency omega0"),
+    field_arg(fit, "steps", type=positive_int, help="optimiser steps (paper: 10,000)"),
+    field_arg(fit, "lr", type=positive_float, help="Adam learning rate (cosine-annealed)"),
+    field_arg(fit, "lr_min", type=nonneg_float, help="final learning rate of the cosine schedule"),
+    field_arg(fit, "batch_size", type=positive_int, help="points per step (default: full batch)"),
+    field_arg(
+        fit,
+        "sampler",
         choices=("random", "grid"),
-        default="random",
         help="with --batch-size: random points each step, or the official uniform grid sampler (16 cells per axis, "
         "whole epochs over fixed batches; --steps must be a multiple of the batches per epoch)",
     ),
@@ -82,10 +82,10 @@ def _bases_for(shape: tuple[int, ...], text: str | None, levels: int) -> list[li
         metavar="PATH",
         help="the model folder to write (a path ending in .pt writes the older single-file checkpoint)",
     ),
-    arg(
-        "--checkpoint-every",
+    field_arg(
+        fit,
+        "checkpoint_every",
         type=positive_int,
-        default=1000,
         help="steps between saves of the training state (PATH.train_state.pt, removed when the fit ends)",
     ),
     arg("--resume", action="store_true", help="continue an interrupted fit from its PATH.train_state.pt"),
@@ -238,13 +238,13 @@ def _render(args: argparse.Namespace) -> int:
     ),
     arg("--size", default=None, help="grid size instead of --bases, e.g. 512x768 (bases from --levels)"),
     arg("--levels", type=positive_int, default=4, help="levels when --size is given"),
-    arg("--hidden", type=positive_int, default=256, help="ASMR hidden width"),
-    arg("--dim-out", type=positive_int, default=1, help="output channels"),
-    arg("--modulator", choices=MODULATORS, default="linear", help="ASMR modulator"),
-    arg(
-        "--convention",
+    field_arg(ASMR, "hidden", type=positive_int, help="ASMR hidden width"),
+    field_arg(asmr_macs_per_point, "dim_out", type=positive_int, help="output channels"),
+    field_arg(asmr_macs_per_point, "modulator", choices=MODULATORS, help="ASMR modulator"),
+    field_arg(
+        asmr_macs_per_point,
+        "convention",
         choices=CONVENTIONS,
-        default="official",
         help="official: the paper's profiler (modulation adds counted at N_i); exact: at N_{i+1}",
     ),
     arg(

@@ -7,11 +7,13 @@ import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, field_arg, positive_float, positive_int, resume_arg
 from iclr24.paperkit.errors import InputError
 
 from . import bench
+from .experiments import ExperimentConfig
 from .reproduce import PAPER
+from .train import fit
 
 app = App("cmvae", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # CPU-scale claims
@@ -83,23 +85,29 @@ class StepLosses:
         default="cmvae",
         help="cmvae, or mmvae: the MMVAE+ baseline (the same model with one cluster at mu = 0)",
     ),
-    arg("--n-clusters-max", type=positive_int, default=20, help="clusters to start from (K_max, >= 2)"),
-    arg("--latent-dim", type=positive_int, default=10, help="shared latent size d"),
-    arg("--modality-latent-dim", type=positive_int, default=4, help="modality-specific latent size d_w"),
-    arg("--hidden", type=positive_int, nargs="+", default=[256, 256], help="MLP hidden widths"),
+    field_arg(
+        ExperimentConfig, "n_clusters_max", type=positive_int, help="clusters to start from (K_max, >= 2)"
+    ),
+    field_arg(ExperimentConfig, "latent_dim", type=positive_int, help="shared latent size d"),
+    field_arg(
+        ExperimentConfig, "modality_latent_dim", type=positive_int, help="modality-specific latent size d_w"
+    ),
+    field_arg(ExperimentConfig, "hidden", type=positive_int, nargs="+", help="MLP hidden widths"),
     arg("--beta", type=positive_float, default=2.5, help="weight of the regulariser"),
-    arg("--likelihood", choices=("laplace", "normal", "bernoulli"), default="laplace", help="p(x_m|z, w_m)"),
-    arg(
-        "--likelihood-scale",
+    field_arg(
+        ExperimentConfig, "likelihood", choices=("laplace", "normal", "bernoulli"), help="p(x_m|z, w_m)"
+    ),
+    field_arg(
+        ExperimentConfig,
+        "likelihood_scale",
         type=positive_float,
-        default=0.1,
         help="scale of the Laplace / normal likelihood",
     ),
-    arg("--K", type=positive_int, default=1, help="importance samples per modality"),
-    arg(
-        "--estimator",
+    field_arg(ExperimentConfig, "K", "--K", type=positive_int, help="importance samples per modality"),
+    field_arg(
+        ExperimentConfig,
+        "estimator",
         choices=("iwae_looser", "dreg_looser", "dreg_detached"),
-        default="iwae_looser",
         help="objective estimator (dreg_looser: the official cmvae_dreg; dreg_detached: detached posteriors)",
     ),
     arg(
@@ -108,10 +116,10 @@ class StepLosses:
         default="laplace",
         help="latent densities (official PolyMNIST: laplace; CUBICC: normal)",
     ),  # fmt: skip
-    arg(
-        "--selection-rule",
+    field_arg(
+        ExperimentConfig,
+        "selection_rule",
         choices=("official", "active", "multivae"),
-        default="official",
         help="cluster-selection rule of --select",
     ),  # fmt: skip
     arg(
@@ -120,13 +128,13 @@ class StepLosses:
         default=1e-6,
         help="epsilon added to every latent scale (softmax * D + eps); the official code's Constants.eta is 1e-20",
     ),
-    arg("--epochs", type=positive_int, default=40, help="training epochs"),
-    arg("--batch-size", type=positive_int, default=128, help="mini-batch size"),
-    arg("--lr", type=positive_float, default=1e-3, help="Adam (amsgrad) learning rate"),
-    arg(
-        "--prior-lr",
+    field_arg(ExperimentConfig, "epochs", type=positive_int, help="training epochs"),
+    field_arg(ExperimentConfig, "batch_size", type=positive_int, help="mini-batch size"),
+    field_arg(fit, "lr", type=positive_float, help="Adam (amsgrad) learning rate"),
+    field_arg(
+        fit,
+        "prior_lr",
         type=positive_float,
-        default=None,
         help="learning rate of the cluster logits and means (default: --lr)",
     ),
     arg(
@@ -135,11 +143,7 @@ class StepLosses:
         help="select the number of clusters after training on the first 20%% of "
         "the test tuples (held out; the rest are scored) and keep K*",
     ),  # fmt: skip
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from its OUT/train_state.pt (written after every epoch)",
-    ),
+    resume_arg(written="after every epoch"),
     data=True,
     log_dir=True,
     resume=lambda a: a.resume,
@@ -149,7 +153,6 @@ def _train(args: argparse.Namespace) -> int:
 
     from .metrics import clustering_scores
     from .model import build_mlp_model
-    from .train import fit
 
     if args.n_clusters_max < 2:
         raise UsageError(f"--n-clusters-max must be >= 2, got {args.n_clusters_max}")

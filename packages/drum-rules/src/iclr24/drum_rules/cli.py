@@ -9,7 +9,15 @@ import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, positive_float, positive_int
+from iclr24.paperkit.cli import (
+    App,
+    arg,
+    config_from_args,
+    field_arg,
+    positive_float,
+    positive_int,
+    resume_arg,
+)
 
 from . import bench
 from .check import check_faithfulness
@@ -61,26 +69,23 @@ def _load(args: argparse.Namespace) -> tuple[DRUM, float, str]:
         help="family[:N] (synthetic), kinships|umls|nations (paperkit's data folder), or a "
         "DRUM/FaithfulRE/train-valid-test dataset folder",
     ),
-    arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="DRUM, SMDRUM or MMDRUM"),
-    arg("--rank", type=positive_int, default=3, help="rank L: rule bodies per head"),
-    arg("--steps", type=positive_int, default=2, help="T (the reference's num_step - 1)"),
-    arg("--embed-dim", type=positive_int, default=128, help="relation embedding size"),
-    arg("--hidden-dim", type=positive_int, default=128, help="BiLSTM hidden size"),
-    arg("--epochs", type=positive_int, default=10, help="training epochs (at most)"),
-    arg("--batch-size", type=positive_int, default=64, help="queries per batch"),
-    arg("--lr", type=positive_float, default=1e-3, help="Adam learning rate"),
-    arg("--loss", choices=["ce", "nll"], default="ce", help="cross-entropy (the reference) or -log score"),
-    arg(
+    field_arg(DRUM, "aggregation", choices=["sum", "sm", "mm"], help="DRUM, SMDRUM or MMDRUM"),
+    field_arg(DRUM, "rank", type=positive_int, help="rank L: rule bodies per head"),
+    field_arg(DRUM, "steps", type=positive_int, help="T (the reference's num_step - 1)"),
+    field_arg(DRUM, "embed_dim", type=positive_int, help="relation embedding size"),
+    field_arg(DRUM, "hidden_dim", type=positive_int, help="BiLSTM hidden size"),
+    field_arg(TrainConfig, "epochs", type=positive_int, help="training epochs (at most)"),
+    field_arg(TrainConfig, "batch_size", type=positive_int, help="queries per batch"),
+    field_arg(TrainConfig, "lr", type=positive_float, help="Adam learning rate"),
+    field_arg(TrainConfig, "loss", choices=["ce", "nll"], help="cross-entropy (the reference) or -log score"),
+    field_arg(
+        TrainConfig,
+        "normalize",
         "--train-norm",
         action=argparse.BooleanOptionalAction,
-        default=True,
         help="L1-normalise during training (the reference); --no-train-norm trains in the analysed semantics",
     ),
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
-    ),
+    resume_arg(written="after every epoch"),
     data=True,
     log_dir=True,
     resume=lambda a: a.resume,
@@ -101,14 +106,7 @@ def _train(args: argparse.Namespace) -> int:
     hist = train(
         m,
         data,
-        TrainConfig(
-            normalize=args.train_norm,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            lr=args.lr,
-            loss=args.loss,
-            seed=33 + args.seed,
-        ),
+        config_from_args(TrainConfig, args, seed=33 + args.seed),
         show_progress=not args.quiet,
         log_dir=args.log_dir,
         checkpoint=out / "train_state.pt",
@@ -185,7 +183,7 @@ def _eval(args: argparse.Namespace) -> int:
         help="default: the model's own faithful variant",
     ),
     arg("--beta", type=positive_float, default=None, help="threshold (default: the model's beta)"),
-    arg("--max-rules", type=positive_int, default=20000, help="rule budget per head (DRUM/SM)"),
+    field_arg(faithful_rules, "max_rules", type=positive_int, help="rule budget per head (DRUM/SM)"),
     arg("--top", type=positive_int, default=20, help="rules to print"),
     data=True,
     adds_to=("train", "convert"),  # the rules go beside the model: --model runs/mm/model --out runs/mm
@@ -275,9 +273,14 @@ def _explain(args: argparse.Namespace) -> int:
     "DATA and save it as the model folder OUT/model for eval/extract/check/explain.",
     arg("official", type=Path, help="the official state_dict file (.pt)"),
     arg("data", help="the dataset it was trained on (a folder, kinships|umls|nations, or family[:N])"),
-    arg("--aggregation", choices=["sum", "sm", "mm"], default="sum", help="drum, smdrum or mmdrum"),
-    arg(
-        "--steps", type=positive_int, default=2, help="T = the official num_step - 1 ('s3' in the name -> 2)"
+    field_arg(
+        load_official_checkpoint, "aggregation", choices=["sum", "sm", "mm"], help="drum, smdrum or mmdrum"
+    ),
+    field_arg(
+        load_official_checkpoint,
+        "steps",
+        type=positive_int,
+        help="T = the official num_step - 1 ('s3' in the name -> 2)",
     ),
     data=True,
 )

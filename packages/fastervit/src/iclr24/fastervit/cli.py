@@ -8,11 +8,12 @@ import os
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int, resume_arg
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .reproduce import PAPER
+from .train import TrainConfig
 
 app = App("fastervit", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the claim checks run on the CPU (cfg.device unused)
@@ -120,39 +121,38 @@ def _info(args: argparse.Namespace) -> int:
     "OUT/train_state.pt (what --resume continues from). "
     "Data-parallel under torchrun: torchrun --nproc_per_node N -m iclr24.fastervit.cli train ...",
     arg("data", help="ImageFolder root (DIR/train/<class>/, DIR/val/<class>/ or DIR/<class>/) or 'digits'"),
-    arg("--model", default="faster_vit_0_224", help="a registered variant"),
-    arg("--epochs", type=positive_int, default=10, help="training epochs"),
-    arg("--batch-size", type=positive_int, default=64, help="images per process per step"),
-    arg("--lr", type=float, default=None, help="peak lr (default 5e-3 x global batch / 4096)"),
-    arg("--weight-decay", type=float, default=0.005, help="AdamW weight decay"),
-    arg("--warmup-epochs", type=float, default=1.0, help="linear warm-up before the cosine decay"),
-    arg("--img-size", type=positive_int, default=224, help="training/validation image side"),
-    arg("--max-steps-per-epoch", type=positive_int, default=None, help="cap the steps of each epoch"),
-    arg("--num-workers", type=int, default=0, help="DataLoader worker processes"),
-    arg(
+    field_arg(TrainConfig, "model", help="a registered variant"),
+    field_arg(TrainConfig, "epochs", type=positive_int, help="training epochs (the paper's)"),
+    field_arg(TrainConfig, "batch_size", type=positive_int, help="images per process per step"),
+    field_arg(TrainConfig, "lr", type=float, help="peak lr (default 5e-3 x global batch / 4096)"),
+    field_arg(TrainConfig, "weight_decay", type=float, help="AdamW weight decay"),
+    field_arg(TrainConfig, "warmup_epochs", type=float, help="linear warm-up before the cosine decay"),
+    field_arg(TrainConfig, "img_size", type=positive_int, help="training/validation image side"),
+    field_arg(TrainConfig, "max_steps_per_epoch", type=positive_int, help="cap the steps of each epoch"),
+    field_arg(TrainConfig, "num_workers", help="DataLoader worker processes"),
+    field_arg(
+        TrainConfig,
+        "init_checkpoint",
         "--checkpoint",
-        default=None,
+        dest="checkpoint",
         help="initialise from a model folder or a local checkpoint file (head replaced if the class count differs)",
     ),
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from its OUT/train_state.pt (written after every epoch), "
-        "exactly as the uninterrupted run; give the run's own flags",
-    ),
-    arg("--model-kwargs", type=_json_dict, default={}, help="JSON overrides, e.g. '{\"dim\": 32}'"),
-    arg("--mixup", type=float, default=0.0, help="mixup alpha, timm's Mixup (paper 0.8; 0 = off)"),
-    arg("--cutmix", type=float, default=0.0, help="cutmix alpha, timm's Mixup (paper 1.0; 0 = off)"),
-    arg(
-        "--rand-augment",
-        default=None,
+    resume_arg(written="after every epoch"),
+    field_arg(TrainConfig, "model_kwargs", type=_json_dict, help="JSON overrides, e.g. '{\"dim\": 32}'"),
+    field_arg(TrainConfig, "mixup", type=float, help="mixup alpha, timm's Mixup (paper 0.8; 0 = off)"),
+    field_arg(TrainConfig, "cutmix", type=float, help="cutmix alpha, timm's Mixup (paper 1.0; 0 = off)"),
+    field_arg(
+        TrainConfig,
+        "rand_augment",
         help="timm RandAugment string, image folders only (paper rand-m9-mstd0.5-inc1; default off)",
     ),
-    arg("--reprob", type=float, default=0.0, help="random-erasing probability, timm's (paper 0.25; 0 = off)"),
-    arg(
-        "--model-ema-decay",
+    field_arg(
+        TrainConfig, "reprob", type=float, help="random-erasing probability, timm's (paper 0.25; 0 = off)"
+    ),
+    field_arg(
+        TrainConfig,
+        "model_ema_decay",
         type=float,
-        default=None,
         help="keep an EMA of the weights, timm's ModelEmaV3 (paper 0.9998; default off); evaluated, saved too",
     ),
     device=True,
@@ -162,7 +162,7 @@ def _info(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     """Writes the model folder OUT/model, OUT/checkpoint.pth, OUT/metrics.json and OUT/train_state.pt."""
     from .registry import _check_name, check_model_kwargs
-    from .train import TrainConfig, train
+    from .train import train
 
     device = args.device  # resolved by the App
     _check_name(args.model)
@@ -173,26 +173,7 @@ def _train(args: argparse.Namespace) -> int:
         )
     if args.checkpoint and not Path(args.checkpoint).exists():
         raise InputFileError(f"--checkpoint {args.checkpoint} does not exist")
-    cfg = TrainConfig(
-        model=args.model,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        weight_decay=args.weight_decay,
-        warmup_epochs=args.warmup_epochs,
-        img_size=args.img_size,
-        num_workers=args.num_workers,
-        seed=args.seed,
-        device=device,
-        model_kwargs=args.model_kwargs,
-        max_steps_per_epoch=args.max_steps_per_epoch,
-        init_checkpoint=args.checkpoint,
-        mixup=args.mixup,
-        cutmix=args.cutmix,
-        rand_augment=args.rand_augment,
-        reprob=args.reprob,
-        model_ema_decay=args.model_ema_decay,
-    )
+    cfg = config_from_args(TrainConfig, args, device=device, init_checkpoint=args.checkpoint)
     metrics = train(
         cfg,
         args.data,

@@ -18,7 +18,16 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import atomic_write_bytes, atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    config_from_args,
+    field_arg,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
 from iclr24.paperkit.errors import InputError, InputFileError
 
 from . import bench
@@ -121,11 +130,11 @@ def _build(meta: dict) -> FIFModel:
         default=None,
         help="d (default: the toy manifold's dim, 16 for mnist, D//2 for files)",
     ),
-    arg("--steps", type=positive_int, default=3000, help="training steps"),
-    arg("--batch-size", type=positive_int, default=256, help="batch size"),
-    arg("--lr", type=positive_float, default=1e-3, help="Adam learning rate (one-cycle peak)"),
-    arg("--beta", type=nonneg_float, default=10.0, help="reconstruction weight (official toy/tabular: 10)"),
-    arg("--noise", type=nonneg_float, default=0.05, help="SoftFlow noise std added to the data"),
+    field_arg(TrainConfig, "steps", type=positive_int, help="training steps"),
+    field_arg(TrainConfig, "batch_size", type=positive_int, help="batch size"),
+    field_arg(TrainConfig, "lr", type=positive_float, help="Adam learning rate (one-cycle peak)"),
+    field_arg(FIFModel, "beta", type=nonneg_float, help="reconstruction weight (official toy/tabular: 10)"),
+    field_arg(FIFModel, "noise", type=nonneg_float, help="SoftFlow noise std added to the data"),
     arg("--n-blocks", type=positive_int, default=2, help="residual blocks (MLP models)"),
     arg("--width", type=positive_int, default=128, help="hidden width"),
     arg("--n", type=positive_int, default=20000, help="number of training points to use"),
@@ -165,13 +174,7 @@ def _train(args: argparse.Namespace) -> int:
     torch.manual_seed(args.seed)  # the initial weights follow --seed (they were drawn unseeded before)
     model = _build(meta)
     out = Path(args.out)
-    cfg = TrainConfig(
-        steps=args.steps,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        seed=args.seed,
-        checkpoint_every=max(1, args.steps // 10),
-    )
+    cfg = config_from_args(TrainConfig, args, checkpoint_every=max(1, args.steps // 10))
     if args.resume and (out / "model.pt").exists():
         _check_resume(out / "model.pt", meta, model, cfg)  # before anything in OUT is written
     # the meta rides in every checkpoint, so model.pt always rebuilds itself; meta.json is written once it exists

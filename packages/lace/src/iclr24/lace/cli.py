@@ -10,10 +10,11 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, positive_float, positive_int
+from iclr24.paperkit.cli import App, arg, field_arg, positive_float, positive_int
 from iclr24.paperkit.errors import InputError
 
 from .bench import run_benchmarks
+from .diffusion import LaceConfig
 from .layout import DEFAULT_CATEGORIES
 from .reproduce import PAPER
 
@@ -75,16 +76,16 @@ def run_command(args: argparse.Namespace) -> str:
         default=32,
         help="layouts per Adam step (4x that after augmentation)",
     ),
-    arg(
-        "--lr",
+    field_arg(
+        LaceConfig,
+        "lr",
         type=positive_float,
-        default=5e-4,
         help="Adam learning rate (the official 1e-5 is for batch 256)",
     ),
     arg("--no-constraints", action="store_true", help="train the baseline (alignment and overlap weights 0)"),
-    arg(
-        "--align-padding-partners",
-        action="store_true",
+    field_arg(
+        LaceConfig,
+        "align_padding_partners",
         help="the official alignment loss: padding slots count as alignment partners of the real elements "
         "(util/constraint.py layout_alignment masks only the rows); default: real elements only (see the README)",
     ),
@@ -94,9 +95,9 @@ def run_command(args: argparse.Namespace) -> str:
         help="completion conditions as the official rand_fix alone (may keep no element); default: the first "
         "real element is always kept too",
     ),
-    arg(
-        "--rec-loss",
-        default="unclamped",
+    field_arg(
+        LaceConfig,
+        "rec_loss",
         choices=["unclamped", "clamped"],
         help="L_rec on the unclamped x0_hat boxes (the official train.py) or on x0_hat clamped to [-1, 1] (learned "
         "faster at CPU scale: see the README)",
@@ -115,7 +116,7 @@ def run_command(args: argparse.Namespace) -> str:
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts
-    from .diffusion import LaceConfig, train
+    from .diffusion import train
     from .layout import encode_layout
     from .real_data import real_config
 

@@ -10,7 +10,17 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int, probability
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    config_from_args,
+    field_arg,
+    nonneg_float,
+    positive_float,
+    positive_int,
+    probability,
+)
 from iclr24.paperkit.errors import InputError
 
 from . import bench
@@ -99,16 +109,16 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
         "--steps", type=positive_int, default=None, help="total steps (default: 40000, or by --smoke/--quick)"
     ),
     arg("--pretrain-steps", type=int, default=None, help="l1 pre-training steps (default: half of --steps)"),
-    arg("--stages", type=positive_int, default=4, help="proximal-matching stages"),
-    arg(
-        "--loss", choices=["pm", "l1", "l2"], default="pm", help="pm: the official schedule; l1/l2: baselines"
+    field_arg(TrainConfig, "num_stages", "--stages", type=positive_int, help="proximal-matching stages"),
+    field_arg(
+        TrainConfig, "loss", choices=["pm", "l1", "l2"], help="pm: the official schedule; l1/l2: baselines"
     ),
-    arg("--sigma", type=nonneg_float, default=0.1, help="training noise level"),
-    arg(
-        "--batch-size", type=positive_int, default=200, help="samples per step (split across torchrun ranks)"
+    field_arg(TrainConfig, "sigma_noise", "--sigma", type=nonneg_float, help="training noise level"),
+    field_arg(
+        TrainConfig, "batch_size", type=positive_int, help="samples per step (split across torchrun ranks)"
     ),
-    arg("--lr", type=positive_float, default=1e-4, help="learning rate of the PM stages"),
-    arg("--pretrain-lr", type=positive_float, default=1e-3, help="learning rate of the l1 pre-training"),
+    field_arg(TrainConfig, "lr", type=positive_float, help="learning rate of the PM stages"),
+    field_arg(TrainConfig, "pretrain_lr", type=positive_float, help="learning rate of the l1 pre-training"),
     arg("--hidden", type=positive_int, default=None, help="hidden width (default per architecture)"),
     arg(
         "--layers", type=positive_int, default=None, help="hidden layers (mlp: 3) / convs (conv-denoiser: 5)"
@@ -120,7 +130,7 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
         "--image-size", type=positive_int, default=128, help="patch size for patch128 / mlp on image folders"
     ),
     arg("--patches-per-image", type=positive_int, default=8, help="random crops per folder image"),
-    arg("--checkpoint-every", type=positive_int, default=1000, help="steps between checkpoints"),
+    field_arg(TrainConfig, "checkpoint_every", type=positive_int, help="steps between checkpoints"),
     arg(
         "--no-resume",
         action="store_true",
@@ -161,19 +171,13 @@ def _train(args: argparse.Namespace) -> int:
         pre = args.pretrain_steps if args.pretrain_steps is not None else steps // 2
         if args.loss == "pm" and not 0 <= pre < steps:
             raise UsageError(f"--pretrain-steps must be in [0, --steps), got {pre} with --steps {steps}")
-        cfg = TrainConfig(
+        cfg = config_from_args(  # the stages, rates, batch size, noise, loss and seed: the CLI's
+            TrainConfig,
+            args,
             num_steps=steps,
             num_steps_pretrain=pre,
-            num_stages=args.stages,
-            pretrain_lr=args.pretrain_lr,
-            lr=args.lr,
-            batch_size=args.batch_size,
-            sigma_noise=args.sigma,
-            loss=args.loss,
             checkpoint_dir=str(args.out),
-            checkpoint_every=args.checkpoint_every,
             resume=not args.no_resume,
-            seed=args.seed,
         )
         try:
             res = train(
@@ -281,8 +285,8 @@ def _denoise(args: argparse.Namespace) -> int:
         help="model folder (OUT/model), training folder or checkpoint file",
     ),
     arg("--input", type=Path, nargs="+", required=True, help="images (.png/.npy) of the model's input size"),
-    arg(
-        "--method", choices=INVERSION_METHODS, default="cvx_cg", help="how f is inverted to find y = f^-1(x)"
+    field_arg(
+        evaluate_prior, "method", choices=INVERSION_METHODS, help="how f is inverted to find y = f^-1(x)"
     ),
     out=False,
     seed=False,  # nothing here is random: no --seed
@@ -327,14 +331,16 @@ def _prior(args: argparse.Namespace) -> int:
     arg(
         "--operator", choices=["inpaint", "blur", "denoise"], default="inpaint", help="the forward operator A"
     ),
-    arg("--missing", type=probability, default=0.4, help="fraction of pixels removed (inpaint)"),
+    field_arg(inpainting_operator, "missing", type=probability, help="fraction of pixels removed (inpaint)"),
     arg("--blur-sigma", type=positive_float, default=1.0, help="Gaussian blur std in pixels (blur)"),
     arg("--noise", type=nonneg_float, default=0.0, help="measurement noise std"),
     arg("--solver", choices=["pgd", "admm"], default="pgd", help="PnP-PGD or PnP-ADMM"),
-    arg("--iters", type=positive_int, default=100, help="solver iterations"),
-    arg("--step", type=positive_float, default=1.0, help="PGD step size"),
-    arg("--rho", type=positive_float, default=0.1, help="ADMM penalty"),
-    arg("--scale", type=positive_float, default=0.5, help="ADMM data-term weight"),
+    field_arg(
+        pnp_pgd, "num_iter", "--iters", dest="iters", type=positive_int, help="solver iterations (PGD's)"
+    ),
+    field_arg(pnp_pgd, "step", type=positive_float, help="PGD step size"),
+    field_arg(pnp_admm, "rho", type=positive_float, help="ADMM penalty"),
+    field_arg(pnp_admm, "scale", type=positive_float, help="ADMM data-term weight"),
     arg("--measurement-out", type=Path, default=None, help="also write the measurement (A^T y)"),
     out=False,
 )

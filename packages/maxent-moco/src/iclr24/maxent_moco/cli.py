@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int, probability
+from iclr24.paperkit.cli import App, UsageError, arg, field_arg, nonneg_float, positive_int, probability
 
 from . import bench
 from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
@@ -68,16 +68,18 @@ def _build(name: str, args, P_hat):
         "--env", choices=ENVIRONMENTS, default="cliffwalk", help="built-in environment (maze33: the 3x3 maze)"
     ),
     arg("--mdp", default=None, help="your own MDP as .npz (P (S,A,S), R (S,A), gamma); overrides --env"),
-    arg(
+    field_arg(
+        MoCoDyna,
+        "alpha",
         "--lam",
+        dest="lam",
         type=probability,
-        default=1.0,
         help="model error level lambda in [0, 1] (the count model's smoothing weight for the sample-based ones)",
     ),
-    arg(
-        "--model",
+    field_arg(
+        MoCoDyna,
+        "model",
         choices=MODEL_KINDS,
-        default="locally_smoothed",
         help="model error: (1-lam) P + lam * {uniform over P's successors | stay | every action moves like action 0}"
         " (for the sample-based ones the same smoothing of the count model)",
     ),
@@ -87,15 +89,22 @@ def _build(name: str, args, P_hat):
         default="mocovi",
         help="algorithm; 'all' runs every exact-query algorithm",
     ),
-    arg(
-        "--mode",
+    field_arg(
+        MoCoVI,
+        "mode",
         dest="mode_rl",
         choices=("pe", "control"),
-        default="pe",
         help="policy evaluation (of the optimal policy) or control",
     ),
-    arg("--d", type=positive_int, default=2, help="basis size (number of past values)"),
-    arg("--iters", type=positive_int, default=15, help="iterations K (exact-query algorithms)"),
+    field_arg(MoCoDyna, "d", "--d", type=positive_int, help="basis size (number of past values)"),
+    field_arg(
+        MoCoVI.run,
+        "K",
+        "--iters",
+        dest="iters",
+        type=positive_int,
+        help="iterations K (exact-query algorithms)",
+    ),
     arg("--steps", type=positive_int, default=150_000, help="samples (sample-based algorithms)"),
     arg(
         "--beta",
@@ -103,22 +112,31 @@ def _build(name: str, args, P_hat):
         default=None,
         help="MoCo regularisation (code convention); default: exact for MoCoVI, the paper's value for MoCoDyna",
     ),
-    arg("--planning-interval", type=positive_int, default=2000, help="samples between plans (sample-based)"),
-    arg("--queue-interval", type=positive_int, default=6000, help="samples between basis pushes (MoCoDyna)"),
-    arg("--eval-every", type=positive_int, default=5000, help="samples between evaluations (sample-based)"),
-    arg(
-        "--wait-for-values",
-        action="store_true",
+    field_arg(MoCoDyna, "planning_interval", type=positive_int, help="samples between plans (sample-based)"),
+    field_arg(
+        MoCoDyna,
+        "val_queue_interval",
+        "--queue-interval",
+        dest="queue_interval",
+        type=positive_int,
+        help="samples between basis pushes (MoCoDyna)",
+    ),
+    field_arg(MoCoDyna, "eval_every", type=positive_int, help="samples between evaluations (sample-based)"),
+    field_arg(
+        MoCoDyna,
+        "wait_for_values",
         help="MoCoDyna variant: plan on the uncorrected model until d+2 values were pushed (the official code "
         "corrects from the first plan on, with its initial random basis)",
     ),
-    arg(
+    field_arg(
+        OSDyna,
+        "variant",
         "--osdyna-variant",
+        dest="osdyna_variant",
         choices=OS_DYNA_VARIANTS,
-        default="official",
         help="OS-Dyna: re-solve after every sample (official) or re-plan every --planning-interval samples",
     ),
-    arg("--garnet-seed", type=int, default=0, help="seed of the Garnet MDP"),
+    field_arg(load_env, "seed", "--garnet-seed", dest="garnet_seed", help="seed of the Garnet MDP"),
     arg(
         "--samples",
         default=None,

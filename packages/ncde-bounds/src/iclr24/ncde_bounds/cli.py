@@ -11,13 +11,15 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_write_json, progress, seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int, resume_arg
 from iclr24.paperkit.errors import InputError
 
 from . import bench
 from .model import SOLVERS
 from .paths import INTERPOLATIONS
 from .reproduce import PAPER
+from .synthetic import smooth_paths
+from .train import TrainConfig
 
 app = App("ncde-bounds", PAPER.title)
 app.add_reproduce(lambda: PAPER)
@@ -41,7 +43,7 @@ def _ks(text: str) -> list[int]:
     "The sampling-bias oracle: a random true CDE on the fine path vs on K + 1 samples (float64, no training).",
     arg("--paths", choices=("smooth", "brownian"), default="smooth", help="control family"),
     arg("--series", type=positive_int, default=300, help="number of paths"),
-    arg("--n-fine", type=positive_int, default=2048, help="steps of the reference (fine) grid"),
+    field_arg(smooth_paths, "n_fine", type=positive_int, help="steps of the reference (fine) grid"),
     arg("--ks", type=_ks, default=[4, 8, 16, 32, 64, 128], help="grid sizes K (each must divide --n-fine)"),
     arg("--irregular", action="store_true", help="random irregular grids instead of uniform ones"),
 )
@@ -120,18 +122,14 @@ def _command(args: argparse.Namespace) -> str:
     arg("--paths", choices=("smooth", "brownian"), default="smooth", help="synthetic control family"),
     arg("--k", type=positive_int, default=16, help="synthetic: observations - 1 per series"),
     arg("--series", type=positive_int, default=500, help="synthetic: training series (as many for testing)"),
-    arg("--epochs", type=positive_int, default=300, help="full-batch Adam epochs"),
-    arg("--hidden", type=positive_int, default=8, help="hidden state size p"),
-    arg("--width", type=positive_int, default=32, help="vector-field hidden width"),
-    arg("--depth", type=int, default=1, help="vector-field hidden layers (0 = tanh(Wz + b))"),
-    arg("--solver", choices=SOLVERS, default="rk4", help="CDE solver"),
-    arg("--substeps", type=positive_int, default=2, help="fixed steps per observation interval"),
-    arg("--interpolation", choices=INTERPOLATIONS, default="linear", help="path interpolation"),
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
-    ),
+    field_arg(TrainConfig, "epochs", type=positive_int, help="full-batch Adam epochs"),
+    field_arg(TrainConfig, "hidden", type=positive_int, help="hidden state size p"),
+    field_arg(TrainConfig, "width", type=positive_int, help="vector-field hidden width"),
+    field_arg(TrainConfig, "depth", help="vector-field hidden layers (0 = tanh(Wz + b))"),
+    field_arg(TrainConfig, "solver", choices=SOLVERS, help="CDE solver"),
+    field_arg(TrainConfig, "substeps", type=positive_int, help="fixed steps per observation interval"),
+    field_arg(TrainConfig, "interpolation", choices=INTERPOLATIONS, help="path interpolation"),
+    resume_arg(written="after every epoch"),
     device=True,
     log_dir=True,
     resume=lambda a: a.resume,
@@ -140,22 +138,13 @@ def _train(args: argparse.Namespace) -> int:
     from .bounds import lipschitz_upper
     from .data import load_ts
     from .synthetic import brownian_paths, irregular_grid_indices, smooth_paths, subsample, true_cde
-    from .train import TrainConfig, evaluate, fit, make_ncde
+    from .train import evaluate, fit, make_ncde
 
     if args.depth < 0:
         raise UsageError(f"--depth must be >= 0, got {args.depth}")
     seed_everything(args.seed)
     loss = "cross_entropy" if args.ts_file else "mse"
-    cfg = TrainConfig(
-        hidden=args.hidden,
-        width=args.width,
-        depth=args.depth,
-        solver=args.solver,
-        substeps=args.substeps,
-        interpolation=args.interpolation,
-        epochs=args.epochs,
-        loss=loss,
-    )
+    cfg = config_from_args(TrainConfig, args, loss=loss)
     if args.ts_file:
         tr = load_ts(args.ts_file)
         present = sorted({tr.class_names[i] for i in tr.labels.tolist()})

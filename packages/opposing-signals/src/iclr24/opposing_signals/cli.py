@@ -14,12 +14,23 @@ import math
 import time
 from pathlib import Path
 
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_float, positive_int
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    config_from_args,
+    field_arg,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
 from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError
 from iclr24.paperkit.io import atomic_write_json
 from iclr24.paperkit.progress import progress
 
 from . import bench
+from .data import make_opposing_digits, mnist_subset
+from .experiments import ExperimentConfig
 from .reproduce import PAPER
 
 app = App("opposing-signals", PAPER.title)
@@ -49,49 +60,52 @@ def run_command(args: argparse.Namespace) -> str:
         default="digits",
         help="digits (built in, signal planted), mnist, cifar10",
     ),
-    arg(
-        "--alpha", type=nonneg_float, default=10.0, help="digits: magnitude of the planted patch (0 = clean)"
+    field_arg(
+        make_opposing_digits,
+        "alpha",
+        type=nonneg_float,
+        help="digits: magnitude of the planted patch (0 = clean)",
     ),
-    arg("--lr", type=positive_float, default=0.3, help="learning rate"),
-    arg("--steps", type=positive_int, default=1500, help="training steps"),
-    arg(
-        "--optimizer",
+    field_arg(ExperimentConfig, "lr", type=positive_float, help="learning rate"),
+    field_arg(ExperimentConfig, "steps", type=positive_int, help="training steps"),
+    field_arg(
+        ExperimentConfig,
+        "optimizer",
         choices=("gd", "sgd", "adam"),
-        default="gd",
         help="full-batch GD, minibatch SGD or Adam",
     ),
-    arg(
-        "--batch-size",
+    field_arg(
+        ExperimentConfig,
+        "batch_size",
         type=positive_int,
-        default=None,
         help="minibatch size (sgd only; gd and adam are full-batch)",
     ),
-    arg(
-        "--physical-batch-size",
+    field_arg(
+        ExperimentConfig,
+        "physical_batch_size",
         type=positive_int,
-        default=None,
         help="examples per forward pass (memory only; the result is the one-pass result); default: all at once",
     ),
-    arg("--momentum", type=nonneg_float, default=0.0, help="heavy-ball momentum (gd/sgd)"),
-    arg(
-        "--loss",
+    field_arg(ExperimentConfig, "momentum", type=nonneg_float, help="heavy-ball momentum (gd/sgd)"),
+    field_arg(
+        ExperimentConfig,
+        "loss",
         choices=("mse", "ce"),
-        default="mse",
         help="one-hot MSE (the EoS convention) or cross-entropy",
     ),
-    arg("--k", type=positive_int, default=24, help="size of the top-k mover sets"),
-    arg(
-        "--sharpness-every", type=int, default=50, help="measure sharpness every this many steps (0 = never)"
+    field_arg(ExperimentConfig, "k", "--k", type=positive_int, help="size of the top-k mover sets"),
+    field_arg(
+        ExperimentConfig, "sharpness_every", help="measure sharpness every this many steps (0 = never)"
     ),
-    arg("--n", type=positive_int, default=5000, help="mnist/cifar10: training images drawn"),
+    field_arg(mnist_subset, "n", "--n", type=positive_int, help="mnist/cifar10: training images drawn"),
     arg("--cifar-path", type=Path, default=None, help="cifar10: the cifar-10-batches-py folder"),
     data=True,
     device=True,
     log_dir=True,
 )
 def _run(args: argparse.Namespace) -> int:
-    from .data import cifar10_subset, make_opposing_digits, mnist_subset
-    from .experiments import ExperimentConfig, run_experiment
+    from .data import cifar10_subset
+    from .experiments import run_experiment
 
     if args.optimizer == "sgd" and args.batch_size is None:
         raise UsageError("--optimizer sgd needs --batch-size")
@@ -116,19 +130,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.cifar_path is None:
             raise UsageError("--dataset cifar10 needs --cifar-path (the unpacked cifar-10-batches-py folder)")
         x, y = cifar10_subset(args.cifar_path, n=args.n, seed=args.seed)
-    cfg = ExperimentConfig(
-        optimizer=args.optimizer,
-        lr=args.lr,
-        steps=args.steps,
-        loss=args.loss,
-        momentum=args.momentum,
-        batch_size=args.batch_size,
-        physical_batch_size=args.physical_batch_size,
-        k=min(args.k, x.shape[0]),
-        sharpness_every=args.sharpness_every,
-        seed=args.seed,
-        device=args.device,
-    )
+    cfg = config_from_args(ExperimentConfig, args, k=min(args.k, x.shape[0]))  # seed, device: the CLI's
     bar = progress(total=args.steps + 1, desc=f"{args.dataset} {args.optimizer}")
     cpu0 = time.process_time()
     try:

@@ -6,11 +6,23 @@ import argparse
 import json
 from pathlib import Path
 
-from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int, probability
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    field_arg,
+    positive_float,
+    positive_int,
+    probability,
+)
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
+from .analysis import compare_personas
+from .backends import OpenAIBackend, TransformersBackend
+from .config import GenerationConfig
+from .data import load_dataset
 from .reproduce import PAPER
 from .scoring import IsolationUnavailable
 
@@ -85,9 +97,9 @@ def _check_store_path(path: Path) -> Path:
     ),
     arg("--base-url", help="API root of the endpoint, e.g. http://127.0.0.1:8000/v1 (openai backend)"),
     arg("--model", help="model name the endpoint serves (openai backend); store key for local models"),
-    arg(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
+    field_arg(
+        OpenAIBackend,
+        "api_key_env",
         help="environment variable holding the API key (never logged)",
     ),
     arg("--model-path", type=Path, help="local model folder (transformers backend)"),
@@ -121,13 +133,13 @@ def _check_store_path(path: Path) -> Path:
     arg("--bbh", type=Path, help="BBH folder holding <task>.json"),
     arg("--mbpp", type=Path, help="MBPP sanitized JSONL"),
     arg("--limit", type=positive_int, help="questions per dataset (after the paper's 250 caps)"),
-    arg("--builtin-size", type=positive_int, default=100, help="questions per built-in task"),
-    arg("--concurrency", type=positive_int, default=8, help="parallel requests (openai backend)"),
-    arg("--max-retries", type=int, default=5, help="retries per request on 429/5xx/timeouts"),
-    arg("--timeout", type=positive_float, default=120.0, help="seconds per HTTP request"),
-    arg("--max-tokens", type=positive_int, default=1024, help="max new tokens (paper: 1024)"),
-    arg("--temperature", type=float, default=0.0, help="sampling temperature (paper: 0)"),
-    arg("--batch-size", type=positive_int, default=8, help="batch size (local backends)"),
+    field_arg(load_dataset, "builtin_size", type=positive_int, help="questions per built-in task"),
+    field_arg(OpenAIBackend, "concurrency", type=positive_int, help="parallel requests (openai backend)"),
+    field_arg(OpenAIBackend, "max_retries", help="retries per request on 429/5xx/timeouts"),
+    field_arg(OpenAIBackend, "timeout", type=positive_float, help="seconds per HTTP request"),
+    field_arg(GenerationConfig, "max_tokens", type=positive_int, help="max new tokens (paper: 1024)"),
+    field_arg(GenerationConfig, "temperature", help="sampling temperature (paper: 0)"),
+    field_arg(TransformersBackend, "batch_size", type=positive_int, help="batch size (local backends)"),
     arg(
         "--plant",
         action="append",
@@ -310,17 +322,17 @@ def _open_store(args: argparse.Namespace):
 
 
 _STATS_ARGS = (
-    arg("--baseline", default="a human", help="the control persona every persona is compared with"),
-    arg(
-        "--test",
-        default="mcnemar",
+    field_arg(compare_personas, "baseline", help="the control persona every persona is compared with"),
+    field_arg(
+        compare_personas,
+        "test",
         choices=("mcnemar", "binom_two-sided", "binom_smaller", "binom_larger", "confint"),
         help="significance test (official: mcnemar)",
     ),
-    arg("--alpha", type=probability, default=0.05, help="significance level"),
-    arg(
-        "--correction",
-        default="none",
+    field_arg(compare_personas, "alpha", type=probability, help="significance level"),
+    field_arg(
+        compare_personas,
+        "correction",
         choices=("none", "bonferroni", "holm", "fdr_bh"),
         help="multiple-comparison correction over each persona's datasets",
     ),
@@ -329,7 +341,6 @@ _STATS_ARGS = (
 
 
 def _comparisons(args: argparse.Namespace):
-    from .analysis import compare_personas
     from .pipeline import score_records
 
     scored = score_records(_open_store(args).records(), mbpp_isolation=args.mbpp_isolation)
@@ -378,7 +389,7 @@ def _report(args: argparse.Namespace) -> int:
     "serve-loopback",
     "Serve the planted-bias OpenAI-compatible demo server on 127.0.0.1 until interrupted.",
     arg("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)"),
-    arg("--builtin-size", type=positive_int, default=100, help="questions per built-in task"),
+    field_arg(load_dataset, "builtin_size", type=positive_int, help="questions per built-in task"),
     arg("--plant", action="append", default=[], help="PERSONA=P abstention probability (repeatable)"),
     out=False,
 )

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit import atomic_write_bytes, atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int
 
 from . import bench
-from .recipes import METHOD_NAMES
+from .recipes import METHOD_NAMES, BudgetSettings
 from .reproduce import PAPER
 from .schedule import SCHEDULES
 
@@ -37,11 +37,13 @@ app.add_bench(bench.run_benchmarks)
     ),
     arg("--n", type=positive_int, default=1000, help="number of samples"),
     arg("--budget", type=positive_int, default=4000, help="oracle calls (gradient + log-density) per sample"),
-    arg("--T", type=float, default=2.0, help="rdMC diffusion horizon T (rdmc-* methods only)"),
-    arg("--K", type=positive_int, default=20, help="rdMC outer (reverse) steps (rdmc-* methods only)"),
-    arg(
-        "--schedule",
-        default="paper",
+    field_arg(BudgetSettings, "T", "--T", help="rdMC diffusion horizon T (rdmc-* methods only)"),
+    field_arg(
+        BudgetSettings, "K", "--K", type=positive_int, help="rdMC outer (reverse) steps (rdmc-* methods only)"
+    ),
+    field_arg(
+        BudgetSettings,
+        "schedule",
         choices=list(SCHEDULES),
         help="rdMC inner sample size per outer step: paper = n_k ∝ 1/(1-e^{-2t_k}), constant = the same at every "
         "step, same total (rdmc-* methods only)",
@@ -63,7 +65,7 @@ def _sample(args: argparse.Namespace) -> int:
 
     from .data import get_target
     from .metrics import mmd2, mode_tv, sliced_w2
-    from .recipes import BudgetSettings, sample_with_budget
+    from .recipes import sample_with_budget
 
     if not (args.T > 0):
         raise UsageError(f"--T must be > 0, got {args.T}")
@@ -79,7 +81,7 @@ def _sample(args: argparse.Namespace) -> int:
         args.n,
         args.budget,
         seed=args.seed,
-        settings=BudgetSettings(T=args.T, K=args.K, schedule=args.schedule),
+        settings=config_from_args(BudgetSettings, args),
         device=args.device,
         log_dir=args.log_dir,
     )

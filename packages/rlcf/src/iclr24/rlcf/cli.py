@@ -10,6 +10,8 @@ from iclr24.paperkit.cli import (
     App,
     UsageError,
     arg,
+    config_from_args,
+    field_arg,
     nonneg_float,
     nonneg_int,
     positive_float,
@@ -22,7 +24,7 @@ from . import bench
 from .data import CLASS_SETS
 from .experiments import DemoConfig
 from .reproduce import PAPER
-from .tta import METHODS, MODES
+from .tta import METHODS, MODES, TTAConfig
 
 app = App("rlcf", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the demo's claims run on the CPU
@@ -86,18 +88,8 @@ def run_command(args: argparse.Namespace) -> str:
     "reward model, width 32, also on rotated + noisy copies); writes the model folders OUT/policy and OUT/reward "
     "(model.safetensors, config.json, provenance.json) and OUT/train.json. `rlcf adapt --policy OUT/policy "
     "--reward OUT/reward` adapts with them.",
-    arg(
-        "--policy-steps",
-        type=nonneg_int,
-        default=DemoConfig.policy_steps,
-        help="training steps of the policy",
-    ),
-    arg(
-        "--reward-steps",
-        type=nonneg_int,
-        default=DemoConfig.reward_steps,
-        help="training steps of the reward",
-    ),
+    field_arg(DemoConfig, "policy_steps", type=nonneg_int, help="training steps of the policy"),
+    field_arg(DemoConfig, "reward_steps", type=nonneg_int, help="training steps of the reward"),
     log_dir=True,
 )
 def _train(args: argparse.Namespace) -> int:
@@ -182,31 +174,31 @@ def _side(model) -> int:
         default="digits-shift",
         help="'digits-shift' (built in) or a folder PATH/<class name>/<image>",
     ),
-    arg("--method", choices=METHODS, default="rlcf", help="what adapts the policy"),
-    arg(
-        "--mode",
+    field_arg(TTAConfig, "method", choices=METHODS, help="what adapts the policy"),
+    field_arg(
+        TTAConfig,
+        "mode",
         choices=MODES,
-        default="image",
         help="what trains: prompt context, image encoder, norm layers",
     ),
-    arg("--steps", type=positive_int, default=3, help="test-time steps per sample"),
+    field_arg(TTAConfig, "steps", type=positive_int, help="test-time steps per sample"),
     arg(
         "--lr",
         type=positive_float,
         default=None,
         help="AdamW lr (default: 1e-3 digits / 1e-5 real weights for image and norm modes, 7e-3 prompt mode)",
     ),  # fmt: skip
-    arg("--weight-decay", type=nonneg_float, default=5e-4, help="AdamW weight decay"),
-    arg(
-        "--n-views", type=positive_int, default=64, help="views per test image (the original + augmentations)"
+    field_arg(TTAConfig, "weight_decay", type=nonneg_float, help="AdamW weight decay"),
+    field_arg(
+        TTAConfig, "n_views", type=positive_int, help="views per test image (the original + augmentations)"
     ),
-    arg("--selection-p", type=probability, default=0.1, help="fraction of lowest-entropy views kept"),
-    arg("--sample-k", type=positive_int, default=3, help="classes sampled (top-K) per view"),
-    arg("--amplify", action="store_true", help="divide the centred rewards by their std"),
-    arg(
-        "--momentum",
+    field_arg(TTAConfig, "selection_p", type=probability, help="fraction of lowest-entropy views kept"),
+    field_arg(TTAConfig, "sample_k", type=positive_int, help="classes sampled (top-K) per view"),
+    field_arg(TTAConfig, "amplify", help="divide the centred rewards by their std"),
+    field_arg(
+        TTAConfig,
+        "momentum",
         type=probability,
-        default=None,
         help="EMA momentum buffer (official 0.9998); off by default",
     ),
     arg(
@@ -244,7 +236,7 @@ def _adapt(args: argparse.Namespace) -> int:
     from iclr24.paperkit import progress
 
     from .reward import CLIPReward
-    from .tta import TTAConfig, TTARunner
+    from .tta import TTARunner
 
     folders = (_toy_folder(args.policy), _toy_folder(args.reward))  # toy digit CLIPs written by rlcf train
     kinds = tuple("tiny" if s == "tiny" else "folder" if f is not None else "real"
@@ -269,9 +261,7 @@ def _adapt(args: argparse.Namespace) -> int:
         data_seed = seeds[0]  # the test digits are the held-out part of the split the CLIPs were trained on
     # every setting is checked here, before the tiny CLIPs train (minutes) or real ones load
     lr = args.lr if args.lr is not None else (7e-3 if args.mode == "prompt" else 1e-3 if digits else 1e-5)
-    cfg = TTAConfig(method=args.method, mode=args.mode, steps=args.steps, lr=lr, weight_decay=args.weight_decay,
-                    n_views=args.n_views, selection_p=args.selection_p, sample_k=args.sample_k, amplify=args.amplify,
-                    momentum=args.momentum)  # fmt: skip
+    cfg = config_from_args(TTAConfig, args, lr=lr)
     if digits and (args.class_names is not None or args.classes is not None):
         raise UsageError("--class-names/--classes name the classes of a --data folder, not of digits-shift")
     dataset = None

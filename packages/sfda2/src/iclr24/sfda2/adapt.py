@@ -34,6 +34,7 @@ __all__ = [
     "VISDA",
     "SourceConfig",
     "SOURCE_VISDA",
+    "SOURCE_CPU",
     "AdaptResult",
     "Adapter",
     "adapt",
@@ -120,6 +121,9 @@ class SourceConfig:
 
 
 SOURCE_VISDA = SourceConfig()
+SOURCE_CPU = SourceConfig(lr=1e-2, backbone_lr_mult=1.0, epochs=30, weight_decay=5e-4)
+"""``sfda2 train-source``'s defaults: the digits CNN trains from scratch at lr 1e-2 with the backbone at 1x (see
+the README's Schedule note); the official VisDA recipe is :data:`SOURCE_VISDA`."""
 
 
 @dataclass

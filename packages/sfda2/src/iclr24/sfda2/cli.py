@@ -7,16 +7,25 @@ from pathlib import Path
 
 from iclr24.paperkit import load_checkpoint as _load_checked
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, nonneg_int, positive_float, positive_int
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    config_from_args,
+    field_arg,
+    nonneg_float,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.io import atomic_torch_save, atomic_write_json
 
 from . import bench
 from .adapt import (
     METHODS,
-    VISDA,
+    SOURCE_CPU,
     SFDA2Config,
-    SourceConfig,
     accuracy,
     adapt,
     predict,
@@ -206,16 +215,16 @@ RESUME_HELP = "continue the interrupted run in --out from its {} (saved after ev
         "--bottleneck", type=positive_int, default=64, help="bottleneck width A (the official code uses 256)"
     ),
     arg("--size", type=positive_int, default=224, help="image side for image folders"),
-    arg("--epochs", type=positive_int, default=30, help="source epochs (official: 10)"),
-    arg("--lr", type=positive_float, default=1e-2, help="learning rate (official: 1e-3)"),
-    arg(
-        "--backbone-lr-mult",
+    field_arg(SOURCE_CPU, "epochs", type=positive_int, help="source epochs (official: 10)"),
+    field_arg(SOURCE_CPU, "lr", type=positive_float, help="learning rate (official: 1e-3)"),
+    field_arg(
+        SOURCE_CPU,
+        "backbone_lr_mult",
         type=nonneg_float,
-        default=1.0,
         help="feature-extractor lr multiplier (official: 0.1)",
     ),
-    arg("--smooth", type=nonneg_float, default=0.1, help="label smoothing"),
-    arg("--batch-size", type=positive_int, default=64, help="batch size"),
+    field_arg(SOURCE_CPU, "label_smoothing", "--smooth", type=nonneg_float, help="label smoothing"),
+    field_arg(SOURCE_CPU, "batch_size", type=positive_int, help="batch size"),
     arg(
         "--workers",
         type=nonneg_int,
@@ -235,14 +244,7 @@ def _train_source(args: argparse.Namespace) -> int:
     x, x_eval, y, names = load_domain(args.source, args.arch, args.size, role="source")
     seed_everything(args.seed)  # the initialisation follows --seed
     model = build_model(args.arch, len(names), args.bottleneck)
-    cfg = SourceConfig(
-        lr=args.lr,
-        backbone_lr_mult=args.backbone_lr_mult,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        label_smoothing=args.smooth,
-        weight_decay=5e-4,
-    )
+    cfg = config_from_args(SOURCE_CPU, args)
     from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 
     info = init_distributed(device=args.device)  # under torchrun: DDP, each rank a share of every batch
@@ -302,31 +304,26 @@ def vars_jsonable(cfg) -> dict:
         default="digits",
         help="'digits' (built-in rotated digits) or a target folder <class>/<files>",
     ),
-    arg("--method", choices=METHODS, default="sfda2", help="objective"),
+    field_arg(SFDA2Config, "method", choices=METHODS, help="objective"),
     arg(
         "--num-classes",
         type=positive_int,
         default=None,
         help="expected class count (checked against the checkpoint)",
     ),
-    arg("--k", type=positive_int, default=VISDA.K, help="neighbours in the augmentation graph"),
-    arg("--alpha-1", type=nonneg_float, default=VISDA.alpha_1, help="IFA weight"),
-    arg(
-        "--alpha-2",
-        type=nonneg_float,
-        default=VISDA.alpha_2,
-        help="FD weight (official: 10)",
-    ),
-    arg("--lambda-0", type=nonneg_float, default=VISDA.lambda_0, help="IFA strength lambda_0"),
-    arg("--lr", type=positive_float, default=VISDA.lr, help="learning rate (official: 1e-3)"),
-    arg("--epochs", type=positive_int, default=VISDA.max_epoch, help="adaptation epochs"),
-    arg(
-        "--interval",
+    field_arg(SFDA2Config, "K", "--k", type=positive_int, help="neighbours in the augmentation graph"),
+    field_arg(SFDA2Config, "alpha_1", type=nonneg_float, help="IFA weight"),
+    field_arg(SFDA2Config, "alpha_2", type=nonneg_float, help="FD weight (official: 10)"),
+    field_arg(SFDA2Config, "lambda_0", type=nonneg_float, help="IFA strength lambda_0"),
+    field_arg(SFDA2Config, "lr", type=positive_float, help="learning rate (official: 1e-3)"),
+    field_arg(SFDA2Config, "max_epoch", "--epochs", type=positive_int, help="adaptation epochs"),
+    field_arg(
+        SFDA2Config,
+        "interval",
         type=positive_int,
-        default=VISDA.interval,
         help="evaluations of the target accuracy over the run (official: 15)",
     ),
-    arg("--batch-size", type=positive_int, default=VISDA.batch_size, help="batch size"),
+    field_arg(SFDA2Config, "batch_size", type=positive_int, help="batch size"),
     arg(
         "--workers",
         type=nonneg_int,
@@ -349,17 +346,7 @@ def _adapt(args: argparse.Namespace) -> int:
     x, x_eval, y, _ = load_domain(
         args.target, meta["arch"], int(meta.get("size", 224)), list(meta["class_names"]), role="target"
     )
-    cfg = SFDA2Config(
-        method=args.method,
-        lr=args.lr,
-        batch_size=args.batch_size,
-        max_epoch=args.epochs,
-        K=args.k,
-        alpha_1=args.alpha_1,
-        alpha_2=args.alpha_2,
-        lambda_0=args.lambda_0,
-        interval=args.interval,
-    )
+    cfg = config_from_args(SFDA2Config, args)
     cpu0 = time.process_time()
     res = adapt(
         model,

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save, atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, field_arg, nonneg_float, positive_int
+from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, nonneg_float, positive_int
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
@@ -138,26 +138,12 @@ def _train(args: argparse.Namespace) -> int:
     image = args.model.startswith("timm:") or args.model == "cnn"
     data = load_data(args.data, seed=0, flatten=not image, data_dir=args.data_dir)
     epochs = args.epochs or {"smoke": 2, "quick": 30, "full": 60}[args.mode]
-    cfg = TrainConfig(
-        method=args.method,
+    cfg = config_from_args(  # the field_arg flags, seed and device: the CLI's
+        TrainConfig,
+        args,
         sparsity=0.0 if args.method == "dense" else args.sparsity,
-        gamma_sal=args.gamma_sal,
         distribution=args.distribution or ("erk" if image else "uniform"),
-        model=args.model,
         epochs=epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        delta_t=args.delta_t,
-        seed=args.seed,
-        keep_first_layer_dense=args.keep_first_layer_dense,
-        device=args.device,
-        weight_decay=args.weight_decay,
-        scheduler=args.scheduler,
-        warmup_epochs=args.warmup_epochs,
-        milestones=args.milestones,
-        gamma=args.gamma,
-        label_smoothing=args.label_smoothing,
-        augment=args.augment,
     )
     t0, cpu0 = time.perf_counter(), time.process_time()
     out = args.out

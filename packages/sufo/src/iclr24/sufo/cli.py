@@ -9,11 +9,22 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, positive_float, positive_int
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    config_from_args,
+    field_arg,
+    positive_float,
+    positive_int,
+)
 from iclr24.paperkit.errors import InputError
 
 from . import bench
-from .reproduce import PAPER
+from .features import extract_features
+from .outliers import outliers_pc12
+from .reproduce import PAPER, ReproConfig
+from .sparsity import explained_variance
 
 app = App("sufo", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
@@ -29,8 +40,10 @@ _DATA = arg(
     "--data", type=Path, default=None, help="CSV/JSONL with text,label (default: 400 synthetic reports)"
 )
 _N = arg("--max-examples", type=positive_int, default=400, help="use at most this many examples")
-_LEN = arg("--max-length", type=positive_int, default=64, help="tokens per text")
-_POOL = arg("--pooling", choices=["cls", "mean"], default="cls", help="[CLS] (the paper) or masked mean")
+_LEN = field_arg(ReproConfig, "max_length", type=positive_int, help="tokens per text")
+_POOL = field_arg(
+    extract_features, "pooling", choices=["cls", "mean"], help="[CLS] (the paper) or masked mean"
+)
 _TASK = arg(
     "--task",
     choices=["synthetic", "icd10cm"],
@@ -54,7 +67,7 @@ def _dataset(args: argparse.Namespace):
 
 
 def _features(path, ds, args, random_init: bool = False):
-    from .features import extract_features, load_encoder
+    from .features import load_encoder
 
     model, tok = load_encoder(path, num_labels=max(ds.n_classes, 2), random_init=random_init, seed=args.seed)
     return extract_features(
@@ -148,10 +161,10 @@ def _rsa(args: argparse.Namespace) -> int:
     _N,
     _LEN,
     _POOL,
-    arg("--k", type=positive_int, default=5, help="PCs to report"),
+    field_arg(explained_variance, "k", "--k", type=positive_int, help="PCs to report"),
 )
 def _sparsity(args: argparse.Namespace) -> int:
-    from .sparsity import explained_variance, label_separation
+    from .sparsity import label_separation
 
     ds = _dataset(args)
     f = _features(args.model, ds, args)[-1]
@@ -171,13 +184,11 @@ def _sparsity(args: argparse.Namespace) -> int:
     _N,
     _LEN,
     _POOL,
-    arg("--rule", choices=["gap", "kmeans1d"], default="kmeans1d", help="1-D clustering rule"),
-    arg("--gap-factor", type=float, default=10.0, help="gap rule: split at gaps > factor x median gap"),
+    field_arg(outliers_pc12, "rule", choices=["gap", "kmeans1d"], help="1-D clustering rule"),
+    field_arg(outliers_pc12, "gap_factor", help="gap rule: split at gaps > factor x median gap"),
     arg("--show", type=positive_int, default=10, help="outliers to print"),
 )
 def _outliers(args: argparse.Namespace) -> int:
-    from .outliers import outliers_pc12
-
     ds = _dataset(args)
     f = _features(args.model, ds, args)[-1]
     rep = outliers_pc12(f, ds.n_classes, rule=args.rule, gap_factor=args.gap_factor)
@@ -191,16 +202,16 @@ def _outliers(args: argparse.Namespace) -> int:
     return 0
 
 
-_EPOCHS = arg(
-    "--epochs", type=positive_int, default=3, help="fine-tuning epochs (official: 25 on a 110M BERT)"
+_EPOCHS = field_arg(
+    ReproConfig, "epochs", type=positive_int, help="fine-tuning epochs (official: 25 on a 110M BERT)"
 )
-_LR = arg(
-    "--lr",
+_LR = field_arg(
+    ReproConfig,
+    "lr",
     type=positive_float,
-    default=2e-4,
     help="peak learning rate (MiniLM, calibrated on seeds 100-102; official: 7.6e-6 on a 110M BERT)",
 )
-_BS = arg("--batch-size", type=positive_int, default=8, help="fine-tuning batch size (official: 8)")
+_BS = field_arg(ReproConfig, "batch_size", type=positive_int, help="fine-tuning batch size (official: 8)")
 
 
 def _split3(args: argparse.Namespace):
@@ -217,9 +228,7 @@ def _split3(args: argparse.Namespace):
 def _ft_config(args: argparse.Namespace):
     from .finetune import FineTuneConfig
 
-    return FineTuneConfig(
-        lr=args.lr, batch_size=args.batch_size, epochs=args.epochs, max_length=args.max_length, seed=args.seed
-    )
+    return config_from_args(FineTuneConfig, args)  # lr, batch size, epochs, max length and seed: the CLI's
 
 
 @app.command(
@@ -297,10 +306,10 @@ def _dynamics(args: argparse.Namespace) -> int:
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
-    from .reproduce import ReproConfig, _task, analyse
+    from .reproduce import _task, analyse
 
     ds, train, test = _split3(args)
-    c = ReproConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, max_length=args.max_length)
+    c = config_from_args(ReproConfig, args)  # epochs, lr, batch size and max length: the CLI's
     res = analyse(train, test, c, args.seed, progress=not args.quiet, model_path=args.model)
     model = str(args.model) if args.model is not None else "all-MiniLM-L6-v2"
     builtin = {"synthetic": "synthetic pathology reports", "icd10cm": "ICD-10-CM descriptions -> chapter"}

@@ -10,11 +10,22 @@ import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, nonneg_float, positive_int, probability
+from iclr24.paperkit.cli import (
+    App,
+    UsageError,
+    arg,
+    field_arg,
+    nonneg_float,
+    positive_int,
+    probability,
+    resume_arg,
+)
 
 from . import bench
+from .experiments import SweepConfig
+from .measure import measure
 from .reproduce import PAPER
-from .students import ACTIVATIONS
+from .students import ACTIVATIONS, TrainConfig
 
 app = App("task-geometry", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
@@ -46,13 +57,7 @@ def _save_students(args: argparse.Namespace, named: list[tuple[str, object, dict
     return folder
 
 
-_RESUME = (
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch)",
-    ),
-)
+_RESUME = (resume_arg(written="after every epoch"),)
 
 
 @app.command(
@@ -71,26 +76,38 @@ _RESUME = (
         "--a", type=nonneg_float, default=1.0, help="cube: variance on the target directions (1 = isotropic)"
     ),
     arg("--alignment", type=probability, default=None, help="input-label alignment c (overrides --a)"),
-    arg("--act", nargs="+", default=["tanh", "relu"], choices=sorted(ACTIVATIONS), help="nonlinearities"),
+    field_arg(
+        SweepConfig,
+        "acts",
+        "--act",
+        dest="act",
+        nargs="+",
+        choices=sorted(ACTIVATIONS),
+        help="nonlinearities",
+    ),
     arg(
         "--seeds",
         type=positive_int,
         default=3,
         help="initialisations per nonlinearity: seeds SEED..SEED+N-1 (--seed), each with its own data draw",
     ),
-    arg("--epochs", type=positive_int, default=30, help="training epochs (Adam lr 1e-2, batch 64)"),
-    arg("--n-samples", type=positive_int, default=5000, help="training samples"),
-    arg("--width", type=positive_int, default=128, help="hidden units"),
-    arg("--noise", type=nonneg_float, default=1.0, help="input noise std during training"),
-    arg("--classifier", choices=("svc", "ridge"), default="ridge", help="linear classifier of CCGP and SD"),
+    field_arg(TrainConfig, "epochs", type=positive_int, help="training epochs (Adam lr 1e-2, batch 64)"),
+    field_arg(SweepConfig, "n_samples", type=positive_int, help="training samples"),
+    field_arg(TrainConfig, "width", type=positive_int, help="hidden units"),
+    field_arg(SweepConfig, "noise", type=nonneg_float, help="input noise std during training"),
+    field_arg(
+        SweepConfig,
+        "classifier",
+        choices=("svc", "ridge"),
+        help="linear classifier of CCGP and SD (ridge: far faster on a CPU)",
+    ),
     *_RESUME,
     log_dir=True,
     resume=lambda a: a.resume,
 )
 def _run(args: argparse.Namespace) -> int:
-    from .experiments import SweepConfig, run_sweep, summarise
+    from .experiments import run_sweep, summarise
     from .plots import plot_alignment_sweep
-    from .students import TrainConfig
     from .tasks import a_of_alignment
 
     if args.task == "random":
@@ -136,8 +153,7 @@ def _run(args: argparse.Namespace) -> int:
 def _run_random(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .measure import measure
-    from .students import TrainConfig, train_students
+    from .students import train_students
     from .tasks import random_kernel
 
     c = 0.5 if args.alignment is None else args.alignment
@@ -191,13 +207,11 @@ def _print_summary(summary: dict) -> None:
     "measure",
     "Geometry metrics of your own activations (a .npz with activations, conditions, targets).",
     arg("activations", type=Path, help=".npz with 'activations' (n, N), 'conditions' (n,), 'targets' (P, k)"),
-    arg("--classifier", choices=("svc", "ridge"), default="svc", help="linear classifier of CCGP and SD"),
-    arg("--rep-noise", type=nonneg_float, default=0.0, help="noise std added to the activations for SD"),
+    field_arg(measure, "classifier", choices=("svc", "ridge"), help="linear classifier of CCGP and SD"),
+    field_arg(measure, "rep_noise", type=nonneg_float, help="noise std added to the activations for SD"),
 )
 def _measure(args: argparse.Namespace) -> int:
     from iclr24.paperkit.io import load_npz
-
-    from .measure import measure
 
     d = load_npz(args.activations, keys=("activations", "conditions", "targets"))
     g = measure(
