@@ -3,7 +3,7 @@
 
 For each paper in a ``claims.json`` written by ``iclr24 reproduce`` (any mode with recorded files), compares its
 claims and facts with ``packages/NAME/docs/claims-<mode>.json`` after removing timings
-(``iclr24.paperkit.report.comparable``) and prints one row per paper: same numbers or not, whether every verdict
+(``iclr24.paperkit.runner.report.comparable``) and prints one row per paper: same numbers or not, whether every verdict
 is the same, the largest relative difference of any number (what another CPU changes: 0 where the paper is
 bit-identical), the verdict counts of both, and the first field that differs. Exit 1 when any paper differs from its recorded run (a paper whose recorded
 file was made at another commit is flagged, since its numbers may legitimately have changed).
@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from iclr24.paperkit.report import comparable
+from iclr24.paperkit.runner.report import comparable
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -44,4 +44,4 @@ SRC="$SITE:$ROOT/shared/src"
 for d in "$ROOT"/packages/*/src; do SRC="$SRC:$d"; done
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-"$PY" -m iclr24.paperkit.umbrella bench --paper-scale "$@" --device "$DEVICE" --out "$OUT"
+"$PY" -m iclr24.paperkit.runner.umbrella bench --paper-scale "$@" --device "$DEVICE" --out "$OUT"

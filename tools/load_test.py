@@ -80,7 +80,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 out = a.out or Path(tmp) / "out"
-                cmd = [sys.executable, "-m", "iclr24.paperkit.umbrella", "reproduce", *names, "--quick"]
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "iclr24.paperkit.runner.umbrella",
+                    "reproduce",
+                    *names,
+                    "--quick",
+                ]
                 subprocess.run([*cmd, "--quiet", "--out", str(out)], cwd=ROOT)
                 doc = json.loads((out / "claims.json").read_text())
                 for r in doc["papers"]:

@@ -2,7 +2,7 @@
 """Scaffold a paper package: ``python tools/new_package.py NAME --title "..." --summary "..." [--dep torch ...]``.
 
 Creates ``packages/NAME`` in the paperkit-2 shape (``run(config) -> ClaimSet``, ``app.add_bench``, tests through
-``iclr24.paperkit.testing``; its own tests pass as generated) as the repository's conventions show (distribution ``iclr24-NAME``, import ``iclr24.<snake>``, CLI
+``iclr24.paperkit.runner.testing``; its own tests pass as generated) as the repository's conventions show (distribution ``iclr24-NAME``, import ``iclr24.<snake>``, CLI
 ``NAME``, entry point in the ``iclr24.papers`` group), adds it to the workspace root's dependencies and sources,
 and runs ``uv lock``. Never overwrites an existing file. The modules it writes carry the names of
 ``docs/CONTRIBUTING.md`` (one vocabulary for every package: ``model.py``, ``train.py``, ``experiments.py``, ...),
@@ -210,7 +210,7 @@ main = app.main
 ''',
         "tests/test_reproduce.py": f'''from {pkg}.reproduce import PAPER
 
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):
@@ -219,7 +219,7 @@ def test_smoke_claims_run_end_to_end(tmp_path):
 ''',
         "tests/test_cli.py": f"""from {pkg}.cli import main
 
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):

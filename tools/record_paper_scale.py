@@ -52,7 +52,7 @@ def record(
         )
     commit = commit_of(names[0] if len(names) == 1 else "")
     with tempfile.TemporaryDirectory(prefix="paper-scale-") as tmp:
-        cmd = [sys.executable, "-m", "iclr24.paperkit.umbrella", "bench", "--paper-scale", *names]
+        cmd = [sys.executable, "-m", "iclr24.paperkit.runner.umbrella", "bench", "--paper-scale", *names]
         cmd += ["--device", device, "--out", tmp]
         log(f"record_paper_scale: {' '.join(cmd[1:])} (load {load:.2f}) ...")
         subprocess.run(cmd, cwd=ROOT)  # exit 1 when a row errored: that row is recorded as an error
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     names = a.names
     if not names:
-        from iclr24.paperkit.report import discover_papers
+        from iclr24.paperkit.runner.report import discover_papers
 
         names = list(discover_papers())
     record(names, device=a.device, force=a.force)

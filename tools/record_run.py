@@ -62,7 +62,7 @@ def record(
         )
     with tempfile.TemporaryDirectory(prefix=f"record-{name}-") as tmp:
         out = Path(tmp) / "out"
-        cmd = [sys.executable, "-m", "iclr24.paperkit.umbrella", "reproduce", name, f"--{mode}"]
+        cmd = [sys.executable, "-m", "iclr24.paperkit.runner.umbrella", "reproduce", name, f"--{mode}"]
         cmd += ["--seed", str(seed), "--out", str(out), "--quiet"]
         log(f"record_run: {' '.join(cmd[1:])} (load {load:.2f}) ...")
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)

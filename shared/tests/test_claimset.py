@@ -5,7 +5,7 @@ import time
 import pytest
 
 from iclr24.paperkit import Claim, ClaimSet, Fact, Paper, RunConfig
-from iclr24.paperkit.testing import check_paper_smoke, check_records
+from iclr24.paperkit.runner.testing import check_paper_smoke, check_records
 
 
 def cfg(tmp_path, mode="quick"):
@@ -60,7 +60,7 @@ def test_timed_block_that_raises_is_an_error_record_and_the_run_goes_on(tmp_path
 
 
 def test_missing_real_data_is_skipped_naming_the_command(tmp_path):
-    from iclr24.paperkit.datadir import DataMissing
+    from iclr24.paperkit.data.folder import DataMissing
 
     cs = ClaimSet("demo", cfg(tmp_path, "full"))
     with cs.timed("MNIST claim"):

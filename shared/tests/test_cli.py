@@ -200,7 +200,7 @@ def test_bench_command_passes_the_out_folder_to_a_bench_that_asks(tmp_path, caps
 
 def test_paper_cli_contract_helper(tmp_path):
     from iclr24.paperkit import ClaimSet, Paper
-    from iclr24.paperkit.testing import check_cli_contract
+    from iclr24.paperkit.runner.testing import check_cli_contract
 
     def run(cfg):
         cs = ClaimSet("demo", cfg)

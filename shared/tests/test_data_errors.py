@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from iclr24.paperkit.data import sample_image, train_test_split_tensors
-from iclr24.paperkit.datasets import cifar, imagefolder
+from iclr24.paperkit.data import cifar, imagefolder
+from iclr24.paperkit.data.samples import sample_image, train_test_split_tensors
 from iclr24.paperkit.errors import InputError, InputFileError
 
 
@@ -33,7 +33,7 @@ def test_data_helpers_raise_the_package_errors(tmp_path):
 
 def test_comparable_sees_artifacts_by_file_name():
     """A whole `iclr24 reproduce` run lists artifacts under its --out; a record lists file names: the same run."""
-    from iclr24.paperkit.report import comparable
+    from iclr24.paperkit.runner.report import comparable
 
     run = {"claims": [{"ours": 1.0, "artifacts": ["results/fif/reproduce/samples.png"], "seconds": 3.0}]}
     rec = {"claims": [{"ours": 1.0, "artifacts": ["samples.png"], "seconds": 9.0}]}

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit import datadir
 from iclr24.paperkit.cli import App
-from iclr24.paperkit.datacli import add_data_commands
-from iclr24.paperkit.datadir import (
+from iclr24.paperkit.data import folder as datadir
+from iclr24.paperkit.data.commands import add_data_commands
+from iclr24.paperkit.data.folder import (
     DATA_FILES,
     DataFetchError,
     DataFile,
@@ -267,7 +267,7 @@ def app(monkeypatch, one, two):
         "beta": FakeEntry("beta", FakePaper(("tiny", "nosuch"))),
         "broken": FakeEntry("broken", ImportError("no module named torch")),
     }
-    monkeypatch.setattr("iclr24.paperkit.report.discover_papers", lambda: papers)
+    monkeypatch.setattr("iclr24.paperkit.runner.report.discover_papers", lambda: papers)
     a = App("iclr24", "test umbrella")
     add_data_commands(a)
     return a

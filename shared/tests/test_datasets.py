@@ -7,17 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iclr24.paperkit.datadir import DataMissing, is_present
-from iclr24.paperkit.datasets import (
-    CIFAR10_CLASSES,
-    digits_shift,
-    image_folder,
-    load_cifar10,
-    load_mnist,
-)
-from iclr24.paperkit.datasets._unpickle import UnsafePickle, load_restricted
-from iclr24.paperkit.datasets.cifar import read_cifar_batch
-from iclr24.paperkit.datasets.mnist import read_mnist_pickle
+from iclr24.paperkit.data import CIFAR10_CLASSES, digits_shift, image_folder, load_cifar10, load_mnist
+from iclr24.paperkit.data._unpickle import UnsafePickle, load_restricted
+from iclr24.paperkit.data.cifar import read_cifar_batch
+from iclr24.paperkit.data.folder import DataMissing, is_present
+from iclr24.paperkit.data.mnist import read_mnist_pickle
 
 PAPERKIT = Path(__file__).parents[1] / "src" / "iclr24" / "paperkit"
 
@@ -273,7 +267,7 @@ def test_digits_shift_is_a_shift_and_deterministic(shift):
     assert np.abs(clean.target_x - shift.target_x).mean() > 0.05  # rotation + noise changed the target
     assert np.allclose(clean.target_x.mean(), clean.source_x.mean(), atol=0.02)  # no shift: same statistics
     # source, target and target_test partition the 1797 digits: each image in exactly one part
-    from iclr24.paperkit.datasets.digits_shift import _digits
+    from iclr24.paperkit.data.digits_shift import _digits
 
     parts = np.concatenate([clean.source_x, clean.target_x, clean.target_test_x])[:, 0]
     assert sorted(b.tobytes() for b in parts) == sorted(b.tobytes() for b in _digits()[0])
@@ -305,8 +299,8 @@ def test_digits_shift_validates(kwargs):
 
 
 def test_no_torch_in_data_modules():
-    files = [PAPERKIT / "datadir.py", PAPERKIT / "datacli.py", PAPERKIT / "metrics.py"]
-    files += sorted((PAPERKIT / "datasets").glob("*.py"))
+    files = [PAPERKIT / "data" / "folder.py", PAPERKIT / "data" / "commands.py", PAPERKIT / "metrics.py"]
+    files += sorted((PAPERKIT / "data").glob("*.py"))
     for f in files:
         for node in ast.walk(ast.parse(f.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []

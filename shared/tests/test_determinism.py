@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from iclr24.paperkit.report import comparable
+from iclr24.paperkit.runner.report import comparable
 
 MODULE = """
 import torch
@@ -68,7 +68,7 @@ def _reproduce(site, out, names, taskset=False):
     env = {**os.environ, "PYTHONPATH": str(site) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env.pop(v, None)
-    cmd = [sys.executable, "-m", "iclr24.paperkit.umbrella", "reproduce", *names, "--quick", "--quiet"]
+    cmd = [sys.executable, "-m", "iclr24.paperkit.runner.umbrella", "reproduce", *names, "--quick", "--quiet"]
     cmd += ["--out", str(out)]
     if taskset:
         cmd = ["taskset", "-c", "0", *cmd]

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from iclr24.paperkit.report import comparable
+from iclr24.paperkit.runner.report import comparable
 from iclr24.paperkit.threads import DISPATCH_ENV, OUTER_ENV, pin_process_dispatch
 
 MODULE = """
@@ -71,7 +71,7 @@ def _reproduce(site, out, level_env):
     for v in (*DISPATCH_ENV, OUTER_ENV):
         env.pop(v, None)
     env.update(level_env)
-    cmd = [sys.executable, "-m", "iclr24.paperkit.umbrella", "reproduce", "disp-pinned", "disp-native"]
+    cmd = [sys.executable, "-m", "iclr24.paperkit.runner.umbrella", "reproduce", "disp-pinned", "disp-native"]
     cmd += ["--quick", "--quiet", "--out", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]

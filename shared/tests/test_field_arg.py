@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from iclr24.paperkit.cli import App, arg, config_from_args, field_arg, resume_arg
-from iclr24.paperkit.testing import check_app_defaults, check_cli_defaults
+from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_defaults
 
 
 @dataclass

@@ -16,7 +16,7 @@ from iclr24.paperkit import (
     seed_everything,
     set_quiet,
 )
-from iclr24.paperkit.data import digits_tensors, sample_image, train_test_split_tensors
+from iclr24.paperkit.data.samples import digits_tensors, sample_image, train_test_split_tensors
 
 
 def test_atomic_writes_leave_no_temp_files(tmp_path):

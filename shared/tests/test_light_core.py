@@ -20,8 +20,9 @@ SCRIPT = textwrap.dedent(
     import iclr24.paperkit as pk
     from iclr24.paperkit import ClaimSet, Paper, benchmark
     from iclr24.paperkit.cli import App
-    from iclr24.paperkit.report import run_paper_folder
-    from iclr24.paperkit import umbrella, datadir, testing  # noqa: F401
+    from iclr24.paperkit.runner.report import run_paper_folder
+    from iclr24.paperkit.runner import umbrella, testing  # noqa: F401
+    from iclr24.paperkit.data import folder as datadir
 
     def run(cfg):
         cs = ClaimSet("light", cfg)

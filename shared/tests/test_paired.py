@@ -100,7 +100,7 @@ def test_paired_claims_carry_no_verdict_in_smoke_mode():
 
 
 def test_timing_flag_roundtrips_and_report_shows_inconclusive(tmp_path):
-    from iclr24.paperkit.report import comparable, write_report
+    from iclr24.paperkit.runner.report import comparable, write_report
 
     cs = ClaimSet("demo", RunConfig(mode="quick"))
     cs.add(

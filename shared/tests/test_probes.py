@@ -1,4 +1,4 @@
-"""The seeded probes of paperkit.testing, the unsafe-advice stripping and the safe torch load."""
+"""The seeded probes of paperkit.runner.testing, the unsafe-advice stripping and the safe torch load."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ import pytest
 import torch
 
 from iclr24.paperkit.checkpoint import load_checkpoint, safe_torch_load
+from iclr24.paperkit.data.readers import load_image, load_npz
 from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, strip_unsafe_advice
-from iclr24.paperkit.io import load_image, load_npz
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_inputs, probe_sizes
+from iclr24.paperkit.runner.testing import (
+    Prober,
+    probe_arrays,
+    probe_files,
+    probe_floats,
+    probe_inputs,
+    probe_sizes,
+)
 
 
 def test_probes_are_seeded_and_cover_the_kinds(tmp_path):

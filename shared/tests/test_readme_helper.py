@@ -2,7 +2,7 @@
 
 import pytest
 
-from iclr24.paperkit.testing import CONTINUES, readme_block_groups, run_readme_blocks
+from iclr24.paperkit.runner.testing import CONTINUES, readme_block_groups, run_readme_blocks
 
 FENCE = "```"
 

@@ -58,8 +58,8 @@ def test_light_packages_do_not_pull_torch():
 def test_every_paper_package_star_imports():
     """``from iclr24.<pkg> import *`` works for every installed paper (a name in ``__all__`` that is never imported
     would make it raise)."""
-    from iclr24.paperkit.report import discover_papers
-    from iclr24.paperkit.testing import check_star_import
+    from iclr24.paperkit.runner.report import discover_papers
+    from iclr24.paperkit.runner.testing import check_star_import
 
     eps = discover_papers()
     assert len(eps) >= 19
@@ -71,7 +71,7 @@ def test_every_paper_package_star_imports():
 def test_check_star_import_catches_a_listed_name_that_is_not_imported(tmp_path, monkeypatch):
     import pytest
 
-    from iclr24.paperkit.testing import check_star_import
+    from iclr24.paperkit.runner.testing import check_star_import
 
     (tmp_path / "broken_star_mod.py").write_text("__all__ = ['present', 'bound_terms']\npresent = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -73,7 +73,7 @@ PLAIN = Paper(name="fake-plain", title="t", summary="s", run=lambda cfg: [])
 
 @pytest.mark.slow  # two fresh worker processes
 def test_iclr24_bench_paper_scale_prints_a_row_per_package(tmp_path, monkeypatch, capsys):
-    from iclr24.paperkit.umbrella import main
+    from iclr24.paperkit.runner.umbrella import main
 
     root = tmp_path / "site"
     root.mkdir()

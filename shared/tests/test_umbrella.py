@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from iclr24.paperkit.report import discover_papers
-from iclr24.paperkit.umbrella import main
+from iclr24.paperkit.runner.report import discover_papers
+from iclr24.paperkit.runner.umbrella import main
 
 
 def test_fake_entry_points_are_discovered(fake_papers):
@@ -108,7 +108,7 @@ def test_out_that_is_a_file_is_exit_2(fake_papers, tmp_path, capsys):
 
 
 def test_console_script_bad_arguments_no_traceback():
-    exe = [sys.executable, "-m", "iclr24.paperkit.umbrella"]
+    exe = [sys.executable, "-m", "iclr24.paperkit.runner.umbrella"]
     p = subprocess.run([*exe, "reproduce", "--smoke", "--full"], capture_output=True, text=True)
     assert p.returncode == 2 and "not allowed with argument" in p.stderr and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

@@ -1,4 +1,4 @@
-"""paperkit.userdata (a user's Dataset/DataLoader gives the tensor path's tensors) and paperkit.resume (an
+"""paperkit.data.user (a user's Dataset/DataLoader gives the tensor path's tensors) and paperkit.resume (an
 interrupted and resumed loop equals the uninterrupted one)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset
 
+from iclr24.paperkit.data.user import as_tensors, is_user_data
 from iclr24.paperkit.errors import InputError, InputFileError
 from iclr24.paperkit.resume import global_rng_state, load_train_state, save_train_state, set_global_rng_state
-from iclr24.paperkit.userdata import as_tensors, is_user_data
 
 X = torch.arange(24, dtype=torch.float32).reshape(12, 2)
 Y = torch.arange(12) % 3

@@ -6,7 +6,7 @@ import pytest
 from iclr24.aemc_ne import load_model
 from iclr24.aemc_ne.bench import run_benchmarks
 from iclr24.aemc_ne.cli import main
-from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
 from iclr24.paperkit.tracking import StepLog, read_jsonl
 
 

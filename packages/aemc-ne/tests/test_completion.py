@@ -220,6 +220,6 @@ def test_checkpoints_with_wrong_inner_keys_or_code_are_refused_in_one_line(syn, 
 
 
 def test_star_import_gives_every_public_name():
-    from iclr24.paperkit.testing import check_star_import
+    from iclr24.paperkit.runner.testing import check_star_import
 
     assert "bound_terms" in check_star_import("iclr24.aemc_ne")

@@ -4,7 +4,7 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import numpy as np
 
 import iclr24.aemc_ne as am
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 
 def test_public_api_refuses_bad_input(tmp_path):

@@ -2,7 +2,7 @@ import pytest
 
 from iclr24.aemc_ne.reproduce import CALIBRATION_SEEDS_ML, CLAIMS, FULL, PAPER, POOL, QUICK, SPECS
 from iclr24.paperkit import BUDGETS
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 
 def test_smoke_records(tmp_path):

@@ -5,7 +5,7 @@ import pytest
 
 from iclr24.asmr import load_image, save_signal
 from iclr24.asmr.cli import main
-from iclr24.paperkit.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -134,7 +134,7 @@ def test_user_errors_exit_2(tmp_path, capsys):
 def test_readme_quickstart_runs(tmp_path):
     from pathlib import Path
 
-    from iclr24.paperkit.testing import readme_blocks, run_readme_blocks
+    from iclr24.paperkit.runner.testing import readme_blocks, run_readme_blocks
 
     readme = Path(__file__).parents[1] / "README.md"
     assert "steps=600, lr=1e-3" in readme_blocks(readme)[0]  # the previous quick budget and the swept lr
@@ -225,7 +225,7 @@ def test_cli_defaults_are_the_configs():
     from iclr24.asmr.macs import asmr_macs_per_point
     from iclr24.asmr.model import ASMR
     from iclr24.asmr.train import fit
-    from iclr24.paperkit.testing import check_app_defaults
+    from iclr24.paperkit.runner.testing import check_app_defaults
 
     # fit --checkpoint: the model folder to write (fit's checkpoint= is its training-state file, None: none)
     check_app_defaults(app, {"fit": (ASMR, fit), "macs": (ASMR, asmr_macs_per_point)}, skip=("checkpoint",))

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 import iclr24.asmr as asmr
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {
     "FitResult": "a result record (fit is probed)",

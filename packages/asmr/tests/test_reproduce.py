@@ -22,8 +22,8 @@ from iclr24.asmr.reproduce import (
     whole_epochs,
 )
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.report import comparable
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.report import comparable
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 TINY = replace(FULL, size=16, bases=((2, 2, 2, 2),) * 2, hidden=8, siren_hidden=8)
 README = (Path(__file__).parents[1] / "README.md").read_text()

@@ -5,7 +5,7 @@ import pytest
 
 from iclr24.cmvae.cli import main
 from iclr24.cmvae.reproduce import PAPER
-from iclr24.paperkit.testing import (
+from iclr24.paperkit.runner.testing import (
     check_app_defaults,
     check_cli_contract,
     check_paper_smoke,

@@ -20,7 +20,7 @@ def test_poly_digits_construction():
 
 
 def test_poly_mnist_missing_data_raises_datamissing(tmp_path):
-    from iclr24.paperkit.datadir import DataMissing
+    from iclr24.paperkit.data.folder import DataMissing
 
     with pytest.raises(DataMissing, match="iclr24 data get mnist"):
         poly_mnist(tmp_path, n_train=10, n_test=10)

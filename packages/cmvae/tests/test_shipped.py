@@ -10,13 +10,13 @@ import pytest
 from iclr24.cmvae import CMVAE
 from iclr24.cmvae.reproduce import CHECKPOINTS, CLAIMS, MNIST_EPOCHS, MNIST_SEEDS, PACKAGE, PAPER
 from iclr24.paperkit import RunConfig
+from iclr24.paperkit.runner.testing import check_damaged_model_refused, check_retrain_first_steps
 from iclr24.paperkit.shipped import (
     checkpoints_dir,
     model_folder,
     shipped_commands,
     training_label,
 )
-from iclr24.paperkit.testing import check_damaged_model_refused, check_retrain_first_steps
 
 
 def _argv(cmd: str) -> list[str]:
@@ -66,8 +66,8 @@ def test_a_damaged_checkpoint_is_refused(tmp_path):
 def test_retraining_the_first_steps_gives_the_recorded_losses(name, tmp_path):
     """One epoch instead of the recorded 160: the learning rate is constant and the shuffling is drawn epoch by
     epoch from the seed, so the first 20 steps are the recorded run's (compared at steps 1-20)."""
-    from iclr24.paperkit.datadir import DataMissing
-    from iclr24.paperkit.datasets import load_mnist
+    from iclr24.paperkit.data import load_mnist
+    from iclr24.paperkit.data.folder import DataMissing
 
     try:
         load_mnist(None)

@@ -116,7 +116,7 @@ def test_real_kg_loader_reads_paperkit_data_folder(tmp_path):
     """Kinships/UMLS/Nations come from paperkit's data folder (raw TSVs; pykeen is never imported)."""
     from iclr24.drum_rules.checkpoint import resolve_data
     from iclr24.drum_rules.data import load_real_kg
-    from iclr24.paperkit.datadir import DataMissing
+    from iclr24.paperkit.data.folder import DataMissing
 
     with pytest.raises(DataMissing, match="iclr24 data get nations"):
         load_real_kg("nations", data_dir=tmp_path)

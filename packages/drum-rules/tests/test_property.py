@@ -6,7 +6,7 @@ import pytest
 
 import iclr24.drum_rules as dr
 from iclr24.drum_rules import synthetic
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {
     "DegenerateBetaWarning": "a warning class",

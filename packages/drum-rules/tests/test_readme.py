@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 
 @pytest.mark.slow  # trains a small MMDRUM for 3 epochs and checks it on 30 datasets

@@ -3,7 +3,7 @@ from dataclasses import replace
 from iclr24.drum_rules.calibration import CALIBRATION_SEEDS
 from iclr24.drum_rules.reproduce import CLAIMS, PAPER
 from iclr24.paperkit import ClaimSet, RunConfig
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 ROWS = {c.id: c for c in CLAIMS}
 

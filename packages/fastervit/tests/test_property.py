@@ -4,7 +4,7 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import torch
 
 import iclr24.fastervit as fv
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]}
 

@@ -1,6 +1,6 @@
 from iclr24.fastervit.registry import OFFICIAL_PARAMS
 from iclr24.fastervit.reproduce import PAPER, PARAM_FACT_VARIANTS
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 
 def test_smoke_claims_run_end_to_end(tmp_path):

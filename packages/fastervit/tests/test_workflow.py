@@ -178,7 +178,7 @@ json.dump({"history": res["history"], "from": res["resumed_from_epoch"]}, open(f
 
 @pytest.mark.slow
 def test_torchrun_resume_continues_every_rank_exactly(tmp_path):
-    from iclr24.paperkit.testing import run_rank_script
+    from iclr24.paperkit.runner.testing import run_rank_script
 
     (tmp_path / "full").mkdir()
     (tmp_path / "resumed").mkdir()

@@ -69,7 +69,7 @@ def main() -> None:
     if a.what == "null":
         t0 = time.process_time()
         if a.dataset == "mnist":
-            from iclr24.paperkit.datasets.mnist import load_mnist
+            from iclr24.paperkit.data.mnist import load_mnist
 
             vals = MnistFeatures(load_mnist(), c).null(a.draws, c.mnist_eval)
         else:
@@ -82,7 +82,7 @@ def main() -> None:
         return
     feats = None
     if a.what == "mnist":
-        from iclr24.paperkit.datasets.mnist import load_mnist
+        from iclr24.paperkit.data.mnist import load_mnist
 
         feats = MnistFeatures(load_mnist(), c)
     for seed in _seeds(a.seeds):

@@ -9,7 +9,7 @@ import pytest
 from iclr24.fif.bench import run_benchmarks
 from iclr24.fif.cli import main
 from iclr24.fif.reproduce import PAPER
-from iclr24.paperkit.testing import (
+from iclr24.paperkit.runner.testing import (
     check_app_defaults,
     check_cli_contract,
     check_paper_smoke,

@@ -12,7 +12,7 @@ from iclr24.fif.paper_scale import (
 )
 from iclr24.fif.reproduce import PAPER
 from iclr24.paperkit import measure_paper_scale
-from iclr24.paperkit.datasets.mnist import read_mnist_pickle
+from iclr24.paperkit.data.mnist import read_mnist_pickle
 
 
 def test_paper_scale_is_the_official_mnist_config():

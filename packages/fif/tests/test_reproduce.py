@@ -163,7 +163,7 @@ def test_an_undecidable_headline_takes_its_strawman_with_it(tmp_path, monkeypatc
 
 
 def _fake_mnist(monkeypatch):
-    import iclr24.paperkit.datasets.mnist as mnist_mod
+    import iclr24.paperkit.data.mnist as mnist_mod
 
     rng = np.random.default_rng(0)
 

@@ -128,7 +128,7 @@ cleanup_distributed()
 
 @pytest.mark.slow  # two processes under torchrun (gloo)
 def test_torchrun_resume_continues_every_rank_exactly(tmp_path):
-    from iclr24.paperkit.testing import run_rank_script
+    from iclr24.paperkit.runner.testing import run_rank_script
 
     ranks = run_rank_script(_RANK_SCRIPT, tmp_path, nproc=2, timeout=300)
     for r in ranks:  # each rank's own batch losses: equal only if each rank resumes its own generator

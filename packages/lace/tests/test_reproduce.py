@@ -22,13 +22,17 @@ from iclr24.lace.reproduce import (
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.pretrained import file_sha256, read_model_folder
+from iclr24.paperkit.runner.testing import (
+    check_damaged_model_refused,
+    check_paper_smoke,
+    check_retrain_first_steps,
+)
 from iclr24.paperkit.shipped import (
     checkpoints_dir,
     model_folder,
     shipped_commands,
     training_label,
 )
-from iclr24.paperkit.testing import check_damaged_model_refused, check_paper_smoke, check_retrain_first_steps
 
 MODULE = "iclr24.lace"
 

@@ -55,7 +55,7 @@ def digits(cfg, seeds, iters):
 
 def mnist(iters):
     from iclr24.lpn.train import load_model
-    from iclr24.paperkit.datasets.mnist import load_mnist
+    from iclr24.paperkit.data.mnist import load_mnist
     from iclr24.paperkit.shipped import checkpoints_dir
 
     model = load_model(checkpoints_dir("iclr24.lpn") / "conv-lpn28-h64-s101")

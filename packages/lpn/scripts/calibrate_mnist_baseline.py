@@ -16,7 +16,7 @@ import torch
 from iclr24.lpn.data import psnr
 from iclr24.lpn.experiments import ConvDenoiser
 from iclr24.lpn.train import TrainConfig, train
-from iclr24.paperkit.datasets.mnist import load_mnist
+from iclr24.paperkit.data.mnist import load_mnist
 
 p = argparse.ArgumentParser()
 p.add_argument("--hidden", type=int, default=32)

@@ -13,19 +13,19 @@ from iclr24.lpn.mnist_claims import BASELINE_NAME, LPN_NAME, MNIST_IDS, load_shi
 from iclr24.lpn.train import load_model
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.pretrained import read_model_folder
+from iclr24.paperkit.runner.testing import check_damaged_model_refused, check_retrain_first_steps
 from iclr24.paperkit.shipped import (
     checkpoints_dir,
     shipped_commands,
     training_label,
 )
-from iclr24.paperkit.testing import check_damaged_model_refused, check_retrain_first_steps
 
 CK = checkpoints_dir("iclr24.lpn")
 NAMES = [n.format(s) for s in MNIST_SEEDS for n in (LPN_NAME, BASELINE_NAME)]
 
 
 def _mnist_or_skip():
-    from iclr24.paperkit.datadir import is_present
+    from iclr24.paperkit.data.folder import is_present
 
     if not is_present("mnist"):
         pytest.skip("MNIST is not in the data folder (iclr24 data get mnist)")

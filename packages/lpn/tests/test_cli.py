@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from iclr24.lpn.cli import main
-from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -223,7 +223,7 @@ def test_bench_smoke(tmp_path, capsys):
 def test_train_conv28_on_real_mnist(tmp_path, capsys):
     assert main(["train", "--arch", "mlp", "--data", "mnist", "--out", str(tmp_path / "a"), "--quiet"]) == 2
     assert "--data mnist (28x28 images) needs --arch conv28" in capsys.readouterr().err
-    from iclr24.paperkit.datadir import is_present
+    from iclr24.paperkit.data.folder import is_present
 
     if not is_present("mnist"):
         pytest.skip("MNIST is not in the data folder (iclr24 data get mnist)")

@@ -128,7 +128,7 @@ def test_run_mnist_end_to_end_on_a_tiny_stand_in(tmp_path):
 def test_mnist_claims_use_the_validation_split(monkeypatch, tmp_path):
     from iclr24.lpn import mnist_claims
     from iclr24.paperkit import ClaimSet, RunConfig
-    from iclr24.paperkit.datadir import is_present
+    from iclr24.paperkit.data.folder import is_present
 
     if not is_present("mnist"):
         pytest.skip("MNIST is not in the data folder (iclr24 data get mnist)")

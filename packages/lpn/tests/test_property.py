@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 import iclr24.lpn as lpn
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {
     "ICNN": "the abstract base of the LPN architectures (each is probed)",

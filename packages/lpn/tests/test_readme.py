@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from iclr24.paperkit.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 
 def test_readme_quickstart_runs(tmp_path):

@@ -1,12 +1,12 @@
 import pytest
 
 from iclr24.lpn.reproduce import PAPER
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 
 @pytest.mark.slow
 def test_smoke_claims_run_end_to_end(tmp_path):
-    from iclr24.paperkit.datadir import is_present
+    from iclr24.paperkit.data.folder import is_present
 
     cs = check_paper_smoke(PAPER, tmp_path)
     assert all(c.paper == "lpn" for c in cs)

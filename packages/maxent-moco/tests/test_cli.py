@@ -6,7 +6,7 @@ import pytest
 from iclr24.maxent_moco import TabularMDP, cliffwalk
 from iclr24.maxent_moco.cli import main
 from iclr24.maxent_moco.data import load_env, load_mdp, save_mdp
-from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):

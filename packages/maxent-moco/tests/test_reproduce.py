@@ -7,7 +7,7 @@ import numpy as np
 import iclr24.maxent_moco.reproduce as rep
 from iclr24.maxent_moco.reproduce import PAPER
 from iclr24.paperkit import Claim, ClaimSet, RunConfig
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

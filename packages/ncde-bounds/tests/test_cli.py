@@ -3,7 +3,7 @@
 from iclr24.ncde_bounds.cli import app
 from iclr24.ncde_bounds.synthetic import smooth_paths
 from iclr24.ncde_bounds.train import TrainConfig
-from iclr24.paperkit.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_app_defaults
 
 
 def test_cli_defaults_are_the_configs():

@@ -79,7 +79,7 @@ def test_missing_files_name_what_to_do(tmp_path):
 
 def test_load_aeon_reads_the_data_folder(tmp_path):
     """The data-folder path, on .ts files written in the archive's layout (the real ones come from the aeon wheel)."""
-    from iclr24.paperkit.datadir import member_paths
+    from iclr24.paperkit.data.folder import member_paths
 
     for split, n in (("TRAIN", 3), ("TEST", 2)):
         p = [m for m in member_paths("basicmotions", tmp_path) if m.name.endswith(f"_{split}.ts")][0]
@@ -97,7 +97,7 @@ def test_real_data_claim_runs_on_the_data_folder(tmp_path):
     from iclr24.ncde_bounds.reproduce import ReproConfig, claim_real
     from iclr24.ncde_bounds.train import TrainConfig
     from iclr24.paperkit import ClaimSet, RunConfig
-    from iclr24.paperkit.datadir import member_paths
+    from iclr24.paperkit.data.folder import member_paths
 
     for split, n in (("TRAIN", 4), ("TEST", 4)):
         p = [m for m in member_paths("basicmotions", tmp_path) if m.name.endswith(f"_{split}.ts")][0]

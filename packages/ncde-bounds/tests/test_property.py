@@ -4,7 +4,7 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import torch
 
 import iclr24.ncde_bounds as nb
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {"solve_cde": "takes a Control built by the model (probed through NCDE and fit)"}
 

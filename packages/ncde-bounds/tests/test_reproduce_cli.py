@@ -5,7 +5,7 @@ import pytest
 
 from iclr24.ncde_bounds.cli import main
 from iclr24.ncde_bounds.reproduce import CLAIMS, PAPER, ROWS
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 
 
 @pytest.mark.slow  # trains 4 tiny models and draws 2 plots
@@ -245,6 +245,6 @@ def test_single_class_training_file_is_refused(tmp_path, capsys):
 
 
 def test_star_import_gives_every_public_name():
-    from iclr24.paperkit.testing import check_star_import
+    from iclr24.paperkit.runner.testing import check_star_import
 
     check_star_import("iclr24.ncde_bounds")

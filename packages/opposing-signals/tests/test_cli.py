@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from iclr24.opposing_signals.cli import app, main
-from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -186,7 +186,7 @@ def test_real_data_loaders_on_tiny_files(tmp_path):
 
     mdir = tmp_path / "data"
     split = (rng.random((5, 784), dtype=np.float32), np.arange(5) % 10)
-    from iclr24.paperkit.datadir import data_path
+    from iclr24.paperkit.data.folder import data_path
 
     p = data_path("mnist", mdir)
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ empty inputs, bad sizes and wrong file kinds either work or raise InputError; no
 import torch
 
 import iclr24.opposing_signals as os_
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {
     "OpposingGroups": "a result record (find_opposing_groups is probed)",

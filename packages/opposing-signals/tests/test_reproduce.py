@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from iclr24.opposing_signals.reproduce import CLAIMS, FULL, PAPER, QUICK, SMOKE
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 
 
 def test_smoke_records(tmp_path):

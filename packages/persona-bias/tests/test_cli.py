@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from iclr24.paperkit.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
 from iclr24.persona_bias.cli import main
 
 

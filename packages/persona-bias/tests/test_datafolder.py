@@ -5,7 +5,7 @@ import json
 import pytest
 
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.datadir import DataMissing
+from iclr24.paperkit.data.folder import DataMissing
 from iclr24.persona_bias import ScriptedBackend, TransformersBackend, cli, load_dataset
 from iclr24.persona_bias import reproduce as rp
 from iclr24.persona_bias.backends import smollm2_path

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from iclr24.paperkit.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

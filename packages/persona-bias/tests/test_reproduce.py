@@ -1,4 +1,4 @@
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.persona_bias.reproduce import FULL, PAPER, QUICK, SMOKE
 
 

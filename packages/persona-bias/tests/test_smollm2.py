@@ -2,7 +2,7 @@ import importlib.util
 
 import pytest
 
-from iclr24.paperkit.datadir import is_present
+from iclr24.paperkit.data.folder import is_present
 from iclr24.persona_bias import (
     GenerationConfig,
     RunStore,

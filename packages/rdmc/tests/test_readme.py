@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 
 @pytest.mark.slow  # the quickstart as written: 500 samples with rdMC and with 4000 ULA steps

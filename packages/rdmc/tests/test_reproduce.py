@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from iclr24.paperkit import ClaimSet, RunConfig
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.rdmc.comparison import ROWS_2D, Experiment
 from iclr24.rdmc.data import gmm2d
 from iclr24.rdmc.recipes import BudgetSettings, budget_settings, sample_with_budget

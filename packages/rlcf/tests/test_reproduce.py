@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 from iclr24.rlcf.cli import main
 from iclr24.rlcf.experiments import DEMO_METHODS
 from iclr24.rlcf.reproduce import (

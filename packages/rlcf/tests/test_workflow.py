@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from iclr24.paperkit import load_pretrained
 from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing import run_readme_blocks
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.rlcf import (
     DIGIT_NAMES,

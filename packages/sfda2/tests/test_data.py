@@ -37,7 +37,7 @@ def test_mnist_as_digits():
 
 
 def test_mnist_to_digits_from_a_tiny_pickle(tmp_path):
-    from iclr24.paperkit.datadir import data_path
+    from iclr24.paperkit.data.folder import data_path
 
     rng = np.random.default_rng(0)
     split = lambda n: (rng.random((n, 784), dtype=np.float32), (np.arange(n) % 10).astype(np.int64))  # noqa: E731

@@ -29,7 +29,7 @@ cleanup_distributed()
 
 @pytest.mark.slow  # two torch processes under torchrun (gloo)
 def test_train_source_under_torchrun_keeps_ranks_in_sync(tmp_path):
-    from iclr24.paperkit.testing import run_rank_script
+    from iclr24.paperkit.runner.testing import run_rank_script
 
     r0, r1 = run_rank_script(SCRIPT, tmp_path, nproc=2)
     assert r0["world"] == r1["world"] == 2

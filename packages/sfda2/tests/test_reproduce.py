@@ -4,7 +4,7 @@ import dataclasses
 
 from iclr24.paperkit import ClaimSet, RunConfig
 from iclr24.paperkit.power import Calibration
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.sfda2 import reproduce
 from iclr24.sfda2.adapt import VISDA
 from iclr24.sfda2.reproduce import CLAIMS, FULL, PAPER, QUICK
@@ -16,7 +16,7 @@ def _tiny_mnist(folder):
 
     import numpy as np
 
-    from iclr24.paperkit.datadir import data_path
+    from iclr24.paperkit.data.folder import data_path
 
     rng = np.random.default_rng(0)
     split = lambda n: (rng.random((n, 784), dtype=np.float32), (np.arange(n) % 10).astype(np.int64))  # noqa: E731

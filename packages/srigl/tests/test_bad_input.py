@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
+from iclr24.paperkit.data.readers import load_npz as paperkit_load_npz
 from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.io import load_npz as paperkit_load_npz
 from iclr24.srigl import NonFiniteError, load_npz, rigl_update
 
 

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract, check_cli_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract, check_cli_defaults
 from iclr24.srigl.cli import app, main
 from iclr24.srigl.train import TrainConfig
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from iclr24.paperkit.datasets.standins import write_imagenet_folder
+from iclr24.paperkit.data.standins import write_imagenet_folder
 from iclr24.srigl.paper_scale import PAPER_SCALE
 from iclr24.srigl.reproduce import PAPER
 

@@ -5,7 +5,7 @@ import torch
 
 from iclr24.paperkit import ClaimSet, RunConfig
 from iclr24.paperkit.claims import BUDGETS
-from iclr24.paperkit.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.srigl.data import Split
 from iclr24.srigl.reproduce import (
     CLAIMS,

@@ -1,6 +1,6 @@
 """The CLI's defaults are the configs' (declared once)."""
 
-from iclr24.paperkit.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_app_defaults
 from iclr24.sufo.cli import app
 from iclr24.sufo.features import extract_features
 from iclr24.sufo.outliers import outliers_pc12

@@ -3,7 +3,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 from iclr24.sufo.cli import main
 from iclr24.sufo.reproduce import PAPER
 
@@ -22,7 +22,7 @@ def test_smoke_claims_run_end_to_end(tmp_path):
     md = (tmp_path / "report-synthetic" / "report.md").read_text()  # the `sufo report` of the same run
     assert "## S:" in md and "## U:" in md and "## F:" in md and "## O:" in md
     # every timing the claims record sits under a field the determinism comparison leaves out
-    from iclr24.paperkit.report import comparable
+    from iclr24.paperkit.runner.report import comparable
 
     def keys(x):
         if isinstance(x, dict):

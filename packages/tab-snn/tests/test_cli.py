@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit.testing import (
+from iclr24.paperkit.runner.testing import (
     check_app_defaults,
     check_cli_contract,
     check_paper_smoke,

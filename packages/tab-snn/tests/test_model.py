@@ -113,6 +113,6 @@ def test_cifar_padding_is_the_official_pad_then_normalise():
 
 
 def test_star_import_gives_every_public_name():
-    from iclr24.paperkit.testing import check_star_import
+    from iclr24.paperkit.runner.testing import check_star_import
 
     check_star_import("iclr24.tab_snn")

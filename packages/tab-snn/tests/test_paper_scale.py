@@ -5,8 +5,8 @@ from dataclasses import replace
 import pytest
 
 from iclr24.paperkit import measure_paper_scale
-from iclr24.paperkit.datasets import load_cifar10
-from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.paperkit.data import load_cifar10
+from iclr24.paperkit.data.standins import write_cifar10_batches
 from iclr24.tab_snn.paper_scale import PAPER_SCALE, paper_scale
 from iclr24.tab_snn.reproduce import PAPER
 

@@ -53,7 +53,7 @@ def sweep(mode: str, seeds: list[int]) -> dict:
 
 def _data(name: str, train: int, test: int):
     if name == "mnist":
-        from iclr24.paperkit.datasets import load_mnist
+        from iclr24.paperkit.data import load_mnist
 
         d = load_mnist()
         (xtr, ytr), (xte, yte) = d["train"], d["test"]

@@ -1,6 +1,6 @@
 """The CLI's defaults are the configs' (declared once)."""
 
-from iclr24.paperkit.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_app_defaults
 
 
 def test_cli_defaults_are_the_configs():

@@ -74,7 +74,7 @@ def _write_cifar_batch(path, images, labels):
 def test_cifar10_from_a_user_path_trains_the_cnn(tmp_path):
     """The README's CIFAR-10 route: load_cifar10 on a tiny folder in the real format, then train_cnn/measure_cnn
     with in_channels=3, side=32; channels-last uint8 input is the same as CHW floats in [0, 1]."""
-    from iclr24.paperkit.datasets import load_cifar10
+    from iclr24.paperkit.data import load_cifar10
     from iclr24.task_geometry.cnn import _images
 
     g = np.random.default_rng(0)

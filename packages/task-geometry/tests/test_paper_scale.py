@@ -5,7 +5,7 @@ import pickle
 
 import numpy as np
 
-from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.paperkit.data.standins import write_cifar10_batches
 from iclr24.paperkit.scale import measure_paper_scale
 from iclr24.task_geometry.paper_scale import PAPER_SCALE
 from iclr24.task_geometry.reproduce import PAPER
@@ -30,7 +30,7 @@ def test_one_micro_step_at_a_tiny_size():
 
 
 def test_standin_is_in_the_cifar10_python_format(tmp_path):
-    from iclr24.paperkit.datasets import load_cifar10
+    from iclr24.paperkit.data import load_cifar10
 
     folder = write_cifar10_batches(tmp_path, 50, 10)
     assert folder.name == "cifar-10-batches-py"

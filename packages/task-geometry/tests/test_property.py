@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 import iclr24.task_geometry as tg
-from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
 
 SKIP = {
     "ACTIVATIONS": "a table of activation classes (make_activation is probed through MLP/TrainConfig)",

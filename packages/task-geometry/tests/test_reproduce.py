@@ -3,7 +3,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 from iclr24.task_geometry.cli import main
 from iclr24.task_geometry.reproduce import CLAIMS, FULL, PAPER, QUICK
 
@@ -157,7 +157,7 @@ def _row(id_):
 def test_mnist_claim_path(tmp_path, monkeypatch):
     """The --full MNIST claim end to end on tiny stand-in arrays (the real file ships through `iclr24 data get`);
     a missing data folder is a skipped claim, never a failure."""
-    import iclr24.paperkit.datasets as datasets
+    import iclr24.paperkit.data as datasets
     from iclr24.paperkit import ClaimSet, RunConfig
     from iclr24.task_geometry.reproduce import SMOKE, ReproConfig, _cnn_claim
 
@@ -208,6 +208,6 @@ def test_digits_claim_on_real_images(tmp_path):
 
 
 def test_star_import_gives_every_public_name():
-    from iclr24.paperkit.testing import check_star_import
+    from iclr24.paperkit.runner.testing import check_star_import
 
     assert "balanced_readout" in check_star_import("iclr24.task_geometry")

@@ -17,16 +17,10 @@ from .claims import (
     Fact,
     RunConfig,
 )
+from .data.readers import load_image, load_npz
+from .data.user import as_tensors
 from .errors import InputError, InputFileError
-from .io import (
-    atomic_torch_save,
-    atomic_write_bytes,
-    atomic_write_json,
-    atomic_write_text,
-    ensure_out_dir,
-    load_image,
-    load_npz,
-)
+from .io import atomic_torch_save, atomic_write_bytes, atomic_write_json, atomic_write_text, ensure_out_dir
 from .paired import PairedResult, paired_verdict
 from .paper import Paper, run_claims
 from .plots import save_figure
@@ -40,7 +34,6 @@ from .seeding import deterministic, seed_everything, set_deterministic
 from .summary import claims_to_markdown, facts_to_markdown, write_claims_json
 from .threads import machine_record, pinned_threads
 from .tracking import StepLog
-from .userdata import as_tensors
 
 __all__ = [
     "BUDGETS",

@@ -716,7 +716,7 @@ class ClaimSet:
         """Time a measurement; claims added inside record its seconds. Exceptions become ``error``/``skipped``
         (of ``spec``'s kind, when the block measures one row of the claims table)."""
         try:
-            from .datadir import DataMissing
+            from .data.folder import DataMissing
         except ImportError:  # pragma: no cover - datadir ships with paperkit
 
             class DataMissing(FileNotFoundError):  # type: ignore[no-redef]

@@ -392,7 +392,7 @@ class App:
             data=True,
         )
         def _reproduce(args: argparse.Namespace) -> int:
-            from .report import run_isolated
+            from .runner.report import run_isolated
 
             paper = get_paper()
             if args.from_scratch and not ships_checkpoints(paper):

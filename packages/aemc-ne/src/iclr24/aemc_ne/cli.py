@@ -75,7 +75,7 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
         d = make_synthetic(response=response, seed=seed)
         return d.train, d.test, f"synthetic {response} {d.x.shape}"
     if kind == "movielens-100k" and not rest:
-        from iclr24.paperkit.datadir import require_data
+        from iclr24.paperkit.data.folder import require_data
 
         train, test = movielens_100k_u1(require_data("movielens-100k", data_dir))
         return train, test, "MovieLens-100K u1 split"

@@ -90,7 +90,7 @@ def _check_ratings(name: str, r: object, shape: tuple[int, int] | None = None) -
     """``r`` as :class:`Ratings`: a ``Ratings``, or ``(users, items, values)`` as tensors, a ``Dataset`` of
     ``(user, item, rating)`` items or a ``DataLoader`` of such batches (read once, in its order; the matrix has
     ``shape`` = ``(n_users, n_items)``, by default one past the largest index)."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if not isinstance(r, Ratings):
         if not (is_user_data(r) or isinstance(r, tuple | list | torch.Tensor)):

@@ -311,7 +311,7 @@ def _plot_real_history(claims: ClaimSet, pairs: list[dict]) -> str:
 def _movielens_claim(
     claims: ClaimSet, spec: ClaimSpec, seeds: list[int], c: ReproConfig, quiet: bool
 ) -> None:
-    from iclr24.paperkit.datadir import require_data
+    from iclr24.paperkit.data.folder import require_data
 
     cfg = claims.config
     path = require_data("movielens-100k", cfg.data_dir)  # DataMissing -> skipped, naming the get command
@@ -360,7 +360,7 @@ def calibrate(claim_id: str, mode: str, seeds=CALIBRATION_SEEDS, data_dir=None) 
     with pinned_threads(1):
         for s in seeds:
             if claim_id == "ml100k":
-                from iclr24.paperkit.datadir import require_data
+                from iclr24.paperkit.data.folder import require_data
 
                 r = movielens_pair(require_data("movielens-100k", data_dir), s, c)
                 o, b = r[ML_NAMES[1]]["rmse"], r[ML_NAMES[0]]["rmse"]

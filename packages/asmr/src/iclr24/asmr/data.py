@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.data import sample_image as _paperkit_sample_image
+from iclr24.paperkit.data.samples import sample_image as _paperkit_sample_image
 from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, check_array, check_int
 from iclr24.paperkit.io import atomic_write_bytes
 
@@ -63,7 +63,7 @@ def sample_image(name: str, size: int | None = 128, gray: bool = False) -> np.nd
         raise ImportError(
             "sample_image needs scikit-image, a dependency of iclr24-asmr: pip install iclr24-asmr"
         ) from None
-    from iclr24.paperkit.data import SAMPLE_IMAGES
+    from iclr24.paperkit.data.samples import SAMPLE_IMAGES
 
     if not isinstance(name, str) or name not in SAMPLE_IMAGES:
         raise InputError(f"unknown sample image {name!r}; choose one of {', '.join(SAMPLE_IMAGES)}")

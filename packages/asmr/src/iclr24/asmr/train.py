@@ -158,7 +158,7 @@ def signal_from_points(points: object, data_shape: Sequence[int], dim_out: int) 
     """The signal ``(*data_shape, dim_out)`` from a torch ``Dataset`` of ``(coord, value)`` items or a
     ``DataLoader`` of such batches: integer coordinates ``(D,)`` in ``0 <= p_a < S_a`` and values ``(dim_out,)``
     (or scalars when ``dim_out == 1``); every grid point exactly once, in any order (read once)."""
-    from iclr24.paperkit.userdata import as_tensors
+    from iclr24.paperkit.data.user import as_tensors
 
     coords, values = as_tensors(points, fields=2, what="signal points (coord, value)")
     shape = tuple(int(s) for s in data_shape)
@@ -268,7 +268,7 @@ def fit(
         raise InputFolderError(
             f"checkpoint {checkpoint} is a folder; give a file path such as model.train_state.pt"
         )
-    from iclr24.paperkit.userdata import is_user_data
+    from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(signal):
         signal = signal_from_points(signal, model.data_shape, model.dim_out)

@@ -161,8 +161,8 @@ def poly_mnist(
 ) -> MultimodalData:
     """The same construction on real MNIST (28x28 = 784 pixels): base images from MNIST's train split for the train
     tuples and from its test split for the test tuples. Reads MNIST from the data folder through
-    ``iclr24.paperkit.datasets.load_mnist``; raises ``DataMissing`` (``iclr24 data get mnist``) when absent."""
-    from iclr24.paperkit.datasets import load_mnist
+    ``iclr24.paperkit.data.load_mnist``; raises ``DataMissing`` (``iclr24 data get mnist``) when absent."""
+    from iclr24.paperkit.data import load_mnist
 
     _check_sizes(n_train, n_test, n_modalities)
     mn = load_mnist(data_dir)
@@ -180,7 +180,7 @@ _POLY_NAME = re.compile(r"^(\d+)\.(\d+)\.png$")
 
 
 def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
-    from iclr24.paperkit.io import load_image
+    from iclr24.paperkit.data.readers import load_image
 
     mods = sorted(
         (p for p in folder.iterdir() if p.is_dir() and re.fullmatch(r"m\d+", p.name)),
@@ -257,7 +257,7 @@ class PolyMNISTFolder(torch.utils.data.Dataset):
         return len(self.files)
 
     def __getitem__(self, i: int):
-        from iclr24.paperkit.io import load_image
+        from iclr24.paperkit.data.readers import load_image
 
         xs = [torch.from_numpy(load_image(p, "RGB").transpose(2, 0, 1).copy()) for p in self.files[i]]
         return xs, self.labels[i]
@@ -291,7 +291,7 @@ def load_multimodal_npz(path: str | os.PathLike, test_fraction: float = 0.2, see
     """Your own aligned modalities: an ``.npz`` with ``x0``, ``x1``, ... (each [N, ...], values in [0, 1]) and
     optionally ``labels`` [N] (class indices >= 0; -1 marks an unlabelled tuple); split at random into train/test
     by ``test_fraction``. Values outside [0, 1] (e.g. 8-bit pixels 0-255) and labels below -1 are refused."""
-    from iclr24.paperkit.io import load_npz
+    from iclr24.paperkit.data.readers import load_npz
 
     d = load_npz(path)
     keys = sorted((k for k in d if re.fullmatch(r"x\d+", k)), key=lambda k: int(k[1:]))

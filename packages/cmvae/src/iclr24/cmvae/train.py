@@ -35,7 +35,7 @@ def _modalities(model: CMVAE, xs: object) -> list:
     """``xs`` as the list of M modality tensors: a list/tuple of tensors (``None`` for a missing modality), or a
     torch ``Dataset`` of ``(x_1, ..., x_M)`` or ``([x_1, ..., x_M], label)`` items or a ``DataLoader`` of such
     batches, read once in its order (labels are not used)."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if is_user_data(xs):
         what = "train data (one tensor per modality)"

@@ -368,8 +368,8 @@ def load_real_kg(name: str, data_dir: str | os.PathLike | None = None, seed: int
     """Kinships, UMLS or Nations from paperkit's data folder (``iclr24 data get NAME`` extracts the raw TSVs once
     from the pykeen wheel; pykeen itself is never imported). The standard training triples are split 3:1 into KB
     facts and training queries with ``seed``; validation/test negatives as in :func:`make_negatives`.
-    A missing file raises :class:`~iclr24.paperkit.datadir.DataMissing` naming the command to run."""
-    from iclr24.paperkit.datadir import require_data
+    A missing file raises :class:`~iclr24.paperkit.data.folder.DataMissing` naming the command to run."""
+    from iclr24.paperkit.data.folder import require_data
 
     if name not in REAL_KGS:
         raise InputError(f"unknown knowledge graph {name!r}; expected one of {', '.join(REAL_KGS)}")

@@ -103,7 +103,7 @@ def _epoch_loss(model: DRUM, q: np.ndarray, kg: KG, cfg: TrainConfig) -> float:
 def _training_triples(queries: object, model: DRUM, data: KGData) -> np.ndarray:
     """The training triples ``(h, r, t)``: ``data.train``, or the user's ``queries`` (an ``(n, 3)`` array or tensor,
     a ``Dataset`` of ``(h, r, t)`` items, or a ``DataLoader`` of such batches, read once in its order)."""
-    from iclr24.paperkit.userdata import as_tensors
+    from iclr24.paperkit.data.user import as_tensors
 
     from .kg import as_triples
 

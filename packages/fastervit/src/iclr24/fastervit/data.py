@@ -74,7 +74,7 @@ def quadrant_copy_batch(
 def digits_dataset(size: int = 64, normalize: bool = True) -> tuple[TensorDataset, TensorDataset, list[str]]:
     """scikit-learn's handwritten digits (1797 images, 10 classes; BSD-3), as RGB ``size`` x ``size`` tensors,
     split 80/20 stratified with seed 0. Returns (train, test, class_names)."""
-    from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
+    from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
 
     if size < 8 or size % 32:
         raise InputError(f"size must be a multiple of 32 (the FasterViT stride), got {size}")

@@ -58,7 +58,7 @@ def _load_data(
         (x,) = standardize(x)
         return x, {"data": spec, "kind": "toy", "image_shape": None}
     if spec == "mnist":
-        from iclr24.paperkit.datasets.mnist import load_mnist
+        from iclr24.paperkit.data.mnist import load_mnist
 
         x = torch.as_tensor(load_mnist(data_dir)["train"][0][:n])
         return x, {"data": "mnist", "kind": "image", "image_shape": [1, 28, 28]}

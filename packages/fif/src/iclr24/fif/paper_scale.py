@@ -99,8 +99,8 @@ def paper_scale(
     """One micro-step of the official MNIST run. ``items``: use a synthetic ``mnist.pkl.gz`` of that many training
     images (default: the real MNIST from the data folder, or a 5,000-image synthetic file when it is missing);
     ``batch``: a smaller micro-batch (tests); ``cfg``: a smaller :class:`PaperScaleConfig` (tests)."""
-    from iclr24.paperkit.datadir import is_present
-    from iclr24.paperkit.datasets.mnist import load_mnist, read_mnist_pickle
+    from iclr24.paperkit.data.folder import is_present
+    from iclr24.paperkit.data.mnist import load_mnist, read_mnist_pickle
 
     cfg = cfg or PAPER_SCALE
     micro = cfg.batch_size if batch is None else int(batch)

@@ -509,8 +509,8 @@ def _exact_claim(claims: ClaimSet, exact: ClaimSpec, per: dict, cpu: dict, exact
 
 def _mnist_claims(claims: ClaimSet, c: ReproConfig) -> None:
     """The MNIST rows (--full): FIF, the AE and AE+Gauss on the headline's seeds; skipped when MNIST is absent."""
-    from iclr24.paperkit.datadir import DataMissing
-    from iclr24.paperkit.datasets.mnist import load_mnist
+    from iclr24.paperkit.data.folder import DataMissing
+    from iclr24.paperkit.data.mnist import load_mnist
 
     config = claims.config
     head, strawman = ROWS["mnist"], ROWS["mnist_ae"]

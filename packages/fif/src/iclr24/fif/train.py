@@ -211,7 +211,7 @@ def fit(
         raise InputError(f"model must be a FreeFormInjectiveFlow, got {type(model).__name__}")
     if not isinstance(cfg, TrainConfig):
         raise InputError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if is_user_data(data):
         parts = as_tensors(data, what="training data")

@@ -350,7 +350,7 @@ def ddim_sample(
 def _train_tokens(tokens: object, cfg: LaceConfig) -> torch.Tensor:
     """Tokens from (N, L, C+5) tokens, or a torch ``Dataset`` / ``DataLoader`` of token items (read once, in its
     order) or of ``(bbox, labels, mask)`` layouts (encoded with :func:`encode_layout`)."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if not is_user_data(tokens):
         return tokens

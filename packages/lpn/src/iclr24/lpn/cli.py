@@ -68,7 +68,7 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
     if args.data == "mnist":
         if args.arch not in ("conv28", BASELINE_ARCH):
             raise UsageError("--data mnist (28x28 images) needs --arch conv28 (or conv-denoiser)")
-        from iclr24.paperkit.datasets.mnist import load_mnist
+        from iclr24.paperkit.data.mnist import load_mnist
 
         try:
             x = load_mnist()["train"][0]

@@ -94,7 +94,7 @@ def laplace_posterior_median(y, b: float = 1.0, sigma: float = 1.0) -> np.ndarra
 @functools.lru_cache(maxsize=1)
 def _digits_flat() -> torch.Tensor:
     """sklearn's digits as ``(1797, 64)`` in [0, 1], decoded once per process (``digits_split`` indexes it)."""
-    from iclr24.paperkit.data import digits_tensors
+    from iclr24.paperkit.data.samples import digits_tensors
 
     return digits_tensors(flatten=True)[0]
 

@@ -78,8 +78,8 @@ def _skip_all(claims: ClaimSet, reason: str) -> None:
 
 def mnist_claims(claims: ClaimSet, config: RunConfig, plot) -> None:
     """Every MNIST row of the mode, on the shipped checkpoint pairs ``MNIST_SEEDS``."""
-    from iclr24.paperkit.datadir import DataMissing
-    from iclr24.paperkit.datasets.mnist import load_mnist
+    from iclr24.paperkit.data.folder import DataMissing
+    from iclr24.paperkit.data.mnist import load_mnist
 
     cfg = config.pick(MNIST_SMOKE, MNIST_QUICK, MNIST_FULL)
     try:

@@ -333,8 +333,8 @@ def train(
     (``f(step, metrics)`` or objects with ``on_step``/``on_end``) and ``log_dir`` (``metrics.jsonl``, TensorBoard
     when installed) get ``{loss, lr, gamma}`` at every step (rank 0 under torchrun).
     """
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
     from iclr24.paperkit.tracking import StepLog
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
 
     if is_user_data(data):
         parts = as_tensors(data, what="training data")

@@ -146,7 +146,7 @@ def _build(name: str, args, P_hat):
     log_dir=True,
 )
 def _run(args: argparse.Namespace) -> int:
-    from iclr24.paperkit.io import load_npz
+    from iclr24.paperkit.data.readers import load_npz
 
     mdp = load_mdp(args.mdp) if args.mdp else load_env(args.env, seed=args.garnet_seed)
     P_hat = make_model(mdp, args.model, args.lam)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit import load_npz
+from iclr24.paperkit.data.readers import load_npz
 from iclr24.paperkit.errors import InputError, InputFileError
 
 from .envs import TabularMDP, cliffwalk, garnet, maze33

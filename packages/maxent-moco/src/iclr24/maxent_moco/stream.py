@@ -62,7 +62,7 @@ def _is_torch_data(obj: object) -> bool:
     if sys.modules.get("torch") is None:
         return False
     try:
-        from iclr24.paperkit.userdata import is_user_data
+        from iclr24.paperkit.data.user import is_user_data
 
         return is_user_data(obj)
     except ImportError:  # a partial or stubbed torch
@@ -75,7 +75,7 @@ def user_samples(samples: object, mdp: TabularMDP, mode: str = "control", policy
     batches (read once, in order).
     In "pe" each action must be the evaluated policy's ``policy[s]``."""
     if _is_torch_data(samples):
-        from iclr24.paperkit.userdata import as_tensors
+        from iclr24.paperkit.data.user import as_tensors
 
         parts = [t.detach().cpu().numpy() for t in as_tensors(samples, what="samples")]
         samples = parts[0] if len(parts) == 1 else tuple(parts)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit.datadir import DATA_FILES, DataMissing, require_data
+from iclr24.paperkit.data.folder import DATA_FILES, DataMissing, require_data
 from iclr24.paperkit.errors import InputError, InputFileError
 
 __all__ = ["TimeSeriesDataset", "downsample", "load_aeon", "load_ts"]

@@ -138,7 +138,7 @@ def _user_series(times, values, targets, lengths, what: str):
     """``(times, values, targets, lengths)`` from a ``Dataset`` of ``(times, values, target)`` or ``(times, values,
     target, length)`` items, or a ``DataLoader`` of such batches (read once, in order; ``values``, ``targets`` and
     ``lengths`` must then be None). Tensors pass through; the tensor path needs ``values`` and ``targets``."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if is_user_data(times):
         if values is not None or targets is not None or lengths is not None:

@@ -156,7 +156,7 @@ def mnist_subset(data_dir=None, n: int = 5000, seed: int = 0, split: str = "trai
     """``n`` MNIST images of ``split`` (drawn with ``seed``): ``x`` float32 ``(n, 784)`` in [0, 1], ``y`` int64.
 
     Raises ``DataMissing`` (a ``FileNotFoundError``) naming ``iclr24 data get mnist`` when the file is absent."""
-    from iclr24.paperkit.datasets import load_mnist
+    from iclr24.paperkit.data import load_mnist
 
     splits = load_mnist(data_dir)
     if split not in splits:
@@ -167,7 +167,7 @@ def mnist_subset(data_dir=None, n: int = 5000, seed: int = 0, split: str = "trai
 def cifar10_subset(path, n: int = 5000, seed: int = 0, split: str = "train") -> tuple[Tensor, Tensor]:
     """``n`` CIFAR-10 images from the ``cifar-10-batches-py`` folder at ``path``: ``x`` float32 ``(n, 3, 32, 32)``
     in [0, 1] (channels first), ``y`` int64. A missing folder or batch file is a ``FileNotFoundError`` naming it."""
-    from iclr24.paperkit.datasets import load_cifar10
+    from iclr24.paperkit.data import load_cifar10
 
     try:
         splits = load_cifar10(path)

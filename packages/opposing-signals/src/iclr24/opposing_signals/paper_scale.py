@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.paperkit.data.standins import write_cifar10_batches
 from iclr24.paperkit.scale import accumulation_for, tie
 
 from .data import cifar10_subset

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig
-from iclr24.paperkit.datadir import DataMissing
+from iclr24.paperkit.data.folder import DataMissing
 from iclr24.paperkit.progress import progress as _progress
 
 from .data import make_opposing_digits, mnist_subset

@@ -355,7 +355,7 @@ def _binds(sig, n: int) -> bool:
 def _train_data(x: object, y: object) -> tuple[Tensor, Tensor]:
     """``(x, y)`` tensors, or ``x`` a ``Dataset`` / ``DataLoader`` of ``(image, label)`` items (``y`` None): read
     once, in its order, into the tensors full-batch training needs."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if y is None:
         if not (is_user_data(x) or isinstance(x, tuple | list)):

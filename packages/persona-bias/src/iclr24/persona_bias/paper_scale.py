@@ -79,7 +79,7 @@ def write_standin_datasets(folder: Path, sizes: dict[str, int], mbpp: int, bbh: 
 def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: str | Path | None = None):
     """One request batch of ``PAPER_SCALE`` against the loopback server (``device`` is ignored: no model runs
     here); ``scale`` in (0, 1] shrinks every dataset for tests (the row then counts the smaller grid)."""
-    from iclr24.paperkit.datadir import DataMissing
+    from iclr24.paperkit.data.folder import DataMissing
     from iclr24.paperkit.scale import PaperScale, tie
 
     from .backends import OpenAIBackend

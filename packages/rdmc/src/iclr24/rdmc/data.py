@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr24.paperkit.data.readers import load_npz
 from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.io import load_npz
 
 from .targets import BayesianLogisticRegression, GaussianMixture, NealFunnel
 

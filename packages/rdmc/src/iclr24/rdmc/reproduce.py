@@ -536,7 +536,7 @@ class _Run:
         import importlib.util
 
         if importlib.util.find_spec("sklearn") is None:
-            from iclr24.paperkit.datadir import DataMissing
+            from iclr24.paperkit.data.folder import DataMissing
 
             raise DataMissing(
                 "the breast-cancer data ships with scikit-learn, which is not installed: "

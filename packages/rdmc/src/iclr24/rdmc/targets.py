@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from iclr24.paperkit.data.user import as_tensors, is_user_data
 from iclr24.paperkit.errors import InputError, check_float
-from iclr24.paperkit.userdata import as_tensors, is_user_data
 
 __all__ = [
     "Target",

@@ -67,7 +67,7 @@ def digits_recipe(
     """scikit-learn's digits split by ``iclr24.paperkit``'s ``digits_shift``: one half clean (training the CLIPs),
     the other half rotated by +-U(20, 35) degrees with N(0, 0.15^2) noise, of which ``test_fraction`` (about 300
     images) is the test set of test-time adaptation."""
-    from iclr24.paperkit.datasets import digits_shift
+    from iclr24.paperkit.data import digits_shift
 
     d = digits_shift(angle=angle, noise_std=noise_std, test_fraction=test_fraction, seed=seed)
     return DigitsRecipe(
@@ -110,7 +110,7 @@ def load_image_folder(
     """A user's test images in ``path/<class name>/<image>`` (ImageNet-A/-R/-V2/-Sketch layout): ``(images
     (N, 3, size, size) in [0, 1], labels (N,), class names)``; underscores in folder names become spaces in the
     prompts. A missing folder, one without class subfolders or an unreadable image is one clear error."""
-    from iclr24.paperkit.datasets import image_folder
+    from iclr24.paperkit.data import image_folder
 
     if isinstance(size, bool) or not isinstance(size, int) or size < 8:
         raise InputError(f"size must be an int >= 8 pixels, got {size!r}")
@@ -248,7 +248,7 @@ class ImageFolderTTA(torch.utils.data.Dataset):
 
     def __init__(self, root: str | os.PathLike, *, class_names=None, classes: str | None = None,
                  n_views: int | None = 64, resolution: int = 224, augmix: bool = False, seed: int = 0) -> None:  # fmt: skip
-        from iclr24.paperkit.datasets.imagefolder import IMAGE_EXTENSIONS
+        from iclr24.paperkit.data.imagefolder import IMAGE_EXTENSIONS
 
         if n_views is not None and (isinstance(n_views, bool) or not isinstance(n_views, int) or n_views < 1):
             raise InputError(f"n_views must be an int >= 1 or None, got {n_views!r}")

@@ -187,8 +187,8 @@ def train_toy_clip(
     result). ``tokens``: the tokenised class captions ``(C, L)``. ``callbacks`` (``f(step, metrics)`` or objects
     with ``on_step``) and ``log_dir`` (``metrics.jsonl``, TensorBoard event files when installed) get each step's
     ``loss`` and ``logit_scale`` (tau = exp of it); logging changes no number of the training."""
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
     from iclr24.paperkit.tracking import StepLog
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
 
     if not isinstance(model, nn.Module):
         raise InputError(f"model must be a CLIP (build_toy_clip), got {describe(model)}")

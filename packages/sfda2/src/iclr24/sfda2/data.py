@@ -56,7 +56,7 @@ def digits_domains(
 ) -> Domains:
     """The built-in shift (paperkit's ``digits_shift``): source = clean sklearn digits (half), target = the other
     half rotated by +-U(20, 35) degrees plus N(0, 0.1^2) noise, with ``test_fraction`` held out."""
-    from iclr24.paperkit.datasets import digits_shift
+    from iclr24.paperkit.data import digits_shift
 
     try:
         d = digits_shift(angle=angle, noise_std=noise_std, test_fraction=test_fraction, seed=seed)
@@ -96,8 +96,8 @@ def mnist_to_digits(
     :func:`mnist_as_digits`), target = all 1797 scikit-learn digits (a different scanner, writers and
     pre-processing). MNIST comes from the data folder (``iclr24 data get mnist``); a missing file raises
     ``DataMissing`` (a ``FileNotFoundError``) naming that command."""
-    from iclr24.paperkit.data import digits_tensors
-    from iclr24.paperkit.datasets import load_mnist
+    from iclr24.paperkit.data import load_mnist
+    from iclr24.paperkit.data.samples import digits_tensors
 
     if isinstance(n_source, bool) or not isinstance(n_source, int) or n_source < 10:
         raise InputError(f"n_source must be an int >= 10, got {n_source!r}")
@@ -122,7 +122,7 @@ def image_folder_domain(
     """One domain in the Office-31 / Office-Home layout (``path/<class>/<image>``): images ``(N, 3, size, size)``
     in [0, 1], labels, class names. ``class_names`` (the source domain's) checks that the target has the same
     classes in the same order; a mismatch is a ``ValueError`` naming the difference."""
-    from iclr24.paperkit.datasets import image_folder
+    from iclr24.paperkit.data import image_folder
 
     root = Path(path)
     if not root.exists():

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
+from iclr24.paperkit.data.readers import load_npz as _paperkit_load_npz
+from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
 from iclr24.paperkit.errors import InputError, InputFileError, check_int, check_tensor, describe
-from iclr24.paperkit.io import load_npz as _paperkit_load_npz
 
 __all__ = ["Split", "digits_split", "mnist_split", "load_npz", "load_data"]
 
@@ -61,7 +61,7 @@ class Split:
         """A Split from your own data: ``train`` and ``test`` each an ``(x, y)`` pair of tensors, a ``Dataset`` of
         ``(x, y)`` items or a ``DataLoader`` of ``(x, y)`` batches (read once, in order). ``n_classes`` defaults to
         the largest label + 1. Inputs become float32, labels int64; no normalisation is applied."""
-        from iclr24.paperkit.userdata import as_tensors
+        from iclr24.paperkit.data.user import as_tensors
 
         x_tr, y_tr = as_tensors(train, fields=2, what=f"{name}: train data")
         x_te, y_te = as_tensors(test, fields=2, what=f"{name}: test data")
@@ -100,7 +100,7 @@ def mnist_split(n_train: int | None = None, data_dir: str | os.PathLike | None =
     """MNIST from paperkit's data folder (``iclr24 data get mnist``; raises paperkit's ``DataMissing`` naming that
     command when absent): the first ``n_train`` images of the 50k training split (all by default) and the 10k test
     split, as ``[N, 1, 28, 28]``, standardised with the training mean and std (one scalar each)."""
-    from iclr24.paperkit.datasets import load_mnist
+    from iclr24.paperkit.data import load_mnist
 
     d = load_mnist(data_dir)
     x_tr, y_tr = d["train"]
@@ -170,7 +170,7 @@ def cifar10_split(path: str | os.PathLike) -> Split:
     """CIFAR-10 from a user path (the ``cifar-10-batches-py`` folder of the official python release, or the folder
     holding it; read with paperkit's restricted unpickler): float ``[N, 3, 32, 32]`` in [0, 1], not normalised,
     as the official ``configs/dataset/cifar10.yaml`` (``normalize: False``)."""
-    from iclr24.paperkit.datasets import load_cifar10
+    from iclr24.paperkit.data import load_cifar10
 
     d = load_cifar10(path)
 

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.datasets.standins import IMAGENET_PX, write_imagenet_folder
+from iclr24.paperkit.data.standins import IMAGENET_PX, write_imagenet_folder
 from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
 
 from .train import IMAGENET_RECIPE, TrainConfig, lr_lambda

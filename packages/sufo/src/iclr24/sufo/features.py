@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit import atomic_write_bytes, load_npz, progress
+from iclr24.paperkit import atomic_write_bytes, progress
+from iclr24.paperkit.data.readers import load_npz
 from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
 
 __all__ = [

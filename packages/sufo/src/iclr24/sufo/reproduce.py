@@ -233,7 +233,7 @@ def analyse(
         "finetuned_macro_f1": macro_f1(test.labels, pred),
         "finetune": dyn.finetune.to_dict(),
         # the checkpoints' feature seconds are a timing: kept under "seconds" only (left out of the determinism
-        # comparison, `paperkit.report.comparable`), not among the dynamics' numbers
+        # comparison, `paperkit.runner.report.comparable`), not among the dynamics' numbers
         "dynamics": {k: v for k, v in dyn.to_dict().items() if k not in ("finetune", "feature_seconds")},
         "_dynamics": dyn,
         **_geometry_results(f_pre_te, f_ft_te, pred, test),
@@ -447,7 +447,7 @@ def load_smollm2(data_dir=None):
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from iclr24.paperkit.datadir import require_data
+    from iclr24.paperkit.data.folder import require_data
 
     gguf = require_data("smollm2", data_dir)  # DataMissing names `iclr24 data get smollm2`
     missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]

@@ -87,7 +87,7 @@ def seq_digits(split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
 
     Row statistics differ from row to row, so the inputs drift over time (temporal covariate shift).
     """
-    from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
+    from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
 
     check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
     x, y = digits_tensors()
@@ -98,7 +98,7 @@ def seq_digits(split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
 
 def static_digits(T: int = 4, split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
     """sklearn digits as a static 64-vector, direct-encoded (repeated) over ``T`` steps by the model."""
-    from iclr24.paperkit.data import digits_tensors, train_test_split_tensors
+    from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
 
     check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
     if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= 4096:
@@ -114,9 +114,9 @@ def seq_mnist(
     """Real MNIST fed row by row: T = 28 steps of 28 pixels in [0, 1] (``iclr24 data get mnist``: the 50k train
     and 10k test splits; the 10k validation split is not used). ``n_train``/``n_test`` keep the first samples.
 
-    Raises :class:`iclr24.paperkit.datadir.DataMissing` (a ``FileNotFoundError``) naming the command to run.
+    Raises :class:`iclr24.paperkit.data.folder.DataMissing` (a ``FileNotFoundError``) naming the command to run.
     """
-    from iclr24.paperkit.datasets import load_mnist
+    from iclr24.paperkit.data import load_mnist
 
     d = load_mnist(data_dir)
     (xtr, ytr), (xte, yte) = d["train"], d["test"]
@@ -137,7 +137,7 @@ _CIFAR_FILES = {
 
 def _read_cifar_batch(path: Path, label_key: str) -> tuple[np.ndarray, np.ndarray]:
     """One CIFAR python batch through paperkit's restricted unpickler (numpy arrays and containers only)."""
-    from iclr24.paperkit.datasets._unpickle import load_restricted
+    from iclr24.paperkit.data._unpickle import load_restricted
 
     try:
         with path.open("rb") as f:
@@ -172,7 +172,7 @@ def load_cifar(path: str | Path, num_classes: int = 10, max_per_split: int | Non
         check_int(max_per_split, "max_per_split", minimum=1)
     root = Path(path)
     if num_classes == 10:
-        from iclr24.paperkit.datasets import load_cifar10
+        from iclr24.paperkit.data import load_cifar10
 
         with input_file_errors(root):
             d = load_cifar10(root)  # uint8 HWC

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.datasets.standins import write_cifar10_batches
+from iclr24.paperkit.data.standins import write_cifar10_batches
 from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
 
 from .data import load_cifar

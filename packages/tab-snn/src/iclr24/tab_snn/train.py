@@ -123,7 +123,7 @@ def _check_cfg(cfg: TrainConfig | None) -> TrainConfig:
 def _user_split(x: object, y: object, what: str) -> tuple[object, object]:
     """``(inputs, labels)`` from a ``Dataset`` of ``(x, label)`` items or a ``DataLoader`` of such batches (read
     once, in its order; ``y`` must then be None); tensors pass through."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if is_user_data(x):
         if y is not None:

@@ -211,7 +211,7 @@ def _print_summary(summary: dict) -> None:
     field_arg(measure, "rep_noise", type=nonneg_float, help="noise std added to the activations for SD"),
 )
 def _measure(args: argparse.Namespace) -> int:
-    from iclr24.paperkit.io import load_npz
+    from iclr24.paperkit.data.readers import load_npz
 
     d = load_npz(args.activations, keys=("activations", "conditions", "targets"))
     g = measure(

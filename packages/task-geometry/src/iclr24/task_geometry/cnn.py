@@ -2,7 +2,7 @@
 dichotomies of image classes, with the geometry of its last hidden layer measured over the classes.
 
 On MNIST the conditions are the 10 digits and the targets two balanced dichotomies of them: parity (odd = 1) and
-magnitude (>= 5 = 1). For CIFAR-10 (from a user path, :func:`iclr24.paperkit.datasets.load_cifar10`) pass the
+magnitude (>= 5 = 1). For CIFAR-10 (from a user path, :func:`iclr24.paperkit.data.load_cifar10`) pass the
 classes' own dichotomies (e.g. animal vs vehicle) with ``in_channels=3``.
 """
 
@@ -119,7 +119,7 @@ def _labels(labels: object, n: int, n_classes: int) -> np.ndarray:
 def _user_images(x: object, labels: object, targets: object) -> tuple[object, object]:
     """``(images, labels)`` from a ``Dataset`` of ``(image, label)`` items or a ``DataLoader`` of such batches
     (read once, in order); ``labels`` must then be None. Arrays and tensors pass through."""
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if targets is None:
         raise InputError("targets (C, k) are required: the 0/1 dichotomies of the classes")

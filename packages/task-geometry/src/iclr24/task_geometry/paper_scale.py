@@ -7,7 +7,7 @@ classes as Bernoulli targets (the parity and magnitude of the class index, as th
 count; 100 epochs is the count of the first author's deep-network scripts (``repler`` ``src/scripts/deepnets.py``).
 CIFAR-10 cannot ship offline: the data is a stand-in folder in the official python format (``data_batch_1..5``,
 ``test_batch``: pickled dicts of uint8 ``(N, 3072)`` planes and labels) at CIFAR-10's full size, read by
-:func:`iclr24.paperkit.datasets.load_cifar10` as the README's CIFAR route does. A micro-step is one minibatch of
+:func:`iclr24.paperkit.data.load_cifar10` as the README's CIFAR route does. A micro-step is one minibatch of
 :func:`~iclr24.task_geometry.cnn.train_cnn`'s loop: forward, Bernoulli loss, backward, Adam step."""
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
     from torch import nn
 
     from iclr24.paperkit import PaperScale
-    from iclr24.paperkit.datasets import load_cifar10
-    from iclr24.paperkit.datasets.standins import write_cifar10_batches
+    from iclr24.paperkit.data import load_cifar10
+    from iclr24.paperkit.data.standins import write_cifar10_batches
     from iclr24.paperkit.scale import steps_per_epoch, tie, train_step
 
     from .cnn import SmallCNN, _images, digit_dichotomies

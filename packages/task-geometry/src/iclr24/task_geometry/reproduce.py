@@ -399,7 +399,7 @@ def _cnn_claim(claims: ClaimSet, spec: ClaimSpec, seeds: list[int], c: ReproConf
     from .cnn import digit_dichotomies, measure_cnn, train_cnn
 
     if spec.id == "mnist_cnn":
-        from iclr24.paperkit.datasets import load_mnist
+        from iclr24.paperkit.data import load_mnist
 
         data = load_mnist(claims.config.data_dir)
         (xtr, ytr), (xte, yte) = data["train"], data["test"]

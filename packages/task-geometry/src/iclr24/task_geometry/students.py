@@ -291,7 +291,7 @@ class Student:
 
 
 def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
-    from iclr24.paperkit.userdata import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors, is_user_data
 
     if is_user_data(task):  # a Dataset of (x, y) items or a DataLoader of (x, y) batches, read once in order
         X, Y = as_tensors(task, fields=2, what="a task's Dataset/DataLoader of (x, y)")

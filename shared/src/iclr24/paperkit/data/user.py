@@ -1,6 +1,6 @@
 """Your own data: a trainer that takes tensors also takes a ``Dataset`` or a ``DataLoader``.
 
-    from iclr24.paperkit.userdata import as_tensors
+    from iclr24.paperkit.data.user import as_tensors
     x, y = as_tensors(data, fields=2, what="train data")      # tensors, (x, y), a Dataset or a DataLoader
 
 A map-style ``Dataset`` is read in index order, item by item; a ``DataLoader`` is read for one pass, batch by batch,
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["as_tensors", "is_user_data"]
 

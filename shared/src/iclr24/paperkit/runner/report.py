@@ -30,11 +30,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from .claims import VERDICTS, Claim, Fact, RunConfig
-from .io import atomic_write_json, atomic_write_text, ensure_out_dir
-from .paper import Paper
-from .seeding import seed_everything
-from .summary import by_kind, claims_to_markdown, facts_to_markdown, summary_text, verdict_summary
+from ..claims import VERDICTS, Claim, Fact, RunConfig
+from ..io import atomic_write_json, atomic_write_text, ensure_out_dir
+from ..paper import Paper
+from ..seeding import seed_everything
+from ..summary import by_kind, claims_to_markdown, facts_to_markdown, summary_text, verdict_summary
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -138,7 +138,7 @@ def _summary_row(rec: dict) -> str:
 def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]:
     """Write ``claims.json`` (version 2) and ``REPORT.md`` atomically into ``out``; each record's ``folder`` (relative
     to ``out``) locates its artefacts."""
-    from .threads import machine_record
+    from ..threads import machine_record
 
     out = Path(out)
     doc = {
@@ -239,7 +239,7 @@ def _run_one(paper: Paper | Any, name: str, cfg: RunConfig) -> dict:
         seed_everything(cfg.seed)
         cs = paper.check(cfg)
         status = "partial" if cs.partial else "ok"
-        from .threads import dispatch_record
+        from ..threads import dispatch_record
 
         return {
             "name": name,
@@ -297,8 +297,8 @@ def run_paper_folder(
 
 def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
     """One paper in a fresh worker process: threads and CPU kernels pinned before the paper's package computes."""
-    from .progress import set_quiet
-    from .threads import pin_process_dispatch, pin_process_threads
+    from ..progress import set_quiet
+    from ..threads import pin_process_dispatch, pin_process_threads
 
     pin_process_threads(
         1
@@ -323,7 +323,7 @@ def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
 @contextmanager
 def _pinned_children() -> Iterator[None]:
     """Processes spawned inside start with the kernel pins in their environment (before any import)."""
-    from .threads import DISPATCH_ENV, OUTER_ENV, pin_process_dispatch
+    from ..threads import DISPATCH_ENV, OUTER_ENV, pin_process_dispatch
 
     saved = {v: os.environ.get(v) for v in (*DISPATCH_ENV, OUTER_ENV)}
     pin_process_dispatch(True)

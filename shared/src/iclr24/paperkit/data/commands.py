@@ -1,6 +1,6 @@
 """``iclr24 data list`` and ``iclr24 data get NAME``: the data folder on the command line.
 
-from iclr24.paperkit.datacli import add_data_commands
+from iclr24.paperkit.data.commands import add_data_commands
 add_data_commands(app)          # app: an iclr24.paperkit.cli.App
 """
 
@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .datadir import (
+from ..errors import InputError
+from .folder import (
     DATA_FILES,
     DataFetchError,
     data_file,
@@ -20,7 +21,6 @@ from .datadir import (
     member_paths,
     resolve_data_dir,
 )
-from .errors import InputError
 
 __all__ = ["add_data_commands", "papers_using_data"]
 
@@ -40,7 +40,7 @@ def _human(n: int | None) -> str:
 def papers_using_data() -> tuple[dict[str, list[str]], list[str]]:
     """Installed paper packages per data name (from each ``Paper.data``), and one line per paper that could not
     be loaded or declares a name the registry does not know."""
-    from .report import discover_papers
+    from ..runner.report import discover_papers
 
     users: dict[str, list[str]] = {}
     problems: list[str] = []

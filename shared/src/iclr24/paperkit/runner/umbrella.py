@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .cli import FROM_SCRATCH_HELP, App, UsageError, arg, exit_code, positive_int
+from ..cli import FROM_SCRATCH_HELP, App, UsageError, arg, exit_code, positive_int
 from .report import discover_papers, load_paper, run_papers
 
 app = App(
@@ -78,8 +78,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def _paper_scale_worker(ref, name: str, device: str) -> dict:
     """One paper's paper-scale row, in a fresh process (its peak memory is its own)."""
-    from .scale import measure_paper_scale
-    from .threads import pin_process_threads, pinned_threads
+    from ..scale import measure_paper_scale
+    from ..threads import pin_process_threads, pinned_threads
 
     pin_process_threads(1)
     paper = load_paper(ref)
@@ -92,7 +92,7 @@ def _paper_scale_worker(ref, name: str, device: str) -> dict:
 
 def _scale_machine(device: str) -> dict:
     """Where the paper-scale rows ran: the CPU record, and the GPU's name on CUDA."""
-    from .threads import machine_record
+    from ..threads import machine_record
 
     rec = machine_record(1)
     if device.startswith("cuda"):
@@ -118,8 +118,8 @@ def _bench(args: argparse.Namespace) -> int:
     from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
-    from .io import atomic_write_json, atomic_write_text
-    from .scale import paper_scale_markdown
+    from ..io import atomic_write_json, atomic_write_text
+    from ..scale import paper_scale_markdown
 
     eps = discover_papers()
     names = list(args.names) or list(eps)
@@ -152,7 +152,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 try:  # the data folder commands (`iclr24 data list|get NAME`)
-    from .datacli import add_data_commands
+    from ..data.commands import add_data_commands
 except ImportError:  # pragma: no cover - datacli ships with paperkit
     add_data_commands = None
 if add_data_commands is not None:

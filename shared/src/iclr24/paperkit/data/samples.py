@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["digits_tensors", "train_test_split_tensors", "sample_image", "SAMPLE_IMAGES"]
 

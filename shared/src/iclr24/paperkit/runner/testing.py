@@ -1,6 +1,6 @@
 """Checks every paper package's tests call, so nineteen packages test their contract the same way.
 
-    from iclr24.paperkit.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+    from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
 
     def test_smoke_records(tmp_path):
         check_paper_smoke(PAPER, tmp_path)
@@ -17,7 +17,7 @@ Each raises ``AssertionError`` with what went wrong (pytest shows it), so they w
 
 Property tests of a package's public API use the seeded probes (no hypothesis needed)::
 
-    from iclr24.paperkit.testing import Prober, probe_arrays, probe_files, probe_sizes
+    from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_sizes
 
     def test_public_api_refuses_bad_input(tmp_path):
         p = Prober()
@@ -45,9 +45,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .claims import ClaimSet, RunConfig
-from .errors import InputError, describe
-from .paper import Paper
+from ..claims import ClaimSet, RunConfig
+from ..errors import InputError, describe
+from ..paper import Paper
 
 __all__ = [
     "check_star_import",
@@ -142,8 +142,8 @@ def check_damaged_model_refused(
     :func:`.pretrained.read_model_folder`) with the sha256 error, not loaded."""
     import shutil
 
-    from .errors import InputFileError
-    from .pretrained import WEIGHTS_FILE, read_model_folder
+    from ..errors import InputFileError
+    from ..pretrained import WEIGHTS_FILE, read_model_folder
 
     bad = Path(tmp_path) / f"damaged-{Path(folder).name}"
     shutil.copytree(folder, bad)
@@ -166,9 +166,9 @@ def check_retrain_first_steps(
 ) -> dict:
     """Retrain a shipped model by its recorded command with ``overrides`` (a shorter run) and check that the losses
     at ``steps`` are the recorded ones (:func:`.shipped.loss_mismatches`); returns the fresh losses."""
-    from .pretrained import read_model_folder
-    from .shipped import loss_mismatches, retrain
-    from .threads import pinned_threads
+    from ..pretrained import read_model_folder
+    from ..shipped import loss_mismatches, retrain
+    from ..threads import pinned_threads
 
     recorded = read_model_folder(folder)[2]["losses"]
     with pinned_threads(1):
@@ -189,7 +189,7 @@ def check_cli_defaults(
     default declared twice that has drifted apart fails). ``dests`` maps an option's ``dest`` to the field it feeds
     when the names differ. Returns the checked names; ``skip`` names options whose default differs on purpose (say
     why beside the call). The common flags (``--seed``, ``--device``, ...) are not checked."""
-    from .cli import _default_of
+    from ..cli import _default_of
 
     dests = dict(dests or {})
     sub = _subparsers(app.parser)[command]
@@ -419,7 +419,7 @@ def run_rank_script(
     """Run ``code`` as a script under torchrun (``nproc`` gloo ranks on loopback) with ``folder`` as its one
     argument, and return what each rank wrote to ``<folder>/r<rank>.json`` (rank order). The script writes that
     file itself, e.g. ``json.dump(result, open(f"{sys.argv[1]}/r{info.rank}.json", "w"))``."""
-    from .distributed import run_torchrun
+    from ..distributed import run_torchrun
 
     folder = Path(folder)
     script = folder / "rank_script.py"
