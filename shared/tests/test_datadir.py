@@ -267,9 +267,8 @@ def app(monkeypatch, one, two):
         "beta": FakeEntry("beta", FakePaper(("tiny", "nosuch"))),
         "broken": FakeEntry("broken", ImportError("no module named torch")),
     }
-    monkeypatch.setattr("iclr24.paperkit.runner.report.discover_papers", lambda: papers)
     a = App("iclr24", "test umbrella")
-    add_data_commands(a)
+    add_data_commands(a, discover=lambda: papers)
     return a
 
 

@@ -7,6 +7,8 @@ add_data_commands(app)          # app: an iclr24.paperkit.cli.App
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from .folder import (
     resolve_data_dir,
 )
 
-__all__ = ["add_data_commands", "papers_using_data"]
+__all__ = ["add_data_commands"]
 
 _DIR_HELP = "data folder (default: $ICLR24_DATA, else $XDG_CACHE_HOME/iclr24/data, else ~/.cache/iclr24/data)"
 
@@ -37,14 +39,15 @@ def _human(n: int | None) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def papers_using_data() -> tuple[dict[str, list[str]], list[str]]:
+_Discover = Callable[[], Mapping[str, Any]]
+
+
+def _papers_using_data(discover: _Discover | None) -> tuple[dict[str, list[str]], list[str]]:
     """Installed paper packages per data name (from each ``Paper.data``), and one line per paper that could not
     be loaded or declares a name the registry does not know."""
-    from ..runner.report import discover_papers
-
     users: dict[str, list[str]] = {}
     problems: list[str] = []
-    for pname, entry in discover_papers().items():
+    for pname, entry in (discover() if discover is not None else {}).items():
         try:
             paper = entry.load() if hasattr(entry, "load") and not hasattr(entry, "run") else entry
         except Exception as e:  # noqa: BLE001  (a broken package must not hide the others)
@@ -61,9 +64,9 @@ def papers_using_data() -> tuple[dict[str, list[str]], list[str]]:
     return users, problems
 
 
-def _list(args: argparse.Namespace) -> int:
+def _list(args: argparse.Namespace, discover: _Discover | None = None) -> int:
     folder = resolve_data_dir(args.data_dir)
-    users, problems = papers_using_data()
+    users, problems = _papers_using_data(discover)
     print(f"data folder: {folder}")
     for name, f in DATA_FILES.items():
         paths = member_paths(f, args.data_dir)
@@ -110,8 +113,10 @@ def _get(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_data_commands(app: Any) -> None:
-    """Register ``data list`` and ``data get NAME [--data-dir DIR]`` on an :class:`iclr24.paperkit.cli.App`."""
+def add_data_commands(app: Any, discover: _Discover | None = None) -> None:
+    """Register ``data list`` and ``data get NAME [--data-dir DIR]`` on an :class:`iclr24.paperkit.cli.App`.
+    ``discover()`` gives the installed papers (name -> entry point or Paper) for the list's "used by" lines; the
+    umbrella passes the runner's ``discover_papers`` (the data ring never imports the runner)."""
     fmt = argparse.ArgumentDefaultsHelpFormatter
     p = app.sub.add_parser(
         "data",
@@ -131,7 +136,7 @@ def add_data_commands(app: Any) -> None:
         formatter_class=fmt,
     )
     lp.add_argument("--data-dir", type=Path, default=None, metavar="DIR", help=_DIR_HELP)
-    lp.set_defaults(_fn=_list)
+    lp.set_defaults(_fn=functools.partial(_list, discover=discover))
 
     gp = sub.add_parser(
         "get",

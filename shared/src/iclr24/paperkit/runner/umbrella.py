@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 
 from ..cli import FROM_SCRATCH_HELP, App, UsageError, arg, exit_code, positive_int
+from ..data.commands import add_data_commands
+from . import report
 from .report import discover_papers, load_paper, run_papers
 
 app = App(
@@ -151,12 +153,8 @@ def _bench(args: argparse.Namespace) -> int:
     return 1 if any(r.get("error") for r in rows) else 0
 
 
-try:  # the data folder commands (`iclr24 data list|get NAME`)
-    from ..data.commands import add_data_commands
-except ImportError:  # pragma: no cover - datacli ships with paperkit
-    add_data_commands = None
-if add_data_commands is not None:
-    add_data_commands(app)
+# the data folder commands (`iclr24 data list|get NAME`); `data list` names the installed papers using each file
+add_data_commands(app, discover=lambda: report.discover_papers())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
