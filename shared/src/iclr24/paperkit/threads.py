@@ -27,7 +27,6 @@ from contextlib import ExitStack, contextmanager
 
 __all__ = [
     "DISPATCH_ENV",
-    "THREAD_ENV_VARS",
     "cpu_model",
     "dispatch_record",
     "machine_record",
@@ -45,7 +44,7 @@ DISPATCH_ENV = {
 _KEEP_IF_SET = ("OPENBLAS_CORETYPE",)
 OUTER_ENV = "ICLR24_DISPATCH_OUTER"  # the variables as they were before the pin (json), restored on opt-out
 
-THREAD_ENV_VARS = (
+_THREAD_ENV_VARS = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
@@ -61,15 +60,24 @@ def _check(n: int) -> int:
     return n
 
 
+def _pin(n: int) -> int | None:
+    """The one place that pins: the thread variables to ``n`` and torch's intra-op pool if torch is loaded.
+    Returns torch's previous count (None without torch)."""
+    for var in _THREAD_ENV_VARS:
+        os.environ[var] = str(n)
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    prev = torch.get_num_threads()
+    torch.set_num_threads(n)
+    return prev
+
+
 def pin_process_threads(n: int) -> None:
     """Pin this process to ``n`` threads: the variables OpenMP/BLAS/torch read when they load (so a library
     imported later starts with ``n``), and torch's intra-op pool if torch is already imported. Call it first thing
     in a fresh worker process."""
-    _check(n)
-    for var in THREAD_ENV_VARS:
-        os.environ[var] = str(n)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(n)
+    _pin(_check(n))
 
 
 @contextmanager
@@ -80,7 +88,7 @@ def pinned_threads(n: int) -> Iterator[None]:
     library first imported inside it (a paper that imports torch in its ``run``) starts with ``n`` threads."""
     _check(n)
     with ExitStack() as stack:
-        saved = {v: os.environ.get(v) for v in THREAD_ENV_VARS}
+        saved = {v: os.environ.get(v) for v in _THREAD_ENV_VARS}
 
         def restore() -> None:
             for v, old in saved.items():
@@ -90,13 +98,9 @@ def pinned_threads(n: int) -> Iterator[None]:
                     os.environ[v] = old
 
         stack.callback(restore)
-        for v in THREAD_ENV_VARS:
-            os.environ[v] = str(n)
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            prev = torch.get_num_threads()
-            torch.set_num_threads(n)
-            stack.callback(torch.set_num_threads, prev)
+        prev = _pin(n)
+        if prev is not None:
+            stack.callback(sys.modules["torch"].set_num_threads, prev)
         try:
             from threadpoolctl import threadpool_limits
         except ImportError:  # pragma: no cover - threadpoolctl is a paperkit dependency
