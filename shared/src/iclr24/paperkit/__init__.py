@@ -1,5 +1,10 @@
 """iclr24.paperkit: the small toolkit every iclr24 paper package uses.
 
+A core (this package's modules: claims, rules, statistics, CLI scaffold, run folders, bench, io, threads, seeding,
+progress, plots, scale, checkpoints, tracking, torchrun) and two rings around it: :mod:`iclr24.paperkit.data`
+(every dataset helper and the data folder) and :mod:`iclr24.paperkit.runner` (the report, the ``iclr24`` umbrella
+command, the test helpers). The core imports neither ring; the runner may import the data ring, never the reverse.
+
 The core imports neither torch, scikit-learn, scikit-image nor matplotlib: those come with the extras
 ``iclr24-paperkit[torch]``, ``[data]`` and ``[plots]`` and are imported only by the functions that need them.
 """
@@ -17,20 +22,18 @@ from .claims import (
     Fact,
     RunConfig,
 )
-from .data.readers import load_image, load_npz
-from .data.user import as_tensors
 from .errors import InputError, InputFileError
 from .io import atomic_torch_save, atomic_write_bytes, atomic_write_json, atomic_write_text, ensure_out_dir
-from .paired import PairedResult, paired_verdict
+from .paired import paired_verdict
 from .paper import Paper, run_claims
 from .plots import save_figure
-from .power import Calibration, PowerPlan, power_plan
+from .power import Calibration, power_plan
 from .pretrained import PretrainedMixin, load_pretrained
 from .progress import is_quiet, progress, set_quiet
 from .resume import load_train_state, save_train_state
 from .rules import evaluate_rule
 from .scale import PaperScale, measure_paper_scale
-from .seeding import deterministic, seed_everything, set_deterministic
+from .seeding import deterministic, seed_everything
 from .summary import claims_to_markdown, facts_to_markdown, write_claims_json
 from .threads import machine_record, pinned_threads
 from .tracking import StepLog
@@ -48,15 +51,12 @@ __all__ = [
     "ClaimSpec",
     "InputError",
     "InputFileError",
-    "PowerPlan",
     "PretrainedMixin",
     "StepLog",
     "Fact",
-    "PairedResult",
     "PaperScale",
     "Paper",
     "RunConfig",
-    "as_tensors",
     "atomic_torch_save",
     "atomic_write_bytes",
     "atomic_write_json",
@@ -74,8 +74,6 @@ __all__ = [
     "is_quiet",
     "load_train_state",
     "load_checkpoint",
-    "load_image",
-    "load_npz",
     "load_pretrained",
     "machine_record",
     "measure_paper_scale",
@@ -86,7 +84,6 @@ __all__ = [
     "progress",
     "save_figure",
     "seed_everything",
-    "set_deterministic",
     "set_quiet",
     "write_claims_json",
 ]

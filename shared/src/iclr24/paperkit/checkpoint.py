@@ -26,9 +26,9 @@ from typing import Any
 
 from .errors import InputFileError, InputFolderError, strip_unsafe_advice
 
-__all__ = ["load_checkpoint", "safe_torch_load", "FORMAT_KEY"]
+__all__ = ["load_checkpoint", "safe_torch_load"]
 
-FORMAT_KEY = "format"
+_FORMAT_KEY = "format"
 """The key under which a package stores its checkpoint format tag (e.g. ``"iclr24.cmvae/1"``)."""
 
 _MISSING = object()
@@ -137,7 +137,7 @@ def load_checkpoint(
     if not isinstance(obj, Mapping):
         raise InputFileError(f"{foreign}: it holds a {type(obj).__name__}, not a dict", p)
     obj = dict(obj)
-    tag = obj.get(FORMAT_KEY, _MISSING)
+    tag = obj.get(_FORMAT_KEY, _MISSING)
     if tag is _MISSING and not legacy:
         raise InputFileError(f"{foreign}: it has no format tag (expected {format!r})", p)
     if tag is not _MISSING and tag != format:

@@ -27,7 +27,6 @@ __all__ = [
     "distributed_sampler",
     "all_reduce_mean",
     "broadcast_",
-    "free_port",
     "rank_and_world",
     "run_torchrun",
 ]
@@ -177,7 +176,7 @@ def broadcast_(t: torch.Tensor, src: int = 0) -> torch.Tensor:
     return t
 
 
-def free_port() -> int:
+def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -195,7 +194,7 @@ def run_torchrun(
     ``script_args`` is what follows torchrun's options: a script path or ``-m module`` and its arguments.
     Raises ``RuntimeError`` with both outputs when a rank fails.
     """
-    port = free_port()
+    port = _free_port()
     cmd = [
         sys.executable,
         "-m",

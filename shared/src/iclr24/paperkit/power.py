@@ -34,7 +34,7 @@ from .paired import CONFIDENCE, TESTS, binomial_half_tail, t_quantile_975
 
 __all__ = ["Calibration", "PowerPlan", "power_plan", "sign_seeds_needed", "slacks", "t_quantile"]
 
-MAX_SEEDS = 1000  # beyond this a plan is called undecidable whatever the budget
+_MAX_SEEDS = 1000  # beyond this a plan is called undecidable whatever the budget
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -208,12 +208,12 @@ def _positive(name: str, v: float) -> float:
 
 def seeds_needed(mean: float, sd: float, *, power: float = 0.8, min_seeds: int = 3) -> int | None:
     """The smallest ``n >= min_seeds`` whose interval excludes zero with probability ``power`` when the per-seed
-    quantity has this mean and sd (``None``: no n up to :data:`MAX_SEEDS` does)."""
+    quantity has this mean and sd (``None``: no n up to :data:`_MAX_SEEDS` does)."""
     if mean == 0.0:
         return None
     if sd == 0.0:
         return min_seeds
-    for n in range(max(2, min_seeds), MAX_SEEDS + 1):
+    for n in range(max(2, min_seeds), _MAX_SEEDS + 1):
         if (t_quantile_975(n - 1) + t_quantile(power, n - 1)) * sd / math.sqrt(n) <= abs(mean):
             return n
     return None
@@ -232,7 +232,7 @@ def sign_seeds_needed(p_win: float, p_loss: float, *, power: float = 0.8, min_se
     """The smallest ``n >= min_seeds`` at which the exact sign test (:func:`.paired.paired_verdict`,
     ``test="sign"``) reaches the verdict the calibration points to (holds if ``p_win > p_loss``, else fails) with
     probability ``power``, when each seed independently wins with ``p_win``, loses with ``p_loss`` and ties
-    otherwise (``None``: no n up to :data:`MAX_SEEDS` does, e.g. ``p_win == p_loss``)."""
+    otherwise (``None``: no n up to :data:`_MAX_SEEDS` does, e.g. ``p_win == p_loss``)."""
     for name, v in (("p_win", p_win), ("p_loss", p_loss)):
         if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= v <= 1.0:
             raise ValueError(f"{name} must be a probability, got {v!r}")
@@ -248,7 +248,7 @@ def sign_seeds_needed(p_win: float, p_loss: float, *, power: float = 0.8, min_se
     # (that fewest count never falls as d grows, so one walk finds it for every d)
     decide = [0.0]
     k = 1
-    for d in range(1, MAX_SEEDS + 1):
+    for d in range(1, _MAX_SEEDS + 1):
         while k <= d and binomial_half_tail(k, d) > alpha:
             k += 1
         decide.append(sum(math.exp(_log_binom_pmf(j, d, q)) for j in range(k, d + 1)) if k <= d else 0.0)
@@ -323,7 +323,7 @@ def power_plan(
             seeds=None,
             needed_seeds=None,
             needed_seconds=None,
-            reason=f"{stats}: no number of seeds up to {MAX_SEEDS} decides it (the calibrated effect is nil)",
+            reason=f"{stats}: no number of seeds up to {_MAX_SEEDS} decides it (the calibrated effect is nil)",
             **common,
         )
     cost = needed * per_seed

@@ -30,14 +30,13 @@ from typing import Any
 from .errors import InputError, InputFileError
 
 __all__ = [
-    "TRAIN_STATE_FORMAT",
     "global_rng_state",
     "load_train_state",
     "save_train_state",
     "set_global_rng_state",
 ]
 
-TRAIN_STATE_FORMAT = "iclr24.train-state/1"
+_TRAIN_STATE_FORMAT = "iclr24.train-state/1"
 
 
 def global_rng_state() -> dict:
@@ -94,7 +93,7 @@ def save_train_state(
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise InputError(f"step must be a non-negative int, got {step!r}")
     state = {
-        "format": TRAIN_STATE_FORMAT,
+        "format": _TRAIN_STATE_FORMAT,
         "step": step,
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
@@ -124,7 +123,7 @@ def load_train_state(
     from .checkpoint import load_checkpoint
 
     ck = load_checkpoint(
-        path, format=TRAIN_STATE_FORMAT, required={"step": int, "model": Mapping, "rng": Mapping}, what=what
+        path, format=_TRAIN_STATE_FORMAT, required={"step": int, "model": Mapping, "rng": Mapping}, what=what
     )
     meta = ck.get("meta") or {}
     for key, want in (expect or {}).items():

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["seed_everything", "set_deterministic", "deterministic"]
+__all__ = ["seed_everything", "deterministic"]
 
 
 def seed_everything(seed: int) -> int:
@@ -34,7 +34,7 @@ def seed_everything(seed: int) -> int:
     return seed
 
 
-def set_deterministic(enabled: bool = True) -> None:
+def _set_deterministic(enabled: bool = True) -> None:
     """Switch torch's deterministic algorithms (and cuDNN's benchmark mode off) on or off."""
     import torch
 
@@ -47,7 +47,7 @@ def set_deterministic(enabled: bool = True) -> None:
 
 @contextmanager
 def deterministic(enabled: bool = True):
-    """Context manager form of :func:`set_deterministic`; restores the previous setting on exit."""
+    """Context manager form of :func:`_set_deterministic`; restores the previous setting on exit."""
     import torch
 
     prev = (
@@ -55,7 +55,7 @@ def deterministic(enabled: bool = True):
         torch.backends.cudnn.deterministic,
         torch.backends.cudnn.benchmark,
     )
-    set_deterministic(enabled)
+    _set_deterministic(enabled)
     try:
         yield
     finally:

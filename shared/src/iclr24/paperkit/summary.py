@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .claims import VERDICTS, Claim, ClaimSet, Fact
-from .io import atomic_write_json, atomic_write_text
+from .io import atomic_write_json
 
 __all__ = [
     "by_kind",
@@ -18,7 +18,6 @@ __all__ = [
     "claims_to_markdown",
     "facts_to_markdown",
     "write_claims_json",
-    "write_claims_markdown",
 ]
 
 
@@ -89,11 +88,6 @@ def facts_to_markdown(facts: list[Fact]) -> str:
 def write_claims_json(path: str | os.PathLike, claims: list[Claim], **extra: Any) -> Path:
     """Atomically write ``{**extra, "claims": [...]}`` as JSON."""
     return atomic_write_json(path, {**extra, "claims": [c.to_dict() for c in claims]})
-
-
-def write_claims_markdown(path: str | os.PathLike, claims: list[Claim], title: str | None = None) -> Path:
-    text = (f"# {title}\n\n" if title else "") + claims_to_markdown(claims)
-    return atomic_write_text(path, text)
 
 
 _KIND_ORDER = {"headline": 0, "supporting": 1, "": 2, "check": 3}

@@ -28,7 +28,7 @@ from typing import Any
 
 from .errors import InputError, InputFileError
 
-__all__ = ["JSONLWriter", "StepLog", "TensorBoardWriter", "read_jsonl", "tensorboard_available"]
+__all__ = ["StepLog", "read_jsonl"]
 
 
 def _scalars(metrics: Mapping[str, Any]) -> dict[str, float]:
@@ -43,7 +43,7 @@ def _scalars(metrics: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def tensorboard_available() -> bool:
+def _tensorboard_available() -> bool:
     try:
         import tensorboard  # noqa: F401
         from torch.utils.tensorboard import SummaryWriter  # noqa: F401
@@ -52,7 +52,7 @@ def tensorboard_available() -> bool:
     return True
 
 
-class JSONLWriter:
+class _JSONLWriter:
     """``metrics.jsonl``: one JSON object a line, flushed per line (non-finite values written as null)."""
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -76,7 +76,7 @@ class JSONLWriter:
         self._f.close()
 
 
-class TensorBoardWriter:
+class _TensorBoardWriter:
     """TensorBoard event files through ``torch.utils.tensorboard`` (needs the ``tensorboard`` package)."""
 
     def __init__(self, log_dir: str | os.PathLike) -> None:
@@ -151,11 +151,11 @@ class StepLog:
                 raise InputFileError(f"--log-dir {d} is a file; give a folder", d)
             d.mkdir(parents=True, exist_ok=True)
             self.log_dir = d
-            self.writers.append(JSONLWriter(d / "metrics.jsonl"))
-            if tensorboard is True and not tensorboard_available():
+            self.writers.append(_JSONLWriter(d / "metrics.jsonl"))
+            if tensorboard is True and not _tensorboard_available():
                 raise InputError("tensorboard=True needs the tensorboard package (pip install tensorboard)")
-            if tensorboard is not False and tensorboard_available():
-                self.writers.append(TensorBoardWriter(d))
+            if tensorboard is not False and _tensorboard_available():
+                self.writers.append(_TensorBoardWriter(d))
 
     def __call__(self, step: int, metrics: Mapping[str, Any]) -> None:
         for cb in self.callbacks:

@@ -15,9 +15,9 @@ from ..errors import InputError, InputFileError
 from ._unpickle import load_restricted
 from .folder import require_data
 
-__all__ = ["load_mnist", "read_mnist_pickle", "MNIST_SPLITS"]
+__all__ = ["load_mnist", "read_mnist_pickle"]
 
-MNIST_SPLITS = ("train", "val", "test")
+_MNIST_SPLITS = ("train", "val", "test")
 
 
 def read_mnist_pickle(path: str | os.PathLike) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -39,7 +39,7 @@ def read_mnist_pickle(path: str | os.PathLike) -> dict[str, tuple[np.ndarray, np
     if not isinstance(obj, (tuple, list)) or len(obj) != 3:
         raise InputError(f"{path}: expected a tuple of 3 (x, y) splits, got {type(obj).__name__}")
     out = {}
-    for split, pair in zip(MNIST_SPLITS, obj):
+    for split, pair in zip(_MNIST_SPLITS, obj):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise InputError(f"{path}: split {split!r} is not an (x, y) pair")
         x, y = (np.asarray(a) for a in pair)

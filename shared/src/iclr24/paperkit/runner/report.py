@@ -37,8 +37,6 @@ from ..seeding import seed_everything
 from ..summary import by_kind, claims_to_markdown, facts_to_markdown, summary_text, verdict_summary
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
-    "REPORT_VERSION",
     "discover_papers",
     "load_paper",
     "run_paper_folder",
@@ -47,16 +45,16 @@ __all__ = [
     "comparable",
 ]
 
-ENTRY_POINT_GROUP = "iclr24.papers"
+_ENTRY_POINT_GROUP = "iclr24.papers"
 _DECIDED = ("holds", "fails", "inconclusive", "undecidable")
-REPORT_VERSION = 3
-TIMING_FIELDS = ("seconds", "cpu_seconds", "wall_seconds", "load", "date", "machine", "commit")
+_REPORT_VERSION = 3
+_TIMING_FIELDS = ("seconds", "cpu_seconds", "wall_seconds", "load", "date", "machine", "commit")
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
 
 
 def discover_papers() -> dict[str, Any]:
     """Installed paper packages: entry-point name -> the entry point (loaded lazily by the caller)."""
-    return {ep.name: ep for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)}
+    return {ep.name: ep for ep in sorted(entry_points(group=_ENTRY_POINT_GROUP), key=lambda e: e.name)}
 
 
 def load_paper(ep: Any) -> Paper:
@@ -142,10 +140,10 @@ def write_report(out: Path, mode: str, results: list[dict]) -> tuple[Path, Path]
 
     out = Path(out)
     doc = {
-        "version": REPORT_VERSION,
+        "version": _REPORT_VERSION,
         "mode": mode,
         "machine": machine_record(),
-        "timing_fields": list(TIMING_FIELDS),
+        "timing_fields": list(_TIMING_FIELDS),
         "papers": results,
     }
     jpath = atomic_write_json(out / "claims.json", doc)
@@ -210,7 +208,7 @@ def _artifact_names(value: Any) -> Any:
 
 
 def comparable(doc: Any) -> Any:
-    """A claims.json document (or any part of it) without its timings: the fields in ``TIMING_FIELDS``, claims and
+    """A claims.json document (or any part of it) without its timings: the fields in ``_TIMING_FIELDS``, claims and
     facts marked ``timing``, and ``details["timings"]``; ``artifacts`` by their file names (where a run writes
     them depends on its ``--out``, not on its numbers). Two runs of the same commit give equal ``comparable``s."""
     if isinstance(doc, dict):
@@ -220,7 +218,7 @@ def comparable(doc: Any) -> Any:
         return {
             k: _artifact_names(v) if k == "artifacts" else comparable(v)
             for k, v in doc.items()
-            if k not in TIMING_FIELDS and k != "timings"
+            if k not in _TIMING_FIELDS and k != "timings"
         }
     if isinstance(doc, list):
         return [comparable(v) for v in doc]
