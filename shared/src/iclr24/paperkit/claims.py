@@ -574,7 +574,7 @@ class ClaimSet:
         return claims
 
     A ``timed`` block that raises records one ``error`` claim (one-line message) and the run goes on; a missing real
-    dataset (``datadir.DataMissing``) records a ``skipped`` claim naming the command that fetches it. In smoke mode
+    dataset (``errors.DataMissing``, raised by the data folder) records a ``skipped`` claim naming the command that fetches it. In smoke mode
     every added claim's verdict is ``smoke``.
     """
 
@@ -715,12 +715,7 @@ class ClaimSet:
     def timed(self, name: str, spec: ClaimSpec | None = None) -> Iterator[None]:
         """Time a measurement; claims added inside record its seconds. Exceptions become ``error``/``skipped``
         (of ``spec``'s kind, when the block measures one row of the claims table)."""
-        try:
-            from .data.folder import DataMissing
-        except ImportError:  # pragma: no cover - datadir ships with paperkit
-
-            class DataMissing(FileNotFoundError):  # type: ignore[no-redef]
-                pass
+        from .errors import DataMissing
 
         _text("ClaimSet.timed", "name", name)
         if self._open is not None:

@@ -20,6 +20,7 @@ import os
 import re
 
 __all__ = [
+    "DataMissing",
     "InputError",
     "InputFileError",
     "InputFolderError",
@@ -57,6 +58,12 @@ class InputFolderError(InputFileError, IsADirectoryError):
 
 class InputNotAFolderError(InputFileError, NotADirectoryError):
     """A file where a folder was expected. Also a ``NotADirectoryError``, for code written against that."""
+
+
+class DataMissing(InputFileError):
+    """A registered data file is not in the data folder (:mod:`iclr24.paperkit.data.folder`); the message names
+    the ``iclr24 data get`` command. An :class:`InputFileError`, so still a ``FileNotFoundError`` (and a
+    ``ValueError``). Defined in the core so that :meth:`ClaimSet.timed` records it as ``skipped``."""
 
 
 _UNSAFE_WORDS = (

@@ -27,7 +27,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputError, InputFileError, InputNotAFolderError
+from ..errors import DataMissing, InputError, InputFileError, InputNotAFolderError
 
 __all__ = [
     "DataFile",
@@ -49,11 +49,6 @@ __all__ = [
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _WHEEL_SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 _CHUNK = 1 << 20
-
-
-class DataMissing(InputFileError):
-    """A registered data file is not in the data folder; the message names the ``iclr24 data get`` command. An
-    :class:`~iclr24.paperkit.errors.InputFileError`, so still a ``FileNotFoundError`` (and a ``ValueError``)."""
 
 
 class DataFetchError(RuntimeError):
