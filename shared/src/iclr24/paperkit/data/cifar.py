@@ -17,6 +17,8 @@ __all__ = [
     "load_cifar10",
     "read_cifar_batch",
     "CIFAR10_CLASSES",
+    "CIFAR10_TRAIN_BATCHES",
+    "CIFAR10_TEST_BATCH",
 ]
 
 CIFAR10_CLASSES = (
@@ -31,8 +33,8 @@ CIFAR10_CLASSES = (
     "ship",
     "truck",
 )
-_CIFAR10_TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
-_CIFAR10_TEST_BATCH = "test_batch"
+CIFAR10_TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
+CIFAR10_TEST_BATCH = "test_batch"
 _FOLDER = "cifar-10-batches-py"
 
 
@@ -86,7 +88,7 @@ def _batches_folder(path: Path) -> Path:
     if not path.is_dir():
         raise InputNotAFolderError(f"{path} is a file; expected the unpacked {_FOLDER}/ folder of CIFAR-10")
     inner = path / _FOLDER
-    return inner if inner.is_dir() and not (path / _CIFAR10_TEST_BATCH).exists() else path
+    return inner if inner.is_dir() and not (path / CIFAR10_TEST_BATCH).exists() else path
 
 
 def load_cifar10(path: str | os.PathLike) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -96,14 +98,14 @@ def load_cifar10(path: str | os.PathLike) -> dict[str, tuple[np.ndarray, np.ndar
     (50,000 and 10,000 images in the real set); class names in :data:`CIFAR10_CLASSES`.
     """
     folder = _batches_folder(Path(path).expanduser())
-    needed = (*_CIFAR10_TRAIN_BATCHES, _CIFAR10_TEST_BATCH)
+    needed = (*CIFAR10_TRAIN_BATCHES, CIFAR10_TEST_BATCH)
     missing = [n for n in needed if not (folder / n).is_file()]
     if missing:
         raise InputFileError(
             f"CIFAR-10 batch file(s) missing in {folder}: {', '.join(missing)} (expected {', '.join(needed)})"
         )
-    train = [read_cifar_batch(folder / n) for n in _CIFAR10_TRAIN_BATCHES]
+    train = [read_cifar_batch(folder / n) for n in CIFAR10_TRAIN_BATCHES]
     return {
         "train": (np.concatenate([x for x, _ in train]), np.concatenate([y for _, y in train])),
-        "test": read_cifar_batch(folder / _CIFAR10_TEST_BATCH),
+        "test": read_cifar_batch(folder / CIFAR10_TEST_BATCH),
     }
