@@ -38,6 +38,10 @@ def test_comparable_sees_artifacts_by_file_name():
     run = {"claims": [{"ours": 1.0, "artifacts": ["results/fif/reproduce/samples.png"], "seconds": 3.0}]}
     rec = {"claims": [{"ours": 1.0, "artifacts": ["samples.png"], "seconds": 9.0}]}
     assert comparable(run) == comparable(rec)
+    # a claim's per-pair CPU seconds (lpn's details) are a timing too: two runs of one commit differ only there
+    assert comparable({"details": {"cpu_seconds_per_pair": [0.16], "psnr": 20.0}}) == comparable(
+        {"details": {"cpu_seconds_per_pair": [0.24], "psnr": 20.0}}
+    )
     assert comparable({"artifacts": ["a/x.png"], "ours": 2.0}) != comparable(
         {"artifacts": ["y.png"], "ours": 2.0}
     )

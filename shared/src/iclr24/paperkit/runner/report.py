@@ -48,7 +48,9 @@ __all__ = [
 _ENTRY_POINT_GROUP = "iclr24.papers"
 _DECIDED = ("holds", "fails", "inconclusive", "undecidable")
 _REPORT_VERSION = 3
-_TIMING_FIELDS = ("seconds", "cpu_seconds", "wall_seconds", "load", "date", "machine", "commit")
+_TIMING_FIELDS = (
+    "seconds", "cpu_seconds", "wall_seconds", "cpu_seconds_per_pair", "load", "date", "machine", "commit",
+)  # fmt: skip
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
 
 
