@@ -149,5 +149,8 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
             f"sum step, which kept M_k v for all {2 * kg.n_relations} operators for backward ((2|R|, E, B) floats "
             "per step and rank, about 21 GB at 128 rows); the present gather/scatter step keeps only v",
             "paper steps: 10 epochs (max_epoch; early stopping may end after 5), CPU only as the reference code",
+            "FLOPs: torch's FlopCounterMode counts the LSTM and the dense products only, not the operators' "
+            "gather / scatter-add (index_add_): the FLOPs and H200 hours are a "
+            "lower bound (the row recorded at a16f730, with the earlier dense sum step, counted 7.7e13 a paper step)",
         ],
     )
