@@ -141,3 +141,16 @@ def test_paired_seeds_skip_the_first_seed_studies_with_the_same_numbers():
         assert full[k] == lean[k], k
     assert "prior_noise" in full and "prior_noise" not in lean and "pnp_tail_step_norms" not in lean
     assert set(reproduce._digits_seconds(lean)) == set(reproduce.PAIRED_KEYS)
+
+
+def test_quick_runs_the_mnist_pnp_rows_as_full_does():
+    """Quick's MNIST PnP rows are full's evaluation (20 images per checkpoint pair, the same iterations), so both
+    modes decide the two MNIST headlines on the same numbers; quick skips only the prior study and the long run."""
+    from dataclasses import fields
+
+    from iclr24.lpn.mnist_claims import MNIST_FULL, MNIST_QUICK
+
+    pnp = [f.name for f in fields(MNIST_QUICK) if f.name.startswith(("pnp", "official", "inpaint", "deblur"))]
+    assert "pnp_images" in pnp and MNIST_QUICK.pnp_images == 20
+    assert {k: getattr(MNIST_QUICK, k) for k in pnp} == {k: getattr(MNIST_FULL, k) for k in pnp}
+    assert (MNIST_QUICK.hidden, MNIST_QUICK.baseline_hidden, MNIST_QUICK.n_test) == (64, 32, 200)
