@@ -22,7 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-from record_run import IDLE_LOAD, commit_of  # noqa: E402
+from record_run import IDLE_LOAD  # noqa: E402
+from record_run import commit_of  # noqa: E402
 
 
 def recorded_path(device: str) -> Path:

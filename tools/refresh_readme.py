@@ -189,7 +189,8 @@ def _claim_rows(claims: list[dict], kinds: bool) -> list[str]:
 def package_table(doc: dict) -> str:
     """The reproduction table a recorded run generates: the summary line (headline verdicts first), the claims
     (headline, supporting), the checks apart, the facts, then how it was recorded."""
-    from iclr24.paperkit.summary import by_kind, summary_text
+    from iclr24.paperkit.summary import by_kind
+    from iclr24.paperkit.summary import summary_text
 
     rec = doc["record"]
     m = doc.get("machine", {})

@@ -39,18 +39,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", metavar="MODEL", help="train only these models of commands.json")
     args = ap.parse_args(argv)
 
-    from iclr24.paperkit.threads import pin_process_dispatch, pin_process_threads
+    from iclr24.paperkit.threads import pin_process_dispatch
+    from iclr24.paperkit.threads import pin_process_threads
 
     pin_process_threads(1)
     pin_process_dispatch(True)  # before torch computes anything: the numbers reproduce's --from-scratch gets
 
-    from iclr24.paperkit.shipped import (
-        checkpoints_dir,
-        install_model,
-        run_train_command,
-        shipped_commands,
-        training_label,
-    )
+    from iclr24.paperkit.shipped import checkpoints_dir
+    from iclr24.paperkit.shipped import install_model
+    from iclr24.paperkit.shipped import run_train_command
+    from iclr24.paperkit.shipped import shipped_commands
+    from iclr24.paperkit.shipped import training_label
 
     package = "iclr24." + args.name.replace("-", "_")
     cmds = shipped_commands(package)

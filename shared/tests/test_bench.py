@@ -1,6 +1,7 @@
 import pytest
 
-from iclr24.paperkit import bench_table, benchmark
+from iclr24.paperkit import bench_table
+from iclr24.paperkit import benchmark
 
 
 def test_benchmark_interleaves_and_reports_medians():

@@ -7,7 +7,8 @@ import pickle
 import pytest
 import torch
 
-from iclr24.paperkit import atomic_torch_save, load_checkpoint
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import load_checkpoint
 
 FMT = "iclr24.demo/1"
 REQ = {"state": dict, "meta.arch": str, "meta.width": int}

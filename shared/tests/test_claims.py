@@ -3,7 +3,11 @@ import math
 
 import pytest
 
-from iclr24.paperkit import Claim, RunConfig, claims_to_markdown, evaluate_rule, write_claims_json
+from iclr24.paperkit import Claim
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import claims_to_markdown
+from iclr24.paperkit import evaluate_rule
+from iclr24.paperkit import write_claims_json
 from iclr24.paperkit.paper import Paper
 
 

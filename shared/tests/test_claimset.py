@@ -4,8 +4,13 @@ import time
 
 import pytest
 
-from iclr24.paperkit import Claim, ClaimSet, Fact, Paper, RunConfig
-from iclr24.paperkit.runner.testing import check_paper_smoke, check_records
+from iclr24.paperkit import Claim
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import Fact
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_records
 
 
 def cfg(tmp_path, mode="quick"):

@@ -2,17 +2,15 @@ import json
 
 import pytest
 
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    nonneg_float,
-    nonneg_int,
-    positive_float,
-    positive_int,
-    probability,
-    resolve_device,
-)
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import nonneg_int
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import probability
+from iclr24.paperkit.cli import resolve_device
 
 
 def make_app(seen):
@@ -157,7 +155,8 @@ def test_out_that_is_a_file_or_unwritable_is_refused_before_work(tmp_path, capsy
 
 
 def test_bench_command(tmp_path, capsys):
-    from iclr24.paperkit.bench import BenchReport, BenchResult
+    from iclr24.paperkit.bench import BenchReport
+    from iclr24.paperkit.bench import BenchResult
 
     def good(mode):
         r = BenchResult(
@@ -180,7 +179,8 @@ def test_bench_command(tmp_path, capsys):
 
 
 def test_bench_command_passes_the_out_folder_to_a_bench_that_asks(tmp_path, capsys):
-    from iclr24.paperkit.bench import BenchReport, BenchResult
+    from iclr24.paperkit.bench import BenchReport
+    from iclr24.paperkit.bench import BenchResult
 
     seen = []
 
@@ -199,7 +199,8 @@ def test_bench_command_passes_the_out_folder_to_a_bench_that_asks(tmp_path, caps
 
 
 def test_paper_cli_contract_helper(tmp_path):
-    from iclr24.paperkit import ClaimSet, Paper
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import Paper
     from iclr24.paperkit.runner.testing import check_cli_contract
 
     def run(cfg):
@@ -220,7 +221,8 @@ def test_paper_cli_contract_helper(tmp_path):
 
 
 def test_log_dir_flag_feeds_a_step_log(tmp_path, capsys):
-    from iclr24.paperkit.tracking import StepLog, read_jsonl
+    from iclr24.paperkit.tracking import StepLog
+    from iclr24.paperkit.tracking import read_jsonl
 
     app = App("demo", "A demo tool.")
 

@@ -6,7 +6,9 @@ import os
 
 import pytest
 
-from iclr24.paperkit.cli import App, UsageError, arg
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
 
 
 def make_app():
@@ -133,7 +135,8 @@ def test_seed_only_where_declared(tmp_path, capsys):
 
 
 def test_bench_offers_no_seed(tmp_path, capsys):
-    from iclr24.paperkit.bench import BenchReport, BenchResult
+    from iclr24.paperkit.bench import BenchReport
+    from iclr24.paperkit.bench import BenchResult
 
     app = App("demo", "A demo tool.")
     app.add_bench(lambda mode: BenchReport(results=[BenchResult(name="x", median_s=0.1, times_s=[0.1])]))

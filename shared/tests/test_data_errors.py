@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from iclr24.paperkit.data import cifar, imagefolder
-from iclr24.paperkit.data.samples import sample_image, train_test_split_tensors
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.data import cifar
+from iclr24.paperkit.data import imagefolder
+from iclr24.paperkit.data.samples import sample_image
+from iclr24.paperkit.data.samples import train_test_split_tensors
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 
 def test_data_helpers_raise_the_package_errors(tmp_path):

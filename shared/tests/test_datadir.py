@@ -9,19 +9,17 @@ import pytest
 from iclr24.paperkit.cli import App
 from iclr24.paperkit.data import folder as datadir
 from iclr24.paperkit.data.commands import add_data_commands
-from iclr24.paperkit.data.folder import (
-    DATA_FILES,
-    DataFetchError,
-    DataFile,
-    DataMissing,
-    data_path,
-    default_data_dir,
-    get_data,
-    is_present,
-    member_paths,
-    require_data,
-    verify_data,
-)
+from iclr24.paperkit.data.folder import DATA_FILES
+from iclr24.paperkit.data.folder import DataFetchError
+from iclr24.paperkit.data.folder import DataFile
+from iclr24.paperkit.data.folder import DataMissing
+from iclr24.paperkit.data.folder import data_path
+from iclr24.paperkit.data.folder import default_data_dir
+from iclr24.paperkit.data.folder import get_data
+from iclr24.paperkit.data.folder import is_present
+from iclr24.paperkit.data.folder import member_paths
+from iclr24.paperkit.data.folder import require_data
+from iclr24.paperkit.data.folder import verify_data
 
 A, B = b"alpha data\n" * 50, b"beta,data\n" * 30
 

@@ -7,10 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iclr24.paperkit.data import CIFAR10_CLASSES, digits_shift, image_folder, load_cifar10, load_mnist
-from iclr24.paperkit.data._unpickle import UnsafePickle, load_restricted
+from iclr24.paperkit.data import CIFAR10_CLASSES
+from iclr24.paperkit.data import digits_shift
+from iclr24.paperkit.data import image_folder
+from iclr24.paperkit.data import load_cifar10
+from iclr24.paperkit.data import load_mnist
+from iclr24.paperkit.data._unpickle import UnsafePickle
+from iclr24.paperkit.data._unpickle import load_restricted
 from iclr24.paperkit.data.cifar import read_cifar_batch
-from iclr24.paperkit.data.folder import DataMissing, is_present
+from iclr24.paperkit.data.folder import DataMissing
+from iclr24.paperkit.data.folder import is_present
 from iclr24.paperkit.data.mnist import read_mnist_pickle
 
 PAPERKIT = Path(__file__).parents[1] / "src" / "iclr24" / "paperkit"

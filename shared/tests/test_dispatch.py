@@ -11,7 +11,9 @@ import textwrap
 import pytest
 
 from iclr24.paperkit.runner.report import comparable
-from iclr24.paperkit.threads import DISPATCH_ENV, OUTER_ENV, pin_process_dispatch
+from iclr24.paperkit.threads import DISPATCH_ENV
+from iclr24.paperkit.threads import OUTER_ENV
+from iclr24.paperkit.threads import pin_process_dispatch
 
 MODULE = """
 import hashlib

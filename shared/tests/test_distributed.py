@@ -4,13 +4,11 @@ import textwrap
 import pytest
 import torch
 
-from iclr24.paperkit.distributed import (
-    distributed_sampler,
-    init_distributed,
-    rank_and_world,
-    run_torchrun,
-    wrap_ddp,
-)
+from iclr24.paperkit.distributed import distributed_sampler
+from iclr24.paperkit.distributed import init_distributed
+from iclr24.paperkit.distributed import rank_and_world
+from iclr24.paperkit.distributed import run_torchrun
+from iclr24.paperkit.distributed import wrap_ddp
 
 SCRIPT = """
 import json, sys

@@ -1,12 +1,18 @@
 """Defaults declared once: ``field_arg`` reads a CLI default from a config dataclass; ``check_cli_defaults``
 catches a default declared twice that drifted apart."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import pytest
 
-from iclr24.paperkit.cli import App, arg, config_from_args, field_arg, resume_arg
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_defaults
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import resume_arg
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_defaults
 
 
 @dataclass

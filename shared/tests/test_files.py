@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from iclr24.paperkit import save_figure
-from iclr24.paperkit.data.readers import load_image, load_npz
+from iclr24.paperkit.data.readers import load_image
+from iclr24.paperkit.data.readers import load_npz
 
 
 def test_load_npz_roundtrip_and_keys(tmp_path):

@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.paperkit import (
-    atomic_torch_save,
-    atomic_write_json,
-    atomic_write_text,
-    deterministic,
-    ensure_out_dir,
-    progress,
-    seed_everything,
-    set_quiet,
-)
-from iclr24.paperkit.data.samples import digits_tensors, sample_image, train_test_split_tensors
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import atomic_write_text
+from iclr24.paperkit import deterministic
+from iclr24.paperkit import ensure_out_dir
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
+from iclr24.paperkit import set_quiet
+from iclr24.paperkit.data.samples import digits_tensors
+from iclr24.paperkit.data.samples import sample_image
+from iclr24.paperkit.data.samples import train_test_split_tensors
 
 
 def test_atomic_writes_leave_no_temp_files(tmp_path):

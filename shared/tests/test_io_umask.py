@@ -6,7 +6,9 @@ import sys
 
 import pytest
 
-from iclr24.paperkit import atomic_torch_save, atomic_write_json, atomic_write_text
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import atomic_write_text
 from iclr24.paperkit.io import _current_umask
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")

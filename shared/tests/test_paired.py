@@ -3,8 +3,11 @@ import math
 
 import pytest
 
-from iclr24.paperkit import Claim, ClaimSet, RunConfig
-from iclr24.paperkit.paired import paired_verdict, t_quantile_975
+from iclr24.paperkit import Claim
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit.paired import paired_verdict
+from iclr24.paperkit.paired import t_quantile_975
 
 
 def test_t_quantiles_match_tables_and_the_normal_limit():
@@ -100,7 +103,8 @@ def test_paired_claims_carry_no_verdict_in_smoke_mode():
 
 
 def test_timing_flag_roundtrips_and_report_shows_inconclusive(tmp_path):
-    from iclr24.paperkit.runner.report import comparable, write_report
+    from iclr24.paperkit.runner.report import comparable
+    from iclr24.paperkit.runner.report import write_report
 
     cs = ClaimSet("demo", RunConfig(mode="quick"))
     cs.add(

@@ -7,11 +7,22 @@ import random
 
 import pytest
 
-from iclr24.paperkit.claims import BUDGETS, KINDS, Claim, ClaimSet, ClaimSpec, RunConfig
-from iclr24.paperkit.paired import paired_verdict, t_quantile_975
-from iclr24.paperkit.paper import Paper, run_claims
-from iclr24.paperkit.power import Calibration, power_plan, seeds_needed, t_quantile
-from iclr24.paperkit.summary import summary_text, verdict_summary
+from iclr24.paperkit.claims import BUDGETS
+from iclr24.paperkit.claims import KINDS
+from iclr24.paperkit.claims import Claim
+from iclr24.paperkit.claims import ClaimSet
+from iclr24.paperkit.claims import ClaimSpec
+from iclr24.paperkit.claims import RunConfig
+from iclr24.paperkit.paired import paired_verdict
+from iclr24.paperkit.paired import t_quantile_975
+from iclr24.paperkit.paper import Paper
+from iclr24.paperkit.paper import run_claims
+from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import power_plan
+from iclr24.paperkit.power import seeds_needed
+from iclr24.paperkit.power import t_quantile
+from iclr24.paperkit.summary import summary_text
+from iclr24.paperkit.summary import verdict_summary
 
 
 def cal(ours, baseline, seconds=2.0, seeds=None):

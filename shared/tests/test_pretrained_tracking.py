@@ -6,9 +6,13 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.pretrained import PretrainedMixin, load_pretrained, read_model_folder
-from iclr24.paperkit.tracking import StepLog, read_jsonl
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.pretrained import read_model_folder
+from iclr24.paperkit.tracking import StepLog
+from iclr24.paperkit.tracking import read_jsonl
 
 
 class Tiny(PretrainedMixin, nn.Module):

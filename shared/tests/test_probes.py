@@ -8,17 +8,20 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.paperkit.checkpoint import load_checkpoint, safe_torch_load
-from iclr24.paperkit.data.readers import load_image, load_npz
-from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, strip_unsafe_advice
-from iclr24.paperkit.runner.testing import (
-    Prober,
-    probe_arrays,
-    probe_files,
-    probe_floats,
-    probe_inputs,
-    probe_sizes,
-)
+from iclr24.paperkit.checkpoint import load_checkpoint
+from iclr24.paperkit.checkpoint import safe_torch_load
+from iclr24.paperkit.data.readers import load_image
+from iclr24.paperkit.data.readers import load_npz
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import strip_unsafe_advice
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_inputs
+from iclr24.paperkit.runner.testing import probe_sizes
 
 
 def test_probes_are_seeded_and_cover_the_kinds(tmp_path):

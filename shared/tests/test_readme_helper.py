@@ -2,7 +2,9 @@
 
 import pytest
 
-from iclr24.paperkit.runner.testing import CONTINUES, readme_block_groups, run_readme_blocks
+from iclr24.paperkit.runner.testing import CONTINUES
+from iclr24.paperkit.runner.testing import readme_block_groups
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 FENCE = "```"
 

@@ -10,8 +10,13 @@ import textwrap
 
 import pytest
 
-from iclr24.paperkit.cli import App, UsageError, arg
-from iclr24.paperkit.runfolder import MARKER, RunFolder, RunFolderError, read_marker
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.runfolder import MARKER
+from iclr24.paperkit.runfolder import RunFolder
+from iclr24.paperkit.runfolder import RunFolderError
+from iclr24.paperkit.runfolder import read_marker
 
 
 def make_app(calls=None):

@@ -3,14 +3,12 @@ import textwrap
 
 import pytest
 
-from iclr24.paperkit.scale import (
-    PaperScale,
-    count_flops,
-    endless,
-    measure_paper_scale,
-    paper_scale_markdown,
-    tie,
-)
+from iclr24.paperkit.scale import PaperScale
+from iclr24.paperkit.scale import count_flops
+from iclr24.paperkit.scale import endless
+from iclr24.paperkit.scale import measure_paper_scale
+from iclr24.paperkit.scale import paper_scale_markdown
+from iclr24.paperkit.scale import tie
 
 
 def _linear_step(batch=4, d_in=8, d_out=3):
@@ -100,7 +98,8 @@ def test_iclr24_bench_paper_scale_prints_a_row_per_package(tmp_path, monkeypatch
 def test_package_bench_paper_scale_writes_one_row(tmp_path, capsys):
     """`<name> bench --paper-scale` runs the paper's own configuration (not the benchmarks) and writes one row;
     a paper without one, a mode flag, or --device on a CPU-only bench are one-line usage errors."""
-    from iclr24.paperkit import Paper, PaperScale
+    from iclr24.paperkit import Paper
+    from iclr24.paperkit import PaperScale
     from iclr24.paperkit.bench import BenchReport
     from iclr24.paperkit.cli import App
 

@@ -2,17 +2,16 @@
 
 import pytest
 
-from iclr24.paperkit import hardware, scale
+from iclr24.paperkit import hardware
+from iclr24.paperkit import scale
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import (
-    accumulation_for,
-    count_flops,
-    fingerprint,
-    micro_batch_for,
-    steps_per_epoch,
-    stream,
-    train_step,
-)
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import count_flops
+from iclr24.paperkit.scale import fingerprint
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import steps_per_epoch
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import train_step
 
 
 def test_hardware_constants_are_re_exported_by_scale():

@@ -13,7 +13,8 @@ from torch import nn
 from iclr24.paperkit import shipped
 from iclr24.paperkit.claims import RunConfig
 from iclr24.paperkit.errors import InputFileError
-from iclr24.paperkit.pretrained import PretrainedMixin, read_model_folder
+from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.pretrained import read_model_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,7 +116,8 @@ def test_from_scratch_retrains_with_the_recorded_command_and_matches_its_losses(
 
 
 def test_a_package_without_checkpoints_refuses_from_scratch(tmp_path, capsys):
-    from iclr24.paperkit.cli import App, ships_checkpoints
+    from iclr24.paperkit.cli import App
+    from iclr24.paperkit.cli import ships_checkpoints
     from iclr24.paperkit.paper import Paper
 
     with pytest.raises(InputFileError, match="ships no checkpoints"):

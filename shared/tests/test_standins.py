@@ -5,8 +5,11 @@ import pickle
 import numpy as np
 import pytest
 
-from iclr24.paperkit.data import CIFAR10_CLASSES, image_folder, load_cifar10
-from iclr24.paperkit.data.standins import write_cifar10_batches, write_imagenet_folder
+from iclr24.paperkit.data import CIFAR10_CLASSES
+from iclr24.paperkit.data import image_folder
+from iclr24.paperkit.data import load_cifar10
+from iclr24.paperkit.data.standins import write_cifar10_batches
+from iclr24.paperkit.data.standins import write_imagenet_folder
 
 
 def test_cifar10_batches_round_trip_through_load_cifar10(tmp_path):

@@ -317,7 +317,8 @@ def test_packages_on_the_claims_table_are_listed_exactly():
 
 
 def test_refresh_shows_a_sign_test_by_its_counts_not_an_interval():
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     cs = ClaimSet("demo", RunConfig(mode="full"))
     c = cs.paired(

@@ -8,11 +8,19 @@ import random
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
+from torch.utils.data import IterableDataset
+from torch.utils.data import TensorDataset
 
-from iclr24.paperkit.data.user import as_tensors, is_user_data
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.resume import global_rng_state, load_train_state, save_train_state, set_global_rng_state
+from iclr24.paperkit.data.user import as_tensors
+from iclr24.paperkit.data.user import is_user_data
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.resume import global_rng_state
+from iclr24.paperkit.resume import load_train_state
+from iclr24.paperkit.resume import save_train_state
+from iclr24.paperkit.resume import set_global_rng_state
 
 X = torch.arange(24, dtype=torch.float32).reshape(12, 2)
 Y = torch.arange(12) % 3
@@ -50,7 +58,8 @@ def test_every_kind_of_data_gives_the_tensor_paths_tensors(data):
 def test_reading_a_loader_leaves_the_global_rng_as_it_was():
     """A DataLoader draws its base seed from the global RNG; as_tensors reads it in a forked RNG, so a trainer
     that samples from the global RNG after reading gives the tensor path's result."""
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     torch.manual_seed(0)
     state = torch.get_rng_state()

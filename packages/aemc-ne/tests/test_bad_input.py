@@ -4,9 +4,14 @@ InputError line, never OverflowError, NaN or scipy's own errors."""
 import numpy as np
 import pytest
 
-from iclr24.aemc_ne import AEMCNE, FitConfig, load_monti, make_synthetic, rmse
+from iclr24.aemc_ne import AEMCNE
+from iclr24.aemc_ne import FitConfig
+from iclr24.aemc_ne import load_monti
+from iclr24.aemc_ne import make_synthetic
+from iclr24.aemc_ne import rmse
 from iclr24.aemc_ne.cli import main
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 
 def test_a_huge_epoch_count_is_refused_not_an_overflow(tmp_path, capsys):

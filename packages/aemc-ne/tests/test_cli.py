@@ -6,8 +6,10 @@ import pytest
 from iclr24.aemc_ne import load_model
 from iclr24.aemc_ne.bench import run_benchmarks
 from iclr24.aemc_ne.cli import main
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
-from iclr24.paperkit.tracking import StepLog, read_jsonl
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.tracking import StepLog
+from iclr24.paperkit.tracking import read_jsonl
 
 
 def test_cli_contract(tmp_path):
@@ -112,7 +114,8 @@ def test_bench_smoke():
 
 def test_cli_defaults_are_the_configs():
     from iclr24.aemc_ne.cli import app
-    from iclr24.aemc_ne.completion import AEMCNE, MatrixFactorization
+    from iclr24.aemc_ne.completion import AEMCNE
+    from iclr24.aemc_ne.completion import MatrixFactorization
     from iclr24.aemc_ne.config import FitConfig
 
     check_app_defaults(app, {"train": (FitConfig, AEMCNE, MatrixFactorization)})

@@ -2,7 +2,14 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.aemc_ne import AEMC, AEMCNE, AutoRec, FitConfig, MatrixFactorization, Ratings, load_model, rmse
+from iclr24.aemc_ne import AEMC
+from iclr24.aemc_ne import AEMCNE
+from iclr24.aemc_ne import AutoRec
+from iclr24.aemc_ne import FitConfig
+from iclr24.aemc_ne import MatrixFactorization
+from iclr24.aemc_ne import Ratings
+from iclr24.aemc_ne import load_model
+from iclr24.aemc_ne import rmse
 from iclr24.aemc_ne.completion import relative_rmse
 from iclr24.aemc_ne.data import make_synthetic
 

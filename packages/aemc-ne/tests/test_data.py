@@ -2,15 +2,13 @@ import numpy as np
 import pytest
 from scipy.io import savemat
 
-from iclr24.aemc_ne.data import (
-    Ratings,
-    load_monti,
-    load_movielens,
-    load_movielens_split,
-    load_recbole_inter,
-    make_synthetic,
-    movielens_100k_u1,
-)
+from iclr24.aemc_ne.data import Ratings
+from iclr24.aemc_ne.data import load_monti
+from iclr24.aemc_ne.data import load_movielens
+from iclr24.aemc_ne.data import load_movielens_split
+from iclr24.aemc_ne.data import load_recbole_inter
+from iclr24.aemc_ne.data import make_synthetic
+from iclr24.aemc_ne.data import movielens_100k_u1
 
 
 def test_synthetic_generator_low_rank_response_and_masks():

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.aemc_ne import AEMCNE, make_synthetic
+from iclr24.aemc_ne import AEMCNE
+from iclr24.aemc_ne import make_synthetic
 
 SMALL = dict(main_hidden=(8,), elem_hidden=(4,), activation="tanh")
 SCRIPT = """

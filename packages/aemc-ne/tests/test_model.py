@@ -1,7 +1,11 @@
 import pytest
 import torch
 
-from iclr24.aemc_ne.model import AutoencoderMC, ElementwiseNetwork, MainAutoencoder, masked_loss, zero_fill
+from iclr24.aemc_ne.model import AutoencoderMC
+from iclr24.aemc_ne.model import ElementwiseNetwork
+from iclr24.aemc_ne.model import MainAutoencoder
+from iclr24.aemc_ne.model import masked_loss
+from iclr24.aemc_ne.model import zero_fill
 
 
 def _net(m=7, shared=True, seed=0, skip=0.8):

@@ -1,8 +1,10 @@
 """Paper scale (issue 48): PAPER_SCALE is ML-10M item-based, and one micro-step of it runs at a tiny size on data
 in ML-10M's ratings.dat format."""
 
-from iclr24.aemc_ne.paper_scale import PAPER_SCALE, write_ml10m_format
-from iclr24.aemc_ne.reproduce import FULL, PAPER
+from iclr24.aemc_ne.paper_scale import PAPER_SCALE
+from iclr24.aemc_ne.paper_scale import write_ml10m_format
+from iclr24.aemc_ne.reproduce import FULL
+from iclr24.aemc_ne.reproduce import PAPER
 from iclr24.paperkit.scale import measure_paper_scale
 
 

@@ -4,7 +4,11 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import numpy as np
 
 import iclr24.aemc_ne as am
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 
 def test_public_api_refuses_bad_input(tmp_path):
@@ -57,7 +61,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     )
     # your own data: loaders and datasets of wrong shapes, dtypes and values
     import torch
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     u, i, v = (torch.from_numpy(a) for a in (tr.users, tr.items, tr.values))
     loaders = [("two fields", TensorDataset(u, i)), ("float ids", TensorDataset(u.float(), i.float(), v)),

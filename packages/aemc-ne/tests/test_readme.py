@@ -1,6 +1,7 @@
 from pathlib import Path
 
-from iclr24.paperkit.runner.testing import readme_blocks, run_readme_blocks
+from iclr24.paperkit.runner.testing import readme_blocks
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 README = Path(__file__).parents[1] / "README.md"
 

@@ -1,6 +1,12 @@
 import pytest
 
-from iclr24.aemc_ne.reproduce import CALIBRATION_SEEDS_ML, CLAIMS, FULL, PAPER, POOL, QUICK, SPECS
+from iclr24.aemc_ne.reproduce import CALIBRATION_SEEDS_ML
+from iclr24.aemc_ne.reproduce import CLAIMS
+from iclr24.aemc_ne.reproduce import FULL
+from iclr24.aemc_ne.reproduce import PAPER
+from iclr24.aemc_ne.reproduce import POOL
+from iclr24.aemc_ne.reproduce import QUICK
+from iclr24.aemc_ne.reproduce import SPECS
 from iclr24.paperkit import BUDGETS
 from iclr24.paperkit.runner.testing import check_paper_smoke
 
@@ -13,8 +19,11 @@ def test_smoke_records(tmp_path):
 
 def test_synthetic_checks_run_their_planned_seeds(tmp_path):
     """The full-only synthetic rows at the smoke config's size: paired over the plan's seeds, with their figures."""
-    from iclr24.aemc_ne.reproduce import NAME, SMOKE, _synthetic_claim
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.aemc_ne.reproduce import NAME
+    from iclr24.aemc_ne.reproduce import SMOKE
+    from iclr24.aemc_ne.reproduce import _synthetic_claim
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     cs = ClaimSet(NAME, RunConfig(mode="full", out=tmp_path))
     _synthetic_claim(cs, SPECS["saturating"], [0, 1, 2], SMOKE, True)
@@ -68,8 +77,12 @@ def test_configs_keep_the_protocols():
 
 
 def test_missing_movielens_is_skipped_with_its_data_name(tmp_path):
-    from iclr24.aemc_ne.reproduce import NAME, SMOKE, _movielens_claim
-    from iclr24.paperkit import ClaimSet, RunConfig, run_claims
+    from iclr24.aemc_ne.reproduce import NAME
+    from iclr24.aemc_ne.reproduce import SMOKE
+    from iclr24.aemc_ne.reproduce import _movielens_claim
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
+    from iclr24.paperkit import run_claims
 
     cs = ClaimSet(NAME, RunConfig(mode="quick", out=tmp_path, data_dir=tmp_path / "empty"))
     run_claims(
@@ -98,8 +111,12 @@ def test_movielens_claim_is_paired_by_split_and_seed(tmp_path):
 
     import numpy as np
 
-    from iclr24.aemc_ne.reproduce import ML_NAMES, NAME, SMOKE, _movielens_claim
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.aemc_ne.reproduce import ML_NAMES
+    from iclr24.aemc_ne.reproduce import NAME
+    from iclr24.aemc_ne.reproduce import SMOKE
+    from iclr24.aemc_ne.reproduce import _movielens_claim
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     rng = np.random.default_rng(0)
     folder = tmp_path / "data" / "movielens-100k"

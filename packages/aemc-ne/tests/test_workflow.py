@@ -5,11 +5,17 @@ import json
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.aemc_ne import AEMC, AEMCNE, MatrixFactorization, Ratings, load_model
+from iclr24.aemc_ne import AEMC
+from iclr24.aemc_ne import AEMCNE
+from iclr24.aemc_ne import MatrixFactorization
+from iclr24.aemc_ne import Ratings
+from iclr24.aemc_ne import load_model
 from iclr24.aemc_ne.data import make_synthetic
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 
 SMALL = dict(main_hidden=(6, 3, 6))
@@ -96,7 +102,8 @@ def test_bad_model_folders_are_one_clear_error(syn, tmp_path):
     with pytest.raises(InputFileError, match="config.json is missing"):
         load_model(tmp_path / "empty")
     # weights of another architecture under a matching provenance: refused naming the file
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
+    from safetensors.torch import save_file
 
     from iclr24.paperkit.pretrained import file_sha256
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.asmr import psnr, ssim
+from iclr24.asmr import psnr
+from iclr24.asmr import ssim
 from iclr24.asmr.train import NonFiniteLossError
 from iclr24.paperkit.errors import InputError
 

@@ -3,7 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.asmr import load_image, save_signal
+from iclr24.asmr import load_image
+from iclr24.asmr import save_signal
 from iclr24.asmr.cli import main
 from iclr24.paperkit.runner.testing import check_cli_contract
 
@@ -134,7 +135,8 @@ def test_user_errors_exit_2(tmp_path, capsys):
 def test_readme_quickstart_runs(tmp_path):
     from pathlib import Path
 
-    from iclr24.paperkit.runner.testing import readme_blocks, run_readme_blocks
+    from iclr24.paperkit.runner.testing import readme_blocks
+    from iclr24.paperkit.runner.testing import run_readme_blocks
 
     readme = Path(__file__).parents[1] / "README.md"
     assert "steps=600, lr=1e-3" in readme_blocks(readme)[0]  # the previous quick budget and the swept lr

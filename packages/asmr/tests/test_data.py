@@ -1,7 +1,12 @@
 import numpy as np
 import pytest
 
-from iclr24.asmr import camera_image, load_audio, load_image, load_signal, load_video, save_signal
+from iclr24.asmr import camera_image
+from iclr24.asmr import load_audio
+from iclr24.asmr import load_image
+from iclr24.asmr import load_signal
+from iclr24.asmr import load_video
+from iclr24.asmr import save_signal
 
 
 def test_camera_image():

@@ -3,16 +3,14 @@ import math
 import pytest
 import torch
 
-from iclr24.asmr import (
-    compose_digits,
-    decompose_coords,
-    grid_coords,
-    level_strides,
-    normalize_digits,
-    parse_bases,
-    suggest_bases,
-    validate_bases,
-)
+from iclr24.asmr import compose_digits
+from iclr24.asmr import decompose_coords
+from iclr24.asmr import grid_coords
+from iclr24.asmr import level_strides
+from iclr24.asmr import normalize_digits
+from iclr24.asmr import parse_bases
+from iclr24.asmr import suggest_bases
+from iclr24.asmr import validate_bases
 
 
 def test_strides_and_digits_of_the_spec_example():

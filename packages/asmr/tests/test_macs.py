@@ -3,15 +3,13 @@ import math
 import pytest
 import torch
 
-from iclr24.asmr import (
-    ASMR,
-    SIREN,
-    asmr_macs_per_point,
-    count_linear_macs,
-    grid_coords,
-    macs_per_point,
-    mlp_macs_per_point,
-)
+from iclr24.asmr import ASMR
+from iclr24.asmr import SIREN
+from iclr24.asmr import asmr_macs_per_point
+from iclr24.asmr import count_linear_macs
+from iclr24.asmr import grid_coords
+from iclr24.asmr import macs_per_point
+from iclr24.asmr import mlp_macs_per_point
 
 
 @pytest.mark.parametrize(

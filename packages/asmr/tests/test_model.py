@@ -3,7 +3,11 @@ import math
 import pytest
 import torch
 
-from iclr24.asmr import ASMR, SIREN, build_model, decompose_coords, grid_coords
+from iclr24.asmr import ASMR
+from iclr24.asmr import SIREN
+from iclr24.asmr import build_model
+from iclr24.asmr import decompose_coords
+from iclr24.asmr import grid_coords
 
 
 def test_shared_render_equals_per_coordinate_forward_float32(image_model):

@@ -2,7 +2,9 @@ import math
 
 from PIL import Image
 
-from iclr24.asmr.reproduce import PAPER, PAPER_SCALE, paper_scale
+from iclr24.asmr.reproduce import PAPER
+from iclr24.asmr.reproduce import PAPER_SCALE
+from iclr24.asmr.reproduce import paper_scale
 from iclr24.paperkit.scale import measure_paper_scale
 
 

@@ -5,7 +5,11 @@ import numpy as np
 import torch
 
 import iclr24.asmr as asmr
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "FitResult": "a result record (fit is probed)",
@@ -93,7 +97,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(asmr.save_signal, "sample_rate", probe_sizes(), np.zeros(16), tmp_path / "o.wav", "audio")
     p.sweep(asmr.uniform_grid_batches, 1, probe_sizes(), (32, 32))
     # the model folder, the training hooks and your own points
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     for cls in (asmr.ASMR, asmr.SIREN):
         p.sweep(cls.from_pretrained, 0, probe_files(tmp_path, ""))

@@ -7,20 +7,18 @@ import pytest
 
 from iclr24.asmr import experiments as ex
 from iclr24.asmr import reproduce
-from iclr24.asmr.reproduce import (
-    CALIBRATED_SECONDS_PER_STEP,
-    CLAIMS,
-    FULL,
-    PAPER,
-    QUICK,
-    RENDER_CALIBRATION,
-    SMOKE,
-    calibrate,
-    equal_time_steps,
-    lr_sweep,
-    megapixel_lr_sweep,
-    whole_epochs,
-)
+from iclr24.asmr.reproduce import CALIBRATED_SECONDS_PER_STEP
+from iclr24.asmr.reproduce import CLAIMS
+from iclr24.asmr.reproduce import FULL
+from iclr24.asmr.reproduce import PAPER
+from iclr24.asmr.reproduce import QUICK
+from iclr24.asmr.reproduce import RENDER_CALIBRATION
+from iclr24.asmr.reproduce import SMOKE
+from iclr24.asmr.reproduce import calibrate
+from iclr24.asmr.reproduce import equal_time_steps
+from iclr24.asmr.reproduce import lr_sweep
+from iclr24.asmr.reproduce import megapixel_lr_sweep
+from iclr24.asmr.reproduce import whole_epochs
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.runner.report import comparable
 from iclr24.paperkit.runner.testing import check_paper_smoke

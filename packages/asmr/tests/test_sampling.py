@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.asmr import ASMR, fit, grid_coords
-from iclr24.asmr.sampling import DEFAULT_GRID_CELLS, grid_cells_for, uniform_grid_batches
+from iclr24.asmr import ASMR
+from iclr24.asmr import fit
+from iclr24.asmr import grid_coords
+from iclr24.asmr.sampling import DEFAULT_GRID_CELLS
+from iclr24.asmr.sampling import grid_cells_for
+from iclr24.asmr.sampling import uniform_grid_batches
 
 
 def _flat(coords: torch.Tensor, shape) -> torch.Tensor:

@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.asmr import ASMR, SIREN, camera_image, fit, psnr, ssim
+from iclr24.asmr import ASMR
+from iclr24.asmr import SIREN
+from iclr24.asmr import camera_image
+from iclr24.asmr import fit
+from iclr24.asmr import psnr
+from iclr24.asmr import ssim
 
 
 def test_psnr_closed_form():

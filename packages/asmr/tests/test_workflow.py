@@ -7,13 +7,22 @@ import shlex
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.asmr import ASMR, SIREN, fit, grid_coords, save_signal, signal_from_points
-from iclr24.asmr.cli import load_checkpoint, main
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.asmr import ASMR
+from iclr24.asmr import SIREN
+from iclr24.asmr import fit
+from iclr24.asmr import grid_coords
+from iclr24.asmr import save_signal
+from iclr24.asmr import signal_from_points
+from iclr24.asmr.cli import load_checkpoint
+from iclr24.asmr.cli import main
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
-from iclr24.paperkit.tracking import StepLog, read_jsonl
+from iclr24.paperkit.tracking import StepLog
+from iclr24.paperkit.tracking import read_jsonl
 
 BASES = [[2, 2, 4], [2, 2, 4]]
 

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from iclr24.cmvae.data import poly_digits
-from iclr24.cmvae.experiments import _model, hold_out_validation
+from iclr24.cmvae.experiments import _model
+from iclr24.cmvae.experiments import hold_out_validation
 from iclr24.cmvae.metrics import clustering_scores
 from iclr24.cmvae.reproduce import FULL
 from iclr24.cmvae.train import fit

@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.cmvae import build_mlp_model, fit, load_checkpoint, load_multimodal_npz, save_checkpoint
+from iclr24.cmvae import build_mlp_model
+from iclr24.cmvae import fit
+from iclr24.cmvae import load_checkpoint
+from iclr24.cmvae import load_multimodal_npz
+from iclr24.cmvae import save_checkpoint
 from iclr24.cmvae.checkpoint import CHECKPOINT_FORMAT
 from iclr24.cmvae.cli import main
 from iclr24.paperkit import atomic_torch_save

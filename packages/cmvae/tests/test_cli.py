@@ -5,12 +5,10 @@ import pytest
 
 from iclr24.cmvae.cli import main
 from iclr24.cmvae.reproduce import PAPER
-from iclr24.paperkit.runner.testing import (
-    check_app_defaults,
-    check_cli_contract,
-    check_paper_smoke,
-    run_readme_blocks,
-)
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 
 @pytest.mark.slow  # trains CMVAE, MMVAE+ and the refiner once at toy size; scores 2 shipped checkpoint pairs
@@ -31,7 +29,9 @@ def test_cli_contract(tmp_path):
 
 
 def test_cli_train_cluster_sample_end_to_end(tmp_path, capsys):
-    from iclr24.cmvae import CMVAE, load_checkpoint, save_checkpoint
+    from iclr24.cmvae import CMVAE
+    from iclr24.cmvae import load_checkpoint
+    from iclr24.cmvae import save_checkpoint
 
     out = tmp_path / "train"
     args = ["train", "--n-train", "200", "--n-test", "50", "--epochs", "1", "--hidden", "16", "--prior-lr", "1e-2",
@@ -65,7 +65,8 @@ def test_cli_train_cluster_sample_end_to_end(tmp_path, capsys):
 def test_cli_log_dir_and_resume(tmp_path, monkeypatch):
     """--log-dir writes a JSONL row per Adam step; a run interrupted in epoch 3 and continued with --resume
     writes the weights the uninterrupted run writes."""
-    from iclr24.paperkit.tracking import StepLog, read_jsonl
+    from iclr24.paperkit.tracking import StepLog
+    from iclr24.paperkit.tracking import read_jsonl
 
     base = ["train", "--n-train", "200", "--n-test", "50", "--epochs", "3", "--hidden", "16", "--batch-size", "128",
             "--n-clusters-max", "4", "--quiet"]  # fmt: skip
@@ -138,7 +139,11 @@ def test_mode_configs_keep_the_rules_the_readme_states():
     # --full: 3 seeds of poly_digits at 160 epochs of the calibrated CPU model, the +3-point margin; --quick: 1 seed,
     # 15 epochs (the diffusion claim only); the evaluated seeds never include the calibration seeds 100-101; K* is
     # selected by the official rule on 500 held-out validation tuples; threads declared (paperkit pins them).
-    from iclr24.cmvae.reproduce import _ROW, FULL, PAPER, QUICK, SMOKE
+    from iclr24.cmvae.reproduce import _ROW
+    from iclr24.cmvae.reproduce import FULL
+    from iclr24.cmvae.reproduce import PAPER
+    from iclr24.cmvae.reproduce import QUICK
+    from iclr24.cmvae.reproduce import SMOKE
 
     assert PAPER.threads == 1 and PAPER.paper_scale is not None and PAPER.budgets["full"] == 1800
     assert FULL.seeds == (0, 1, 2) and _ROW["digits_acc"].margin == -3.0  # ours >= baseline + 3

@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 
-from iclr24.cmvae.data import load_multimodal_npz, load_polymnist, poly_digits, poly_mnist
+from iclr24.cmvae.data import load_multimodal_npz
+from iclr24.cmvae.data import load_polymnist
+from iclr24.cmvae.data import poly_digits
+from iclr24.cmvae.data import poly_mnist
 
 
 def test_poly_digits_construction():

@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from iclr24.cmvae.diffusion import DiffusionRefiner, linear_beta_schedule
+from iclr24.cmvae.diffusion import DiffusionRefiner
+from iclr24.cmvae.diffusion import linear_beta_schedule
 
 
 def test_schedule_reaches_noise():

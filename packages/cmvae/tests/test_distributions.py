@@ -3,14 +3,12 @@ import math
 import pytest
 import torch
 
-from iclr24.cmvae.distributions import (
-    cluster_marginal_log_likelihood,
-    cluster_posterior,
-    laplace_log_prob,
-    log_moe_density,
-    normalised_entropy,
-    softmax_scale,
-)
+from iclr24.cmvae.distributions import cluster_marginal_log_likelihood
+from iclr24.cmvae.distributions import cluster_posterior
+from iclr24.cmvae.distributions import laplace_log_prob
+from iclr24.cmvae.distributions import log_moe_density
+from iclr24.cmvae.distributions import normalised_entropy
+from iclr24.cmvae.distributions import softmax_scale
 
 
 def test_softmax_scale_at_zero_and_sum():  # acceptance check 1

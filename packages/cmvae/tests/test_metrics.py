@@ -2,12 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.cmvae.metrics import (
-    cluster_accuracy,
-    clustering_scores,
-    conditional_coherence,
-    unconditional_coherence,
-)
+from iclr24.cmvae.metrics import cluster_accuracy
+from iclr24.cmvae.metrics import clustering_scores
+from iclr24.cmvae.metrics import conditional_coherence
+from iclr24.cmvae.metrics import unconditional_coherence
 from iclr24.cmvae.model import majority_vote
 
 

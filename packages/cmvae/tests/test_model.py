@@ -4,17 +4,16 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
-from torch.distributions import Laplace, Normal
+from torch.distributions import Laplace
+from torch.distributions import Normal
 
-from iclr24.cmvae import (
-    CMVAE,
-    MLPDecoder,
-    MLPEncoder,
-    MMVAEPlus,
-    build_mlp_model,
-    load_checkpoint,
-    save_checkpoint,
-)
+from iclr24.cmvae import CMVAE
+from iclr24.cmvae import MLPDecoder
+from iclr24.cmvae import MLPEncoder
+from iclr24.cmvae import MMVAEPlus
+from iclr24.cmvae import build_mlp_model
+from iclr24.cmvae import load_checkpoint
+from iclr24.cmvae import save_checkpoint
 from iclr24.cmvae.distributions import latent_scale
 
 D, d, dw, M = 12, 3, 2, 3
@@ -221,7 +220,8 @@ def test_experiment_config_likelihood_reaches_the_models():
     # The reproduction's calibrated likelihood (normal, sd 0.1) must reach CMVAE and MMVAE+ alike; the CPU config
     # would silently fall back to the Laplace default otherwise.
     from iclr24.cmvae.data import poly_digits
-    from iclr24.cmvae.experiments import ExperimentConfig, _model
+    from iclr24.cmvae.experiments import ExperimentConfig
+    from iclr24.cmvae.experiments import _model
 
     data = poly_digits(40, 20, seed=3)
     cfg = ExperimentConfig(hidden=(8,), likelihood="normal", likelihood_scale=0.1)

@@ -9,7 +9,8 @@ import pytest
 import torch
 from scipy.stats import entropy
 
-from iclr24.cmvae import build_mlp_model, fit
+from iclr24.cmvae import build_mlp_model
+from iclr24.cmvae import fit
 from iclr24.cmvae.distributions import latent_log_prob
 
 D, d, dw, M = 12, 3, 2, 3

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from iclr24.cmvae.data import PolyMNISTFolder
-from iclr24.cmvae.paper_scale import PAPER_SCALE, paper_scale
+from iclr24.cmvae.paper_scale import PAPER_SCALE
+from iclr24.cmvae.paper_scale import paper_scale
 from iclr24.paperkit.scale import measure_paper_scale
 
 

@@ -1,7 +1,8 @@
 """Parity (issue 65): the row paper_scale("cpu") gives is the one captured before the paperkit migration."""
 
 from iclr24.cmvae.paper_scale import paper_scale
-from iclr24.paperkit.scale import fingerprint, recorded_fingerprint
+from iclr24.paperkit.scale import fingerprint
+from iclr24.paperkit.scale import recorded_fingerprint
 
 
 def test_paper_scale_row_is_the_one_recorded_before_the_migration():

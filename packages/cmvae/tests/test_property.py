@@ -5,7 +5,11 @@ import numpy as np
 import torch
 
 import iclr24.cmvae as cm
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "ClusterPrediction": "a result record (predict_clusters is probed)",
@@ -85,7 +89,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(cm.save_checkpoint, 1, [("folder", tmp_path)], model)
     p.sweep(cm.save_checkpoint, 0, [("not a model", object())], tmp_path / "c.pt")
     # the model folder and your own data
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     p.sweep(cm.CMVAE.from_pretrained, 0, probe_files(tmp_path, ""))
     p.sweep(cm.MMVAEPlus.from_pretrained, 0, probe_files(tmp_path, ""))

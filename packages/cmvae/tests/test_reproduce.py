@@ -6,16 +6,17 @@ import pytest
 import torch
 
 from iclr24.cmvae.data import poly_digits
-from iclr24.cmvae.experiments import (
-    ExperimentConfig,
-    _model,
-    hold_out_validation,
-    noise_matched_samples,
-    refinement_distances,
-    train_classifiers,
-)
-from iclr24.cmvae.reproduce import _ROW, QUICK, _refinement_claim
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.cmvae.experiments import ExperimentConfig
+from iclr24.cmvae.experiments import _model
+from iclr24.cmvae.experiments import hold_out_validation
+from iclr24.cmvae.experiments import noise_matched_samples
+from iclr24.cmvae.experiments import refinement_distances
+from iclr24.cmvae.experiments import train_classifiers
+from iclr24.cmvae.reproduce import _ROW
+from iclr24.cmvae.reproduce import QUICK
+from iclr24.cmvae.reproduce import _refinement_claim
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 
 
 class _NoiseRefiner:

@@ -6,7 +6,10 @@ import torch
 
 from iclr24.cmvae import CMVAE
 from iclr24.cmvae.cli import main
-from iclr24.cmvae.distributions import OFFICIAL_SCALE_EPS, SCALE_EPS, latent_scale, softmax_scale
+from iclr24.cmvae.distributions import OFFICIAL_SCALE_EPS
+from iclr24.cmvae.distributions import SCALE_EPS
+from iclr24.cmvae.distributions import latent_scale
+from iclr24.cmvae.distributions import softmax_scale
 from iclr24.cmvae.model import build_mlp_model
 
 

@@ -8,15 +8,19 @@ import shlex
 import pytest
 
 from iclr24.cmvae import CMVAE
-from iclr24.cmvae.reproduce import CHECKPOINTS, CLAIMS, MNIST_EPOCHS, MNIST_SEEDS, PACKAGE, PAPER
+from iclr24.cmvae.reproduce import CHECKPOINTS
+from iclr24.cmvae.reproduce import CLAIMS
+from iclr24.cmvae.reproduce import MNIST_EPOCHS
+from iclr24.cmvae.reproduce import MNIST_SEEDS
+from iclr24.cmvae.reproduce import PACKAGE
+from iclr24.cmvae.reproduce import PAPER
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.runner.testing import check_damaged_model_refused, check_retrain_first_steps
-from iclr24.paperkit.shipped import (
-    checkpoints_dir,
-    model_folder,
-    shipped_commands,
-    training_label,
-)
+from iclr24.paperkit.runner.testing import check_damaged_model_refused
+from iclr24.paperkit.runner.testing import check_retrain_first_steps
+from iclr24.paperkit.shipped import checkpoints_dir
+from iclr24.paperkit.shipped import model_folder
+from iclr24.paperkit.shipped import shipped_commands
+from iclr24.paperkit.shipped import training_label
 
 
 def _argv(cmd: str) -> list[str]:

@@ -5,10 +5,17 @@ import json
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.cmvae import CMVAE, MMVAEPlus, build_mlp_model, fit, load_checkpoint, poly_digits
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.cmvae import CMVAE
+from iclr24.cmvae import MMVAEPlus
+from iclr24.cmvae import build_mlp_model
+from iclr24.cmvae import fit
+from iclr24.cmvae import load_checkpoint
+from iclr24.cmvae import poly_digits
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.tracking import read_jsonl
 
@@ -92,7 +99,8 @@ def test_save_pretrained_round_trip(data, tmp_path):
 
 
 def test_bad_model_folders(data, tmp_path):
-    from iclr24.cmvae import MLPDecoder, MLPEncoder
+    from iclr24.cmvae import MLPDecoder
+    from iclr24.cmvae import MLPEncoder
 
     own = CMVAE([MLPEncoder(4, 2, 2, (8,))], [MLPDecoder(4, 4, (8,))], latent_dim=2, modality_latent_dim=2)
     with pytest.raises(InputError, match="build_mlp_model"):

@@ -4,8 +4,10 @@ UnicodeDecodeError, never a graph of 0 facts); NaN scores are refused before the
 import numpy as np
 import pytest
 
-from iclr24.drum_rules import load_tsv, search_for_beta
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.drum_rules import load_tsv
+from iclr24.drum_rules import search_for_beta
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 
 def test_a_binary_triples_file_names_the_file(tmp_path):

@@ -6,13 +6,11 @@ import pytest
 import torch
 
 from iclr24.drum_rules import DRUM
-from iclr24.drum_rules.checkpoint import (
-    load_checkpoint,
-    load_model,
-    load_official_checkpoint,
-    official_key_map,
-    save_checkpoint,
-)
+from iclr24.drum_rules.checkpoint import load_checkpoint
+from iclr24.drum_rules.checkpoint import load_model
+from iclr24.drum_rules.checkpoint import load_official_checkpoint
+from iclr24.drum_rules.checkpoint import official_key_map
+from iclr24.drum_rules.checkpoint import save_checkpoint
 from iclr24.drum_rules.cli import main
 
 

@@ -1,7 +1,8 @@
 import pytest
 
 from iclr24.drum_rules.cli import main
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):

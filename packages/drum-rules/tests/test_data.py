@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 
-from iclr24.drum_rules import load_drum_dir, load_tsv, perturbed_datasets, synthetic
+from iclr24.drum_rules import load_drum_dir
+from iclr24.drum_rules import load_tsv
+from iclr24.drum_rules import perturbed_datasets
+from iclr24.drum_rules import synthetic
 
 
 def _write_drum(tmp_path, data):
@@ -76,7 +79,8 @@ def test_perturbed_datasets_count_and_vocab():
 
 
 def test_faithfulre_and_grail_folders(tmp_path):
-    from iclr24.drum_rules import load_faithfulre_dir, load_grail
+    from iclr24.drum_rules import load_faithfulre_dir
+    from iclr24.drum_rules import load_grail
 
     data = synthetic.family(3, seed=0)
     kg = data.kg
@@ -153,7 +157,8 @@ def test_grail_inductive_layouts_with_freebase_names(tmp_path):
     """GraIL's v1-v4 splits as a user brings them: GraIL's raw folders (``fb237_v1/{train,valid}.txt`` and the
     inductive graph ``fb237_v1_ind/train.txt``) and FaithfulRE's copies (``datasets/fb237_v1``: no
     ``test_facts.txt``, labelled ``*_positive_negative_score.txt``). Names with slashes, as in Freebase."""
-    from iclr24.drum_rules import load_faithfulre_dir, load_grail
+    from iclr24.drum_rules import load_faithfulre_dir
+    from iclr24.drum_rules import load_grail
     from iclr24.drum_rules.kg import encode_facts
 
     rng = np.random.default_rng(0)

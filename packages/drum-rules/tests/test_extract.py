@@ -4,20 +4,18 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.drum_rules import (
-    DRUM,
-    KG,
-    Rule,
-    RuleProgram,
-    check_faithfulness,
-    consequences,
-    evaluate_naive,
-    explain,
-    extract_mm_bruteforce,
-    faithful_rules,
-    format_rule,
-    perturbed_datasets,
-)
+from iclr24.drum_rules import DRUM
+from iclr24.drum_rules import KG
+from iclr24.drum_rules import Rule
+from iclr24.drum_rules import RuleProgram
+from iclr24.drum_rules import check_faithfulness
+from iclr24.drum_rules import consequences
+from iclr24.drum_rules import evaluate_naive
+from iclr24.drum_rules import explain
+from iclr24.drum_rules import extract_mm_bruteforce
+from iclr24.drum_rules import faithful_rules
+from iclr24.drum_rules import format_rule
+from iclr24.drum_rules import perturbed_datasets
 from iclr24.drum_rules.kg import decode_facts
 
 
@@ -161,7 +159,8 @@ def test_explanation_prints_relation_names():
 @pytest.mark.parametrize("agg", ["sum", "sm", "mm"])
 def test_explanation_program_equals_per_fact_explanations(agg, make_kg, make_attention):
     """The vectorised explanation_program gives exactly the rules explain() gives fact by fact."""
-    from iclr24.drum_rules import explanation_program, model_consequences
+    from iclr24.drum_rules import explanation_program
+    from iclr24.drum_rules import model_consequences
 
     rng = np.random.default_rng(11)
     kg = make_kg(4, n_entities=8, n_relations=2, n_facts=18)

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from iclr24.drum_rules import KG
-from iclr24.drum_rules.kg import decode_facts, encode_facts
+from iclr24.drum_rules.kg import decode_facts
+from iclr24.drum_rules.kg import encode_facts
 
 
 def test_inverse_operators_are_transposes(make_kg):

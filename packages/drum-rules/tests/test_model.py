@@ -2,7 +2,11 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.drum_rules import DRUM, KG, path_weights, rank_max_weights, walk_counts
+from iclr24.drum_rules import DRUM
+from iclr24.drum_rules import KG
+from iclr24.drum_rules import path_weights
+from iclr24.drum_rules import rank_max_weights
+from iclr24.drum_rules import walk_counts
 from iclr24.drum_rules.model import propagate
 
 
@@ -64,7 +68,8 @@ def test_normalisation_counter_example():
     assert m.score_matrix(0, one)[0, 1] == pytest.approx(0.9)
     s3 = m.score_matrix(0, three)[0, 1]
     assert s3 == pytest.approx(0.9 / 2.8) and s3 < 0.5
-    from iclr24.drum_rules import check_faithfulness, path_rules
+    from iclr24.drum_rules import check_faithfulness
+    from iclr24.drum_rules import path_rules
 
     prog = path_rules(m, 0.5)
     assert [r.atoms for r in prog] == [(((0,), 1),)]  # p(x,y) is extracted and fires on (x, y) ...
@@ -113,12 +118,10 @@ def test_score_matrix_equals_the_batched_propagation(agg, normalize, make_kg):
 def test_sum_step_equals_the_stacked_and_per_relation_products(dtype):
     """The DRUM step (gather/scatter over entries) gives the scores and gradients of one training step that the
     earlier stacked-COO product and the official per-relation CSR layout give (the step-time bench compares them)."""
-    from iclr24.drum_rules.bench import (
-        official_train_step,
-        per_relation_csr_step,
-        random_kg,
-        stacked_coo_step,
-    )
+    from iclr24.drum_rules.bench import official_train_step
+    from iclr24.drum_rules.bench import per_relation_csr_step
+    from iclr24.drum_rules.bench import random_kg
+    from iclr24.drum_rules.bench import stacked_coo_step
     from iclr24.drum_rules.model import sum_step
 
     kg = random_kg(n_entities=120, n_relations=4, n_facts=600, seed=1)

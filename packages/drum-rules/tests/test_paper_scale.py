@@ -5,7 +5,9 @@ from dataclasses import replace
 import pytest
 
 from iclr24.drum_rules.data import read_triples
-from iclr24.drum_rules.paper_scale import PAPER_SCALE, paper_scale, write_fb15k237_like
+from iclr24.drum_rules.paper_scale import PAPER_SCALE
+from iclr24.drum_rules.paper_scale import paper_scale
+from iclr24.drum_rules.paper_scale import write_fb15k237_like
 from iclr24.drum_rules.reproduce import PAPER
 from iclr24.paperkit import measure_paper_scale
 

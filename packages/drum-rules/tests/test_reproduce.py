@@ -1,8 +1,10 @@
 from dataclasses import replace
 
 from iclr24.drum_rules.calibration import CALIBRATION_SEEDS
-from iclr24.drum_rules.reproduce import CLAIMS, PAPER
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.drum_rules.reproduce import CLAIMS
+from iclr24.drum_rules.reproduce import PAPER
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.runner.testing import check_paper_smoke
 
 ROWS = {c.id: c for c in CLAIMS}
@@ -62,7 +64,11 @@ def test_claims_table_kinds_seeds_and_plans():
 def test_real_kg_row_runs_on_a_tiny_folder(tmp_path):
     """`--full` has one real-KG row per name in ``Paper.data``; the row runs end to end on a tiny folder."""
     from iclr24.drum_rules import synthetic
-    from iclr24.drum_rules.reproduce import FULL, QUICK, SMOKE, _claim_real_kg, _setup
+    from iclr24.drum_rules.reproduce import FULL
+    from iclr24.drum_rules.reproduce import QUICK
+    from iclr24.drum_rules.reproduce import SMOKE
+    from iclr24.drum_rules.reproduce import _claim_real_kg
+    from iclr24.drum_rules.reproduce import _setup
 
     assert PAPER.data == FULL.real_kgs and set(PAPER.data) == {"kinships", "umls", "nations"}
     assert QUICK.real_kgs == () and QUICK.rank == 2 and FULL.rank == 3  # quick: rank 2 (README, Differences)
@@ -84,7 +90,10 @@ def test_real_kg_row_runs_on_a_tiny_folder(tmp_path):
 def test_accuracy_claims_pair_seeds_each_with_its_own_models(tmp_path):
     """Each accuracy claim compares one variant with DRUM in MRR on every seed (its own KG, models trained alike);
     the run's own models on its seed, shared models trained once per (seed, variant)."""
-    from iclr24.drum_rules.reproduce import SMOKE, _claim_accuracy, _setup, _train_models
+    from iclr24.drum_rules.reproduce import SMOKE
+    from iclr24.drum_rules.reproduce import _claim_accuracy
+    from iclr24.drum_rules.reproduce import _setup
+    from iclr24.drum_rules.reproduce import _train_models
 
     config = RunConfig(mode="full", seed=4, out=tmp_path, progress=False)
     r = _setup(SMOKE, config)
@@ -107,7 +116,8 @@ def test_quick_config_is_what_the_readme_says():
     """Quick: rank 2, 20 families, 14 datasets, one training seed for the extraction claims."""
     from pathlib import Path
 
-    from iclr24.drum_rules.reproduce import FULL, QUICK
+    from iclr24.drum_rules.reproduce import FULL
+    from iclr24.drum_rules.reproduce import QUICK
 
     assert (QUICK.rank, QUICK.n_families, QUICK.epochs, QUICK.embed_dim, QUICK.batch_size) == (
         2,

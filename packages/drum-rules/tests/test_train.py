@@ -1,17 +1,15 @@
 import numpy as np
 import pytest
 
-from iclr24.drum_rules import (
-    DRUM,
-    TrainConfig,
-    check_faithfulness,
-    link_prediction,
-    path_rules,
-    search_for_beta,
-    select_beta,
-    synthetic,
-    train,
-)
+from iclr24.drum_rules import DRUM
+from iclr24.drum_rules import TrainConfig
+from iclr24.drum_rules import check_faithfulness
+from iclr24.drum_rules import link_prediction
+from iclr24.drum_rules import path_rules
+from iclr24.drum_rules import search_for_beta
+from iclr24.drum_rules import select_beta
+from iclr24.drum_rules import synthetic
+from iclr24.drum_rules import train
 from iclr24.drum_rules.train import f1_at
 
 

@@ -6,19 +6,20 @@ import json
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
+from torch.utils.data import TensorDataset
 
-from iclr24.drum_rules import (
-    DRUM,
-    TrainConfig,
-    load_model,
-    save_checkpoint,
-    save_model,
-    synthetic,
-    train,
-)
+from iclr24.drum_rules import DRUM
+from iclr24.drum_rules import TrainConfig
+from iclr24.drum_rules import load_model
+from iclr24.drum_rules import save_checkpoint
+from iclr24.drum_rules import save_model
+from iclr24.drum_rules import synthetic
+from iclr24.drum_rules import train
 from iclr24.drum_rules.cli import main
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.tracking import read_jsonl
 

@@ -9,9 +9,11 @@ from PIL import Image
 
 from iclr24.fastervit import read_state_dict
 from iclr24.fastervit.predict import predict
-from iclr24.fastervit.train import TrainConfig, train
+from iclr24.fastervit.train import TrainConfig
+from iclr24.fastervit.train import train
 from iclr24.fastervit.validate import validate
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]}
 

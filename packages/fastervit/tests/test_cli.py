@@ -4,7 +4,8 @@ import pytest
 from PIL import Image
 
 from iclr24.fastervit.cli import main
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 TINY = json.dumps({"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]})
 

@@ -2,7 +2,9 @@ import pytest
 import torch
 from PIL import Image
 
-from iclr24.fastervit.data import digits_dataset, image_folder_datasets, quadrant_copy_batch
+from iclr24.fastervit.data import digits_dataset
+from iclr24.fastervit.data import image_folder_datasets
+from iclr24.fastervit.data import quadrant_copy_batch
 
 
 def test_quadrant_copy_task_layout():

@@ -5,7 +5,9 @@ import timm
 import torch
 
 import iclr24.fastervit as fv
-from iclr24.fastervit import HAT, FasterViTLayer, TokenInitializer
+from iclr24.fastervit import HAT
+from iclr24.fastervit import FasterViTLayer
+from iclr24.fastervit import TokenInitializer
 
 
 # --- acceptance check 1: exact parameter counts and the official state-dict layout --------------------------------

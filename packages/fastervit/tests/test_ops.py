@@ -1,17 +1,15 @@
 import pytest
 import torch
 
-from iclr24.fastervit.ops import (
-    carrier_token_geometry,
-    centered_grid_coords,
-    ct_dewindow,
-    ct_window,
-    log_spaced_relative_coords,
-    pad_to_multiple,
-    relative_position_index,
-    window_partition,
-    window_reverse,
-)
+from iclr24.fastervit.ops import carrier_token_geometry
+from iclr24.fastervit.ops import centered_grid_coords
+from iclr24.fastervit.ops import ct_dewindow
+from iclr24.fastervit.ops import ct_window
+from iclr24.fastervit.ops import log_spaced_relative_coords
+from iclr24.fastervit.ops import pad_to_multiple
+from iclr24.fastervit.ops import relative_position_index
+from iclr24.fastervit.ops import window_partition
+from iclr24.fastervit.ops import window_reverse
 
 
 @pytest.mark.parametrize("shape,k", [((2, 3, 14, 14), 7), ((1, 5, 8, 12), 4), ((3, 2, 6, 6), 1)])

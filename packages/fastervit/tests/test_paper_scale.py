@@ -3,7 +3,9 @@ import math
 import pytest
 from PIL import Image
 
-from iclr24.fastervit.reproduce import PAPER, PAPER_SCALE, paper_scale
+from iclr24.fastervit.reproduce import PAPER
+from iclr24.fastervit.reproduce import PAPER_SCALE
+from iclr24.fastervit.reproduce import paper_scale
 from iclr24.paperkit.scale import measure_paper_scale
 
 

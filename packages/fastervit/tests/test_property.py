@@ -4,7 +4,11 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import torch
 
 import iclr24.fastervit as fv
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]}
 
@@ -63,7 +67,9 @@ def test_public_api_refuses_bad_input(tmp_path):
     # the model folder and your own data (train's data / val_data, evaluate's loader)
     p.sweep(fv.FasterViT.from_pretrained, 0, probe_files(tmp_path, ""))
     p.sweep(fv.read_state_dict, 0, probe_files(tmp_path, ".safetensors"))
-    from iclr24.fastervit.train import TrainConfig, evaluate, train
+    from iclr24.fastervit.train import TrainConfig
+    from iclr24.fastervit.train import evaluate
+    from iclr24.fastervit.train import train
 
     cfg = TrainConfig(epochs=1, img_size=32, model_kwargs=TINY, max_steps_per_epoch=1)
     p.sweep(

@@ -1,5 +1,6 @@
 from iclr24.fastervit.registry import OFFICIAL_PARAMS
-from iclr24.fastervit.reproduce import PAPER, PARAM_FACT_VARIANTS
+from iclr24.fastervit.reproduce import PAPER
+from iclr24.fastervit.reproduce import PARAM_FACT_VARIANTS
 from iclr24.paperkit.runner.testing import check_paper_smoke
 
 
@@ -14,7 +15,10 @@ def test_smoke_claims_run_end_to_end(tmp_path):
 
 
 def test_evaluation_seeds_are_disjoint_from_the_calibration_seeds_and_the_gate_is_the_same():
-    from iclr24.fastervit.reproduce import CALIBRATION_SEEDS, FULL, QUICK, RULE
+    from iclr24.fastervit.reproduce import CALIBRATION_SEEDS
+    from iclr24.fastervit.reproduce import FULL
+    from iclr24.fastervit.reproduce import QUICK
+    from iclr24.fastervit.reproduce import RULE
 
     for setting in (QUICK, FULL):
         assert not set(setting["seeds"]) & set(CALIBRATION_SEEDS)
@@ -24,7 +28,8 @@ def test_evaluation_seeds_are_disjoint_from_the_calibration_seeds_and_the_gate_i
 def test_quick_and_full_configs_are_what_the_readme_says():
     from pathlib import Path
 
-    from iclr24.fastervit.reproduce import FULL, QUICK
+    from iclr24.fastervit.reproduce import FULL
+    from iclr24.fastervit.reproduce import QUICK
 
     q, f = QUICK["cfg"], FULL["cfg"]
     assert (q.square, q.depth, q.lr, q.epochs, q.samples_per_epoch, q.batch_size) == (

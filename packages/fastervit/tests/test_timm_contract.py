@@ -6,14 +6,19 @@ import pytest
 import timm
 import torch
 from timm import set_scriptable
-from timm.layers import get_notrace_functions, get_notrace_modules
+from timm.layers import get_notrace_functions
+from timm.layers import get_notrace_modules
 from torch import nn
-from torchvision.models.feature_extraction import create_feature_extractor, get_graph_node_names
+from torchvision.models.feature_extraction import create_feature_extractor
+from torchvision.models.feature_extraction import get_graph_node_names
 
 import iclr24.fastervit  # noqa: F401  (registers the variants)
-from iclr24.fastervit.blocks import FasterViTLayer, check_images
+from iclr24.fastervit.blocks import FasterViTLayer
+from iclr24.fastervit.blocks import check_images
 from iclr24.fastervit.model import FasterViT
-from iclr24.fastervit.registry import VARIANTS, default_cfgs, feature_map_size
+from iclr24.fastervit.registry import VARIANTS
+from iclr24.fastervit.registry import default_cfgs
+from iclr24.fastervit.registry import feature_map_size
 
 TINY = dict(dim=16, in_dim=8)
 TRACER = dict(

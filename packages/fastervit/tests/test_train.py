@@ -3,7 +3,9 @@ import json
 import pytest
 import torch
 
-from iclr24.fastervit.train import TrainConfig, _lr_at, train
+from iclr24.fastervit.train import TrainConfig
+from iclr24.fastervit.train import _lr_at
+from iclr24.fastervit.train import train
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 2, 1], "window_size": [7, 7, 2, 1]}
 

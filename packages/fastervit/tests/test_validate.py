@@ -4,8 +4,10 @@ import timm
 import torch
 from PIL import Image
 
-from iclr24.fastervit.data import IMAGENET_MEAN, IMAGENET_STD
-from iclr24.fastervit.validate import eval_data_config, validate
+from iclr24.fastervit.data import IMAGENET_MEAN
+from iclr24.fastervit.data import IMAGENET_STD
+from iclr24.fastervit.validate import eval_data_config
+from iclr24.fastervit.validate import validate
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 1, 1], "window_size": [7, 7, 2, 1]}
 

@@ -5,13 +5,19 @@ import json
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import RandomSampler
+from torch.utils.data import TensorDataset
 
-from iclr24.fastervit import FasterViT, read_state_dict
+from iclr24.fastervit import FasterViT
+from iclr24.fastervit import read_state_dict
 from iclr24.fastervit.data import digits_dataset
 from iclr24.fastervit.predict import predict
-from iclr24.fastervit.train import TrainConfig, evaluate, train
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.fastervit.train import TrainConfig
+from iclr24.fastervit.train import evaluate
+from iclr24.fastervit.train import train
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 2, 1], "window_size": [7, 7, 2, 1]}
 

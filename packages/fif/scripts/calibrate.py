@@ -17,19 +17,18 @@ import argparse
 import json
 import statistics
 import time
-from dataclasses import fields, replace
+from dataclasses import fields
+from dataclasses import replace
 
 import torch
 
-from iclr24.fif.reproduce import (
-    CALIBRATION_SEEDS,
-    MODES,
-    POOL,
-    MnistFeatures,
-    mnist_arms,
-    null_mmd,
-    train_arms,
-)
+from iclr24.fif.reproduce import CALIBRATION_SEEDS
+from iclr24.fif.reproduce import MODES
+from iclr24.fif.reproduce import POOL
+from iclr24.fif.reproduce import MnistFeatures
+from iclr24.fif.reproduce import mnist_arms
+from iclr24.fif.reproduce import null_mmd
+from iclr24.fif.reproduce import train_arms
 
 
 def _seeds(text: str) -> list[int]:

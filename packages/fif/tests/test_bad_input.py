@@ -4,7 +4,10 @@ networks come out as one InputError line, and NonFiniteLossError is an InputErro
 import pytest
 import torch
 
-from iclr24.fif import FreeFormInjectiveFlow, NonFiniteLossError, fif_loss, resnet_pair
+from iclr24.fif import FreeFormInjectiveFlow
+from iclr24.fif import NonFiniteLossError
+from iclr24.fif import fif_loss
+from iclr24.fif import resnet_pair
 from iclr24.paperkit.errors import InputError
 
 

@@ -9,12 +9,10 @@ import pytest
 from iclr24.fif.bench import run_benchmarks
 from iclr24.fif.cli import main
 from iclr24.fif.reproduce import PAPER
-from iclr24.paperkit.runner.testing import (
-    check_app_defaults,
-    check_cli_contract,
-    check_paper_smoke,
-    run_readme_blocks,
-)
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 README = Path(__file__).parents[1] / "README.md"
 

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.fif.data import check_data, load_array, load_tabular, toy_dataset, toy_splits
+from iclr24.fif.data import check_data
+from iclr24.fif.data import load_array
+from iclr24.fif.data import load_tabular
+from iclr24.fif.data import toy_dataset
+from iclr24.fif.data import toy_splits
 
 
 def test_sine_lies_on_its_manifold():

@@ -6,14 +6,12 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.fif.estimator import (
-    exact_log_prob,
-    log_det_gram,
-    sample_v,
-    standard_normal_log_prob,
-    volume_change_surrogate,
-    z_marginal_w1,
-)
+from iclr24.fif.estimator import exact_log_prob
+from iclr24.fif.estimator import log_det_gram
+from iclr24.fif.estimator import sample_v
+from iclr24.fif.estimator import standard_normal_log_prob
+from iclr24.fif.estimator import volume_change_surrogate
+from iclr24.fif.estimator import z_marginal_w1
 
 D, d = 5, 2
 

@@ -6,7 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.fif import FreeFormInjectiveFlow, conv_pair, fif_loss, resnet_pair
+from iclr24.fif import FreeFormInjectiveFlow
+from iclr24.fif import conv_pair
+from iclr24.fif import fif_loss
+from iclr24.fif import resnet_pair
 
 
 class Linear(nn.Module):

@@ -4,12 +4,10 @@ import gzip
 
 import pytest
 
-from iclr24.fif.paper_scale import (
-    PAPER_SCALE,
-    PaperScaleConfig,
-    paper_scale,
-    write_mnist_pickle,
-)
+from iclr24.fif.paper_scale import PAPER_SCALE
+from iclr24.fif.paper_scale import PaperScaleConfig
+from iclr24.fif.paper_scale import paper_scale
+from iclr24.fif.paper_scale import write_mnist_pickle
 from iclr24.fif.reproduce import PAPER
 from iclr24.paperkit import measure_paper_scale
 from iclr24.paperkit.data.mnist import read_mnist_pickle

@@ -4,7 +4,11 @@ bad sizes and wrong file kinds either work or raise InputError; nothing else esc
 import torch
 
 import iclr24.fif as fif
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {"NonFiniteLossError": "an error class"}
 
@@ -84,7 +88,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(fif.save_checkpoint, 0, [("folder", tmp_path)], model)
     p.sweep(fif.save_checkpoint, 1, [("not a flow", object())], tmp_path / "c.pt")
     # the model folder, and your own Dataset / DataLoader as training data
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     p.sweep(fif.FIFModel, "net", [("unknown", "transformer"), ("conv without image_shape", "conv")],
             data_dim=4, latent_dim=2)  # fmt: skip

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import iclr24.fif.reproduce as rep
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 
 README = Path(__file__).parents[1] / "README.md"
 

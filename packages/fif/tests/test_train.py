@@ -3,14 +3,12 @@
 import pytest
 import torch
 
-from iclr24.fif import (
-    FreeFormInjectiveFlow,
-    NonFiniteLossError,
-    TrainConfig,
-    fit,
-    load_checkpoint,
-    resnet_pair,
-)
+from iclr24.fif import FreeFormInjectiveFlow
+from iclr24.fif import NonFiniteLossError
+from iclr24.fif import TrainConfig
+from iclr24.fif import fit
+from iclr24.fif import load_checkpoint
+from iclr24.fif import resnet_pair
 from iclr24.fif.data import toy_splits
 from iclr24.fif.train import nll_warmup_weight
 

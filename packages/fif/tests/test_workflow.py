@@ -6,12 +6,19 @@ import json
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.fif import FIFModel, FreeFormInjectiveFlow, TrainConfig, conv_pair, fit, resnet_pair
+from iclr24.fif import FIFModel
+from iclr24.fif import FreeFormInjectiveFlow
+from iclr24.fif import TrainConfig
+from iclr24.fif import conv_pair
+from iclr24.fif import fit
+from iclr24.fif import resnet_pair
 from iclr24.fif.cli import main
 from iclr24.fif.data import toy_splits
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 
 CFG = TrainConfig(steps=10, batch_size=32, seed=3)

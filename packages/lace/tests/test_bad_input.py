@@ -7,9 +7,13 @@ import pickle
 import pytest
 import torch
 
-from iclr24.lace import alignment_score, load_any_checkpoint, load_checkpoint, overlap_score
+from iclr24.lace import alignment_score
+from iclr24.lace import load_any_checkpoint
+from iclr24.lace import load_checkpoint
+from iclr24.lace import overlap_score
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 
 class _Evil:

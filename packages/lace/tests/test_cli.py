@@ -5,7 +5,8 @@ import json
 import pytest
 
 from iclr24.lace.cli import main
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -75,7 +76,8 @@ def test_train_then_sample(tmp_path, capsys):
 
 
 def test_an_older_model_pt_still_samples_and_evaluates(tmp_path):
-    from iclr24.lace import load_checkpoint, save_checkpoint
+    from iclr24.lace import load_checkpoint
+    from iclr24.lace import save_checkpoint
 
     assert (
         main(
@@ -104,7 +106,8 @@ def test_an_older_model_pt_still_samples_and_evaluates(tmp_path):
 def test_train_log_dir_and_resume(tmp_path, monkeypatch):
     """--log-dir writes one JSONL row per step; a run interrupted at step 5 and continued with --resume writes the
     weights an uninterrupted run writes."""
-    from iclr24.paperkit.tracking import StepLog, read_jsonl
+    from iclr24.paperkit.tracking import StepLog
+    from iclr24.paperkit.tracking import read_jsonl
 
     base = ["train", "--steps", "8", "--layouts", "16", "--dim", "8", "--checkpoint-every", "3", "--quiet"]
     assert main([*base, "--out", str(tmp_path / "a"), "--log-dir", str(tmp_path / "logs")]) == 0

@@ -4,20 +4,20 @@ import pytest
 import torch
 
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.lace.diffusion import (
-    LaceConfig,
-    condition_mask,
-    ddim_sample,
-    ddim_step,
-    generate,
-    guide_x0,
-    load_checkpoint,
-    save_checkpoint,
-    train,
-    training_loss,
-)
-from iclr24.lace.layout import encode_layout, finalize
-from iclr24.lace.schedule import alphas_cumprod, cosine_betas
+from iclr24.lace.diffusion import LaceConfig
+from iclr24.lace.diffusion import condition_mask
+from iclr24.lace.diffusion import ddim_sample
+from iclr24.lace.diffusion import ddim_step
+from iclr24.lace.diffusion import generate
+from iclr24.lace.diffusion import guide_x0
+from iclr24.lace.diffusion import load_checkpoint
+from iclr24.lace.diffusion import save_checkpoint
+from iclr24.lace.diffusion import train
+from iclr24.lace.diffusion import training_loss
+from iclr24.lace.layout import encode_layout
+from iclr24.lace.layout import finalize
+from iclr24.lace.schedule import alphas_cumprod
+from iclr24.lace.schedule import cosine_betas
 
 TINY = dict(dim=16, heads=2, layers=1, ff=32, batch_size=8, ddim_steps=5)
 
@@ -174,7 +174,8 @@ def test_bad_sampling_inputs(setup, tmp_path):
 
 
 def test_guidance_extension_lowers_the_constraints(setup):
-    from iclr24.lace.constraints import alignment_loss, overlap_loss
+    from iclr24.lace.constraints import alignment_loss
+    from iclr24.lace.constraints import overlap_loss
 
     cfg, model, _, (bbox, labels, mask), tok = setup
     g = torch.Generator().manual_seed(0)

@@ -8,25 +8,25 @@ import pytest
 import torch
 
 from iclr24.lace.beautify import beautify
-from iclr24.lace.constraints import (
-    alignment_loss,
-    alignment_score,
-    global_alignment_loss,
-    overlap_loss,
-    overlap_score,
-    pairwise_iou,
-)
+from iclr24.lace.constraints import alignment_loss
+from iclr24.lace.constraints import alignment_score
+from iclr24.lace.constraints import global_alignment_loss
+from iclr24.lace.constraints import overlap_loss
+from iclr24.lace.constraints import overlap_score
+from iclr24.lace.constraints import pairwise_iou
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.lace.diffusion import LaceConfig, constraint_term, make_model
-from iclr24.lace.layout import encode_layout, finalize, labels_from_names
+from iclr24.lace.diffusion import LaceConfig
+from iclr24.lace.diffusion import constraint_term
+from iclr24.lace.diffusion import make_model
+from iclr24.lace.layout import encode_layout
+from iclr24.lace.layout import finalize
+from iclr24.lace.layout import labels_from_names
 from iclr24.lace.model import sinusoidal_positions
-from iclr24.lace.schedule import (
-    alphas_cumprod,
-    constraint_weight,
-    cosine_betas,
-    ddim_timesteps,
-    refinement_timesteps,
-)
+from iclr24.lace.schedule import alphas_cumprod
+from iclr24.lace.schedule import constraint_weight
+from iclr24.lace.schedule import cosine_betas
+from iclr24.lace.schedule import ddim_timesteps
+from iclr24.lace.schedule import refinement_timesteps
 
 
 def test_cosine_schedule_values():

@@ -21,9 +21,15 @@ import torch
 
 from iclr24.lace import encode_layout
 from iclr24.lace.cli import main
-from iclr24.lace.fid import FIDNetV3, fid_features, layout_fid, load_fidnet
-from iclr24.lace.official import load_official_checkpoint, map_official_state_dict
-from iclr24.lace.real_data import CATEGORIES, load_official_layouts, real_config
+from iclr24.lace.fid import FIDNetV3
+from iclr24.lace.fid import fid_features
+from iclr24.lace.fid import layout_fid
+from iclr24.lace.fid import load_fidnet
+from iclr24.lace.official import load_official_checkpoint
+from iclr24.lace.official import map_official_state_dict
+from iclr24.lace.real_data import CATEGORIES
+from iclr24.lace.real_data import load_official_layouts
+from iclr24.lace.real_data import real_config
 
 
 def _fake_pyg():

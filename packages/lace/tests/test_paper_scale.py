@@ -1,7 +1,9 @@
 import math
 
 from iclr24.lace.real_data import load_official_layouts
-from iclr24.lace.reproduce import PAPER, PAPER_SCALE, paper_scale
+from iclr24.lace.reproduce import PAPER
+from iclr24.lace.reproduce import PAPER_SCALE
+from iclr24.lace.reproduce import paper_scale
 from iclr24.paperkit.scale import measure_paper_scale
 
 

@@ -4,7 +4,11 @@ bad sizes and wrong file kinds either work or raise InputError; nothing else esc
 import torch
 
 import iclr24.lace as lace
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {"layout_grid": "a plotting helper over layouts this package made (tested in test_render)"}
 
@@ -92,7 +96,8 @@ def test_public_api_refuses_bad_input(tmp_path):
             p.sweep(loader, 0, files)
         p.sweep(lace.load_official_layouts, 0, files)
     # the model folder and your own data
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     from iclr24.lace.model import LayoutDenoiser
 

@@ -4,35 +4,30 @@ import json
 
 import pytest
 
-from iclr24.lace.reproduce import (
-    BUDGET,
-    CALIBRATION_SEEDS,
-    CLAIM_KEYS,
-    CLAIMS,
-    EVAL_SEEDS,
-    PAPER,
-    RULES,
-    SHIPPED_SEEDS,
-    TRAIN_COMMANDS,
-    TRAIN_STEPS,
-    UNCLAMPED_CALIBRATION,
-    model_name,
-    settings,
-)
+from iclr24.lace.reproduce import BUDGET
+from iclr24.lace.reproduce import CALIBRATION_SEEDS
+from iclr24.lace.reproduce import CLAIM_KEYS
+from iclr24.lace.reproduce import CLAIMS
+from iclr24.lace.reproduce import EVAL_SEEDS
+from iclr24.lace.reproduce import PAPER
+from iclr24.lace.reproduce import RULES
+from iclr24.lace.reproduce import SHIPPED_SEEDS
+from iclr24.lace.reproduce import TRAIN_COMMANDS
+from iclr24.lace.reproduce import TRAIN_STEPS
+from iclr24.lace.reproduce import UNCLAMPED_CALIBRATION
+from iclr24.lace.reproduce import model_name
+from iclr24.lace.reproduce import settings
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.pretrained import file_sha256, read_model_folder
-from iclr24.paperkit.runner.testing import (
-    check_damaged_model_refused,
-    check_paper_smoke,
-    check_retrain_first_steps,
-)
-from iclr24.paperkit.shipped import (
-    checkpoints_dir,
-    model_folder,
-    shipped_commands,
-    training_label,
-)
+from iclr24.paperkit.pretrained import file_sha256
+from iclr24.paperkit.pretrained import read_model_folder
+from iclr24.paperkit.runner.testing import check_damaged_model_refused
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import check_retrain_first_steps
+from iclr24.paperkit.shipped import checkpoints_dir
+from iclr24.paperkit.shipped import model_folder
+from iclr24.paperkit.shipped import shipped_commands
+from iclr24.paperkit.shipped import training_label
 
 MODULE = "iclr24.lace"
 

@@ -5,19 +5,19 @@ import json
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.lace import (
-    LaceConfig,
-    encode_layout,
-    generate,
-    load_any_checkpoint,
-    load_checkpoint,
-    synthetic_aligned_layouts,
-    train,
-)
+from iclr24.lace import LaceConfig
+from iclr24.lace import encode_layout
+from iclr24.lace import generate
+from iclr24.lace import load_any_checkpoint
+from iclr24.lace import load_checkpoint
+from iclr24.lace import synthetic_aligned_layouts
+from iclr24.lace import train
 from iclr24.lace.model import LayoutDenoiser
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.tracking import read_jsonl
 

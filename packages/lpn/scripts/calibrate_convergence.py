@@ -19,9 +19,12 @@ from dataclasses import replace
 import torch
 
 from iclr24.lpn.data import psnr
-from iclr24.lpn.experiments import pnp_convergence_iteration, run_digits
-from iclr24.lpn.pnp import inpainting_operator, pnp_pgd
-from iclr24.lpn.reproduce import DIGITS_FULL, DIGITS_QUICK
+from iclr24.lpn.experiments import pnp_convergence_iteration
+from iclr24.lpn.experiments import run_digits
+from iclr24.lpn.pnp import inpainting_operator
+from iclr24.lpn.pnp import pnp_pgd
+from iclr24.lpn.reproduce import DIGITS_FULL
+from iclr24.lpn.reproduce import DIGITS_QUICK
 
 
 def gate(crossings: list) -> int | None:

@@ -15,7 +15,8 @@ import torch
 
 from iclr24.lpn.data import psnr
 from iclr24.lpn.experiments import ConvDenoiser
-from iclr24.lpn.train import TrainConfig, train
+from iclr24.lpn.train import TrainConfig
+from iclr24.lpn.train import train
 from iclr24.paperkit.data.mnist import load_mnist
 
 p = argparse.ArgumentParser()

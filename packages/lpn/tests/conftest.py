@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from iclr24.lpn import MLPLPN, PatchLPN128
+from iclr24.lpn import MLPLPN
+from iclr24.lpn import PatchLPN128
 
 
 def nonlinear_mlp(in_dim: int = 8, alpha: float = 0.01, seed: int = 0) -> MLPLPN:

@@ -8,8 +8,13 @@ import torch
 from PIL import Image
 
 import iclr24.paperkit
-from iclr24.lpn import MLPLPN, load_image, load_model, pnp_admm, pnp_pgd, psnr
+from iclr24.lpn import MLPLPN
+from iclr24.lpn import load_image
+from iclr24.lpn import load_model
 from iclr24.lpn import pnp as pnp_module
+from iclr24.lpn import pnp_admm
+from iclr24.lpn import pnp_pgd
+from iclr24.lpn import psnr
 from iclr24.lpn.cli import main
 from iclr24.lpn.prior import evaluate_prior
 from iclr24.lpn.train import save_checkpoint

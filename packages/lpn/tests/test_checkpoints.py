@@ -7,18 +7,22 @@ import pytest
 import torch
 
 from iclr24.lpn import ConvLPN28
-from iclr24.lpn.claims_table import CLAIMS, MNIST_SEEDS, ROW
+from iclr24.lpn.claims_table import CLAIMS
+from iclr24.lpn.claims_table import MNIST_SEEDS
+from iclr24.lpn.claims_table import ROW
 from iclr24.lpn.experiments import ConvDenoiser
-from iclr24.lpn.mnist_claims import BASELINE_NAME, LPN_NAME, MNIST_IDS, load_shipped
+from iclr24.lpn.mnist_claims import BASELINE_NAME
+from iclr24.lpn.mnist_claims import LPN_NAME
+from iclr24.lpn.mnist_claims import MNIST_IDS
+from iclr24.lpn.mnist_claims import load_shipped
 from iclr24.lpn.train import load_model
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.pretrained import read_model_folder
-from iclr24.paperkit.runner.testing import check_damaged_model_refused, check_retrain_first_steps
-from iclr24.paperkit.shipped import (
-    checkpoints_dir,
-    shipped_commands,
-    training_label,
-)
+from iclr24.paperkit.runner.testing import check_damaged_model_refused
+from iclr24.paperkit.runner.testing import check_retrain_first_steps
+from iclr24.paperkit.shipped import checkpoints_dir
+from iclr24.paperkit.shipped import shipped_commands
+from iclr24.paperkit.shipped import training_label
 
 CK = checkpoints_dir("iclr24.lpn")
 NAMES = [n.format(s) for s in MNIST_SEEDS for n in (LPN_NAME, BASELINE_NAME)]

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from iclr24.lpn.cli import main
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -258,7 +259,9 @@ def test_train_the_conv_denoiser_baseline_as_a_model_folder(tmp_path, capsys):
 
 def test_cli_defaults_are_the_configs():
     from iclr24.lpn.cli import app
-    from iclr24.lpn.pnp import inpainting_operator, pnp_admm, pnp_pgd
+    from iclr24.lpn.pnp import inpainting_operator
+    from iclr24.lpn.pnp import pnp_admm
+    from iclr24.lpn.pnp import pnp_pgd
     from iclr24.lpn.prior import evaluate_prior
     from iclr24.lpn.train import TrainConfig
 

@@ -2,16 +2,15 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.lpn import (
-    digits_split,
-    laplace_sampler,
-    load_image,
-    load_image_folder,
-    psnr,
-    save_image,
-    soft_threshold,
-)
-from iclr24.lpn.data import laplace_posterior_median, laplace_posterior_mmse
+from iclr24.lpn import digits_split
+from iclr24.lpn import laplace_sampler
+from iclr24.lpn import load_image
+from iclr24.lpn import load_image_folder
+from iclr24.lpn import psnr
+from iclr24.lpn import save_image
+from iclr24.lpn import soft_threshold
+from iclr24.lpn.data import laplace_posterior_median
+from iclr24.lpn.data import laplace_posterior_mmse
 
 
 def test_laplace_sampler_moments():

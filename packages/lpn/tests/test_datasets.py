@@ -6,8 +6,12 @@ import pytest
 import torch
 from PIL import Image
 
-from iclr24.lpn import load_celeba, load_mayoct, ssim
-from iclr24.lpn.experiments import MnistConfig, blur_images, run_mnist
+from iclr24.lpn import load_celeba
+from iclr24.lpn import load_mayoct
+from iclr24.lpn import ssim
+from iclr24.lpn.experiments import MnistConfig
+from iclr24.lpn.experiments import blur_images
+from iclr24.lpn.experiments import run_mnist
 
 
 def test_ssim_matches_skimage_and_is_one_on_identical_images():
@@ -97,7 +101,8 @@ def _tiny_cfg():
 def test_run_mnist_end_to_end_on_a_tiny_stand_in(tmp_path):
     from iclr24.lpn.mnist_claims import _records
     from iclr24.lpn.reproduce import _plot_mnist
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     x = torch.rand(40, 1, 28, 28, generator=torch.Generator().manual_seed(0))
     cfg = _tiny_cfg()
@@ -127,7 +132,8 @@ def test_run_mnist_end_to_end_on_a_tiny_stand_in(tmp_path):
 
 def test_mnist_claims_use_the_validation_split(monkeypatch, tmp_path):
     from iclr24.lpn import mnist_claims
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
     from iclr24.paperkit.data.folder import is_present
 
     if not is_present("mnist"):

@@ -1,7 +1,13 @@
 import pytest
 import torch
 
-from iclr24.lpn import MLPLPN, ConvLPN28, PatchLPN128, TrainConfig, build_model, denoise_patchwise, train
+from iclr24.lpn import MLPLPN
+from iclr24.lpn import ConvLPN28
+from iclr24.lpn import PatchLPN128
+from iclr24.lpn import TrainConfig
+from iclr24.lpn import build_model
+from iclr24.lpn import denoise_patchwise
+from iclr24.lpn import train
 
 
 def _jacobian(model, y):

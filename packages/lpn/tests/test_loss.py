@@ -3,13 +3,11 @@ import math
 import pytest
 import torch
 
-from iclr24.lpn import (
-    LAPLACIAN_SEGMENTS,
-    gamma_min_for,
-    official_schedule,
-    piecewise_schedule,
-    proximal_matching_loss,
-)
+from iclr24.lpn import LAPLACIAN_SEGMENTS
+from iclr24.lpn import gamma_min_for
+from iclr24.lpn import official_schedule
+from iclr24.lpn import piecewise_schedule
+from iclr24.lpn import proximal_matching_loss
 
 
 def test_pm_loss_values():

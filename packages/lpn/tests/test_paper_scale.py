@@ -3,7 +3,9 @@ import math
 from PIL import Image
 
 from iclr24.lpn.data import load_celeba
-from iclr24.lpn.reproduce import PAPER, PAPER_SCALE, paper_scale
+from iclr24.lpn.reproduce import PAPER
+from iclr24.lpn.reproduce import PAPER_SCALE
+from iclr24.lpn.reproduce import paper_scale
 from iclr24.paperkit.scale import measure_paper_scale
 
 

@@ -3,7 +3,8 @@
 import pytest
 
 from iclr24.lpn.paper_scale import paper_scale
-from iclr24.paperkit.scale import fingerprint, recorded_fingerprint
+from iclr24.paperkit.scale import fingerprint
+from iclr24.paperkit.scale import recorded_fingerprint
 
 
 @pytest.mark.slow  # builds the default stand-in data and counts FLOPs (about 30 s)

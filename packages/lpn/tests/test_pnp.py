@@ -1,14 +1,12 @@
 import pytest
 import torch
 
-from iclr24.lpn import (
-    conjugate_gradient,
-    denoising_operator,
-    gaussian_blur_operator,
-    inpainting_operator,
-    pnp_admm,
-    pnp_pgd,
-)
+from iclr24.lpn import conjugate_gradient
+from iclr24.lpn import denoising_operator
+from iclr24.lpn import gaussian_blur_operator
+from iclr24.lpn import inpainting_operator
+from iclr24.lpn import pnp_admm
+from iclr24.lpn import pnp_pgd
 
 
 @pytest.mark.parametrize(
@@ -66,7 +64,9 @@ def test_pnp_bad_input():
 
 
 def test_haar_soft_threshold_is_the_wavelet_l1_prox():
-    from iclr24.lpn.experiments import _haar, _ihaar, haar_soft_threshold
+    from iclr24.lpn.experiments import _haar
+    from iclr24.lpn.experiments import _ihaar
+    from iclr24.lpn.experiments import haar_soft_threshold
 
     torch.manual_seed(0)
     x = torch.rand(5, 8, 8, dtype=torch.float64)

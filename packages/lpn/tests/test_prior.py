@@ -2,7 +2,8 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.lpn import evaluate_prior, invert
+from iclr24.lpn import evaluate_prior
+from iclr24.lpn import invert
 
 
 class Quadratic(nn.Module):

@@ -5,7 +5,11 @@ import numpy as np
 import torch
 
 import iclr24.lpn as lpn
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "ICNN": "the abstract base of the LPN architectures (each is probed)",
@@ -116,7 +120,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(lpn.load_celeba, 0, folders)
     p.sweep(lpn.load_mayoct, 0, folders)
     # model folders, and your own Dataset / DataLoader as training data
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     p.sweep(lpn.MLPLPN.from_pretrained, 0, folders)
     p.sweep(lpn.load_model, 0, folders)

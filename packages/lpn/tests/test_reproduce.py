@@ -79,7 +79,8 @@ def test_the_digits_gain_over_the_noisy_input_is_a_full_row(tmp_path):
     """dig_denoise_noisy is --full only (no config within quick's minute shows it): quick does not record it; full
     decides it (paired); the claim against the l2 MLP is paired and gated in both."""
     from iclr24.lpn import reproduce
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     assert reproduce.ROW["dig_denoise_noisy"].modes == ("full",)
     digs = [_fake_digits(21.9, 20.1, 22.2), _fake_digits(21.8, 20.0, 22.1), _fake_digits(21.7, 20.05, 22.2)]
@@ -148,7 +149,8 @@ def test_quick_runs_the_mnist_pnp_rows_as_full_does():
     modes decide the two MNIST headlines on the same numbers; quick skips only the prior study and the long run."""
     from dataclasses import fields
 
-    from iclr24.lpn.mnist_claims import MNIST_FULL, MNIST_QUICK
+    from iclr24.lpn.mnist_claims import MNIST_FULL
+    from iclr24.lpn.mnist_claims import MNIST_QUICK
 
     pnp = [f.name for f in fields(MNIST_QUICK) if f.name.startswith(("pnp", "official", "inpaint", "deblur"))]
     assert "pnp_images" in pnp and MNIST_QUICK.pnp_images == 20

@@ -3,15 +3,13 @@ import json
 import pytest
 import torch
 
-from iclr24.lpn import (
-    MLPLPN,
-    NonFiniteLossError,
-    TrainConfig,
-    load_checkpoint,
-    load_model,
-    save_checkpoint,
-    train,
-)
+from iclr24.lpn import MLPLPN
+from iclr24.lpn import NonFiniteLossError
+from iclr24.lpn import TrainConfig
+from iclr24.lpn import load_checkpoint
+from iclr24.lpn import load_model
+from iclr24.lpn import save_checkpoint
+from iclr24.lpn import train
 from iclr24.lpn.train import schedule_for
 
 

@@ -6,11 +6,18 @@ import json
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.lpn import ICNN, MLPLPN, ConvLPN28, TrainConfig, load_model, train
+from iclr24.lpn import ICNN
+from iclr24.lpn import MLPLPN
+from iclr24.lpn import ConvLPN28
+from iclr24.lpn import TrainConfig
+from iclr24.lpn import load_model
+from iclr24.lpn import train
 from iclr24.lpn.cli import main
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 
 DATA = torch.rand(60, 4, generator=torch.Generator().manual_seed(0))

@@ -14,7 +14,11 @@ import time
 
 import numpy as np
 
-from iclr24.maxent_moco.reproduce import BASELINES, CALIBRATION_SEEDS, POOL, SampleConfig, _sample_group
+from iclr24.maxent_moco.reproduce import BASELINES
+from iclr24.maxent_moco.reproduce import CALIBRATION_SEEDS
+from iclr24.maxent_moco.reproduce import POOL
+from iclr24.maxent_moco.reproduce import SampleConfig
+from iclr24.maxent_moco.reproduce import _sample_group
 
 
 def main() -> None:

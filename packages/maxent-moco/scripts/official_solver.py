@@ -20,8 +20,12 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from iclr24.maxent_moco import MoCoVI, cliffwalk, correct, locally_smoothed
-from iclr24.maxent_moco.planning import policy_kernel, solve_control
+from iclr24.maxent_moco import MoCoVI
+from iclr24.maxent_moco import cliffwalk
+from iclr24.maxent_moco import correct
+from iclr24.maxent_moco import locally_smoothed
+from iclr24.maxent_moco.planning import policy_kernel
+from iclr24.maxent_moco.planning import solve_control
 
 
 def official_style_solve(P_rows, Phi, Psi, lam0):

@@ -1,19 +1,17 @@
 import numpy as np
 import pytest
 
-from iclr24.maxent_moco import (
-    OSVI,
-    MoCoVI,
-    ModelBasedPlanning,
-    TabularMDP,
-    ValueIteration,
-    cliffwalk,
-    evaluate_policy,
-    garnet,
-    locally_smoothed,
-    policy_kernel,
-    solve_control,
-)
+from iclr24.maxent_moco import OSVI
+from iclr24.maxent_moco import MoCoVI
+from iclr24.maxent_moco import ModelBasedPlanning
+from iclr24.maxent_moco import TabularMDP
+from iclr24.maxent_moco import ValueIteration
+from iclr24.maxent_moco import cliffwalk
+from iclr24.maxent_moco import evaluate_policy
+from iclr24.maxent_moco import garnet
+from iclr24.maxent_moco import locally_smoothed
+from iclr24.maxent_moco import policy_kernel
+from iclr24.maxent_moco import solve_control
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +119,8 @@ def test_zero_reward_mdp_reports_absolute_error_not_nan():
     for mode in ("pe", "control"):
         tr = MoCoVI(P_hat, 2, mode=mode).run(mdp, 4)
         assert np.isfinite(tr.errors).all() and np.abs(tr.errors).max() == 0
-    from iclr24.maxent_moco import error_scale, normalized_error
+    from iclr24.maxent_moco import error_scale
+    from iclr24.maxent_moco import normalized_error
 
     assert error_scale(np.zeros(3)) == 1.0
     assert normalized_error(np.ones(3), np.zeros(3)) == 3.0

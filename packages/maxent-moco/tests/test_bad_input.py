@@ -4,7 +4,10 @@ matmul or broadcasting messages, never a NaN error metric)."""
 import numpy as np
 import pytest
 
-from iclr24.maxent_moco import garnet, normalized_error, q_values, sample_stream
+from iclr24.maxent_moco import garnet
+from iclr24.maxent_moco import normalized_error
+from iclr24.maxent_moco import q_values
+from iclr24.maxent_moco import sample_stream
 from iclr24.paperkit.errors import InputError
 
 
@@ -30,7 +33,8 @@ def test_sample_stream_checks_its_policy():
 
 
 def test_model_makers_refuse_a_kernel_that_is_not_a_distribution():
-    from iclr24.maxent_moco import identity_smoothed, locally_smoothed
+    from iclr24.maxent_moco import identity_smoothed
+    from iclr24.maxent_moco import locally_smoothed
 
     mdp = garnet(seed=0, n_states=4, n_actions=2, branching=2, n_rewards=2)
     P = np.array(mdp.P)

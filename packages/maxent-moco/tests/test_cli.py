@@ -3,10 +3,14 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.maxent_moco import TabularMDP, cliffwalk
+from iclr24.maxent_moco import TabularMDP
+from iclr24.maxent_moco import cliffwalk
 from iclr24.maxent_moco.cli import main
-from iclr24.maxent_moco.data import load_env, load_mdp, save_mdp
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.maxent_moco.data import load_env
+from iclr24.maxent_moco.data import load_mdp
+from iclr24.maxent_moco.data import save_mdp
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -177,7 +181,8 @@ def test_cli_defaults_are_the_configs():
     from iclr24.maxent_moco.algorithms import MoCoVI
     from iclr24.maxent_moco.cli import app
     from iclr24.maxent_moco.data import load_env
-    from iclr24.maxent_moco.sample import MoCoDyna, OSDyna
+    from iclr24.maxent_moco.sample import MoCoDyna
+    from iclr24.maxent_moco.sample import OSDyna
 
     renamed = {"lam": "alpha", "mode_rl": "mode", "iters": "K", "queue_interval": "val_queue_interval",
                "osdyna_variant": "variant", "garnet_seed": "seed"}  # fmt: skip

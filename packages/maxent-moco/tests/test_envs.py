@@ -1,7 +1,12 @@
 import numpy as np
 import pytest
 
-from iclr24.maxent_moco import TabularMDP, cliffwalk, garnet, identity_smoothed, locally_smoothed, make_model
+from iclr24.maxent_moco import TabularMDP
+from iclr24.maxent_moco import cliffwalk
+from iclr24.maxent_moco import garnet
+from iclr24.maxent_moco import identity_smoothed
+from iclr24.maxent_moco import locally_smoothed
+from iclr24.maxent_moco import make_model
 
 
 def test_cliffwalk_layout():

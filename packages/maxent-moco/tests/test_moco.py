@@ -2,7 +2,11 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from iclr24.maxent_moco import Correction, beta_from_paper, correct, correct_bfgs, kl_divergence
+from iclr24.maxent_moco import Correction
+from iclr24.maxent_moco import beta_from_paper
+from iclr24.maxent_moco import correct
+from iclr24.maxent_moco import correct_bfgs
+from iclr24.maxent_moco import kl_divergence
 
 
 def _pl(c: Correction):
@@ -83,7 +87,11 @@ def test_pinsker_span_bound_on_100_random_cases():
 
 def test_exact_recovery_when_value_in_span():
     # check 5: basis = V^pi  =>  policy evaluation in P_bar returns V^pi (Garnet, lambda = 1)
-    from iclr24.maxent_moco import evaluate_policy, garnet, locally_smoothed, policy_kernel, solve_control
+    from iclr24.maxent_moco import evaluate_policy
+    from iclr24.maxent_moco import garnet
+    from iclr24.maxent_moco import locally_smoothed
+    from iclr24.maxent_moco import policy_kernel
+    from iclr24.maxent_moco import solve_control
 
     mdp = garnet(seed=0)
     P_hat = locally_smoothed(mdp.P, 1.0)

@@ -1,9 +1,12 @@
 """Paper scale (issue 48): PAPER_SCALE is Fig. 1 (bottom)'s MoCoDyna control run, and one run of it works at a tiny
 size on CliffWalk read back from its .npz file."""
 
-from iclr24.maxent_moco.paper_scale import PAPER_SCALE, dyna_run_flops
-from iclr24.maxent_moco.reproduce import FULL, PAPER
-from iclr24.maxent_moco.sample import PAPER_BETA, MoCoDyna
+from iclr24.maxent_moco.paper_scale import PAPER_SCALE
+from iclr24.maxent_moco.paper_scale import dyna_run_flops
+from iclr24.maxent_moco.reproduce import FULL
+from iclr24.maxent_moco.reproduce import PAPER
+from iclr24.maxent_moco.sample import PAPER_BETA
+from iclr24.maxent_moco.sample import MoCoDyna
 from iclr24.paperkit.scale import measure_paper_scale
 
 

@@ -4,7 +4,11 @@ inputs and bad sizes either work or raise InputError; nothing else escapes."""
 import numpy as np
 
 import iclr24.maxent_moco as mm
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "Correction": "a result record (correct is probed)",

@@ -6,7 +6,9 @@ import numpy as np
 
 import iclr24.maxent_moco.reproduce as rep
 from iclr24.maxent_moco.reproduce import PAPER
-from iclr24.paperkit import Claim, ClaimSet, RunConfig
+from iclr24.paperkit import Claim
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.runner.testing import check_paper_smoke
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -1,17 +1,15 @@
 import numpy as np
 import pytest
 
-from iclr24.maxent_moco import (
-    COUNT_MODELS,
-    Dyna,
-    MoCoDyna,
-    OSDyna,
-    QLearning,
-    TDLearning,
-    cliffwalk,
-    sample_stream,
-    solve_control,
-)
+from iclr24.maxent_moco import COUNT_MODELS
+from iclr24.maxent_moco import Dyna
+from iclr24.maxent_moco import MoCoDyna
+from iclr24.maxent_moco import OSDyna
+from iclr24.maxent_moco import QLearning
+from iclr24.maxent_moco import TDLearning
+from iclr24.maxent_moco import cliffwalk
+from iclr24.maxent_moco import sample_stream
+from iclr24.maxent_moco import solve_control
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,8 @@ def _learners():
 
 def test_learners_on_your_own_samples_equal_the_generated_stream(mdp):
     torch = pytest.importorskip("torch")
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     n, seed = 2000, 3
     s, a, s2 = mm.sample_stream(mdp, n, seed)

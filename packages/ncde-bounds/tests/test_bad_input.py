@@ -4,7 +4,10 @@ factor is an InputError (not OverflowError), and mismatched times/values are one
 import pytest
 import torch
 
-from iclr24.ncde_bounds import NCDE, add_time_channel, brownian_paths, gronwall_factor
+from iclr24.ncde_bounds import NCDE
+from iclr24.ncde_bounds import add_time_channel
+from iclr24.ncde_bounds import brownian_paths
+from iclr24.ncde_bounds import gronwall_factor
 from iclr24.paperkit.errors import InputError
 
 

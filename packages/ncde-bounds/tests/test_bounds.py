@@ -3,19 +3,19 @@ import math
 import pytest
 import torch
 
-from iclr24.ncde_bounds.bounds import (
-    approximation_bias_bound,
-    empirical_lipschitz,
-    generalization_bound,
-    gronwall_factor,
-    lipschitz_upper,
-    risk_decomposition,
-    sampling_bias_bound,
-    state_bound,
-    vector_field_sup,
-)
-from iclr24.ncde_bounds.model import NCDE, VectorField
-from iclr24.ncde_bounds.paths import add_time_channel, total_variation
+from iclr24.ncde_bounds.bounds import approximation_bias_bound
+from iclr24.ncde_bounds.bounds import empirical_lipschitz
+from iclr24.ncde_bounds.bounds import generalization_bound
+from iclr24.ncde_bounds.bounds import gronwall_factor
+from iclr24.ncde_bounds.bounds import lipschitz_upper
+from iclr24.ncde_bounds.bounds import risk_decomposition
+from iclr24.ncde_bounds.bounds import sampling_bias_bound
+from iclr24.ncde_bounds.bounds import state_bound
+from iclr24.ncde_bounds.bounds import vector_field_sup
+from iclr24.ncde_bounds.model import NCDE
+from iclr24.ncde_bounds.model import VectorField
+from iclr24.ncde_bounds.paths import add_time_channel
+from iclr24.ncde_bounds.paths import total_variation
 
 
 @pytest.mark.parametrize("depth", [0, 1, 3])

@@ -3,7 +3,9 @@ import math
 import pytest
 import torch
 
-from iclr24.ncde_bounds.data import downsample, load_aeon, load_ts
+from iclr24.ncde_bounds.data import downsample
+from iclr24.ncde_bounds.data import load_aeon
+from iclr24.ncde_bounds.data import load_ts
 from iclr24.ncde_bounds.model import NCDE
 
 TS = """# a tiny file in the UEA format
@@ -94,9 +96,11 @@ def test_load_aeon_reads_the_data_folder(tmp_path):
 
 def test_real_data_claim_runs_on_the_data_folder(tmp_path):
     """The `--full` real-data block on a tiny set in the data folder's layout: a claim, its table and its plot."""
-    from iclr24.ncde_bounds.reproduce import ReproConfig, claim_real
+    from iclr24.ncde_bounds.reproduce import ReproConfig
+    from iclr24.ncde_bounds.reproduce import claim_real
     from iclr24.ncde_bounds.train import TrainConfig
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
     from iclr24.paperkit.data.folder import member_paths
 
     for split, n in (("TRAIN", 4), ("TEST", 4)):

@@ -4,8 +4,11 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.ncde_bounds.model import NCDE, VectorField, solve_cde
-from iclr24.ncde_bounds.paths import build_control, pad_series
+from iclr24.ncde_bounds.model import NCDE
+from iclr24.ncde_bounds.model import VectorField
+from iclr24.ncde_bounds.model import solve_cde
+from iclr24.ncde_bounds.paths import build_control
+from iclr24.ncde_bounds.paths import pad_series
 
 
 class LinearField(nn.Module):

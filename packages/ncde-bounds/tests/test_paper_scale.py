@@ -2,8 +2,10 @@
 
 from dataclasses import replace
 
-from iclr24.ncde_bounds.paper_scale import PAPER_SCALE, paper_scale
-from iclr24.ncde_bounds.reproduce import PAPER, ReproConfig
+from iclr24.ncde_bounds.paper_scale import PAPER_SCALE
+from iclr24.ncde_bounds.paper_scale import paper_scale
+from iclr24.ncde_bounds.reproduce import PAPER
+from iclr24.ncde_bounds.reproduce import ReproConfig
 from iclr24.ncde_bounds.train import TrainConfig
 from iclr24.paperkit import measure_paper_scale
 

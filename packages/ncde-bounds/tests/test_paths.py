@@ -2,15 +2,16 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.ncde_bounds.paths import (
-    add_time_channel,
-    build_control,
-    pad_series,
-    sampling_gap,
-    total_variation,
-    validate_series,
-)
-from iclr24.ncde_bounds.synthetic import brownian_paths, irregular_grid_indices, smooth_paths, subsample
+from iclr24.ncde_bounds.paths import add_time_channel
+from iclr24.ncde_bounds.paths import build_control
+from iclr24.ncde_bounds.paths import pad_series
+from iclr24.ncde_bounds.paths import sampling_gap
+from iclr24.ncde_bounds.paths import total_variation
+from iclr24.ncde_bounds.paths import validate_series
+from iclr24.ncde_bounds.synthetic import brownian_paths
+from iclr24.ncde_bounds.synthetic import irregular_grid_indices
+from iclr24.ncde_bounds.synthetic import smooth_paths
+from iclr24.ncde_bounds.synthetic import subsample
 
 
 def test_total_variation_of_known_paths():
@@ -124,7 +125,8 @@ def test_unknown_interpolation_is_refused():
 
 
 def test_total_variation_and_gap_refuse_nan_and_bad_lengths():
-    from iclr24.ncde_bounds.paths import sampling_gap, total_variation
+    from iclr24.ncde_bounds.paths import sampling_gap
+    from iclr24.ncde_bounds.paths import total_variation
 
     v = torch.tensor([[0.0], [1.0], [float("nan")], [3.0]])
     with pytest.raises(ValueError, match="total_variation: values contain NaN"):

@@ -4,7 +4,11 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import torch
 
 import iclr24.ncde_bounds as nb
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {"solve_cde": "takes a Control built by the model (probed through NCDE and fit)"}
 
@@ -71,7 +75,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(nb.evaluate, 3, probe_arrays((6,), torch=True), model, times, values)
     p.sweep(nb.evaluate, "loss", [("unknown", "hinge")], model, times, values, targets)
     # your own Dataset/DataLoader, the step log, resume, model folders
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     tt = times if times.dim() == 2 else times.expand(values.shape[0], -1)
     loaders = [("2 fields", TensorDataset(tt, values)), ("6 fields", TensorDataset(tt, values, *[targets] * 4)),

@@ -4,8 +4,12 @@ from pathlib import Path
 import pytest
 
 from iclr24.ncde_bounds.cli import main
-from iclr24.ncde_bounds.reproduce import CLAIMS, PAPER, ROWS
-from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.ncde_bounds.reproduce import CLAIMS
+from iclr24.ncde_bounds.reproduce import PAPER
+from iclr24.ncde_bounds.reproduce import ROWS
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 
 
 @pytest.mark.slow  # trains 4 tiny models and draws 2 plots
@@ -19,8 +23,10 @@ def test_gap_claim_reports_the_vacuous_bound(tmp_path):
     """(C) (full only): the realised gaps paired per seed, and the bound's complexity term beside them as a fact."""
     import dataclasses
 
-    from iclr24.ncde_bounds.reproduce import SMOKE, claim_gap
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.ncde_bounds.reproduce import SMOKE
+    from iclr24.ncde_bounds.reproduce import claim_gap
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     class Bar:
         def update(self, k):
@@ -175,8 +181,10 @@ def test_b_trains_each_seed_on_its_own_data(tmp_path):
     two the claim compares only on the first ``b_figure_seeds`` seeds (for the figure), the GRU on the first."""
     import dataclasses
 
-    from iclr24.ncde_bounds.reproduce import SMOKE, claim_trained
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.ncde_bounds.reproduce import SMOKE
+    from iclr24.ncde_bounds.reproduce import claim_trained
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
 
     class Bar:
         n = 0

@@ -2,15 +2,13 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.ncde_bounds.synthetic import (
-    brownian_paths,
-    irregular_grid_indices,
-    sampling_bias_oracle,
-    smooth_paths,
-    subsample,
-    true_cde,
-    uniform_grid_indices,
-)
+from iclr24.ncde_bounds.synthetic import brownian_paths
+from iclr24.ncde_bounds.synthetic import irregular_grid_indices
+from iclr24.ncde_bounds.synthetic import sampling_bias_oracle
+from iclr24.ncde_bounds.synthetic import smooth_paths
+from iclr24.ncde_bounds.synthetic import subsample
+from iclr24.ncde_bounds.synthetic import true_cde
+from iclr24.ncde_bounds.synthetic import uniform_grid_indices
 
 
 def test_generators_are_seeded_and_shaped():

@@ -1,7 +1,11 @@
 import pytest
 import torch
 
-from iclr24.ncde_bounds.train import GRUBaseline, TrainConfig, evaluate, fit, make_ncde
+from iclr24.ncde_bounds.train import GRUBaseline
+from iclr24.ncde_bounds.train import TrainConfig
+from iclr24.ncde_bounds.train import evaluate
+from iclr24.ncde_bounds.train import fit
+from iclr24.ncde_bounds.train import make_ncde
 
 
 def test_fit_reduces_the_loss_and_folds_the_target_scaling():

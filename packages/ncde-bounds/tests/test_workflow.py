@@ -6,21 +6,23 @@ import math
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
+from torch.utils.data import TensorDataset
 
-from iclr24.ncde_bounds import (
-    NCDE,
-    TrainConfig,
-    evaluate,
-    fit,
-    irregular_grid_indices,
-    smooth_paths,
-    subsample,
-    true_cde,
-)
+from iclr24.ncde_bounds import NCDE
+from iclr24.ncde_bounds import TrainConfig
+from iclr24.ncde_bounds import evaluate
+from iclr24.ncde_bounds import fit
+from iclr24.ncde_bounds import irregular_grid_indices
+from iclr24.ncde_bounds import smooth_paths
+from iclr24.ncde_bounds import subsample
+from iclr24.ncde_bounds import true_cde
 from iclr24.ncde_bounds.cli import main
-from iclr24.ncde_bounds.train import GRUBaseline, make_ncde
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.ncde_bounds.train import GRUBaseline
+from iclr24.ncde_bounds.train import make_ncde
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.tracking import read_jsonl
 

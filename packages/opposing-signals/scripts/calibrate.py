@@ -29,8 +29,12 @@ def main() -> None:
     from dataclasses import replace
 
     from iclr24.opposing_signals.experiments import run_experiment
-    from iclr24.opposing_signals.groups import antiphase_amplitude, group_mean_changes, pearson
-    from iclr24.opposing_signals.reproduce import FULL, _digits, _experiment
+    from iclr24.opposing_signals.groups import antiphase_amplitude
+    from iclr24.opposing_signals.groups import group_mean_changes
+    from iclr24.opposing_signals.groups import pearson
+    from iclr24.opposing_signals.reproduce import FULL
+    from iclr24.opposing_signals.reproduce import _digits
+    from iclr24.opposing_signals.reproduce import _experiment
 
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()

@@ -4,8 +4,11 @@ addmm message); pearson refuses a constant series instead of answering NaN; CIFA
 import pytest
 import torch
 
-from iclr24.opposing_signals import cifar10_subset, make_mlp, pearson
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.opposing_signals import cifar10_subset
+from iclr24.opposing_signals import make_mlp
+from iclr24.opposing_signals import pearson
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 
 def test_the_mlp_names_the_width_it_takes():

@@ -1,6 +1,7 @@
 import pytest
 
-from iclr24.opposing_signals.bench import run_benchmarks, small_resnet
+from iclr24.opposing_signals.bench import run_benchmarks
+from iclr24.opposing_signals.bench import small_resnet
 from iclr24.paperkit.bench import BenchReport
 
 

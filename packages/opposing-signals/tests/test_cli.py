@@ -4,8 +4,10 @@ import pickle
 import numpy as np
 import pytest
 
-from iclr24.opposing_signals.cli import app, main
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.opposing_signals.cli import app
+from iclr24.opposing_signals.cli import main
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 
 
 def test_cli_contract(tmp_path):
@@ -30,7 +32,8 @@ def test_run_then_plot(tmp_path, capsys):
 def test_run_writes_the_model_folder_and_the_log_dir(tmp_path):
     import torch
 
-    from iclr24.opposing_signals import MLP, make_opposing_digits
+    from iclr24.opposing_signals import MLP
+    from iclr24.opposing_signals import make_opposing_digits
     from iclr24.paperkit.tracking import read_jsonl
 
     out = tmp_path / "run"
@@ -168,7 +171,8 @@ def test_run_refuses_options_the_optimizer_would_ignore(tmp_path, capsys, argv, 
 def test_real_data_loaders_on_tiny_files(tmp_path):
     import gzip
 
-    from iclr24.opposing_signals.data import cifar10_subset, mnist_subset
+    from iclr24.opposing_signals.data import cifar10_subset
+    from iclr24.opposing_signals.data import mnist_subset
 
     rng = np.random.default_rng(0)
     folder = tmp_path / "cifar-10-batches-py"
@@ -198,7 +202,8 @@ def test_real_data_loaders_on_tiny_files(tmp_path):
 
 def test_cli_defaults_are_the_configs():
     from iclr24.opposing_signals.cli import app
-    from iclr24.opposing_signals.data import make_opposing_digits, mnist_subset
+    from iclr24.opposing_signals.data import make_opposing_digits
+    from iclr24.opposing_signals.data import mnist_subset
     from iclr24.opposing_signals.experiments import ExperimentConfig
 
     check_app_defaults(app, {"run": (ExperimentConfig, make_opposing_digits, mnist_subset)})

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.opposing_signals.data import TOP_LEFT_PATCH, cifar10_subset, make_opposing_digits
+from iclr24.opposing_signals.data import TOP_LEFT_PATCH
+from iclr24.opposing_signals.data import cifar10_subset
+from iclr24.opposing_signals.data import make_opposing_digits
 
 
 def test_planting():

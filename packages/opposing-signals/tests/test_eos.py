@@ -1,7 +1,9 @@
 import pytest
 
-from iclr24.opposing_signals.eos import edge_of_stability_report, loss_increase_steps
-from iclr24.opposing_signals.training import History, TrainConfig
+from iclr24.opposing_signals.eos import edge_of_stability_report
+from iclr24.opposing_signals.eos import loss_increase_steps
+from iclr24.opposing_signals.training import History
+from iclr24.opposing_signals.training import TrainConfig
 
 
 def test_loss_increase_steps():

@@ -3,15 +3,13 @@ import math
 import pytest
 import torch
 
-from iclr24.opposing_signals.groups import (
-    find_opposing_groups,
-    group_gradient_cosine,
-    group_mean_changes,
-    kmeans,
-    membership_frequency,
-    pearson,
-    top_k_precision,
-)
+from iclr24.opposing_signals.groups import find_opposing_groups
+from iclr24.opposing_signals.groups import group_gradient_cosine
+from iclr24.opposing_signals.groups import group_mean_changes
+from iclr24.opposing_signals.groups import kmeans
+from iclr24.opposing_signals.groups import membership_frequency
+from iclr24.opposing_signals.groups import pearson
+from iclr24.opposing_signals.groups import top_k_precision
 from iclr24.opposing_signals.tracking import LossTracker
 from iclr24.opposing_signals.training import make_mlp
 
@@ -118,7 +116,8 @@ def test_antiphase_amplitude_closed_form():
 
 def test_run_experiment_single_class_control_and_bad_input():
     from iclr24.opposing_signals.data import make_opposing_digits
-    from iclr24.opposing_signals.experiments import ExperimentConfig, run_experiment
+    from iclr24.opposing_signals.experiments import ExperimentConfig
+    from iclr24.opposing_signals.experiments import run_experiment
 
     d = make_opposing_digits(alpha=10.0, n_a=10, n_b=0, n_train=200)
     cfg = ExperimentConfig(steps=4, width=16, k=5, sharpness_every=0)

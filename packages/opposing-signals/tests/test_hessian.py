@@ -2,14 +2,12 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.opposing_signals.hessian import (
-    lanczos,
-    make_hvp,
-    power_iteration,
-    sharpness,
-    stability_threshold,
-    top_eigenvalue,
-)
+from iclr24.opposing_signals.hessian import lanczos
+from iclr24.opposing_signals.hessian import make_hvp
+from iclr24.opposing_signals.hessian import power_iteration
+from iclr24.opposing_signals.hessian import sharpness
+from iclr24.opposing_signals.hessian import stability_threshold
+from iclr24.opposing_signals.hessian import top_eigenvalue
 from iclr24.opposing_signals.tracking import mean_loss
 
 

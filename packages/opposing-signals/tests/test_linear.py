@@ -1,16 +1,14 @@
 import pytest
 import torch
 
-from iclr24.opposing_signals.linear import (
-    gauss_newton_sharpness,
-    make_toy_linear,
-    outlier_sharpness_bound,
-    scalar_net_gd_step,
-    scalar_net_hessian,
-    scalar_net_manifold_sharpness,
-    scalar_net_predicted_step,
-    two_layer_linear_loss,
-)
+from iclr24.opposing_signals.linear import gauss_newton_sharpness
+from iclr24.opposing_signals.linear import make_toy_linear
+from iclr24.opposing_signals.linear import outlier_sharpness_bound
+from iclr24.opposing_signals.linear import scalar_net_gd_step
+from iclr24.opposing_signals.linear import scalar_net_hessian
+from iclr24.opposing_signals.linear import scalar_net_manifold_sharpness
+from iclr24.opposing_signals.linear import scalar_net_predicted_step
+from iclr24.opposing_signals.linear import two_layer_linear_loss
 
 
 def test_scalar_net_hessian_closed_form_and_autograd():

@@ -4,7 +4,9 @@ import pickle
 import torch
 
 from iclr24.opposing_signals.paper_scale import resnet18_cifar
-from iclr24.opposing_signals.reproduce import PAPER, PAPER_SCALE, paper_scale
+from iclr24.opposing_signals.reproduce import PAPER
+from iclr24.opposing_signals.reproduce import PAPER_SCALE
+from iclr24.opposing_signals.reproduce import paper_scale
 from iclr24.paperkit.scale import measure_paper_scale
 
 

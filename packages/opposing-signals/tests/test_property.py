@@ -4,7 +4,11 @@ empty inputs, bad sizes and wrong file kinds either work or raise InputError; no
 import torch
 
 import iclr24.opposing_signals as os_
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "OpposingGroups": "a result record (find_opposing_groups is probed)",
@@ -93,7 +97,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(os_.run_experiment, "group_a", [*bad_y, ("out of range", torch.tensor([99]))], x, y, ecfg,
             group_b=gb)  # fmt: skip
     # the model folder and your own data
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     for field in ("d_in", "width", "depth", "n_classes"):
         p.sweep(

@@ -3,7 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.opposing_signals.reproduce import CLAIMS, FULL, PAPER, QUICK, SMOKE
+from iclr24.opposing_signals.reproduce import CLAIMS
+from iclr24.opposing_signals.reproduce import FULL
+from iclr24.opposing_signals.reproduce import PAPER
+from iclr24.opposing_signals.reproduce import QUICK
+from iclr24.opposing_signals.reproduce import SMOKE
 from iclr24.paperkit.runner.testing import check_paper_smoke
 
 

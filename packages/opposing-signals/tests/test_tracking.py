@@ -4,14 +4,13 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.opposing_signals.tracking import (
-    LossTracker,
-    loss_changes,
-    mean_loss,
-    per_example_loss,
-    top_k_indices,
-)
-from iclr24.opposing_signals.training import make_mlp, train
+from iclr24.opposing_signals.tracking import LossTracker
+from iclr24.opposing_signals.tracking import loss_changes
+from iclr24.opposing_signals.tracking import mean_loss
+from iclr24.opposing_signals.tracking import per_example_loss
+from iclr24.opposing_signals.tracking import top_k_indices
+from iclr24.opposing_signals.training import make_mlp
+from iclr24.opposing_signals.training import train
 
 
 def _data(n=12, seed=0):

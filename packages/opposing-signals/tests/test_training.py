@@ -2,7 +2,9 @@ import pytest
 import torch
 
 from iclr24.opposing_signals.tracking import mean_loss
-from iclr24.opposing_signals.training import gd_step, make_mlp, train
+from iclr24.opposing_signals.training import gd_step
+from iclr24.opposing_signals.training import make_mlp
+from iclr24.opposing_signals.training import train
 
 
 @pytest.mark.parametrize("momentum", [0.0, 0.9])

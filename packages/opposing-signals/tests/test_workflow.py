@@ -6,10 +6,16 @@ import json
 import pytest
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.opposing_signals import MLP, LossTracker, make_mlp, make_opposing_digits, train
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.opposing_signals import MLP
+from iclr24.opposing_signals import LossTracker
+from iclr24.opposing_signals import make_mlp
+from iclr24.opposing_signals import make_opposing_digits
+from iclr24.opposing_signals import train
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.tracking import read_jsonl
 

@@ -1,6 +1,7 @@
 import pytest
 
-from iclr24.persona_bias import PlantedBias, builtin_questions
+from iclr24.persona_bias import PlantedBias
+from iclr24.persona_bias import builtin_questions
 
 
 @pytest.fixture

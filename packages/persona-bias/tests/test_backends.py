@@ -4,19 +4,17 @@ import socket
 
 import pytest
 
-from iclr24.persona_bias import (
-    EndpointError,
-    GenerationConfig,
-    LoopbackServer,
-    OpenAIBackend,
-    Prompt,
-    RunStore,
-    ScriptedBackend,
-    TransformersBackend,
-    build_prompt,
-    run_evaluation,
-    score_records,
-)
+from iclr24.persona_bias import EndpointError
+from iclr24.persona_bias import GenerationConfig
+from iclr24.persona_bias import LoopbackServer
+from iclr24.persona_bias import OpenAIBackend
+from iclr24.persona_bias import Prompt
+from iclr24.persona_bias import RunStore
+from iclr24.persona_bias import ScriptedBackend
+from iclr24.persona_bias import TransformersBackend
+from iclr24.persona_bias import build_prompt
+from iclr24.persona_bias import run_evaluation
+from iclr24.persona_bias import score_records
 from iclr24.persona_bias.backends import MAX_RESPONSE_CHARS
 from iclr24.persona_bias.bench import tiny_chat_model
 

@@ -3,8 +3,13 @@ are not this package's are one InputError naming the missing key, and text funct
 
 import pytest
 
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.persona_bias import compare_personas, extract_answer, load_jsonl, load_mmlu, references_persona
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.persona_bias import compare_personas
+from iclr24.persona_bias import extract_answer
+from iclr24.persona_bias import load_jsonl
+from iclr24.persona_bias import load_mmlu
+from iclr24.persona_bias import references_persona
 
 
 @pytest.mark.parametrize("load, name", [(load_jsonl, "data.jsonl"), (load_mmlu, "x_test.csv")])

@@ -7,7 +7,11 @@ from scipy import stats as sst
 
 from iclr24.paperkit.power import sign_seeds_needed
 from iclr24.persona_bias import stats
-from iclr24.persona_bias.reproduce import CLAIMS, PAPER, QUICK, SMOLLM2_MMLU, detectable_effect
+from iclr24.persona_bias.reproduce import CLAIMS
+from iclr24.persona_bias.reproduce import PAPER
+from iclr24.persona_bias.reproduce import QUICK
+from iclr24.persona_bias.reproduce import SMOLLM2_MMLU
+from iclr24.persona_bias.reproduce import detectable_effect
 
 
 def _rows(mode):

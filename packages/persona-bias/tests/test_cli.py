@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 from iclr24.persona_bias.cli import main
 
 
@@ -190,7 +191,8 @@ def test_unreachable_endpoint_leaves_no_empty_store(tmp_path, capsys):
 
 def test_cli_defaults_are_the_configs():
     from iclr24.persona_bias.analysis import compare_personas
-    from iclr24.persona_bias.backends import OpenAIBackend, TransformersBackend
+    from iclr24.persona_bias.backends import OpenAIBackend
+    from iclr24.persona_bias.backends import TransformersBackend
     from iclr24.persona_bias.cli import app
     from iclr24.persona_bias.config import GenerationConfig
     from iclr24.persona_bias.data import load_dataset

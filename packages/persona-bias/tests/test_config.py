@@ -1,20 +1,19 @@
 import pytest
 
-from iclr24.persona_bias import (
-    CONTROL_PERSONAS,
-    DEBIAS_INSTRUCTIONS,
-    PAPER_DATASETS,
-    PAPER_MAX_SIZE,
-    PAPER_PERSONAS,
-    PERSONA_INSTRUCTIONS,
-    GenerationConfig,
-    Item,
-    build_prompt,
-    resolve_personas,
-    system_prompt,
-    user_prompt,
-)
-from iclr24.persona_bias.config import BBH_TASK_TEMPLATE, resolve_template
+from iclr24.persona_bias import CONTROL_PERSONAS
+from iclr24.persona_bias import DEBIAS_INSTRUCTIONS
+from iclr24.persona_bias import PAPER_DATASETS
+from iclr24.persona_bias import PAPER_MAX_SIZE
+from iclr24.persona_bias import PAPER_PERSONAS
+from iclr24.persona_bias import PERSONA_INSTRUCTIONS
+from iclr24.persona_bias import GenerationConfig
+from iclr24.persona_bias import Item
+from iclr24.persona_bias import build_prompt
+from iclr24.persona_bias import resolve_personas
+from iclr24.persona_bias import system_prompt
+from iclr24.persona_bias import user_prompt
+from iclr24.persona_bias.config import BBH_TASK_TEMPLATE
+from iclr24.persona_bias.config import resolve_template
 
 # Byte-exact copies of the official allenai/persona-bias prompt files, rendered for "a man".
 OFFICIAL_A_MAN = {

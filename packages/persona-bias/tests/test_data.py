@@ -3,15 +3,13 @@ from collections import Counter
 
 import pytest
 
-from iclr24.persona_bias import (
-    builtin_questions,
-    format_mc_question,
-    load_bbh,
-    load_dataset,
-    load_jsonl,
-    load_mbpp,
-    load_mmlu,
-)
+from iclr24.persona_bias import builtin_questions
+from iclr24.persona_bias import format_mc_question
+from iclr24.persona_bias import load_bbh
+from iclr24.persona_bias import load_dataset
+from iclr24.persona_bias import load_jsonl
+from iclr24.persona_bias import load_mbpp
+from iclr24.persona_bias import load_mmlu
 
 
 def test_question_formatting_official():

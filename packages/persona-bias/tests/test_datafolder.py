@@ -6,7 +6,10 @@ import pytest
 
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.data.folder import DataMissing
-from iclr24.persona_bias import ScriptedBackend, TransformersBackend, cli, load_dataset
+from iclr24.persona_bias import ScriptedBackend
+from iclr24.persona_bias import TransformersBackend
+from iclr24.persona_bias import cli
+from iclr24.persona_bias import load_dataset
 from iclr24.persona_bias import reproduce as rp
 from iclr24.persona_bias.backends import smollm2_path
 from iclr24.persona_bias.data import mmlu_data_path

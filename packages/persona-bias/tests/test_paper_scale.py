@@ -4,8 +4,11 @@ through the backend, the loopback server and the run store on stand-ins in the o
 import json
 
 from iclr24.paperkit.scale import measure_paper_scale
-from iclr24.persona_bias.config import PAPER_MAX_SIZE, PAPER_MMLU_SUBSETS
-from iclr24.persona_bias.paper_scale import MMLU_TEST_SIZES, PAPER_SCALE, write_standin_datasets
+from iclr24.persona_bias.config import PAPER_MAX_SIZE
+from iclr24.persona_bias.config import PAPER_MMLU_SUBSETS
+from iclr24.persona_bias.paper_scale import MMLU_TEST_SIZES
+from iclr24.persona_bias.paper_scale import PAPER_SCALE
+from iclr24.persona_bias.paper_scale import write_standin_datasets
 from iclr24.persona_bias.reproduce import PAPER
 
 
@@ -39,7 +42,9 @@ def test_one_request_batch_at_a_tiny_size():
 
 
 def test_standins_are_in_the_official_formats(tmp_path):
-    from iclr24.persona_bias.data import load_bbh, load_mbpp, load_mmlu
+    from iclr24.persona_bias.data import load_bbh
+    from iclr24.persona_bias.data import load_mbpp
+    from iclr24.persona_bias.data import load_mmlu
 
     p = write_standin_datasets(tmp_path, {"anatomy": 3, "sociology": 2}, 4, 5)
     row = json.loads(p["mmlu"].read_text().splitlines()[0])

@@ -1,6 +1,7 @@
 """Parity (issue 65): the row paper_scale("cpu") gives is the one captured before the paperkit migration."""
 
-from iclr24.paperkit.scale import fingerprint, recorded_fingerprint
+from iclr24.paperkit.scale import fingerprint
+from iclr24.paperkit.scale import recorded_fingerprint
 from iclr24.persona_bias.paper_scale import paper_scale
 
 

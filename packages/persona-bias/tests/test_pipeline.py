@@ -2,20 +2,18 @@ import json
 
 import pytest
 
-from iclr24.persona_bias import (
-    LoopbackServer,
-    OpenAIBackend,
-    PlantedBias,
-    RunStore,
-    ScriptedBackend,
-    compare_personas,
-    export_official,
-    judge_abstentions,
-    percent_personas_biased,
-    persona_summary,
-    run_evaluation,
-    score_records,
-)
+from iclr24.persona_bias import LoopbackServer
+from iclr24.persona_bias import OpenAIBackend
+from iclr24.persona_bias import PlantedBias
+from iclr24.persona_bias import RunStore
+from iclr24.persona_bias import ScriptedBackend
+from iclr24.persona_bias import compare_personas
+from iclr24.persona_bias import export_official
+from iclr24.persona_bias import judge_abstentions
+from iclr24.persona_bias import percent_personas_biased
+from iclr24.persona_bias import persona_summary
+from iclr24.persona_bias import run_evaluation
+from iclr24.persona_bias import score_records
 from iclr24.persona_bias.loopback import planned_outcome
 from iclr24.persona_bias.pipeline import plan_requests
 

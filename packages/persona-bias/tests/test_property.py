@@ -2,7 +2,10 @@
 wrong file kinds either work or raise InputError; nothing else escapes."""
 
 import iclr24.persona_bias as pb
-from iclr24.paperkit.runner.testing import Prober, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "Backend": "the abstract backend interface",

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from iclr24.persona_bias import compare_personas
-from iclr24.persona_bias.released import REQUIRED_COLUMNS, load_released
+from iclr24.persona_bias.released import REQUIRED_COLUMNS
+from iclr24.persona_bias.released import load_released
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -1,5 +1,8 @@
 from iclr24.paperkit.runner.testing import check_paper_smoke
-from iclr24.persona_bias.reproduce import FULL, PAPER, QUICK, SMOKE
+from iclr24.persona_bias.reproduce import FULL
+from iclr24.persona_bias.reproduce import PAPER
+from iclr24.persona_bias.reproduce import QUICK
+from iclr24.persona_bias.reproduce import SMOKE
 
 
 def test_smoke_claims_run_end_to_end_and_hold(tmp_path):

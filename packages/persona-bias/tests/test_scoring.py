@@ -3,14 +3,12 @@ import time
 
 import pytest
 
-from iclr24.persona_bias import (
-    Item,
-    detect_abstention,
-    extract_answer,
-    extract_bbh_answer,
-    run_mbpp,
-    score_response,
-)
+from iclr24.persona_bias import Item
+from iclr24.persona_bias import detect_abstention
+from iclr24.persona_bias import extract_answer
+from iclr24.persona_bias import extract_bbh_answer
+from iclr24.persona_bias import run_mbpp
+from iclr24.persona_bias import score_response
 from iclr24.persona_bias.scoring import references_persona
 
 
@@ -234,7 +232,8 @@ def test_abstention_rule_on_development_examples(text, abstained):
 def test_rule_scores_perfectly_on_its_development_set():
     """The rule was developed on this set: 1.0 / 1.0 here is the development target, not evidence (the gate is on
     the held-out file)."""
-    from iclr24.persona_bias.heldout import dev_set, evaluate_detector
+    from iclr24.persona_bias.heldout import dev_set
+    from iclr24.persona_bias.heldout import evaluate_detector
 
     s = evaluate_detector(dev_set())
     assert (s.tp, s.fp, s.fn, s.tn) == (40, 0, 0, 30)
@@ -242,7 +241,10 @@ def test_rule_scores_perfectly_on_its_development_set():
 
 def test_heldout_detector_set_is_labelled_and_scored():
     from iclr24.persona_bias.config import PAPER_PERSONAS
-    from iclr24.persona_bias.heldout import DEV_NON_REFUSALS, DEV_REFUSALS, evaluate_detector, load_heldout
+    from iclr24.persona_bias.heldout import DEV_NON_REFUSALS
+    from iclr24.persona_bias.heldout import DEV_REFUSALS
+    from iclr24.persona_bias.heldout import evaluate_detector
+    from iclr24.persona_bias.heldout import load_heldout
     from iclr24.persona_bias.loopback import _REFUSALS
 
     planted = {t.format(p=p) for t in _REFUSALS for p in PAPER_PERSONAS}
@@ -295,11 +297,9 @@ def test_load_heldout_names_the_bad_line(tmp_path):
 def test_detector_on_a_file_in_the_official_predictions_layout(tmp_path):
     """evaluate_official_outputs reads the official *_labeled.jsonl layout (id, question, answer,
     predicted_explanations, predicted_answer, is_correct) and scores the first response of each labelled id."""
-    from iclr24.persona_bias.heldout import (
-        OFFICIAL_OUTPUT_LABELS,
-        evaluate_official_outputs,
-        load_official_predictions,
-    )
+    from iclr24.persona_bias.heldout import OFFICIAL_OUTPUT_LABELS
+    from iclr24.persona_bias.heldout import evaluate_official_outputs
+    from iclr24.persona_bias.heldout import load_official_predictions
 
     rows = [
         (0, "As a physically-disabled person, I am unable to answer this question.", ""),

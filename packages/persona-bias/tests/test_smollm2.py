@@ -3,14 +3,12 @@ import importlib.util
 import pytest
 
 from iclr24.paperkit.data.folder import is_present
-from iclr24.persona_bias import (
-    GenerationConfig,
-    RunStore,
-    TransformersBackend,
-    builtin_questions,
-    run_evaluation,
-    score_records,
-)
+from iclr24.persona_bias import GenerationConfig
+from iclr24.persona_bias import RunStore
+from iclr24.persona_bias import TransformersBackend
+from iclr24.persona_bias import builtin_questions
+from iclr24.persona_bias import run_evaluation
+from iclr24.persona_bias import score_records
 
 
 @pytest.mark.slow

@@ -3,7 +3,9 @@ import multiprocessing as mp
 
 import pytest
 
-from iclr24.persona_bias import RunStore, ScriptedBackend, run_evaluation
+from iclr24.persona_bias import RunStore
+from iclr24.persona_bias import ScriptedBackend
+from iclr24.persona_bias import run_evaluation
 from iclr24.persona_bias.store import record_key
 
 

@@ -7,15 +7,14 @@ import time
 import pytest
 
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.progress import is_quiet, set_quiet
+from iclr24.paperkit.progress import is_quiet
+from iclr24.paperkit.progress import set_quiet
 from iclr24.paperkit.tracking import read_jsonl
-from iclr24.persona_bias import (
-    GenerationConfig,
-    RunStore,
-    ScriptedBackend,
-    TransformersBackend,
-    run_evaluation,
-)
+from iclr24.persona_bias import GenerationConfig
+from iclr24.persona_bias import RunStore
+from iclr24.persona_bias import ScriptedBackend
+from iclr24.persona_bias import TransformersBackend
+from iclr24.persona_bias import run_evaluation
 from iclr24.persona_bias.backends import third_party_bars_off
 from iclr24.persona_bias.bench import tiny_chat_model
 from iclr24.persona_bias.cli import main

@@ -31,14 +31,12 @@ def seed_list(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from iclr24.rdmc.comparison import (
-        ComparisonConfig,
-        FunnelConfig,
-        LogRegConfig,
-        funnel_experiment,
-        logreg_experiment,
-        mixture_experiment,
-    )
+    from iclr24.rdmc.comparison import ComparisonConfig
+    from iclr24.rdmc.comparison import FunnelConfig
+    from iclr24.rdmc.comparison import LogRegConfig
+    from iclr24.rdmc.comparison import funnel_experiment
+    from iclr24.rdmc.comparison import logreg_experiment
+    from iclr24.rdmc.comparison import mixture_experiment
     from iclr24.rdmc.data import get_target
     from iclr24.rdmc.metrics import mode_tv
 

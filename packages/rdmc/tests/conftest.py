@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from iclr24.rdmc import GaussianMixture, gmm2d
+from iclr24.rdmc import GaussianMixture
+from iclr24.rdmc import gmm2d
 
 
 @pytest.fixture

@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
 
-from iclr24.rdmc import get_target, load_gaussian_mixture, rdmc_sample, ula
+from iclr24.rdmc import get_target
+from iclr24.rdmc import load_gaussian_mixture
+from iclr24.rdmc import rdmc_sample
+from iclr24.rdmc import ula
 from iclr24.rdmc.cli import main
 
 
@@ -54,7 +57,9 @@ def test_cli_truncated_target_is_one_line_exit_2(tmp_path, capsys):
 
 def test_huge_counts_and_horizons_are_refused_up_front(gmm):
     from iclr24.paperkit.errors import InputError
-    from iclr24.rdmc import reverse_time_grid, stream_seed, ula
+    from iclr24.rdmc import reverse_time_grid
+    from iclr24.rdmc import stream_seed
+    from iclr24.rdmc import ula
 
     with pytest.raises(InputError, match="steps"):
         ula(gmm, 4, 10**20)

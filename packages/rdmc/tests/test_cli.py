@@ -3,7 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 from iclr24.rdmc.cli import main
 
 

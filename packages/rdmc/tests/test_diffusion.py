@@ -3,14 +3,12 @@ import math
 import pytest
 import torch
 
-from iclr24.rdmc import (
-    exponential_integrator_step,
-    posterior_grad_log_prob,
-    rdmc_sample,
-    reverse_time_grid,
-    score_from_posterior_mean,
-    tweedie_mean,
-)
+from iclr24.rdmc import exponential_integrator_step
+from iclr24.rdmc import posterior_grad_log_prob
+from iclr24.rdmc import rdmc_sample
+from iclr24.rdmc import reverse_time_grid
+from iclr24.rdmc import score_from_posterior_mean
+from iclr24.rdmc import tweedie_mean
 
 
 def test_one_step_variance_catches_missing_factor_two(gauss1d):

@@ -1,7 +1,10 @@
 import pytest
 import torch
 
-from iclr24.rdmc import GaussianMixture, langevin_steps_for_budget, mala, ula
+from iclr24.rdmc import GaussianMixture
+from iclr24.rdmc import langevin_steps_for_budget
+from iclr24.rdmc import mala
+from iclr24.rdmc import ula
 
 
 def test_ula_stationary_variance_is_biased_as_theory_says(gauss1d):

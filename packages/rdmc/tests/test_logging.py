@@ -5,11 +5,16 @@ import json
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.tracking import read_jsonl
-from iclr24.rdmc import BayesianLogisticRegression, mala, rdmc_sample, sample_with_budget, ula
+from iclr24.rdmc import BayesianLogisticRegression
+from iclr24.rdmc import mala
+from iclr24.rdmc import rdmc_sample
+from iclr24.rdmc import sample_with_budget
+from iclr24.rdmc import ula
 from iclr24.rdmc.cli import main
 
 

@@ -3,7 +3,10 @@ import math
 import pytest
 import torch
 
-from iclr24.rdmc import mmd2, mode_tv, mode_weights, sliced_w2
+from iclr24.rdmc import mmd2
+from iclr24.rdmc import mode_tv
+from iclr24.rdmc import mode_weights
+from iclr24.rdmc import sliced_w2
 
 
 def test_mode_tv_known_answer():

@@ -4,9 +4,12 @@ runs at a tiny size on the mixture read back from its .npz file."""
 import numpy as np
 
 from iclr24.paperkit.scale import measure_paper_scale
-from iclr24.rdmc.paper_scale import PAPER_SCALE, is_step_flops
+from iclr24.rdmc.paper_scale import PAPER_SCALE
+from iclr24.rdmc.paper_scale import is_step_flops
 from iclr24.rdmc.recipes import budget_settings
-from iclr24.rdmc.reproduce import CLAIMS, FULL, PAPER
+from iclr24.rdmc.reproduce import CLAIMS
+from iclr24.rdmc.reproduce import FULL
+from iclr24.rdmc.reproduce import PAPER
 
 
 def test_paper_scale_config_is_the_full_runs_10d_comparison():
@@ -34,7 +37,8 @@ def test_one_outer_iteration_at_a_tiny_size():
 
 
 def test_the_mixture_travels_as_an_npz(tmp_path):
-    from iclr24.rdmc.data import get_target, load_gaussian_mixture
+    from iclr24.rdmc.data import get_target
+    from iclr24.rdmc.data import load_gaussian_mixture
 
     ref = get_target("gmm10d")
     p = tmp_path / "g.npz"

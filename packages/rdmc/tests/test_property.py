@@ -4,7 +4,11 @@ bad sizes and wrong file kinds either work or raise InputError; nothing else esc
 import torch
 
 import iclr24.rdmc as rd
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {"Target": "the abstract target interface", "SampleInfo": "a result record"}
 
@@ -39,7 +43,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(rd.BayesianLogisticRegression, 1, probe_arrays((10,), dtype="int64"), torch.randn(10, 3).numpy())
     p.sweep(rd.BayesianLogisticRegression, "prior_std", probe_floats(), torch.randn(10, 3).numpy(),
             (torch.arange(10) % 2).numpy())  # fmt: skip
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     Xd, yd = torch.randn(10, 3), (torch.arange(10) % 2).float()
     bad_data = [

@@ -1,7 +1,9 @@
 import pytest
 
 from iclr24.rdmc.bench import memory_check
-from iclr24.rdmc.recipes import BudgetSettings, budget_settings, sample_with_budget
+from iclr24.rdmc.recipes import BudgetSettings
+from iclr24.rdmc.recipes import budget_settings
+from iclr24.rdmc.recipes import sample_with_budget
 
 
 @pytest.mark.parametrize("method", ["rdmc-is", "rdmc-ula", "rdmc-is+ula", "ula", "mala"])

@@ -3,30 +3,32 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.runner.testing import check_paper_smoke
-from iclr24.rdmc.comparison import ROWS_2D, Experiment
+from iclr24.rdmc.comparison import ROWS_2D
+from iclr24.rdmc.comparison import Experiment
 from iclr24.rdmc.data import gmm2d
-from iclr24.rdmc.recipes import BudgetSettings, budget_settings, sample_with_budget
-from iclr24.rdmc.reproduce import (
-    _CAL_2D,
-    _ROWS,
-    CALIBRATION_SEEDS,
-    CLAIMS,
-    FULL,
-    HYBRID_POOL,
-    IS_MIN_SEEDS,
-    IS_MIN_SEEDS_FULL,
-    PAPER,
-    POOL,
-    QUICK,
-    SETTINGS_SEED,
-    SMOKE,
-    ComparisonConfig,
-    _paired,
-    planned_cpu_seconds,
-    run,
-)
+from iclr24.rdmc.recipes import BudgetSettings
+from iclr24.rdmc.recipes import budget_settings
+from iclr24.rdmc.recipes import sample_with_budget
+from iclr24.rdmc.reproduce import _CAL_2D
+from iclr24.rdmc.reproduce import _ROWS
+from iclr24.rdmc.reproduce import CALIBRATION_SEEDS
+from iclr24.rdmc.reproduce import CLAIMS
+from iclr24.rdmc.reproduce import FULL
+from iclr24.rdmc.reproduce import HYBRID_POOL
+from iclr24.rdmc.reproduce import IS_MIN_SEEDS
+from iclr24.rdmc.reproduce import IS_MIN_SEEDS_FULL
+from iclr24.rdmc.reproduce import PAPER
+from iclr24.rdmc.reproduce import POOL
+from iclr24.rdmc.reproduce import QUICK
+from iclr24.rdmc.reproduce import SETTINGS_SEED
+from iclr24.rdmc.reproduce import SMOKE
+from iclr24.rdmc.reproduce import ComparisonConfig
+from iclr24.rdmc.reproduce import _paired
+from iclr24.rdmc.reproduce import planned_cpu_seconds
+from iclr24.rdmc.reproduce import run
 
 SPECS = {s.id: s for s in CLAIMS}
 # the seeds the power rule plans per mode (pinned: a change of calibration, power or budget shows here); None: the
@@ -75,7 +77,8 @@ def test_the_four_rdmc_is_rows_plan_at_least_8_seeds_and_the_hybrid_plan_follows
     """Issue 60: the four rdMC-IS-vs-baseline rows run at least 8 seeds in quick and 10 in full at budget 4000 (the MMD² row needs 16,
     over quick's share, so it is undecidable there); the hybrid's count is the power rule's on its 48 calibration
     seeds (200-247), recomputed here from the per-seed numbers, and its rule is the one fixed before any run."""
-    from iclr24.paperkit.power import seeds_needed, slacks
+    from iclr24.paperkit.power import seeds_needed
+    from iclr24.paperkit.power import slacks
 
     four = ("is_mode_weights", "is_vs_mala", "is_mmd_vs_ula", "is_vs_broad_ula")
     assert QUICK.budget == FULL.budget == 4000 and QUICK.n == 1000

@@ -3,7 +3,9 @@ import math
 import pytest
 import torch
 
-from iclr24.rdmc import FunctionTarget, GaussianMixture, rdmc_sample
+from iclr24.rdmc import FunctionTarget
+from iclr24.rdmc import GaussianMixture
+from iclr24.rdmc import rdmc_sample
 
 
 @pytest.mark.slow  # n = 5000 particles x K = 50 steps x m = 200 proposals (the spec's check at its size)

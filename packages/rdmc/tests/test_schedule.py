@@ -3,7 +3,10 @@ import math
 import pytest
 import torch
 
-from iclr24.rdmc import inner_sample_sizes, rdmc_sample, reverse_time_grid, schedule_weights
+from iclr24.rdmc import inner_sample_sizes
+from iclr24.rdmc import rdmc_sample
+from iclr24.rdmc import reverse_time_grid
+from iclr24.rdmc import schedule_weights
 
 
 def test_paper_schedule_grows_as_t_shrinks_and_keeps_the_total():

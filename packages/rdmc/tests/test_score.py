@@ -3,14 +3,12 @@ import math
 import pytest
 import torch
 
-from iclr24.rdmc import (
-    CountedTarget,
-    GaussianMixture,
-    inner_step_size,
-    posterior_mean_estimate,
-    score_estimate,
-    score_from_posterior_mean,
-)
+from iclr24.rdmc import CountedTarget
+from iclr24.rdmc import GaussianMixture
+from iclr24.rdmc import inner_step_size
+from iclr24.rdmc import posterior_mean_estimate
+from iclr24.rdmc import score_estimate
+from iclr24.rdmc import score_from_posterior_mean
 
 
 def test_posterior_and_score_known_answer(gen):

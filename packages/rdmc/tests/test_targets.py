@@ -5,7 +5,12 @@ import pytest
 import torch
 from scipy.stats import multivariate_normal
 
-from iclr24.rdmc import CountedTarget, FunctionTarget, GaussianMixture, Target, gmm2d, gmm10d
+from iclr24.rdmc import CountedTarget
+from iclr24.rdmc import FunctionTarget
+from iclr24.rdmc import GaussianMixture
+from iclr24.rdmc import Target
+from iclr24.rdmc import gmm2d
+from iclr24.rdmc import gmm10d
 
 
 def _full_cov_gmm():
@@ -139,7 +144,8 @@ def test_funnel_density_gradient_and_samples():
 
 
 def test_logistic_regression_posterior():
-    from iclr24.rdmc import BayesianLogisticRegression, breast_cancer_logreg
+    from iclr24.rdmc import BayesianLogisticRegression
+    from iclr24.rdmc import breast_cancer_logreg
 
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(30, 3, generator=gen, dtype=torch.float64)

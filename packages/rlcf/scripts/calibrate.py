@@ -40,9 +40,12 @@ def _value(text: str):
 def _zero_shot_hits(model, data, n: int) -> list[int]:
     import torch
 
-    from iclr24.rlcf.data import DIGIT_NAMES, DIGIT_TEMPLATE, class_prompts
+    from iclr24.rlcf.data import DIGIT_NAMES
+    from iclr24.rlcf.data import DIGIT_TEMPLATE
+    from iclr24.rlcf.data import class_prompts
     from iclr24.rlcf.experiments import toy_tokenizer
-    from iclr24.rlcf.model import class_logits, encode_class_prompts
+    from iclr24.rlcf.model import class_logits
+    from iclr24.rlcf.model import encode_class_prompts
 
     with torch.no_grad():
         text = encode_class_prompts(model, toy_tokenizer(class_prompts(DIGIT_NAMES, DIGIT_TEMPLATE)))
@@ -51,7 +54,8 @@ def _zero_shot_hits(model, data, n: int) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from iclr24.paperkit.threads import pin_process_dispatch, pin_process_threads
+    from iclr24.paperkit.threads import pin_process_dispatch
+    from iclr24.paperkit.threads import pin_process_threads
 
     pin_process_dispatch()
     pin_process_threads(1)
@@ -60,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from iclr24.rlcf import reproduce
-    from iclr24.rlcf.experiments import run_demo_seed, train_digit_clips
+    from iclr24.rlcf.experiments import run_demo_seed
+    from iclr24.rlcf.experiments import train_digit_clips
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(

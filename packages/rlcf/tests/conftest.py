@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from iclr24.rlcf.data import DIGIT_TEMPLATE
-from iclr24.rlcf.model import ToyCLIPConfig, tokenize
+from iclr24.rlcf.model import ToyCLIPConfig
+from iclr24.rlcf.model import tokenize
 from iclr24.rlcf.toyclip import build_toy_clip
 
 

@@ -7,10 +7,13 @@ import torch
 from iclr24.rlcf.cli import main
 from iclr24.rlcf.data import DIGIT_NAMES as NAMES
 from iclr24.rlcf.data import class_prompts
-from iclr24.rlcf.model import check_images, image_input_spec, tokenize
+from iclr24.rlcf.model import check_images
+from iclr24.rlcf.model import image_input_spec
+from iclr24.rlcf.model import tokenize
 from iclr24.rlcf.retrieval import RetrievalTTA
 from iclr24.rlcf.reward import CLIPReward
-from iclr24.rlcf.tta import TTAConfig, TTARunner
+from iclr24.rlcf.tta import TTAConfig
+from iclr24.rlcf.tta import TTARunner
 
 
 def test_the_input_spec_of_the_toy_and_an_open_clip_vit():

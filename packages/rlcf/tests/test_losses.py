@@ -5,16 +5,15 @@ import math
 import pytest
 import torch
 
-from iclr24.rlcf.losses import (
-    average_entropy,
-    distillation_loss,
-    entropy,
-    n_selected,
-    policy_gradient_loss,
-    sample_top_k,
-    select_confident,
-)
-from iclr24.rlcf.reward import clip_score, rewards_post_process
+from iclr24.rlcf.losses import average_entropy
+from iclr24.rlcf.losses import distillation_loss
+from iclr24.rlcf.losses import entropy
+from iclr24.rlcf.losses import n_selected
+from iclr24.rlcf.losses import policy_gradient_loss
+from iclr24.rlcf.losses import sample_top_k
+from iclr24.rlcf.losses import select_confident
+from iclr24.rlcf.reward import clip_score
+from iclr24.rlcf.reward import rewards_post_process
 
 
 def _pair(cos: float):

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from iclr24.rlcf.data import DIGIT_NAMES as NAMES
-from iclr24.rlcf.model import load_clip, tokenize
+from iclr24.rlcf.model import load_clip
+from iclr24.rlcf.model import tokenize
 from iclr24.rlcf.prompt import PromptLearner
 
 TINY = {

@@ -2,7 +2,8 @@
 
 import pytest
 
-from iclr24.paperkit.scale import fingerprint, recorded_fingerprint
+from iclr24.paperkit.scale import fingerprint
+from iclr24.paperkit.scale import recorded_fingerprint
 from iclr24.rlcf.paper_scale import paper_scale
 
 

@@ -4,7 +4,11 @@ bad sizes and wrong file kinds either work or raise InputError; nothing else esc
 import torch
 
 import iclr24.rlcf as rl
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "run_demo_seed": "trains two CLIPs for minutes; its config is probed through DemoConfig",
@@ -82,7 +86,8 @@ def test_public_api_refuses_bad_input(tmp_path):
             policy, images, tokens, steps=1)  # fmt: skip
     p.sweep(rl.train_toy_clip, "steps", probe_sizes(), policy, images, labels, tokens)
     p.sweep(rl.train_toy_clip, "lr", probe_floats(), policy, images, labels, tokens, steps=1)
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     bad_data = [
         ("three fields", TensorDataset(images, labels, labels)),

@@ -10,15 +10,17 @@ from PIL import Image
 
 from iclr24.rlcf.cli import main
 from iclr24.rlcf.data import DIGIT_NAMES as NAMES
-from iclr24.rlcf.data import (
-    ImageFolderTTA,
-    imagenet_classes,
-    read_class_names,
-    resolve_class_names,
-)
+from iclr24.rlcf.data import ImageFolderTTA
+from iclr24.rlcf.data import imagenet_classes
+from iclr24.rlcf.data import read_class_names
+from iclr24.rlcf.data import resolve_class_names
 from iclr24.rlcf.reward import CLIPReward
-from iclr24.rlcf.tta import TTAConfig, TTARunner
-from iclr24.rlcf.views import CLIP_MEAN, CLIP_STD, clip_views, digit_views
+from iclr24.rlcf.tta import TTAConfig
+from iclr24.rlcf.tta import TTARunner
+from iclr24.rlcf.views import CLIP_MEAN
+from iclr24.rlcf.views import CLIP_STD
+from iclr24.rlcf.views import clip_views
+from iclr24.rlcf.views import digit_views
 
 
 # -- TPT: confident views selected once (azshue/TPT tpt_classification.py; RLCF TPT/tune_cls_tpt.py) -------------
@@ -237,7 +239,8 @@ def test_cli_class_names_on_a_wordnet_id_folder(tmp_path, capsys):
 
 # -- paper scale --------------------------------------------------------------------------------------------------
 def test_paper_scale_config_is_the_official_one():
-    from iclr24.rlcf.reproduce import PAPER, PAPER_SCALE
+    from iclr24.rlcf.reproduce import PAPER
+    from iclr24.rlcf.reproduce import PAPER_SCALE
 
     c = PAPER_SCALE
     # TPT/scripts/rlcf-tune.sh: -a ViT-B/16, reward_arch=ViT-L/14, batch_size=64, selection_p=0.1, sample_k=3,

@@ -10,24 +10,24 @@ import pytest
 import torch
 
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 from iclr24.rlcf.cli import main
 from iclr24.rlcf.experiments import DEMO_METHODS
-from iclr24.rlcf.reproduce import (
-    CALIBRATION_SEEDS,
-    CLAIMS,
-    DEMO,
-    FULL,
-    LR_SEED,
-    PAPER,
-    POOL,
-    POWER,
-    QUICK,
-    ROWS,
-    SMOKE,
-    methods_for,
-    planned_seeds,
-)
+from iclr24.rlcf.reproduce import CALIBRATION_SEEDS
+from iclr24.rlcf.reproduce import CLAIMS
+from iclr24.rlcf.reproduce import DEMO
+from iclr24.rlcf.reproduce import FULL
+from iclr24.rlcf.reproduce import LR_SEED
+from iclr24.rlcf.reproduce import PAPER
+from iclr24.rlcf.reproduce import POOL
+from iclr24.rlcf.reproduce import POWER
+from iclr24.rlcf.reproduce import QUICK
+from iclr24.rlcf.reproduce import ROWS
+from iclr24.rlcf.reproduce import SMOKE
+from iclr24.rlcf.reproduce import methods_for
+from iclr24.rlcf.reproduce import planned_seeds
 
 README = Path(__file__).parents[1] / "README.md"
 

@@ -9,7 +9,8 @@ from iclr24.rlcf.data import DIGIT_NAMES as NAMES
 from iclr24.rlcf.model import tokenize
 from iclr24.rlcf.reward import CLIPReward
 from iclr24.rlcf.toyclip import build_toy_clip
-from iclr24.rlcf.tta import TTAConfig, TTARunner
+from iclr24.rlcf.tta import TTAConfig
+from iclr24.rlcf.tta import TTARunner
 from iclr24.rlcf.views import digit_views
 
 
@@ -153,7 +154,8 @@ def test_shared_view_features_change_no_result(toy_pair, digits_kw):
 
 
 def test_evaluate_together_equals_each_runner_alone(toy_pair, digits_kw):
-    from iclr24.rlcf.tta import _prefixes, evaluate_together
+    from iclr24.rlcf.tta import _prefixes
+    from iclr24.rlcf.tta import evaluate_together
 
     policy, reward_model = toy_pair
     runners = _six_runners(policy, reward_model, digits_kw)

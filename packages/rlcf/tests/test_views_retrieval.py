@@ -3,11 +3,17 @@
 import pytest
 import torch
 
-from iclr24.rlcf.data import DIGIT_NAMES, class_prompts, load_image_folder
+from iclr24.rlcf.data import DIGIT_NAMES
+from iclr24.rlcf.data import class_prompts
+from iclr24.rlcf.data import load_image_folder
 from iclr24.rlcf.model import tokenize
-from iclr24.rlcf.retrieval import RetrievalTTA, recall_at_k
+from iclr24.rlcf.retrieval import RetrievalTTA
+from iclr24.rlcf.retrieval import recall_at_k
 from iclr24.rlcf.reward import CLIPReward
-from iclr24.rlcf.views import CLIP_MEAN, CLIP_STD, clip_views, digit_views
+from iclr24.rlcf.views import CLIP_MEAN
+from iclr24.rlcf.views import CLIP_STD
+from iclr24.rlcf.views import clip_views
+from iclr24.rlcf.views import digit_views
 
 
 def test_digit_views_keep_the_original_first():

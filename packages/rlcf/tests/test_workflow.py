@@ -6,29 +6,29 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
 from iclr24.paperkit import load_pretrained
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.runner.testing import run_readme_blocks
 from iclr24.paperkit.tracking import read_jsonl
-from iclr24.rlcf import (
-    DIGIT_NAMES,
-    DIGIT_TEMPLATE,
-    CLIPReward,
-    DemoConfig,
-    ToyCLIP,
-    ToyCLIPConfig,
-    TTAConfig,
-    TTARunner,
-    build_toy_clip,
-    class_prompts,
-    digit_views,
-    load_clip,
-    toy_tokenizer,
-    train_digit_clips,
-    train_toy_clip,
-)
+from iclr24.rlcf import DIGIT_NAMES
+from iclr24.rlcf import DIGIT_TEMPLATE
+from iclr24.rlcf import CLIPReward
+from iclr24.rlcf import DemoConfig
+from iclr24.rlcf import ToyCLIP
+from iclr24.rlcf import ToyCLIPConfig
+from iclr24.rlcf import TTAConfig
+from iclr24.rlcf import TTARunner
+from iclr24.rlcf import build_toy_clip
+from iclr24.rlcf import class_prompts
+from iclr24.rlcf import digit_views
+from iclr24.rlcf import load_clip
+from iclr24.rlcf import toy_tokenizer
+from iclr24.rlcf import train_digit_clips
+from iclr24.rlcf import train_toy_clip
 from iclr24.rlcf.cli import main
 
 

@@ -16,9 +16,14 @@ import statistics
 
 import torch
 
-from iclr24.paperkit.power import Calibration, power_plan
+from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import power_plan
 from iclr24.sfda2.data import mnist_to_digits
-from iclr24.sfda2.reproduce import CLAIMS, STUDIES, _collapsed, _digits_target, one_seed
+from iclr24.sfda2.reproduce import CLAIMS
+from iclr24.sfda2.reproduce import STUDIES
+from iclr24.sfda2.reproduce import _collapsed
+from iclr24.sfda2.reproduce import _digits_target
+from iclr24.sfda2.reproduce import one_seed
 
 
 def _seeds(text: str) -> list[int]:

@@ -7,9 +7,19 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.sfda2 import SFDA2Config, SFDAModel, SourceConfig, adapt, digits_model, split_timm, train_source
-from iclr24.sfda2.adapt import accuracy, per_class_accuracy, predict
-from iclr24.sfda2.model import Bottleneck, pointnet_model, weight_norm_classifier
+from iclr24.sfda2 import SFDA2Config
+from iclr24.sfda2 import SFDAModel
+from iclr24.sfda2 import SourceConfig
+from iclr24.sfda2 import adapt
+from iclr24.sfda2 import digits_model
+from iclr24.sfda2 import split_timm
+from iclr24.sfda2 import train_source
+from iclr24.sfda2.adapt import accuracy
+from iclr24.sfda2.adapt import per_class_accuracy
+from iclr24.sfda2.adapt import predict
+from iclr24.sfda2.model import Bottleneck
+from iclr24.sfda2.model import pointnet_model
+from iclr24.sfda2.model import weight_norm_classifier
 
 TINY = SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=2, batch_size=16, interval=2)
 

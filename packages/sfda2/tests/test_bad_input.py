@@ -7,8 +7,16 @@ import pytest
 import torch
 
 from iclr24.paperkit import atomic_torch_save
-from iclr24.sfda2 import adapt, digits_model, pointnet_model, predict, split_timm, train_source
-from iclr24.sfda2.cli import CHECKPOINT_FORMAT, load_checkpoint, main, save_checkpoint
+from iclr24.sfda2 import adapt
+from iclr24.sfda2 import digits_model
+from iclr24.sfda2 import pointnet_model
+from iclr24.sfda2 import predict
+from iclr24.sfda2 import split_timm
+from iclr24.sfda2 import train_source
+from iclr24.sfda2.cli import CHECKPOINT_FORMAT
+from iclr24.sfda2.cli import load_checkpoint
+from iclr24.sfda2.cli import main
+from iclr24.sfda2.cli import save_checkpoint
 
 META = {"arch": "digits", "num_classes": 10, "bottleneck_dim": 64, "class_names": [str(i) for i in range(10)]}
 
@@ -124,8 +132,11 @@ def test_a_timm_model_gets_the_channel_check_too():
 def test_metrics_and_folders_are_input_errors(tmp_path):
     import torch
 
-    from iclr24.paperkit.errors import InputError, InputFileError
-    from iclr24.sfda2 import ImageFolderDataset, accuracy, per_class_accuracy
+    from iclr24.paperkit.errors import InputError
+    from iclr24.paperkit.errors import InputFileError
+    from iclr24.sfda2 import ImageFolderDataset
+    from iclr24.sfda2 import accuracy
+    from iclr24.sfda2 import per_class_accuracy
 
     with pytest.raises(InputError, match="one length"):
         accuracy(torch.zeros(3, dtype=torch.long), torch.zeros(4, dtype=torch.long))

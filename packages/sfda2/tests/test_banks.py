@@ -6,8 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from iclr24.sfda2.banks import NeighbourBanks, SFDA2Loss, nearest_neighbours
-from iclr24.sfda2.losses import alpha_schedule, snc_negative_loss, snc_positive_loss
+from iclr24.sfda2.banks import NeighbourBanks
+from iclr24.sfda2.banks import SFDA2Loss
+from iclr24.sfda2.banks import nearest_neighbours
+from iclr24.sfda2.losses import alpha_schedule
+from iclr24.sfda2.losses import snc_negative_loss
+from iclr24.sfda2.losses import snc_positive_loss
 
 
 def test_neighbours_never_self_even_with_duplicates():

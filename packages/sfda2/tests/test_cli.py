@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from iclr24.paperkit.runner.testing import check_app_defaults, check_cli_contract
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
 from iclr24.sfda2.cli import main
 
 
@@ -130,7 +131,8 @@ def test_adapt_a_folder_of_real_format_images(tmp_path, capsys):
 
 
 def test_cli_defaults_are_the_configs():
-    from iclr24.sfda2.adapt import SOURCE_CPU, SFDA2Config
+    from iclr24.sfda2.adapt import SOURCE_CPU
+    from iclr24.sfda2.adapt import SFDA2Config
     from iclr24.sfda2.cli import app
 
     check_app_defaults(app, {"train-source": SOURCE_CPU, "adapt": SFDA2Config})

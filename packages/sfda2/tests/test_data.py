@@ -7,15 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.sfda2.data import (
-    digits_domains,
-    image_folder_domain,
-    imbalanced_indices,
-    mnist_as_digits,
-    mnist_to_digits,
-    point_cloud_folder,
-    rsut_indices,
-)
+from iclr24.sfda2.data import digits_domains
+from iclr24.sfda2.data import image_folder_domain
+from iclr24.sfda2.data import imbalanced_indices
+from iclr24.sfda2.data import mnist_as_digits
+from iclr24.sfda2.data import mnist_to_digits
+from iclr24.sfda2.data import point_cloud_folder
+from iclr24.sfda2.data import rsut_indices
 
 
 def test_digits_domains_shapes_and_shift():

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.sfda2 import SFDA2Config, adapt, digits_model
-from iclr24.sfda2.images import (
-    IMAGENET_MEAN,
-    IMAGENET_STD,
-    VISDA_CLASSES,
-    ImageFolderDataset,
-    eval_transform,
-    synthetic_visda_folder,
-    train_transform,
-)
+from iclr24.sfda2 import SFDA2Config
+from iclr24.sfda2 import adapt
+from iclr24.sfda2 import digits_model
+from iclr24.sfda2.images import IMAGENET_MEAN
+from iclr24.sfda2.images import IMAGENET_STD
+from iclr24.sfda2.images import VISDA_CLASSES
+from iclr24.sfda2.images import ImageFolderDataset
+from iclr24.sfda2.images import eval_transform
+from iclr24.sfda2.images import synthetic_visda_folder
+from iclr24.sfda2.images import train_transform
 
 
 @pytest.fixture(scope="module")

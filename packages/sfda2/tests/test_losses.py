@@ -6,20 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.sfda2.losses import (
-    alpha_schedule,
-    class_mean_scores,
-    feature_disentanglement_loss,
-    ifa_sigma2,
-    implicit_feature_augmentation_loss,
-    implicit_feature_augmentation_loss_loop,
-    information_maximization_loss,
-    lambda_schedule,
-    lr_decay,
-    snc_negative_loss,
-    snc_positive_loss,
-    update_class_covariance,
-)
+from iclr24.sfda2.losses import alpha_schedule
+from iclr24.sfda2.losses import class_mean_scores
+from iclr24.sfda2.losses import feature_disentanglement_loss
+from iclr24.sfda2.losses import ifa_sigma2
+from iclr24.sfda2.losses import implicit_feature_augmentation_loss
+from iclr24.sfda2.losses import implicit_feature_augmentation_loss_loop
+from iclr24.sfda2.losses import information_maximization_loss
+from iclr24.sfda2.losses import lambda_schedule
+from iclr24.sfda2.losses import lr_decay
+from iclr24.sfda2.losses import snc_negative_loss
+from iclr24.sfda2.losses import snc_positive_loss
+from iclr24.sfda2.losses import update_class_covariance
 
 
 @pytest.fixture(autouse=True)

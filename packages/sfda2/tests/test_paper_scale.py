@@ -4,7 +4,9 @@ import math
 
 from iclr24.paperkit import measure_paper_scale
 from iclr24.sfda2.images import VISDA_CLASSES
-from iclr24.sfda2.reproduce import PAPER, PAPER_SCALE, paper_scale
+from iclr24.sfda2.reproduce import PAPER
+from iclr24.sfda2.reproduce import PAPER_SCALE
+from iclr24.sfda2.reproduce import paper_scale
 
 
 def test_paper_scale_config_is_the_official_visda_run():

@@ -4,7 +4,11 @@ bad sizes and wrong file kinds either work or raise InputError; nothing else esc
 import torch
 
 import iclr24.sfda2 as sf
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "AdaptResult": "a result record (adapt is probed)",
@@ -56,7 +60,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(sf.train_source, 1, probe_arrays((12, 1, 8, 8), torch=True), model, labels, scfg)
     p.sweep(sf.train_source, 2, [*ints, ("out of range", labels + 9)], model, x, scfg)
     p.sweep(sf.train_source, 0, [("not a model", torch.nn.Linear(2, 2))], x, labels, scfg)
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     bad_data = [
         ("no labels", TensorDataset(x)),

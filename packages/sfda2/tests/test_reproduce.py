@@ -2,12 +2,16 @@
 
 import dataclasses
 
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.power import Calibration
 from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.sfda2 import reproduce
 from iclr24.sfda2.adapt import VISDA
-from iclr24.sfda2.reproduce import CLAIMS, FULL, PAPER, QUICK
+from iclr24.sfda2.reproduce import CLAIMS
+from iclr24.sfda2.reproduce import FULL
+from iclr24.sfda2.reproduce import PAPER
+from iclr24.sfda2.reproduce import QUICK
 
 
 def _tiny_mnist(folder):

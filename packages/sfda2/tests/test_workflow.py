@@ -7,24 +7,27 @@ import json
 import pytest
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
 from iclr24.paperkit import load_pretrained
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.tracking import read_jsonl
-from iclr24.sfda2 import (
-    SFDA2Config,
-    SFDAModel,
-    SourceConfig,
-    adapt,
-    digits_domains,
-    digits_model,
-    pointnet_model,
-    split_timm,
-    train_source,
-)
-from iclr24.sfda2.cli import load_source, main, save_checkpoint
-from iclr24.sfda2.model import Bottleneck, weight_norm_classifier
+from iclr24.sfda2 import SFDA2Config
+from iclr24.sfda2 import SFDAModel
+from iclr24.sfda2 import SourceConfig
+from iclr24.sfda2 import adapt
+from iclr24.sfda2 import digits_domains
+from iclr24.sfda2 import digits_model
+from iclr24.sfda2 import pointnet_model
+from iclr24.sfda2 import split_timm
+from iclr24.sfda2 import train_source
+from iclr24.sfda2.cli import load_source
+from iclr24.sfda2.cli import main
+from iclr24.sfda2.cli import save_checkpoint
+from iclr24.sfda2.model import Bottleneck
+from iclr24.sfda2.model import weight_norm_classifier
 
 TINY = SFDA2Config(lr=1e-2, alpha_2=1.0, max_epoch=3, batch_size=16, interval=3)
 SRC = SourceConfig(lr=1e-2, epochs=4, batch_size=16)

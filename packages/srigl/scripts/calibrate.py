@@ -19,7 +19,8 @@ import os
 import sys
 import time
 
-from iclr24.paperkit.threads import pin_process_dispatch, pin_process_threads
+from iclr24.paperkit.threads import pin_process_dispatch
+from iclr24.paperkit.threads import pin_process_threads
 
 pin_process_threads(1)  # what the claim run does, before torch is imported
 pin_process_dispatch(True)
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from iclr24.srigl import reproduce as R
-    from iclr24.srigl.data import digits_split, mnist_split
+    from iclr24.srigl.data import digits_split
+    from iclr24.srigl.data import mnist_split
 
     torch.set_num_threads(1)
     if a.speed:

@@ -28,9 +28,11 @@ def _cases():
     import torch.nn.functional as F
     from torch import nn
 
-    from iclr24.srigl import SRigL, condense
+    from iclr24.srigl import SRigL
+    from iclr24.srigl import condense
     from iclr24.srigl.bench import _variant_fn
-    from iclr24.srigl.masks import layer_budget, random_constant_fan_in_mask
+    from iclr24.srigl.masks import layer_budget
+    from iclr24.srigl.masks import random_constant_fan_in_mask
 
     gen = torch.Generator().manual_seed(0)
     k = layer_budget(768 * 3072, 0.1) // 768
@@ -67,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from torch.utils import benchmark as tb
 
-    from iclr24.paperkit import benchmark_many, pinned_threads
+    from iclr24.paperkit import benchmark_many
+    from iclr24.paperkit import pinned_threads
 
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # "sparse CSR support is in beta"

@@ -2,7 +2,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from iclr24.srigl import digits_split, mlp
+from iclr24.srigl import digits_split
+from iclr24.srigl import mlp
 
 
 @pytest.fixture(scope="session")

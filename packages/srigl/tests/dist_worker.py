@@ -8,8 +8,11 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from iclr24.paperkit.distributed import cleanup_distributed, init_distributed, wrap_ddp
-from iclr24.srigl import SRigL, mlp
+from iclr24.paperkit.distributed import cleanup_distributed
+from iclr24.paperkit.distributed import init_distributed
+from iclr24.paperkit.distributed import wrap_ddp
+from iclr24.srigl import SRigL
+from iclr24.srigl import mlp
 
 
 def same_on_all_ranks(t: torch.Tensor) -> bool:

@@ -6,8 +6,11 @@ import pytest
 import torch
 
 from iclr24.paperkit.data.readers import load_npz as paperkit_load_npz
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.srigl import NonFiniteError, load_npz, rigl_update
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.srigl import NonFiniteError
+from iclr24.srigl import load_npz
+from iclr24.srigl import rigl_update
 
 
 def test_load_npz_on_a_text_file_says_so_without_numpy_advice(tmp_path):

@@ -3,8 +3,10 @@ import json
 import numpy as np
 import pytest
 
-from iclr24.paperkit.runner.testing import check_cli_contract, check_cli_defaults
-from iclr24.srigl.cli import app, main
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_cli_defaults
+from iclr24.srigl.cli import app
+from iclr24.srigl.cli import main
 from iclr24.srigl.train import TrainConfig
 
 
@@ -142,7 +144,8 @@ def test_bench_smoke(tmp_path, capsys):
 
 
 def test_bench_smoke_grid_is_exact():
-    from iclr24.srigl.bench import SMOKE_GRID, time_condensed_layer
+    from iclr24.srigl.bench import SMOKE_GRID
+    from iclr24.srigl.bench import time_condensed_layer
 
     rows = time_condensed_layer(SMOKE_GRID)
     assert rows and rows[0]["max_abs_err"] < 1e-4

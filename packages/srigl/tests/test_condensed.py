@@ -5,15 +5,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.srigl import (
-    CondensedConv2d,
-    CondensedLinear,
-    SRigL,
-    condense,
-    kernels,
-    random_constant_fan_in_mask,
-)
-from iclr24.srigl.condensed import AUTO_MAX_ROWS, AUTO_ONLINE_ROWS, auto_variant
+from iclr24.srigl import CondensedConv2d
+from iclr24.srigl import CondensedLinear
+from iclr24.srigl import SRigL
+from iclr24.srigl import condense
+from iclr24.srigl import kernels
+from iclr24.srigl import random_constant_fan_in_mask
+from iclr24.srigl.condensed import AUTO_MAX_ROWS
+from iclr24.srigl.condensed import AUTO_ONLINE_ROWS
+from iclr24.srigl.condensed import auto_variant
 from iclr24.srigl.kernels import build_directory
 
 
@@ -184,7 +184,8 @@ def test_fused_cols_entry_on_unfolded_input(fused_kernel, pixels):
 @pytest.mark.parametrize("k", [1, 5, 15, 16, 17, 31, 32, 33, 47, 64, 307])
 def test_gather_and_avx2_row_kernels_are_bit_identical(fused_kernel, k):
     # the auto rule picks between them by speed (kernels.row_mode), so the choice must not change a single bit
-    from iclr24.srigl.kernels import fused_condensed_linear, row_mode
+    from iclr24.srigl.kernels import fused_condensed_linear
+    from iclr24.srigl.kernels import row_mode
 
     g = torch.Generator().manual_seed(k)
     inp = max(400, k)

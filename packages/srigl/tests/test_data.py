@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.srigl import digits_split, load_npz
+from iclr24.srigl import digits_split
+from iclr24.srigl import load_npz
 
 
 def test_digits_split_is_standardised_with_train_statistics():

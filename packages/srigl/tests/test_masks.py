@@ -3,19 +3,17 @@ import math
 import pytest
 import torch
 
-from iclr24.srigl.masks import (
-    ablate_neurons,
-    constant_fan_in,
-    cosine_drop_fraction,
-    erk_densities,
-    is_update_step,
-    layer_budget,
-    random_constant_fan_in_mask,
-    random_unstructured_mask,
-    rigl_update,
-    srigl_update,
-    topk_mask,
-)
+from iclr24.srigl.masks import ablate_neurons
+from iclr24.srigl.masks import constant_fan_in
+from iclr24.srigl.masks import cosine_drop_fraction
+from iclr24.srigl.masks import erk_densities
+from iclr24.srigl.masks import is_update_step
+from iclr24.srigl.masks import layer_budget
+from iclr24.srigl.masks import random_constant_fan_in_mask
+from iclr24.srigl.masks import random_unstructured_mask
+from iclr24.srigl.masks import rigl_update
+from iclr24.srigl.masks import srigl_update
+from iclr24.srigl.masks import topk_mask
 
 
 def test_layer_budget_and_fan_in_formula():

@@ -6,7 +6,10 @@ import torch.nn.functional as F
 from torch import nn
 
 import iclr24.srigl.condensed as cd
-from iclr24.srigl import CondensedConv2d, CondensedLinear, condense, random_constant_fan_in_mask
+from iclr24.srigl import CondensedConv2d
+from iclr24.srigl import CondensedLinear
+from iclr24.srigl import condense
+from iclr24.srigl import random_constant_fan_in_mask
 from iclr24.srigl.convert import describe
 from iclr24.srigl.nbkernels import numba_available
 

@@ -4,7 +4,11 @@ inputs, bad sizes and wrong file kinds either work or raise InputError; nothing 
 import torch
 
 import iclr24.srigl as sr
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "NonFiniteError": "an error class",

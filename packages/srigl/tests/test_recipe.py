@@ -10,8 +10,13 @@ import pytest
 import torch
 
 from iclr24.srigl.cli import main
-from iclr24.srigl.data import cifar10_split, load_data
-from iclr24.srigl.train import CIFAR10_RECIPE, IMAGENET_RECIPE, TrainConfig, augment_batch, lr_lambda
+from iclr24.srigl.data import cifar10_split
+from iclr24.srigl.data import load_data
+from iclr24.srigl.train import CIFAR10_RECIPE
+from iclr24.srigl.train import IMAGENET_RECIPE
+from iclr24.srigl.train import TrainConfig
+from iclr24.srigl.train import augment_batch
+from iclr24.srigl.train import lr_lambda
 
 
 def test_step_schedule_with_warm_up_closed_form():

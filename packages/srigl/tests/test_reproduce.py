@@ -3,22 +3,21 @@ import json
 import pytest
 import torch
 
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.claims import BUDGETS
 from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.srigl.data import Split
-from iclr24.srigl.reproduce import (
-    CLAIMS,
-    FULL,
-    MARGIN_PP,
-    MNIST_ROWS,
-    MODES,
-    PAPER,
-    QUICK,
-    SMOKE,
-    TrainingRuns,
-    _parity,
-)
+from iclr24.srigl.reproduce import CLAIMS
+from iclr24.srigl.reproduce import FULL
+from iclr24.srigl.reproduce import MARGIN_PP
+from iclr24.srigl.reproduce import MNIST_ROWS
+from iclr24.srigl.reproduce import MODES
+from iclr24.srigl.reproduce import PAPER
+from iclr24.srigl.reproduce import QUICK
+from iclr24.srigl.reproduce import SMOKE
+from iclr24.srigl.reproduce import TrainingRuns
+from iclr24.srigl.reproduce import _parity
 from iclr24.srigl.train import TrainConfig
 
 ROW = {c.id: c for c in CLAIMS}

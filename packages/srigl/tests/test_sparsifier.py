@@ -5,7 +5,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.srigl import Dense, NonFiniteError, RigL, SRigL, StaticSparse, make_sparsifier
+from iclr24.srigl import Dense
+from iclr24.srigl import NonFiniteError
+from iclr24.srigl import RigL
+from iclr24.srigl import SRigL
+from iclr24.srigl import StaticSparse
+from iclr24.srigl import make_sparsifier
 
 
 def _sgd(model):
@@ -111,7 +116,8 @@ def test_ablation_gamma_zero_never_and_output_layer_never(digits, helpers):
 
 
 def test_srigl_ablates_hidden_neurons_on_digits_mlp_at_95(digits):
-    from iclr24.srigl import TrainConfig, train
+    from iclr24.srigl import TrainConfig
+    from iclr24.srigl import train
 
     r = train(
         TrainConfig(method="srigl", sparsity=0.95, gamma_sal=0.3, epochs=10, delta_t=10, seed=0), digits

@@ -6,11 +6,19 @@ import logging
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
 import iclr24.srigl.convert as convert_mod
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.srigl import SparseModel, Split, TrainConfig, condense, digits_split, evaluate, train
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.srigl import SparseModel
+from iclr24.srigl import Split
+from iclr24.srigl import TrainConfig
+from iclr24.srigl import condense
+from iclr24.srigl import digits_split
+from iclr24.srigl import evaluate
+from iclr24.srigl import train
 from iclr24.srigl.cli import main
 
 CFG = TrainConfig(epochs=3, hidden=(32, 32), delta_t=5, sparsity=0.9)

@@ -4,8 +4,10 @@ raw UnicodeDecodeError, which names no file); a constant RDM is refused, not ans
 import numpy as np
 import pytest
 
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.sufo import load_labelled, rsa
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.sufo import load_labelled
+from iclr24.sufo import rsa
 from iclr24.sufo.cli import main
 
 

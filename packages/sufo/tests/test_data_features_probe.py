@@ -6,10 +6,17 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.sufo.data import TextDataset, icd10cm_chapters, load_labelled, split, synthetic_reports
-from iclr24.sufo.features import extract_features, load_encoder, tiny_encoder
+from iclr24.sufo.data import TextDataset
+from iclr24.sufo.data import icd10cm_chapters
+from iclr24.sufo.data import load_labelled
+from iclr24.sufo.data import split
+from iclr24.sufo.data import synthetic_reports
+from iclr24.sufo.features import extract_features
+from iclr24.sufo.features import load_encoder
+from iclr24.sufo.features import tiny_encoder
 from iclr24.sufo.finetune import balanced_sampler
-from iclr24.sufo.probing import freeze_for_probe, logistic_probe
+from iclr24.sufo.probing import freeze_for_probe
+from iclr24.sufo.probing import logistic_probe
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +197,9 @@ def test_official_probe_on_cached_states_is_the_frozen_model_step(tiny):
 
 
 def test_official_probe_learns_separable_states_and_picks_the_epoch_on_validation():
-    from iclr24.sufo.probing import ProbeConfig, frozen_encoder_probe, probe_head
+    from iclr24.sufo.probing import ProbeConfig
+    from iclr24.sufo.probing import frozen_encoder_probe
+    from iclr24.sufo.probing import probe_head
 
     model, _ = tiny_encoder(num_labels=2, seed=1, hidden=16)
     rng = np.random.default_rng(0)
@@ -226,7 +235,8 @@ def test_a_test_class_without_training_text_is_said(tmp_path):
 
 
 def test_fine_tuning_picks_the_epoch_by_validation_accuracy_as_the_official_code():
-    from iclr24.sufo.finetune import FineTuneConfig, fine_tune
+    from iclr24.sufo.finetune import FineTuneConfig
+    from iclr24.sufo.finetune import fine_tune
 
     ds = synthetic_reports(40, seed=3)
     train, val = split(ds, 0.3, seed=3)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from iclr24.sufo.cli import main
-from iclr24.sufo.data import split, synthetic_reports
+from iclr24.sufo.data import split
+from iclr24.sufo.data import synthetic_reports
 from iclr24.sufo.dynamics import feature_dynamics
 from iclr24.sufo.features import tiny_encoder
 from iclr24.sufo.finetune import FineTuneConfig

@@ -7,7 +7,9 @@ import pytest
 
 from iclr24.paperkit import measure_paper_scale
 from iclr24.sufo.data import load_labelled
-from iclr24.sufo.paper_scale import PAPER_SCALE, paper_scale, write_reports_jsonl
+from iclr24.sufo.paper_scale import PAPER_SCALE
+from iclr24.sufo.paper_scale import paper_scale
+from iclr24.sufo.paper_scale import write_reports_jsonl
 from iclr24.sufo.reproduce import PAPER
 
 

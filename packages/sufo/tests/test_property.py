@@ -5,7 +5,11 @@ import numpy as np
 import pytest
 
 import iclr24.sufo as sufo
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "plot_dynamics": "draws a Dynamics this package computed (tested in test_dynamics_report)",

@@ -3,7 +3,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 from iclr24.sufo.cli import main
 from iclr24.sufo.reproduce import PAPER
 
@@ -87,9 +89,11 @@ def test_reproduction_configs_train_long_enough_and_never_truncate(mode):
     loss plateau; the reports must fit in max_length, or the grade sentence could be cut off."""
     from transformers import AutoTokenizer
 
-    from iclr24.sufo.data import split, synthetic_reports
+    from iclr24.sufo.data import split
+    from iclr24.sufo.data import synthetic_reports
     from iclr24.sufo.features import minilm_path
-    from iclr24.sufo.reproduce import FULL, QUICK
+    from iclr24.sufo.reproduce import FULL
+    from iclr24.sufo.reproduce import QUICK
 
     c = {"quick": QUICK, "full": FULL}[mode]
     ds = synthetic_reports(c.n_train + c.n_test, seed=0, n_filler=c.n_filler)
@@ -173,8 +177,10 @@ def test_readme_rsa_line_runs_end_to_end(tmp_path, capsys):
 def test_every_sufo_rule_can_fail(tmp_path):
     """With stubbed measurements each gated rule decides both ways, the outlier rule included (it is about the PC1 x
     PC2 rule finding the planted mode, not about the planted reports' random labels)."""
-    from iclr24.paperkit import ClaimSet, RunConfig
-    from iclr24.sufo.reproduce import QUICK, _synthetic_claims
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
+    from iclr24.sufo.reproduce import QUICK
+    from iclr24.sufo.reproduce import _synthetic_claims
 
     good = {
         "probe_pretrained": 0.8, "probe_random": 0.5, "finetuned_macro_f1": 0.95,
@@ -197,7 +203,10 @@ def test_every_sufo_rule_can_fail(tmp_path):
 
 
 def test_claims_table_kinds_seeds_and_the_headline_plan():
-    from iclr24.sufo.reproduce import CALIBRATION_SEEDS, CLAIMS, POOL, SPECS
+    from iclr24.sufo.reproduce import CALIBRATION_SEEDS
+    from iclr24.sufo.reproduce import CLAIMS
+    from iclr24.sufo.reproduce import POOL
+    from iclr24.sufo.reproduce import SPECS
 
     kinds = {c.id: c.kind for c in CLAIMS}
     assert kinds == {
@@ -223,7 +232,9 @@ def test_claims_table_kinds_seeds_and_the_headline_plan():
 def test_model_comparison_is_paired_by_split_on_fixed_features():
     """Each seed is a new split of the same texts; both models' probes see the same split."""
     from iclr24.sufo.data import TextDataset
-    from iclr24.sufo.reproduce import MODEL_A, MODEL_B, compare_models
+    from iclr24.sufo.reproduce import MODEL_A
+    from iclr24.sufo.reproduce import MODEL_B
+    from iclr24.sufo.reproduce import compare_models
 
     rng = np.random.default_rng(0)
     y = np.repeat(np.arange(3), 20)
@@ -236,8 +247,13 @@ def test_model_comparison_is_paired_by_split_on_fixed_features():
 
 
 def test_missing_smollm2_is_skipped_with_its_data_name(tmp_path):
-    from iclr24.paperkit import ClaimSet, RunConfig
-    from iclr24.sufo.reproduce import FULL, NAME, PAPER, SPECS, _models_claim
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
+    from iclr24.sufo.reproduce import FULL
+    from iclr24.sufo.reproduce import NAME
+    from iclr24.sufo.reproduce import PAPER
+    from iclr24.sufo.reproduce import SPECS
+    from iclr24.sufo.reproduce import _models_claim
 
     cs = ClaimSet(NAME, RunConfig(mode="full", out=tmp_path, data_dir=tmp_path / "empty", progress=False))
     spec = SPECS["models"]

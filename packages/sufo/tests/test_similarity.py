@@ -5,7 +5,10 @@ import pytest
 from scipy.spatial.distance import pdist
 from scipy.stats import special_ortho_group
 
-from iclr24.sufo.similarity import layerwise_rsa, linear_cka, rdm, rsa
+from iclr24.sufo.similarity import layerwise_rsa
+from iclr24.sufo.similarity import linear_cka
+from iclr24.sufo.similarity import rdm
+from iclr24.sufo.similarity import rsa
 
 
 @pytest.fixture
@@ -67,7 +70,8 @@ def test_rdm_bad_metric(x):
 def test_cka_of_a_constant_layer_is_refused_or_nan_per_layer(x):
     """Zero-variance features (the [CLS] state of layer 0) have no CKA: linear_cka says why, layerwise_cka gives
     NaN for that layer as layerwise_rsa does."""
-    from iclr24.sufo.similarity import constant_features, layerwise_cka
+    from iclr24.sufo.similarity import constant_features
+    from iclr24.sufo.similarity import layerwise_cka
 
     const = np.ones_like(x)
     with pytest.raises(ValueError, match="zero variance .* CKA is undefined"):

@@ -4,15 +4,15 @@
 import numpy as np
 import pytest
 
-from iclr24.sufo.outliers import clusters_1d, common_outliers, outliers_pc12
-from iclr24.sufo.sparsity import (
-    center,
-    explained_variance,
-    label_separation,
-    low_rank_approx,
-    pc_removal_curve,
-    rank_1_approx,
-)
+from iclr24.sufo.outliers import clusters_1d
+from iclr24.sufo.outliers import common_outliers
+from iclr24.sufo.outliers import outliers_pc12
+from iclr24.sufo.sparsity import center
+from iclr24.sufo.sparsity import explained_variance
+from iclr24.sufo.sparsity import label_separation
+from iclr24.sufo.sparsity import low_rank_approx
+from iclr24.sufo.sparsity import pc_removal_curve
+from iclr24.sufo.sparsity import rank_1_approx
 
 RNG = np.random.default_rng(0)
 

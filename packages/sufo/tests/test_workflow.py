@@ -8,23 +8,23 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
 
 import iclr24.sufo.features as features_mod
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.sufo import (
-    CLSPoolingWarning,
-    FineTuneConfig,
-    TextDataset,
-    extract_features,
-    fine_tune,
-    load_encoder,
-    predict,
-    save_encoder,
-    split,
-    synthetic_reports,
-    tiny_encoder,
-)
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.sufo import CLSPoolingWarning
+from iclr24.sufo import FineTuneConfig
+from iclr24.sufo import TextDataset
+from iclr24.sufo import extract_features
+from iclr24.sufo import fine_tune
+from iclr24.sufo import load_encoder
+from iclr24.sufo import predict
+from iclr24.sufo import save_encoder
+from iclr24.sufo import split
+from iclr24.sufo import synthetic_reports
+from iclr24.sufo import tiny_encoder
 from iclr24.sufo.cli import main
 
 CFG = FineTuneConfig(lr=1e-3, epochs=3, max_length=32, batch_size=8)
@@ -56,7 +56,8 @@ class _Pairs(Dataset):
 
 
 def test_cls_pooling_on_a_causal_decoder_warns_once_and_mean_pooling_does_not(monkeypatch):
-    from transformers import LlamaConfig, LlamaForSequenceClassification
+    from transformers import LlamaConfig
+    from transformers import LlamaForSequenceClassification
 
     bert, tok = tiny_encoder(3, seed=0)
     cfg = LlamaConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,

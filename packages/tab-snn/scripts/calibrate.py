@@ -26,9 +26,12 @@ def _seeds(text: str) -> list[int]:
 
 
 def main() -> None:
-    from iclr24.tab_snn.data import seq_digits, seq_mnist, static_digits
+    from iclr24.tab_snn.data import seq_digits
+    from iclr24.tab_snn.data import seq_mnist
+    from iclr24.tab_snn.data import static_digits
     from iclr24.tab_snn.packed import train_packed
-    from iclr24.tab_snn.reproduce import FULL, NORMS_ORDER
+    from iclr24.tab_snn.reproduce import FULL
+    from iclr24.tab_snn.reproduce import NORMS_ORDER
     from iclr24.tab_snn.train import TrainConfig
 
     torch.set_num_threads(1)

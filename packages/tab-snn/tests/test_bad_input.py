@@ -4,7 +4,8 @@ import pytest
 import torch
 
 import iclr24.tab_snn as ts
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 
 def _task(**change):

@@ -7,12 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from iclr24.paperkit.runner.testing import (
-    check_app_defaults,
-    check_cli_contract,
-    check_paper_smoke,
-    run_readme_blocks,
-)
+from iclr24.paperkit.runner.testing import check_app_defaults
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 from iclr24.tab_snn.cli import main
 from iclr24.tab_snn.reproduce import PAPER
 
@@ -115,7 +113,9 @@ def test_bench_smoke():
 
 def test_claims_table_kinds_seeds_and_calibration():
     """Kinds, calibration seeds disjoint from the evaluated pool, and the seeds the power rule plans per mode."""
-    from iclr24.tab_snn.reproduce import CLAIMS, FULL, QUICK
+    from iclr24.tab_snn.reproduce import CLAIMS
+    from iclr24.tab_snn.reproduce import FULL
+    from iclr24.tab_snn.reproduce import QUICK
 
     by_id = {s.id: s for s in CLAIMS}
     assert [s.id for s in CLAIMS if s.kind == "headline"] == ["tab_vs_tdbn", "tab_vs_tebn"]
@@ -155,7 +155,8 @@ def test_quick_decides_the_headline_margins_full_the_rest_over_paired_seeds(tmp_
     no-norm check, which pairs the worst BN variant with no norm seed by seed; each row over the shared 4 seeds."""
     import dataclasses
 
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
     from iclr24.tab_snn import reproduce
 
     c = dataclasses.replace(reproduce.SMOKE, seq_epochs=1)
@@ -182,7 +183,8 @@ def test_seq_mnist_claim_is_paired_over_three_seeds(tmp_path, monkeypatch):
     the 95 % interval; run here on a tiny stand-in for MNIST (sklearn digits row by row)."""
     import dataclasses
 
-    from iclr24.paperkit import ClaimSet, RunConfig
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
     from iclr24.tab_snn import reproduce
     from iclr24.tab_snn.data import seq_digits
 

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.tab_snn.data import events_to_frames, load_cifar, load_dvs_cifar10, seq_digits, static_digits
+from iclr24.tab_snn.data import events_to_frames
+from iclr24.tab_snn.data import load_cifar
+from iclr24.tab_snn.data import load_dvs_cifar10
+from iclr24.tab_snn.data import seq_digits
+from iclr24.tab_snn.data import static_digits
 
 
 def test_digits_tasks():

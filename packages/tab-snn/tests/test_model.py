@@ -6,10 +6,16 @@ import pytest
 import torch
 
 from iclr24.tab_snn.data import seq_digits
-from iclr24.tab_snn.model import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
-from iclr24.tab_snn.norms import TAB, TDBN
-from iclr24.tab_snn.packed import PackedSpikingMLP, train_packed
-from iclr24.tab_snn.train import TrainConfig, train_on
+from iclr24.tab_snn.model import SpikingMLP
+from iclr24.tab_snn.model import SpikingResNet19
+from iclr24.tab_snn.model import SpikingVGG9
+from iclr24.tab_snn.model import build_model
+from iclr24.tab_snn.norms import TAB
+from iclr24.tab_snn.norms import TDBN
+from iclr24.tab_snn.packed import PackedSpikingMLP
+from iclr24.tab_snn.packed import train_packed
+from iclr24.tab_snn.train import TrainConfig
+from iclr24.tab_snn.train import train_on
 
 torch.set_num_threads(1)
 
@@ -96,7 +102,8 @@ def test_crop_flip_keeps_shape_and_content():
 def test_cifar_padding_is_the_official_pad_then_normalise():
     """The official loader pads the raw image with zeros, then normalises; padding normalised inputs with
     pad_fill = -mean / std must give exactly that."""
-    from iclr24.tab_snn.data import CIFAR_MEAN, CIFAR_STD
+    from iclr24.tab_snn.data import CIFAR_MEAN
+    from iclr24.tab_snn.data import CIFAR_STD
     from iclr24.tab_snn.train import crop_flip
 
     raw = torch.rand(5, 3, 8, 8)

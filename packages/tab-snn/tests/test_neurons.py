@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from iclr24.tab_snn.neurons import LIF, ReadoutIntegrator, direct_encoding, firing_rates, lif_forward
+from iclr24.tab_snn.neurons import LIF
+from iclr24.tab_snn.neurons import ReadoutIntegrator
+from iclr24.tab_snn.neurons import direct_encoding
+from iclr24.tab_snn.neurons import firing_rates
+from iclr24.tab_snn.neurons import lif_forward
 
 
 def test_constant_input_spike_train():

@@ -8,16 +8,14 @@ import pytest
 import torch
 from torch import nn
 
-from iclr24.tab_snn.norms import (
-    BNTT,
-    TAB,
-    TDBN,
-    TEBN,
-    SeqBN,
-    cumulative_moments,
-    make_norm,
-    tab_normalize_loop,
-)
+from iclr24.tab_snn.norms import BNTT
+from iclr24.tab_snn.norms import TAB
+from iclr24.tab_snn.norms import TDBN
+from iclr24.tab_snn.norms import TEBN
+from iclr24.tab_snn.norms import SeqBN
+from iclr24.tab_snn.norms import cumulative_moments
+from iclr24.tab_snn.norms import make_norm
+from iclr24.tab_snn.norms import tab_normalize_loop
 
 torch.set_num_threads(1)
 

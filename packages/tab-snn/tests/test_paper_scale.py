@@ -7,7 +7,8 @@ import pytest
 from iclr24.paperkit import measure_paper_scale
 from iclr24.paperkit.data import load_cifar10
 from iclr24.paperkit.data.standins import write_cifar10_batches
-from iclr24.tab_snn.paper_scale import PAPER_SCALE, paper_scale
+from iclr24.tab_snn.paper_scale import PAPER_SCALE
+from iclr24.tab_snn.paper_scale import paper_scale
 from iclr24.tab_snn.reproduce import PAPER
 
 

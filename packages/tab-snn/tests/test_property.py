@@ -4,7 +4,11 @@ bad sizes and wrong file kinds either work or raise InputError; nothing else esc
 import torch
 
 import iclr24.tab_snn as ts
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {"TrainResult": "a result record (train_model is probed)"}
 
@@ -66,7 +70,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     )
     p.sweep(ts.train_model, 0, [("not a model", object())], x, y, x, y, cfg, progress=False)
     # your own Dataset/DataLoader, the step log, resume, model folders
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     loaders = [("3 fields", TensorDataset(x, y, y)), ("float labels", DataLoader(TensorDataset(x, y.float()), 4)),
                ("ragged", [x[:2], x[:3]]), ("empty", TensorDataset(x[:0], y[:0]))]  # fmt: skip

@@ -5,20 +5,20 @@ import json
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.tracking import read_jsonl
-from iclr24.tab_snn import (
-    SpikingMLP,
-    SpikingResNet19,
-    SpikingVGG9,
-    TrainConfig,
-    seq_digits,
-    train_model,
-    train_on,
-)
+from iclr24.tab_snn import SpikingMLP
+from iclr24.tab_snn import SpikingResNet19
+from iclr24.tab_snn import SpikingVGG9
+from iclr24.tab_snn import TrainConfig
+from iclr24.tab_snn import seq_digits
+from iclr24.tab_snn import train_model
+from iclr24.tab_snn import train_on
 from iclr24.tab_snn.cli import main
 
 CFG = TrainConfig(epochs=2, batch_size=32)

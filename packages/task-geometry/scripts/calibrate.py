@@ -34,7 +34,9 @@ def sweep(mode: str, seeds: list[int]) -> dict:
     from dataclasses import replace
 
     from iclr24.task_geometry.experiments import run_sweep
-    from iclr24.task_geometry.reproduce import _GATED, FULL, QUICK
+    from iclr24.task_geometry.reproduce import _GATED
+    from iclr24.task_geometry.reproduce import FULL
+    from iclr24.task_geometry.reproduce import QUICK
 
     base = {"quick": QUICK, "full": FULL}[mode].sweep
     out: dict = {"mode": mode, "seeds": seeds, "cells": {}}
@@ -66,7 +68,10 @@ def _data(name: str, train: int, test: int):
 def cnn(name: str, seeds: list[int], epochs: int, every: int, train: int, test: int) -> dict:
     """Train Tanh and ReLU CNNs (the loop of ``train_cnn``, with the same random draws) and measure the target
     alignment after every ``every`` epochs."""
-    from iclr24.task_geometry.cnn import SmallCNN, _images, digit_dichotomies, measure_cnn
+    from iclr24.task_geometry.cnn import SmallCNN
+    from iclr24.task_geometry.cnn import _images
+    from iclr24.task_geometry.cnn import digit_dichotomies
+    from iclr24.task_geometry.cnn import measure_cnn
 
     xtr, ytr, xte, yte, side = _data(name, train, test)
     T = digit_dichotomies()
@@ -108,7 +113,9 @@ def cnn(name: str, seeds: list[int], epochs: int, every: int, train: int, test: 
 
 def claim(name: str, seeds: list[int]) -> dict:
     """The CNN claim's per-seed values and CPU seconds, through the same calls as ``reproduce._cnn_claim``."""
-    from iclr24.task_geometry.cnn import digit_dichotomies, measure_cnn, train_cnn
+    from iclr24.task_geometry.cnn import digit_dichotomies
+    from iclr24.task_geometry.cnn import measure_cnn
+    from iclr24.task_geometry.cnn import train_cnn
     from iclr24.task_geometry.reproduce import FULL
 
     train, test = (FULL.mnist_train, FULL.mnist_test) if name == "mnist" else (0, 0)

@@ -2,11 +2,16 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.task_geometry.cnn import SmallCNN, digit_dichotomies, measure_cnn, train_cnn
-from iclr24.task_geometry.measure import activations, measure
+from iclr24.task_geometry.cnn import SmallCNN
+from iclr24.task_geometry.cnn import digit_dichotomies
+from iclr24.task_geometry.cnn import measure_cnn
+from iclr24.task_geometry.cnn import train_cnn
+from iclr24.task_geometry.measure import activations
+from iclr24.task_geometry.measure import measure
 from iclr24.task_geometry.metrics import kernel_alignment
 from iclr24.task_geometry.students import MLP
-from iclr24.task_geometry.tasks import cube_bits, walsh_cube
+from iclr24.task_geometry.tasks import cube_bits
+from iclr24.task_geometry.tasks import walsh_cube
 
 
 def test_measure_factorised_cube_geometry():

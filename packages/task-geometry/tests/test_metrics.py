@@ -2,21 +2,20 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.task_geometry.metrics import (
-    balanced_dichotomies,
-    ccgp,
-    ccgp_naive,
-    cka,
-    condition_means,
-    decodability,
-    kernel,
-    kernel_alignment,
-    parallelism_score,
-    parallelism_score_naive,
-    participation_ratio,
-    shattering_dim,
-)
-from iclr24.task_geometry.tasks import cube_bits, cube_dichotomy_classes
+from iclr24.task_geometry.metrics import balanced_dichotomies
+from iclr24.task_geometry.metrics import ccgp
+from iclr24.task_geometry.metrics import ccgp_naive
+from iclr24.task_geometry.metrics import cka
+from iclr24.task_geometry.metrics import condition_means
+from iclr24.task_geometry.metrics import decodability
+from iclr24.task_geometry.metrics import kernel
+from iclr24.task_geometry.metrics import kernel_alignment
+from iclr24.task_geometry.metrics import parallelism_score
+from iclr24.task_geometry.metrics import parallelism_score_naive
+from iclr24.task_geometry.metrics import participation_ratio
+from iclr24.task_geometry.metrics import shattering_dim
+from iclr24.task_geometry.tasks import cube_bits
+from iclr24.task_geometry.tasks import cube_dichotomy_classes
 
 RNG = np.random.default_rng(0)
 CUBE = cube_bits(3) * 2.0 - 1.0

@@ -5,7 +5,11 @@ import numpy as np
 import torch
 
 import iclr24.task_geometry as tg
-from iclr24.paperkit.runner.testing import Prober, probe_arrays, probe_files, probe_floats, probe_sizes
+from iclr24.paperkit.runner.testing import Prober
+from iclr24.paperkit.runner.testing import probe_arrays
+from iclr24.paperkit.runner.testing import probe_files
+from iclr24.paperkit.runner.testing import probe_floats
+from iclr24.paperkit.runner.testing import probe_sizes
 
 SKIP = {
     "ACTIVATIONS": "a table of activation classes (make_activation is probed through MLP/TrainConfig)",
@@ -114,7 +118,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(tg.train_students, 0, [("empty", []), ("not a list", task)], ["tanh"], [0], cfg)
     p.sweep(tg.train_students, 2, [("float", [1.5]), ("string", ["a"])], [task], ["tanh"], cfg)
     # your own data, logging, resume, model folders
-    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
 
     loaders = [("3 fields", DataLoader(TensorDataset(X, Y, Y), batch_size=8)),
                ("ragged", [torch.zeros(3, 2), torch.zeros(4, 2)]),

@@ -3,9 +3,14 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.runner.testing import check_cli_contract, check_paper_smoke, run_readme_blocks
+from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing import run_readme_blocks
 from iclr24.task_geometry.cli import main
-from iclr24.task_geometry.reproduce import CLAIMS, FULL, PAPER, QUICK
+from iclr24.task_geometry.reproduce import CLAIMS
+from iclr24.task_geometry.reproduce import FULL
+from iclr24.task_geometry.reproduce import PAPER
+from iclr24.task_geometry.reproduce import QUICK
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -26,12 +31,10 @@ def test_smoke_records(tmp_path):
 
 
 def test_claims_table_kinds_seeds_and_calibration():
-    from iclr24.task_geometry.reproduce import (
-        DIGITS_CALIBRATION_SEEDS,
-        MNIST_CALIBRATION_SEEDS,
-        POOL,
-        SWEEP_CALIBRATION_SEEDS,
-    )
+    from iclr24.task_geometry.reproduce import DIGITS_CALIBRATION_SEEDS
+    from iclr24.task_geometry.reproduce import MNIST_CALIBRATION_SEEDS
+    from iclr24.task_geometry.reproduce import POOL
+    from iclr24.task_geometry.reproduce import SWEEP_CALIBRATION_SEEDS
 
     by_id = {s.id: s for s in CLAIMS}
     assert [s.id for s in CLAIMS if s.kind == "headline"] == [
@@ -63,7 +66,9 @@ def test_mnist_plan_is_undecidable_within_full():
     # 21 calibration seeds (100-120) at 2 epochs: slack -0.020 (sd 0.026, margin 0.005 unchanged) needs 24 pairs at
     # 95 % power; at the measured CPU s a seed, full's share holds 13: recorded undecidable, not run
     from iclr24.paperkit.power import seeds_needed
-    from iclr24.task_geometry.reproduce import MNIST_BUDGET, MNIST_CALIBRATION_SEEDS, MNIST_SECONDS
+    from iclr24.task_geometry.reproduce import MNIST_BUDGET
+    from iclr24.task_geometry.reproduce import MNIST_CALIBRATION_SEEDS
+    from iclr24.task_geometry.reproduce import MNIST_SECONDS
 
     spec = _row("mnist_cnn")
     plan = spec.plan("full")
@@ -158,8 +163,11 @@ def test_mnist_claim_path(tmp_path, monkeypatch):
     """The --full MNIST claim end to end on tiny stand-in arrays (the real file ships through `iclr24 data get`);
     a missing data folder is a skipped claim, never a failure."""
     import iclr24.paperkit.data as datasets
-    from iclr24.paperkit import ClaimSet, RunConfig
-    from iclr24.task_geometry.reproduce import SMOKE, ReproConfig, _cnn_claim
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
+    from iclr24.task_geometry.reproduce import SMOKE
+    from iclr24.task_geometry.reproduce import ReproConfig
+    from iclr24.task_geometry.reproduce import _cnn_claim
 
     g = np.random.default_rng(0)
     y = np.tile(np.arange(10), 6)
@@ -195,8 +203,11 @@ def test_mnist_claim_path(tmp_path, monkeypatch):
 def test_digits_claim_on_real_images(tmp_path):
     """The digits claim on scikit-learn's real 8x8 digits, one epoch, over the planned paired seeds: a verdict,
     finite numbers, both accuracies."""
-    from iclr24.paperkit import ClaimSet, RunConfig
-    from iclr24.task_geometry.reproduce import SMOKE, ReproConfig, _cnn_claim
+    from iclr24.paperkit import ClaimSet
+    from iclr24.paperkit import RunConfig
+    from iclr24.task_geometry.reproduce import SMOKE
+    from iclr24.task_geometry.reproduce import ReproConfig
+    from iclr24.task_geometry.reproduce import _cnn_claim
 
     cfg = RunConfig(mode="quick", out=tmp_path, progress=False)
     spec = _row("digits_cnn")

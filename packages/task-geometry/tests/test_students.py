@@ -2,14 +2,12 @@ import numpy as np
 import pytest
 import torch
 
-from iclr24.task_geometry.students import (
-    MLP,
-    TrainConfig,
-    make_activation,
-    train_student,
-    train_students,
-    weight_projections,
-)
+from iclr24.task_geometry.students import MLP
+from iclr24.task_geometry.students import TrainConfig
+from iclr24.task_geometry.students import make_activation
+from iclr24.task_geometry.students import train_student
+from iclr24.task_geometry.students import train_students
+from iclr24.task_geometry.students import weight_projections
 from iclr24.task_geometry.tasks import walsh_cube
 
 

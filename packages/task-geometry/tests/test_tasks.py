@@ -4,15 +4,13 @@ import numpy as np
 import pytest
 
 from iclr24.task_geometry.metrics import cka
-from iclr24.task_geometry.tasks import (
-    a_of_alignment,
-    alignment_of_a,
-    cube_dichotomy_classes,
-    linear_expansion,
-    random_kernel,
-    walsh_cube,
-    walsh_functions,
-)
+from iclr24.task_geometry.tasks import a_of_alignment
+from iclr24.task_geometry.tasks import alignment_of_a
+from iclr24.task_geometry.tasks import cube_dichotomy_classes
+from iclr24.task_geometry.tasks import linear_expansion
+from iclr24.task_geometry.tasks import random_kernel
+from iclr24.task_geometry.tasks import walsh_cube
+from iclr24.task_geometry.tasks import walsh_functions
 
 
 def test_walsh_functions_orthogonal_and_ordered():

@@ -7,11 +7,20 @@ import math
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
+from torch.utils.data import TensorDataset
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.tracking import read_jsonl
-from iclr24.task_geometry import MLP, SmallCNN, Student, TrainConfig, train_cnn, train_students, walsh_cube
+from iclr24.task_geometry import MLP
+from iclr24.task_geometry import SmallCNN
+from iclr24.task_geometry import Student
+from iclr24.task_geometry import TrainConfig
+from iclr24.task_geometry import train_cnn
+from iclr24.task_geometry import train_students
+from iclr24.task_geometry import walsh_cube
 from iclr24.task_geometry.cli import main
 
 CFG = TrainConfig(width=16, epochs=3)

@@ -9,33 +9,52 @@ The core imports neither torch, scikit-learn, scikit-image nor matplotlib: those
 ``iclr24-paperkit[torch]``, ``[data]`` and ``[plots]`` and are imported only by the functions that need them.
 """
 
-from .bench import BenchReport, BenchResult, bench_table, benchmark, benchmark_many, peak_rss_delta
+from .bench import BenchReport
+from .bench import BenchResult
+from .bench import bench_table
+from .bench import benchmark
+from .bench import benchmark_many
+from .bench import peak_rss_delta
 from .checkpoint import load_checkpoint
-from .claims import (
-    BUDGETS,
-    KINDS,
-    MODES,
-    VERDICTS,
-    Claim,
-    ClaimSet,
-    ClaimSpec,
-    Fact,
-    RunConfig,
-)
-from .errors import InputError, InputFileError
-from .io import atomic_torch_save, atomic_write_bytes, atomic_write_json, atomic_write_text, ensure_out_dir
+from .claims import BUDGETS
+from .claims import KINDS
+from .claims import MODES
+from .claims import VERDICTS
+from .claims import Claim
+from .claims import ClaimSet
+from .claims import ClaimSpec
+from .claims import Fact
+from .claims import RunConfig
+from .errors import InputError
+from .errors import InputFileError
+from .io import atomic_torch_save
+from .io import atomic_write_bytes
+from .io import atomic_write_json
+from .io import atomic_write_text
+from .io import ensure_out_dir
 from .paired import paired_verdict
-from .paper import Paper, run_claims
+from .paper import Paper
+from .paper import run_claims
 from .plots import save_figure
-from .power import Calibration, power_plan
-from .pretrained import PretrainedMixin, load_pretrained
-from .progress import is_quiet, progress, set_quiet
-from .resume import load_train_state, save_train_state
+from .power import Calibration
+from .power import power_plan
+from .pretrained import PretrainedMixin
+from .pretrained import load_pretrained
+from .progress import is_quiet
+from .progress import progress
+from .progress import set_quiet
+from .resume import load_train_state
+from .resume import save_train_state
 from .rules import evaluate_rule
-from .scale import PaperScale, measure_paper_scale
-from .seeding import deterministic, seed_everything
-from .summary import claims_to_markdown, facts_to_markdown, write_claims_json
-from .threads import machine_record, pinned_threads
+from .scale import PaperScale
+from .scale import measure_paper_scale
+from .seeding import deterministic
+from .seeding import seed_everything
+from .summary import claims_to_markdown
+from .summary import facts_to_markdown
+from .summary import write_claims_json
+from .threads import machine_record
+from .threads import pinned_threads
 from .tracking import StepLog
 
 __all__ = [

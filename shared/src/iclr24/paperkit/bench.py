@@ -8,7 +8,9 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 __all__ = ["BenchReport", "BenchResult", "benchmark", "benchmark_many", "bench_table", "peak_rss_delta"]

@@ -20,11 +20,14 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputFileError, InputFolderError, strip_unsafe_advice
+from .errors import InputFileError
+from .errors import InputFolderError
+from .errors import strip_unsafe_advice
 
 __all__ = ["load_checkpoint", "safe_torch_load"]
 

@@ -32,13 +32,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .claims import MODES
 from .progress import set_quiet
-from .runfolder import RunFolder, RunFolderError, is_secondary_rank
+from .runfolder import RunFolder
+from .runfolder import RunFolderError
+from .runfolder import is_secondary_rank
 
 __all__ = [
     "App",
@@ -210,7 +213,8 @@ FROM_SCRATCH_HELP = (
 
 def ships_checkpoints(paper: Any) -> bool:
     """Whether the package behind ``paper`` ships trained models (``<module>/checkpoints/commands.json``)."""
-    from .shipped import COMMANDS_FILE, checkpoints_dir
+    from .shipped import COMMANDS_FILE
+    from .shipped import checkpoints_dir
 
     mod = getattr(getattr(paper, "run", None), "__module__", "") or ""
     if not mod.startswith("iclr24."):
@@ -451,7 +455,8 @@ class App:
             seed=False,  # run_benchmarks(mode) takes no seed: a --seed flag would change nothing
         )
         def _bench(args: argparse.Namespace) -> int:
-            from .io import atomic_write_json, atomic_write_text
+            from .io import atomic_write_json
+            from .io import atomic_write_text
 
             if getattr(args, "paper_scale", False):
                 return self._paper_scale(args)
@@ -473,8 +478,10 @@ class App:
 
     def _paper_scale(self, args: argparse.Namespace) -> int:
         """``bench --paper-scale``: this paper's row of ``iclr24 bench --paper-scale`` (in this process)."""
-        from .io import atomic_write_json, atomic_write_text
-        from .scale import measure_paper_scale, paper_scale_markdown
+        from .io import atomic_write_json
+        from .io import atomic_write_text
+        from .scale import measure_paper_scale
+        from .scale import paper_scale_markdown
         from .threads import pinned_threads
 
         if getattr(args, "_mode_given", False):

@@ -152,7 +152,9 @@ def wrap_ddp(model: torch.nn.Module, info: DistInfo, **kwargs) -> torch.nn.Modul
 def distributed_sampler(dataset, shuffle: bool = True, seed: int = 0, drop_last: bool = False):
     """A ``DistributedSampler`` under torchrun, else a plain random/sequential sampler (remember
     ``sampler.set_epoch(epoch)`` each epoch when it has one)."""
-    from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler
+    from torch.utils.data import DistributedSampler
+    from torch.utils.data import RandomSampler
+    from torch.utils.data import SequentialSampler
 
     if is_distributed():
         return DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)

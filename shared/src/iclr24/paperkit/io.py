@@ -10,7 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, InputFileError, InputFolderError, InputNotAFolderError, strip_unsafe_advice
+from .errors import InputError
+from .errors import InputFileError
+from .errors import InputFolderError
+from .errors import InputNotAFolderError
+from .errors import strip_unsafe_advice
 
 __all__ = [
     "atomic_write_bytes",
@@ -136,7 +140,8 @@ def readable_file(path: str | os.PathLike, what: str = "file", *, allow_empty: b
     """``path`` as a ``Path`` once it is an existing, non-empty file; else one :class:`InputFileError` line naming it
     and ``what`` it should be (a folder is an :class:`InputFolderError`, also an ``IsADirectoryError``)."""
     if not isinstance(path, str | os.PathLike):
-        from .errors import InputError, describe
+        from .errors import InputError
+        from .errors import describe
 
         raise InputError(f"{what} must be a path (str or os.PathLike), got {describe(path)}")
     p = Path(path)

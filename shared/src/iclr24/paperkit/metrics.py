@@ -25,7 +25,8 @@ def _features(a, name: str) -> np.ndarray:
 
 def _sqrtm(m: np.ndarray) -> tuple[np.ndarray, bool]:
     """``scipy.linalg.sqrtm(m)`` and whether it is finite and accurate (``||X X - m||_F <= 1e-6 ||m||_F``)."""
-    from scipy.linalg import LinAlgWarning, sqrtm
+    from scipy.linalg import LinAlgWarning
+    from scipy.linalg import sqrtm
 
     with warnings.catch_warnings():  # a singular product is detected below and handled by the caller
         warnings.simplefilter("ignore", LinAlgWarning)

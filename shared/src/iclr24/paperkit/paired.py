@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 __all__ = ["CONFIDENCE", "TESTS", "PairedResult", "binomial_half_tail", "paired_verdict", "t_quantile_975"]
 

@@ -3,11 +3,19 @@ budgets and paper-scale configuration), and ``run_claims``, which executes a pac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .claims import BUDGETS, KINDS, Claim, ClaimSet, ClaimSpec, RunConfig, _mode_map
+from .claims import BUDGETS
+from .claims import KINDS
+from .claims import Claim
+from .claims import ClaimSet
+from .claims import ClaimSpec
+from .claims import RunConfig
+from .claims import _mode_map
 
 __all__ = ["Paper", "run_claims"]
 

@@ -28,9 +28,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from .paired import CONFIDENCE, TESTS, binomial_half_tail, t_quantile_975
+from .paired import CONFIDENCE
+from .paired import TESTS
+from .paired import binomial_half_tail
+from .paired import t_quantile_975
 
 __all__ = ["Calibration", "PowerPlan", "power_plan", "sign_seeds_needed", "slacks", "t_quantile"]
 

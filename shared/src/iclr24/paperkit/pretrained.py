@@ -42,7 +42,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, InputFileError
+from .errors import InputError
+from .errors import InputFileError
 
 __all__ = [
     "CONFIG_FILE",

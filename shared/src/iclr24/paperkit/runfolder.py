@@ -230,7 +230,8 @@ class RunFolder:
     def open(self) -> RunFolder:
         """Check and lock the folder, set an earlier run aside (``overwrite``) and write the marker. Raises
         :class:`RunFolderError` (or the ``OSError`` of a folder that cannot be written) and then leaves nothing."""
-        from .io import ensure_out_dir, refuse_file_in_path
+        from .io import ensure_out_dir
+        from .io import refuse_file_in_path
 
         refuse_file_in_path(self.given, self.flag)
         self.created = _first_missing(self.path)

@@ -19,11 +19,15 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from .hardware import H200_BF16_PEAK_FLOPS, H200_UTILISATION
+from .hardware import H200_BF16_PEAK_FLOPS
+from .hardware import H200_UTILISATION
 
 __all__ = [
     "H200_BF16_PEAK_FLOPS",

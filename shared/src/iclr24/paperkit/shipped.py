@@ -27,8 +27,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, InputFileError
-from .pretrained import CONFIG_FILE, PROVENANCE_FILE, read_model_folder
+from .errors import InputError
+from .errors import InputFileError
+from .pretrained import CONFIG_FILE
+from .pretrained import PROVENANCE_FILE
+from .pretrained import read_model_folder
 
 __all__ = [
     "COMMANDS_FILE",

@@ -8,7 +8,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .claims import VERDICTS, Claim, ClaimSet, Fact
+from .claims import VERDICTS
+from .claims import Claim
+from .claims import ClaimSet
+from .claims import Fact
 from .io import atomic_write_json
 
 __all__ = [

@@ -23,7 +23,8 @@ import os
 import platform
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
+from contextlib import contextmanager
 
 __all__ = [
     "DISPATCH_ENV",

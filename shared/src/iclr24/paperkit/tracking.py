@@ -22,11 +22,14 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, InputFileError
+from .errors import InputError
+from .errors import InputFileError
 
 __all__ = ["StepLog", "read_jsonl"]
 

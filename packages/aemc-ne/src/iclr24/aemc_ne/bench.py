@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark
 from iclr24.paperkit.errors import InputError
 
-from .completion import AEMC, AEMCNE
-from .data import Ratings, make_synthetic
+from .completion import AEMC
+from .completion import AEMCNE
+from .data import Ratings
+from .data import make_synthetic
 
 SIZES = {  # mode -> (synthetic m, n, epochs per timed call, repeats, ML-100K-shaped rows, cols, ratings)
     "smoke": (20, 60, 2, 1, 60, 90, 1_000),

@@ -7,9 +7,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .completion import AEMC, AEMCNE, CHECKPOINT_FORMAT
+from .completion import AEMC
+from .completion import AEMCNE
+from .completion import CHECKPOINT_FORMAT
 from .config import FitConfig
 from .data import Ratings
 

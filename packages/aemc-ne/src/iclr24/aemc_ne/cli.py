@@ -8,31 +8,33 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    field_arg,
-    nonneg_float,
-    positive_float,
-    positive_int,
-    resume_arg,
-)
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .checkpoint import load_model
-from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, relative_rmse, rmse
+from .completion import AEMC
+from .completion import AEMCNE
+from .completion import AutoRec
+from .completion import MatrixFactorization
+from .completion import relative_rmse
+from .completion import rmse
 from .config import FitConfig
-from .data import (
-    RESPONSES,
-    Ratings,
-    load_monti,
-    load_movielens,
-    load_movielens_split,
-    make_synthetic,
-    movielens_100k_u1,
-)
+from .data import RESPONSES
+from .data import Ratings
+from .data import load_monti
+from .data import load_movielens
+from .data import load_movielens_split
+from .data import make_synthetic
+from .data import movielens_100k_u1
 from .reproduce import PAPER
 
 app = App("aemc-ne", PAPER.title)
@@ -152,7 +154,8 @@ def run_command(args: argparse.Namespace) -> str:
     resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
-    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+    from iclr24.paperkit.distributed import cleanup_distributed
+    from iclr24.paperkit.distributed import init_distributed
 
     train, test, what = load_data(args.data, args.data_dir, args.seed)
     if args.model == "mf":

@@ -14,7 +14,8 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,14 +24,21 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.distributed import rank_and_world
-from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, check_finite, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_finite
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.progress import progress
 from iclr24.paperkit.tracking import StepLog
 
 from .config import FitConfig
 from .data import Ratings
-from .model import AutoencoderMC, ElementwiseNetwork, MainAutoencoder, l2_penalty
+from .model import AutoencoderMC
+from .model import ElementwiseNetwork
+from .model import MainAutoencoder
+from .model import l2_penalty
 
 __all__ = [
     "FitConfig",
@@ -90,7 +98,8 @@ def _check_ratings(name: str, r: object, shape: tuple[int, int] | None = None) -
     """``r`` as :class:`Ratings`: a ``Ratings``, or ``(users, items, values)`` as tensors, a ``Dataset`` of
     ``(user, item, rating)`` items or a ``DataLoader`` of such batches (read once, in its order; the matrix has
     ``shape`` = ``(n_users, n_items)``, by default one past the largest index)."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if not isinstance(r, Ratings):
         if not (is_user_data(r) or isinstance(r, tuple | list | torch.Tensor)):

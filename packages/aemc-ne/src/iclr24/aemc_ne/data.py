@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, InputFileError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "Ratings",

@@ -11,15 +11,29 @@ calibration seeds 100-104, disjoint from the evaluated pool 0-49 (numbers and co
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig, run_claims
+from iclr24.paperkit import Calibration
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import run_claims
 
-from .completion import AEMC, AEMCNE, AutoRec, MatrixFactorization, relative_rmse, rmse
-from .data import RESPONSES, make_synthetic, movielens_100k_split
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
+from .completion import AEMC
+from .completion import AEMCNE
+from .completion import AutoRec
+from .completion import MatrixFactorization
+from .completion import relative_rmse
+from .completion import rmse
+from .data import RESPONSES
+from .data import make_synthetic
+from .data import movielens_100k_split
+from .paper_scale import PAPER_SCALE  # noqa: F401  (the paper's largest setting, issue 48)
+from .paper_scale import paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
 
 NAME = "aemc-ne"
 POOL = tuple(range(50))  # evaluated seeds (offsets added to --seed); a row's power plan takes the first n
@@ -348,7 +362,8 @@ def calibrate(claim_id: str, mode: str, seeds=CALIBRATION_SEEDS, data_dir=None) 
 
         OMP_NUM_THREADS=1 python -c "from iclr24.aemc_ne.reproduce import calibrate; print(calibrate('ml100k', 'quick'))"
     """
-    from iclr24.paperkit.threads import pin_process_dispatch, pinned_threads
+    from iclr24.paperkit.threads import pin_process_dispatch
+    from iclr24.paperkit.threads import pinned_threads
 
     if claim_id not in SPECS:
         raise ValueError(f"unknown claim {claim_id!r}; the rows are {sorted(SPECS)}")

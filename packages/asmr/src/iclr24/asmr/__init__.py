@@ -1,29 +1,34 @@
 """ASMR: Activation-Sharing Multi-Resolution Coordinate Networks for Efficient Inference (ICLR 2024)."""
 
-from .data import (
-    Signal,
-    camera_image,
-    load_audio,
-    load_image,
-    load_signal,
-    load_video,
-    sample_image,
-    save_signal,
-)
-from .decomposition import (
-    compose_digits,
-    decompose_coords,
-    grid_coords,
-    level_strides,
-    normalize_digits,
-    parse_bases,
-    suggest_bases,
-    validate_bases,
-)
-from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
-from .model import ASMR, SIREN, build_model
+from .data import Signal
+from .data import camera_image
+from .data import load_audio
+from .data import load_image
+from .data import load_signal
+from .data import load_video
+from .data import sample_image
+from .data import save_signal
+from .decomposition import compose_digits
+from .decomposition import decompose_coords
+from .decomposition import grid_coords
+from .decomposition import level_strides
+from .decomposition import normalize_digits
+from .decomposition import parse_bases
+from .decomposition import suggest_bases
+from .decomposition import validate_bases
+from .macs import asmr_macs_per_point
+from .macs import count_linear_macs
+from .macs import macs_per_point
+from .macs import mlp_macs_per_point
+from .model import ASMR
+from .model import SIREN
+from .model import build_model
 from .sampling import uniform_grid_batches
-from .train import FitResult, fit, psnr, signal_from_points, ssim
+from .train import FitResult
+from .train import fit
+from .train import psnr
+from .train import signal_from_points
+from .train import ssim
 
 __all__ = [
     "ASMR",

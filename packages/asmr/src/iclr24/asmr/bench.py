@@ -15,11 +15,16 @@ import os
 
 import torch
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark, peak_rss_delta
+from iclr24.paperkit import BenchReport
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import benchmark
+from iclr24.paperkit import peak_rss_delta
 from iclr24.paperkit.errors import InputError
 
-from .decomposition import grid_coords, suggest_bases
-from .model import ASMR, SIREN
+from .decomposition import grid_coords
+from .decomposition import suggest_bases
+from .model import ASMR
+from .model import SIREN
 
 __all__ = ["run_benchmarks", "peak_rss_delta"]
 

@@ -16,15 +16,32 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import atomic_torch_save, seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, field_arg, nonneg_float, positive_float, positive_int
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import seed_everything
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
-from .data import load_signal, save_signal
-from .decomposition import format_bases, parse_bases, suggest_bases
-from .macs import CONVENTIONS, asmr_macs_per_point, macs_per_point, mlp_macs_per_point
-from .model import ASMR, MODULATORS, SIREN, build_model
+from .data import load_signal
+from .data import save_signal
+from .decomposition import format_bases
+from .decomposition import parse_bases
+from .decomposition import suggest_bases
+from .macs import CONVENTIONS
+from .macs import asmr_macs_per_point
+from .macs import macs_per_point
+from .macs import mlp_macs_per_point
+from .model import ASMR
+from .model import MODULATORS
+from .model import SIREN
+from .model import build_model
 from .reproduce import PAPER
 from .train import fit
 
@@ -176,7 +193,8 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> tuple[ASMR | SIREN
     from its ``provenance.json``) or an older single-file checkpoint."""
     p = Path(path)
     if p.is_dir():
-        from iclr24.paperkit.pretrained import PROVENANCE_FILE, load_pretrained
+        from iclr24.paperkit.pretrained import PROVENANCE_FILE
+        from iclr24.paperkit.pretrained import load_pretrained
 
         model = load_pretrained(p)  # checks the folder, the weights' digest, the class
         if not isinstance(model, ASMR | SIREN):

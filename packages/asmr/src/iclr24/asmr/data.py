@@ -13,7 +13,11 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit.data.samples import sample_image as _paperkit_sample_image
-from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, check_array, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.io import atomic_write_bytes
 
 __all__ = [

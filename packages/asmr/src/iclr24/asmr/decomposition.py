@@ -13,7 +13,10 @@ from collections.abc import Sequence
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "validate_bases",

@@ -14,28 +14,32 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from iclr24.paperkit import (
-    ClaimSet,
-    RunConfig,
-    benchmark,
-    benchmark_many,
-    pinned_threads,
-    progress,
-    seed_everything,
-)
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import benchmark
+from iclr24.paperkit import benchmark_many
+from iclr24.paperkit import pinned_threads
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.io import atomic_write_text
 
 from .data import sample_image
-from .decomposition import grid_coords, suggest_bases
-from .macs import asmr_macs_per_point, count_linear_macs, macs_per_point, mlp_macs_per_point
-from .model import ASMR, SIREN
+from .decomposition import grid_coords
+from .decomposition import suggest_bases
+from .macs import asmr_macs_per_point
+from .macs import count_linear_macs
+from .macs import macs_per_point
+from .macs import mlp_macs_per_point
+from .model import ASMR
+from .model import SIREN
 from .train import fit
 
 __all__ = [

@@ -16,15 +16,19 @@ nearly independent of depth. An MLP/SIREN costs ``sum_i (fan_in_i * fan_out_i + 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 
 from .decomposition import validate_bases
-from .model import ASMR, MODULATORS, SIREN
+from .model import ASMR
+from .model import MODULATORS
+from .model import SIREN
 
 __all__ = ["asmr_macs_per_point", "mlp_macs_per_point", "macs_per_point", "count_linear_macs", "CONVENTIONS"]
 

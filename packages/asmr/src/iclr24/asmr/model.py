@@ -21,10 +21,14 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .decomposition import decompose_coords, grid_coords, normalize_digits, validate_bases
+from .decomposition import decompose_coords
+from .decomposition import grid_coords
+from .decomposition import normalize_digits
+from .decomposition import validate_bases
 
 __all__ = ["ASMR", "SIREN", "NonlinearModulator", "siren_init_", "build_model", "MODULATORS"]
 

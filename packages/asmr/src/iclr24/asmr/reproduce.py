@@ -16,30 +16,35 @@ from dataclasses import replace
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, pinned_threads, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import pinned_threads
+from iclr24.paperkit import run_claims
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
 from . import experiments as ex
-from .data import camera_image, sample_image
-from .experiments import (
-    CALIBRATION_IMAGE,
-    CALIBRATION_SEED,
-    DEPTH_BASES,
-    FULL,
-    MEGAPIXEL_CALIBRATION_IMAGE,
-    PAPER_CONFIG,
-    PART_KINDS,
-    ImageConfig,
-    calibrate,
-    depth_table,
-    equal_time_steps,
-    lr_sweep,
-    matched_siren_hidden,
-    megapixel_lr_sweep,
-    whole_epochs,
-)
-from .paper_scale import PAPER_SCALE, paper_scale
+from .data import camera_image
+from .data import sample_image
+from .experiments import CALIBRATION_IMAGE
+from .experiments import CALIBRATION_SEED
+from .experiments import DEPTH_BASES
+from .experiments import FULL
+from .experiments import MEGAPIXEL_CALIBRATION_IMAGE
+from .experiments import PAPER_CONFIG
+from .experiments import PART_KINDS
+from .experiments import ImageConfig
+from .experiments import calibrate
+from .experiments import depth_table
+from .experiments import equal_time_steps
+from .experiments import lr_sweep
+from .experiments import matched_siren_hidden
+from .experiments import megapixel_lr_sweep
+from .experiments import whole_epochs
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
 
 __all__ = [
     "NAME",

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 from .decomposition import grid_coords
 

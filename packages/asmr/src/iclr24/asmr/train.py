@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np
@@ -20,15 +21,13 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFolderError,
-    check_array,
-    check_float,
-    check_int,
-    check_tensor,
-    describe,
-)
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.tracking import StepLog
 
 from .decomposition import grid_coords

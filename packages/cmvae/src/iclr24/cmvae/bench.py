@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark
 
 from .diffusion import DiffusionRefiner
 from .model import build_mlp_model

@@ -7,9 +7,11 @@ import json
 import os
 from pathlib import Path
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .model import CMVAE, build_mlp_model
+from .model import CMVAE
+from .model import build_mlp_model
 
 __all__ = ["CHECKPOINT_FORMAT", "load_checkpoint", "save_checkpoint"]
 

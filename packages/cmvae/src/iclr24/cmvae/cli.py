@@ -7,7 +7,13 @@ import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, field_arg, positive_float, positive_int, resume_arg
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputError
 
 from . import bench
@@ -31,7 +37,10 @@ _DATA = (
 
 
 def _load(args: argparse.Namespace):
-    from .data import load_multimodal_npz, load_polymnist, poly_digits, poly_mnist
+    from .data import load_multimodal_npz
+    from .data import load_polymnist
+    from .data import poly_digits
+    from .data import poly_mnist
 
     if args.data in ("npz", "polymnist") and args.path is None:
         raise UsageError(f"--data {args.data} needs --path")

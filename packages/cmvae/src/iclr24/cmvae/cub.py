@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from .data import MultimodalData
 
@@ -98,7 +99,8 @@ def _words(caption: str) -> list[str]:
 
 
 def _image(path: Path, box: list[str] | None, side: int) -> np.ndarray:
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
+    from PIL import UnidentifiedImageError
 
     if not path.is_file():
         raise InputFileError(f"CUB image missing: {path}")

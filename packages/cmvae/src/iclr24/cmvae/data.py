@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 __all__ = [
     "MultimodalData",

@@ -7,7 +7,8 @@ coherence, and (optionally) the diffusion refinement against a noise-matched bas
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 import torch
@@ -16,8 +17,11 @@ from iclr24.paperkit.errors import InputError
 
 from .data import MultimodalData
 from .diffusion import DiffusionRefiner
-from .metrics import clustering_scores, conditional_coherence, unconditional_coherence
-from .model import CMVAE, build_mlp_model
+from .metrics import clustering_scores
+from .metrics import conditional_coherence
+from .metrics import unconditional_coherence
+from .model import CMVAE
+from .model import build_mlp_model
 from .train import fit
 
 __all__ = [

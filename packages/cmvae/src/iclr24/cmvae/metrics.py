@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_array, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import describe
 
 __all__ = ["cluster_accuracy", "clustering_scores", "unconditional_coherence", "conditional_coherence"]
 
@@ -44,7 +46,8 @@ def cluster_accuracy(labels, clusters) -> float:
 
 def clustering_scores(labels, clusters) -> dict[str, float]:
     """{"acc", "nmi", "ari"} of a clustering against the true labels."""
-    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+    from sklearn.metrics import adjusted_rand_score
+    from sklearn.metrics import normalized_mutual_info_score
 
     y, c = _labels("labels", labels), _labels("clusters", clusters)
     return {

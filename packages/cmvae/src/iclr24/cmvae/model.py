@@ -25,31 +25,35 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .distributions import (
-    LATENTS,
-    Q_EPS,
-    SCALE_EPS,
-    cluster_log_joint,
-    cluster_marginal_log_likelihood,
-    laplace_log_prob,
-    latent_log_prob,
-    latent_scale,
-    log_mean_exp,
-    log_moe_density,
-    normalised_entropy,
-    official_selection_terms,
-)
-from .nets import MAX_WIDTH, MLPDecoder, MLPEncoder
+from .distributions import LATENTS
+from .distributions import Q_EPS
+from .distributions import SCALE_EPS
+from .distributions import cluster_log_joint
+from .distributions import cluster_marginal_log_likelihood
+from .distributions import laplace_log_prob
+from .distributions import latent_log_prob
+from .distributions import latent_scale
+from .distributions import log_mean_exp
+from .distributions import log_moe_density
+from .distributions import normalised_entropy
+from .distributions import official_selection_terms
+from .nets import MAX_WIDTH
+from .nets import MLPDecoder
+from .nets import MLPEncoder
 
 __all__ = [
     "LIKELIHOODS",

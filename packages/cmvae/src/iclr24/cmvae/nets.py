@@ -9,7 +9,9 @@ from collections.abc import Sequence
 import torch
 import torch.nn as nn
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = ["MAX_WIDTH", "MLPDecoder", "MLPEncoder"]
 

@@ -29,7 +29,8 @@ from iclr24.paperkit.errors import InputError
 
 from .data import PolyMNISTFolder
 from .model import CMVAE
-from .resnet import ResNetDecoder, ResNetEncoder
+from .resnet import ResNetDecoder
+from .resnet import ResNetEncoder
 
 __all__ = [
     "PaperScaleConfig",

@@ -25,14 +25,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import run_claims
 
-from .experiments import ExperimentConfig, run_seed
-from .paper_scale import PAPER_SCALE, paper_scale
+from .experiments import ExperimentConfig
+from .experiments import run_seed
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
 
 __all__ = [
     "PAPER", "PAPER_SCALE", "SMOKE", "QUICK", "FULL", "CLAIMS", "CHECKPOINTS", "ReproConfig", "paper_scale", "run",
@@ -453,7 +461,8 @@ def _latent_geometry(cm, xt) -> dict:
 def _evaluate_checkpoints(cfg: RunConfig, seeds: list[int]) -> list[dict]:
     """The shipped poly_mnist pairs of ``seeds`` (or, under ``--from-scratch``, the same commands retrained now),
     each on the tuples its command trained on."""
-    from iclr24.paperkit.shipped import model_folder, training_label
+    from iclr24.paperkit.shipped import model_folder
+    from iclr24.paperkit.shipped import training_label
 
     from .data import poly_mnist
 

@@ -10,7 +10,9 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, InputFolderError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.tracking import StepLog
 
 from .model import CMVAE
@@ -35,7 +37,8 @@ def _modalities(model: CMVAE, xs: object) -> list:
     """``xs`` as the list of M modality tensors: a list/tuple of tensors (``None`` for a missing modality), or a
     torch ``Dataset`` of ``(x_1, ..., x_M)`` or ``([x_1, ..., x_M], label)`` items or a ``DataLoader`` of such
     batches, read once in its order (labels are not used)."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(xs):
         what = "train data (one tensor per modality)"
@@ -98,7 +101,8 @@ def fit(
     rank, world = 0, 1
     net: torch.nn.Module = model
     if distributed:
-        from iclr24.paperkit.distributed import init_distributed, wrap_ddp
+        from iclr24.paperkit.distributed import init_distributed
+        from iclr24.paperkit.distributed import wrap_ddp
 
         info = init_distributed()
         rank, world = info.rank, info.world_size

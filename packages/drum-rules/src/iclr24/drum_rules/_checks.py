@@ -6,7 +6,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_array, check_float, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import describe
 
 
 def check_attention(attn: object) -> np.ndarray:
@@ -26,7 +29,8 @@ def check_beta(beta: object, name: str = "beta") -> float:
 
 def check_rules(rules: object) -> list:
     """A RuleProgram's rules, or an iterable of Rules, as a list."""
-    from .rules import Rule, RuleProgram
+    from .rules import Rule
+    from .rules import RuleProgram
 
     if isinstance(rules, RuleProgram):
         return list(rules.rules)

@@ -18,14 +18,20 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark, benchmark_many, pinned_threads
+from iclr24.paperkit import BenchReport
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import benchmark
+from iclr24.paperkit import benchmark_many
+from iclr24.paperkit import pinned_threads
 from iclr24.paperkit.errors import InputError
 
 from . import synthetic
 from .check import check_faithfulness
 from .extract import faithful_rules
 from .kg import KG
-from .model import DRUM, propagate, sum_step
+from .model import DRUM
+from .model import propagate
+from .model import sum_step
 
 __all__ = ["run_benchmarks", "per_relation_csr_step", "stacked_coo_step", "random_kg", "official_train_step"]
 

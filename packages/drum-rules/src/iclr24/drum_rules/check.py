@@ -7,15 +7,20 @@ precision = |T_Pi(D) âˆ© T_M(D)| / |T_Pi(D)| (soundness) and recall = |T_Pi(D) â
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
 from iclr24.paperkit.errors import InputError
 
-from ._checks import check_beta, check_heads, check_kg, check_kgs
+from ._checks import check_beta
+from ._checks import check_heads
+from ._checks import check_kg
+from ._checks import check_kgs
 from .datalog import consequences
-from .kg import KG, encode_facts
+from .kg import KG
+from .kg import encode_facts
 from .model import DRUM
 from .rules import RuleProgram
 

@@ -21,8 +21,11 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_torch_save
-from iclr24.paperkit.errors import InputError, InputFileError, check_float
-from iclr24.paperkit.pretrained import CONFIG_FILE, read_model_folder
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.pretrained import CONFIG_FILE
+from iclr24.paperkit.pretrained import read_model_folder
 
 from . import synthetic
 from .data import load_dataset
@@ -45,7 +48,8 @@ FORMAT = "drum-rules/1"
 def resolve_data(spec: str, seed: int = 0, data_dir: str | os.PathLike | None = None) -> KGData:
     """``family`` / ``family:N`` (the built-in synthetic KG with N families), ``kinships``/``umls``/``nations``
     (the real KGs in paperkit's data folder, see :func:`~iclr24.drum_rules.data.load_real_kg`) or a folder."""
-    from .data import REAL_KGS, load_real_kg
+    from .data import REAL_KGS
+    from .data import load_real_kg
 
     if spec == "family" or spec.startswith("family:"):
         n = spec.split(":", 1)[1] if ":" in spec else "40"

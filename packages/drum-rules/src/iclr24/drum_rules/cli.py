@@ -9,25 +9,31 @@ import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import (
-    App,
-    arg,
-    config_from_args,
-    field_arg,
-    positive_float,
-    positive_int,
-    resume_arg,
-)
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 
 from . import bench
 from .check import check_faithfulness
-from .checkpoint import load_model, load_official_checkpoint, resolve_data, save_model
+from .checkpoint import load_model
+from .checkpoint import load_official_checkpoint
+from .checkpoint import resolve_data
+from .checkpoint import save_model
 from .data import perturbed_datasets
-from .extract import explain, faithful_rules, path_rules
+from .extract import explain
+from .extract import faithful_rules
+from .extract import path_rules
 from .model import DRUM
 from .reproduce import PAPER
 from .rules import RuleProgram
-from .train import TrainConfig, link_prediction, select_beta, train
+from .train import TrainConfig
+from .train import link_prediction
+from .train import select_beta
+from .train import train
 
 app = App("drum-rules", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)

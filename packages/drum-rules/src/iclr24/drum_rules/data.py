@@ -17,17 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFileError,
-    InputFolderError,
-    check_float,
-    check_int,
-    describe,
-)
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.io import read_text
 
-from .kg import KG, KGData, encode_facts
+from .kg import KG
+from .kg import KGData
+from .kg import encode_facts
 
 __all__ = [
     "read_names",

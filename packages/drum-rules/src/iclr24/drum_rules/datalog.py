@@ -14,11 +14,17 @@ from collections.abc import Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 
-from ._checks import check_kg, check_rules
-from .kg import KG, encode_facts
-from .rules import Path, Rule, RuleProgram, rule_literals
+from ._checks import check_kg
+from ._checks import check_rules
+from .kg import KG
+from .kg import encode_facts
+from .rules import Path
+from .rules import Rule
+from .rules import RuleProgram
+from .rules import rule_literals
 
 __all__ = ["walk_counts", "rule_matches", "consequences", "evaluate_naive"]
 

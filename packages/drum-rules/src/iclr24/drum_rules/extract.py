@@ -26,14 +26,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
-from ._checks import check_attention, check_beta, check_heads, check_kg, check_kgs
+from ._checks import check_attention
+from ._checks import check_beta
+from ._checks import check_heads
+from ._checks import check_kg
+from ._checks import check_kgs
 from .check import model_consequences
 from .datalog import walk_counts
-from .kg import KG, decode_facts
+from .kg import KG
+from .kg import decode_facts
 from .model import DRUM
-from .rules import Path, Rule, RuleProgram, format_rule
+from .rules import Path
+from .rules import Rule
+from .rules import RuleProgram
+from .rules import format_rule
 
 __all__ = [
     "reduced_paths",

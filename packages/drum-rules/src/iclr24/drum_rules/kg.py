@@ -8,14 +8,18 @@ steps the vector is indexed by candidate heads ``h``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
-from iclr24.paperkit.errors import InputError, check_array, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import describe
 
 __all__ = ["INVERSE_PREFIX", "KG", "KGData", "encode_facts", "decode_facts"]
 

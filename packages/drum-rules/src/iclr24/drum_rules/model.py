@@ -13,13 +13,16 @@ The attention ``a_{j,i}(q)`` over the 2|R| operators and the identity comes from
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .kg import KG

@@ -29,11 +29,15 @@ import torch
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import accumulation_for, tie, train_step
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
-from .data import load_tsv, split_facts
+from .data import load_tsv
+from .data import split_facts
 from .model import DRUM
-from .train import _loss, _queries
+from .train import _loss
+from .train import _queries
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_fb15k237_like"]
 

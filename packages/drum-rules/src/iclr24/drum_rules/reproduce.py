@@ -17,21 +17,39 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, progress, run_claims, seed_everything
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import progress
+from iclr24.paperkit import run_claims
+from iclr24.paperkit import seed_everything
 
 from . import synthetic
-from .calibration import ACCURACY_POOL, accuracy_calibration
+from .calibration import ACCURACY_POOL
+from .calibration import accuracy_calibration
 from .check import check_faithfulness
-from .data import REAL_KGS, load_dataset, perturbed_datasets
-from .extract import explanation_program, faithful_rules, path_rules
+from .data import REAL_KGS
+from .data import load_dataset
+from .data import perturbed_datasets
+from .extract import explanation_program
+from .extract import faithful_rules
+from .extract import path_rules
 from .model import DRUM
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
+from .paper_scale import PAPER_SCALE  # noqa: F401  (PAPER_SCALE: the named config)
+from .paper_scale import paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
 from .rules import format_rule
 from .synthetic import GROUND_TRUTH_RULES as GT
-from .train import TrainConfig, link_prediction, select_beta, train
+from .train import TrainConfig
+from .train import link_prediction
+from .train import select_beta
+from .train import train
 
 __all__ = [
     "PAPER",

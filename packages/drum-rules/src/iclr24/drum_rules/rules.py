@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from iclr24.paperkit import atomic_write_text
-from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = ["Path", "Rule", "RuleProgram", "format_rule", "rule_literals"]
 

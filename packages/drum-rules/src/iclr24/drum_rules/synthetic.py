@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
-from .data import make_negatives, split_facts
-from .kg import KG, KGData
+from .data import make_negatives
+from .data import split_facts
+from .kg import KG
+from .kg import KGData
 
 __all__ = ["FAMILY_RELATIONS", "DERIVED_RELATIONS", "GROUND_TRUTH_RULES", "family"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +14,15 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, InputFolderError, check_array, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
-from .kg import KG, KGData
+from .kg import KG
+from .kg import KGData
 from .model import DRUM
 
 __all__ = [
@@ -166,7 +173,8 @@ def train(
     ``valid_loss`` (``log_dir``: ``metrics.jsonl``, TensorBoard files when installed). ``checkpoint``: a file
     written after every epoch (model, optimiser, the shuffling generator, the history); with ``resume=True`` an
     existing one is continued, so an interrupted run resumed ends bit for bit as the uninterrupted one."""
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     _check_model_data(model, data)

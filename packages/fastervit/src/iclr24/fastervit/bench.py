@@ -15,16 +15,14 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import (
-    BenchReport,
-    BenchResult,
-    atomic_write_json,
-    atomic_write_text,
-    benchmark,
-    benchmark_many,
-    ensure_out_dir,
-    pinned_threads,
-)
+from iclr24.paperkit import BenchReport
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import atomic_write_text
+from iclr24.paperkit import benchmark
+from iclr24.paperkit import benchmark_many
+from iclr24.paperkit import ensure_out_dir
+from iclr24.paperkit import pinned_threads
 from iclr24.paperkit.errors import InputError
 
 __all__ = [
@@ -289,7 +287,8 @@ def _ablation(model: torch.nn.Module, batch_sizes: Sequence[int], img_size: int,
 
 def _scaling() -> tuple[list[BenchResult], list[dict]]:
     """One HAT layer against one global-attention layer (k = 7) at maps 14/28/56: reported, never asserted."""
-    from .experiments import ScalingConfig, time_layers
+    from .experiments import ScalingConfig
+    from .experiments import time_layers
 
     with pinned_threads(THREADS):
         rows = time_layers(ScalingConfig(repeats=5))

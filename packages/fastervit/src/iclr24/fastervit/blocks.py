@@ -15,27 +15,25 @@ import torch
 import torch.fx
 import torch.nn.functional as F
 import torch.utils.checkpoint
-from timm.layers import (
-    DropPath,
-    LayerNorm2d,
-    register_notrace_function,
-    register_notrace_module,
-)
+from timm.layers import DropPath
+from timm.layers import LayerNorm2d
+from timm.layers import register_notrace_function
+from timm.layers import register_notrace_module
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
-from .ops import (
-    carrier_token_geometry,
-    centered_grid_coords,
-    ct_dewindow,
-    ct_window,
-    log_spaced_relative_coords,
-    pad_to_multiple,
-    relative_position_index,
-    window_partition,
-    window_reverse,
-)
+from .ops import carrier_token_geometry
+from .ops import centered_grid_coords
+from .ops import ct_dewindow
+from .ops import ct_window
+from .ops import log_spaced_relative_coords
+from .ops import pad_to_multiple
+from .ops import relative_position_index
+from .ops import window_partition
+from .ops import window_reverse
 
 __all__ = [
     "RelativePositionBias",

@@ -8,7 +8,13 @@ import os
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int, resume_arg
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
@@ -69,7 +75,8 @@ def _info(args: argparse.Namespace) -> int:
     import timm
     import torch
 
-    from .registry import VARIANTS, _check_name
+    from .registry import VARIANTS
+    from .registry import _check_name
 
     _check_name(args.model)
     model = timm.create_model(args.model).eval()
@@ -161,7 +168,8 @@ def _info(args: argparse.Namespace) -> int:
 )
 def _train(args: argparse.Namespace) -> int:
     """Writes the model folder OUT/model, OUT/checkpoint.pth, OUT/metrics.json and OUT/train_state.pt."""
-    from .registry import _check_name, check_model_kwargs
+    from .registry import _check_name
+    from .registry import check_model_kwargs
     from .train import train
 
     device = args.device  # resolved by the App

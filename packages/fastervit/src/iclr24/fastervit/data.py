@@ -16,9 +16,12 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch.utils.data import Dataset, Subset, TensorDataset
+from torch.utils.data import Dataset
+from torch.utils.data import Subset
+from torch.utils.data import TensorDataset
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -74,7 +77,8 @@ def quadrant_copy_batch(
 def digits_dataset(size: int = 64, normalize: bool = True) -> tuple[TensorDataset, TensorDataset, list[str]]:
     """scikit-learn's handwritten digits (1797 images, 10 classes; BSD-3), as RGB ``size`` x ``size`` tensors,
     split 80/20 stratified with seed 0. Returns (train, test, class_names)."""
-    from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
+    from iclr24.paperkit.data.samples import digits_tensors
+    from iclr24.paperkit.data.samples import train_test_split_tensors
 
     if size < 8 or size % 32:
         raise InputError(f"size must be a multiple of 32 (the FasterViT stride), got {size}")

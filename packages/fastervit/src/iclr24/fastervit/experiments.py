@@ -4,14 +4,16 @@ and a HAT layer scales better with the feature-map size than global attention.""
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from timm.layers import LayerNorm2d
 from torch import nn
 
-from iclr24.paperkit import progress, seed_everything
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
 from iclr24.paperkit.errors import InputError
 
 from .blocks import FasterViTLayer

@@ -19,23 +19,21 @@ import torch
 import torch.fx
 import torch.nn.functional as F
 import torch.utils.checkpoint
-from timm.layers import (
-    LayerNorm2d,
-    trunc_normal_,
-)
+from timm.layers import LayerNorm2d
+from timm.layers import trunc_normal_
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .blocks import (
-    DERIVED_BUFFERS,
-    FasterViTLayer,
-    PatchEmbed,
-    _check_sizes,
-    _pair,
-    check_images,
-)
+from .blocks import DERIVED_BUFFERS
+from .blocks import FasterViTLayer
+from .blocks import PatchEmbed
+from .blocks import _check_sizes
+from .blocks import _pair
+from .blocks import check_images
 
 __all__ = ["FasterViT"]
 

@@ -18,18 +18,27 @@ AdamW at the cosine schedule's rate, the EMA update.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.data.standins import IMAGENET_PX, write_imagenet_folder
-from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
+from iclr24.paperkit.data.standins import IMAGENET_PX
+from iclr24.paperkit.data.standins import write_imagenet_folder
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import steps_per_epoch
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
 from .data import image_folder_datasets
-from .train import PAPER_TRAINING, _lr_at, _regularisers
+from .train import PAPER_TRAINING
+from .train import _lr_at
+from .train import _regularisers
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 

@@ -8,10 +8,15 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .data import eval_transform, load_rgb
-from .registry import VARIANTS, _check_name, _unwrap, read_checkpoint
+from .data import eval_transform
+from .data import load_rgb
+from .registry import VARIANTS
+from .registry import _check_name
+from .registry import _unwrap
+from .registry import read_checkpoint
 
 __all__ = ["predict"]
 

@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from timm.models import build_model_with_cfg, generate_default_cfgs, register_model
+from timm.models import build_model_with_cfg
+from timm.models import generate_default_cfgs
+from timm.models import register_model
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from .model import FasterViT
 

@@ -16,15 +16,19 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, progress, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import progress
+from iclr24.paperkit import run_claims
 
-from .experiments import (
-    ATTENTION_VARIANTS,
-    CarrierTokenConfig,
-    config_dict,
-    run_carrier_token_task,
-)
-from .paper_scale import PAPER_SCALE, paper_scale
+from .experiments import ATTENTION_VARIANTS
+from .experiments import CarrierTokenConfig
+from .experiments import config_dict
+from .experiments import run_carrier_token_task
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
 from .registry import OFFICIAL_PARAMS
 
 __all__ = [

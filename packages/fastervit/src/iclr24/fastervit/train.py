@@ -8,23 +8,30 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
 
-from iclr24.paperkit import atomic_torch_save, atomic_write_json, progress, seed_everything
-from iclr24.paperkit.distributed import (
-    cleanup_distributed,
-    distributed_sampler,
-    init_distributed,
-    is_distributed,
-    wrap_ddp,
-)
-from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
+from iclr24.paperkit.distributed import cleanup_distributed
+from iclr24.paperkit.distributed import distributed_sampler
+from iclr24.paperkit.distributed import init_distributed
+from iclr24.paperkit.distributed import is_distributed
+from iclr24.paperkit.distributed import wrap_ddp
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
 from .data import loader_errors
 
@@ -107,7 +114,9 @@ def build_datasets(
     data: str, img_size: int, seed: int = 0, rand_augment: str | None = None
 ) -> tuple[Dataset, Dataset, list[str]]:
     """``data`` = "digits" (built in) or a path to an ImageFolder tree."""
-    from .data import BUILTIN_DATASETS, digits_dataset, image_folder_datasets
+    from .data import BUILTIN_DATASETS
+    from .data import digits_dataset
+    from .data import image_folder_datasets
 
     if data == "digits":
         if rand_augment:
@@ -281,12 +290,10 @@ def train(
     loss and lr of every step and the validation metrics of every epoch (rank 0). Returns the metrics."""
     import timm
 
-    from iclr24.paperkit.resume import (
-        global_rng_state,
-        load_train_state,
-        save_train_state,
-        set_global_rng_state,
-    )
+    from iclr24.paperkit.resume import global_rng_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
+    from iclr24.paperkit.resume import set_global_rng_state
     from iclr24.paperkit.tracking import StepLog
 
     from . import registry

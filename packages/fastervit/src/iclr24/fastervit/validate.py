@@ -12,9 +12,11 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .data import load_rgb, loader_errors
+from .data import load_rgb
+from .data import loader_errors
 from .predict import load_classifier
 
 __all__ = ["validate", "eval_data_config"]

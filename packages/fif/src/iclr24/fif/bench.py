@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark
 
 from .model import FreeFormInjectiveFlow
 from .nets import resnet_pair

@@ -17,24 +17,33 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit import atomic_write_bytes, atomic_write_json
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    config_from_args,
-    field_arg,
-    nonneg_float,
-    positive_float,
-    positive_int,
-)
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit import atomic_write_bytes
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
-from .data import TOY_ALIASES, TOY_DATASETS, load_array, load_image_folder, standardize, toy_dataset
-from .model import FIFModel, FreeFormInjectiveFlow
+from .data import TOY_ALIASES
+from .data import TOY_DATASETS
+from .data import load_array
+from .data import load_image_folder
+from .data import standardize
+from .data import toy_dataset
+from .model import FIFModel
+from .model import FreeFormInjectiveFlow
 from .reproduce import PAPER
-from .train import CHECKPOINT_FORMAT, TrainConfig, fit, load_checkpoint
+from .train import CHECKPOINT_FORMAT
+from .train import TrainConfig
+from .train import fit
+from .train import load_checkpoint
 
 app = App("fif", PAPER.title)
 _NPZ_KEY = arg(
@@ -273,7 +282,8 @@ def _stored_meta(ckpt: Path) -> dict:
 def _plot_samples(s: torch.Tensor, meta: dict, path: Path, x: torch.Tensor | None = None) -> None:
     """Samples ``s`` (and data ``x`` behind them, when given) as a scatter of the first and last column, or as an
     image grid."""
-    from iclr24.paperkit.plots import pyplot, save_figure
+    from iclr24.paperkit.plots import pyplot
+    from iclr24.paperkit.plots import save_figure
 
     plt = pyplot()
     if meta["image_shape"]:

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 __all__ = [
     "TOY_DATASETS",
@@ -307,7 +308,8 @@ def load_image_folder(
     """Images from a folder (searched recursively, files sorted by path) as an (n, C*H*W) float32 matrix in [0, 1]
     and their shape (C, H, W). ``size``: resize every image to ``size`` x ``size`` (or (H, W)); without it all images
     must already share one size. ``grayscale``: one channel, else RGB (C = 3)."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
+    from PIL import UnidentifiedImageError
 
     root = Path(path)
     if not root.exists():

@@ -24,9 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from torch.autograd.forward_ad import dual_level, make_dual, unpack_dual
+from torch.autograd.forward_ad import dual_level
+from torch.autograd.forward_ad import make_dual
+from torch.autograd.forward_ad import unpack_dual
 
-from iclr24.paperkit.errors import InputError, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "GRADIENT_SIDES",

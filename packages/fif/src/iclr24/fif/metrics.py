@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
 __all__ = ["mmd_rbf", "sliced_wasserstein"]
 

@@ -17,20 +17,20 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .estimator import (
-    GRADIENT_SIDES,
-    JACOBIAN_POINTS,
-    _check_net_input,
-    _net_errors,
-    encoder_jacobian,
-    exact_log_prob,
-    log_det_gram,
-    standard_normal_log_prob,
-    volume_change_surrogate,
-)
+from .estimator import GRADIENT_SIDES
+from .estimator import JACOBIAN_POINTS
+from .estimator import _check_net_input
+from .estimator import _net_errors
+from .estimator import encoder_jacobian
+from .estimator import exact_log_prob
+from .estimator import log_det_gram
+from .estimator import standard_normal_log_prob
+from .estimator import volume_change_surrogate
 
 __all__ = ["FreeFormInjectiveFlow", "FIFModel", "fif_loss", "LOG_DET_MODES"]
 
@@ -329,7 +329,8 @@ class FIFModel(FreeFormInjectiveFlow):
         log_det: str = "surrogate",
         jacobian_at: str = "data",
     ):
-        from .nets import conv_pair, resnet_pair
+        from .nets import conv_pair
+        from .nets import resnet_pair
 
         if net == "resnet":
             enc, dec = resnet_pair(data_dim, latent_dim, n_blocks, list(widths))

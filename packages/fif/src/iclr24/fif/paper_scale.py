@@ -24,10 +24,14 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for, stream, tie, train_step
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
 from .model import FreeFormInjectiveFlow
-from .nets import conv_pair, resnet_pair
+from .nets import conv_pair
+from .nets import resnet_pair
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "build_model", "write_mnist_pickle"]
 
@@ -100,7 +104,8 @@ def paper_scale(
     images (default: the real MNIST from the data folder, or a 5,000-image synthetic file when it is missing);
     ``batch``: a smaller micro-batch (tests); ``cfg``: a smaller :class:`PaperScaleConfig` (tests)."""
     from iclr24.paperkit.data.folder import is_present
-    from iclr24.paperkit.data.mnist import load_mnist, read_mnist_pickle
+    from iclr24.paperkit.data.mnist import load_mnist
+    from iclr24.paperkit.data.mnist import read_mnist_pickle
 
     cfg = cfg or PAPER_SCALE
     micro = cfg.batch_size if batch is None else int(batch)

@@ -26,16 +26,24 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, pinned_threads, progress
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import pinned_threads
+from iclr24.paperkit import progress
 from iclr24.paperkit.power import Calibration
 
 from .data import toy_splits
 from .estimator import z_marginal_w1
-from .metrics import mmd_rbf, sliced_wasserstein
+from .metrics import mmd_rbf
+from .metrics import sliced_wasserstein
 from .model import FreeFormInjectiveFlow
 from .nets import resnet_pair
-from .paper_scale import PAPER_SCALE, paper_scale
-from .train import TrainConfig, fit
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
+from .train import TrainConfig
+from .train import fit
 
 NAME = "fif"
 ARMS = ("FIF", "AE", "AE+Gauss", "exact")

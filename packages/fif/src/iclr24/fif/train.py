@@ -8,22 +8,24 @@ checkpoint, so ``fit(steps=N)`` equals ``fit(steps=k)`` + resume to ``N`` bit fo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from iclr24.paperkit import atomic_torch_save, progress
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFileError,
-    InputFolderError,
-    check_float,
-    check_int,
-    describe,
-)
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import progress
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 from .data import check_data
 from .model import FreeFormInjectiveFlow
@@ -205,13 +207,15 @@ def fit(
     """
     import torch.distributed as dist
 
-    from iclr24.paperkit.distributed import broadcast_, is_distributed
+    from iclr24.paperkit.distributed import broadcast_
+    from iclr24.paperkit.distributed import is_distributed
 
     if not isinstance(model, FreeFormInjectiveFlow):
         raise InputError(f"model must be a FreeFormInjectiveFlow, got {type(model).__name__}")
     if not isinstance(cfg, TrainConfig):
         raise InputError(f"cfg must be a TrainConfig, got {type(cfg).__name__}")
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(data):
         parts = as_tensors(data, what="training data")

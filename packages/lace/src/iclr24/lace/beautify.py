@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit.errors import check_float, check_int
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
-from .constraints import _check_layouts, alignment_matrix, pairwise_iou
+from .constraints import _check_layouts
+from .constraints import alignment_matrix
+from .constraints import pairwise_iou
 
 __all__ = ["beautify"]
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark
 
 from .beautify import beautify
-from .diffusion import LaceConfig, ddim_sample, make_model, training_loss
+from .diffusion import LaceConfig
+from .diffusion import ddim_sample
+from .diffusion import make_model
+from .diffusion import training_loss
 from .layout import encode_layout
 
 

@@ -10,7 +10,11 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, arg, field_arg, positive_float, positive_int
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.errors import InputError
 
 from .bench import run_benchmarks
@@ -37,7 +41,9 @@ def _real(args: argparse.Namespace, split: str, limit: int):
     """(name, categories, (bbox, labels, mask)) of ``--data NAME PATH``, or None without ``--data``."""
     if args.data is None:
         return None
-    from .real_data import CATEGORIES, dataset_name, load_official_layouts
+    from .real_data import CATEGORIES
+    from .real_data import dataset_name
+    from .real_data import load_official_layouts
 
     name = dataset_name(args.data[0])
     return name, CATEGORIES[name], load_official_layouts(args.data[1], name, split, limit=limit)
@@ -142,7 +148,8 @@ def _train(args: argparse.Namespace) -> int:
     if args.no_constraints:
         cfg.align_weight = cfg.overlap_weight = 0.0
     tok = encode_layout(*layouts, cfg.num_classes, cfg.max_elements)
-    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+    from iclr24.paperkit.distributed import cleanup_distributed
+    from iclr24.paperkit.distributed import init_distributed
 
     out = Path(args.out)
     info = init_distributed()  # under torchrun: DDP, each rank a share of every batch
@@ -288,7 +295,8 @@ def _sample(args: argparse.Namespace) -> int:
 )
 def _eval(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts
-    from .diffusion import TASKS, generate
+    from .diffusion import TASKS
+    from .diffusion import generate
     from .metrics import layout_metrics
     from .official import load_any_checkpoint
 

@@ -10,7 +10,8 @@ import warnings
 
 import torch
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 
 from .layout import xywh_to_ltrb
 

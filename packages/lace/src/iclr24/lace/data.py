@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
 
 __all__ = ["synthetic_aligned_layouts"]
 

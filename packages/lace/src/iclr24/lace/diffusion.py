@@ -8,26 +8,36 @@ b_hat = clamp(x0_hat[bbox], -1, 1) / 2 + 0.5; w(t) = 0.96^(t+1).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 import torch
 
 from iclr24.paperkit.distributed import rank_and_world
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFileError,
-    InputFolderError,
-    check_finite,
-    check_float,
-    check_int,
-    describe,
-)
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_finite
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
-from .constraints import alignment_loss, global_alignment_loss, overlap_loss
-from .layout import DEFAULT_CATEGORIES, as_layouts, encode_layout, finalize
-from .model import LayoutDenoiser, sinusoidal_positions
-from .schedule import alphas_cumprod, constraint_weight, cosine_betas, ddim_timesteps, refinement_timesteps
+from .constraints import alignment_loss
+from .constraints import global_alignment_loss
+from .constraints import overlap_loss
+from .layout import DEFAULT_CATEGORIES
+from .layout import as_layouts
+from .layout import encode_layout
+from .layout import finalize
+from .model import LayoutDenoiser
+from .model import sinusoidal_positions
+from .schedule import alphas_cumprod
+from .schedule import constraint_weight
+from .schedule import cosine_betas
+from .schedule import ddim_timesteps
+from .schedule import refinement_timesteps
 
 __all__ = [
     "TASKS",
@@ -350,7 +360,8 @@ def ddim_sample(
 def _train_tokens(tokens: object, cfg: LaceConfig) -> torch.Tensor:
     """Tokens from (N, L, C+5) tokens, or a torch ``Dataset`` / ``DataLoader`` of token items (read once, in its
     order) or of ``(bbox, labels, mask)`` layouts (encoded with :func:`encode_layout`)."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if not is_user_data(tokens):
         return tokens

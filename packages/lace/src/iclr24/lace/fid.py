@@ -23,7 +23,10 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.checkpoint import safe_torch_load
-from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.metrics import frechet_distance
 
 from .layout import as_layouts

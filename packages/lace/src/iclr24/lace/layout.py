@@ -11,7 +11,9 @@ from collections.abc import Iterable
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "DEFAULT_CATEGORIES",

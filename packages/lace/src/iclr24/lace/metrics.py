@@ -10,12 +10,15 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from iclr24.paperkit.errors import InputError, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
 
-from .constraints import alignment_score, overlap_score
+from .constraints import alignment_score
+from .constraints import overlap_score
 from .diffusion import TASKS
 from .fid import _fd
-from .layout import as_layouts, xywh_to_ltrb
+from .layout import as_layouts
+from .layout import xywh_to_ltrb
 
 __all__ = [
     "METRIC_VARIANTS",

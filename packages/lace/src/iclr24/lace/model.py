@@ -96,7 +96,8 @@ class LayoutDenoiser(PretrainedMixin, nn.Module):
         saved weights replace them)."""
         with torch.random.fork_rng(devices=[]):
             if "lace_config" in config:
-                from .diffusion import LaceConfig, make_model
+                from .diffusion import LaceConfig
+                from .diffusion import make_model
 
                 if set(config) != {"lace_config"} or not isinstance(config["lace_config"], dict):
                     raise InputError(f"expected {{'lace_config': {{...}}}}, got the keys {sorted(config)}")

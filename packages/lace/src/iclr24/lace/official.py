@@ -29,7 +29,8 @@ from pathlib import Path
 import torch
 
 from iclr24.paperkit.checkpoint import safe_torch_load
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from .model import LayoutDenoiser
 
@@ -150,7 +151,8 @@ def load_any_checkpoint(
 
 def _from_object(p: Path, obj, categories, heads: int, ddim_steps: int):
     from .diffusion import LaceConfig
-    from .real_data import CATEGORIES, MAX_ELEMENTS
+    from .real_data import CATEGORIES
+    from .real_data import MAX_ELEMENTS
 
     if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict):
         obj = obj["state_dict"]

@@ -29,11 +29,19 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for, micro_batch_for, stream, tie, train_step
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
-from .diffusion import make_model, training_loss
+from .diffusion import make_model
+from .diffusion import training_loss
 from .layout import encode_layout
-from .real_data import CATEGORIES, MAX_ELEMENTS, load_official_layouts, real_config
+from .real_data import CATEGORIES
+from .real_data import MAX_ELEMENTS
+from .real_data import load_official_layouts
+from .real_data import real_config
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_publaynet_split", "paper_scale"]
 

@@ -22,7 +22,9 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError, strip_unsafe_advice
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import strip_unsafe_advice
 
 __all__ = [
     "CATEGORIES",

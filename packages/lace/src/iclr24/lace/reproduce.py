@@ -25,16 +25,24 @@ import functools
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
 from .beautify import beautify
 from .constraints import alignment_score
 from .data import synthetic_aligned_layouts
-from .diffusion import TASKS, generate, load_checkpoint
-from .metrics import MAXIOU_TASKS, alignment_overlap, layout_metrics
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside settings()
+from .diffusion import TASKS
+from .diffusion import generate
+from .diffusion import load_checkpoint
+from .metrics import MAXIOU_TASKS
+from .metrics import alignment_overlap
+from .metrics import layout_metrics
+from .paper_scale import PAPER_SCALE  # noqa: F401 - PAPER_SCALE: the paper's run, beside settings()
+from .paper_scale import paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside settings()
 from .render import layout_grid
 
 MODULE = "iclr24.lace"

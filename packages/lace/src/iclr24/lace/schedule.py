@@ -12,7 +12,11 @@ import numbers
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, check_finite, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_finite
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = ["cosine_betas", "alphas_cumprod", "ddim_timesteps", "refinement_timesteps", "constraint_weight"]
 

@@ -4,59 +4,51 @@ An LPN is f = grad psi of an input-convex network psi: an exact proximal operato
 evaluated (``evaluate_prior``) and used inside plug-and-play solvers (``pnp_pgd``, ``pnp_admm``).
 """
 
-from .data import (
-    digits_split,
-    laplace_sampler,
-    load_celeba,
-    load_image,
-    load_image_folder,
-    load_mayoct,
-    psnr,
-    save_image,
-    soft_threshold,
-    ssim,
-)
-from .icnn import (
-    ARCHITECTURES,
-    ICNN,
-    MLPLPN,
-    ConvLPN28,
-    PatchLPN128,
-    as_image_denoiser,
-    build_model,
-    denoise_patchwise,
-)
-from .loss import (
-    LAPLACIAN_SEGMENTS,
-    ScheduleStep,
-    Segment,
-    gamma_min_for,
-    l1_loss,
-    l2_loss,
-    official_schedule,
-    piecewise_schedule,
-    proximal_matching_loss,
-)
-from .pnp import (
-    Operator,
-    PnPResult,
-    conjugate_gradient,
-    denoising_operator,
-    gaussian_blur_operator,
-    inpainting_operator,
-    pnp_admm,
-    pnp_pgd,
-)
-from .prior import evaluate_prior, invert, potential_gradient
-from .train import (
-    NonFiniteLossError,
-    TrainConfig,
-    TrainResult,
-    load_checkpoint,
-    load_model,
-    save_checkpoint,
-    train,
-)
+from .data import digits_split
+from .data import laplace_sampler
+from .data import load_celeba
+from .data import load_image
+from .data import load_image_folder
+from .data import load_mayoct
+from .data import psnr
+from .data import save_image
+from .data import soft_threshold
+from .data import ssim
+from .icnn import ARCHITECTURES
+from .icnn import ICNN
+from .icnn import MLPLPN
+from .icnn import ConvLPN28
+from .icnn import PatchLPN128
+from .icnn import as_image_denoiser
+from .icnn import build_model
+from .icnn import denoise_patchwise
+from .loss import LAPLACIAN_SEGMENTS
+from .loss import ScheduleStep
+from .loss import Segment
+from .loss import gamma_min_for
+from .loss import l1_loss
+from .loss import l2_loss
+from .loss import official_schedule
+from .loss import piecewise_schedule
+from .loss import proximal_matching_loss
+from .pnp import Operator
+from .pnp import PnPResult
+from .pnp import conjugate_gradient
+from .pnp import denoising_operator
+from .pnp import gaussian_blur_operator
+from .pnp import inpainting_operator
+from .pnp import pnp_admm
+from .pnp import pnp_pgd
+from .prior import evaluate_prior
+from .prior import invert
+from .prior import potential_gradient
+from .train import NonFiniteLossError
+from .train import TrainConfig
+from .train import TrainResult
+from .train import load_checkpoint
+from .train import load_model
+from .train import save_checkpoint
+from .train import train
 
 LPN = MLPLPN  # the 1-D / fully connected LPN under the paper's name
 

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark
+from iclr24.paperkit import BenchReport
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import benchmark
 from iclr24.paperkit.errors import InputError
 
 from .data import digits_split
 from .experiments import UnconstrainedDenoiser
-from .icnn import ICNN, MLPLPN, ConvLPN28, PatchLPN128
-from .loss import l1_loss, l2_loss
-from .pnp import inpainting_operator, pnp_pgd
+from .icnn import ICNN
+from .icnn import MLPLPN
+from .icnn import ConvLPN28
+from .icnn import PatchLPN128
+from .loss import l1_loss
+from .loss import l2_loss
+from .pnp import inpainting_operator
+from .pnp import pnp_pgd
 from .prior import invert
 
 __all__ = ["run_benchmarks"]

@@ -10,35 +10,42 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    config_from_args,
-    field_arg,
-    nonneg_float,
-    positive_float,
-    positive_int,
-    probability,
-)
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import probability
 from iclr24.paperkit.errors import InputError
 
 from . import bench
-from .data import (
-    digits_split,
-    image_to_tensor,
-    laplace_sampler,
-    load_image,
-    load_image_folder,
-    psnr,
-    save_image,
-)
+from .data import digits_split
+from .data import image_to_tensor
+from .data import laplace_sampler
+from .data import load_image
+from .data import load_image_folder
+from .data import psnr
+from .data import save_image
 from .experiments import ConvDenoiser
-from .icnn import ARCHITECTURES, as_image_denoiser, build_model
-from .pnp import denoising_operator, gaussian_blur_operator, inpainting_operator, pnp_admm, pnp_pgd
-from .prior import INVERSION_METHODS, evaluate_prior
+from .icnn import ARCHITECTURES
+from .icnn import as_image_denoiser
+from .icnn import build_model
+from .pnp import denoising_operator
+from .pnp import gaussian_blur_operator
+from .pnp import inpainting_operator
+from .pnp import pnp_admm
+from .pnp import pnp_pgd
+from .prior import INVERSION_METHODS
+from .prior import evaluate_prior
 from .reproduce import PAPER
-from .train import CHECKPOINT_NAME, NonFiniteLossError, TrainConfig, load_model, train
+from .train import CHECKPOINT_NAME
+from .train import NonFiniteLossError
+from .train import TrainConfig
+from .train import load_model
+from .train import train
 
 BASELINE_ARCH = (
     "conv-denoiser"  # `lpn train --arch conv-denoiser`: the unconstrained conv baseline (ConvDenoiser)
@@ -145,7 +152,8 @@ def _training_data(args: argparse.Namespace) -> tuple[object, dict]:
 def _train(args: argparse.Namespace) -> int:
     import time
 
-    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+    from iclr24.paperkit.distributed import cleanup_distributed
+    from iclr24.paperkit.distributed import init_distributed
 
     cpu0 = time.process_time()
     info = init_distributed(device=args.device)

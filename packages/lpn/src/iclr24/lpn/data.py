@@ -13,16 +13,14 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import atomic_write_bytes
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFileError,
-    InputFolderError,
-    InputNotAFolderError,
-    check_array,
-    check_float,
-    check_int,
-    check_tensor,
-)
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import InputNotAFolderError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
 
 __all__ = [
     "laplace_sampler",

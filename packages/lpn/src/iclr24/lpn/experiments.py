@@ -7,7 +7,9 @@ from __future__ import annotations
 import copy
 import functools
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,20 +20,24 @@ from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .data import (
-    digits_split,
-    laplace_posterior_median,
-    laplace_posterior_mmse,
-    laplace_sampler,
-    psnr,
-    soft_threshold,
-    ssim,
-)
-from .icnn import MLPLPN, ConvLPN28
-from .loss import LAPLACIAN_SEGMENTS, Segment, scale_segments
-from .pnp import gaussian_blur_operator, inpainting_operator, pnp_pgd
+from .data import digits_split
+from .data import laplace_posterior_median
+from .data import laplace_posterior_mmse
+from .data import laplace_sampler
+from .data import psnr
+from .data import soft_threshold
+from .data import ssim
+from .icnn import MLPLPN
+from .icnn import ConvLPN28
+from .loss import LAPLACIAN_SEGMENTS
+from .loss import Segment
+from .loss import scale_segments
+from .pnp import gaussian_blur_operator
+from .pnp import inpainting_operator
+from .pnp import pnp_pgd
 from .prior import evaluate_prior
-from .train import TrainConfig, train
+from .train import TrainConfig
+from .train import train
 
 __all__ = [
     "LaplacianConfig",

@@ -28,7 +28,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = [

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "proximal_matching_loss",

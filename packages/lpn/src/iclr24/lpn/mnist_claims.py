@@ -15,10 +15,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr24.paperkit import ClaimSet, RunConfig
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import RunConfig
 
-from .claims_table import MNIST_CONVERGE_CALIBRATION, MNIST_CONVERGE_ITERS, MNIST_SEEDS, ROW
-from .experiments import ConvDenoiser, MnistConfig, evaluate_mnist, pnp_convergence_iteration
+from .claims_table import MNIST_CONVERGE_CALIBRATION
+from .claims_table import MNIST_CONVERGE_ITERS
+from .claims_table import MNIST_SEEDS
+from .claims_table import ROW
+from .experiments import ConvDenoiser
+from .experiments import MnistConfig
+from .experiments import evaluate_mnist
+from .experiments import pnp_convergence_iteration
 
 __all__ = [
     "MNIST_SMOKE",
@@ -54,7 +61,8 @@ MNIST_IDS = tuple(i for i in (r.id for r in ROW.values()) if i.startswith("mn_")
 def load_shipped(config: RunConfig, seed: int) -> tuple[Any, Any, dict[str, str]]:
     """(ConvLPN28, conv denoiser, their training labels) of checkpoint pair ``seed``: the shipped folders
     (sha256 checked), or retrained now by their recorded commands under ``--from-scratch``."""
-    from iclr24.paperkit.shipped import model_folder, training_label
+    from iclr24.paperkit.shipped import model_folder
+    from iclr24.paperkit.shipped import training_label
 
     from .train import load_model
 

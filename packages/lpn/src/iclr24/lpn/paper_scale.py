@@ -24,12 +24,19 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for, count_flops, micro_batch_for, stream, tie, train_step
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import count_flops
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
-from .data import image_to_tensor, load_image
+from .data import image_to_tensor
+from .data import load_image
 from .icnn import PatchLPN128
 from .loss import loss_value
-from .train import TrainConfig, schedule_for
+from .train import TrainConfig
+from .train import schedule_for
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_celeba_folder", "CelebAFolder", "paper_scale"]
 

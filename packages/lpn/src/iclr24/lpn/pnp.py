@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "Operator",

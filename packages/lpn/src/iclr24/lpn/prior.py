@@ -13,7 +13,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = ["invert", "evaluate_prior", "potential_gradient", "INVERSION_METHODS"]
 

@@ -24,13 +24,28 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from iclr24.paperkit import ClaimSet, Paper, RunConfig, seed_everything
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import seed_everything
 
-from .claims_table import CLAIMS, DIGITS_CONVERGE_CALIBRATION, DIGITS_CONVERGE_ITERS, ROW
-from .data import laplace_posterior_median, laplace_posterior_mmse
-from .experiments import DigitsConfig, LaplacianConfig, pnp_convergence_iteration, run_digits, run_laplacian
-from .mnist_claims import MNIST_FULL, MNIST_QUICK, MNIST_SMOKE, mnist_claims
-from .paper_scale import PAPER_SCALE, paper_scale
+from .claims_table import CLAIMS
+from .claims_table import DIGITS_CONVERGE_CALIBRATION
+from .claims_table import DIGITS_CONVERGE_ITERS
+from .claims_table import ROW
+from .data import laplace_posterior_median
+from .data import laplace_posterior_mmse
+from .experiments import DigitsConfig
+from .experiments import LaplacianConfig
+from .experiments import pnp_convergence_iteration
+from .experiments import run_digits
+from .experiments import run_laplacian
+from .mnist_claims import MNIST_FULL
+from .mnist_claims import MNIST_QUICK
+from .mnist_claims import MNIST_SMOKE
+from .mnist_claims import mnist_claims
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
 
 __all__ = [
     "PAPER",

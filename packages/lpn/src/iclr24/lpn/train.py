@@ -12,27 +12,37 @@ import dataclasses
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from iclr24.paperkit import atomic_torch_save, atomic_write_json, progress
-from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed, is_main_process
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFileError,
-    InputFolderError,
-    check_float,
-    check_int,
-    check_tensor,
-    describe,
-)
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import progress
+from iclr24.paperkit.distributed import all_reduce_mean
+from iclr24.paperkit.distributed import broadcast_
+from iclr24.paperkit.distributed import is_distributed
+from iclr24.paperkit.distributed import is_main_process
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
-from .icnn import ICNN, build_model
-from .loss import ScheduleStep, Segment, gamma_min_for, loss_value, official_schedule, piecewise_schedule
+from .icnn import ICNN
+from .icnn import build_model
+from .loss import ScheduleStep
+from .loss import Segment
+from .loss import gamma_min_for
+from .loss import loss_value
+from .loss import official_schedule
+from .loss import piecewise_schedule
 
 __all__ = [
     "TrainConfig",
@@ -333,7 +343,8 @@ def train(
     (``f(step, metrics)`` or objects with ``on_step``/``on_end``) and ``log_dir`` (``metrics.jsonl``, TensorBoard
     when installed) get ``{loss, lr, gamma}`` at every step (rank 0 under torchrun).
     """
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
     from iclr24.paperkit.tracking import StepLog
 
     if is_user_data(data):

@@ -16,7 +16,8 @@ import numpy as np
 from iclr24.paperkit.tracking import StepLog
 
 from .envs import TabularMDP
-from .planning import normalized_error, policy_error
+from .planning import normalized_error
+from .planning import policy_error
 
 
 class ErrorLog:

@@ -12,7 +12,8 @@ policy the algorithm produces at iteration k.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -21,7 +22,11 @@ from iclr24.paperkit.errors import InputError
 from ._errorlog import ErrorLog
 from .envs import TabularMDP
 from .moco import correct
-from .planning import evaluate_policy, normalized_error, policy_error, policy_kernel, solve_control
+from .planning import evaluate_policy
+from .planning import normalized_error
+from .planning import policy_error
+from .planning import policy_kernel
+from .planning import solve_control
 
 __all__ = ["OSVI", "ModelBasedPlanning", "MoCoVI", "Trace", "ValueIteration"]
 

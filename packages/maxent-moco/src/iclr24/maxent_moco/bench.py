@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import BenchResult
+from iclr24.paperkit.bench import benchmark
 from iclr24.paperkit.errors import InputError
 
-from .envs import cliffwalk, garnet, locally_smoothed
-from .moco import correct, correct_bfgs
+from .envs import cliffwalk
+from .envs import garnet
+from .envs import locally_smoothed
+from .moco import correct
+from .moco import correct_bfgs
 from .planning import policy_kernel
-from .sample import Dyna, MoCoDyna, OSDyna
+from .sample import Dyna
+from .sample import MoCoDyna
+from .sample import OSDyna
 
 __all__ = ["run_benchmarks"]
 

@@ -8,15 +8,33 @@ import re
 import numpy as np
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, field_arg, nonneg_float, positive_int, probability
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import probability
 
 from . import bench
-from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
-from .data import ENVIRONMENTS, load_env, load_mdp
-from .envs import MODEL_KINDS, make_model
-from .planning import evaluate_policy, solve_control
+from .algorithms import OSVI
+from .algorithms import MoCoVI
+from .algorithms import ModelBasedPlanning
+from .algorithms import ValueIteration
+from .data import ENVIRONMENTS
+from .data import load_env
+from .data import load_mdp
+from .envs import MODEL_KINDS
+from .envs import make_model
+from .planning import evaluate_policy
+from .planning import solve_control
 from .reproduce import PAPER
-from .sample import OS_DYNA_VARIANTS, Dyna, MoCoDyna, OSDyna, QLearning, TDLearning
+from .sample import OS_DYNA_VARIANTS
+from .sample import Dyna
+from .sample import MoCoDyna
+from .sample import OSDyna
+from .sample import QLearning
+from .sample import TDLearning
 
 app = App("maxent-moco", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # numpy only: the claims run on the CPU

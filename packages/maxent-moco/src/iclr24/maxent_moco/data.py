@@ -13,9 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit.data.readers import load_npz
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .envs import TabularMDP, cliffwalk, garnet, maze33
+from .envs import TabularMDP
+from .envs import cliffwalk
+from .envs import garnet
+from .envs import maze33
 
 __all__ = ["ENVIRONMENTS", "load_env", "load_mdp", "save_mdp"]
 

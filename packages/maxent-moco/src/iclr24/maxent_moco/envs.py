@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "MODEL_KINDS",

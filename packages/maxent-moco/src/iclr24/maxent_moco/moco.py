@@ -27,9 +27,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog, minimize
+from scipy.optimize import linprog
+from scipy.optimize import minimize
 
-from iclr24.paperkit.errors import InputError, check_array
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
 
 __all__ = [
     "BasisTransform",

@@ -63,7 +63,9 @@ def paper_scale(device: str = "cpu", *, n_steps: int | None = None):
     from iclr24.paperkit import PaperScale
     from iclr24.paperkit.scale import tie
 
-    from .data import load_env, load_mdp, save_mdp
+    from .data import load_env
+    from .data import load_mdp
+    from .data import save_mdp
     from .sample import MoCoDyna
 
     c = PAPER_SCALE

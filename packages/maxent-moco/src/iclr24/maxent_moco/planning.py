@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_array, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
 __all__ = [
     "as_policy_matrix",

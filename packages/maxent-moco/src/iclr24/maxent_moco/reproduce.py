@@ -11,26 +11,36 @@ calibration seeds disjoint from the evaluated pool (docs/calibration.md).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24.paperkit import (
-    ClaimSet,
-    ClaimSpec,
-    Paper,
-    RunConfig,
-    atomic_write_json,
-    ensure_out_dir,
-    progress,
-)
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import ensure_out_dir
+from iclr24.paperkit import progress
 from iclr24.paperkit.plots import pyplot
 from iclr24.paperkit.power import Calibration
 
-from .algorithms import OSVI, MoCoVI, ModelBasedPlanning, ValueIteration
-from .envs import cliffwalk, garnet, locally_smoothed, maze33
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
-from .sample import Dyna, MoCoDyna, OSDyna, QLearning, _run_os_dyna
+from .algorithms import OSVI
+from .algorithms import MoCoVI
+from .algorithms import ModelBasedPlanning
+from .algorithms import ValueIteration
+from .envs import cliffwalk
+from .envs import garnet
+from .envs import locally_smoothed
+from .envs import maze33
+from .paper_scale import PAPER_SCALE  # noqa: F401  (the paper's largest setting, issue 48)
+from .paper_scale import paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
+from .sample import Dyna
+from .sample import MoCoDyna
+from .sample import OSDyna
+from .sample import QLearning
+from .sample import _run_os_dyna
 
 NAME = "maxent-moco"
 

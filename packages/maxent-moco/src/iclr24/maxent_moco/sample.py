@@ -23,10 +23,17 @@ from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError
 
 from ._errorlog import ErrorLog
-from .envs import TabularMDP, adversarial_kernel
+from .envs import TabularMDP
+from .envs import adversarial_kernel
 from .moco import correct
-from .planning import evaluate_policy, normalized_error, policy_error, solve_control
-from .stream import SampleTrace, _check_common, sample_stream, user_samples
+from .planning import evaluate_policy
+from .planning import normalized_error
+from .planning import policy_error
+from .planning import solve_control
+from .stream import SampleTrace
+from .stream import _check_common
+from .stream import sample_stream
+from .stream import user_samples
 
 __all__ = [
     "COUNT_MODELS",

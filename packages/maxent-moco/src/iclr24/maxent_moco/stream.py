@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_array
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
 
 from .envs import TabularMDP
 

@@ -7,12 +7,19 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark_many, pinned_threads
+from iclr24.paperkit import BenchReport
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import benchmark_many
+from iclr24.paperkit import pinned_threads
 from iclr24.paperkit.errors import InputError
 
-from .model import NCDE, solve_cde
-from .paths import add_time_channel, build_control
-from .synthetic import irregular_grid_indices, smooth_paths, subsample
+from .model import NCDE
+from .model import solve_cde
+from .paths import add_time_channel
+from .paths import build_control
+from .synthetic import irregular_grid_indices
+from .synthetic import smooth_paths
+from .synthetic import subsample
 
 SIZES = {"smoke": (16, 8, 2), "quick": (256, 32, 5), "full": (1000, 32, 7)}
 

@@ -11,7 +11,8 @@ Where the paper's constants could not be checked, a quantity carries ``form_only
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import torch
 from torch import nn

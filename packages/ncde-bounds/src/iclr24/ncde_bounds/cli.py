@@ -10,8 +10,16 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import atomic_write_json, progress, seed_everything
-from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int, resume_arg
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputError
 
 from . import bench
@@ -53,14 +61,12 @@ def _bias(args: argparse.Namespace) -> int:
 
     from iclr24.paperkit import save_figure
 
-    from .synthetic import (
-        brownian_paths,
-        irregular_grid_indices,
-        sampling_bias_oracle,
-        smooth_paths,
-        true_cde,
-        uniform_grid_indices,
-    )
+    from .synthetic import brownian_paths
+    from .synthetic import irregular_grid_indices
+    from .synthetic import sampling_bias_oracle
+    from .synthetic import smooth_paths
+    from .synthetic import true_cde
+    from .synthetic import uniform_grid_indices
 
     gen = smooth_paths if args.paths == "smooth" else brownian_paths
     t, v = gen(args.series, n_fine=args.n_fine, seed=args.seed)
@@ -137,8 +143,14 @@ def _command(args: argparse.Namespace) -> str:
 def _train(args: argparse.Namespace) -> int:
     from .bounds import lipschitz_upper
     from .data import load_ts
-    from .synthetic import brownian_paths, irregular_grid_indices, smooth_paths, subsample, true_cde
-    from .train import evaluate, fit, make_ncde
+    from .synthetic import brownian_paths
+    from .synthetic import irregular_grid_indices
+    from .synthetic import smooth_paths
+    from .synthetic import subsample
+    from .synthetic import true_cde
+    from .train import evaluate
+    from .train import fit
+    from .train import make_ncde
 
     if args.depth < 0:
         raise UsageError(f"--depth must be >= 0, got {args.depth}")
@@ -171,7 +183,8 @@ def _train(args: argparse.Namespace) -> int:
         train_data = (tc[:n], vc[:n], y[:n], None, None)
         test_data = (tc[n:], vc[n:], y[n:], None, None)
         out_dim = 1
-    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+    from iclr24.paperkit.distributed import cleanup_distributed
+    from iclr24.paperkit.distributed import init_distributed
 
     info = init_distributed(device=args.device)  # single process unless launched by torchrun
     torch.manual_seed(args.seed)

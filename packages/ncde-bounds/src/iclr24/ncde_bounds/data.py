@@ -10,8 +10,11 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit.data.folder import DATA_FILES, DataMissing, require_data
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.data.folder import DATA_FILES
+from iclr24.paperkit.data.folder import DataMissing
+from iclr24.paperkit.data.folder import require_data
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 __all__ = ["TimeSeriesDataset", "downsample", "load_aeon", "load_ts"]
 

@@ -23,7 +23,11 @@ from torch import nn
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .paths import INTERPOLATIONS, Control, add_time_channel, build_control, validate_series
+from .paths import INTERPOLATIONS
+from .paths import Control
+from .paths import add_time_channel
+from .paths import build_control
+from .paths import validate_series
 
 __all__ = ["NCDE", "SOLVERS", "VectorField", "solve_cde"]
 

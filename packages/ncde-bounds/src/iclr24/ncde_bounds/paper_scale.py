@@ -17,8 +17,13 @@ import torch
 
 from iclr24.paperkit import PaperScale
 
-from .synthetic import irregular_grid_indices, smooth_paths, subsample, true_cde
-from .train import TrainConfig, _loss_fn, make_ncde
+from .synthetic import irregular_grid_indices
+from .synthetic import smooth_paths
+from .synthetic import subsample
+from .synthetic import true_cde
+from .train import TrainConfig
+from .train import _loss_fn
+from .train import make_ncde
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
 
 __all__ = [
     "INTERPOLATIONS",

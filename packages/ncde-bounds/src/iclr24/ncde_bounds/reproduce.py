@@ -17,27 +17,41 @@ How the configs and seeds were chosen: ``docs/calibration.md``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 import torch
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, progress, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import progress
+from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
 
-from .bounds import generalization_bound, lipschitz_upper, readout_norm, vector_field_sup
-from .paper_scale import PAPER_SCALE, paper_scale
-from .paths import add_time_channel, total_variation
-from .synthetic import (
-    brownian_paths,
-    irregular_grid_indices,
-    sampling_bias_oracle,
-    smooth_paths,
-    subsample,
-    true_cde,
-    uniform_grid_indices,
-)
-from .train import GRUBaseline, TrainConfig, evaluate, fit, make_ncde
+from .bounds import generalization_bound
+from .bounds import lipschitz_upper
+from .bounds import readout_norm
+from .bounds import vector_field_sup
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
+from .paths import add_time_channel
+from .paths import total_variation
+from .synthetic import brownian_paths
+from .synthetic import irregular_grid_indices
+from .synthetic import sampling_bias_oracle
+from .synthetic import smooth_paths
+from .synthetic import subsample
+from .synthetic import true_cde
+from .synthetic import uniform_grid_indices
+from .train import GRUBaseline
+from .train import TrainConfig
+from .train import evaluate
+from .train import fit
+from .train import make_ncde
 
 NAME = "ncde-bounds"
 DATA_SEED = 100  # (A)'s data seeds start here: disjoint from the seeds used while writing the package (0-3)

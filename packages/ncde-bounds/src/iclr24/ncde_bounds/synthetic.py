@@ -16,8 +16,12 @@ import torch
 
 from iclr24.paperkit.errors import InputError
 
-from .model import VectorField, solve_cde
-from .paths import add_time_channel, build_control, sampling_gap, total_variation
+from .model import VectorField
+from .model import solve_cde
+from .paths import add_time_channel
+from .paths import build_control
+from .paths import sampling_gap
+from .paths import total_variation
 
 __all__ = [
     "TrueCDE",

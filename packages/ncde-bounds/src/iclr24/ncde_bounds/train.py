@@ -5,17 +5,24 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, InputFolderError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .model import NCDE, SOLVERS
-from .paths import INTERPOLATIONS, add_time_channel, validate_series
+from .model import NCDE
+from .model import SOLVERS
+from .paths import INTERPOLATIONS
+from .paths import add_time_channel
+from .paths import validate_series
 
 __all__ = ["LOSSES", "FitResult", "GRUBaseline", "TrainConfig", "evaluate", "fit", "make_ncde"]
 
@@ -138,7 +145,8 @@ def _user_series(times, values, targets, lengths, what: str):
     """``(times, values, targets, lengths)`` from a ``Dataset`` of ``(times, values, target)`` or ``(times, values,
     target, length)`` items, or a ``DataLoader`` of such batches (read once, in order; ``values``, ``targets`` and
     ``lengths`` must then be None). Tensors pass through; the tensor path needs ``values`` and ``targets``."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(times):
         if values is not None or targets is not None or lengths is not None:
@@ -185,7 +193,8 @@ def fit(
     the main process only). ``checkpoint``: a file written after every epoch (model, Adam, the schedule, the
     batch-order generator, the losses); with ``resume=True`` an existing one is continued, so an interrupted fit
     resumed ends bit for bit as the uninterrupted one."""
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     if not isinstance(model, torch.nn.Module) or next(iter(model.parameters()), None) is None:
@@ -218,7 +227,9 @@ def fit(
     m = mask
     # data parallel under torchrun: every rank holds all series, takes every world-th one of each batch, and the
     # gradients are averaged; parameters start equal (broadcast from rank 0). A no-op in a single process.
-    from iclr24.paperkit.distributed import all_reduce_mean, broadcast_, is_distributed
+    from iclr24.paperkit.distributed import all_reduce_mean
+    from iclr24.paperkit.distributed import broadcast_
+    from iclr24.paperkit.distributed import is_distributed
 
     world, rank = 1, 0
     if is_distributed():

@@ -1,14 +1,31 @@
 """Outliers with Opposing Signals Have an Outsized Effect on Neural Network Optimization (Rosenfeld & Risteski,
 ICLR 2024): per-example loss tracking, opposing-group discovery, sharpness and edge-of-stability tools."""
 
-from .data import OpposingDigits, cifar10_subset, make_opposing_digits, mnist_subset
-from .eos import EoSReport, edge_of_stability_report, loss_increase_steps
-from .experiments import ExperimentConfig, run_experiment
-from .groups import OpposingGroups, find_opposing_groups, group_gradient_cosine, pearson
-from .hessian import sharpness, stability_threshold
-from .linear import make_toy_linear, scalar_net_hessian
-from .tracking import LossTracker, mean_loss, per_example_loss
-from .training import MLP, History, TrainConfig, make_mlp, train
+from .data import OpposingDigits
+from .data import cifar10_subset
+from .data import make_opposing_digits
+from .data import mnist_subset
+from .eos import EoSReport
+from .eos import edge_of_stability_report
+from .eos import loss_increase_steps
+from .experiments import ExperimentConfig
+from .experiments import run_experiment
+from .groups import OpposingGroups
+from .groups import find_opposing_groups
+from .groups import group_gradient_cosine
+from .groups import pearson
+from .hessian import sharpness
+from .hessian import stability_threshold
+from .linear import make_toy_linear
+from .linear import scalar_net_hessian
+from .tracking import LossTracker
+from .tracking import mean_loss
+from .tracking import per_example_loss
+from .training import MLP
+from .training import History
+from .training import TrainConfig
+from .training import make_mlp
+from .training import train
 
 __all__ = [
     "LossTracker",

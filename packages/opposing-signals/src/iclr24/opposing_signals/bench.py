@@ -19,13 +19,20 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import pinned_threads
-from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark, peak_rss_delta
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import BenchResult
+from iclr24.paperkit.bench import benchmark
+from iclr24.paperkit.bench import peak_rss_delta
 
 from .data import make_opposing_digits
 from .groups import find_opposing_groups
-from .hessian import make_hvp, top_eigenvalue
-from .tracking import LossTracker, mean_loss, per_example_loss
-from .training import make_mlp, train
+from .hessian import make_hvp
+from .hessian import top_eigenvalue
+from .tracking import LossTracker
+from .tracking import mean_loss
+from .tracking import per_example_loss
+from .training import make_mlp
+from .training import train
 
 __all__ = ["run_benchmarks"]
 

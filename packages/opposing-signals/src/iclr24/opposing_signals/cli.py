@@ -14,22 +14,23 @@ import math
 import time
 from pathlib import Path
 
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    config_from_args,
-    field_arg,
-    nonneg_float,
-    positive_float,
-    positive_int,
-)
-from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.io import atomic_write_json
 from iclr24.paperkit.progress import progress
 
 from . import bench
-from .data import make_opposing_digits, mnist_subset
+from .data import make_opposing_digits
+from .data import mnist_subset
 from .experiments import ExperimentConfig
 from .reproduce import PAPER
 
@@ -235,7 +236,8 @@ def load_results(src: Path) -> dict:
 def _plot(args: argparse.Namespace) -> int:
     from iclr24.paperkit.plots import save_figure
 
-    from .plots import plot_group_losses, plot_sharpness
+    from .plots import plot_group_losses
+    from .plots import plot_sharpness
 
     res = load_results(Path(args.results))  # every field checked before any figure is written
     curves, cfg = res["curves"], res["config"]

@@ -23,7 +23,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.errors import InputError, InputFileError, InputNotAFolderError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputNotAFolderError
 
 __all__ = ["TOP_LEFT_PATCH", "OpposingDigits", "make_opposing_digits", "mnist_subset", "cifar10_subset"]
 

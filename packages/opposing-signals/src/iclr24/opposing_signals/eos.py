@@ -8,11 +8,15 @@ increase_t = [L(theta_{t+1}) > (1 + tol) L(theta_t)]      a loss-increase step (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import torch
 
-from iclr24.paperkit.errors import InputError, check_array, check_float, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import describe
 
 from .hessian import stability_threshold
 

@@ -14,23 +14,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from iclr24.paperkit.errors import InputError
 
-from .eos import edge_of_stability_report, loss_increase_steps
-from .groups import (
-    _pearson_or_nan,
-    antiphase_amplitude,
-    find_opposing_groups,
-    group_mean_changes,
-    top_k_precision,
-)
-from .tracking import LossTracker, check_labels
-from .training import TrainConfig, _check_xy, make_mlp, train
+from .eos import edge_of_stability_report
+from .eos import loss_increase_steps
+from .groups import _pearson_or_nan
+from .groups import antiphase_amplitude
+from .groups import find_opposing_groups
+from .groups import group_mean_changes
+from .groups import top_k_precision
+from .tracking import LossTracker
+from .tracking import check_labels
+from .training import TrainConfig
+from .training import _check_xy
+from .training import make_mlp
+from .training import train
 
 __all__ = ["ExperimentConfig", "run_experiment"]
 

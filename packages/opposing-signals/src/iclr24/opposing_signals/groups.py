@@ -17,14 +17,20 @@ or by k-means on the inputs) and the recurrence cut are this package's choices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
+from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_array, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import describe
 
-from .tracking import LossTracker, per_example_loss, top_k_indices
+from .tracking import LossTracker
+from .tracking import per_example_loss
+from .tracking import top_k_indices
 
 __all__ = [
     "CLUSTERINGS",

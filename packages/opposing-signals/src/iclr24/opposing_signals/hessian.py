@@ -21,10 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from torch import Tensor, nn
-from torch.func import functional_call, grad, jvp
+from torch import Tensor
+from torch import nn
+from torch.func import functional_call
+from torch.func import grad
+from torch.func import jvp
 
-from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "HVP_METHODS",

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
 __all__ = [
     "ToyLinearData",

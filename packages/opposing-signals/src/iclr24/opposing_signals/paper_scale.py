@@ -26,7 +26,8 @@ from torch import nn
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.data.standins import write_cifar10_batches
-from iclr24.paperkit.scale import accumulation_for, tie
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import tie
 
 from .data import cifar10_subset
 from .tracking import per_example_loss

@@ -16,17 +16,25 @@ steps its calibrated effect is nil).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
 import torch
 
-from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig
+from iclr24.paperkit import Calibration
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
 from iclr24.paperkit.data.folder import DataMissing
 from iclr24.paperkit.progress import progress as _progress
 
-from .data import make_opposing_digits, mnist_subset
-from .experiments import ExperimentConfig, run_experiment
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside QUICK/FULL
+from .data import make_opposing_digits
+from .data import mnist_subset
+from .experiments import ExperimentConfig
+from .experiments import run_experiment
+from .paper_scale import PAPER_SCALE  # noqa: F401 - PAPER_SCALE: the paper's run, beside QUICK/FULL
+from .paper_scale import paper_scale  # noqa: F401 - PAPER_SCALE: the paper's run, beside QUICK/FULL
 
 NAME = "opposing-signals"
 
@@ -372,7 +380,9 @@ def _digits(c: ReproConfig, seed: int) -> dict:
 
 
 def _figures(claims: ClaimSet, res: dict, c: ReproConfig) -> dict[str, str]:
-    from .plots import plot_group_losses, plot_sharpness, plot_top_examples
+    from .plots import plot_group_losses
+    from .plots import plot_sharpness
+    from .plots import plot_top_examples
 
     gd, adam = res["planted GD"], res.get("planted Adam")
     arts = {}
@@ -399,7 +409,8 @@ def _figures(claims: ClaimSet, res: dict, c: ReproConfig) -> dict[str, str]:
 
 
 def _mnist_finding(claims: ClaimSet, cfg: RunConfig, c: ReproConfig) -> None:
-    from .plots import plot_group_losses, plot_top_examples
+    from .plots import plot_group_losses
+    from .plots import plot_top_examples
 
     x, y = mnist_subset(cfg.data_dir, n=c.mnist_n, seed=cfg.seed)
     exp = ExperimentConfig(

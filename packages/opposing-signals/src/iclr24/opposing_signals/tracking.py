@@ -21,11 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
+from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
 
-from .hessian import check_physical_batch_size, trainable_parameters
+from .hessian import check_physical_batch_size
+from .hessian import trainable_parameters
 
 __all__ = [
     "LOSSES",

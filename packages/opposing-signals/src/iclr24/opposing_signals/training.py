@@ -25,25 +25,30 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
+from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.tracking import StepLog
 
-from .hessian import SHARPNESS_METHODS, check_physical_batch_size, trainable_parameters
+from .hessian import SHARPNESS_METHODS
+from .hessian import check_physical_batch_size
 from .hessian import sharpness as _sharpness
-from .tracking import (
-    LossTracker,
-    _check_loss,
-    check_labels,
-    mean_loss,
-    per_example_loss,
-)
+from .hessian import trainable_parameters
+from .tracking import LossTracker
+from .tracking import _check_loss
+from .tracking import check_labels
+from .tracking import mean_loss
+from .tracking import per_example_loss
 
 __all__ = ["OPTIMIZERS", "TRAIN_HVP_METHOD", "MLP", "TrainConfig", "History", "gd_step", "make_mlp", "train"]
 
@@ -355,7 +360,8 @@ def _binds(sig, n: int) -> bool:
 def _train_data(x: object, y: object) -> tuple[Tensor, Tensor]:
     """``(x, y)`` tensors, or ``x`` a ``Dataset`` / ``DataLoader`` of ``(image, label)`` items (``y`` None): read
     once, in its order, into the tensors full-batch training needs."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if y is None:
         if not (is_user_data(x) or isinstance(x, tuple | list)):

@@ -5,48 +5,56 @@ HTTP, local transformers, scripted), a resumable run store, the official scoring
 """
 
 from . import stats
-from .analysis import Comparison, compare_personas, percent_personas_biased, persona_summary
-from .backends import Backend, Completion, EndpointError, OpenAIBackend, ScriptedBackend, TransformersBackend
-from .config import (
-    CONTROL_PERSONAS,
-    DEBIAS_INSTRUCTIONS,
-    DEFAULT_TEMPLATE,
-    NO_PERSONA,
-    PAPER_DATASETS,
-    PAPER_MAX_SIZE,
-    PAPER_MMLU_SUBSETS,
-    PAPER_PERSONAS,
-    PERSONA_GROUPS,
-    PERSONA_INSTRUCTIONS,
-    SYSTEM_TEMPLATES,
-    GenerationConfig,
-    Prompt,
-    resolve_personas,
-    system_prompt,
-)
-from .data import (
-    BUILTIN_TASKS,
-    Item,
-    builtin_questions,
-    format_mc_question,
-    load_bbh,
-    load_dataset,
-    load_jsonl,
-    load_mbpp,
-    load_mmlu,
-)
-from .loopback import LoopbackServer, PlantedBias
-from .pipeline import RunSummary, export_official, judge_abstentions, run_evaluation, score_records
-from .prompts import build_prompt, user_prompt
+from .analysis import Comparison
+from .analysis import compare_personas
+from .analysis import percent_personas_biased
+from .analysis import persona_summary
+from .backends import Backend
+from .backends import Completion
+from .backends import EndpointError
+from .backends import OpenAIBackend
+from .backends import ScriptedBackend
+from .backends import TransformersBackend
+from .config import CONTROL_PERSONAS
+from .config import DEBIAS_INSTRUCTIONS
+from .config import DEFAULT_TEMPLATE
+from .config import NO_PERSONA
+from .config import PAPER_DATASETS
+from .config import PAPER_MAX_SIZE
+from .config import PAPER_MMLU_SUBSETS
+from .config import PAPER_PERSONAS
+from .config import PERSONA_GROUPS
+from .config import PERSONA_INSTRUCTIONS
+from .config import SYSTEM_TEMPLATES
+from .config import GenerationConfig
+from .config import Prompt
+from .config import resolve_personas
+from .config import system_prompt
+from .data import BUILTIN_TASKS
+from .data import Item
+from .data import builtin_questions
+from .data import format_mc_question
+from .data import load_bbh
+from .data import load_dataset
+from .data import load_jsonl
+from .data import load_mbpp
+from .data import load_mmlu
+from .loopback import LoopbackServer
+from .loopback import PlantedBias
+from .pipeline import RunSummary
+from .pipeline import export_official
+from .pipeline import judge_abstentions
+from .pipeline import run_evaluation
+from .pipeline import score_records
+from .prompts import build_prompt
+from .prompts import user_prompt
 from .released import load_released
-from .scoring import (
-    detect_abstention,
-    extract_answer,
-    extract_bbh_answer,
-    references_persona,
-    run_mbpp,
-    score_response,
-)
+from .scoring import detect_abstention
+from .scoring import extract_answer
+from .scoring import extract_bbh_answer
+from .scoring import references_persona
+from .scoring import run_mbpp
+from .scoring import score_response
 from .store import RunStore
 
 __all__ = [

@@ -8,15 +8,18 @@ per persona, and abstention rates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import numpy as np
 
 from iclr24.paperkit.errors import InputError
 
 from . import stats
-from .config import NO_PERSONA, check_records
+from .config import NO_PERSONA
+from .config import check_records
 
 __all__ = ["Comparison", "compare_personas", "persona_summary", "percent_personas_biased", "TESTS"]
 

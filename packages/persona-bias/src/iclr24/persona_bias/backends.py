@@ -12,15 +12,23 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .config import GenerationConfig, Prompt
+from .config import GenerationConfig
+from .config import Prompt
 
 __all__ = [
     "Completion",
@@ -396,7 +404,8 @@ class TransformersBackend(Backend):
         """Load a model and tokenizer from a local folder (``local_files_only``: nothing is downloaded).
         ``quiet``: no transformers progress bars while loading, the GGUF conversion bar included (``None``: as
         paperkit's ``--quiet``; see :func:`third_party_bars_off`)."""
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
+        from transformers import AutoTokenizer
 
         path = Path(path)
         if not path.exists():

@@ -14,20 +14,23 @@ import re
 import tempfile
 from pathlib import Path
 
-from iclr24.paperkit import BenchReport, BenchResult, benchmark
+from iclr24.paperkit import BenchReport
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import benchmark
 from iclr24.paperkit.errors import InputError
 
 from .backends import OpenAIBackend
-from .config import (
-    CONTROL_PERSONAS,
-    NO_PERSONA,
-    PAPER_DATASETS,
-    PAPER_PERSONAS,
-    PERSONA_INSTRUCTIONS,
-    GenerationConfig,
-)
-from .data import BUILTIN_TASKS, Item, builtin_questions
-from .loopback import LoopbackServer, PlantedBias
+from .config import CONTROL_PERSONAS
+from .config import NO_PERSONA
+from .config import PAPER_DATASETS
+from .config import PAPER_PERSONAS
+from .config import PERSONA_INSTRUCTIONS
+from .config import GenerationConfig
+from .data import BUILTIN_TASKS
+from .data import Item
+from .data import builtin_questions
+from .loopback import LoopbackServer
+from .loopback import PlantedBias
 from .pipeline import run_evaluation
 from .prompts import build_prompt
 from .scoring import extract_answer
@@ -48,8 +51,12 @@ def _official_extract(text: str) -> str | None:
 def tiny_chat_model(seed: int = 0):
     """A tiny random GPT-2 with an in-process word-level tokenizer that has a chat template (offline plumbing)."""
     import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from tokenizers import Tokenizer
+    from tokenizers import models
+    from tokenizers import pre_tokenizers
+    from transformers import GPT2Config
+    from transformers import GPT2LMHeadModel
+    from transformers import PreTrainedTokenizerFast
 
     words = sorted({w for t in BUILTIN_TASKS for it in builtin_questions(t, 20) for w in it.question.split()})
     vocab = {"<pad>": 0, "<eos>": 1, "<unk>": 2, **{w: i + 3 for i, w in enumerate(words[:2000])}}

@@ -6,21 +6,20 @@ import argparse
 import json
 from pathlib import Path
 
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    field_arg,
-    positive_float,
-    positive_int,
-    probability,
-)
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import probability
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.io import atomic_write_text
 
 from . import bench
 from .analysis import compare_personas
-from .backends import OpenAIBackend, TransformersBackend
+from .backends import OpenAIBackend
+from .backends import TransformersBackend
 from .config import GenerationConfig
 from .data import load_dataset
 from .reproduce import PAPER
@@ -158,11 +157,16 @@ def _check_store_path(path: Path) -> Path:
     log_dir=True,
 )
 def _run(args: argparse.Namespace) -> int:
-    from .backends import EndpointError, OpenAIBackend, TransformersBackend
-    from .config import GenerationConfig, resolve_personas
+    from .backends import EndpointError
+    from .backends import OpenAIBackend
+    from .backends import TransformersBackend
+    from .config import GenerationConfig
+    from .config import resolve_personas
     from .data import load_dataset
-    from .loopback import LoopbackServer, PlantedBias
-    from .pipeline import judge_abstentions, run_evaluation
+    from .loopback import LoopbackServer
+    from .loopback import PlantedBias
+    from .pipeline import judge_abstentions
+    from .pipeline import run_evaluation
     from .store import RunStore
 
     personas = resolve_personas(args.personas, allow_custom=args.custom_personas)
@@ -279,7 +283,8 @@ def _run(args: argparse.Namespace) -> int:
     adds_to=("run",),  # score --out runs/demo reads runs/demo/store and writes beside it
 )
 def _score(args: argparse.Namespace) -> int:
-    from .pipeline import export_official, score_records
+    from .pipeline import export_official
+    from .pipeline import score_records
 
     store = _open_store(args)
     recs = list(store.records())
@@ -396,8 +401,10 @@ def _report(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:  # pragma: no cover - interactive
     import time
 
-    from .data import BUILTIN_TASKS, builtin_questions
-    from .loopback import LoopbackServer, PlantedBias
+    from .data import BUILTIN_TASKS
+    from .data import builtin_questions
+    from .loopback import LoopbackServer
+    from .loopback import PlantedBias
 
     items = [it for t in BUILTIN_TASKS for it in builtin_questions(t, args.builtin_size, seed=args.seed)]
     bias = PlantedBias(abstain=_plant(args.plant) or {"a physically-disabled person": 0.35}, seed=args.seed)

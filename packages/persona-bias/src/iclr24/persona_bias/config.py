@@ -7,7 +7,8 @@ Every string here is byte-exact to the official release (allenai/persona-bias, `
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from types import MappingProxyType
 
 from iclr24.paperkit.errors import InputError

@@ -11,14 +11,18 @@ import csv
 import io
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.io import read_text
 
-from .config import BBH_TASK_KIND, MMLU_SUBJECTS, PAPER_MAX_SIZE
+from .config import BBH_TASK_KIND
+from .config import MMLU_SUBJECTS
+from .config import PAPER_MAX_SIZE
 
 __all__ = [
     "Item",

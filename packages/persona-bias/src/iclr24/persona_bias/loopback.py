@@ -20,13 +20,18 @@ import json
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from dataclasses import field
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 
 from iclr24.paperkit.errors import InputError
 
-from .config import CONTROL_PERSONAS, NO_PERSONA, PAPER_PERSONAS
-from .data import LETTERS, Item
+from .config import CONTROL_PERSONAS
+from .config import NO_PERSONA
+from .config import PAPER_PERSONAS
+from .data import LETTERS
+from .data import Item
 
 __all__ = ["PlantedBias", "LoopbackServer", "planned_outcome"]
 

@@ -80,20 +80,22 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
     """One request batch of ``PAPER_SCALE`` against the loopback server (``device`` is ignored: no model runs
     here); ``scale`` in (0, 1] shrinks every dataset for tests (the row then counts the smaller grid)."""
     from iclr24.paperkit.data.folder import DataMissing
-    from iclr24.paperkit.scale import PaperScale, tie
+    from iclr24.paperkit.scale import PaperScale
+    from iclr24.paperkit.scale import tie
 
     from .backends import OpenAIBackend
-    from .config import (
-        CONTROL_PERSONAS,
-        NO_PERSONA,
-        PAPER_DATASETS,
-        PAPER_PERSONAS,
-        PERSONA_INSTRUCTIONS,
-        GenerationConfig,
-    )
-    from .data import load_dataset, mmlu_data_path
-    from .loopback import LoopbackServer, PlantedBias
-    from .pipeline import _record, plan_requests
+    from .config import CONTROL_PERSONAS
+    from .config import NO_PERSONA
+    from .config import PAPER_DATASETS
+    from .config import PAPER_PERSONAS
+    from .config import PERSONA_INSTRUCTIONS
+    from .config import GenerationConfig
+    from .data import load_dataset
+    from .data import mmlu_data_path
+    from .loopback import LoopbackServer
+    from .loopback import PlantedBias
+    from .pipeline import _record
+    from .pipeline import plan_requests
     from .store import RunStore
 
     c = PAPER_SCALE

@@ -9,28 +9,34 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iclr24.paperkit import progress as _progress
-from iclr24.paperkit.errors import InputError, InputNotAFolderError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputNotAFolderError
 from iclr24.paperkit.io import atomic_write_text
 from iclr24.paperkit.tracking import StepLog
 
-from .backends import Backend, Completion
-from .config import DEFAULT_TEMPLATE, NO_PERSONA, GenerationConfig, check_records, resolve_template
+from .backends import Backend
+from .backends import Completion
+from .config import DEFAULT_TEMPLATE
+from .config import NO_PERSONA
+from .config import GenerationConfig
+from .config import check_records
+from .config import resolve_template
 from .data import Item
 from .prompts import build_prompt
-from .scoring import (
-    _check_isolation,
-    judge_prompt,
-    parse_judge_verdict,
-    score_response,
-    untrusted_code_warning,
-)
-from .store import RunStore, record_key
+from .scoring import _check_isolation
+from .scoring import judge_prompt
+from .scoring import parse_judge_verdict
+from .scoring import score_response
+from .scoring import untrusted_code_warning
+from .store import RunStore
+from .store import record_key
 
 __all__ = [
     "RunSummary",

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from iclr24.paperkit.errors import InputError
 
-from .config import (
-    BBH_TASK_TEMPLATE,
-    BBH_USER_TEMPLATES,
-    DEFAULT_TEMPLATE,
-    MBPP_USER_TEMPLATE,
-    MMLU_USER_TEMPLATE,
-    Prompt,
-    system_prompt,
-)
+from .config import BBH_TASK_TEMPLATE
+from .config import BBH_USER_TEMPLATES
+from .config import DEFAULT_TEMPLATE
+from .config import MBPP_USER_TEMPLATE
+from .config import MMLU_USER_TEMPLATE
+from .config import Prompt
+from .config import system_prompt
 from .data import Item
 
 __all__ = ["user_prompt", "build_prompt", "mbpp_tests_string", "user_template_for"]

@@ -23,11 +23,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from .config import NO_PERSONA
 from .data import _read_jsonl
-from .scoring import detect_abstention, extract_answer, extract_bbh_answer, references_persona
+from .scoring import detect_abstention
+from .scoring import extract_answer
+from .scoring import extract_bbh_answer
+from .scoring import references_persona
 
 __all__ = ["load_released", "REQUIRED_COLUMNS"]
 

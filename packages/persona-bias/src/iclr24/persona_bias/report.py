@@ -12,9 +12,11 @@ import numpy as np
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.io import atomic_write_text
-from iclr24.paperkit.plots import pyplot, save_figure
+from iclr24.paperkit.plots import pyplot
+from iclr24.paperkit.plots import save_figure
 
-from .analysis import Comparison, persona_summary
+from .analysis import Comparison
+from .analysis import persona_summary
 
 __all__ = ["comparisons_markdown", "comparisons_csv", "plot_drop_heatmap", "plot_abstention", "write_report"]
 

@@ -24,20 +24,38 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, ensure_out_dir, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import ensure_out_dir
+from iclr24.paperkit import run_claims
 
 from . import stats
-from .analysis import compare_personas, persona_summary
-from .backends import OpenAIBackend, TransformersBackend
-from .config import CONTROL_PERSONAS, DEFAULT_TEMPLATE, NO_PERSONA, PAPER_PERSONAS, GenerationConfig
-from .data import BUILTIN_TASKS, builtin_questions, load_dataset
-from .loopback import LoopbackServer, PlantedBias, planned_outcome
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's request grid, issue 48)
-from .pipeline import run_evaluation, score_records
+from .analysis import compare_personas
+from .analysis import persona_summary
+from .backends import OpenAIBackend
+from .backends import TransformersBackend
+from .config import CONTROL_PERSONAS
+from .config import DEFAULT_TEMPLATE
+from .config import NO_PERSONA
+from .config import PAPER_PERSONAS
+from .config import GenerationConfig
+from .data import BUILTIN_TASKS
+from .data import builtin_questions
+from .data import load_dataset
+from .loopback import LoopbackServer
+from .loopback import PlantedBias
+from .loopback import planned_outcome
+from .paper_scale import PAPER_SCALE  # noqa: F401  (the paper's request grid, issue 48)
+from .paper_scale import paper_scale  # noqa: F401  (the paper's request grid, issue 48)
+from .pipeline import run_evaluation
+from .pipeline import score_records
 from .report import write_report
 from .store import RunStore
 
@@ -398,7 +416,8 @@ def _claim_planted_abstentions(claims: ClaimSet, spec: ClaimSpec, m: _Planted) -
 def _claim_heldout_detector(claims: ClaimSet, spec: ClaimSpec) -> None:
     """4. the abstention rule on the fixed held-out file (written and committed before the rule was developed on
     the development set; never tuned on). The rule (precision >= 0.9, recall >= 0.8) was fixed before."""
-    from .heldout import evaluate_detector, load_heldout
+    from .heldout import evaluate_detector
+    from .heldout import load_heldout
     from .scoring import extract_answer
 
     held = load_heldout()

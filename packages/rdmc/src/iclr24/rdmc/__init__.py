@@ -1,29 +1,46 @@
 """Reverse Diffusion Monte Carlo (Huang, Dong, Hao, Ma, Zhang; ICLR 2024)."""
 
-from .data import breast_cancer_logreg, funnel, get_target, gmm2d, gmm10d, load_gaussian_mixture
-from .diffusion import (
-    GRIDS,
-    exponential_integrator_step,
-    posterior_gaussian_params,
-    posterior_grad_log_prob,
-    reverse_time_grid,
-    score_from_posterior_mean,
-    tweedie_mean,
-)
-from .langevin import langevin_steps_for_budget, mala, stream_seed, ula
-from .metrics import mmd2, mode_tv, mode_weights, sliced_w2
-from .recipes import METHOD_NAMES, BudgetSettings, budget_settings, sample_with_budget
-from .sampler import ESTIMATORS, SampleInfo, rdmc_sample
-from .schedule import SCHEDULES, inner_sample_sizes, schedule_weights
-from .score import METHODS, inner_step_size, posterior_mean_estimate, score_estimate
-from .targets import (
-    BayesianLogisticRegression,
-    CountedTarget,
-    FunctionTarget,
-    GaussianMixture,
-    NealFunnel,
-    Target,
-)
+from .data import breast_cancer_logreg
+from .data import funnel
+from .data import get_target
+from .data import gmm2d
+from .data import gmm10d
+from .data import load_gaussian_mixture
+from .diffusion import GRIDS
+from .diffusion import exponential_integrator_step
+from .diffusion import posterior_gaussian_params
+from .diffusion import posterior_grad_log_prob
+from .diffusion import reverse_time_grid
+from .diffusion import score_from_posterior_mean
+from .diffusion import tweedie_mean
+from .langevin import langevin_steps_for_budget
+from .langevin import mala
+from .langevin import stream_seed
+from .langevin import ula
+from .metrics import mmd2
+from .metrics import mode_tv
+from .metrics import mode_weights
+from .metrics import sliced_w2
+from .recipes import METHOD_NAMES
+from .recipes import BudgetSettings
+from .recipes import budget_settings
+from .recipes import sample_with_budget
+from .sampler import ESTIMATORS
+from .sampler import SampleInfo
+from .sampler import rdmc_sample
+from .schedule import SCHEDULES
+from .schedule import inner_sample_sizes
+from .schedule import schedule_weights
+from .score import METHODS
+from .score import inner_step_size
+from .score import posterior_mean_estimate
+from .score import score_estimate
+from .targets import BayesianLogisticRegression
+from .targets import CountedTarget
+from .targets import FunctionTarget
+from .targets import GaussianMixture
+from .targets import NealFunnel
+from .targets import Target
 
 __all__ = [
     "BayesianLogisticRegression",

@@ -6,7 +6,9 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 
-from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import BenchResult
+from iclr24.paperkit.bench import benchmark
 from iclr24.paperkit.errors import InputError
 
 from .data import gmm2d

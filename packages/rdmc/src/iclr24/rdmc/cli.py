@@ -9,11 +9,18 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit import atomic_write_bytes, atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int
+from iclr24.paperkit import atomic_write_bytes
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_int
 
 from . import bench
-from .recipes import METHOD_NAMES, BudgetSettings
+from .recipes import METHOD_NAMES
+from .recipes import BudgetSettings
 from .reproduce import PAPER
 from .schedule import SCHEDULES
 
@@ -64,7 +71,9 @@ def _sample(args: argparse.Namespace) -> int:
     import torch
 
     from .data import get_target
-    from .metrics import mmd2, mode_tv, sliced_w2
+    from .metrics import mmd2
+    from .metrics import mode_tv
+    from .metrics import sliced_w2
     from .recipes import sample_with_budget
 
     if not (args.T > 0):

@@ -13,7 +13,9 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -21,8 +23,13 @@ import torch
 from iclr24.paperkit import progress
 
 from .langevin import mala
-from .metrics import mmd2, mode_tv, sliced_w2
-from .recipes import METHOD_NAMES, BudgetSettings, budget_settings, sample_with_budget
+from .metrics import mmd2
+from .metrics import mode_tv
+from .metrics import sliced_w2
+from .recipes import METHOD_NAMES
+from .recipes import BudgetSettings
+from .recipes import budget_settings
+from .recipes import sample_with_budget
 
 __all__ = [
     "Row",

@@ -9,9 +9,12 @@ import numpy as np
 import torch
 
 from iclr24.paperkit.data.readers import load_npz
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
-from .targets import BayesianLogisticRegression, GaussianMixture, NealFunnel
+from .targets import BayesianLogisticRegression
+from .targets import GaussianMixture
+from .targets import NealFunnel
 
 __all__ = [
     "gmm2d",

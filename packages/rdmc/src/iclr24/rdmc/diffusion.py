@@ -16,7 +16,10 @@ import math
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
 
 __all__ = [
     "posterior_gaussian_params",

@@ -15,11 +15,18 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.errors import InputError, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.tracking import StepLog
 
-from .sampler import SampleInfo, _check_x_init, _positive_int, _resolve_dim, listening
-from .targets import CountedTarget, Target, check_target
+from .sampler import SampleInfo
+from .sampler import _check_x_init
+from .sampler import _positive_int
+from .sampler import _resolve_dim
+from .sampler import listening
+from .targets import CountedTarget
+from .targets import Target
+from .targets import check_target
 
 __all__ = ["ula", "mala", "langevin_steps_for_budget", "stream_seed"]
 

@@ -8,7 +8,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.errors import InputError, check_float
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
 
 __all__ = ["mode_tv", "mode_weights", "mmd2", "sliced_w2"]
 

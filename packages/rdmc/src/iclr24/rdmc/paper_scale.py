@@ -54,10 +54,13 @@ def paper_scale(device: str = "cpu", *, n: int | None = None, budget: int | None
 
     import torch
 
-    from iclr24.paperkit.scale import PaperScale, tie
+    from iclr24.paperkit.scale import PaperScale
+    from iclr24.paperkit.scale import tie
 
-    from .data import get_target, load_gaussian_mixture
-    from .diffusion import exponential_integrator_step, reverse_time_grid
+    from .data import get_target
+    from .data import load_gaussian_mixture
+    from .diffusion import exponential_integrator_step
+    from .diffusion import reverse_time_grid
     from .score import score_estimate
 
     c = PAPER_SCALE

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.plots import pyplot, save_figure
+from iclr24.paperkit.plots import pyplot
+from iclr24.paperkit.plots import save_figure
 
 from .targets import GaussianMixture
 

@@ -23,8 +23,11 @@ from torch import Tensor
 
 from iclr24.paperkit.errors import InputError
 
-from .langevin import langevin_steps_for_budget, mala, ula
-from .sampler import SampleInfo, rdmc_sample
+from .langevin import langevin_steps_for_budget
+from .langevin import mala
+from .langevin import ula
+from .sampler import SampleInfo
+from .sampler import rdmc_sample
 from .targets import Target
 
 __all__ = ["METHOD_NAMES", "BudgetSettings", "budget_settings", "sample_with_budget"]

@@ -21,23 +21,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
 
-from .comparison import (
-    ROWS_2D,
-    ComparisonConfig,
-    Experiment,
-    FunnelConfig,
-    LogRegConfig,
-    Row,
-    funnel_experiment,
-    logreg_experiment,
-    mixture_experiment,
-    summary,
-)
+from .comparison import ROWS_2D
+from .comparison import ComparisonConfig
+from .comparison import Experiment
+from .comparison import FunnelConfig
+from .comparison import LogRegConfig
+from .comparison import Row
+from .comparison import funnel_experiment
+from .comparison import logreg_experiment
+from .comparison import mixture_experiment
+from .comparison import summary
 from .data import get_target
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the largest setting, issue 48)
+from .paper_scale import PAPER_SCALE  # noqa: F401  (the largest setting, issue 48)
+from .paper_scale import paper_scale  # noqa: F401  (the largest setting, issue 48)
 from .recipes import BudgetSettings
 
 NAME = "rdmc"
@@ -601,7 +604,9 @@ def _finish(claims: ClaimSet, run: _Run) -> None:
     counted by the samplers), the seeds."""
     import torch
 
-    from .plots import budget_curve_figure, funnel_figure, samples_figure
+    from .plots import budget_curve_figure
+    from .plots import funnel_figure
+    from .plots import samples_figure
 
     names = {"2d": "2-D mixture", "10d": "10-D mixture", "funnel": "funnel", "logreg": "logistic regression"}
     for k, exp in run.experiments.items():

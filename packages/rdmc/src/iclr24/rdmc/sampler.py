@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import torch
@@ -14,10 +16,17 @@ from torch import Tensor
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.tracking import StepLog
 
-from .diffusion import GRIDS, exponential_integrator_step, reverse_time_grid, tweedie_mean
-from .schedule import SCHEDULES, inner_sample_sizes
-from .score import METHODS, score_estimate
-from .targets import CountedTarget, Target, check_target
+from .diffusion import GRIDS
+from .diffusion import exponential_integrator_step
+from .diffusion import reverse_time_grid
+from .diffusion import tweedie_mean
+from .schedule import SCHEDULES
+from .schedule import inner_sample_sizes
+from .score import METHODS
+from .score import score_estimate
+from .targets import CountedTarget
+from .targets import Target
+from .targets import check_target
 
 __all__ = ["SampleInfo", "rdmc_sample", "ESTIMATORS"]
 

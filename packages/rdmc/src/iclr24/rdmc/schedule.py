@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 
-from iclr24.paperkit.errors import InputError, check_float
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
 
 __all__ = ["SCHEDULES", "schedule_weights", "inner_sample_sizes"]
 

@@ -21,10 +21,14 @@ import math
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.errors import InputError, check_float
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
 
-from .diffusion import posterior_gaussian_params, posterior_grad_log_prob, score_from_posterior_mean
-from .targets import Target, check_target
+from .diffusion import posterior_gaussian_params
+from .diffusion import posterior_grad_log_prob
+from .diffusion import score_from_posterior_mean
+from .targets import Target
+from .targets import check_target
 
 __all__ = ["METHODS", "score_estimate", "posterior_mean_estimate", "inner_step_size"]
 

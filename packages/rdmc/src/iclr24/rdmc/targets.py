@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol
+from typing import runtime_checkable
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from iclr24.paperkit.data.user import as_tensors, is_user_data
-from iclr24.paperkit.errors import InputError, check_float
+from iclr24.paperkit.data.user import as_tensors
+from iclr24.paperkit.data.user import is_user_data
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
 
 __all__ = [
     "Target",

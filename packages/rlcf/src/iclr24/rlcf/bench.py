@@ -8,16 +8,21 @@ from dataclasses import replace
 
 import torch
 
-from iclr24.paperkit.bench import BenchReport, benchmark_many, peak_rss_delta
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark_many
+from iclr24.paperkit.bench import peak_rss_delta
 from iclr24.paperkit.errors import InputError
 
-from .data import DIGIT_NAMES, DIGIT_TEMPLATE
+from .data import DIGIT_NAMES
+from .data import DIGIT_TEMPLATE
 from .experiments import toy_tokenizer
 from .model import ToyCLIPConfig
 from .reward import CLIPReward
 from .toyclip import build_toy_clip
-from .tta import TTAConfig, TTARunner
-from .views import clip_views, digit_views
+from .tta import TTAConfig
+from .tta import TTARunner
+from .views import clip_views
+from .views import digit_views
 
 __all__ = ["run_benchmarks"]
 

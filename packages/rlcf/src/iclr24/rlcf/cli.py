@@ -6,25 +6,26 @@ import argparse
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    config_from_args,
-    field_arg,
-    nonneg_float,
-    nonneg_int,
-    positive_float,
-    positive_int,
-    probability,
-)
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import nonneg_int
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import probability
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 
 from . import bench
 from .data import CLASS_SETS
 from .experiments import DemoConfig
 from .reproduce import PAPER
-from .tta import METHODS, MODES, TTAConfig
+from .tta import METHODS
+from .tta import MODES
+from .tta import TTAConfig
 
 app = App("rlcf", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # the demo's claims run on the CPU
@@ -57,7 +58,8 @@ def _toy_folder(spec: str) -> dict | None:
     (``tiny``, a checkpoint file, a missing path; those are judged where they load). Reads only the JSON files."""
     import json
 
-    from iclr24.paperkit.pretrained import CONFIG_FILE, PROVENANCE_FILE
+    from iclr24.paperkit.pretrained import CONFIG_FILE
+    from iclr24.paperkit.pretrained import PROVENANCE_FILE
 
     p = Path(spec).expanduser()
     if spec == "tiny" or not (p / CONFIG_FILE).is_file():
@@ -94,11 +96,13 @@ def run_command(args: argparse.Namespace) -> str:
 )
 def _train(args: argparse.Namespace) -> int:
     import time
-    from dataclasses import asdict, replace
+    from dataclasses import asdict
+    from dataclasses import replace
 
     from iclr24.paperkit import progress
 
-    from .experiments import train_digit_clips, zero_shot_accuracy
+    from .experiments import train_digit_clips
+    from .experiments import zero_shot_accuracy
 
     demo = replace(DemoConfig(), policy_steps=args.policy_steps, reward_steps=args.reward_steps)
     steps = {"policy": demo.policy_steps, "reward": demo.reward_steps}
@@ -279,8 +283,11 @@ def _adapt(args: argparse.Namespace) -> int:
     if args.sample_k > n_classes:
         raise UsageError(f"--sample-k {args.sample_k} exceeds the {n_classes} classes")
     if digits:
-        from .data import DIGIT_NAMES, DIGIT_TEMPLATE
-        from .experiments import DemoConfig, toy_tokenizer, train_digit_clips
+        from .data import DIGIT_NAMES
+        from .data import DIGIT_TEMPLATE
+        from .experiments import DemoConfig
+        from .experiments import toy_tokenizer
+        from .experiments import train_digit_clips
 
         if kinds == ("folder", "folder"):
             from .data import digits_recipe
@@ -318,7 +325,8 @@ def _adapt(args: argparse.Namespace) -> int:
                 x[:n], y[:n], digit_views, seed=args.seed, progress=bar, log_dir=args.log_dir
             )
         else:
-            from torch.utils.data import DataLoader, Subset
+            from torch.utils.data import DataLoader
+            from torch.utils.data import Subset
 
             loader = DataLoader(Subset(dataset, range(n)), batch_size=None, num_workers=args.workers,
                                 pin_memory=args.device.startswith("cuda"))  # fmt: skip

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.io import input_file_errors
 
 __all__ = [
@@ -230,7 +231,8 @@ def _class_folders(root: Path) -> list[str]:
 
 def load_rgb(path: str | os.PathLike):
     """A PIL RGB image, read when called (full resolution), or a clear error naming the file."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
+    from PIL import UnidentifiedImageError
 
     try:
         with Image.open(path) as im:

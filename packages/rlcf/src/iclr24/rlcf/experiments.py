@@ -4,24 +4,29 @@ rotated + noisy held-out digits with zero-shot, TPT, KD and RLCF on the same vie
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from iclr24.paperkit.errors import InputError
 
-from .data import DIGIT_NAMES, DIGIT_TEMPLATE, augment_rotate_noise, class_prompts, digits_recipe
-from .model import (
-    TOY_CONTEXT_LENGTH,
-    ToyCLIPConfig,
-    class_logits,
-    encode_class_prompts,
-    tokenize,
-    train_toy_clip,
-)
+from .data import DIGIT_NAMES
+from .data import DIGIT_TEMPLATE
+from .data import augment_rotate_noise
+from .data import class_prompts
+from .data import digits_recipe
+from .model import TOY_CONTEXT_LENGTH
+from .model import ToyCLIPConfig
+from .model import class_logits
+from .model import encode_class_prompts
+from .model import tokenize
+from .model import train_toy_clip
 from .reward import CLIPReward
-from .tta import TTAConfig, TTARunner, evaluate_together
+from .tta import TTAConfig
+from .tta import TTARunner
+from .tta import evaluate_together
 from .views import digit_views
 
 __all__ = ["DemoConfig", "train_digit_clips", "run_demo_seed", "DEMO_METHODS", "toy_tokenizer"]

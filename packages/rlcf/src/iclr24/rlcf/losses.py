@@ -17,7 +17,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from iclr24.paperkit.errors import InputError, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
 
 __all__ = [
     "entropy",

@@ -19,16 +19,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import (
-    InputError,
-    InputFileError,
-    InputFolderError,
-    check_float,
-    check_int,
-    check_tensor,
-    describe,
-    strip_unsafe_advice,
-)
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
+from iclr24.paperkit.errors import strip_unsafe_advice
 
 __all__ = [
     "ConvTower",
@@ -187,7 +185,8 @@ def train_toy_clip(
     result). ``tokens``: the tokenised class captions ``(C, L)``. ``callbacks`` (``f(step, metrics)`` or objects
     with ``on_step``) and ``log_dir`` (``metrics.jsonl``, TensorBoard event files when installed) get each step's
     ``loss`` and ``logit_scale`` (tau = exp of it); logging changes no number of the training."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
     from iclr24.paperkit.tracking import StepLog
 
     if not isinstance(model, nn.Module):
@@ -249,7 +248,8 @@ def train_toy_clip(
 
 def _load_model_folder(path: Path, arch: str | None, device: str) -> tuple[nn.Module, object]:
     """A CLIP saved as a model folder (model.safetensors, config.json, provenance.json) and its tokenizer."""
-    from iclr24.paperkit.pretrained import CONFIG_FILE, load_pretrained
+    from iclr24.paperkit.pretrained import CONFIG_FILE
+    from iclr24.paperkit.pretrained import load_pretrained
 
     if not (path / CONFIG_FILE).is_file():
         raise InputFolderError(

@@ -26,7 +26,9 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for, micro_batch_for, tie
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import tie
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_imagenet_a_folder", "paper_scale"]
 
@@ -110,7 +112,8 @@ def paper_scale(
 
     from .data import ImageFolderTTA
     from .reward import CLIPReward
-    from .tta import TTAConfig, TTARunner
+    from .tta import TTAConfig
+    from .tta import TTARunner
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cfg = PAPER_SCALE

@@ -11,7 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
 
 __all__ = ["PromptLearner"]
 

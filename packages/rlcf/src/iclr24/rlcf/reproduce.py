@@ -15,14 +15,23 @@ of 0-99 (offsets added to ``--seed``), never those.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
+from dataclasses import replace
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import pinned_threads as _pinned_threads
+from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
 
-from .experiments import DEMO_METHODS, DemoConfig, run_demo_seed
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401 - PAPER_SCALE: the paper's headline run
+from .experiments import DEMO_METHODS
+from .experiments import DemoConfig
+from .experiments import run_demo_seed
+from .paper_scale import PAPER_SCALE  # noqa: F401 - PAPER_SCALE: the paper's headline run
+from .paper_scale import paper_scale  # noqa: F401 - PAPER_SCALE: the paper's headline run
 
 NAME = "rlcf"
 

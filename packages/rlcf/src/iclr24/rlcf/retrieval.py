@@ -15,11 +15,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
-from .losses import policy_gradient_loss, sample_top_k
+from .losses import policy_gradient_loss
+from .losses import sample_top_k
 from .model import check_images
-from .reward import CLIPReward, check_tokens, rewards_post_process
+from .reward import CLIPReward
+from .reward import check_tokens
+from .reward import rewards_post_process
 
 __all__ = ["RetrievalTTA", "recall_at_k"]
 

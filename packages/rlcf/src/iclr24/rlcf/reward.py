@@ -13,7 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
 
 __all__ = ["clip_score", "rewards_post_process", "CLIPReward", "check_tokens"]
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import torch
-from open_clip.model import CLIP, CLIPTextCfg, CLIPVisionCfg
+from open_clip.model import CLIP
+from open_clip.model import CLIPTextCfg
+from open_clip.model import CLIPVisionCfg
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .model import TOY_CONTEXT_LENGTH, ConvTower, ToyCLIPConfig
+from .model import TOY_CONTEXT_LENGTH
+from .model import ConvTower
+from .model import ToyCLIPConfig
 
 __all__ = ["ToyCLIP"]
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -26,16 +28,16 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 
-from .losses import (
-    average_entropy,
-    distillation_loss,
-    n_selected,
-    policy_gradient_loss,
-    sample_top_k,
-    select_confident,
-)
-from .model import ConvTower, check_images
-from .reward import CLIPReward, check_tokens
+from .losses import average_entropy
+from .losses import distillation_loss
+from .losses import n_selected
+from .losses import policy_gradient_loss
+from .losses import sample_top_k
+from .losses import select_confident
+from .model import ConvTower
+from .model import check_images
+from .reward import CLIPReward
+from .reward import check_tokens
 
 __all__ = [
     "TTAConfig",

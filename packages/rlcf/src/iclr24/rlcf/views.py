@@ -14,7 +14,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 
 __all__ = ["clip_views", "digit_views", "CLIP_MEAN", "CLIP_STD", "check_image"]
 

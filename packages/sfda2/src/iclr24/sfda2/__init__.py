@@ -1,24 +1,34 @@
 """SF(DA)^2: Source-free Domain Adaptation Through the Lens of Data Augmentation (Hwang et al., ICLR 2024)."""
 
-from .adapt import (
-    METHODS,
-    SOURCE_VISDA,
-    VISDA,
-    Adapter,
-    AdaptResult,
-    SFDA2Config,
-    SourceConfig,
-    accuracy,
-    adapt,
-    per_class_accuracy,
-    predict,
-    train_source,
-)
+from .adapt import METHODS
+from .adapt import SOURCE_VISDA
+from .adapt import VISDA
+from .adapt import Adapter
+from .adapt import AdaptResult
+from .adapt import SFDA2Config
+from .adapt import SourceConfig
+from .adapt import accuracy
+from .adapt import adapt
+from .adapt import per_class_accuracy
+from .adapt import predict
+from .adapt import train_source
 from .banks import SFDA2Loss
-from .data import digits_domains, image_folder_domain, mnist_to_digits, point_cloud_folder, rsut_indices
-from .images import ImageFolderDataset, eval_transform, synthetic_visda_folder, train_transform
-from .model import SFDAModel, digits_model, load_shot_checkpoint, pointnet_model, split_timm
-from .paper_scale import PAPER_SCALE, paper_scale
+from .data import digits_domains
+from .data import image_folder_domain
+from .data import mnist_to_digits
+from .data import point_cloud_folder
+from .data import rsut_indices
+from .images import ImageFolderDataset
+from .images import eval_transform
+from .images import synthetic_visda_folder
+from .images import train_transform
+from .model import SFDAModel
+from .model import digits_model
+from .model import load_shot_checkpoint
+from .model import pointnet_model
+from .model import split_timm
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
 
 __all__ = [
     "METHODS",

@@ -11,21 +11,30 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset
 
-from iclr24.paperkit import progress, seed_everything
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
 from iclr24.paperkit.distributed import rank_and_world
-from iclr24.paperkit.errors import InputError, check_int, check_tensor, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.tracking import StepLog
 
 from .banks import SFDA2Loss
-from .losses import information_maximization_loss, lr_decay
+from .losses import information_maximization_loss
+from .losses import lr_decay
 from .model import SFDAModel
 
 __all__ = [

@@ -13,18 +13,17 @@ import math
 import torch
 import torch.nn.functional as F
 
-from iclr24.paperkit.errors import InputError, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_tensor
 
-from .losses import (
-    alpha_schedule,
-    class_mean_scores,
-    feature_disentanglement_loss,
-    implicit_feature_augmentation_loss,
-    lambda_schedule,
-    snc_negative_loss,
-    snc_positive_loss,
-    update_class_covariance,
-)
+from .losses import alpha_schedule
+from .losses import class_mean_scores
+from .losses import feature_disentanglement_loss
+from .losses import implicit_feature_augmentation_loss
+from .losses import lambda_schedule
+from .losses import snc_negative_loss
+from .losses import snc_positive_loss
+from .losses import update_class_covariance
 
 __all__ = ["NeighbourBanks", "SFDA2Loss", "nearest_neighbours"]
 

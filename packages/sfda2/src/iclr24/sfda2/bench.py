@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark_many, peak_rss_delta
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import BenchResult
+from iclr24.paperkit.bench import benchmark_many
+from iclr24.paperkit.bench import peak_rss_delta
 from iclr24.paperkit.errors import InputError
 
 from .banks import SFDA2Loss

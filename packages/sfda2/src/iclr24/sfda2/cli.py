@@ -7,31 +7,33 @@ from pathlib import Path
 
 from iclr24.paperkit import load_checkpoint as _load_checked
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    config_from_args,
-    field_arg,
-    nonneg_float,
-    nonneg_int,
-    positive_float,
-    positive_int,
-)
-from iclr24.paperkit.errors import InputError, InputFileError
-from iclr24.paperkit.io import atomic_torch_save, atomic_write_json
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import nonneg_int
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.io import atomic_torch_save
+from iclr24.paperkit.io import atomic_write_json
 
 from . import bench
-from .adapt import (
-    METHODS,
-    SOURCE_CPU,
-    SFDA2Config,
-    accuracy,
-    adapt,
-    predict,
-    train_source,
-)
-from .model import SFDAModel, check_timm_name, digits_model, pointnet_model, split_timm
+from .adapt import METHODS
+from .adapt import SOURCE_CPU
+from .adapt import SFDA2Config
+from .adapt import accuracy
+from .adapt import adapt
+from .adapt import predict
+from .adapt import train_source
+from .model import SFDAModel
+from .model import check_timm_name
+from .model import digits_model
+from .model import pointnet_model
+from .model import split_timm
 from .reproduce import PAPER
 
 app = App("sfda2", PAPER.title)
@@ -69,7 +71,9 @@ def image_views(arch: str, size: int):
     """``(adaptation view, evaluation view)`` of an image folder for ``arch``: the official ``image_train`` /
     ``image_test`` (resize to ``size * 256 / 224``, random or centre ``size`` crop, flip, ImageNet normalisation)
     for image backbones; the grey 8x8 view of the digits study (the same for both) for ``--arch digits``."""
-    from .images import digits_transform, eval_transform, train_transform
+    from .images import digits_transform
+    from .images import eval_transform
+    from .images import train_transform
 
     if arch == "digits":
         return digits_transform(8), digits_transform(8)
@@ -245,7 +249,8 @@ def _train_source(args: argparse.Namespace) -> int:
     seed_everything(args.seed)  # the initialisation follows --seed
     model = build_model(args.arch, len(names), args.bottleneck)
     cfg = config_from_args(SOURCE_CPU, args)
-    from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+    from iclr24.paperkit.distributed import cleanup_distributed
+    from iclr24.paperkit.distributed import init_distributed
 
     info = init_distributed(device=args.device)  # under torchrun: DDP, each rank a share of every batch
     steps = cfg.epochs * math.ceil(len(y) / cfg.batch_size)
@@ -398,7 +403,8 @@ def _adapt(args: argparse.Namespace) -> int:
     arg("--max-side", type=positive_int, default=400, help="largest image width/height in pixels"),
 )
 def _synthetic_visda(args: argparse.Namespace) -> int:
-    from .images import VISDA_CLASSES, synthetic_visda_folder
+    from .images import VISDA_CLASSES
+    from .images import synthetic_visda_folder
 
     if args.images < len(VISDA_CLASSES) or args.min_side > args.max_side:
         raise UsageError(

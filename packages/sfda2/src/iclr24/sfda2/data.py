@@ -15,7 +15,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr24.paperkit.errors import InputError, InputFileError, InputNotAFolderError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputNotAFolderError
 from iclr24.paperkit.io import input_file_errors
 
 __all__ = [

@@ -20,7 +20,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from iclr24.paperkit.errors import InputError, InputFileError, InputNotAFolderError
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputNotAFolderError
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -179,7 +181,8 @@ class ImageFolderDataset(Dataset):
         return len(self.samples)
 
     def __getitem__(self, i: int):
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
+        from PIL import UnidentifiedImageError
 
         path, label = self.samples[i]
         try:

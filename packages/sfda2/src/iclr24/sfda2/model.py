@@ -16,7 +16,10 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrizations
 
-from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = [

@@ -12,16 +12,24 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import torch
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import stream, tie
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
 
-from .adapt import Adapter, SFDA2Config, _Indexed, _workers
-from .images import VISDA_CLASSES, ImageFolderDataset, synthetic_visda_folder, train_transform
+from .adapt import Adapter
+from .adapt import SFDA2Config
+from .adapt import _Indexed
+from .adapt import _workers
+from .images import VISDA_CLASSES
+from .images import ImageFolderDataset
+from .images import synthetic_visda_folder
+from .images import train_transform
 from .model import split_timm
 
 __all__ = ["PAPER_SCALE", "PaperScaleConfig", "paper_scale"]

@@ -24,27 +24,38 @@ import copy
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
 
 import torch
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, progress, run_claims, seed_everything
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import progress
+from iclr24.paperkit import run_claims
+from iclr24.paperkit import seed_everything
 from iclr24.paperkit.power import Calibration
 
-from .adapt import (
-    VISDA,
-    SFDA2Config,
-    SourceConfig,
-    accuracy,
-    adapt,
-    per_class_accuracy,
-    predict,
-    train_source,
-)
-from .data import Domains, digits_domains, mnist_to_digits
-from .losses import alpha_schedule, implicit_feature_augmentation_loss, lambda_schedule
+from .adapt import VISDA
+from .adapt import SFDA2Config
+from .adapt import SourceConfig
+from .adapt import accuracy
+from .adapt import adapt
+from .adapt import per_class_accuracy
+from .adapt import predict
+from .adapt import train_source
+from .data import Domains
+from .data import digits_domains
+from .data import mnist_to_digits
+from .losses import alpha_schedule
+from .losses import implicit_feature_augmentation_loss
+from .losses import lambda_schedule
 from .model import digits_model
-from .paper_scale import PAPER_SCALE, paper_scale
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
 
 __all__ = ["CLAIMS", "FULL", "PAPER", "PAPER_SCALE", "QUICK", "SMOKE", "StudyConfig", "paper_scale", "run"]
 

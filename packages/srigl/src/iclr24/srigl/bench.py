@@ -10,12 +10,16 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from iclr24.paperkit import BenchResult, benchmark, benchmark_many, pinned_threads
+from iclr24.paperkit import BenchResult
+from iclr24.paperkit import benchmark
+from iclr24.paperkit import benchmark_many
+from iclr24.paperkit import pinned_threads
 from iclr24.paperkit.bench import BenchReport
 from iclr24.paperkit.errors import InputError
 
 from .condensed import CondensedLinear
-from .masks import layer_budget, random_constant_fan_in_mask
+from .masks import layer_budget
+from .masks import random_constant_fan_in_mask
 
 __all__ = [
     "SpeedGrid",

@@ -8,8 +8,15 @@ from pathlib import Path
 
 import torch
 
-from iclr24.paperkit import atomic_torch_save, atomic_write_json
-from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, nonneg_float, positive_int
+from iclr24.paperkit import atomic_torch_save
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
@@ -225,7 +232,9 @@ def _build_kernel(args: argparse.Namespace) -> int:
 
     from iclr24.paperkit import progress
 
-    from .kernels import build_directory, build_kernel, kernel_status
+    from .kernels import build_directory
+    from .kernels import build_kernel
+    from .kernels import kernel_status
 
     status = kernel_status()
     if status == "built":
@@ -273,7 +282,8 @@ def _build_kernel(args: argparse.Namespace) -> int:
     ),
 )
 def _condense(args: argparse.Namespace) -> int:
-    from .convert import condense, plan_table
+    from .convert import condense
+    from .convert import plan_table
     from .data import load_data
     from .model import build_model
     from .train import evaluate

@@ -25,10 +25,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, check_tensor
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
 from iclr24.paperkit.errors import describe as _describe
 
-from .kernels import fused_condensed_cols, fused_condensed_linear
+from .kernels import fused_condensed_cols
+from .kernels import fused_condensed_linear
 
 __all__ = [
     "CondensedLinear",
@@ -415,7 +419,9 @@ class CondensedLinear(nn.Module):
     def _named(self, v: str, rows: int) -> str:
         if v != "fused":
             return v
-        from .kernels import TOKENS_MIN_ROWS, kernel_built, row_mode
+        from .kernels import TOKENS_MIN_ROWS
+        from .kernels import kernel_built
+        from .kernels import row_mode
 
         mode = self.kernel_mode
         if mode == "auto":

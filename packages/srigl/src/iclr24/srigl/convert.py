@@ -14,14 +14,12 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 
-from .condensed import (
-    _AUTO_THRESHOLDS,
-    AUTO_ONLINE_ROWS,
-    ELEMENTWISE_MODULES,
-    VARIANTS,
-    CondensedConv2d,
-    CondensedLinear,
-)
+from .condensed import _AUTO_THRESHOLDS
+from .condensed import AUTO_ONLINE_ROWS
+from .condensed import ELEMENTWISE_MODULES
+from .condensed import VARIANTS
+from .condensed import CondensedConv2d
+from .condensed import CondensedLinear
 
 __all__ = ["auto_kernel_report", "condense", "describe", "plan_table"]
 

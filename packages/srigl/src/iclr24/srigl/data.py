@@ -10,8 +10,13 @@ import numpy as np
 import torch
 
 from iclr24.paperkit.data.readers import load_npz as _paperkit_load_npz
-from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
-from iclr24.paperkit.errors import InputError, InputFileError, check_int, check_tensor, describe
+from iclr24.paperkit.data.samples import digits_tensors
+from iclr24.paperkit.data.samples import train_test_split_tensors
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 __all__ = ["Split", "digits_split", "mnist_split", "load_npz", "load_data"]
 

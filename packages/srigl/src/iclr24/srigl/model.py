@@ -3,12 +3,15 @@ network with its masks as one model folder (``save_pretrained`` / ``from_pretrai
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = ["mlp", "small_cnn", "build_model", "SparseModel"]

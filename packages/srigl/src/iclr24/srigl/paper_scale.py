@@ -19,17 +19,26 @@ counter reaches Delta T).
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.data.standins import IMAGENET_PX, write_imagenet_folder
-from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
+from iclr24.paperkit.data.standins import IMAGENET_PX
+from iclr24.paperkit.data.standins import write_imagenet_folder
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import steps_per_epoch
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
-from .train import IMAGENET_RECIPE, TrainConfig, lr_lambda
+from .train import IMAGENET_RECIPE
+from .train import TrainConfig
+from .train import lr_lambda
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 
@@ -75,7 +84,8 @@ def paper_scale(
     the CPU (x 128). The default stand-in is 1,000 classes x 3 JPEGs (3,000 images); the keyword overrides shrink
     it for tests only."""
     import timm
-    from torchvision import datasets, transforms
+    from torchvision import datasets
+    from torchvision import transforms
 
     from .sparsifier import make_sparsifier
 

@@ -17,16 +17,29 @@ Every paired row's seed count comes from the power rule on calibration seeds dis
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 
-from iclr24.paperkit import ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json, progress, run_claims
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import progress
+from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
 
-from .bench import SpeedClaimConfig, _threads, time_fixed_variant
-from .data import digits_split, mnist_split
+from .bench import SpeedClaimConfig
+from .bench import _threads
+from .bench import time_fixed_variant
+from .data import digits_split
+from .data import mnist_split
 from .masks import layer_budget
-from .paper_scale import PAPER_SCALE, paper_scale
-from .train import TrainConfig, train
+from .paper_scale import PAPER_SCALE
+from .paper_scale import paper_scale
+from .train import TrainConfig
+from .train import train
 
 NAME = "srigl"
 

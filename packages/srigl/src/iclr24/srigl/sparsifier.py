@@ -26,8 +26,10 @@ so every rank holds the same masks.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 import torch
 import torch.distributed as dist
@@ -35,19 +37,17 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 
-from .masks import (
-    UpdateResult,
-    constant_fan_in,
-    cosine_drop_fraction,
-    erk_densities,
-    is_update_step,
-    layer_budget,
-    random_constant_fan_in_mask,
-    random_unstructured_mask,
-    rigl_update,
-    srigl_update,
-    uniform_densities,
-)
+from .masks import UpdateResult
+from .masks import constant_fan_in
+from .masks import cosine_drop_fraction
+from .masks import erk_densities
+from .masks import is_update_step
+from .masks import layer_budget
+from .masks import random_constant_fan_in_mask
+from .masks import random_unstructured_mask
+from .masks import rigl_update
+from .masks import srigl_update
+from .masks import uniform_densities
 
 __all__ = [
     "SparseLayer",

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +16,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit import progress, seed_everything
-from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, check_tensor, describe
+from iclr24.paperkit import progress
+from iclr24.paperkit import seed_everything
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_tensor
+from iclr24.paperkit.errors import describe
 
 from .data import Split
-from .model import SparseModel, build_model
-from .sparsifier import METHODS, Sparsifier, make_sparsifier
+from .model import SparseModel
+from .model import build_model
+from .sparsifier import METHODS
+from .sparsifier import Sparsifier
+from .sparsifier import make_sparsifier
 
 __all__ = ["TrainConfig", "TrainResult", "train", "evaluate"]
 
@@ -246,7 +258,8 @@ def train(
     ``checkpoint``: a training-state file written after every epoch (model, SGD, schedule, sparsifier, data and
     augmentation generators, RNG states); with ``resume=True`` and that file present the run continues from it and
     ends bit for bit as the uninterrupted run (a state of other settings is refused)."""
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     if not isinstance(config, TrainConfig):

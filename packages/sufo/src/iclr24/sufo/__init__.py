@@ -1,30 +1,47 @@
 """SUFO: supervised probing, unsupervised similarity, feature dynamics and outlier analysis of fine-tuned
 transformer feature spaces (Hsu et al., ICLR 2024)."""
 
-from .data import TextDataset, icd10cm_chapters, load_labelled, split, synthetic_reports
-from .dynamics import Dynamics, feature_dynamics, plot_dynamics
-from .features import (
-    CLSPoolingWarning,
-    extract_features,
-    is_causal_decoder,
-    load_encoder,
-    minilm_path,
-    save_encoder,
-    tiny_encoder,
-)
-from .finetune import FineTuneConfig, FineTuneResult, balanced_sampler, fine_tune, predict
-from .outliers import OutlierReport, common_outliers, outliers_pc12
-from .probing import (
-    ProbeConfig,
-    ProbeResult,
-    freeze_for_probe,
-    frozen_encoder_probe,
-    layerwise_probe,
-    logistic_probe,
-    probe_head,
-)
-from .similarity import constant_features, layerwise_cka, layerwise_rsa, linear_cka, rdm, rsa
-from .sparsity import explained_variance, label_separation, low_rank_approx, pc_removal_curve, rank_1_approx
+from .data import TextDataset
+from .data import icd10cm_chapters
+from .data import load_labelled
+from .data import split
+from .data import synthetic_reports
+from .dynamics import Dynamics
+from .dynamics import feature_dynamics
+from .dynamics import plot_dynamics
+from .features import CLSPoolingWarning
+from .features import extract_features
+from .features import is_causal_decoder
+from .features import load_encoder
+from .features import minilm_path
+from .features import save_encoder
+from .features import tiny_encoder
+from .finetune import FineTuneConfig
+from .finetune import FineTuneResult
+from .finetune import balanced_sampler
+from .finetune import fine_tune
+from .finetune import predict
+from .outliers import OutlierReport
+from .outliers import common_outliers
+from .outliers import outliers_pc12
+from .probing import ProbeConfig
+from .probing import ProbeResult
+from .probing import freeze_for_probe
+from .probing import frozen_encoder_probe
+from .probing import layerwise_probe
+from .probing import logistic_probe
+from .probing import probe_head
+from .similarity import constant_features
+from .similarity import layerwise_cka
+from .similarity import layerwise_rsa
+from .similarity import linear_cka
+from .similarity import rdm
+from .similarity import rsa
+from .sparsity import explained_variance
+from .sparsity import label_separation
+from .sparsity import low_rank_approx
+from .sparsity import pc_removal_curve
+from .sparsity import rank_1_approx
 
 __all__ = [
     "CLSPoolingWarning",

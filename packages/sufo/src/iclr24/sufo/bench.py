@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark
 from iclr24.paperkit.errors import InputError
 
 from .similarity import rsa
-from .sparsity import low_rank_approx, pc_removal_curve
+from .sparsity import low_rank_approx
+from .sparsity import pc_removal_curve
 
 
 def run_benchmarks(mode: str) -> BenchReport:
@@ -49,7 +51,8 @@ def run_benchmarks(mode: str) -> BenchReport:
     res.append(_finetune_epoch(mode))
     if mode != "smoke":
         from .data import synthetic_reports
-        from .features import extract_features, load_encoder
+        from .features import extract_features
+        from .features import load_encoder
 
         model, tok = load_encoder(num_labels=3)
         texts = synthetic_reports(64, seed=0).texts
@@ -75,9 +78,12 @@ def run_benchmarks(mode: str) -> BenchReport:
 
 def _finetune_epoch(mode: str):
     """CPU seconds of one fine-tuning epoch (MiniLM; a tiny random BERT in smoke mode), one thread."""
-    from .data import split, synthetic_reports
-    from .features import load_encoder, tiny_encoder
-    from .finetune import FineTuneConfig, fine_tune
+    from .data import split
+    from .data import synthetic_reports
+    from .features import load_encoder
+    from .features import tiny_encoder
+    from .finetune import FineTuneConfig
+    from .finetune import fine_tune
 
     ds = synthetic_reports(56, seed=0)
     train, val = split(ds, test_fraction=8 / 56, seed=0)

@@ -9,21 +9,20 @@ from pathlib import Path
 import numpy as np
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    config_from_args,
-    field_arg,
-    positive_float,
-    positive_int,
-)
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_float
+from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.errors import InputError
 
 from . import bench
 from .features import extract_features
 from .outliers import outliers_pc12
-from .reproduce import PAPER, ReproConfig
+from .reproduce import PAPER
+from .reproduce import ReproConfig
 from .sparsity import explained_variance
 
 app = App("sufo", PAPER.title)
@@ -53,7 +52,9 @@ _TASK = arg(
 
 
 def _dataset(args: argparse.Namespace):
-    from .data import icd10cm_chapters, load_labelled, synthetic_reports
+    from .data import icd10cm_chapters
+    from .data import load_labelled
+    from .data import synthetic_reports
 
     if args.data is not None:
         ds = load_labelled(args.data)
@@ -123,7 +124,9 @@ def _probe(args: argparse.Namespace) -> int:
     arg("--random-reference", action="store_true", help="compare with a random-init copy of --model"),
 )
 def _rsa(args: argparse.Namespace) -> int:
-    from .similarity import constant_features, layerwise_cka, layerwise_rsa
+    from .similarity import constant_features
+    from .similarity import layerwise_cka
+    from .similarity import layerwise_rsa
 
     ds = _dataset(args)
     fa = _features(args.model, ds, args)
@@ -257,7 +260,8 @@ def _dynamics(args: argparse.Namespace) -> int:
     from iclr24.paperkit.plots import save_figure
 
     from .data import split
-    from .dynamics import feature_dynamics, plot_dynamics
+    from .dynamics import feature_dynamics
+    from .dynamics import plot_dynamics
     from .features import load_encoder
 
     ds, train, test = _split3(args)
@@ -306,7 +310,8 @@ def _dynamics(args: argparse.Namespace) -> int:
 )
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
-    from .reproduce import _task, analyse
+    from .reproduce import _task
+    from .reproduce import analyse
 
     ds, train, test = _split3(args)
     c = config_from_args(ReproConfig, args)  # epochs, lr, batch size and max length: the CLI's

@@ -14,7 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, InputFileError, check_array, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.io import read_text
 
 __all__ = ["TextDataset", "synthetic_reports", "icd10cm_chapters", "load_labelled", "split", "split_indices"]
@@ -77,7 +82,8 @@ class TextDataset:
         up to the largest label."""
         if isinstance(data, TextDataset):
             return data
-        from torch.utils.data import DataLoader, Dataset
+        from torch.utils.data import DataLoader
+        from torch.utils.data import Dataset
 
         texts: list = []
         labels: list = []

@@ -11,7 +11,8 @@ ratio (the sparsification of the paper's Fig. 3).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -19,8 +20,12 @@ from iclr24.paperkit.errors import InputError
 
 from .data import TextDataset
 from .features import extract_features
-from .finetune import FineTuneConfig, FineTuneResult, fine_tune
-from .sparsity import explained_variance, label_separation, principal_components
+from .finetune import FineTuneConfig
+from .finetune import FineTuneResult
+from .finetune import fine_tune
+from .sparsity import explained_variance
+from .sparsity import label_separation
+from .sparsity import principal_components
 
 __all__ = ["Dynamics", "feature_dynamics", "plot_dynamics"]
 

@@ -11,9 +11,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit import atomic_write_bytes, progress
+from iclr24.paperkit import atomic_write_bytes
+from iclr24.paperkit import progress
 from iclr24.paperkit.data.readers import load_npz
-from iclr24.paperkit.errors import InputError, InputFileError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "CLSPoolingWarning",
@@ -77,7 +81,9 @@ def load_encoder(
     """``(model, tokenizer)``: a ``AutoModelForSequenceClassification`` (encoder + pooler + new classifier) from a
     local folder (default: all-MiniLM-L6-v2). ``random_init=True`` keeps the architecture and tokenizer but draws
     fresh weights (the no-pre-training control). Never touches the network."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoConfig
+    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoTokenizer
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     p = Path(path) if path is not None else minilm_path()
@@ -119,7 +125,8 @@ def save_encoder(model, tokenizer, folder: str | os.PathLike, *, provenance: dic
     refused."""
     import json
 
-    from iclr24.paperkit.pretrained import file_sha256, make_provenance
+    from iclr24.paperkit.pretrained import file_sha256
+    from iclr24.paperkit.pretrained import make_provenance
 
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -151,10 +158,8 @@ def is_causal_decoder(model) -> bool:
     if getattr(cfg, "is_decoder", False):
         return True
     try:
-        from transformers.models.auto.modeling_auto import (
-            MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-            MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-        )
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
     except ImportError:  # pragma: no cover - a transformers without these tables
         return False
     kind = getattr(cfg, "model_type", None)
@@ -190,7 +195,9 @@ def tiny_encoder(num_labels: int = 3, seed: int = 0, layers: int = 2, hidden: in
     if hidden % 2:
         raise InputError(f"hidden must be even (2 attention heads), got {hidden}")
     check_int(seed, "seed", minimum=0, maximum=2**32 - 1)
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from transformers import AutoTokenizer
+    from transformers import BertConfig
+    from transformers import BertForSequenceClassification
 
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)
     cfg = BertConfig(

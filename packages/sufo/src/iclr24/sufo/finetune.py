@@ -10,7 +10,9 @@ import copy
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,12 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, InputFileError, check_array, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 from .data import TextDataset
 
@@ -130,7 +137,8 @@ def balanced_sampler(labels: np.ndarray, num_samples: int | None = None, seed: i
 @torch.inference_mode()
 def predict(model, tokenizer, texts: list[str], batch_size: int = 32, max_length: int = 512) -> np.ndarray:
     """Class ids predicted by a sequence-classification model (batches of similar length, shortest padding)."""
-    from .features import _check_texts, length_sorted_batches
+    from .features import _check_texts
+    from .features import length_sorted_batches
 
     _check_texts(texts)
     check_int(batch_size, "batch_size", minimum=1, maximum=2**20)
@@ -189,7 +197,8 @@ def fine_tune(
     epochs done before)."""
     from transformers import get_linear_schedule_with_warmup
 
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     from .data import TextDataset

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_float, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import describe
 
 from .sparsity import principal_components
 

@@ -23,10 +23,15 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, tie
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import steps_per_epoch
+from iclr24.paperkit.scale import tie
 
-from .data import load_labelled, synthetic_reports
-from .finetune import _param_groups, balanced_sampler
+from .data import load_labelled
+from .data import synthetic_reports
+from .finetune import _param_groups
+from .finetune import balanced_sampler
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "write_reports_jsonl"]
 
@@ -85,12 +90,10 @@ def paper_scale(
 ) -> PaperScale:
     """One micro-step of the official fine-tuning on a JSONL of ``items`` synthetic 512-token reports.
     ``micro_batch``: default 8 on CUDA, ``cfg.cpu_micro_batch`` on the CPU; ``cfg``: a smaller config (tests)."""
-    from transformers import (
-        AutoTokenizer,
-        BertConfig,
-        BertForSequenceClassification,
-        get_linear_schedule_with_warmup,
-    )
+    from transformers import AutoTokenizer
+    from transformers import BertConfig
+    from transformers import BertForSequenceClassification
+    from transformers import get_linear_schedule_with_warmup
 
     from .features import minilm_path
 

@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import copy
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_array, check_float, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "ProbeConfig",
@@ -150,7 +155,8 @@ class ProbeConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from .finetune import BEST_METRICS, check_recipe
+        from .finetune import BEST_METRICS
+        from .finetune import check_recipe
 
         check_recipe(self)
         if self.best_metric not in BEST_METRICS:
@@ -186,7 +192,10 @@ def frozen_encoder_probe(
     validation ``config.best_metric`` (the first on ties), and score the test states."""
     from transformers import get_linear_schedule_with_warmup
 
-    from .finetune import _fused_ok, _param_groups, balanced_sampler, score
+    from .finetune import _fused_ok
+    from .finetune import _param_groups
+    from .finetune import balanced_sampler
+    from .finetune import score
 
     f_train, y_train, f_test, y_test = _check_xy(f_train, y_train, f_test, y_test)
     f_val, y_val = check_array(f_val, "f_val", ndim=2), check_array(y_val, "y_val", ndim=1, kind="int")

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24.paperkit import atomic_write_bytes, atomic_write_json, atomic_write_text
-from iclr24.paperkit.errors import InputError, InputFileError
+from iclr24.paperkit import atomic_write_bytes
+from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit import atomic_write_text
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.plots import save_figure
 
 __all__ = ["plot_analyses", "without_arrays", "write_report"]

@@ -14,28 +14,42 @@ on ICD-10-CM. How the settings and seeds were chosen: ``docs/calibration.md``.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
-from iclr24.paperkit import (
-    Calibration,
-    ClaimSet,
-    ClaimSpec,
-    Paper,
-    RunConfig,
-    pinned_threads,
-    seed_everything,
-)
+from iclr24.paperkit import Calibration
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import pinned_threads
+from iclr24.paperkit import seed_everything
 
-from .data import TextDataset, icd10cm_chapters, split, split_indices, synthetic_reports
-from .dynamics import feature_dynamics, plot_dynamics
-from .features import extract_features, load_encoder, tiny_encoder
-from .finetune import FineTuneConfig, macro_f1
+from .data import TextDataset
+from .data import icd10cm_chapters
+from .data import split
+from .data import split_indices
+from .data import synthetic_reports
+from .dynamics import feature_dynamics
+from .dynamics import plot_dynamics
+from .features import extract_features
+from .features import load_encoder
+from .features import tiny_encoder
+from .finetune import FineTuneConfig
+from .finetune import macro_f1
 from .outliers import outliers_pc12
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
-from .probing import ProbeConfig, frozen_encoder_probe, logistic_probe, probe_head
-from .report import plot_analyses, without_arrays, write_report
+from .paper_scale import PAPER_SCALE  # noqa: F401  (PAPER_SCALE: the named config)
+from .paper_scale import paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
+from .probing import ProbeConfig
+from .probing import frozen_encoder_probe
+from .probing import logistic_probe
+from .probing import probe_head
+from .report import plot_analyses
+from .report import without_arrays
+from .report import write_report
 from .similarity import layerwise_rsa
 from .sparsity import explained_variance
 
@@ -445,7 +459,8 @@ def load_smollm2(data_dir=None):
     import importlib.util
 
     import torch
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel
+    from transformers import AutoTokenizer
 
     from iclr24.paperkit.data.folder import require_data
 
@@ -509,7 +524,8 @@ def _models_claim(
 def calibrate_models(seeds=CALIBRATION_SEEDS, mode: str = "full", data_dir=None) -> dict:
     """The headline's per-seed numbers on calibration split seeds (``docs/calibration.md``); run it first thing in a
     fresh process (the kernel pins act before the first computation)."""
-    from iclr24.paperkit.threads import pin_process_dispatch, pinned_threads
+    from iclr24.paperkit.threads import pin_process_dispatch
+    from iclr24.paperkit.threads import pinned_threads
 
     if set(seeds) & set(POOL):
         raise ValueError(f"calibration seeds must not be evaluated seeds (the pool is {POOL[0]}-{POOL[-1]})")

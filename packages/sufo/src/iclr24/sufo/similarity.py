@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_array
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
 
 __all__ = ["rdm", "rsa", "layerwise_rsa", "linear_cka", "layerwise_cka", "constant_features"]
 

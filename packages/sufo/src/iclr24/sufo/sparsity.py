@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_array, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_array
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "center",

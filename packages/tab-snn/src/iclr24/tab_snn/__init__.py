@@ -1,11 +1,32 @@
 """TAB: Temporal Accumulated Batch Normalization in Spiking Neural Networks (Jiang et al., ICLR 2024)."""
 
-from .data import TemporalData, load_cifar, load_dvs_cifar10, seq_digits, seq_mnist, static_digits
-from .model import SpikingMLP, SpikingResNet19, SpikingVGG9, build_model
-from .neurons import LIF, ReadoutIntegrator, direct_encoding, firing_rates
-from .norms import BNTT, NORMS, TAB, TDBN, TEBN, SeqBN, make_norm
+from .data import TemporalData
+from .data import load_cifar
+from .data import load_dvs_cifar10
+from .data import seq_digits
+from .data import seq_mnist
+from .data import static_digits
+from .model import SpikingMLP
+from .model import SpikingResNet19
+from .model import SpikingVGG9
+from .model import build_model
+from .neurons import LIF
+from .neurons import ReadoutIntegrator
+from .neurons import direct_encoding
+from .neurons import firing_rates
+from .norms import BNTT
+from .norms import NORMS
+from .norms import TAB
+from .norms import TDBN
+from .norms import TEBN
+from .norms import SeqBN
+from .norms import make_norm
 from .packed import train_packed
-from .train import TrainConfig, TrainResult, evaluate, train_model, train_on
+from .train import TrainConfig
+from .train import TrainResult
+from .train import evaluate
+from .train import train_model
+from .train import train_on
 
 __all__ = [
     "BNTT",

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import torch
 
-from iclr24.paperkit.bench import BenchReport, BenchResult, benchmark, benchmark_many
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import BenchResult
+from iclr24.paperkit.bench import benchmark
+from iclr24.paperkit.bench import benchmark_many
 from iclr24.paperkit.errors import InputError
 
 from .model import SpikingMLP
-from .norms import make_norm, tab_normalize_loop
+from .norms import make_norm
+from .norms import tab_normalize_loop
 
 __all__ = ["run_benchmarks"]
 

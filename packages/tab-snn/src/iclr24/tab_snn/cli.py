@@ -9,7 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-from iclr24.paperkit.cli import App, UsageError, arg, config_from_args, field_arg, positive_int, resume_arg
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import config_from_args
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 
 from . import bench
 from .model import SpikingVGG9
@@ -91,8 +97,10 @@ def _command(args: argparse.Namespace) -> str:
     resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
-    from iclr24.paperkit import atomic_write_json, seed_everything
-    from iclr24.paperkit.distributed import cleanup_distributed, is_main_process
+    from iclr24.paperkit import atomic_write_json
+    from iclr24.paperkit import seed_everything
+    from iclr24.paperkit.distributed import cleanup_distributed
+    from iclr24.paperkit.distributed import is_main_process
 
     from .model import build_model
     from .train import train_model

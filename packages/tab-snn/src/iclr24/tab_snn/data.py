@@ -10,7 +10,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24.paperkit.errors import InputError, InputFileError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.io import input_file_errors
 
 __all__ = [
@@ -87,7 +91,8 @@ def seq_digits(split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
 
     Row statistics differ from row to row, so the inputs drift over time (temporal covariate shift).
     """
-    from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
+    from iclr24.paperkit.data.samples import digits_tensors
+    from iclr24.paperkit.data.samples import train_test_split_tensors
 
     check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
     x, y = digits_tensors()
@@ -98,7 +103,8 @@ def seq_digits(split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
 
 def static_digits(T: int = 4, split_seed: int = 0, test_fraction: float = 0.2) -> TemporalData:
     """sklearn digits as a static 64-vector, direct-encoded (repeated) over ``T`` steps by the model."""
-    from iclr24.paperkit.data.samples import digits_tensors, train_test_split_tensors
+    from iclr24.paperkit.data.samples import digits_tensors
+    from iclr24.paperkit.data.samples import train_test_split_tensors
 
     check_float(test_fraction, "test_fraction", minimum=0, maximum=1, open_min=True, open_max=True)
     if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= 4096:

@@ -13,11 +13,15 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_float, check_int
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .neurons import LIF, direct_encoding
-from .norms import NORMS, make_norm
+from .neurons import LIF
+from .neurons import direct_encoding
+from .norms import NORMS
+from .norms import make_norm
 
 __all__ = ["SeqToANN", "SpikingMLP", "SpikingResNet19", "SpikingVGG9", "build_model"]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "LIF",

@@ -18,13 +18,24 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 from .data import TemporalData
 from .model import SpikingMLP
-from .neurons import direct_encoding, lif_forward
-from .norms import NORMS, TAB, TEBN, make_norm
-from .train import TrainConfig, TrainResult, _check_cfg, _check_data, _check_task, cosine_sgd
+from .neurons import direct_encoding
+from .neurons import lif_forward
+from .norms import NORMS
+from .norms import TAB
+from .norms import TEBN
+from .norms import make_norm
+from .train import TrainConfig
+from .train import TrainResult
+from .train import _check_cfg
+from .train import _check_data
+from .train import _check_task
+from .train import cosine_sgd
 
 __all__ = ["PackedSpikingMLP", "train_packed"]
 

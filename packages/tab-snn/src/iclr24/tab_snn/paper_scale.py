@@ -20,11 +20,17 @@ import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.data.standins import write_cifar10_batches
-from iclr24.paperkit.scale import accumulation_for, micro_batch_for, steps_per_epoch, stream, tie, train_step
+from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import steps_per_epoch
+from iclr24.paperkit.scale import stream
+from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import train_step
 
 from .data import load_cifar
 from .model import SpikingVGG9
-from .train import cosine_sgd, crop_flip
+from .train import cosine_sgd
+from .train import crop_flip
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
 

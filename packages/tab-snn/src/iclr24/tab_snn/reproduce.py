@@ -11,14 +11,24 @@ earlier full length was chosen. Calibration seeds (100-105, 110-125) are never e
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
-from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig
+from iclr24.paperkit import Calibration
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
 
-from .data import TemporalData, seq_digits, seq_mnist, static_digits
+from .data import TemporalData
+from .data import seq_digits
+from .data import seq_mnist
+from .data import static_digits
 from .packed import train_packed
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
-from .train import TrainConfig, TrainResult
+from .paper_scale import PAPER_SCALE  # noqa: F401  (PAPER_SCALE: the named config)
+from .paper_scale import paper_scale  # noqa: F401  (PAPER_SCALE: the named config)
+from .train import TrainConfig
+from .train import TrainResult
 
 NAME = "tab-snn"
 NORMS_ORDER = ("none", "tdbn", "bntt", "tebn", "tab")

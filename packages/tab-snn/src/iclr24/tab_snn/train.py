@@ -10,14 +10,21 @@ import copy
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, InputFolderError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 from .data import TemporalData
 from .model import SpikingMLP
@@ -123,7 +130,8 @@ def _check_cfg(cfg: TrainConfig | None) -> TrainConfig:
 def _user_split(x: object, y: object, what: str) -> tuple[object, object]:
     """``(inputs, labels)`` from a ``Dataset`` of ``(x, label)`` items or a ``DataLoader`` of such batches (read
     once, in its order; ``y`` must then be None); tensors pass through."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(x):
         if y is not None:
@@ -190,11 +198,14 @@ def train_model(
     CPU; under torchrun every rank resumes from the main process's file).
     """
     from iclr24.paperkit import progress as pbar
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     cfg = _check_cfg(cfg)
-    from iclr24.paperkit.distributed import distributed_sampler, init_distributed, wrap_ddp
+    from iclr24.paperkit.distributed import distributed_sampler
+    from iclr24.paperkit.distributed import init_distributed
+    from iclr24.paperkit.distributed import wrap_ddp
 
     if not isinstance(model, nn.Module):
         raise InputError(f"model must be an nn.Module, got {describe(model)}")

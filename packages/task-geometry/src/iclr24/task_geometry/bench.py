@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.bench import BenchReport, benchmark
+from iclr24.paperkit.bench import BenchReport
+from iclr24.paperkit.bench import benchmark
 
-from .metrics import balanced_dichotomies, ccgp, ccgp_naive, parallelism_score, parallelism_score_naive
-from .students import TrainConfig, train_student, train_students
+from .metrics import balanced_dichotomies
+from .metrics import ccgp
+from .metrics import ccgp_naive
+from .metrics import parallelism_score
+from .metrics import parallelism_score_naive
+from .students import TrainConfig
+from .students import train_student
+from .students import train_students
 from .tasks import walsh_cube
 
 

@@ -10,22 +10,21 @@ import time
 from pathlib import Path
 
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.cli import (
-    App,
-    UsageError,
-    arg,
-    field_arg,
-    nonneg_float,
-    positive_int,
-    probability,
-    resume_arg,
-)
+from iclr24.paperkit.cli import App
+from iclr24.paperkit.cli import UsageError
+from iclr24.paperkit.cli import arg
+from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import nonneg_float
+from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import probability
+from iclr24.paperkit.cli import resume_arg
 
 from . import bench
 from .experiments import SweepConfig
 from .measure import measure
 from .reproduce import PAPER
-from .students import ACTIVATIONS, TrainConfig
+from .students import ACTIVATIONS
+from .students import TrainConfig
 
 app = App("task-geometry", PAPER.title)
 app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
@@ -106,7 +105,8 @@ _RESUME = (resume_arg(written="after every epoch"),)
     resume=lambda a: a.resume,
 )
 def _run(args: argparse.Namespace) -> int:
-    from .experiments import run_sweep, summarise
+    from .experiments import run_sweep
+    from .experiments import summarise
     from .plots import plot_alignment_sweep
     from .tasks import a_of_alignment
 

@@ -15,10 +15,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, InputFolderError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
-from .measure import Geometry, activations, measure
+from .measure import Geometry
+from .measure import activations
+from .measure import measure
 from .students import make_activation
 
 __all__ = ["SmallCNN", "digit_dichotomies", "train_cnn", "measure_cnn"]
@@ -119,7 +125,8 @@ def _labels(labels: object, n: int, n_classes: int) -> np.ndarray:
 def _user_images(x: object, labels: object, targets: object) -> tuple[object, object]:
     """``(images, labels)`` from a ``Dataset`` of ``(image, label)`` items or a ``DataLoader`` of such batches
     (read once, in order); ``labels`` must then be None. Arrays and tensors pass through."""
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if targets is None:
         raise InputError("targets (C, k) are required: the 0/1 dichotomies of the classes")
@@ -158,7 +165,8 @@ def train_cnn(
     ``callbacks`` / ``log_dir``: one :class:`~iclr24.paperkit.tracking.StepLog`, ``loss`` after every Adam step.
     ``checkpoint``: a file written after every epoch; with ``resume=True`` an existing one is continued (an
     interrupted run resumed ends bit for bit as the uninterrupted one)."""
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     x, labels = _user_images(x, labels, targets)

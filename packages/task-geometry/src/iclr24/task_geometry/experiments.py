@@ -6,17 +6,25 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
 from iclr24.paperkit import progress
-from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 from .measure import measure
 from .metrics import CLASSIFIERS
-from .students import TrainConfig, make_activation, train_students
-from .tasks import MAX_BITS, alignment_of_a, walsh_cube
+from .students import TrainConfig
+from .students import make_activation
+from .students import train_students
+from .tasks import MAX_BITS
+from .tasks import alignment_of_a
+from .tasks import walsh_cube
 
 __all__ = ["SweepConfig", "run_sweep", "summarise"]
 

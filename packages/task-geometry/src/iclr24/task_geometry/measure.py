@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
-from .metrics import (
-    as_matrix,
-    ccgp,
-    cka,
-    condition_means,
-    kernel,
-    parallelism_score,
-    participation_ratio,
-    shattering_dim,
-)
+from .metrics import as_matrix
+from .metrics import ccgp
+from .metrics import cka
+from .metrics import condition_means
+from .metrics import kernel
+from .metrics import parallelism_score
+from .metrics import participation_ratio
+from .metrics import shattering_dim
 
 __all__ = ["Geometry", "activations", "measure"]
 

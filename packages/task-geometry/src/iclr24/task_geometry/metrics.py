@@ -24,7 +24,10 @@ import math
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, check_float, check_int, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_float
+from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import describe
 
 __all__ = [
     "CLASSIFIERS",

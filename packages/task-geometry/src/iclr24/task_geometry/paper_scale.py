@@ -45,9 +45,13 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
     from iclr24.paperkit import PaperScale
     from iclr24.paperkit.data import load_cifar10
     from iclr24.paperkit.data.standins import write_cifar10_batches
-    from iclr24.paperkit.scale import steps_per_epoch, tie, train_step
+    from iclr24.paperkit.scale import steps_per_epoch
+    from iclr24.paperkit.scale import tie
+    from iclr24.paperkit.scale import train_step
 
-    from .cnn import SmallCNN, _images, digit_dichotomies
+    from .cnn import SmallCNN
+    from .cnn import _images
+    from .cnn import digit_dichotomies
 
     c = PAPER_SCALE
     n_train = train_images or c.train_images

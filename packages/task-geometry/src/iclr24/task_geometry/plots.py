@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24.paperkit.errors import InputError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.plots import pyplot
 
 from .metrics import as_matrix

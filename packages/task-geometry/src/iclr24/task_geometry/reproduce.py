@@ -15,17 +15,29 @@ the power rule on calibration seeds that are never evaluated (``docs/calibration
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 
 import numpy as np
 
-from iclr24.paperkit import Calibration, ClaimSet, ClaimSpec, Paper, RunConfig, atomic_write_json
+from iclr24.paperkit import Calibration
+from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
+from iclr24.paperkit import RunConfig
+from iclr24.paperkit import atomic_write_json
 
-from .experiments import SweepConfig, run_sweep, summarise
-from .paper_scale import PAPER_SCALE, paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
-from .plots import plot_alignment_sweep, plot_condition_means
+from .experiments import SweepConfig
+from .experiments import run_sweep
+from .experiments import summarise
+from .paper_scale import PAPER_SCALE  # noqa: F401  (the paper's largest setting, issue 48)
+from .paper_scale import paper_scale  # noqa: F401  (the paper's largest setting, issue 48)
+from .plots import plot_alignment_sweep
+from .plots import plot_condition_means
 from .students import TrainConfig
-from .tasks import alignment_of_a, walsh_functions
+from .tasks import alignment_of_a
+from .tasks import walsh_functions
 
 NAME = "task-geometry"
 
@@ -396,7 +408,9 @@ def _cnn_claim(claims: ClaimSet, spec: ClaimSpec, seeds: list[int], c: ReproConf
     """The small CNN, Tanh against ReLU, on real digit images over paired seeds (the seed sets the initialisation,
     the same for both nonlinearities, and the batch order): ``digits_cnn`` (scikit-learn's 8x8 digits, always
     there) or ``mnist_cnn`` (the data folder; ``DataMissing`` when absent, a skipped claim)."""
-    from .cnn import digit_dichotomies, measure_cnn, train_cnn
+    from .cnn import digit_dichotomies
+    from .cnn import measure_cnn
+    from .cnn import train_cnn
 
     if spec.id == "mnist_cnn":
         from iclr24.paperkit.data import load_mnist

@@ -17,15 +17,22 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr24.paperkit.errors import InputError, InputFileError, InputFolderError, describe
+from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 __all__ = [
@@ -291,7 +298,8 @@ class Student:
 
 
 def _as_xy(task) -> tuple[torch.Tensor, torch.Tensor]:
-    from iclr24.paperkit.data.user import as_tensors, is_user_data
+    from iclr24.paperkit.data.user import as_tensors
+    from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(task):  # a Dataset of (x, y) items or a DataLoader of (x, y) batches, read once in order
         X, Y = as_tensors(task, fields=2, what="a task's Dataset/DataLoader of (x, y)")
@@ -438,7 +446,8 @@ def train_students(
     rows = torch.arange(S)[:, None]
     step = 0
     from iclr24.paperkit import progress
-    from iclr24.paperkit.resume import load_train_state, save_train_state
+    from iclr24.paperkit.resume import load_train_state
+    from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
     if resume and checkpoint is None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import codecs
 import pickle
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 __all__ = ["UnsafePickle", "load_restricted"]
 
@@ -22,9 +23,11 @@ def _numpy_globals() -> dict[tuple[str, str], Any]:
     import numpy as np
 
     try:  # numpy >= 2 (and the forward-compatible shim in numpy 1.26)
-        from numpy._core import multiarray, numeric
+        from numpy._core import multiarray
+        from numpy._core import numeric
     except ImportError:  # pragma: no cover - numpy < 1.26
-        from numpy.core import multiarray, numeric
+        from numpy.core import multiarray
+        from numpy.core import numeric
 
     allowed: dict[tuple[str, str], Any] = {
         ("numpy", "ndarray"): np.ndarray,

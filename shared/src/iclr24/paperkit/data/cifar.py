@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, InputFileError, InputNotAFolderError
+from ..errors import InputError
+from ..errors import InputFileError
+from ..errors import InputNotAFolderError
 from ._unpickle import load_restricted
 
 __all__ = [

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .folder import (
-    DATA_FILES,
-    DataFetchError,
-    data_file,
-    get_command,
-    get_data,
-    is_present,
-    member_paths,
-    resolve_data_dir,
-)
+from .folder import DATA_FILES
+from .folder import DataFetchError
+from .folder import data_file
+from .folder import get_command
+from .folder import get_data
+from .folder import is_present
+from .folder import member_paths
+from .folder import resolve_data_dir
 
 __all__ = ["add_data_commands"]
 

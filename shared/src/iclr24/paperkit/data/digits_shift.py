@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import numpy as np

@@ -25,9 +25,13 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from pathlib import PurePosixPath
 
-from ..errors import DataMissing, InputError, InputFileError, InputNotAFolderError
+from ..errors import DataMissing
+from ..errors import InputError
+from ..errors import InputFileError
+from ..errors import InputNotAFolderError
 
 __all__ = [
     "DataFile",

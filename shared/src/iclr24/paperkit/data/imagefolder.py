@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, InputFileError, InputNotAFolderError
+from ..errors import InputError
+from ..errors import InputFileError
+from ..errors import InputNotAFolderError
 
 __all__ = ["image_folder", "IMAGE_EXTENSIONS"]
 
@@ -43,7 +45,8 @@ def image_folder(
     every image bilinearly; without it all images must already share one size. Needs Pillow (``[data]`` extra).
     """
     try:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
+        from PIL import UnidentifiedImageError
     except ImportError as e:  # pragma: no cover - Pillow is in the [data] extra
         raise ImportError("image_folder needs Pillow: install iclr24-paperkit[data]") from e
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, InputFileError
+from ..errors import InputError
+from ..errors import InputFileError
 from ._unpickle import load_restricted
 from .folder import require_data
 

@@ -55,7 +55,8 @@ def load_image(path: str | os.PathLike, mode: str = "RGB"):
         raise InputError(f"mode must be 'RGB' or 'L', got {mode!r}")
     p = readable_file(path, "image file")
     try:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
+        from PIL import UnidentifiedImageError
     except ImportError:  # pragma: no cover
         raise ImportError("load_image needs Pillow: pip install 'iclr24-paperkit[data]'") from None
     try:

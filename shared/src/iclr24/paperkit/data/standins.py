@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .cifar import CIFAR10_CLASSES, CIFAR10_TEST_BATCH, CIFAR10_TRAIN_BATCHES
+from .cifar import CIFAR10_CLASSES
+from .cifar import CIFAR10_TEST_BATCH
+from .cifar import CIFAR10_TRAIN_BATCHES
 
 __all__ = ["IMAGENET_PX", "write_imagenet_folder", "write_cifar10_batches"]
 

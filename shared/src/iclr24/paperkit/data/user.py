@@ -12,7 +12,9 @@ calls this first gives the same answer from either. Anything else is one :class:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InputError
@@ -22,7 +24,9 @@ __all__ = ["as_tensors", "is_user_data"]
 
 def is_user_data(obj: Any) -> bool:
     """True for a ``torch.utils.data.Dataset`` or ``DataLoader`` (what :func:`as_tensors` reads item by item)."""
-    from torch.utils.data import DataLoader, Dataset, IterableDataset
+    from torch.utils.data import DataLoader
+    from torch.utils.data import Dataset
+    from torch.utils.data import IterableDataset
 
     return isinstance(obj, (Dataset, DataLoader, IterableDataset))
 

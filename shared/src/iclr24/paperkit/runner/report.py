@@ -30,11 +30,20 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from ..claims import VERDICTS, Claim, Fact, RunConfig
-from ..io import atomic_write_json, atomic_write_text, ensure_out_dir
+from ..claims import VERDICTS
+from ..claims import Claim
+from ..claims import Fact
+from ..claims import RunConfig
+from ..io import atomic_write_json
+from ..io import atomic_write_text
+from ..io import ensure_out_dir
 from ..paper import Paper
 from ..seeding import seed_everything
-from ..summary import by_kind, claims_to_markdown, facts_to_markdown, summary_text, verdict_summary
+from ..summary import by_kind
+from ..summary import claims_to_markdown
+from ..summary import facts_to_markdown
+from ..summary import summary_text
+from ..summary import verdict_summary
 
 __all__ = [
     "discover_papers",
@@ -298,7 +307,8 @@ def run_paper_folder(
 def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
     """One paper in a fresh worker process: threads and CPU kernels pinned before the paper's package computes."""
     from ..progress import set_quiet
-    from ..threads import pin_process_dispatch, pin_process_threads
+    from ..threads import pin_process_dispatch
+    from ..threads import pin_process_threads
 
     pin_process_threads(
         1
@@ -323,7 +333,9 @@ def _worker_run(paper: Any, name: str, kwargs: dict, quiet: bool) -> dict:
 @contextmanager
 def _pinned_children() -> Iterator[None]:
     """Processes spawned inside start with the kernel pins in their environment (before any import)."""
-    from ..threads import DISPATCH_ENV, OUTER_ENV, pin_process_dispatch
+    from ..threads import DISPATCH_ENV
+    from ..threads import OUTER_ENV
+    from ..threads import pin_process_dispatch
 
     saved = {v: os.environ.get(v) for v in (*DISPATCH_ENV, OUTER_ENV)}
     pin_process_dispatch(True)
@@ -433,7 +445,8 @@ def run_papers(
     remote = [n for n in papers if n not in local]
     if remote:
         import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import as_completed
 
         workers = min(jobs, len(remote))
         if workers > 1:

@@ -41,12 +41,18 @@ import re
 import signal
 import threading
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..claims import ClaimSet, RunConfig
-from ..errors import InputError, describe
+from ..claims import ClaimSet
+from ..claims import RunConfig
+from ..errors import InputError
+from ..errors import describe
 from ..paper import Paper
 
 __all__ = [
@@ -143,7 +149,8 @@ def check_damaged_model_refused(
     import shutil
 
     from ..errors import InputFileError
-    from ..pretrained import WEIGHTS_FILE, read_model_folder
+    from ..pretrained import WEIGHTS_FILE
+    from ..pretrained import read_model_folder
 
     bad = Path(tmp_path) / f"damaged-{Path(folder).name}"
     shutil.copytree(folder, bad)
@@ -167,7 +174,8 @@ def check_retrain_first_steps(
     """Retrain a shipped model by its recorded command with ``overrides`` (a shorter run) and check that the losses
     at ``steps`` are the recorded ones (:func:`.shipped.loss_mismatches`); returns the fresh losses."""
     from ..pretrained import read_model_folder
-    from ..shipped import loss_mismatches, retrain
+    from ..shipped import loss_mismatches
+    from ..shipped import retrain
     from ..threads import pinned_threads
 
     recorded = read_model_folder(folder)[2]["losses"]

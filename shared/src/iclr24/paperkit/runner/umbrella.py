@@ -6,10 +6,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..cli import FROM_SCRATCH_HELP, App, UsageError, arg, exit_code, positive_int
+from ..cli import FROM_SCRATCH_HELP
+from ..cli import App
+from ..cli import UsageError
+from ..cli import arg
+from ..cli import exit_code
+from ..cli import positive_int
 from ..data.commands import add_data_commands
 from . import report
-from .report import discover_papers, load_paper, run_papers
+from .report import discover_papers
+from .report import load_paper
+from .report import run_papers
 
 app = App(
     "iclr24", "ICLR 2024 papers as installable packages: list them, reproduce their claims, fetch real data."
@@ -81,7 +88,8 @@ def _reproduce(args: argparse.Namespace) -> int:
 def _paper_scale_worker(ref, name: str, device: str) -> dict:
     """One paper's paper-scale row, in a fresh process (its peak memory is its own)."""
     from ..scale import measure_paper_scale
-    from ..threads import pin_process_threads, pinned_threads
+    from ..threads import pin_process_threads
+    from ..threads import pinned_threads
 
     pin_process_threads(1)
     paper = load_paper(ref)
@@ -120,7 +128,8 @@ def _bench(args: argparse.Namespace) -> int:
     from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
-    from ..io import atomic_write_json, atomic_write_text
+    from ..io import atomic_write_json
+    from ..io import atomic_write_text
     from ..scale import paper_scale_markdown
 
     eps = discover_papers()
