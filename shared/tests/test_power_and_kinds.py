@@ -21,6 +21,7 @@ from iclr24.paperkit.power import Calibration
 from iclr24.paperkit.power import power_plan
 from iclr24.paperkit.power import seeds_needed
 from iclr24.paperkit.power import t_quantile
+from iclr24.paperkit.summary import claims_to_markdown
 from iclr24.paperkit.summary import summary_text
 from iclr24.paperkit.summary import verdict_summary
 
@@ -200,6 +201,8 @@ def test_run_claims_records_undecidable_without_running_it():
     assert "needs" in u.message and u.details["power"]["needed_seeds"] > 15 and u.kind == "headline"
     back = Claim.from_dict(u.to_dict())
     assert back.status == "undecidable" and back.kind == "headline"
+    row = claims_to_markdown(cs).splitlines()[-1]
+    assert row.count("undecidable at this budget") == 1 and "needs" in row
     with pytest.raises(ValueError, match="no measurement"):
         run_claims(ClaimSet("p", RunConfig(mode="quick")), [fine], {})
 

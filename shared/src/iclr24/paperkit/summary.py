@@ -68,11 +68,19 @@ def claims_to_markdown(claims: list[Claim] | ClaimSet) -> str:
             base,
             _fmt(c.paper_value),
             f"`{c.rule}`" if c.rule else "-",
-            _VERDICT_CELL[c.status] + (f": {c.message}" if c.message else ""),
+            _verdict_cell(c.status, c.message),
             f"{c.seconds:.1f}",
         ]
         lines.append("| " + " | ".join(_cell(s) for s in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _verdict_cell(status: str, message: str | None) -> str:
+    """The verdict column: the status in words, then the message (once, where the message already opens with it)."""
+    cell = _VERDICT_CELL[status]
+    if not message:
+        return cell
+    return message if message.startswith(cell) else f"{cell}: {message}"
 
 
 def facts_to_markdown(facts: list[Fact]) -> str:
