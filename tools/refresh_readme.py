@@ -150,8 +150,9 @@ def _verdict(c: dict) -> str:
         span = f"[{_num(lo)}, {_num(hi)}]" if lo is not None else "no interval (one seed)"
         what = "log-ratio slack" if p["form"] == "log_ratio" else "slack"
         v += f" (95 % interval of the per-seed {what}: {span})"
-    if c.get("message"):
-        v += f": {c['message']}"
+    msg = c.get("message")
+    if msg:  # a message that opens with the verdict's words (an undecidable claim's plan) is shown alone
+        v = msg if msg.startswith(v) else f"{v}: {msg}"
     return v
 
 

@@ -499,3 +499,10 @@ def test_module_vocabulary():
     )
     gone = sorted(KNOWN_OTHER_NAMES - other)
     assert not gone, f"renamed: remove them from KNOWN_OTHER_NAMES: {gone}"
+
+
+def test_an_undecidable_claims_cell_says_so_once():
+    v = _refresh_module()._verdict
+    plan = "undecidable at this budget: calibrated slack +1.5: deciding it needs 144 paired seeds"
+    assert v({"verdict": "undecidable", "message": plan}) == plan
+    assert v({"verdict": "fails", "message": "seed 3 diverged"}) == "**no**: seed 3 diverged"
