@@ -251,6 +251,22 @@ def test_a_command_sees_the_arguments_it_was_given(tmp_path):
     assert app.main(argv) == 0 and seen == [argv]
 
 
+def test_command_line_is_the_run_as_its_marker_records_it(tmp_path):
+    import argparse
+
+    app = App("demo", "A demo tool.")
+    seen = []
+
+    @app.command("train", "Train a toy.", arg("--name", default="a b", help="a name"))
+    def train(args):
+        seen.append(app.command_line(args))
+
+    assert app.main(["train", "--name", "x y", "--out", str(tmp_path / "o")]) == 0
+    assert seen == [f"demo train --name 'x y' --out {tmp_path / 'o'}"]
+    # a folder without a marker (the function called without main): the command alone
+    assert app.command_line(argparse.Namespace(out=tmp_path / "none", command="train")) == "demo train"
+
+
 @pytest.mark.parametrize(
     "kind, good, bad",
     [

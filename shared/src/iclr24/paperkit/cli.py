@@ -562,6 +562,17 @@ class App:
             parts=None if parts is None else list(parts(args)),
         )
 
+    def command_line(self, args: argparse.Namespace) -> str:
+        """This run's command line, ``prog command --flag ...``, as the run marker in its ``--out`` records it: the
+        ``command`` a trainer writes into its model folder's provenance.json. ``prog command`` alone when ``--out``
+        holds no marker (a command function called without :meth:`main`)."""
+        import shlex
+
+        from .runfolder import read_marker
+
+        runs = (read_marker(args.out) or {}).get("runs") or [{}]
+        return shlex.join([self.prog, *runs[-1].get("argv", [args.command])])
+
     def __call__(self, argv: Sequence[str] | None = None) -> int:
         return self.main(argv)
 

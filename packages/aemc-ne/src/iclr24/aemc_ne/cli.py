@@ -107,16 +107,6 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
     )
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["aemc-ne", *runs[-1].get("argv", ["train"])])
-
-
 @app.command(
     "train",
     "Train AEMC-NE (or a baseline) on a ratings matrix; writes the model folder OUT/model (model.safetensors, "
@@ -205,7 +195,7 @@ def _write_train(
     if args.model != "mf":
         fit_config = asdict(model.cfg_)
         model.save_pretrained(out / "model", provenance={
-            "command": run_command(args), "seed": args.seed, "steps": model.history[-1]["epoch"],
+            "command": app.command_line(args), "seed": args.seed, "steps": model.history[-1]["epoch"],
             "steps_unit": "epochs", "cpu_seconds": round(cpu_seconds, 2),
             "resumed_after_epoch": model.resumed_from_, "data": what, "fit_config": fit_config,
             "best_epoch": model.best_epoch_, "val_rmse": model.best_val_rmse_, "test_rmse": metrics.get("test_rmse"),

@@ -53,16 +53,6 @@ def _load(args: argparse.Namespace):
     return load_polymnist(args.path)
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["cmvae", *runs[-1].get("argv", [args.command])])
-
-
 LOSSES_UNIT = (
     "the mini-batch loss (the negative objective, mean over the batch) after Adam step s: every step up to 20, "
     "then every steps // 20 and the last step"
@@ -203,7 +193,7 @@ def _train(args: argparse.Namespace) -> int:
             data.test_labels, model.predict_clusters(data.tensors("test")).clusters
         )
     model.save_pretrained(out / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": total_steps,
+        "command": app.command_line(args), "seed": args.seed, "steps": total_steps,
         "steps_unit": "Adam steps", "epochs": args.epochs, "cpu_seconds": round(cpu_fit, 2), "data": data.name,
         "n_train": n_train, "final_loss": hist[-1], "losses": step_losses.losses, "losses_unit": LOSSES_UNIT,
         "loss_per_epoch": hist, "k_star": info.get("k_star"), "test_scores": info.get("test_scores"),

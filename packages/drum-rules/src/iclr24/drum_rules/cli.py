@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import time
 from pathlib import Path
 
@@ -45,14 +44,6 @@ _MODEL = arg(
     default=Path("results/drum-rules/train/model"),
     help="model folder written by train or convert (OUT/model), its run folder OUT, or an older model.pt",
 )
-
-
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["drum-rules", *runs[-1].get("argv", [args.command])])
 
 
 def _load(args: argparse.Namespace) -> tuple[DRUM, float, str]:
@@ -127,7 +118,7 @@ def _train(args: argparse.Namespace) -> int:
         beta,
         args.data,
         provenance={
-            "command": _command(args),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": hist["steps"],
             "epochs": hist["epochs_run"],
@@ -301,7 +292,11 @@ def _convert(args: argparse.Namespace) -> int:
         m,
         beta,
         args.data,
-        provenance={"command": _command(args), "converted_from": str(args.official), "valid": cls["valid"]},
+        provenance={
+            "command": app.command_line(args),
+            "converted_from": str(args.official),
+            "valid": cls["valid"],
+        },
     )
     print(f"{data!r}\nloaded {args.official} (rank {m.rank}, T {m.steps}), beta = {beta:.6g}")
     print(f"saved {args.out / 'model'}")

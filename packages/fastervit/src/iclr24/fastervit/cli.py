@@ -189,7 +189,7 @@ def _train(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         log_dir=args.log_dir,
         resume=args.resume,
-        command=_command_line(args),
+        command=app.command_line(args),
     )
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun the summary comes from rank 0 alone
         return 0
@@ -202,16 +202,6 @@ def _train(args: argparse.Namespace) -> int:
         f"checkpoint in {args.out}"
     )
     return 0
-
-
-def _command_line(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in --out records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["fastervit", *runs[-1].get("argv", ["train"])])
 
 
 @app.command(

@@ -220,17 +220,12 @@ def _train(args: argparse.Namespace) -> int:
 def _save_model_folder(args: argparse.Namespace, model: FIFModel, meta: dict, hist: dict, cpu_seconds: float):
     """OUT/model: the trained flow as a model folder; provenance.json holds the run and the data meta (scaling,
     image shape) that sample and nll need."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
     every = max(1, len(hist["step"]) // 20)
     losses = [{"step": s + 1, "loss": v} for s, v in list(zip(hist["step"], hist["loss"]))[::every]]
     return model.save_pretrained(
         Path(args.out) / "model",
         provenance={
-            "command": shlex.join(["fif", *runs[-1].get("argv", ["train"])]),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": args.steps,
             "cpu_seconds": round(cpu_seconds, 2),

@@ -49,16 +49,6 @@ def _real(args: argparse.Namespace, split: str, limit: int):
     return name, CATEGORIES[name], load_official_layouts(args.data[1], name, split, limit=limit)
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["lace", *runs[-1].get("argv", [args.command])])
-
-
 @app.command(
     "train",
     "Train a LACE model on the built-in synthetic aligned layouts or, with --data, on real layouts (the official "
@@ -166,7 +156,7 @@ def _train(args: argparse.Namespace) -> int:
     losses = {str(h["step"]): h["loss"] for h in hist if h["step"] < 20 or h["step"] % every == 0}
     losses[str(hist[-1]["step"])] = hist[-1]["loss"]
     model.save_pretrained(out / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps",
+        "command": app.command_line(args), "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps",
         "cpu_seconds": round(time.process_time() - cpu0, 2), "world_size": info.world_size,
         "data": "synthetic aligned layouts" if real is None else real[0], "layouts": int(tok.shape[0]),
         "final_loss": hist[-1]["loss"], "losses": losses,

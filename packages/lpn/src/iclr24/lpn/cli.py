@@ -221,16 +221,11 @@ def provenance_losses(losses: list[float], start: int, end: int, num_steps: int)
 
 def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, world: int) -> Path:
     """OUT/model: the trained LPN as a model folder, with how it was trained in provenance.json."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
     losses = provenance_losses(res.losses, res.start_step, res.end_step, cfg.num_steps)
     return model.save_pretrained(
         Path(args.out) / "model",
         provenance={
-            "command": shlex.join(["lpn", *runs[-1].get("argv", ["train"])]),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": res.end_step,
             "resumed_from_step": res.start_step or None,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import time
 from pathlib import Path
 
@@ -103,14 +102,6 @@ def _bias(args: argparse.Namespace) -> int:
         print(f"| {r['K']} | {r['mse']:.3e} | {r['tv']:.3f} | {r['gap']:.4f} |")
     print(f"log-log slope {slope}; wrote {out / 'bias.json'} and {out / 'bias.png'}")
     return 0
-
-
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["ncde-bounds", *runs[-1].get("argv", [args.command])])
 
 
 @app.command(
@@ -226,7 +217,7 @@ def _train(args: argparse.Namespace) -> int:
     model.cpu().save_pretrained(
         out / "model",
         provenance={
-            "command": _command(args),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": res.steps,
             "epochs": cfg.epochs,

@@ -41,16 +41,6 @@ app.add_bench(bench.run_benchmarks)
 DATASETS = ("digits", "mnist", "cifar10")
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["opposing-signals", *runs[-1].get("argv", ["run"])])
-
-
 @app.command(
     "run",
     "Train an MLP with every example's loss tracked; find the opposing groups; write results.json and the trained "
@@ -143,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     summary["dataset"] = args.dataset
     summary["alpha"] = args.alpha if args.dataset == "digits" else None
     tracker.model.save_pretrained(Path(args.out) / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "optimizer steps",
+        "command": app.command_line(args), "seed": args.seed, "steps": args.steps, "steps_unit": "optimizer steps",
         "cpu_seconds": round(time.process_time() - cpu0, 2), "dataset": args.dataset, "alpha": summary["alpha"],
         "n_train": summary["n"], "config": summary["config"], "final_loss": summary["final_loss"],
         "losses": {str(t): summary["loss"][t] for t in range(0, args.steps + 1, max(1, args.steps // 10))},

@@ -181,16 +181,6 @@ def load_source(path: Path) -> tuple[SFDAModel, dict]:
     return model, meta
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["sfda2", *runs[-1].get("argv", [])])
-
-
 class _LossTrace:
     """The loss at every 20th of a run's iterations and at its last (for provenance.json)."""
 
@@ -275,7 +265,7 @@ def _train_source(args: argparse.Namespace) -> int:
     }
     model.class_names, model.image_size = names, args.size
     folder = model.cpu().save_pretrained(Path(args.out) / "source", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": steps, "epochs": cfg.epochs,
+        "command": app.command_line(args), "seed": args.seed, "steps": steps, "epochs": cfg.epochs,
         "cpu_seconds": round(cpu, 2), "resumed_from_epoch": model.resumed_from_epoch_,
         "data": args.source, "source_train_accuracy": round(acc, 4), "config": vars_jsonable(cfg),
         "losses": trace.rows, "world_size": info.world_size,
@@ -380,7 +370,7 @@ def _adapt(args: argparse.Namespace) -> int:
     }
     out = Path(args.out)
     model.cpu().save_pretrained(out / "target", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": len(res.history), "cpu_seconds": round(cpu, 2),
+        "command": app.command_line(args), "seed": args.seed, "steps": len(res.history), "cpu_seconds": round(cpu, 2),
         "method": args.method, "source_model": str(args.source_ckpt), "data": args.target,
         "accuracy": final["acc"], "mean_class_accuracy": final["mean_class_acc"], "evals": res.evals,
         "config": res.config,

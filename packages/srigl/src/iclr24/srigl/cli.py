@@ -177,7 +177,7 @@ def _train(args: argparse.Namespace) -> int:
     folder = r.save_pretrained(
         out / "model",
         provenance={
-            "command": _command_line(args),
+            "command": app.command_line(args),
             "data": args.data,
             "cpu_seconds": round(time.process_time() - cpu0, 2),
             "resumed_from_epoch": r.resumed_from_epoch,
@@ -206,16 +206,6 @@ def _train(args: argparse.Namespace) -> int:
     )
     print(f"wrote {folder} (SparseModel.from_pretrained) and {path}")
     return 0
-
-
-def _command_line(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in --out records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["srigl", *runs[-1].get("argv", ["train"])])
 
 
 @app.command(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -55,14 +54,6 @@ def load_task(spec: str, T: int | None, data_dir: Path | None, limit: int | None
     if limit is not None:
         d.x_train, d.y_train = d.x_train[:limit], d.y_train[:limit]
     return d, arch
-
-
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["tab-snn", *runs[-1].get("argv", [args.command])])
 
 
 @app.command(
@@ -154,7 +145,7 @@ def _train(args: argparse.Namespace) -> int:
             model.cpu().save_pretrained(
                 out / "model",
                 provenance={
-                    "command": _command(args),
+                    "command": app.command_line(args),
                     "seed": args.seed,
                     "steps": res.steps,
                     "epochs": args.epochs,
