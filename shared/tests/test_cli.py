@@ -299,3 +299,22 @@ def test_a_bad_nonneg_int_is_one_line_exit_2(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "expected a non-negative integer, got '-1'" in err and "Traceback" not in err
+
+
+def test_int_list_parses_comma_separated_positive_integers():
+    import argparse
+
+    from iclr24.paperkit.cli import int_list
+
+    widths = int_list("layer widths", "like 500 or 30,30")
+    assert widths("500") == (500,) and widths("30, 30,") == (30, 30)
+    for bad, says in (("3x", "comma-separated layer widths like 500 or 30,30, got '3x'"),
+                      ("0,4", "positive layer widths, got '0,4'"), ("", "positive layer widths")):  # fmt: skip
+        with pytest.raises(argparse.ArgumentTypeError, match=says):
+            widths(bad)
+    epochs = int_list("epochs", "such as 30,70,90", increasing=True)
+    assert epochs("30,70,90") == (30, 70, 90)
+    with pytest.raises(
+        argparse.ArgumentTypeError, match="increasing positive epochs such as 30,70,90, got '70,30'"
+    ):
+        epochs("70,30")

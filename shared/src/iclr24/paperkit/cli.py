@@ -51,6 +51,7 @@ __all__ = [
     "config_from_args",
     "exit_code",
     "field_arg",
+    "int_list",
     "resolve_device",
     "resume_arg",
     "nonneg_int",
@@ -176,6 +177,28 @@ nonneg_int = _typed("nonneg_int", int, lambda v: v >= 0, "a non-negative integer
 positive_float = _typed("positive_float", float, lambda v: v > 0 and v < float("inf"), "a positive number")
 nonneg_float = _typed("nonneg_float", float, lambda v: 0 <= v < float("inf"), "a non-negative number")
 probability = _typed("probability", float, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]")
+
+
+def int_list(what: str, example: str, *, increasing: bool = False) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type for comma-separated positive integers (``"4,8,16"`` -> ``(4, 8, 16)``; empty items are
+    skipped), ``increasing`` ones with ``increasing``. A bad value is one line naming ``what`` (``"layer
+    widths"``) and showing ``example`` (``"like 4,8,16"``), exit 2."""
+
+    def parse(s: str) -> tuple[int, ...]:
+        try:
+            v = tuple(int(p) for p in s.split(",") if p.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated {what} {example}, got {s!r}"
+            ) from None
+        if increasing and (not v or min(v) < 1 or list(v) != sorted(v)):
+            raise argparse.ArgumentTypeError(f"expected increasing positive {what} {example}, got {s!r}")
+        if not v or min(v) < 1:
+            raise argparse.ArgumentTypeError(f"expected positive {what}, got {s!r}")
+        return v
+
+    parse.__name__ = "int_list"
+    return parse
 
 
 def resolve_device(device: str) -> str:

@@ -12,6 +12,7 @@ from iclr24.paperkit.cli import App
 from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_float
 from iclr24.paperkit.cli import positive_int
@@ -44,16 +45,7 @@ app.add_bench(bench.run_benchmarks)
 MODELS = ("aemcne", "aemc", "autorec", "mf")
 
 
-def _widths(text: str) -> tuple[int, ...]:
-    try:
-        w = tuple(int(t) for t in text.split(",") if t.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated layer widths like 500 or 30,30; got {text!r}"
-        ) from None
-    if not w or min(w) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive layer widths, got {text!r}")
-    return w
+_widths = int_list("layer widths", "like 500 or 30,30")
 
 
 def _clip(text: str) -> tuple[float, float] | None:

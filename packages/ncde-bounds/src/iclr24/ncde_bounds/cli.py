@@ -17,6 +17,7 @@ from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.cli import config_from_args
 from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputError
@@ -33,16 +34,7 @@ app.add_reproduce(lambda: PAPER)
 app.add_bench(bench.run_benchmarks)
 
 
-def _ks(text: str) -> list[int]:
-    try:
-        ks = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers like 4,8,16, got {text!r}"
-        ) from None
-    if not ks or min(ks) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return ks
+_ks = int_list("integers", "like 4,8,16")
 
 
 @app.command(

@@ -15,6 +15,7 @@ from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.cli import config_from_args
 from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.errors import InputFileError
@@ -40,16 +41,7 @@ def _sparsity(s: str) -> float:
     return v
 
 
-def _epochs_list(s: str) -> tuple[int, ...]:
-    try:
-        v = tuple(int(p) for p in s.split(",") if p.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated epochs such as 30,70,90, got {s!r}"
-        ) from None
-    if not v or any(e < 1 for e in v) or list(v) != sorted(v):
-        raise argparse.ArgumentTypeError(f"expected increasing positive epochs such as 30,70,90, got {s!r}")
-    return v
+_epochs_list = int_list("epochs", "such as 30,70,90", increasing=True)
 
 
 @app.command(
