@@ -26,6 +26,7 @@ from .data import perturbed_datasets
 from .extract import explain
 from .extract import faithful_rules
 from .extract import path_rules
+from .kg import KGData
 from .model import DRUM
 from .reproduce import PAPER
 from .rules import RuleProgram
@@ -46,14 +47,15 @@ _MODEL = arg(
 )
 
 
-def _load(args: argparse.Namespace) -> tuple[DRUM, float, str]:
+def _load(args: argparse.Namespace, data: str | None = None) -> tuple[DRUM, float, KGData]:
+    """``(model, beta, dataset)`` of ``--model``: the dataset it was trained on, or ``data`` when given."""
     m, beta, spec = load_model(args.model)
     if beta is None or spec is None:
         raise ValueError(
             f"{args.model} records no beta or data in its provenance.json (saved by DRUM.save_pretrained alone); "
             "save it with iclr24.drum_rules.save_model(folder, model, beta, data_spec)"
         )
-    return m, beta, spec
+    return m, beta, resolve_data(data or spec, seed=args.seed, data_dir=args.data_dir)
 
 
 @app.command(
@@ -157,8 +159,7 @@ def _train(args: argparse.Namespace) -> int:
     data=True,
 )
 def _eval(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(args.data or spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args, args.data)
     lp = link_prediction(m, data, ties=args.ties, seed=args.seed)
     _, cls = select_beta(m, data) if data.valid_labelled is not None else (beta, {})
     print(
@@ -186,8 +187,7 @@ def _eval(args: argparse.Namespace) -> int:
     adds_to=("train", "convert"),  # the rules go beside the model: --model runs/mm/model --out runs/mm
 )
 def _extract(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args)
     beta = args.beta or beta
     rel = list(data.kg.relations)
     if args.variant == "path":
@@ -230,8 +230,7 @@ def _extract(args: argparse.Namespace) -> int:
     data=True,
 )
 def _check(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args)
     prog = RuleProgram.load(args.rules)
     n = args.datasets - 1
     ds = perturbed_datasets(data.eval_kg, n // 3 + (n % 3 > 0), n // 3 + (n % 3 > 1), n // 3, seed=args.seed)
@@ -257,8 +256,7 @@ def _check(args: argparse.Namespace) -> int:
     data=True,
 )
 def _explain(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args)
     e = explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta)
     print(e.format(data.eval_kg, examples=args.examples))
     return 0

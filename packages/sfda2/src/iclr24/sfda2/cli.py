@@ -192,7 +192,23 @@ class _LossTrace:
             self.rows.append({"step": int(step), self.key: round(float(metrics[self.key]), 5)})
 
 
-RESUME_HELP = "continue the interrupted run in --out from its {} (saved after every epoch), exactly"
+def _loop_flags(config, state: str) -> list:
+    """The flags of the two training loops (train-source, adapt): the batch size of ``config``, the DataLoader
+    workers and ``--resume`` from the loop's state file ``OUT/<state>``."""
+    return [
+        field_arg(config, "batch_size", type=positive_int, help="batch size"),
+        arg(
+            "--workers",
+            type=nonneg_int,
+            default=None,
+            help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
+        ),
+        arg(
+            "--resume",
+            action="store_true",
+            help=f"continue the interrupted run in --out from its OUT/{state} (saved after every epoch), exactly",
+        ),
+    ]
 
 
 @app.command(
@@ -218,14 +234,7 @@ RESUME_HELP = "continue the interrupted run in --out from its {} (saved after ev
         help="feature-extractor lr multiplier (official: 0.1)",
     ),
     field_arg(SOURCE_CPU, "label_smoothing", "--smooth", type=nonneg_float, help="label smoothing"),
-    field_arg(SOURCE_CPU, "batch_size", type=positive_int, help="batch size"),
-    arg(
-        "--workers",
-        type=nonneg_int,
-        default=None,
-        help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
-    ),
-    arg("--resume", action="store_true", help=RESUME_HELP.format("OUT/train_state.pt")),
+    *_loop_flags(SOURCE_CPU, "train_state.pt"),
     device=True,
     log_dir=True,
     resume=lambda a: a.resume,
@@ -318,14 +327,7 @@ def vars_jsonable(cfg) -> dict:
         type=positive_int,
         help="evaluations of the target accuracy over the run (official: 15)",
     ),
-    field_arg(SFDA2Config, "batch_size", type=positive_int, help="batch size"),
-    arg(
-        "--workers",
-        type=nonneg_int,
-        default=None,
-        help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
-    ),
-    arg("--resume", action="store_true", help=RESUME_HELP.format("OUT/adapt_state.pt")),
+    *_loop_flags(SFDA2Config, "adapt_state.pt"),
     device=True,
     log_dir=True,
     resume=lambda a: a.resume,
