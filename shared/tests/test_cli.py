@@ -318,3 +318,18 @@ def test_int_list_parses_comma_separated_positive_integers():
         argparse.ArgumentTypeError, match="increasing positive epochs such as 30,70,90, got '70,30'"
     ):
         epochs("70,30")
+
+
+def test_read_json_object_names_the_file_and_what_it_should_be(tmp_path):
+    from iclr24.paperkit.cli import read_json_object
+    from iclr24.paperkit.errors import InputError
+
+    good, bad, listed = tmp_path / "r.json", tmp_path / "bad.json", tmp_path / "list.json"
+    good.write_text('{"a": 1}')
+    bad.write_text("{not json")
+    listed.write_text("[1, 2]")
+    assert read_json_object(good, "a results.json") == {"a": 1}
+    with pytest.raises(InputError, match=r"bad.json is not a results.json \(Expecting"):
+        read_json_object(bad, "a results.json")
+    with pytest.raises(InputError, match=r"list.json is not a results.json \(not a JSON object\)"):
+        read_json_object(listed, "a results.json")

@@ -59,6 +59,7 @@ __all__ = [
     "probability",
     "nonneg_float",
     "positive_float",
+    "read_json_object",
 ]
 
 USER_ERRORS = (
@@ -199,6 +200,22 @@ def int_list(what: str, example: str, *, increasing: bool = False) -> Callable[[
 
     parse.__name__ = "int_list"
     return parse
+
+
+def read_json_object(path: str | Path, what: str) -> dict:
+    """The JSON object in the file ``path`` that a command was given (a results.json, a meta file); one
+    :class:`.errors.InputError` line ``PATH is not WHAT (why)`` when it is not JSON or not an object."""
+    import json
+
+    from .errors import InputError
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path} is not {what} ({e})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path} is not {what} (not a JSON object)")
+    return doc
 
 
 def resolve_device(device: str) -> str:

@@ -27,6 +27,7 @@ from iclr24.paperkit.cli import field_arg
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_float
 from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import read_json_object
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 
@@ -265,13 +266,7 @@ def _stored_meta(ckpt: Path) -> dict:
     meta_path = ckpt.parent / "meta.json"
     if not meta_path.exists():
         raise InputFileError(f"{meta_path} not found: it is written by `fif train` next to model.pt")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{meta_path} is not a valid fif meta file ({e})") from None
-    if not isinstance(meta, dict):
-        raise InputError(f"{meta_path} is not a valid fif meta file (a JSON object expected)")
-    return meta
+    return read_json_object(meta_path, "a valid fif meta file")
 
 
 def _plot_samples(s: torch.Tensor, meta: dict, path: Path, x: torch.Tensor | None = None) -> None:

@@ -9,7 +9,6 @@ opposing-signals bench [--smoke|--quick|--full]
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from iclr24.paperkit.cli import field_arg
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_float
 from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import read_json_object
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.errors import InputFolderError
@@ -183,12 +183,7 @@ def load_results(src: Path) -> dict:
         raise InputFolderError(
             f"{src} is a folder; expected the results.json written by `opposing-signals run`"
         )
-    try:
-        res = json.loads(src.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
-    if not isinstance(res, dict):
-        raise InputError(f"{src} is not a results.json written by `opposing-signals run` (not a JSON object)")
+    res = read_json_object(src, "a results.json written by `opposing-signals run`")
     for key in ("curves", "config"):
         if key not in res:
             raise InputError(f"{src} is not a results.json written by `opposing-signals run` (no {key!r})")
