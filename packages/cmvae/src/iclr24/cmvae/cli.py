@@ -206,14 +206,18 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+# the trained model that cluster and sample read
+_CHECKPOINT = arg(
+    "checkpoint",
+    type=Path,
+    help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
+)
+
+
 @app.command(
     "cluster",
     "Cluster a data set with a trained model; optionally select the number of clusters first (h(K) curve).",
-    arg(
-        "checkpoint",
-        type=Path,
-        help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
-    ),
+    _CHECKPOINT,
     *_DATA,
     arg("--split", choices=("train", "test"), default="test", help="which split to cluster"),
     arg("--select", action="store_true", help="select K* on the train split before clustering"),
@@ -258,11 +262,7 @@ def _cluster(args: argparse.Namespace) -> int:
 @app.command(
     "sample",
     "Generate samples of every modality from a trained model: from the prior or from one cluster.",
-    arg(
-        "checkpoint",
-        type=Path,
-        help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
-    ),
+    _CHECKPOINT,
     arg("--n", type=positive_int, default=8, help="samples (per cluster for the figure)"),
     arg("--cluster", type=int, default=None, help="sample from this cluster only (default: c ~ p(c))"),
     arg(

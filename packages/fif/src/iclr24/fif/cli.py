@@ -324,16 +324,20 @@ def _load_model(ckpt: Path) -> tuple[FreeFormInjectiveFlow, dict]:
     return model.eval(), meta
 
 
+# the trained flow that sample and nll read
+_CHECKPOINT = arg(
+    "--checkpoint",
+    type=Path,
+    required=True,
+    help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
+)
+
+
 @app.command(
     "sample",
     "Draw samples x = g(z), z ~ N(0, tau^2 I), from a trained model; writes samples.npy (in data units) and "
     "samples.png.",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
-    ),
+    _CHECKPOINT,
     arg("--n", type=positive_int, default=1000, help="number of samples"),
     arg("--latent-scale", type=nonneg_float, default=1.0, help="tau: latent temperature"),
 )
@@ -357,12 +361,7 @@ def _sample(args: argparse.Namespace) -> int:
 @app.command(
     "nll",
     "Exact negative log-likelihood (decoder Jacobian, d forward passes) of data under a trained model.",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
-    ),
+    _CHECKPOINT,
     arg(
         "--data",
         required=True,

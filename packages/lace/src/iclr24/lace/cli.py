@@ -166,21 +166,29 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+# the model that sample and eval read
+_CHECKPOINT = arg(
+    "--checkpoint",
+    required=True,
+    help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
+    "checkpoint",
+)
+
+
+# an official checkpoint does not store its head count (sample, eval)
+_OFFICIAL_HEADS = arg(
+    "--heads",
+    type=positive_int,
+    default=16,
+    help="attention heads of an official checkpoint (not stored in it)",
+)
+
+
 @app.command(
     "sample",
     "Sample layouts from a checkpoint and draw them; writes samples.png and samples.json.",
-    arg(
-        "--checkpoint",
-        required=True,
-        help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
-        "checkpoint",
-    ),
-    arg(
-        "--heads",
-        type=positive_int,
-        default=16,
-        help="attention heads of an official checkpoint (not stored in it)",
-    ),
+    _CHECKPOINT,
+    _OFFICIAL_HEADS,
     arg(
         "--task",
         default="uncond",
@@ -253,24 +261,14 @@ def _sample(args: argparse.Namespace) -> int:
     "eval",
     "Evaluate a checkpoint on every task: on seeded synthetic test layouts or, with --data, on the official "
     "PubLayNet / Rico test split; with --fidnet also FID; writes metrics.json.",
-    arg(
-        "--checkpoint",
-        required=True,
-        help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
-        "checkpoint",
-    ),
+    _CHECKPOINT,
     _DATA,
     arg(
         "--fidnet",
         default=None,
         help="a FIDNetV3 checkpoint (model_best.pth.tar, or its FIDNetV3/ folder) for FID",
     ),
-    arg(
-        "--heads",
-        type=positive_int,
-        default=16,
-        help="attention heads of an official checkpoint (not stored in it)",
-    ),
+    _OFFICIAL_HEADS,
     arg("--layouts", type=positive_int, default=128, help="number of test layouts (the first N with --data)"),
     arg("--steps", type=positive_int, default=25, help="DDIM steps (the official evaluation uses 100)"),
     arg(
