@@ -333,3 +333,27 @@ def test_read_json_object_names_the_file_and_what_it_should_be(tmp_path):
         read_json_object(bad, "a results.json")
     with pytest.raises(InputError, match=r"list.json is not a results.json \(not a JSON object\)"):
         read_json_object(listed, "a results.json")
+
+
+def test_resume_given_as_a_switch_is_the_commands_last_flag_and_continues_when_given(tmp_path, capsys):
+    from iclr24.paperkit.cli import resume_arg
+    from iclr24.paperkit.runfolder import read_marker
+
+    app = App("demo", "A demo tool.")
+
+    @app.command(
+        "train", "Train a toy.", arg("--steps", type=int, default=3, help="steps"), resume=resume_arg()
+    )
+    def train(args):
+        (args.out / "w.txt").write_text(str(args.resume))
+
+    out = tmp_path / "run"
+    assert app.main(["train", "--out", str(out)]) == 0
+    assert app.main(["train", "--out", str(out)]) == 2  # an earlier run, no --resume: refused
+    assert app.main(["train", "--out", str(out), "--resume"]) == 0
+    assert [r["status"] for r in read_marker(out)["runs"]] == ["complete", "complete"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        app.main(["train", "--help"])
+    own = capsys.readouterr().out.split("common options")[0]
+    assert own.index("--steps") < own.index("--resume") and "OUT/train_state.pt" in own

@@ -34,6 +34,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,7 @@ def config_from_args(config: Any, args: argparse.Namespace, **overrides: Any) ->
 
 def resume_arg(state: str = "OUT/train_state.pt", written: str | None = None) -> tuple[tuple[str, ...], dict]:
     """The ``--resume`` switch of a trainer that continues its own interrupted run in ``--out`` from ``state``
-    (``written``: when it is saved, e.g. ``"after every epoch"``); pair it with ``resume=lambda a: a.resume``."""
+    (``written``: when it is saved, e.g. ``"after every epoch"``): give it as :meth:`App.command`'s ``resume=``."""
     when = f" (written {written})" if written else ""
     return arg(
         "--resume",
@@ -369,7 +370,7 @@ class App:
         common: bool = True,
         default_out: str | None = None,
         seed: bool = True,
-        resume: bool | Callable[[argparse.Namespace], bool] = False,
+        resume: bool | Callable[[argparse.Namespace], bool] | tuple[tuple[str, ...], dict[str, Any]] = False,
         adds_to: Sequence[str] = (),
         parts: Callable[[argparse.Namespace], Sequence[str]] | None = None,
         log_dir: bool = False,
@@ -380,7 +381,8 @@ class App:
         changes (no ``--seed``, no ``args.seed``); ``common=False`` adds no common flag at all.
 
         The ``--out`` folder holds one run (see the module docstring). ``resume``: the command continues its own
-        earlier run in ``--out`` (``True``, or a function of the parsed arguments, e.g. ``lambda a: a.resume``).
+        earlier run in ``--out`` (``True``, or a function of the parsed arguments), or does when the switch given
+        as ``resume`` is (an :func:`arg` spec such as :func:`resume_arg`: the command's last flag).
         ``adds_to``: names of this app's commands into whose run
         folders this command writes its own files. ``parts``: a function of the parsed arguments giving the entries
         of a shared ``--out`` the command owns (folders end with ``/``). ``log_dir``: a trainer's ``--log-dir``
@@ -392,6 +394,9 @@ class App:
             )
             for flags, kw in args:
                 p.add_argument(*flags, **kw)
+            continues = resume
+            if isinstance(resume, tuple):  # the switch that asks for it: continue when it is given
+                continues = attrgetter(p.add_argument(*resume[0], **resume[1]).dest)
             has_modes = bool(modes)
             if common:
                 folder = default_out if default_out is not None else f"results/{self.prog}/{name}"
@@ -410,7 +415,7 @@ class App:
                 _has_modes=has_modes and common,
                 _check_out=common and out,
                 _device=bool(device),
-                _run=(name, resume, tuple(f"{self.prog} {c}" for c in adds_to), parts),
+                _run=(name, continues, tuple(f"{self.prog} {c}" for c in adds_to), parts),
             )
             return fn
 

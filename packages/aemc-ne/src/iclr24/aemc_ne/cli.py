@@ -129,11 +129,10 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
     field_arg(FitConfig, "eval_every", type=positive_int, help="epochs between validation checks"),
     field_arg(FitConfig, "standardize", help="train on standardised values (synthetic data)"),
     field_arg(FitConfig, "clip", type=_clip, help="clamp predictions to LOW,HIGH (e.g. 1,5), or none"),
-    resume_arg(written="at every validation check"),
     data=True,
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="at every validation check"),
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit.distributed import cleanup_distributed

@@ -142,10 +142,9 @@ class StepLosses:
         help="select the number of clusters after training on the first 20%% of "
         "the test tuples (held out; the rest are scored) and keep K*",
     ),  # fmt: skip
-    resume_arg(written="after every epoch"),
     data=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     import torch

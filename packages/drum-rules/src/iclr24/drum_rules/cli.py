@@ -84,10 +84,9 @@ def _load(args: argparse.Namespace, data: str | None = None) -> tuple[DRUM, floa
         action=argparse.BooleanOptionalAction,
         help="L1-normalise during training (the reference); --no-train-norm trains in the analysed semantics",
     ),
-    resume_arg(written="after every epoch"),
     data=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     data = resolve_data(args.data, seed=args.seed, data_dir=args.data_dir)

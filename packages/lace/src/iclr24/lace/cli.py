@@ -104,11 +104,10 @@ def _real(args: argparse.Namespace, split: str, limit: int):
         default=100,
         help="steps between training-state saves (OUT/train_state.pt, for --resume)",
     ),
-    arg(
+    log_dir=True,
+    resume=arg(
         "--resume", action="store_true", help="continue the interrupted run in --out from OUT/train_state.pt"
     ),
-    log_dir=True,
-    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts

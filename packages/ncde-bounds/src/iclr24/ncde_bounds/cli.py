@@ -118,10 +118,9 @@ def _bias(args: argparse.Namespace) -> int:
     field_arg(TrainConfig, "solver", choices=SOLVERS, help="CDE solver"),
     field_arg(TrainConfig, "substeps", type=positive_int, help="fixed steps per observation interval"),
     field_arg(TrainConfig, "interpolation", choices=INTERPOLATIONS, help="path interpolation"),
-    resume_arg(written="after every epoch"),
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     from .bounds import lipschitz_upper

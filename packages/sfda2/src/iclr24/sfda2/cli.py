@@ -192,9 +192,9 @@ class _LossTrace:
             self.rows.append({"step": int(step), self.key: round(float(metrics[self.key]), 5)})
 
 
-def _loop_flags(config, state: str) -> list:
-    """The flags of the two training loops (train-source, adapt): the batch size of ``config``, the DataLoader
-    workers and ``--resume`` from the loop's state file ``OUT/<state>``."""
+def _loop_flags(config) -> list:
+    """The flags of the two training loops (train-source, adapt): the batch size of ``config`` and the DataLoader
+    workers."""
     return [
         field_arg(config, "batch_size", type=positive_int, help="batch size"),
         arg(
@@ -203,12 +203,16 @@ def _loop_flags(config, state: str) -> list:
             default=None,
             help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
         ),
-        arg(
-            "--resume",
-            action="store_true",
-            help=f"continue the interrupted run in --out from its OUT/{state} (saved after every epoch), exactly",
-        ),
     ]
+
+
+def _resume(state: str):
+    """The ``--resume`` switch of a training loop that saves its state in ``OUT/<state>``."""
+    return arg(
+        "--resume",
+        action="store_true",
+        help=f"continue the interrupted run in --out from its OUT/{state} (saved after every epoch), exactly",
+    )
 
 
 @app.command(
@@ -234,10 +238,10 @@ def _loop_flags(config, state: str) -> list:
         help="feature-extractor lr multiplier (official: 0.1)",
     ),
     field_arg(SOURCE_CPU, "label_smoothing", "--smooth", type=nonneg_float, help="label smoothing"),
-    *_loop_flags(SOURCE_CPU, "train_state.pt"),
+    *_loop_flags(SOURCE_CPU),
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=_resume("train_state.pt"),
 )
 def _train_source(args: argparse.Namespace) -> int:
     import math
@@ -327,10 +331,10 @@ def vars_jsonable(cfg) -> dict:
         type=positive_int,
         help="evaluations of the target accuracy over the run (official: 15)",
     ),
-    *_loop_flags(SFDA2Config, "adapt_state.pt"),
+    *_loop_flags(SFDA2Config),
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=_resume("adapt_state.pt"),
 )
 def _adapt(args: argparse.Namespace) -> int:
     import time

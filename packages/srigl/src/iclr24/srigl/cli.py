@@ -18,6 +18,7 @@ from iclr24.paperkit.cli import field_arg
 from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
@@ -119,16 +120,10 @@ _epochs_list = int_list("epochs", "such as 30,70,90", increasing=True)
         default=None,
         help="folder of the real datasets for --data mnist (default: $ICLR24_DATA, else ~/.cache/iclr24/data)",
     ),
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch), exactly as "
-        "the uninterrupted run; give the run's own flags",
-    ),
     modes=True,
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import load_data

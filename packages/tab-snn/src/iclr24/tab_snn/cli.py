@@ -81,11 +81,10 @@ def load_task(spec: str, T: int | None, data_dir: Path | None, limit: int | None
     field_arg(TrainConfig, "batch_size", type=positive_int, help="batch size"),
     field_arg(TrainConfig, "lr", help="SGD learning rate (cosine-annealed to 0)"),
     arg("--limit", type=positive_int, default=None, help="keep only the first N training samples"),
-    resume_arg(written="after every epoch"),
     device=True,
     data=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit import atomic_write_json

@@ -47,9 +47,6 @@ def _save_students(args: argparse.Namespace, named: list[tuple[str, object, dict
     return folder
 
 
-_RESUME = (resume_arg(written="after every epoch"),)
-
-
 @app.command(
     "run",
     "Train students of each nonlinearity on a task, save them as model folders OUT/models/<name> and print their "
@@ -91,9 +88,8 @@ _RESUME = (resume_arg(written="after every epoch"),)
         choices=("svc", "ridge"),
         help="linear classifier of CCGP and SD (ridge: far faster on a CPU)",
     ),
-    *_RESUME,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _run(args: argparse.Namespace) -> int:
     from .experiments import run_sweep
