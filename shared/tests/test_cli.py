@@ -251,6 +251,22 @@ def test_a_command_sees_the_arguments_it_was_given(tmp_path):
     assert app.main(argv) == 0 and seen == [argv]
 
 
+def test_command_line_is_the_run_as_its_marker_records_it(tmp_path):
+    import argparse
+
+    app = App("demo", "A demo tool.")
+    seen = []
+
+    @app.command("train", "Train a toy.", arg("--name", default="a b", help="a name"))
+    def train(args):
+        seen.append(app.command_line(args))
+
+    assert app.main(["train", "--name", "x y", "--out", str(tmp_path / "o")]) == 0
+    assert seen == [f"demo train --name 'x y' --out {tmp_path / 'o'}"]
+    # a folder without a marker (the function called without main): the command alone
+    assert app.command_line(argparse.Namespace(out=tmp_path / "none", command="train")) == "demo train"
+
+
 @pytest.mark.parametrize(
     "kind, good, bad",
     [
@@ -283,3 +299,61 @@ def test_a_bad_nonneg_int_is_one_line_exit_2(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "expected a non-negative integer, got '-1'" in err and "Traceback" not in err
+
+
+def test_int_list_parses_comma_separated_positive_integers():
+    import argparse
+
+    from iclr24.paperkit.cli import int_list
+
+    widths = int_list("layer widths", "like 500 or 30,30")
+    assert widths("500") == (500,) and widths("30, 30,") == (30, 30)
+    for bad, says in (("3x", "comma-separated layer widths like 500 or 30,30, got '3x'"),
+                      ("0,4", "positive layer widths, got '0,4'"), ("", "positive layer widths")):  # fmt: skip
+        with pytest.raises(argparse.ArgumentTypeError, match=says):
+            widths(bad)
+    epochs = int_list("epochs", "such as 30,70,90", increasing=True)
+    assert epochs("30,70,90") == (30, 70, 90)
+    with pytest.raises(
+        argparse.ArgumentTypeError, match="increasing positive epochs such as 30,70,90, got '70,30'"
+    ):
+        epochs("70,30")
+
+
+def test_read_json_object_names_the_file_and_what_it_should_be(tmp_path):
+    from iclr24.paperkit.cli import read_json_object
+    from iclr24.paperkit.errors import InputError
+
+    good, bad, listed = tmp_path / "r.json", tmp_path / "bad.json", tmp_path / "list.json"
+    good.write_text('{"a": 1}')
+    bad.write_text("{not json")
+    listed.write_text("[1, 2]")
+    assert read_json_object(good, "a results.json") == {"a": 1}
+    with pytest.raises(InputError, match=r"bad.json is not a results.json \(Expecting"):
+        read_json_object(bad, "a results.json")
+    with pytest.raises(InputError, match=r"list.json is not a results.json \(not a JSON object\)"):
+        read_json_object(listed, "a results.json")
+
+
+def test_resume_given_as_a_switch_is_the_commands_last_flag_and_continues_when_given(tmp_path, capsys):
+    from iclr24.paperkit.cli import resume_arg
+    from iclr24.paperkit.runfolder import read_marker
+
+    app = App("demo", "A demo tool.")
+
+    @app.command(
+        "train", "Train a toy.", arg("--steps", type=int, default=3, help="steps"), resume=resume_arg()
+    )
+    def train(args):
+        (args.out / "w.txt").write_text(str(args.resume))
+
+    out = tmp_path / "run"
+    assert app.main(["train", "--out", str(out)]) == 0
+    assert app.main(["train", "--out", str(out)]) == 2  # an earlier run, no --resume: refused
+    assert app.main(["train", "--out", str(out), "--resume"]) == 0
+    assert [r["status"] for r in read_marker(out)["runs"]] == ["complete", "complete"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        app.main(["train", "--help"])
+    own = capsys.readouterr().out.split("common options")[0]
+    assert own.index("--steps") < own.index("--resume") and "OUT/train_state.pt" in own

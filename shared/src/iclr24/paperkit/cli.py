@@ -34,6 +34,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ __all__ = [
     "config_from_args",
     "exit_code",
     "field_arg",
+    "int_list",
     "resolve_device",
     "resume_arg",
     "nonneg_int",
@@ -58,6 +60,7 @@ __all__ = [
     "probability",
     "nonneg_float",
     "positive_float",
+    "read_json_object",
 ]
 
 USER_ERRORS = (
@@ -144,7 +147,7 @@ def config_from_args(config: Any, args: argparse.Namespace, **overrides: Any) ->
 
 def resume_arg(state: str = "OUT/train_state.pt", written: str | None = None) -> tuple[tuple[str, ...], dict]:
     """The ``--resume`` switch of a trainer that continues its own interrupted run in ``--out`` from ``state``
-    (``written``: when it is saved, e.g. ``"after every epoch"``); pair it with ``resume=lambda a: a.resume``."""
+    (``written``: when it is saved, e.g. ``"after every epoch"``): give it as :meth:`App.command`'s ``resume=``."""
     when = f" (written {written})" if written else ""
     return arg(
         "--resume",
@@ -176,6 +179,44 @@ nonneg_int = _typed("nonneg_int", int, lambda v: v >= 0, "a non-negative integer
 positive_float = _typed("positive_float", float, lambda v: v > 0 and v < float("inf"), "a positive number")
 nonneg_float = _typed("nonneg_float", float, lambda v: 0 <= v < float("inf"), "a non-negative number")
 probability = _typed("probability", float, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]")
+
+
+def int_list(what: str, example: str, *, increasing: bool = False) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type for comma-separated positive integers (``"4,8,16"`` -> ``(4, 8, 16)``; empty items are
+    skipped), ``increasing`` ones with ``increasing``. A bad value is one line naming ``what`` (``"layer
+    widths"``) and showing ``example`` (``"like 4,8,16"``), exit 2."""
+
+    def parse(s: str) -> tuple[int, ...]:
+        try:
+            v = tuple(int(p) for p in s.split(",") if p.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated {what} {example}, got {s!r}"
+            ) from None
+        if increasing and (not v or min(v) < 1 or list(v) != sorted(v)):
+            raise argparse.ArgumentTypeError(f"expected increasing positive {what} {example}, got {s!r}")
+        if not v or min(v) < 1:
+            raise argparse.ArgumentTypeError(f"expected positive {what}, got {s!r}")
+        return v
+
+    parse.__name__ = "int_list"
+    return parse
+
+
+def read_json_object(path: str | Path, what: str) -> dict:
+    """The JSON object in the file ``path`` that a command was given (a results.json, a meta file); one
+    :class:`.errors.InputError` line ``PATH is not WHAT (why)`` when it is not JSON or not an object."""
+    import json
+
+    from .errors import InputError
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path} is not {what} ({e})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path} is not {what} (not a JSON object)")
+    return doc
 
 
 def resolve_device(device: str) -> str:
@@ -329,7 +370,7 @@ class App:
         common: bool = True,
         default_out: str | None = None,
         seed: bool = True,
-        resume: bool | Callable[[argparse.Namespace], bool] = False,
+        resume: bool | Callable[[argparse.Namespace], bool] | tuple[tuple[str, ...], dict[str, Any]] = False,
         adds_to: Sequence[str] = (),
         parts: Callable[[argparse.Namespace], Sequence[str]] | None = None,
         log_dir: bool = False,
@@ -340,7 +381,8 @@ class App:
         changes (no ``--seed``, no ``args.seed``); ``common=False`` adds no common flag at all.
 
         The ``--out`` folder holds one run (see the module docstring). ``resume``: the command continues its own
-        earlier run in ``--out`` (``True``, or a function of the parsed arguments, e.g. ``lambda a: a.resume``).
+        earlier run in ``--out`` (``True``, or a function of the parsed arguments), or does when the switch given
+        as ``resume`` is (an :func:`arg` spec such as :func:`resume_arg`: the command's last flag).
         ``adds_to``: names of this app's commands into whose run
         folders this command writes its own files. ``parts``: a function of the parsed arguments giving the entries
         of a shared ``--out`` the command owns (folders end with ``/``). ``log_dir``: a trainer's ``--log-dir``
@@ -352,6 +394,9 @@ class App:
             )
             for flags, kw in args:
                 p.add_argument(*flags, **kw)
+            continues = resume
+            if isinstance(resume, tuple):  # the switch that asks for it: continue when it is given
+                continues = attrgetter(p.add_argument(*resume[0], **resume[1]).dest)
             has_modes = bool(modes)
             if common:
                 folder = default_out if default_out is not None else f"results/{self.prog}/{name}"
@@ -370,7 +415,7 @@ class App:
                 _has_modes=has_modes and common,
                 _check_out=common and out,
                 _device=bool(device),
-                _run=(name, resume, tuple(f"{self.prog} {c}" for c in adds_to), parts),
+                _run=(name, continues, tuple(f"{self.prog} {c}" for c in adds_to), parts),
             )
             return fn
 
@@ -561,6 +606,17 @@ class App:
             adds_to=adds_to,
             parts=None if parts is None else list(parts(args)),
         )
+
+    def command_line(self, args: argparse.Namespace) -> str:
+        """This run's command line, ``prog command --flag ...``, as the run marker in its ``--out`` records it: the
+        ``command`` a trainer writes into its model folder's provenance.json. ``prog command`` alone when ``--out``
+        holds no marker (a command function called without :meth:`main`)."""
+        import shlex
+
+        from .runfolder import read_marker
+
+        runs = (read_marker(args.out) or {}).get("runs") or [{}]
+        return shlex.join([self.prog, *runs[-1].get("argv", [args.command])])
 
     def __call__(self, argv: Sequence[str] | None = None) -> int:
         return self.main(argv)

@@ -12,6 +12,7 @@ from iclr24.paperkit.cli import App
 from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_float
 from iclr24.paperkit.cli import positive_int
@@ -44,16 +45,7 @@ app.add_bench(bench.run_benchmarks)
 MODELS = ("aemcne", "aemc", "autorec", "mf")
 
 
-def _widths(text: str) -> tuple[int, ...]:
-    try:
-        w = tuple(int(t) for t in text.split(",") if t.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated layer widths like 500 or 30,30; got {text!r}"
-        ) from None
-    if not w or min(w) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive layer widths, got {text!r}")
-    return w
+_widths = int_list("layer widths", "like 500 or 30,30")
 
 
 def _clip(text: str) -> tuple[float, float] | None:
@@ -107,16 +99,6 @@ def load_data(spec: str, data_dir: Path | None, seed: int) -> tuple[Ratings, Rat
     )
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["aemc-ne", *runs[-1].get("argv", ["train"])])
-
-
 @app.command(
     "train",
     "Train AEMC-NE (or a baseline) on a ratings matrix; writes the model folder OUT/model (model.safetensors, "
@@ -147,11 +129,10 @@ def run_command(args: argparse.Namespace) -> str:
     field_arg(FitConfig, "eval_every", type=positive_int, help="epochs between validation checks"),
     field_arg(FitConfig, "standardize", help="train on standardised values (synthetic data)"),
     field_arg(FitConfig, "clip", type=_clip, help="clamp predictions to LOW,HIGH (e.g. 1,5), or none"),
-    resume_arg(written="at every validation check"),
     data=True,
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="at every validation check"),
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit.distributed import cleanup_distributed
@@ -205,7 +186,7 @@ def _write_train(
     if args.model != "mf":
         fit_config = asdict(model.cfg_)
         model.save_pretrained(out / "model", provenance={
-            "command": run_command(args), "seed": args.seed, "steps": model.history[-1]["epoch"],
+            "command": app.command_line(args), "seed": args.seed, "steps": model.history[-1]["epoch"],
             "steps_unit": "epochs", "cpu_seconds": round(cpu_seconds, 2),
             "resumed_after_epoch": model.resumed_from_, "data": what, "fit_config": fit_config,
             "best_epoch": model.best_epoch_, "val_rmse": model.best_val_rmse_, "test_rmse": metrics.get("test_rmse"),

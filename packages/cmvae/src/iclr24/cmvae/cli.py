@@ -53,16 +53,6 @@ def _load(args: argparse.Namespace):
     return load_polymnist(args.path)
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["cmvae", *runs[-1].get("argv", [args.command])])
-
-
 LOSSES_UNIT = (
     "the mini-batch loss (the negative objective, mean over the batch) after Adam step s: every step up to 20, "
     "then every steps // 20 and the last step"
@@ -152,10 +142,9 @@ class StepLosses:
         help="select the number of clusters after training on the first 20%% of "
         "the test tuples (held out; the rest are scored) and keep K*",
     ),  # fmt: skip
-    resume_arg(written="after every epoch"),
     data=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     import torch
@@ -203,7 +192,7 @@ def _train(args: argparse.Namespace) -> int:
             data.test_labels, model.predict_clusters(data.tensors("test")).clusters
         )
     model.save_pretrained(out / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": total_steps,
+        "command": app.command_line(args), "seed": args.seed, "steps": total_steps,
         "steps_unit": "Adam steps", "epochs": args.epochs, "cpu_seconds": round(cpu_fit, 2), "data": data.name,
         "n_train": n_train, "final_loss": hist[-1], "losses": step_losses.losses, "losses_unit": LOSSES_UNIT,
         "loss_per_epoch": hist, "k_star": info.get("k_star"), "test_scores": info.get("test_scores"),
@@ -216,14 +205,18 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+# the trained model that cluster and sample read
+_CHECKPOINT = arg(
+    "checkpoint",
+    type=Path,
+    help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
+)
+
+
 @app.command(
     "cluster",
     "Cluster a data set with a trained model; optionally select the number of clusters first (h(K) curve).",
-    arg(
-        "checkpoint",
-        type=Path,
-        help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
-    ),
+    _CHECKPOINT,
     *_DATA,
     arg("--split", choices=("train", "test"), default="test", help="which split to cluster"),
     arg("--select", action="store_true", help="select K* on the train split before clustering"),
@@ -268,11 +261,7 @@ def _cluster(args: argparse.Namespace) -> int:
 @app.command(
     "sample",
     "Generate samples of every modality from a trained model: from the prior or from one cluster.",
-    arg(
-        "checkpoint",
-        type=Path,
-        help="the model folder OUT/model written by `cmvae train` (or an older model.pt)",
-    ),
+    _CHECKPOINT,
     arg("--n", type=positive_int, default=8, help="samples (per cluster for the figure)"),
     arg("--cluster", type=int, default=None, help="sample from this cluster only (default: c ~ p(c))"),
     arg(

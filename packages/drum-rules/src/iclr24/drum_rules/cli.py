@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from .data import perturbed_datasets
 from .extract import explain
 from .extract import faithful_rules
 from .extract import path_rules
+from .kg import KGData
 from .model import DRUM
 from .reproduce import PAPER
 from .rules import RuleProgram
@@ -47,22 +47,15 @@ _MODEL = arg(
 )
 
 
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["drum-rules", *runs[-1].get("argv", [args.command])])
-
-
-def _load(args: argparse.Namespace) -> tuple[DRUM, float, str]:
+def _load(args: argparse.Namespace, data: str | None = None) -> tuple[DRUM, float, KGData]:
+    """``(model, beta, dataset)`` of ``--model``: the dataset it was trained on, or ``data`` when given."""
     m, beta, spec = load_model(args.model)
     if beta is None or spec is None:
         raise ValueError(
             f"{args.model} records no beta or data in its provenance.json (saved by DRUM.save_pretrained alone); "
             "save it with iclr24.drum_rules.save_model(folder, model, beta, data_spec)"
         )
-    return m, beta, spec
+    return m, beta, resolve_data(data or spec, seed=args.seed, data_dir=args.data_dir)
 
 
 @app.command(
@@ -91,10 +84,9 @@ def _load(args: argparse.Namespace) -> tuple[DRUM, float, str]:
         action=argparse.BooleanOptionalAction,
         help="L1-normalise during training (the reference); --no-train-norm trains in the analysed semantics",
     ),
-    resume_arg(written="after every epoch"),
     data=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     data = resolve_data(args.data, seed=args.seed, data_dir=args.data_dir)
@@ -127,7 +119,7 @@ def _train(args: argparse.Namespace) -> int:
         beta,
         args.data,
         provenance={
-            "command": _command(args),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": hist["steps"],
             "epochs": hist["epochs_run"],
@@ -166,8 +158,7 @@ def _train(args: argparse.Namespace) -> int:
     data=True,
 )
 def _eval(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(args.data or spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args, args.data)
     lp = link_prediction(m, data, ties=args.ties, seed=args.seed)
     _, cls = select_beta(m, data) if data.valid_labelled is not None else (beta, {})
     print(
@@ -195,8 +186,7 @@ def _eval(args: argparse.Namespace) -> int:
     adds_to=("train", "convert"),  # the rules go beside the model: --model runs/mm/model --out runs/mm
 )
 def _extract(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args)
     beta = args.beta or beta
     rel = list(data.kg.relations)
     if args.variant == "path":
@@ -239,8 +229,7 @@ def _extract(args: argparse.Namespace) -> int:
     data=True,
 )
 def _check(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args)
     prog = RuleProgram.load(args.rules)
     n = args.datasets - 1
     ds = perturbed_datasets(data.eval_kg, n // 3 + (n % 3 > 0), n // 3 + (n % 3 > 1), n // 3, seed=args.seed)
@@ -266,8 +255,7 @@ def _check(args: argparse.Namespace) -> int:
     data=True,
 )
 def _explain(args: argparse.Namespace) -> int:
-    m, beta, spec = _load(args)
-    data = resolve_data(spec, seed=args.seed, data_dir=args.data_dir)
+    m, beta, data = _load(args)
     e = explain(m.copy_with(normalize=False), args.fact, data.eval_kg, beta)
     print(e.format(data.eval_kg, examples=args.examples))
     return 0
@@ -301,7 +289,11 @@ def _convert(args: argparse.Namespace) -> int:
         m,
         beta,
         args.data,
-        provenance={"command": _command(args), "converted_from": str(args.official), "valid": cls["valid"]},
+        provenance={
+            "command": app.command_line(args),
+            "converted_from": str(args.official),
+            "valid": cls["valid"],
+        },
     )
     print(f"{data!r}\nloaded {args.official} (rank {m.rank}, T {m.steps}), beta = {beta:.6g}")
     print(f"saved {args.out / 'model'}")

@@ -60,11 +60,15 @@ def _json_dict(s: str) -> dict:
     return d
 
 
+# the input side of info, predict and validate
+_IMG_SIZE = arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)")
+
+
 @app.command(
     "info",
     "Parameters, MACs, stage shapes and throughput here of a variant.",
     arg("model", help="a registered variant, e.g. faster_vit_0_224"),
-    arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
+    _IMG_SIZE,
     arg("--batch-size", type=positive_int, default=1, help="batch for the throughput measurement"),
     arg("--repeats", type=positive_int, default=3, help="timed forward passes"),
     seed=False,  # nothing here is random: no --seed
@@ -189,7 +193,7 @@ def _train(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         log_dir=args.log_dir,
         resume=args.resume,
-        command=_command_line(args),
+        command=app.command_line(args),
     )
     if int(os.environ.get("RANK", "0")) != 0:  # under torchrun the summary comes from rank 0 alone
         return 0
@@ -204,14 +208,8 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _command_line(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in --out records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["fastervit", *runs[-1].get("argv", ["train"])])
+# the variant of a checkpoint (predict, validate)
+_VARIANT = arg("--model", default=None, help="variant (read from the checkpoint when it records it)")
 
 
 @app.command(
@@ -223,8 +221,8 @@ def _command_line(args: argparse.Namespace) -> str:
         required=True,
         help="the model folder OUT/model or OUT/checkpoint.pth from `fastervit train`, or an official checkpoint",
     ),
-    arg("--model", default=None, help="variant (read from the checkpoint when it records it)"),
-    arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
+    _VARIANT,
+    _IMG_SIZE,
     arg("--topk", type=positive_int, default=5, help="classes to print"),
     out=False,
     seed=False,
@@ -254,9 +252,9 @@ def _predict(args: argparse.Namespace) -> int:
         required=True,
         help="validation folder VAL/<class>/*.JPEG (ImageNet: the 1000 synset folders)",
     ),
-    arg("--model", default=None, help="variant (read from the checkpoint when it records it)"),
+    _VARIANT,
     arg("--batch-size", type=positive_int, default=64, help="images per forward pass"),
-    arg("--img-size", type=positive_int, default=None, help="input side (default: the variant's)"),
+    _IMG_SIZE,
     arg(
         "--crop-pct",
         type=float,

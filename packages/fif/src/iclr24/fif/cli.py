@@ -27,6 +27,7 @@ from iclr24.paperkit.cli import field_arg
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_float
 from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import read_json_object
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 
@@ -220,17 +221,12 @@ def _train(args: argparse.Namespace) -> int:
 def _save_model_folder(args: argparse.Namespace, model: FIFModel, meta: dict, hist: dict, cpu_seconds: float):
     """OUT/model: the trained flow as a model folder; provenance.json holds the run and the data meta (scaling,
     image shape) that sample and nll need."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
     every = max(1, len(hist["step"]) // 20)
     losses = [{"step": s + 1, "loss": v} for s, v in list(zip(hist["step"], hist["loss"]))[::every]]
     return model.save_pretrained(
         Path(args.out) / "model",
         provenance={
-            "command": shlex.join(["fif", *runs[-1].get("argv", ["train"])]),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": args.steps,
             "cpu_seconds": round(cpu_seconds, 2),
@@ -270,13 +266,7 @@ def _stored_meta(ckpt: Path) -> dict:
     meta_path = ckpt.parent / "meta.json"
     if not meta_path.exists():
         raise InputFileError(f"{meta_path} not found: it is written by `fif train` next to model.pt")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{meta_path} is not a valid fif meta file ({e})") from None
-    if not isinstance(meta, dict):
-        raise InputError(f"{meta_path} is not a valid fif meta file (a JSON object expected)")
-    return meta
+    return read_json_object(meta_path, "a valid fif meta file")
 
 
 def _plot_samples(s: torch.Tensor, meta: dict, path: Path, x: torch.Tensor | None = None) -> None:
@@ -334,16 +324,20 @@ def _load_model(ckpt: Path) -> tuple[FreeFormInjectiveFlow, dict]:
     return model.eval(), meta
 
 
+# the trained flow that sample and nll read
+_CHECKPOINT = arg(
+    "--checkpoint",
+    type=Path,
+    required=True,
+    help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
+)
+
+
 @app.command(
     "sample",
     "Draw samples x = g(z), z ~ N(0, tau^2 I), from a trained model; writes samples.npy (in data units) and "
     "samples.png.",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
-    ),
+    _CHECKPOINT,
     arg("--n", type=positive_int, default=1000, help="number of samples"),
     arg("--latent-scale", type=nonneg_float, default=1.0, help="tau: latent temperature"),
 )
@@ -367,12 +361,7 @@ def _sample(args: argparse.Namespace) -> int:
 @app.command(
     "nll",
     "Exact negative log-likelihood (decoder Jacobian, d forward passes) of data under a trained model.",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="the model folder OUT/model, or OUT/model.pt, written by `fif train`",
-    ),
+    _CHECKPOINT,
     arg(
         "--data",
         required=True,

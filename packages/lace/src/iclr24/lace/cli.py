@@ -49,16 +49,6 @@ def _real(args: argparse.Namespace, split: str, limit: int):
     return name, CATEGORIES[name], load_official_layouts(args.data[1], name, split, limit=limit)
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["lace", *runs[-1].get("argv", [args.command])])
-
-
 @app.command(
     "train",
     "Train a LACE model on the built-in synthetic aligned layouts or, with --data, on real layouts (the official "
@@ -114,11 +104,10 @@ def run_command(args: argparse.Namespace) -> str:
         default=100,
         help="steps between training-state saves (OUT/train_state.pt, for --resume)",
     ),
-    arg(
+    log_dir=True,
+    resume=arg(
         "--resume", action="store_true", help="continue the interrupted run in --out from OUT/train_state.pt"
     ),
-    log_dir=True,
-    resume=lambda a: a.resume,
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import synthetic_aligned_layouts
@@ -166,7 +155,7 @@ def _train(args: argparse.Namespace) -> int:
     losses = {str(h["step"]): h["loss"] for h in hist if h["step"] < 20 or h["step"] % every == 0}
     losses[str(hist[-1]["step"])] = hist[-1]["loss"]
     model.save_pretrained(out / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps",
+        "command": app.command_line(args), "seed": args.seed, "steps": args.steps, "steps_unit": "Adam steps",
         "cpu_seconds": round(time.process_time() - cpu0, 2), "world_size": info.world_size,
         "data": "synthetic aligned layouts" if real is None else real[0], "layouts": int(tok.shape[0]),
         "final_loss": hist[-1]["loss"], "losses": losses,
@@ -176,21 +165,29 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+# the model that sample and eval read
+_CHECKPOINT = arg(
+    "--checkpoint",
+    required=True,
+    help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
+    "checkpoint",
+)
+
+
+# an official checkpoint does not store its head count (sample, eval)
+_OFFICIAL_HEADS = arg(
+    "--heads",
+    type=positive_int,
+    default=16,
+    help="attention heads of an official checkpoint (not stored in it)",
+)
+
+
 @app.command(
     "sample",
     "Sample layouts from a checkpoint and draw them; writes samples.png and samples.json.",
-    arg(
-        "--checkpoint",
-        required=True,
-        help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
-        "checkpoint",
-    ),
-    arg(
-        "--heads",
-        type=positive_int,
-        default=16,
-        help="attention heads of an official checkpoint (not stored in it)",
-    ),
+    _CHECKPOINT,
+    _OFFICIAL_HEADS,
     arg(
         "--task",
         default="uncond",
@@ -263,24 +260,14 @@ def _sample(args: argparse.Namespace) -> int:
     "eval",
     "Evaluate a checkpoint on every task: on seeded synthetic test layouts or, with --data, on the official "
     "PubLayNet / Rico test split; with --fidnet also FID; writes metrics.json.",
-    arg(
-        "--checkpoint",
-        required=True,
-        help="the model folder OUT/model written by `lace train` (or an older model.pt), or an official LACE "
-        "checkpoint",
-    ),
+    _CHECKPOINT,
     _DATA,
     arg(
         "--fidnet",
         default=None,
         help="a FIDNetV3 checkpoint (model_best.pth.tar, or its FIDNetV3/ folder) for FID",
     ),
-    arg(
-        "--heads",
-        type=positive_int,
-        default=16,
-        help="attention heads of an official checkpoint (not stored in it)",
-    ),
+    _OFFICIAL_HEADS,
     arg("--layouts", type=positive_int, default=128, help="number of test layouts (the first N with --data)"),
     arg("--steps", type=positive_int, default=25, help="DDIM steps (the official evaluation uses 100)"),
     arg(

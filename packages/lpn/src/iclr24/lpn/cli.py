@@ -221,16 +221,11 @@ def provenance_losses(losses: list[float], start: int, end: int, num_steps: int)
 
 def _save_model_folder(args, model, res, cfg: TrainConfig, cpu_seconds: float, world: int) -> Path:
     """OUT/model: the trained LPN as a model folder, with how it was trained in provenance.json."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
     losses = provenance_losses(res.losses, res.start_step, res.end_step, cfg.num_steps)
     return model.save_pretrained(
         Path(args.out) / "model",
         provenance={
-            "command": shlex.join(["lpn", *runs[-1].get("argv", ["train"])]),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": res.end_step,
             "resumed_from_step": res.start_step or None,
@@ -257,17 +252,28 @@ def _check_channels(model, x: torch.Tensor, path: Path) -> torch.Tensor:
     return x
 
 
+# the trained LPN that denoise, prior and solve use
+_CHECKPOINT = arg(
+    "--checkpoint",
+    type=Path,
+    required=True,
+    help="model folder (OUT/model), training folder or checkpoint file",
+)
+
+
+def _image_to_image(input_help: str, output_help: str) -> list:
+    """The flags of a command that maps an image to an image with the trained LPN (denoise, solve)."""
+    return [
+        _CHECKPOINT,
+        arg("--input", type=Path, required=True, help=input_help),
+        arg("--output", type=Path, required=True, help=output_help),
+    ]
+
+
 @app.command(
     "denoise",
     "Denoise an image (PNG/NPY in [0, 1]) with a trained LPN.",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="model folder (OUT/model), training folder or checkpoint file",
-    ),
-    arg("--input", type=Path, required=True, help="image (.png/.npy)"),
-    arg("--output", type=Path, required=True, help="denoised image (.png/.npy)"),
+    *_image_to_image("image (.png/.npy)", "denoised image (.png/.npy)"),
     arg("--add-noise", type=nonneg_float, default=0.0, help="add N(0, s^2) noise first (a demo), seeded"),
     out=False,
 )
@@ -286,12 +292,7 @@ def _denoise(args: argparse.Namespace) -> int:
 @app.command(
     "prior",
     "Evaluate the learned prior R(x) at images (inverts the LPN; R is defined on its range).",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="model folder (OUT/model), training folder or checkpoint file",
-    ),
+    _CHECKPOINT,
     arg("--input", type=Path, nargs="+", required=True, help="images (.png/.npy) of the model's input size"),
     field_arg(
         evaluate_prior, "method", choices=INVERSION_METHODS, help="how f is inverted to find y = f^-1(x)"
@@ -328,14 +329,7 @@ def _prior(args: argparse.Namespace) -> int:
 @app.command(
     "solve",
     "Simulate an inverse problem on an image and solve it with PnP (the LPN as the prox).",
-    arg(
-        "--checkpoint",
-        type=Path,
-        required=True,
-        help="model folder (OUT/model), training folder or checkpoint file",
-    ),
-    arg("--input", type=Path, required=True, help="clean image (.png/.npy in [0, 1])"),
-    arg("--output", type=Path, required=True, help="reconstruction (.png/.npy)"),
+    *_image_to_image("clean image (.png/.npy in [0, 1])", "reconstruction (.png/.npy)"),
     arg(
         "--operator", choices=["inpaint", "blur", "denoise"], default="inpaint", help="the forward operator A"
     ),

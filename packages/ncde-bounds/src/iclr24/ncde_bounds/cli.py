@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.cli import config_from_args
 from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputError
@@ -34,16 +34,7 @@ app.add_reproduce(lambda: PAPER)
 app.add_bench(bench.run_benchmarks)
 
 
-def _ks(text: str) -> list[int]:
-    try:
-        ks = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers like 4,8,16, got {text!r}"
-        ) from None
-    if not ks or min(ks) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return ks
+_ks = int_list("integers", "like 4,8,16")
 
 
 @app.command(
@@ -105,14 +96,6 @@ def _bias(args: argparse.Namespace) -> int:
     return 0
 
 
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["ncde-bounds", *runs[-1].get("argv", [args.command])])
-
-
 @app.command(
     "train",
     "Train an NCDE: on synthetic paths observed at K + 1 irregular times (regression on a true CDE), or on a "
@@ -135,10 +118,9 @@ def _command(args: argparse.Namespace) -> str:
     field_arg(TrainConfig, "solver", choices=SOLVERS, help="CDE solver"),
     field_arg(TrainConfig, "substeps", type=positive_int, help="fixed steps per observation interval"),
     field_arg(TrainConfig, "interpolation", choices=INTERPOLATIONS, help="path interpolation"),
-    resume_arg(written="after every epoch"),
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     from .bounds import lipschitz_upper
@@ -226,7 +208,7 @@ def _train(args: argparse.Namespace) -> int:
     model.cpu().save_pretrained(
         out / "model",
         provenance={
-            "command": _command(args),
+            "command": app.command_line(args),
             "seed": args.seed,
             "steps": res.steps,
             "epochs": cfg.epochs,

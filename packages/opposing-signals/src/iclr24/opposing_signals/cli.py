@@ -9,7 +9,6 @@ opposing-signals bench [--smoke|--quick|--full]
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from iclr24.paperkit.cli import field_arg
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_float
 from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import read_json_object
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.errors import InputFolderError
@@ -39,16 +39,6 @@ app.add_reproduce(lambda: PAPER)
 app.add_bench(bench.run_benchmarks)
 
 DATASETS = ("digits", "mnist", "cifar10")
-
-
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["opposing-signals", *runs[-1].get("argv", ["run"])])
 
 
 @app.command(
@@ -143,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     summary["dataset"] = args.dataset
     summary["alpha"] = args.alpha if args.dataset == "digits" else None
     tracker.model.save_pretrained(Path(args.out) / "model", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": args.steps, "steps_unit": "optimizer steps",
+        "command": app.command_line(args), "seed": args.seed, "steps": args.steps, "steps_unit": "optimizer steps",
         "cpu_seconds": round(time.process_time() - cpu0, 2), "dataset": args.dataset, "alpha": summary["alpha"],
         "n_train": summary["n"], "config": summary["config"], "final_loss": summary["final_loss"],
         "losses": {str(t): summary["loss"][t] for t in range(0, args.steps + 1, max(1, args.steps // 10))},
@@ -193,12 +183,7 @@ def load_results(src: Path) -> dict:
         raise InputFolderError(
             f"{src} is a folder; expected the results.json written by `opposing-signals run`"
         )
-    try:
-        res = json.loads(src.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"{src} is not a results.json written by `opposing-signals run` ({e})") from None
-    if not isinstance(res, dict):
-        raise InputError(f"{src} is not a results.json written by `opposing-signals run` (not a JSON object)")
+    res = read_json_object(src, "a results.json written by `opposing-signals run`")
     for key in ("curves", "config"):
         if key not in res:
             raise InputError(f"{src} is not a results.json written by `opposing-signals run` (no {key!r})")

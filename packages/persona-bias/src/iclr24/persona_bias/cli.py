@@ -84,6 +84,10 @@ def _check_store_path(path: Path) -> Path:
     return path
 
 
+# the size of the built-in tasks (run, serve-loopback)
+_BUILTIN_SIZE = field_arg(load_dataset, "builtin_size", type=positive_int, help="questions per built-in task")
+
+
 @app.command(
     "run",
     "Ask a model every (dataset x persona x template) question not yet in the run store (resumable).",
@@ -132,7 +136,7 @@ def _check_store_path(path: Path) -> Path:
     arg("--bbh", type=Path, help="BBH folder holding <task>.json"),
     arg("--mbpp", type=Path, help="MBPP sanitized JSONL"),
     arg("--limit", type=positive_int, help="questions per dataset (after the paper's 250 caps)"),
-    field_arg(load_dataset, "builtin_size", type=positive_int, help="questions per built-in task"),
+    _BUILTIN_SIZE,
     field_arg(OpenAIBackend, "concurrency", type=positive_int, help="parallel requests (openai backend)"),
     field_arg(OpenAIBackend, "max_retries", help="retries per request on 429/5xx/timeouts"),
     field_arg(OpenAIBackend, "timeout", type=positive_float, help="seconds per HTTP request"),
@@ -394,7 +398,7 @@ def _report(args: argparse.Namespace) -> int:
     "serve-loopback",
     "Serve the planted-bias OpenAI-compatible demo server on 127.0.0.1 until interrupted.",
     arg("--port", type=int, default=8000, help="port on 127.0.0.1 (0: any free port)"),
-    field_arg(load_dataset, "builtin_size", type=positive_int, help="questions per built-in task"),
+    _BUILTIN_SIZE,
     arg("--plant", action="append", default=[], help="PERSONA=P abstention probability (repeatable)"),
     out=False,
 )

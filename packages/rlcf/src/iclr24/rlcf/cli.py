@@ -74,16 +74,6 @@ def _toy_folder(spec: str) -> dict | None:
     return prov if isinstance(prov, dict) else {}
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["rlcf", *runs[-1].get("argv", ["train"])])
-
-
 @app.command(
     "train",
     "Train the offline demo's two small CLIPs on the clean digits of a seed's split (the policy, width 8; the "
@@ -131,7 +121,7 @@ def _train(args: argparse.Namespace) -> int:
               "reward_steps", "reward_copies", "reward_max_angle", "train_lr", "batch_size")}  # fmt: skip
     for tag, model in (("policy", policy), ("reward", reward)):
         model.save_pretrained(out / tag, provenance={
-            "command": run_command(args), "seed": args.seed, "steps": steps[tag], "role": tag,
+            "command": app.command_line(args), "seed": args.seed, "steps": steps[tag], "role": tag,
             "cpu_seconds": round(cpu[tag], 2),
             "data": "digits-shift: scikit-learn's 8x8 digits, the clean half of the seed's split"
                     + (" and rotated + noisy copies" if tag == "reward" else ""),

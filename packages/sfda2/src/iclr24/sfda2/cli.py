@@ -181,16 +181,6 @@ def load_source(path: Path) -> tuple[SFDAModel, dict]:
     return model, meta
 
 
-def run_command(args: argparse.Namespace) -> str:
-    """The command line of this run, as its run marker in ``--out`` records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["sfda2", *runs[-1].get("argv", [])])
-
-
 class _LossTrace:
     """The loss at every 20th of a run's iterations and at its last (for provenance.json)."""
 
@@ -202,7 +192,27 @@ class _LossTrace:
             self.rows.append({"step": int(step), self.key: round(float(metrics[self.key]), 5)})
 
 
-RESUME_HELP = "continue the interrupted run in --out from its {} (saved after every epoch), exactly"
+def _loop_flags(config) -> list:
+    """The flags of the two training loops (train-source, adapt): the batch size of ``config`` and the DataLoader
+    workers."""
+    return [
+        field_arg(config, "batch_size", type=positive_int, help="batch size"),
+        arg(
+            "--workers",
+            type=nonneg_int,
+            default=None,
+            help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
+        ),
+    ]
+
+
+def _resume(state: str):
+    """The ``--resume`` switch of a training loop that saves its state in ``OUT/<state>``."""
+    return arg(
+        "--resume",
+        action="store_true",
+        help=f"continue the interrupted run in --out from its OUT/{state} (saved after every epoch), exactly",
+    )
 
 
 @app.command(
@@ -228,17 +238,10 @@ RESUME_HELP = "continue the interrupted run in --out from its {} (saved after ev
         help="feature-extractor lr multiplier (official: 0.1)",
     ),
     field_arg(SOURCE_CPU, "label_smoothing", "--smooth", type=nonneg_float, help="label smoothing"),
-    field_arg(SOURCE_CPU, "batch_size", type=positive_int, help="batch size"),
-    arg(
-        "--workers",
-        type=nonneg_int,
-        default=None,
-        help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
-    ),
-    arg("--resume", action="store_true", help=RESUME_HELP.format("OUT/train_state.pt")),
+    *_loop_flags(SOURCE_CPU),
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=_resume("train_state.pt"),
 )
 def _train_source(args: argparse.Namespace) -> int:
     import math
@@ -275,7 +278,7 @@ def _train_source(args: argparse.Namespace) -> int:
     }
     model.class_names, model.image_size = names, args.size
     folder = model.cpu().save_pretrained(Path(args.out) / "source", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": steps, "epochs": cfg.epochs,
+        "command": app.command_line(args), "seed": args.seed, "steps": steps, "epochs": cfg.epochs,
         "cpu_seconds": round(cpu, 2), "resumed_from_epoch": model.resumed_from_epoch_,
         "data": args.source, "source_train_accuracy": round(acc, 4), "config": vars_jsonable(cfg),
         "losses": trace.rows, "world_size": info.world_size,
@@ -328,17 +331,10 @@ def vars_jsonable(cfg) -> dict:
         type=positive_int,
         help="evaluations of the target accuracy over the run (official: 15)",
     ),
-    field_arg(SFDA2Config, "batch_size", type=positive_int, help="batch size"),
-    arg(
-        "--workers",
-        type=nonneg_int,
-        default=None,
-        help="DataLoader workers for image folders (default: 8 on CUDA, as the official code; 0 on the CPU)",
-    ),
-    arg("--resume", action="store_true", help=RESUME_HELP.format("OUT/adapt_state.pt")),
+    *_loop_flags(SFDA2Config),
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=_resume("adapt_state.pt"),
 )
 def _adapt(args: argparse.Namespace) -> int:
     import time
@@ -380,7 +376,7 @@ def _adapt(args: argparse.Namespace) -> int:
     }
     out = Path(args.out)
     model.cpu().save_pretrained(out / "target", provenance={
-        "command": run_command(args), "seed": args.seed, "steps": len(res.history), "cpu_seconds": round(cpu, 2),
+        "command": app.command_line(args), "seed": args.seed, "steps": len(res.history), "cpu_seconds": round(cpu, 2),
         "method": args.method, "source_model": str(args.source_ckpt), "data": args.target,
         "accuracy": final["acc"], "mean_class_accuracy": final["mean_class_acc"], "evals": res.evals,
         "config": res.config,

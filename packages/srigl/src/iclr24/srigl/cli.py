@@ -15,8 +15,10 @@ from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.cli import config_from_args
 from iclr24.paperkit.cli import field_arg
+from iclr24.paperkit.cli import int_list
 from iclr24.paperkit.cli import nonneg_float
 from iclr24.paperkit.cli import positive_int
+from iclr24.paperkit.cli import resume_arg
 from iclr24.paperkit.errors import InputFileError
 
 from . import bench
@@ -40,16 +42,7 @@ def _sparsity(s: str) -> float:
     return v
 
 
-def _epochs_list(s: str) -> tuple[int, ...]:
-    try:
-        v = tuple(int(p) for p in s.split(",") if p.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated epochs such as 30,70,90, got {s!r}"
-        ) from None
-    if not v or any(e < 1 for e in v) or list(v) != sorted(v):
-        raise argparse.ArgumentTypeError(f"expected increasing positive epochs such as 30,70,90, got {s!r}")
-    return v
+_epochs_list = int_list("epochs", "such as 30,70,90", increasing=True)
 
 
 @app.command(
@@ -127,16 +120,10 @@ def _epochs_list(s: str) -> tuple[int, ...]:
         default=None,
         help="folder of the real datasets for --data mnist (default: $ICLR24_DATA, else ~/.cache/iclr24/data)",
     ),
-    arg(
-        "--resume",
-        action="store_true",
-        help="continue the interrupted run in --out from OUT/train_state.pt (written after every epoch), exactly as "
-        "the uninterrupted run; give the run's own flags",
-    ),
     modes=True,
     device=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     from .data import load_data
@@ -177,7 +164,7 @@ def _train(args: argparse.Namespace) -> int:
     folder = r.save_pretrained(
         out / "model",
         provenance={
-            "command": _command_line(args),
+            "command": app.command_line(args),
             "data": args.data,
             "cpu_seconds": round(time.process_time() - cpu0, 2),
             "resumed_from_epoch": r.resumed_from_epoch,
@@ -206,16 +193,6 @@ def _train(args: argparse.Namespace) -> int:
     )
     print(f"wrote {folder} (SparseModel.from_pretrained) and {path}")
     return 0
-
-
-def _command_line(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in --out records it (for provenance.json)."""
-    import shlex
-
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["srigl", *runs[-1].get("argv", ["train"])])
 
 
 @app.command(

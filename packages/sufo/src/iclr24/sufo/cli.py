@@ -274,16 +274,11 @@ def _dynamics(args: argparse.Namespace) -> int:
     )  # fmt: skip
     atomic_write_json(args.out / "dynamics.json", dyn.to_dict())
     if args.save_model:
-        import shlex
-
-        from iclr24.paperkit.runfolder import read_marker
-
         from .features import save_encoder
 
-        runs = (read_marker(args.out) or {}).get("runs") or [{}]
         ft = dyn.finetune
         save_encoder(model, tok, args.out / "model", provenance={
-            "command": shlex.join(["sufo", *runs[-1].get("argv", ["dynamics"])]), "seed": args.seed,
+            "command": app.command_line(args), "seed": args.seed,
             "steps": int(np.ceil(len(fit) / args.batch_size)) * args.epochs, "epochs": args.epochs,
             "cpu_seconds": round(time.process_time() - cpu0, 2), "base_model": str(args.model or "all-MiniLM-L6-v2"),
             "data": str(args.data) if args.data else args.task, "label_names": list(ds.label_names),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -57,14 +56,6 @@ def load_task(spec: str, T: int | None, data_dir: Path | None, limit: int | None
     return d, arch
 
 
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["tab-snn", *runs[-1].get("argv", [args.command])])
-
-
 @app.command(
     "train",
     "Train a spiking network with one temporal norm, report test accuracy and firing rates, and save the model "
@@ -90,11 +81,10 @@ def _command(args: argparse.Namespace) -> str:
     field_arg(TrainConfig, "batch_size", type=positive_int, help="batch size"),
     field_arg(TrainConfig, "lr", help="SGD learning rate (cosine-annealed to 0)"),
     arg("--limit", type=positive_int, default=None, help="keep only the first N training samples"),
-    resume_arg(written="after every epoch"),
     device=True,
     data=True,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _train(args: argparse.Namespace) -> int:
     from iclr24.paperkit import atomic_write_json
@@ -154,7 +144,7 @@ def _train(args: argparse.Namespace) -> int:
             model.cpu().save_pretrained(
                 out / "model",
                 provenance={
-                    "command": _command(args),
+                    "command": app.command_line(args),
                     "seed": args.seed,
                     "steps": res.steps,
                     "epochs": args.epochs,

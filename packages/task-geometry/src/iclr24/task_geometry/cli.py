@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shlex
 import time
 from pathlib import Path
 
@@ -31,14 +30,6 @@ app.add_reproduce(lambda: PAPER, device=False)  # every claim runs on the CPU
 app.add_bench(bench.run_benchmarks)
 
 
-def _command(args: argparse.Namespace) -> str:
-    """This run's command line, as the run marker in ``--out`` records it (for provenance.json)."""
-    from iclr24.paperkit.runfolder import read_marker
-
-    runs = (read_marker(args.out) or {}).get("runs") or [{}]
-    return shlex.join(["task-geometry", *runs[-1].get("argv", [args.command])])
-
-
 def _save_students(args: argparse.Namespace, named: list[tuple[str, object, dict]], cpu: float) -> Path:
     """Each trained student as a model folder OUT/models/<name> (model.safetensors, config.json, provenance.json)."""
     folder = Path(args.out) / "models"
@@ -47,16 +38,13 @@ def _save_students(args: argparse.Namespace, named: list[tuple[str, object, dict
         st.save_pretrained(
             folder / name,
             provenance={
-                "command": _command(args),
+                "command": app.command_line(args),
                 "steps": st.epochs_run * steps_per_epoch,
                 "cpu_seconds_ensemble": round(cpu, 2),  # the whole batched ensemble, trained at once
                 "task": task,
             },
         )
     return folder
-
-
-_RESUME = (resume_arg(written="after every epoch"),)
 
 
 @app.command(
@@ -100,9 +88,8 @@ _RESUME = (resume_arg(written="after every epoch"),)
         choices=("svc", "ridge"),
         help="linear classifier of CCGP and SD (ridge: far faster on a CPU)",
     ),
-    *_RESUME,
     log_dir=True,
-    resume=lambda a: a.resume,
+    resume=resume_arg(written="after every epoch"),
 )
 def _run(args: argparse.Namespace) -> int:
     from .experiments import run_sweep
