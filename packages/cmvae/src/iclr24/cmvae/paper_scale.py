@@ -123,11 +123,7 @@ def build_polymnist_model(cfg: PaperScaleConfig = PAPER_SCALE, nf: int = 64) -> 
 
 
 def paper_scale(
-    device: str = "cpu",
-    *,
-    tuples: int | None = None,
-    micro_batch: int | None = None,
-    nf: int = 64,
+    device: str = "cpu", *, tuples: int | None = None, micro_batch: int | None = None, nf: int = 64
 ) -> PaperScale:
     """One micro-step (forward, backward; the Adam step every ``accumulation`` micro-steps) of CMVAE at the
     official PolyMNIST configuration, on a PolyMNIST-format stand-in streamed from disk. ``tuples``,

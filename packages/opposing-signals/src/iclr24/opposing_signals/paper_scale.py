@@ -83,11 +83,7 @@ def resnet18_cifar(n_classes: int = 10, width: int = 64, seed: int = 0) -> nn.Mo
 
 
 def paper_scale(
-    device: str = "cpu",
-    *,
-    subset: int | None = None,
-    physical_batch: int | None = None,
-    width: int = 64,
+    device: str = "cpu", *, subset: int | None = None, physical_batch: int | None = None, width: int = 64
 ) -> PaperScale:
     """One physical batch of a full-batch GD step of ResNet-18 on the 5k CIFAR-10 subset (MSE). The keyword
     overrides shrink it for tests only."""

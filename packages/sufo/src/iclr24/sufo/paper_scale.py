@@ -95,13 +95,7 @@ def paper_scale(
     from .features import minilm_path
 
     cfg = cfg or PAPER_SCALE
-    run = ScaleRun(
-        device,
-        batch=cfg.batch_size,
-        cpu=cfg.cpu_micro_batch,
-        micro_batch=micro_batch,
-        of="the paper batch {batch}",
-    )
+    run = ScaleRun(device, batch=cfg.batch_size, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)  # uncased BERT vocabulary
     train = load_labelled(write_reports_jsonl(run.folder / "reports.jsonl", items))
     bert = BertConfig(

@@ -70,13 +70,7 @@ def paper_scale(
     ``images_per_batch`` images). ``micro_batch``: default 64 on CUDA, ``cfg.cpu_micro_batch`` on the CPU;
     ``cfg``: a smaller :class:`PaperScaleConfig` (tests)."""
     cfg = cfg or PAPER_SCALE
-    run = ScaleRun(
-        device,
-        batch=cfg.batch_size,
-        cpu=cfg.cpu_micro_batch,
-        micro_batch=micro_batch,
-        of="the paper batch {batch}",
-    )
+    run = ScaleRun(device, batch=cfg.batch_size, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
     folder = write_cifar10_batches(run.folder, 5 * images_per_batch, images_per_batch)
     data = load_cifar(folder, num_classes=10)  # the package's loader (in memory, as torchvision's CIFAR10)
     batches = run.stream(torch.utils.data.TensorDataset(data.x_train, data.y_train), workers=4, seed=42)
