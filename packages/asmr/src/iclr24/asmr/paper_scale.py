@@ -105,9 +105,9 @@ def paper_scale(
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.iterations, eta_min=cfg.lr_min)
     model.train()
 
-    def loss(target):
+    def loss(rgb):
         pred = model.render()  # fit()'s full-batch path: every pixel, through the activation-sharing render
-        return torch.mean((pred - target) ** 2)
+        return torch.mean((pred - rgb) ** 2)
 
     step = run.train_step(itertools.repeat(target), loss, opt, after=sched.step)
     step.folder = run.folder  # the Kodak-format folder (tests read it)
