@@ -110,8 +110,8 @@ def paper_scale(
     def loss(xb, yb):
         return per_example_loss(model(xb), yb, cfg.loss).mean()
 
-    # L(theta) = (1/N) sum_i l_i, accumulated physical batch by physical batch (the package's _full_pass): each
-    # physical batch's mean over `accumulation`; the GD update once the whole subset's gradient is in
+    # L(theta) = (1/N) sum_i l_i, accumulated physical batch by physical batch (the package's _full_pass): a
+    # physical batch's mean loss / accumulation is its share; the GD update once the whole subset's gradient is in
     physical = itertools.cycle([(x[s : s + pb], y[s : s + pb]) for s in range(0, n, pb)])
     step = run.train_step(physical, loss, opt, accumulate=accumulation)
     step.folder = folder  # the CIFAR-format folder (tests read it)
