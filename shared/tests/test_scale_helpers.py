@@ -128,3 +128,55 @@ def test_tie_runs_closing_before_removing_the_folder():
     del tmp, step
     gc.collect()
     assert seen == [True] and not folder.exists()  # closed while the folder was still there, then removed
+
+
+def test_shuffled_draws_a_new_permutation_each_epoch_and_drops_the_partial_batch():
+    torch = pytest.importorskip("torch")
+    from iclr24.paperkit.scale import shuffled
+
+    draws = shuffled(10, 4, torch.Generator().manual_seed(0))
+    epoch1 = [next(draws) for _ in range(2)]  # 2 full micro-batches of 4 a 10-item epoch
+    epoch2 = [next(draws) for _ in range(2)]
+    assert all(b.shape == (4,) for b in epoch1 + epoch2)
+    assert len(set(torch.cat(epoch1).tolist())) == 8 and len(set(torch.cat(epoch2).tolist())) == 8
+    perm = torch.randperm(10, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(epoch1[0], perm[:4]) and torch.equal(epoch1[1], perm[4:8])  # the generator's order
+
+
+def test_scale_run_sizes_the_batch_and_ties_its_folder_to_the_step():
+    import gc
+
+    from iclr24.paperkit.scale import ScaleRun
+
+    cpu = ScaleRun("cpu", batch=512, cuda=128, cpu=4)
+    gpu = ScaleRun("cuda:0", batch=512, cuda=128, cpu=4)
+    assert (cpu.micro_batch, cpu.accumulation, cpu.cuda) == (4, 128, False)
+    assert (gpu.micro_batch, gpu.accumulation, gpu.cuda) == (128, 4, True)
+    assert (ScaleRun("cpu", batch=64).micro_batch, ScaleRun("cpu", batch=64, micro_batch=8).accumulation) == (
+        64,
+        8,
+    )
+    assert (
+        ScaleRun("cpu", batch=10_677, cpu=256, partial=True).accumulation == 42
+    )  # ceil: the last one partial
+    with pytest.raises(InputError, match="views must divide the paper's 64 views, got 7"):
+        ScaleRun("cpu", batch=64, micro_batch=7, name="views", of="the paper's {batch} views")
+
+    none = ScaleRun("cpu", batch=2).paper_scale(lambda: None, config="c", paper_steps=3)
+    assert not hasattr(none.step, "tmp") and (none.micro_batch, none.accumulation, none.paper_steps) == (
+        2,
+        1,
+        3,
+    )
+    run = ScaleRun("cpu", batch=8, micro_batch=2)
+    folder = run.folder
+    assert folder.is_dir() and run.folder == folder  # made once, on first use
+    (folder / "data.txt").write_text("stand-in")
+    seen = []
+    spec = run.paper_scale(
+        lambda: None, closing=lambda: seen.append(1), config="c", paper_steps=5, notes=["n"]
+    )
+    assert (spec.micro_batch, spec.accumulation, spec.notes) == (2, 4, ["n"]) and spec.step.tmp is run._tmp
+    del run, spec
+    gc.collect()
+    assert seen == [1] and not folder.exists()  # the folder goes with the step

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import Any
 
 from .hardware import H200_BF16_PEAK_FLOPS
@@ -33,6 +34,7 @@ __all__ = [
     "H200_BF16_PEAK_FLOPS",
     "H200_UTILISATION",
     "PaperScale",
+    "ScaleRun",
     "accumulation_for",
     "count_flops",
     "endless",
@@ -41,6 +43,7 @@ __all__ = [
     "micro_batch_for",
     "paper_scale_markdown",
     "recorded_fingerprint",
+    "shuffled",
     "steps_per_epoch",
     "stream",
     "tie",
@@ -146,6 +149,17 @@ def stream(dataset, micro_batch: int, device: str, *, workers: int = 8, seed: in
     return endless(loader)
 
 
+def shuffled(n: int, micro_batch: int, generator) -> Iterator:
+    """Index micro-batches into ``n`` in-memory items forever, as a training loop over them draws: each epoch a new
+    ``torch.randperm`` by ``generator``, cut into ``micro_batch`` slices, the last partial one dropped."""
+    import torch
+
+    while True:
+        perm = torch.randperm(n, generator=generator)
+        for at in range(0, n - micro_batch + 1, micro_batch):
+            yield perm[at : at + micro_batch]
+
+
 def _to_device(batch, dev):
     import torch
 
@@ -213,6 +227,63 @@ def train_step(
         return float(value.detach())
 
     return step
+
+
+class ScaleRun:
+    """Where one paper-scale step is built, so that a package's ``paper_scale`` keeps only its paper's model,
+    optimiser and notes: the ``device`` (``cuda``: whether it is a CUDA device), the ``micro_batch`` a micro-step
+    runs (:func:`micro_batch_for`: ``cuda`` on a CUDA device, ``cpu`` on the CPU, both ``batch`` when not given,
+    ``micro_batch`` overriding), the ``accumulation`` that makes the paper's ``batch`` (:func:`accumulation_for`,
+    its ``InputError`` worded by ``name`` and ``of``; with ``partial``, ``ceil(batch / micro_batch)``: a paper step
+    whose last micro-batch is partial) and, on first use, a temporary ``folder`` for the stand-in data that the
+    step :meth:`paper_scale` returns keeps alive (:func:`tie`)."""
+
+    def __init__(
+        self,
+        device: str,
+        *,
+        batch: int = 1,
+        cuda: int | None = None,
+        cpu: int | None = None,
+        micro_batch: int | None = None,
+        partial: bool = False,
+        name: str = "micro_batch",
+        of: str = "the paper's batch {batch}",
+    ) -> None:
+        self.device = str(device)
+        self.cuda = self.device.startswith("cuda")
+        self.micro_batch = micro_batch_for(
+            self.device, cuda=cuda or batch, cpu=cpu or batch, override=micro_batch
+        )
+        if partial:
+            self.accumulation = -(-batch // self.micro_batch)
+        else:
+            self.accumulation = accumulation_for(batch, self.micro_batch, name=name, of=of)
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    @property
+    def folder(self) -> Path:
+        """The temporary folder for the stand-in data, made on first use and removed with the step."""
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="iclr24-paper-scale-")
+        return Path(self._tmp.name)
+
+    def stream(self, dataset, *, workers: int = 8, seed: int = 0) -> Iterator:
+        """:func:`stream` of ``dataset`` at this run's micro-batch and device."""
+        return stream(dataset, self.micro_batch, self.device, workers=workers, seed=seed)
+
+    def train_step(self, batches: Iterator, loss: Callable[..., Any], opt, **hooks) -> Callable[[], float]:
+        """:func:`train_step` on this run's device (``hooks``: its keyword arguments)."""
+        return train_step(batches, loss, opt, self.device, **hooks)
+
+    def paper_scale(
+        self, step: Callable[[], Any], *, closing: Callable[[], Any] | None = None, **fields
+    ) -> PaperScale:
+        """The :class:`PaperScale` of ``step`` at this run's micro-batch and accumulation (``fields``: its
+        other fields), ``step`` tied to the stand-in folder where one was made (``closing`` as in :func:`tie`)."""
+        if self._tmp is not None:
+            tie(step, self._tmp, closing)
+        return PaperScale(step=step, micro_batch=self.micro_batch, accumulation=self.accumulation, **fields)
 
 
 def count_flops(fn: Callable[[], Any]) -> int | None:

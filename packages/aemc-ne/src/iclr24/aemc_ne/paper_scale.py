@@ -13,8 +13,7 @@ entries (+ the L2 penalty), backward, AdamW step."""
 
 from __future__ import annotations
 
-import math
-import tempfile
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,54 +85,55 @@ def paper_scale(
     """One micro-step of ``PAPER_SCALE`` on ``device``; the keyword sizes shrink it for tests."""
     import torch
 
-    from iclr24.paperkit import PaperScale
-    from iclr24.paperkit.scale import tie
+    from iclr24.paperkit.scale import ScaleRun
 
     from .completion import AEMCNE
     from .data import load_movielens
     from .model import l2_penalty
 
     c = PAPER_SCALE
-    cuda = str(device).startswith("cuda")
     n_u, n_i = users or c.n_users, items or c.n_items
     n_r = ratings or c.n_ratings_standin
     width = (hidden,) if hidden else c.main_hidden
-    mb = micro_batch or (c.micro_batch_cuda if cuda else c.micro_batch_cpu)
-    tmp = tempfile.TemporaryDirectory(prefix="aemc-ne-ps-")
-    path = write_ml10m_format(Path(tmp.name), n_u, n_i, n_r)
-    data = load_movielens(path)
+    # the paper's batch is every item (full batch); each micro-step is an AdamW step, the last one partial
+    run = ScaleRun(
+        device,
+        batch=c.n_items,
+        cuda=c.micro_batch_cuda,
+        cpu=c.micro_batch_cpu,
+        micro_batch=micro_batch,
+        partial=True,
+    )
+    mb, acc = run.micro_batch, run.accumulation
+    data = load_movielens(write_ml10m_format(run.folder, n_u, n_i, n_r))
     model = AEMCNE(main_hidden=width, activation=c.activation, elem_hidden=c.elem_hidden, skip=c.skip,
                    orientation=c.orientation)  # fmt: skip
-    dev = torch.device(device)
     mean, std = float(data.values.mean()), float(data.values.std())
     x = model._csr(data, (data.values - mean) / std).astype(np.float32)  # samples (items) x features (users)
     n_samples, n_features = x.shape
     torch.manual_seed(0)
-    net = model._build(n_features).to(dev)
+    net = model._build(n_features).to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=c.lr, weight_decay=c.weight_decay)
     order = np.random.default_rng(0).permutation(n_samples)
-    state = {"k": 0}
 
-    def step() -> float:
-        k = state["k"]
-        b = np.sort(order[np.arange(k, k + mb) % n_samples])
-        state["k"] = (k + mb) % n_samples
-        xb = x[b]  # the batch's items, sparse, densified on the device as in AEMC.fit's minibatch path
-        coo = xb.tocoo()
-        xd = torch.as_tensor(xb.toarray(), device=dev)
-        rows = torch.as_tensor(coo.row.astype(np.int64), device=dev)
-        cols = torch.as_tensor(coo.col.astype(np.int64), device=dev)
-        tgt = torch.as_tensor(coo.data, device=dev)
-        opt.zero_grad()
+    def minibatches():  # the batch's items, sparse, densified on the device as in AEMC.fit's minibatch path
+        for k in itertools.count(0, mb):
+            xb = x[np.sort(order[np.arange(k, k + mb) % n_samples])]
+            coo = xb.tocoo()
+            rows, cols = coo.row.astype(np.int64), coo.col.astype(np.int64)
+            yield (
+                torch.as_tensor(xb.toarray()),
+                torch.as_tensor(rows),
+                torch.as_tensor(cols),
+                torch.as_tensor(coo.data),
+            )
+
+    def loss(xd, rows, cols, tgt):
         pred = net.predict_entries(xd, rows, cols)
         # Eq. (loss): (1/|Omega_b|) sum (X_ij - X_hat_ij)^2 + (l2/2) ||W||^2 / |Omega|
-        loss = (tgt - pred).square().sum() / len(tgt) + 0.5 * c.l2 * l2_penalty(net.main) / len(data)
-        loss.backward()
-        opt.step()
-        return float(loss.detach())
+        return (tgt - pred).square().sum() / len(tgt) + 0.5 * c.l2 * l2_penalty(net.main) / len(data)
 
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    acc = math.ceil(c.n_items / mb)
+    step = run.train_step(minibatches(), loss, opt)
     notes = [
         f"stand-in data: a synthetic ratings.dat in ML-10M's format ({n_u:,} users x {n_i:,} movies, {n_r:,} "
         f"ratings, ids sparse as in ML-10M); the real file has {c.n_ratings_paper:,} ratings, which changes only "
@@ -145,12 +145,10 @@ def paper_scale(
         "load_movielens parses the file in Python lists: about 10x the stand-in's loading memory for the real "
         "10M-rating file",
     ]
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"AEMC-NE item-based {n_features}-{'-'.join(map(str, width))}-{n_features} sigmoid + g "
         f"1-{'-'.join(map(str, c.elem_hidden))}-1, AdamW, full batch",
-        step=step,
-        micro_batch=mb,
-        accumulation=acc,
         paper_steps=c.epochs,
         dataset=f"{c.dataset} format (synthetic stand-in)",
         notes=notes,

@@ -14,7 +14,7 @@ path: the shared render, MSE, Adam and the cosine schedule. A paper step is that
 
 from __future__ import annotations
 
-import tempfile
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import ScaleRun
 
 from .data import load_image
 from .model import ASMR
@@ -91,9 +91,9 @@ def paper_scale(
     height, width = height or cfg.height, width or cfg.width
     bases = bases or cfg.bases
     hidden, images = hidden or cfg.hidden, images or cfg.images
-    tmp = tempfile.TemporaryDirectory(prefix="asmr-kodak-")
-    root = Path(tmp.name)
-    files = write_kodak_folder(root, images, height, width)
+    n_pix = height * width
+    run = ScaleRun(device, batch=n_pix)  # full batch: every pixel, one optimiser step
+    files = write_kodak_folder(run.folder, images, height, width)
     signal = load_image(files[0])  # (H, W, 3) in [0, 1], read once per fit (official: dataset.get_data())
     dev = torch.device(device)
     torch.manual_seed(43)
@@ -105,28 +105,20 @@ def paper_scale(
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=cfg.iterations, eta_min=cfg.lr_min)
     model.train()
 
-    def step() -> float:
+    def loss(rgb):
         pred = model.render()  # fit()'s full-batch path: every pixel, through the activation-sharing render
-        loss = torch.mean((pred - target) ** 2)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        sched.step()
-        return float(loss.detach())
+        return torch.mean((pred - rgb) ** 2)
 
-    step.folder = root  # the Kodak-format folder (tests read it)
+    step = run.train_step(itertools.repeat(target), loss, opt, after=sched.step)
+    step.folder = run.folder  # the Kodak-format folder (tests read it)
     step.signal_shape = signal.values.shape
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    n_pix = height * width
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=(
             f"ASMR NET_IMG: L={len(bases[0])}, h={hidden}, bases {[list(b) for b in bases]}, {height}x{width} RGB, "
             f"full batch {n_pix:,} px, Adam {cfg.lr:g} cosine to {cfg.lr_min:g}, "
             f"{cfg.images} images x {cfg.seeds} seeds x {cfg.iterations:,} it"
         ),
-        step=step,
-        micro_batch=n_pix,
-        accumulation=1,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic Kodak-format folder: {images} RGB PNGs kodimNN.png, {width}x{height}",
         notes=[

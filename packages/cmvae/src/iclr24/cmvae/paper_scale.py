@@ -16,8 +16,6 @@ DataLoader, and returns one micro-step of this package's own objective (``CMVAE.
 from __future__ import annotations
 
 import math
-import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +23,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.scale import ScaleRun
 
 from .data import PolyMNISTFolder
 from .model import CMVAE
@@ -125,60 +123,33 @@ def build_polymnist_model(cfg: PaperScaleConfig = PAPER_SCALE, nf: int = 64) -> 
 
 
 def paper_scale(
-    device: str = "cpu",
-    *,
-    tuples: int | None = None,
-    micro_batch: int | None = None,
-    nf: int = 64,
+    device: str = "cpu", *, tuples: int | None = None, micro_batch: int | None = None, nf: int = 64
 ) -> PaperScale:
     """One micro-step (forward, backward; the Adam step every ``accumulation`` micro-steps) of CMVAE at the
     official PolyMNIST configuration, on a PolyMNIST-format stand-in streamed from disk. ``tuples``,
     ``micro_batch`` and ``nf`` shrink it for tests only."""
     cfg = PAPER_SCALE
-    dev = torch.device(device)
-    cuda = dev.type == "cuda"
-    n = tuples or cfg.stand_in_tuples
-    mb = micro_batch or (cfg.batch_size if cuda else cfg.cpu_micro_batch)
-    if cfg.batch_size % mb:
-        raise InputError(f"micro_batch must divide the paper's batch {cfg.batch_size}, got {mb}")
-    accumulation = cfg.batch_size // mb
-    tmp = tempfile.TemporaryDirectory(prefix="cmvae-polymnist-")
-    split = write_polymnist_folder(Path(tmp.name), n, cfg.n_modalities, cfg.image_shape[-1])
-    dataset = PolyMNISTFolder(split)
-    loader_kw = {"num_workers": 2, "pin_memory": True, "persistent_workers": True} if cuda else {}
-    loader = torch.utils.data.DataLoader(dataset, batch_size=mb, shuffle=True, drop_last=True, **loader_kw)
+    run = ScaleRun(device, batch=cfg.batch_size, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
+    mb, accumulation, n = run.micro_batch, run.accumulation, tuples or cfg.stand_in_tuples
+    split = write_polymnist_folder(run.folder, n, cfg.n_modalities, cfg.image_shape[-1])
+    batches = run.stream(PolyMNISTFolder(split), workers=2)  # the official loaders' 2 workers
     torch.manual_seed(2)  # the official script's seed
-    model = build_polymnist_model(cfg, nf).to(dev)
+    model = build_polymnist_model(cfg, nf).to(device)
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=cfg.lr, amsgrad=True)
-    state = {"it": iter(loader), "micro": 0}
 
-    def step() -> float:
-        try:
-            xs, _ = next(state["it"])
-        except StopIteration:
-            state["it"] = iter(loader)
-            xs, _ = next(state["it"])
-        xs = [x.to(dev, non_blocking=True) for x in xs]
-        loss = model.loss(xs) / accumulation
-        loss.backward()
-        state["micro"] += 1
-        if state["micro"] % accumulation == 0:
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        return float(loss.detach())
+    def loss(xs, _labels):
+        return model.loss(xs)  # this package's objective; the Adam step every `accumulation` micro-steps
 
+    step = run.train_step(batches, loss, opt, accumulate=accumulation)
     step.folder = split  # the PolyMNIST-format folder (tests read it)
     step.model = model
-    weakref.finalize(step, tmp.cleanup)
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=(
             f"CMVAE PolyMNIST: {cfg.n_modalities} x {'x'.join(map(str, cfg.image_shape))} ResNet enc/dec (nf {nf}), "
             f"d={cfg.latent_dim}, d_w={cfg.modality_latent_dim}, K_max={cfg.n_clusters_max}, beta={cfg.beta}, "
             f"IWAE K={cfg.K}, Adam(amsgrad) {cfg.lr:g}, batch {cfg.batch_size}, {cfg.epochs} epochs"
         ),
-        step=step,
-        micro_batch=mb,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic PolyMNIST-format folder: {n} tuples x {cfg.n_modalities} RGB 28x28 PNGs",
         notes=[
@@ -188,7 +159,11 @@ def paper_scale(
             f"paper steps: {cfg.epochs} epochs x {cfg.steps_per_epoch} steps (60,000 train tuples, batch "
             f"{cfg.batch_size})",
             f"micro-batch {mb} x {accumulation} accumulation = the paper's batch {cfg.batch_size}"
-            + ("" if cuda else " (CPU: the paper's batch of 128 takes well over 20 s per step on one core)"),
+            + (
+                ""
+                if run.cuda
+                else " (CPU: the paper's batch of 128 takes well over 20 s per step on one core)"
+            ),
             "fp32 on every device (the official code uses no mixed precision)",
         ],
     )

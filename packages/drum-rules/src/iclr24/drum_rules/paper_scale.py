@@ -20,7 +20,6 @@ paper-scale figures stay those of the record.
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +28,8 @@ import torch
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
+from iclr24.paperkit.scale import ScaleRun
+from iclr24.paperkit.scale import shuffled
 
 from .data import load_tsv
 from .data import split_facts
@@ -101,10 +99,10 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
     if device != "cpu":
         raise InputError(f"drum-rules runs on the CPU only (as the reference code), got device {device!r}")
     cfg = cfg or PAPER_SCALE
-    accumulation = accumulation_for(cfg.rows_per_step, cfg.micro_batch, of="the {batch} rows of a step")
-    tmp = tempfile.TemporaryDirectory(prefix="drum-ps-")
-    folder = write_fb15k237_like(Path(tmp.name) / "fb15k-237", cfg)
-    all_train = load_tsv(folder / "train.txt", name="fb15k-237")  # the package's TSV loader
+    run = ScaleRun(
+        device, batch=cfg.rows_per_step, micro_batch=cfg.micro_batch, of="the {batch} rows of a step"
+    )
+    all_train = load_tsv(write_fb15k237_like(run.folder / "fb15k-237", cfg) / "train.txt", name="fb15k-237")
     facts, train_q = split_facts(all_train.facts, (cfg.fact_fraction, 1 - cfg.fact_fraction), seed=0)
     kg = all_train.with_facts(facts, name="fb15k-237/facts")
     queries = _queries(train_q, kg.n_relations, inverse=True)
@@ -117,29 +115,20 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
         seed=33,
     )
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    gen = torch.Generator().manual_seed(33)
-    mb = cfg.micro_batch
-
-    def minibatches():  # train()'s epochs: a new shuffle each, the last partial minibatch dropped
-        while True:
-            perm = torch.randperm(len(queries), generator=gen).numpy()
-            for at in range(0, len(queries) - mb + 1, mb):
-                yield torch.as_tensor(queries[perm[at : at + mb]])
+    # train()'s epochs: a new shuffle each, the last partial minibatch dropped
+    order = shuffled(len(queries), cfg.micro_batch, torch.Generator().manual_seed(33))
+    batches = (torch.as_tensor(queries[i.numpy()]) for i in order)
 
     def loss(b):
         scores = model(b[:, 0], b[:, 1], kg, normalize=True)  # trained with L1 normalisation, as train()
         return _loss(scores, b[:, 2], "ce", model.thr)
 
-    step = train_step(minibatches(), loss, opt, device)
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    return PaperScale(
+    return run.paper_scale(
+        run.train_step(batches, loss, opt),
         config=(
             f"DRUM rank {cfg.rank}, num_step {cfg.steps + 1}, LSTM {cfg.hidden_dim}, batch {cfg.batch_size} "
             f"(+inverse = {cfg.rows_per_step} rows), Adam {cfg.lr:g}, {cfg.epochs} epochs"
         ),
-        step=step,
-        micro_batch=cfg.micro_batch,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=(
             f"synthetic FB15k-237-sized TSVs: {kg.n_entities:,} entities, {kg.n_relations} relations, "
@@ -149,7 +138,7 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
             "stand-in: random Freebase-named triples at FB15k-237's counts, tab-separated train/valid/test.txt "
             "in a temporary folder, read by load_tsv; the paper's own runs use the smaller GraIL FB15k-237 v1-v4 "
             "inductive splits (at most 4,707 entities)",
-            f"micro-batch {cfg.micro_batch} rows x {accumulation}: sized for the earlier "
+            f"micro-batch {cfg.micro_batch} rows x {run.accumulation}: sized for the earlier "
             f"sum step, which kept M_k v for all {2 * kg.n_relations} operators for backward ((2|R|, E, B) floats "
             "per step and rank, about 21 GB at 128 rows); the present gather/scatter step keeps only v",
             "paper steps: 10 epochs (max_epoch; early stopping may end after 5), CPU only as the reference code",

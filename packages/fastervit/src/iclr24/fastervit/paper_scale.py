@@ -17,10 +17,8 @@ AdamW at the cosine schedule's rate, the EMA update.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -28,12 +26,8 @@ import torch.nn.functional as F
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.data.standins import IMAGENET_PX
 from iclr24.paperkit.data.standins import write_imagenet_folder
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import ScaleRun
 from iclr24.paperkit.scale import steps_per_epoch
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
 
 from .data import image_folder_datasets
 from .train import PAPER_TRAINING
@@ -91,16 +85,16 @@ def paper_scale(
     from . import registry  # noqa: F401 - registers the FasterViT variants with timm
 
     cfg = PAPER_SCALE
-    cuda = device.startswith("cuda")
-    mb = micro_batch_for(device, cuda=cfg.per_gpu_batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch, mb)
+    run = ScaleRun(
+        device, batch=cfg.batch, cuda=cfg.per_gpu_batch, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch
+    )
+    cuda, mb = run.cuda, run.micro_batch
     n_classes, size = classes or cfg.classes, img_size or cfg.img_size
     tcfg = replace(
         PAPER_TRAINING, model=cfg.model, batch_size=mb, lr=cfg.lr, min_lr=cfg.min_lr, img_size=size
     )
     tcfg = replace(tcfg, weight_decay=cfg.weight_decay, clip_grad=cfg.clip_grad, device=device)
-    tmp = tempfile.TemporaryDirectory(prefix="fastervit-imagenet-")
-    root = write_imagenet_folder(Path(tmp.name), n_classes, per_class, val_per_class=1, size=image_px)
+    root = write_imagenet_folder(run.folder, n_classes, per_class, val_per_class=1, size=image_px)
     train_ds, _val, names = image_folder_datasets(root, img_size=size, rand_augment=tcfg.rand_augment)
     dev = torch.device(device)
     torch.manual_seed(0)
@@ -130,22 +124,19 @@ def paper_scale(
         ema.update(model, step=state["step"])
         state["step"] += 1
 
-    batches = stream(train_ds, mb, device, workers=cfg.workers)
+    batches = run.stream(train_ds, workers=cfg.workers)
     scaler = torch.amp.GradScaler("cuda") if cuda else None
     clip = (model.parameters(), tcfg.clip_grad)
-    step = train_step(batches, loss, opt, device, before=set_lr, after=update_ema, clip=clip, scaler=scaler)
+    step = run.train_step(batches, loss, opt, before=set_lr, after=update_ema, clip=clip, scaler=scaler)
     step.root = root  # the ImageNet-format folder (tests read it)
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     n_img = n_classes * per_class
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=(
             f"{cfg.model} at {size}px, batch {cfg.batch} ({cfg.per_gpu_batch}/GPU), AdamW lr {cfg.lr:g} cosine "
             f"(warm-up {cfg.warmup_epochs} ep, min {cfg.min_lr:g}), wd {cfg.weight_decay:g}, clip {cfg.clip_grad:g}, "
             f"mixup/cutmix, RandAugment, erasing 0.25, EMA 0.9998, {cfg.epochs} epochs x {cfg.steps_per_epoch} steps"
         ),
-        step=step,
-        micro_batch=mb,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic ImageNet-format JPEG folder: {n_img:,} train images, {n_classes} classes",
         notes=[

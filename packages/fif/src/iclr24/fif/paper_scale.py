@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import math
 import pickle
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,10 +23,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
+from iclr24.paperkit.scale import ScaleRun
 
 from .model import FreeFormInjectiveFlow
 from .nets import conv_pair
@@ -108,25 +104,23 @@ def paper_scale(
     from iclr24.paperkit.data.mnist import read_mnist_pickle
 
     cfg = cfg or PAPER_SCALE
-    micro = cfg.batch_size if batch is None else int(batch)
-    accumulation_for(cfg.batch_size, micro, name="batch", of="the paper batch {batch}")
+    micro = None if batch is None else int(batch)
+    run = ScaleRun(
+        device, batch=cfg.batch_size, micro_batch=micro, name="batch", of="the paper batch {batch}"
+    )
     notes = []
-    tmp = None
     if items is None and is_present("mnist"):
         x = load_mnist()["train"][0][: cfg.n_train]
         dataset = f"MNIST (real, mnist.pkl.gz), {len(x):,} training images"
     else:
-        tmp = tempfile.TemporaryDirectory(prefix="fif-ps-")
         n = 5000 if items is None else int(items)
-        path = write_mnist_pickle(Path(tmp.name) / "mnist.pkl.gz", n)
+        path = write_mnist_pickle(run.folder / "mnist.pkl.gz", n)
         x = read_mnist_pickle(path)["train"][0]
         dataset = f"synthetic mnist.pkl.gz, {n:,} training images (stand-in)"
         notes.append(
             "stand-in: synthetic stroke images in the mnist.pkl.gz format (the real file is missing)"
         )
-    batches = stream(
-        torch.utils.data.TensorDataset(torch.from_numpy(np.ascontiguousarray(x))), micro, device, workers=2
-    )
+    batches = run.stream(torch.utils.data.TensorDataset(torch.from_numpy(np.ascontiguousarray(x))), workers=2)
     torch.manual_seed(0)
     model = build_model(cfg).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=True)
@@ -136,20 +130,15 @@ def paper_scale(
         terms = model.loss_terms(xb, generator=gen)
         return (model.beta * terms["noisy_reconstruction"] + terms["nll"]).mean()  # Eq. (E6), as in fit()
 
-    step = train_step(batches, loss, opt, device)
-    if tmp is not None:
-        tie(step, tmp)  # the stand-in data's folder lives as long as the step
     notes += [
         "official configs/fif/mnist.yaml: conv (ch_factor 32) to latent 16 + latent ResNet 4 x [512, 512], "
         "beta 10, noise 0.01, Adam lr 1e-3, batch 512, 2000 epochs x 98 steps",
         "the conv encoder/decoder is this package's conv_pair at ch_factor 32 (two stride-2 convs, no batch norm)",
         "fp32 as the official config (no mixed precision); data in memory as the official TensorDataset",
     ]
-    return PaperScale(
+    return run.paper_scale(
+        run.train_step(batches, loss, opt),
         config="FIF MNIST: conv(32)->16 + ResNet 4x[512,512], batch 512, Adam 1e-3, 2000 epochs",
-        step=step,
-        micro_batch=micro,
-        accumulation=cfg.batch_size // micro,
         paper_steps=cfg.paper_steps,
         dataset=dataset,
         notes=notes,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-import tempfile
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +28,7 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import micro_batch_for
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
+from iclr24.paperkit.scale import ScaleRun
 
 from .diffusion import make_model
 from .diffusion import training_loss
@@ -153,9 +148,8 @@ def paper_scale(
     clip, Adam). On CUDA the paper's batch of 256 in one step; on the CPU 8 layouts x 32 accumulation. The keyword
     overrides shrink it for tests only."""
     cfg = PAPER_SCALE
-    cuda = device.startswith("cuda")
-    mb = micro_batch_for(device, cuda=cfg.batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch, mb)
+    run = ScaleRun(device, batch=cfg.batch, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
+    cuda, mb = run.cuda, run.micro_batch
     lcfg = real_config(
         "publaynet",
         dim=dim or cfg.dim,
@@ -166,14 +160,12 @@ def paper_scale(
         batch_size=mb,
         grad_clip=cfg.grad_clip,
     )
-    tmp = tempfile.TemporaryDirectory(prefix="lace-publaynet-")
-    split = Path(tmp.name) / "publaynet-max25" / "processed" / "train.pt"
-    write_publaynet_split(split, synthetic_publaynet(layouts))
-    bbox, labels, mask = load_official_layouts(Path(tmp.name), "publaynet", "train")  # an InMemoryDataset
+    split = write_publaynet_split(
+        run.folder / "publaynet-max25" / "processed" / "train.pt", synthetic_publaynet(layouts)
+    )
+    bbox, labels, mask = load_official_layouts(run.folder, "publaynet", "train")  # an InMemoryDataset
     tokens = encode_layout(bbox, labels, mask, lcfg.num_classes, lcfg.max_elements)
-    batches = stream(
-        torch.utils.data.TensorDataset(tokens), mb, device, workers=4
-    )  # official --num_workers 4
+    batches = run.stream(torch.utils.data.TensorDataset(tokens), workers=4)  # official --num_workers 4
     dev = torch.device(device)
     torch.manual_seed(0)
     model = make_model(lcfg).to(dev)
@@ -186,18 +178,15 @@ def paper_scale(
         with torch.device(dev) if cuda else contextlib.nullcontext():
             return training_loss(model, x0, lcfg)[0]
 
-    step = train_step(batches, loss, opt, device, clip=(params, lcfg.grad_clip))
+    step = run.train_step(batches, loss, opt, clip=(params, lcfg.grad_clip))
     step.split = split  # the PubLayNet-format file (tests read it)
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=(
             f"LACE PubLayNet: d={lcfg.dim}, {lcfg.heads} heads, {lcfg.layers} layers, FF {lcfg.ff}, "
             f"{lcfg.max_elements} elements, batch {cfg.batch} (x4 inputs), Adam {cfg.lr:g}, clip {cfg.grad_clip:g}, "
             f"{cfg.epochs:,} epochs (assumed) x {cfg.steps_per_epoch:,} steps"
         ),
-        step=step,
-        micro_batch=mb,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic PubLayNet-format split publaynet-max25/processed/train.pt, {layouts:,} layouts",
         notes=[
@@ -210,7 +199,7 @@ def paper_scale(
                 "CUDA: the paper's batch of 256 per step, DataLoader with 4 workers and pinned memory, fp32 as "
                 "the official train.py"
                 if cuda
-                else f"CPU: micro-batch {mb} layouts x {accumulation} accumulation (the paper's 256 takes minutes "
+                else f"CPU: micro-batch {mb} layouts x {run.accumulation} accumulation (the paper's 256 takes minutes "
                 "per step on one core); each micro-step here also clips and steps Adam, as the official step does (a paper step would do that once: a slight over-estimate)"
             ),
         ],

@@ -16,7 +16,6 @@ to a temporary folder and streams the train split from disk (each item read and 
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,12 +23,8 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for
+from iclr24.paperkit.scale import ScaleRun
 from iclr24.paperkit.scale import count_flops
-from iclr24.paperkit.scale import micro_batch_for
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
 
 from .data import image_to_tensor
 from .data import load_image
@@ -145,14 +140,12 @@ def paper_scale(
     """One micro-batch of the official CelebA training step. On CUDA the paper's batch of 64 per step; on the CPU
     2 crops x 32 accumulation. The keyword overrides shrink it for tests only."""
     cfg = PAPER_SCALE
-    cuda = device.startswith("cuda")
-    mb = micro_batch_for(device, cuda=cfg.batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch, mb)
+    run = ScaleRun(device, batch=cfg.batch, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
+    cuda, mb = run.cuda, run.micro_batch
     size = image_size or cfg.image_size
-    tmp = tempfile.TemporaryDirectory(prefix="lpn-celeba-")
-    write_celeba_folder(Path(tmp.name), images)
-    dataset = CelebAFolder(Path(tmp.name), 0, size)
-    batches = stream(dataset, mb, device, workers=cfg.workers)
+    write_celeba_folder(run.folder, images)
+    dataset = CelebAFolder(run.folder, 0, size)
+    batches = run.stream(dataset, workers=cfg.workers)
     dev = torch.device(device)
     torch.manual_seed(0)
     kw = dict(in_channels=cfg.channels, hidden=hidden or cfg.hidden, beta=cfg.beta, alpha=cfg.alpha)
@@ -184,20 +177,17 @@ def paper_scale(
         )  # model(y) = grad psi(y), in the graph
 
     # the backward differentiates through grad psi (double backpropagation); W_k >= 0 after every step (wclip)
-    step = train_step(batches, loss, opt, device, before=set_stage, after=model.clamp_weights)
+    step = run.train_step(batches, loss, opt, before=set_stage, after=model.clamp_weights)
     probe = dataset[0].unsqueeze(0).to(dev)
     flops = mb * count_flops_one(model, probe)  # linear in the batch: one crop's count times the micro-batch
-    step.root = Path(tmp.name)  # the CelebA-format folder (tests read it)
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    return PaperScale(
+    step.root = run.folder  # the CelebA-format folder (tests read it)
+    return run.paper_scale(
+        step,
         config=(
             f"LPN lpn_128 (hidden {model.config()['hidden']}, beta {cfg.beta:g}, alpha {cfg.alpha:g}) on "
             f"{size}x{size} RGB crops, batch {cfg.batch}, Adam (l1 1e-3 then PM 1e-4, gamma_min "
             f"{cfg.gamma_min:.2f}), {cfg.num_steps:,} steps x {len(cfg.noise_levels)} noise levels"
         ),
-        step=step,
-        micro_batch=mb,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         flops_per_micro_step=float(flops),
         dataset=f"synthetic CelebA-format folder: {images:,} JPEGs {CELEBA_SIZE[0]}x{CELEBA_SIZE[1]}",
@@ -211,7 +201,7 @@ def paper_scale(
                 f"CUDA: the paper's batch of {cfg.batch} per step, {cfg.workers} DataLoader workers and pinned "
                 "memory, fp32 as the official train.py"
                 if cuda
-                else f"CPU: micro-batch {mb} x {accumulation} accumulation (the paper's 64 takes minutes per step "
+                else f"CPU: micro-batch {mb} x {run.accumulation} accumulation (the paper's 64 takes minutes per step "
                 "on one core); each micro-step also steps Adam and clamps, as the official step does"
             ),
             f"paper steps: {cfg.num_steps:,} x {len(cfg.noise_levels)} models (sigma 0.05 and 0.1)",

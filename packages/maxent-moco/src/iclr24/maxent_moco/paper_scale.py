@@ -12,9 +12,7 @@ The code is numpy, so the FLOPs are counted by hand (:func:`dyna_run_flops`)."""
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale", "dyna_run_flops"]
 
@@ -60,8 +58,7 @@ def dyna_run_flops(
 def paper_scale(device: str = "cpu", *, n_steps: int | None = None):
     """One MoCoDyna run of ``PAPER_SCALE`` (numpy, on the CPU whatever ``device``); ``n_steps`` shrinks it for
     tests."""
-    from iclr24.paperkit import PaperScale
-    from iclr24.paperkit.scale import tie
+    from iclr24.paperkit.scale import ScaleRun
 
     from .data import load_env
     from .data import load_mdp
@@ -70,9 +67,8 @@ def paper_scale(device: str = "cpu", *, n_steps: int | None = None):
 
     c = PAPER_SCALE
     steps = n_steps or c.n_steps
-    tmp = tempfile.TemporaryDirectory(prefix="maxent-moco-ps-")
-    path = save_mdp(load_env(c.env), Path(tmp.name) / f"{c.env}.npz")
-    mdp = load_mdp(path)
+    run = ScaleRun(device, batch=steps)  # a micro-step: one run of all its samples
+    mdp = load_mdp(save_mdp(load_env(c.env), run.folder / f"{c.env}.npz"))
     algo = MoCoDyna(c.d, alpha=c.lam, planning_interval=c.planning_interval,
                     val_queue_interval=c.val_queue_interval, eval_every=2500)  # fmt: skip
     state = {"seed": 0}
@@ -82,14 +78,11 @@ def paper_scale(device: str = "cpu", *, n_steps: int | None = None):
         state["seed"] += 1
         return float(trace.errors[-1])
 
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     S, A = mdp.n_states, mdp.n_actions
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"MoCoDyna(d={c.d}) control, CliffWalk {S} states x {A} actions, lambda={c.lam:g}, {steps:,} "
         f"samples, plan every {c.planning_interval:,}",
-        step=step,
-        micro_batch=steps,
-        accumulation=1,
         paper_steps=len(c.ds) * len(c.lams) * c.n_runs,
         dataset="CliffWalk as an MDP .npz (P, R, gamma)",
         flops_per_micro_step=float(

@@ -11,11 +11,13 @@ step is one full-batch update of :func:`~.train.fit`.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import torch
 
 from iclr24.paperkit import PaperScale
+from iclr24.paperkit.scale import ScaleRun
 
 from .synthetic import irregular_grid_indices
 from .synthetic import smooth_paths
@@ -67,22 +69,16 @@ def paper_scale(device: str = "cpu", *, cfg: PaperScaleConfig | None = None) -> 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda e: gamma**e)
     loss_fn = _loss_fn(tc.loss)
 
-    def step() -> float:
-        loss = loss_fn(model(times, values, lengths, None), y)  # full batch, as fit()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        return float(loss.detach())
+    def loss(times, values, y):
+        return loss_fn(model(times, values, lengths, None), y)  # full batch, as fit()
 
-    return PaperScale(
+    run = ScaleRun(device, batch=cfg.n_train)  # full batch: one micro-step a paper step
+    return run.paper_scale(
+        run.train_step(itertools.repeat((times, values, y)), loss, opt, after=sched.step),
         config=(
             f"NCDE p {tc.hidden}, field width {tc.width} x depth {tc.depth}, {tc.solver.upper()} x{tc.substeps}, "
             f"n {cfg.n_train} full batch, K {cfg.k}, Adam {tc.lr:g}->{tc.lr_final:g}, {tc.epochs} epochs"
         ),
-        step=step,
-        micro_batch=cfg.n_train,
-        accumulation=1,
         paper_steps=cfg.paper_steps,
         dataset=(
             f"smooth synthetic paths (the package's generator, as the paper's experiment), {cfg.n_train:,} series "

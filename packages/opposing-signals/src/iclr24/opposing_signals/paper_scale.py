@@ -18,7 +18,7 @@ backward (the GD update itself, a few vector operations, comes after the last on
 
 from __future__ import annotations
 
-import tempfile
+import itertools
 from dataclasses import dataclass
 
 import torch
@@ -26,8 +26,7 @@ from torch import nn
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.data.standins import write_cifar10_batches
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import ScaleRun
 
 from .data import cifar10_subset
 from .tracking import per_example_loss
@@ -84,55 +83,46 @@ def resnet18_cifar(n_classes: int = 10, width: int = 64, seed: int = 0) -> nn.Mo
 
 
 def paper_scale(
-    device: str = "cpu",
-    *,
-    subset: int | None = None,
-    physical_batch: int | None = None,
-    width: int = 64,
+    device: str = "cpu", *, subset: int | None = None, physical_batch: int | None = None, width: int = 64
 ) -> PaperScale:
     """One physical batch of a full-batch GD step of ResNet-18 on the 5k CIFAR-10 subset (MSE). The keyword
     overrides shrink it for tests only."""
     cfg = PAPER_SCALE
-    cuda = device.startswith("cuda")
     n = subset or cfg.subset
-    pb = physical_batch or (cfg.cuda_physical_batch if cuda else cfg.cpu_physical_batch)
-    accumulation = accumulation_for(n, pb, name="physical_batch", of="the subset of {batch}")
-    tmp = tempfile.TemporaryDirectory(prefix="opposing-cifar-")
+    run = ScaleRun(
+        device,
+        batch=n,
+        cuda=cfg.cuda_physical_batch,
+        cpu=cfg.cpu_physical_batch,
+        micro_batch=physical_batch,
+        name="physical_batch",
+        of="the subset of {batch}",
+    )
+    pb, accumulation = run.micro_batch, run.accumulation
     per_file = -(-n // 5)  # five train batches hold the subset
-    folder = write_cifar10_batches(tmp.name, 5 * per_file, per_file)
+    folder = write_cifar10_batches(run.folder, 5 * per_file, per_file)
     x, y = cifar10_subset(folder, n=n, seed=0)  # (n, 3, 32, 32) in [0, 1]: in memory, as GD needs it
-    dev = torch.device(device)
-    x, y = x.to(dev), y.to(dev)
-    model = resnet18_cifar(width=width).to(dev)
+    x, y = x.to(device), y.to(device)
+    model = resnet18_cifar(width=width).to(device)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=0.0)
-    state = {"k": 0}
 
-    def step() -> float:
-        k = state["k"]
-        if k == 0:
-            opt.zero_grad(set_to_none=True)
-        s = k * pb
-        # L(theta) = (1/N) sum_i l_i, accumulated physical batch by physical batch (the package's _full_pass)
-        per = per_example_loss(model(x[s : s + pb]), y[s : s + pb], cfg.loss)
-        (per.sum() / n).backward()
-        state["k"] = (k + 1) % accumulation
-        if state["k"] == 0:
-            opt.step()  # the GD update once the whole subset's gradient is in
-        return float(per.detach().mean())
+    def loss(xb, yb):
+        return per_example_loss(model(xb), yb, cfg.loss).mean()
 
+    # L(theta) = (1/N) sum_i l_i, accumulated physical batch by physical batch (the package's _full_pass): a
+    # physical batch's mean loss / accumulation is its share; the GD update once the whole subset's gradient is in
+    physical = itertools.cycle([(x[s : s + pb], y[s : s + pb]) for s in range(0, n, pb)])
+    step = run.train_step(physical, loss, opt, accumulate=accumulation)
     step.folder = folder  # the CIFAR-format folder (tests read it)
     step.model = model
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
     n_params = sum(p.numel() for p in model.parameters())
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=(
             f"ResNet-18 (CIFAR, {n_params / 1e6:.1f}M params), full-batch GD on a {n:,}-image CIFAR-10 subset, MSE, "
             f"lr {cfg.lr:g} (assumed), {cfg.steps:,} steps (assumed)"
         ),
-        step=step,
-        micro_batch=pb,
-        accumulation=accumulation,
         paper_steps=cfg.steps,
         dataset=f"synthetic CIFAR-format batch files (cifar-10-batches-py), {n:,}-image training subset",
         notes=[
@@ -143,7 +133,7 @@ def paper_scale(
             f"a paper step is one GD step = {accumulation} physical batches of {pb}; the sharpness measurement "
             f"({cfg.sharpness_iters} Hessian-vector products every {cfg.sharpness_every} steps, about two gradients "
             f"each) adds about {2 * cfg.sharpness_iters / cfg.sharpness_every:.0%} on top, not counted in the row",
-            f"{'CUDA' if cuda else 'CPU'}: physical batch {pb}, fp32 (full-batch GD at the edge of stability is "
+            f"{'CUDA' if run.cuda else 'CPU'}: physical batch {pb}, fp32 (full-batch GD at the edge of stability is "
             "run in full precision)",
         ],
     )

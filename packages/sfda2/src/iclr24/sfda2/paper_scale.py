@@ -11,7 +11,6 @@ one iteration of the same :class:`~iclr24.sfda2.adapt.Adapter` the claims run, f
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -19,8 +18,7 @@ import torch
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
+from iclr24.paperkit.scale import ScaleRun
 
 from .adapt import Adapter
 from .adapt import SFDA2Config
@@ -74,19 +72,20 @@ def paper_scale(
 
     The folder (``images`` JPEGs, default ``config.stand_in_images``) is written to a temporary directory that lives
     as long as the returned step; the banks have a row per stand-in image."""
-    paper_batch = config.adapt.batch_size
-    cuda = str(device).startswith("cuda")
-    mb = micro_batch or (paper_batch if cuda else config.cpu_micro_batch)
-    if isinstance(mb, bool) or not isinstance(mb, int) or not 2 <= mb <= paper_batch or paper_batch % mb:
+    paper_batch, mb = config.adapt.batch_size, micro_batch
+    if mb and (
+        isinstance(mb, bool) or not isinstance(mb, int) or not 2 <= mb <= paper_batch or paper_batch % mb
+    ):
         raise InputError(
             f"micro_batch must be an int in [2, {paper_batch}] dividing {paper_batch}, got {mb!r}"
         )
+    run = ScaleRun(device, batch=paper_batch, cpu=config.cpu_micro_batch, micro_batch=mb)
+    mb, acc, cuda = run.micro_batch, run.accumulation, run.cuda
     n = images if images is not None else config.stand_in_images
     crop_ = crop or config.crop
     resize = max(crop_, round(crop_ * config.resize / config.crop))
-    tmp = tempfile.TemporaryDirectory(prefix="sfda2-visda-")
-    synthetic_visda_folder(tmp.name, n, seed=0)
-    data = ImageFolderDataset(tmp.name, train_transform(resize, crop_))
+    synthetic_visda_folder(run.folder, n, seed=0)
+    data = ImageFolderDataset(run.folder, train_transform(resize, crop_))
     torch.manual_seed(0)
     model = split_timm(
         arch or config.arch, num_classes=config.num_classes, bottleneck_dim=config.bottleneck_dim
@@ -97,17 +96,15 @@ def paper_scale(
     g = torch.Generator().manual_seed(0)
     bank_z = torch.randn(n, config.bottleneck_dim, generator=g).to(device)
     bank_logits = torch.randn(n, config.num_classes, generator=g).to(device)
-    run = Adapter(model, config.adapt, config.paper_steps, bank_z, bank_logits, device)
+    adapter = Adapter(model, config.adapt, config.paper_steps, bank_z, bank_logits, device)
     workers = _workers(data, None, device)
-    batches = stream(_Indexed(data), mb, device, workers=workers)
+    batches = run.stream(_Indexed(data), workers=workers)
 
     def step() -> dict[str, float]:
-        return run.step(*next(batches))
+        return adapter.step(*next(batches))
 
-    tie(step, tmp)  # the stand-in data's folder lives as long as the step
-    step.adapter = run
+    step.adapter = adapter
     step.data = data
-    acc = paper_batch // mb
     notes = [
         f"target adaptation of SF(DA)^2 (SNC + IFA + FD) on VisDA-2017: {config.arch} + bottleneck "
         f"{config.bottleneck_dim} + weight-norm classifier ({config.num_classes} classes), random weights (no "
@@ -130,11 +127,9 @@ def paper_scale(
             f"terms, the negative term and the covariance update, see {mb} samples); the row counts {acc} of them "
             f"per paper step of {paper_batch}"
         )
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"PAPER_SCALE: VisDA-2017 {config.arch}, {crop_} px, batch {paper_batch}",
-        step=step,
-        micro_batch=mb,
-        accumulation=acc,
         paper_steps=config.paper_steps,
         dataset=f"synthetic VisDA-format JPEG folder ({n:,} images, 12 classes)",
         notes=notes,

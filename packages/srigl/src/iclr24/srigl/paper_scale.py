@@ -18,10 +18,8 @@ counter reaches Delta T).
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -29,12 +27,8 @@ import torch.nn.functional as F
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.data.standins import IMAGENET_PX
 from iclr24.paperkit.data.standins import write_imagenet_folder
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import ScaleRun
 from iclr24.paperkit.scale import steps_per_epoch
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
 
 from .train import IMAGENET_RECIPE
 from .train import TrainConfig
@@ -90,15 +84,15 @@ def paper_scale(
     from .sparsifier import make_sparsifier
 
     cfg, tc = PAPER_SCALE, PAPER_SCALE.train
-    mb = micro_batch_for(device, cuda=cfg.cuda_micro_batch, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch, mb)
+    run = ScaleRun(
+        device, batch=cfg.batch, cuda=cfg.cuda_micro_batch, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch
+    )
     n_classes, size = classes or cfg.classes, img_size or cfg.img_size
-    tmp = tempfile.TemporaryDirectory(prefix="srigl-imagenet-")
-    root = write_imagenet_folder(Path(tmp.name), n_classes, per_class, size=image_px)
+    root = write_imagenet_folder(run.folder, n_classes, per_class, size=image_px)
     norm = transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
     flip = transforms.RandomHorizontalFlip()
     tf = transforms.Compose([transforms.RandomResizedCrop(size), flip, transforms.ToTensor(), norm])
-    batches = stream(datasets.ImageFolder(str(root / "train"), transform=tf), mb, device, workers=cfg.workers)
+    batches = run.stream(datasets.ImageFolder(str(root / "train"), transform=tf), workers=cfg.workers)
     torch.manual_seed(tc.seed)
     model = timm.create_model(tc.model.removeprefix("timm:"), pretrained=False, num_classes=n_classes)
     model = model.to(torch.device(device)).train()
@@ -115,18 +109,13 @@ def paper_scale(
     def loss(x, y):
         return F.cross_entropy(model(x), y, label_smoothing=tc.label_smoothing)
 
-    step = tie(
-        train_step(batches, loss, opt, device, after=after), tmp
-    )  # the folder lives as long as the step
-    return PaperScale(
+    return run.paper_scale(
+        run.train_step(batches, loss, opt, after=after),
         config=(
             f"ResNet-50 {size}px, SRigL S={tc.sparsity} ERK, Delta T={tc.delta_t}, SGD lr {tc.lr} m {tc.momentum} "
             f"wd {tc.weight_decay}, batch {cfg.batch}, 5 warm-up + step 30/70/90 epochs, label smoothing "
             f"{tc.label_smoothing}"
         ),
-        step=step,
-        micro_batch=mb,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"ImageNet-1K stand-in: {n_classes * per_class} generated JPEGs, {n_classes} classes",
         notes=[
@@ -136,8 +125,8 @@ def paper_scale(
             "fp32 (the package trains in fp32; no autocast)"
             + (
                 ""
-                if device.startswith("cuda")
-                else f"; CPU: micro-batch {mb} x {accumulation} (the paper's 512 in one go on CUDA: 128 x 4)"
+                if run.cuda
+                else f"; CPU: micro-batch {run.micro_batch} x {run.accumulation} (the paper's 512 in one go on CUDA: 128 x 4)"
             ),
         ],
     )

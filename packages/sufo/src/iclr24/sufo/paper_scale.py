@@ -15,7 +15,6 @@ written to a temporary folder and read by :func:`~.data.load_labelled`.
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +22,8 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import PaperScale
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import ScaleRun
 from iclr24.paperkit.scale import steps_per_epoch
-from iclr24.paperkit.scale import tie
 
 from .data import load_labelled
 from .data import synthetic_reports
@@ -98,13 +95,9 @@ def paper_scale(
     from .features import minilm_path
 
     cfg = cfg or PAPER_SCALE
-    cuda = device.startswith("cuda")
-    micro = micro_batch_for(device, cuda=cfg.batch_size, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch {batch}")
+    run = ScaleRun(device, batch=cfg.batch_size, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
     tok = AutoTokenizer.from_pretrained(minilm_path(), local_files_only=True)  # uncased BERT vocabulary
-    tmp = tempfile.TemporaryDirectory(prefix="sufo-ps-")
-    path = write_reports_jsonl(Path(tmp.name) / "reports.jsonl", items)
-    train = load_labelled(path)
+    train = load_labelled(write_reports_jsonl(run.folder / "reports.jsonl", items))
     bert = BertConfig(
         vocab_size=cfg.vocab_size,
         hidden_size=cfg.hidden,
@@ -117,32 +110,24 @@ def paper_scale(
     torch.manual_seed(0)
     model = BertForSequenceClassification(bert).to(device).train()
     opt = torch.optim.AdamW(_param_groups(model, cfg.weight_decay), lr=cfg.lr, eps=cfg.eps)
-    total = cfg.paper_steps * accumulation
+    total = cfg.paper_steps * run.accumulation
     sched = get_linear_schedule_with_warmup(opt, int(cfg.warmup_fraction * total), total)
     sampler = balanced_sampler(train.labels, seed=0)
-    state = {"order": list(sampler), "at": 0}
 
-    def step() -> float:
-        if state["at"] + micro > len(state["order"]):
-            state["order"], state["at"] = list(sampler), 0
-        idx = state["order"][state["at"] : state["at"] + micro]
-        state["at"] += micro
-        b = tok(
-            [train.texts[i] for i in idx],
-            padding=True,
-            truncation=True,
-            max_length=cfg.max_length,
-            return_tensors="pt",
-        ).to(device)
-        out = model(**b, labels=torch.as_tensor(train.labels[idx], device=device))
-        opt.zero_grad()
-        out.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        opt.step()
-        sched.step()
-        return float(out.loss.detach())
+    def minibatches():  # fine_tune's epochs: the weighted sampler's draws, a partial last micro-batch dropped
+        while True:
+            order = list(sampler)
+            for at in range(0, len(order) - run.micro_batch + 1, run.micro_batch):
+                idx = order[at : at + run.micro_batch]
+                texts = [train.texts[i] for i in idx]
+                b = tok(texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt")
+                yield b.to(device), torch.as_tensor(train.labels[idx])
 
-    tie(step, tmp)  # the stand-in reports' folder lives as long as the step
+    def loss(b, labels):
+        return model(**b, labels=labels).loss
+
+    clip = (model.parameters(), cfg.max_grad_norm)
+    step = run.train_step(minibatches(), loss, opt, clip=clip, after=sched.step)
     n_tok = len(tok(train.texts[0], truncation=True, max_length=cfg.max_length)["input_ids"])
     notes = [
         f"stand-in: a JSONL of {items:,} synthetic synoptic reports ({n_tok} tokens after truncation) read by "
@@ -152,16 +137,14 @@ def paper_scale(
         "official run_ft.py: AdamW 7.6e-6, wd 0.01, clip 1.0, warm-up 20%, batch 8, weighted sampler, 25 epochs "
         "(SV: 2,066 training reports)",
     ]
-    if not cuda and micro != cfg.batch_size:
-        notes.append(f"CPU: micro-batch {micro} x {accumulation}; CUDA runs the paper's 8 x 1")
-    return PaperScale(
+    if not run.cuda and run.micro_batch != cfg.batch_size:
+        notes.append(f"CPU: micro-batch {run.micro_batch} x {run.accumulation}; CUDA runs the paper's 8 x 1")
+    return run.paper_scale(
+        step,
         config=(
             f"BERT-base ({cfg.layers} layers, {cfg.hidden}) fine-tune, {cfg.max_length} tokens, batch "
             f"{cfg.batch_size}, AdamW {cfg.lr:g}, {cfg.epochs} epochs"
         ),
-        step=step,
-        micro_batch=micro,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic reports JSONL, {len(train):,} reports of {n_tok} tokens",
         notes=notes,

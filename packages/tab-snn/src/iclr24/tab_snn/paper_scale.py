@@ -12,7 +12,6 @@ step)."""
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 
 import torch
@@ -20,12 +19,8 @@ import torch.nn.functional as F
 
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.data.standins import write_cifar10_batches
-from iclr24.paperkit.scale import accumulation_for
-from iclr24.paperkit.scale import micro_batch_for
+from iclr24.paperkit.scale import ScaleRun
 from iclr24.paperkit.scale import steps_per_epoch
-from iclr24.paperkit.scale import stream
-from iclr24.paperkit.scale import tie
-from iclr24.paperkit.scale import train_step
 
 from .data import load_cifar
 from .model import SpikingVGG9
@@ -75,17 +70,13 @@ def paper_scale(
     ``images_per_batch`` images). ``micro_batch``: default 64 on CUDA, ``cfg.cpu_micro_batch`` on the CPU;
     ``cfg``: a smaller :class:`PaperScaleConfig` (tests)."""
     cfg = cfg or PAPER_SCALE
-    cuda = device.startswith("cuda")
-    micro = micro_batch_for(device, cuda=cfg.batch_size, cpu=cfg.cpu_micro_batch, override=micro_batch)
-    accumulation = accumulation_for(cfg.batch_size, micro, of="the paper batch {batch}")
-    tmp = tempfile.TemporaryDirectory(prefix="tab-snn-ps-")
-    folder = write_cifar10_batches(tmp.name, 5 * images_per_batch, images_per_batch)
+    run = ScaleRun(device, batch=cfg.batch_size, cpu=cfg.cpu_micro_batch, micro_batch=micro_batch)
+    folder = write_cifar10_batches(run.folder, 5 * images_per_batch, images_per_batch)
     data = load_cifar(folder, num_classes=10)  # the package's loader (in memory, as torchvision's CIFAR10)
-    train = torch.utils.data.TensorDataset(data.x_train, data.y_train)
-    batches = stream(train, micro, device, workers=4, seed=42)  # official -w 4
+    batches = run.stream(torch.utils.data.TensorDataset(data.x_train, data.y_train), workers=4, seed=42)
     torch.manual_seed(42)
     model = SpikingVGG9(10, cfg.T, norm=cfg.norm, tau=cfg.tau, width=cfg.width).to(device)
-    total = cfg.paper_steps * accumulation
+    total = cfg.paper_steps * run.accumulation
     opt, sched = cosine_sgd(model.parameters(), cfg.lr, cfg.momentum, cfg.weight_decay, total)
     aug_gen = torch.Generator().manual_seed(43)
     model.train()
@@ -96,23 +87,21 @@ def paper_scale(
     def loss(xb, yb):
         return F.cross_entropy(model(xb).mean(1), yb)  # CE(mean_t logits)
 
-    step = tie(train_step(batches, loss, opt, device, prepare=crop, after=sched.step), tmp)
+    step = run.train_step(batches, loss, opt, prepare=crop, after=sched.step)
     notes = [
         f"stand-in: synthetic cifar-10-batches-py ({6 * images_per_batch:,} images in 6 pickled batch files) read "
         "by load_cifar; CIFAR-10 itself is not offline",
         "official main.py: VGG-9 + TAB, T 4, LIF tau 0.9, SGD 0.02 / 0.9 / 5e-4, cosine, batch 64, 200 epochs, "
         "4 workers, fp32",
     ]
-    if not cuda and micro != cfg.batch_size:
+    if not run.cuda and run.micro_batch != cfg.batch_size:
         notes.append(
-            f"CPU: micro-batch {micro} x {cfg.batch_size // micro} (TAB's batch statistics then cover {micro} "
-            f"images, not 64); CUDA runs the paper's 64 x 1"
+            f"CPU: micro-batch {run.micro_batch} x {run.accumulation} (TAB's batch statistics then cover "
+            f"{run.micro_batch} images, not 64); CUDA runs the paper's 64 x 1"
         )
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"SpikingVGG9 + TAB, T {cfg.T}, 32x32, batch {cfg.batch_size}, SGD 0.02 cosine, {cfg.epochs} epochs",
-        step=step,
-        micro_batch=micro,
-        accumulation=accumulation,
         paper_steps=cfg.paper_steps,
         dataset=f"synthetic CIFAR-10 python batches, {len(data.x_train):,} training images",
         notes=notes,

@@ -12,7 +12,6 @@ CIFAR-10 cannot ship offline: the data is a stand-in folder in the official pyth
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 
 __all__ = ["PaperScaleConfig", "PAPER_SCALE", "paper_scale"]
@@ -42,12 +41,11 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
     import torch
     from torch import nn
 
-    from iclr24.paperkit import PaperScale
     from iclr24.paperkit.data import load_cifar10
     from iclr24.paperkit.data.standins import write_cifar10_batches
+    from iclr24.paperkit.scale import ScaleRun
+    from iclr24.paperkit.scale import shuffled
     from iclr24.paperkit.scale import steps_per_epoch
-    from iclr24.paperkit.scale import tie
-    from iclr24.paperkit.scale import train_step
 
     from .cnn import SmallCNN
     from .cnn import _images
@@ -55,9 +53,8 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
 
     c = PAPER_SCALE
     n_train = train_images or c.train_images
-    mb = batch or c.batch_size
-    tmp = tempfile.TemporaryDirectory(prefix="task-geometry-ps-")
-    x, y = load_cifar10(write_cifar10_batches(tmp.name, n_train, max(10, n_train // 5)))["train"]
+    run = ScaleRun(device, batch=batch or c.batch_size)
+    x, y = load_cifar10(write_cifar10_batches(run.folder, n_train, max(10, n_train // 5)))["train"]
     X = _images(x, c.in_channels, c.side)  # train_cnn's input: float32 CHW in [0, 1], in memory
     del x
     T = torch.as_tensor(digit_dichotomies()[:, : c.k], dtype=torch.float32)
@@ -65,25 +62,15 @@ def paper_scale(device: str = "cpu", *, train_images: int | None = None, batch: 
     torch.manual_seed(0)
     model = SmallCNN(c.k, act=c.activations[0], in_channels=c.in_channels, side=c.side, width=c.width)
     model = model.to(torch.device(device))
-    g = torch.Generator().manual_seed(0)
-
-    def minibatches():  # train_cnn's epochs: a new shuffle each, the last partial minibatch dropped
-        while True:
-            perm = torch.randperm(n_train, generator=g)
-            for at in range(0, n_train - mb + 1, mb):
-                yield X[perm[at : at + mb]], Y[perm[at : at + mb]]
-
+    # train_cnn's epochs: a new shuffle each, the last partial minibatch dropped
+    batches = ((X[i], Y[i]) for i in shuffled(n_train, run.micro_batch, torch.Generator().manual_seed(0)))
     opt = torch.optim.Adam(model.parameters(), lr=c.lr)
-    step = tie(
-        train_step(minibatches(), lambda xb, yb: nn.BCEWithLogitsLoss()(model(xb), yb), opt, device), tmp
-    )
+    step = run.train_step(batches, lambda xb, yb: nn.BCEWithLogitsLoss()(model(xb), yb), opt)
     per_epoch = steps_per_epoch(c.train_images, c.batch_size, drop_last=False)
-    return PaperScale(
+    return run.paper_scale(
+        step,
         config=f"SmallCNN conv16-conv32-fc{c.width}-fc{c.k} on {c.side}x{c.side}x{c.in_channels}, Adam lr "
         f"{c.lr:g}, batch {c.batch_size}, {c.epochs} epochs x {len(c.activations)} nets (Tanh, ReLU)",
-        step=step,
-        micro_batch=mb,
-        accumulation=1,
         paper_steps=c.epochs * per_epoch * len(c.activations),
         dataset=f"{c.dataset} format (synthetic stand-in)",
         notes=[
