@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "DataMissing",
@@ -27,6 +28,7 @@ __all__ = [
     "InputNotAFolderError",
     "describe",
     "strip_unsafe_advice",
+    "check_choice",
     "check_int",
     "check_float",
     "check_finite",
@@ -122,6 +124,14 @@ def check_int(value: object, name: str, *, minimum: int | None = None, maximum: 
         hi = "" if maximum is None else f"<= {maximum}"
         raise InputError(f"{name} must be {' and '.join(x for x in (lo, hi) if x)}, got {v}")
     return v
+
+
+def check_choice(value: object, name: str, choices: Sequence[object]) -> object:
+    """``value`` unchanged when it is one of ``choices`` (a package's tuple of option names); else the
+    :class:`InputError` ``"<name> must be one of <choices>, got <value!r>"``."""
+    if value not in choices:
+        raise InputError(f"{name} must be one of {choices}, got {value!r}")
+    return value
 
 
 def check_float(

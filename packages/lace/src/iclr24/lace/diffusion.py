@@ -19,6 +19,7 @@ from iclr24.paperkit.distributed import rank_and_world
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_finite
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
@@ -120,12 +121,9 @@ class LaceConfig:
         for n in ("align_padding_partners", "complete_keep_first"):
             if not isinstance(getattr(self, n), bool):
                 raise InputError(f"LaceConfig.{n} must be True or False, got {describe(getattr(self, n))}")
-        if self.align_type not in ALIGN_TYPES:
-            raise InputError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
-        if self.rec_loss not in REC_LOSSES:
-            raise InputError(f"rec_loss must be one of {REC_LOSSES}, got {self.rec_loss!r}")
-        if self.time_embedding not in TIME_EMBEDDINGS:
-            raise InputError(f"time_embedding must be one of {TIME_EMBEDDINGS}, got {self.time_embedding!r}")
+        check_choice(self.align_type, "align_type", ALIGN_TYPES)
+        check_choice(self.rec_loss, "rec_loss", REC_LOSSES)
+        check_choice(self.time_embedding, "time_embedding", TIME_EMBEDDINGS)
         check_float(self.ema, "ema", minimum=0, maximum=1, open_max=True)
         check_float(self.lr, "lr", minimum=0, maximum=1, open_min=True, open_max=True)
 

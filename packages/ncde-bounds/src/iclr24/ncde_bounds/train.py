@@ -15,6 +15,7 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
@@ -56,12 +57,9 @@ class TrainConfig:
                 raise InputError(f"{name} must be an int >= 1, got {v!r}")
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
             raise InputError(f"depth must be an int >= 0, got {self.depth!r}")
-        if self.solver not in SOLVERS:
-            raise InputError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if self.interpolation not in INTERPOLATIONS:
-            raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {self.interpolation!r}")
-        if self.loss not in LOSSES:
-            raise InputError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        check_choice(self.solver, "solver", SOLVERS)
+        check_choice(self.interpolation, "interpolation", INTERPOLATIONS)
+        check_choice(self.loss, "loss", LOSSES)
         for name in ("lr", "lr_final"):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
@@ -320,8 +318,7 @@ def evaluate(
 ) -> dict[str, float]:
     """``{"loss": ...}`` (and ``"accuracy"`` for classification) on the given series (tensors, or a Dataset /
     DataLoader of ``(times, values, target[, length])`` as ``times``)."""
-    if loss not in LOSSES:
-        raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
+    check_choice(loss, "loss", LOSSES)
     times, values, targets, lengths = _user_series(times, values, targets, lengths, "evaluation series")
     model.eval()
     out = model(times, values, lengths, mask)
