@@ -30,6 +30,7 @@ __all__ = [
     "strip_unsafe_advice",
     "check_choice",
     "check_int",
+    "check_layer_widths",
     "check_float",
     "check_finite",
     "check_array",
@@ -132,6 +133,16 @@ def check_choice(value: object, name: str, choices: Sequence[object]) -> object:
     if value not in choices:
         raise InputError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def check_layer_widths(widths: object, name: str = "hidden", *, maximum: int = 2**17) -> object:
+    """``widths`` unchanged when it is a sequence (not a string) of layer widths, each an integer in
+    ``[1, maximum]``; else one :class:`InputError` naming ``name``."""
+    if isinstance(widths, str | bytes) or not isinstance(widths, Sequence):
+        raise InputError(f"{name} must be a sequence of layer widths, got {describe(widths)}")
+    for w in widths:
+        check_int(w, f"each {name} width", minimum=1, maximum=maximum)
+    return widths
 
 
 def check_float(
