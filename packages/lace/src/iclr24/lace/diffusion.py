@@ -24,6 +24,7 @@ from iclr24.paperkit.errors import check_finite
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .constraints import alignment_loss
 from .constraints import global_alignment_loss
@@ -411,8 +412,6 @@ def train(
     noise stream; DDP averages the gradients, so every rank holds the same weights. The loss history is the rank's
     own; rank r > 0 keeps its training state (its noise stream) in ``<stem>.rank<r><suffix>`` beside
     ``checkpoint``."""
-    from pathlib import Path
-
     from iclr24.paperkit.tracking import StepLog
 
     if not isinstance(cfg, LaceConfig):
@@ -423,12 +422,7 @@ def train(
     if steps is not None:
         check_int(steps, "steps", minimum=1, maximum=10**9)
     check_int(checkpoint_every, "checkpoint_every", minimum=1, maximum=10**9)
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the training-state file)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume, written="the training-state file")
     rank, world = rank_and_world()
     if world > min(cfg.batch_size, tokens.shape[0]):
         raise InputError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")

@@ -14,10 +14,10 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .model import NCDE
 from .model import SOLVERS
@@ -201,12 +201,7 @@ def fit(
     if not isinstance(config, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {describe(config)}")
     times, values, targets, lengths = _user_series(times, values, targets, lengths, "training series")
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     validate_series(
         times, values, lengths=lengths, mask=mask, input_channels=getattr(model, "input_channels", None)
     )
