@@ -7,6 +7,7 @@ Written from the paper and from reading NVlabs/FasterViT; no code is copied (see
 differences from the official code and the TorchScript / FX contract the blocks keep).
 """
 
+import functools
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -404,16 +405,17 @@ class HAT(nn.Module):
         ct_total = ct_per_window * self.sr_ratio[0] * self.sr_ratio[1]
         self.pos_embed = TokenPositionEmbedding(dim, window_size)
         self.norm1 = norm_layer(dim)
-        self.attn = WindowAttention(
+        # the window attention and the HAT's carrier-token attention share every setting but their token grid
+        attention = functools.partial(
+            WindowAttention,
             dim,
             num_heads=num_heads,
             qkv_bias=qkv_bias,
             qk_scale=qk_scale,
             attn_drop=attn_drop,
             proj_drop=drop,
-            resolution=window_size,
-            seq_length=window_size**2 + ct_per_window,
         )
+        self.attn = attention(resolution=window_size, seq_length=window_size**2 + ct_per_window)
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
         self.norm2 = norm_layer(dim)
         hidden = int(dim * mlp_ratio)
@@ -426,16 +428,7 @@ class HAT(nn.Module):
             self.hat_norm2 = norm_layer(dim)
             # the official code sizes this bias for an int(sqrt(n_ct)) square grid; identical on square grids
             side = int(ct_total**0.5)
-            self.hat_attn = WindowAttention(
-                dim,
-                num_heads=num_heads,
-                qkv_bias=qkv_bias,
-                qk_scale=qk_scale,
-                attn_drop=attn_drop,
-                proj_drop=drop,
-                resolution=side,
-                seq_length=ct_total,
-            )
+            self.hat_attn = attention(resolution=side, seq_length=ct_total)
             self.hat_mlp = Mlp(dim, hidden, act_layer=act_layer, drop=drop)
             self.hat_drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
             self.hat_pos_embed = TokenPositionEmbedding(dim, ct_grid, seq_length=ct_total)
