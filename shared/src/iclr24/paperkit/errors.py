@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "DataMissing",
@@ -27,7 +28,9 @@ __all__ = [
     "InputNotAFolderError",
     "describe",
     "strip_unsafe_advice",
+    "check_choice",
     "check_int",
+    "check_layer_widths",
     "check_float",
     "check_finite",
     "check_array",
@@ -122,6 +125,24 @@ def check_int(value: object, name: str, *, minimum: int | None = None, maximum: 
         hi = "" if maximum is None else f"<= {maximum}"
         raise InputError(f"{name} must be {' and '.join(x for x in (lo, hi) if x)}, got {v}")
     return v
+
+
+def check_choice(value: object, name: str, choices: Sequence[object]) -> object:
+    """``value`` unchanged when it is one of ``choices`` (a package's tuple of option names); else the
+    :class:`InputError` ``"<name> must be one of <choices>, got <value!r>"``."""
+    if value not in choices:
+        raise InputError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_layer_widths(widths: object, name: str = "hidden", *, maximum: int = 2**17) -> object:
+    """``widths`` unchanged when it is a sequence (not a string) of layer widths, each an integer in
+    ``[1, maximum]``; else one :class:`InputError` naming ``name``."""
+    if isinstance(widths, str | bytes) or not isinstance(widths, Sequence):
+        raise InputError(f"{name} must be a sequence of layer widths, got {describe(widths)}")
+    for w in widths:
+        check_int(w, f"each {name} width", minimum=1, maximum=maximum)
+    return widths
 
 
 def check_float(

@@ -29,8 +29,10 @@ from typing import Any
 
 from .errors import InputError
 from .errors import InputFileError
+from .errors import InputFolderError
 
 __all__ = [
+    "check_checkpoint_arg",
     "global_rng_state",
     "load_train_state",
     "save_train_state",
@@ -155,3 +157,19 @@ def load_train_state(
     if into is not None:
         into.update(ck.get("extra") or {})
     return int(ck["step"])
+
+
+def check_checkpoint_arg(
+    checkpoint: str | os.PathLike | None,
+    resume: bool,
+    *,
+    written: str = "the file written after every epoch",
+    example: str = "DIR/train_state.pt",
+) -> None:
+    """A trainer's ``checkpoint=`` / ``resume=`` pair, before any work: ``resume=True`` needs a ``checkpoint``
+    (an :class:`~.errors.InputError` that says it is ``written``), and a checkpoint must be a file path, not a
+    folder (an :class:`~.errors.InputFolderError` that suggests ``example``)."""
+    if resume and checkpoint is None:
+        raise InputError(f"resume=True needs checkpoint= ({written})")
+    if checkpoint is not None and Path(checkpoint).is_dir():
+        raise InputFolderError(f"checkpoint {checkpoint} is a folder; give a file path such as {example}")

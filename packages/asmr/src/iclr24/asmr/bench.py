@@ -66,31 +66,32 @@ def _render_benches(mode: str) -> tuple[list[BenchResult], list[str]]:
             asmr, siren = _models(size)
             big = size >= 1024
             reps = 1 if smoke else (1 if big else 3) if quick else (3 if big else 7)
-            results.append(
-                benchmark(
-                    lambda a=asmr: a.render(),
-                    baseline=lambda s=siren: s.render(chunk_size=CHUNK),
-                    repeats=reps,
-                    warmup=0 if big else 1,
-                    clock="cpu",
-                    threads=1,
-                    name=f"ASMR shared render {size}^2",
-                    baseline_name=f"SIREN {LEVELS}x{HIDDEN} render {size}^2",
-                )
-            )
             coords = grid_coords((size, size))
-            results.append(
-                benchmark(
-                    lambda a=asmr: a.render(),
-                    baseline=lambda a=asmr, c=coords: torch.cat([a(x) for x in c.split(CHUNK)]),
-                    repeats=reps,
-                    warmup=0 if big else 1,
-                    clock="cpu",
-                    threads=1,
-                    name=f"ASMR shared render {size}^2 ",
-                    baseline_name=f"ASMR per-coordinate forward {size}^2",
-                )
+            against = (  # ASMR's row name, the baseline, the baseline's row name
+                (
+                    f"ASMR shared render {size}^2",
+                    lambda s=siren: s.render(chunk_size=CHUNK),
+                    f"SIREN {LEVELS}x{HIDDEN} render {size}^2",
+                ),
+                (
+                    f"ASMR shared render {size}^2 ",
+                    lambda a=asmr, c=coords: torch.cat([a(x) for x in c.split(CHUNK)]),
+                    f"ASMR per-coordinate forward {size}^2",
+                ),
             )
+            for name, baseline, baseline_name in against:
+                results.append(
+                    benchmark(
+                        lambda a=asmr: a.render(),
+                        baseline=baseline,
+                        repeats=reps,
+                        warmup=0 if big else 1,
+                        clock="cpu",
+                        threads=1,
+                        name=name,
+                        baseline_name=baseline_name,
+                    )
+                )
             del asmr, siren, coords
     return results, notes
 

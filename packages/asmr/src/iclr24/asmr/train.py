@@ -22,12 +22,12 @@ from torch import nn
 
 from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import check_array
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import check_tensor
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.resume import check_checkpoint_arg
 from iclr24.paperkit.tracking import StepLog
 
 from .decomposition import grid_coords
@@ -261,12 +261,9 @@ def fit(
     if sampler not in ("random", "grid"):
         raise InputError(f"sampler must be 'random' or 'grid', got {sampler!r}")
     check_int(checkpoint_every, "checkpoint_every", minimum=1, maximum=10**9)
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the training-state file)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as model.train_state.pt"
-        )
+    check_checkpoint_arg(
+        checkpoint, resume, written="the training-state file", example="model.train_state.pt"
+    )
     from iclr24.paperkit.data.user import is_user_data
 
     if is_user_data(signal):

@@ -180,9 +180,9 @@ def poly_mnist(
 _POLY_NAME = re.compile(r"^(\d+)\.(\d+)\.png$")
 
 
-def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
-    from iclr24.paperkit.data.readers import load_image
-
+def _modality_index(folder: Path) -> tuple[list[dict[int, tuple[int, Path]]], list[int]]:
+    """The files of a PolyMNIST split ``folder/m0 .. m<M-1>/<index>.<label>.png``: per modality
+    ``{index: (label, path)}``, and the tuple indices every modality has, sorted."""
     mods = sorted(
         (p for p in folder.iterdir() if p.is_dir() and re.fullmatch(r"m\d+", p.name)),
         key=lambda p: int(p.name[1:]),
@@ -194,7 +194,7 @@ def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
     index: list[dict[int, tuple[int, Path]]] = []
     for mf in mods:
         entries = {}
-        for f in mf.iterdir():
+        for f in sorted(mf.iterdir()):
             hit = _POLY_NAME.match(f.name)
             if hit:
                 entries[int(hit.group(1))] = (int(hit.group(2)), f)
@@ -204,6 +204,13 @@ def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
     common = sorted(set.intersection(*(set(e) for e in index)))
     if not common:
         raise InputError(f"{folder}: the modality folders share no tuple index")
+    return index, common
+
+
+def _polymnist_split(folder: Path) -> tuple[list[np.ndarray], np.ndarray]:
+    from iclr24.paperkit.data.readers import load_image
+
+    index, common = _modality_index(folder)
     labels = np.array([index[0][i][0] for i in common], dtype=np.int64)
     for m, e in enumerate(index):
         bad = [i for i in common if e[i][0] != index[0][i][0]]
@@ -232,27 +239,10 @@ class PolyMNISTFolder(torch.utils.data.Dataset):
             raise InputFileError(
                 f"PolyMNIST split folder not found: {f} (expected {f}/m0/<index>.<label>.png)"
             )
-        mods = sorted(
-            (p for p in f.iterdir() if p.is_dir() and re.fullmatch(r"m\d+", p.name)),
-            key=lambda p: int(p.name[1:]),
-        )
-        if len(mods) < 2:
-            raise InputFileError(
-                f"{f}: expected modality folders m0, m1, ... (PolyMNIST layout), found {len(mods)}"
-            )
-        index = []
-        for mf in mods:
-            entries = {int(h.group(1)): (int(h.group(2)), mf / h.group(0)) for h in map(_POLY_NAME.match, sorted(
-                os.listdir(mf))) if h}  # fmt: skip
-            if not entries:
-                raise InputFileError(f"{mf}: no images named <index>.<label>.png")
-            index.append(entries)
-        common = sorted(set.intersection(*(set(e) for e in index)))
-        if not common:
-            raise InputError(f"{f}: the modality folders share no tuple index")
+        index, common = _modality_index(f)
         self.files = [[e[i][1] for e in index] for i in common]
         self.labels = [index[0][i][0] for i in common]
-        self.n_modalities = len(mods)
+        self.n_modalities = len(index)
 
     def __len__(self) -> int:
         return len(self.files)

@@ -34,6 +34,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import check_tensor
 from iclr24.paperkit.errors import describe
@@ -176,12 +177,9 @@ class CMVAE(PretrainedMixin, nn.Module):
             raise InputError(
                 f"n_clusters_max must be an integer >= {self._min_clusters}, got {n_clusters_max!r}"
             )
-        if likelihood not in LIKELIHOODS:
-            raise InputError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}")
-        if estimator not in ESTIMATORS:
-            raise InputError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-        if latent not in LATENTS:
-            raise InputError(f"latent must be one of {LATENTS}, got {latent!r}")
+        check_choice(likelihood, "likelihood", LIKELIHOODS)
+        check_choice(estimator, "estimator", ESTIMATORS)
+        check_choice(latent, "latent", LATENTS)
         if generation_prior not in ("joint_prior", "single_prior"):
             raise InputError(
                 f"generation_prior must be 'joint_prior' or 'single_prior', got {generation_prior!r}"
@@ -475,8 +473,7 @@ class CMVAE(PretrainedMixin, nn.Module):
         and nothing else detached, whose gradient equals ``iwae_looser``'s; ``dreg_detached``: DReG as Tucker et
         al. define it (posterior densities detached, the sampled z and w's gradients re-weighted by w~_k)."""
         est = self.estimator if estimator is None else estimator
-        if est not in ESTIMATORS:
-            raise InputError(f"estimator must be one of {ESTIMATORS}, got {est!r}")
+        check_choice(est, "estimator", ESTIMATORS)
         lws, avail, latents = self.log_weights(xs, mask, K, detach_posteriors=est == "dreg_detached")
         a = avail.T.to(lws.dtype)  # [M, B]
         if est == "iwae_looser":
@@ -598,8 +595,7 @@ class CMVAE(PretrainedMixin, nn.Module):
         log(count_nonzero q(c|z)) and log(pi + 1e-20)."""
         import time
 
-        if rule not in SELECTION_RULES:
-            raise InputError(f"rule must be one of {SELECTION_RULES}, got {rule!r}")
+        check_choice(rule, "rule", SELECTION_RULES)
         t0 = time.perf_counter()
         if self.n_active < 2:
             raise InputError(

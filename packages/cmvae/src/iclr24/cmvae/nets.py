@@ -9,9 +9,8 @@ from collections.abc import Sequence
 import torch
 import torch.nn as nn
 
-from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import check_int
-from iclr24.paperkit.errors import describe
+from iclr24.paperkit.errors import check_layer_widths
 
 __all__ = ["MAX_WIDTH", "MLPDecoder", "MLPEncoder"]
 
@@ -24,7 +23,7 @@ class MLPEncoder(nn.Module):
     ):
         super().__init__()
         _check_widths(in_dim=in_dim, latent_dim=latent_dim, modality_latent_dim=modality_latent_dim)
-        _check_hidden(hidden)
+        check_layer_widths(hidden, maximum=MAX_WIDTH)
         layers, prev = [], in_dim
         for h in hidden:
             layers += [nn.Linear(prev, h), nn.ReLU()]
@@ -47,13 +46,6 @@ def _check_widths(**widths: object) -> None:
         check_int(v, name, minimum=1, maximum=MAX_WIDTH)
 
 
-def _check_hidden(hidden: object) -> None:
-    if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
-        raise InputError(f"hidden must be a sequence of layer widths, got {describe(hidden)}")
-    for h in hidden:
-        check_int(h, "each hidden width", minimum=1, maximum=MAX_WIDTH)
-
-
 MAX_WIDTH = 2**17  # layer widths and latent sizes; far past any model here, and refused before allocation
 
 
@@ -63,7 +55,7 @@ class MLPDecoder(nn.Module):
     def __init__(self, in_dim: int, out_dim: int, hidden: Sequence[int] = (256, 256)):
         super().__init__()
         _check_widths(in_dim=in_dim, out_dim=out_dim)
-        _check_hidden(hidden)
+        check_layer_widths(hidden, maximum=MAX_WIDTH)
         layers, prev = [], in_dim
         for h in hidden:
             layers += [nn.Linear(prev, h), nn.ReLU()]

@@ -11,8 +11,8 @@ import torch
 
 from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.resume import check_checkpoint_arg
 from iclr24.paperkit.tracking import StepLog
 
 from .model import CMVAE
@@ -91,12 +91,7 @@ def fit(
         raise InputError(f"lr must be a positive number, got {lr!r}")
     xs = _modalities(model, xs)
     model._check_inputs(xs, mask)  # shapes, finiteness, missing modalities
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     N = next(x for x in xs if x is not None).shape[0]
     rank, world = 0, 1
     net: torch.nn.Module = model

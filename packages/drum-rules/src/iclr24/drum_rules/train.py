@@ -15,11 +15,11 @@ from torch import nn
 
 from iclr24.paperkit import progress
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import check_array
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .kg import KG
 from .kg import KGData
@@ -183,12 +183,7 @@ def train(
     if model.has_fixed_attention:
         raise InputError("a model with fixed attention has no trainable attention; build DRUM(...) to train")
     model._check_kg(data.kg)
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     cfg = config
     triples = _training_triples(queries, model, data)
     gen = torch.Generator().manual_seed(cfg.seed)

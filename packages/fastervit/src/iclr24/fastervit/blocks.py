@@ -7,6 +7,7 @@ Written from the paper and from reading NVlabs/FasterViT; no code is copied (see
 differences from the official code and the TorchScript / FX contract the blocks keep).
 """
 
+import functools
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -119,38 +120,41 @@ def _check_rate(value: object, name: str) -> None:
     check_float(value, name, minimum=0.0, maximum=1.0, open_max=True)
 
 
-def _check_float64(x: torch.Tensor, ref: torch.dtype, what: str) -> None:
-    """float64 input to a float32 module (or the reverse) would fail deep inside torch: say so at the boundary."""
+def _traced_or_not_a_tensor(x: torch.Tensor, what: str, expects: str) -> bool:
+    """True for an fx Proxy (it has no shape yet: not checked); InputError when ``x`` is no tensor at all."""
+    if not torch.jit.is_scripting():
+        if isinstance(x, torch.fx.Proxy):
+            return True
+        if not isinstance(x, torch.Tensor):
+            raise InputError(f"{what} expects {expects}, got {type(x).__name__}")
+    return False
+
+
+def _check_float_input(x: torch.Tensor, ref: torch.dtype, what: str, expects: str) -> None:
+    """Floating-point input, float64 only to a float64 module (or the reverse would fail deep inside torch: say so
+    at the boundary)."""
+    if not x.is_floating_point():
+        raise InputError(f"{what} expects {expects}, got dtype {x.dtype}")
     if (x.dtype == torch.float64) != (ref == torch.float64):
         raise InputError(f"{what} holds {ref} weights but got a {x.dtype} input: convert one to the other")
 
 
 def check_tokens(x: torch.Tensor, dim: int, what: str, ref: torch.dtype = torch.float32) -> None:
     """A (B, N, dim) token tensor for ``what``; InputError otherwise (TorchScript-compilable)."""
-    if not torch.jit.is_scripting():
-        if isinstance(x, torch.fx.Proxy):
-            return
-        if not isinstance(x, torch.Tensor):
-            raise InputError(f"{what} expects tokens (B, N, {dim}), got {type(x).__name__}")
+    if _traced_or_not_a_tensor(x, what, f"tokens (B, N, {dim})"):
+        return
     if x.dim() != 3 or x.shape[2] != dim or x.shape[0] == 0 or x.shape[1] == 0:
         raise InputError(f"{what} expects tokens (B, N, {dim}) with B, N >= 1, got shape {list(x.shape)}")
-    if not x.is_floating_point():
-        raise InputError(f"{what} expects floating-point tokens, got dtype {x.dtype}")
-    _check_float64(x, ref, what)
+    _check_float_input(x, ref, what, "floating-point tokens")
 
 
 def check_map(x: torch.Tensor, dim: int, what: str, ref: torch.dtype = torch.float32) -> None:
     """A (B, dim, H, W) feature map for ``what``; InputError otherwise (TorchScript-compilable)."""
-    if not torch.jit.is_scripting():
-        if isinstance(x, torch.fx.Proxy):
-            return
-        if not isinstance(x, torch.Tensor):
-            raise InputError(f"{what} expects a feature map (B, {dim}, H, W), got {type(x).__name__}")
+    if _traced_or_not_a_tensor(x, what, f"a feature map (B, {dim}, H, W)"):
+        return
     if x.dim() != 4 or x.shape[1] != dim or x.shape[0] == 0 or x.shape[2] == 0 or x.shape[3] == 0:
         raise InputError(f"{what} expects a feature map (B, {dim}, H, W), got shape {list(x.shape)}")
-    if not x.is_floating_point():
-        raise InputError(f"{what} expects a floating-point feature map, got dtype {x.dtype}")
-    _check_float64(x, ref, what)
+    _check_float_input(x, ref, what, "a floating-point feature map")
 
 
 class _DerivedBufferLoading(nn.Module):
@@ -401,16 +405,17 @@ class HAT(nn.Module):
         ct_total = ct_per_window * self.sr_ratio[0] * self.sr_ratio[1]
         self.pos_embed = TokenPositionEmbedding(dim, window_size)
         self.norm1 = norm_layer(dim)
-        self.attn = WindowAttention(
+        # the window attention and the HAT's carrier-token attention share every setting but their token grid
+        attention = functools.partial(
+            WindowAttention,
             dim,
             num_heads=num_heads,
             qkv_bias=qkv_bias,
             qk_scale=qk_scale,
             attn_drop=attn_drop,
             proj_drop=drop,
-            resolution=window_size,
-            seq_length=window_size**2 + ct_per_window,
         )
+        self.attn = attention(resolution=window_size, seq_length=window_size**2 + ct_per_window)
         self.drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
         self.norm2 = norm_layer(dim)
         hidden = int(dim * mlp_ratio)
@@ -423,16 +428,7 @@ class HAT(nn.Module):
             self.hat_norm2 = norm_layer(dim)
             # the official code sizes this bias for an int(sqrt(n_ct)) square grid; identical on square grids
             side = int(ct_total**0.5)
-            self.hat_attn = WindowAttention(
-                dim,
-                num_heads=num_heads,
-                qkv_bias=qkv_bias,
-                qk_scale=qk_scale,
-                attn_drop=attn_drop,
-                proj_drop=drop,
-                resolution=side,
-                seq_length=ct_total,
-            )
+            self.hat_attn = attention(resolution=side, seq_length=ct_total)
             self.hat_mlp = Mlp(dim, hidden, act_layer=act_layer, drop=drop)
             self.hat_drop_path = DropPath(drop_path) if drop_path > 0.0 else nn.Identity()
             self.hat_pos_embed = TokenPositionEmbedding(dim, ct_grid, seq_length=ct_total)

@@ -52,7 +52,11 @@ def window_reverse(windows: torch.Tensor, window_size: int, h: int, w: int, b: i
     return x.permute(0, 5, 1, 3, 2, 4).reshape(b, c, h, w)
 
 
-def _check_carrier_tokens(ct: torch.Tensor, grid: tuple[int, int], ct_size: int, what: str) -> None:
+def _carrier_token_dims(
+    ct: torch.Tensor, grid: tuple[int, int], ct_size: int, what: str
+) -> tuple[int, int, int, int]:
+    """``(B, nWh, nWw, C)`` of carrier tokens ``ct`` (B, nWh*nWw*s*s, C) for a ``grid`` of windows of ``ct_size``
+    s; InputError otherwise."""
     gh, gw = grid
     if gh < 1 or gw < 1 or ct_size < 1:
         raise InputError(f"{what}: grid {gh}x{gw} and ct_size {ct_size} must be >= 1")
@@ -62,6 +66,7 @@ def _check_carrier_tokens(ct: torch.Tensor, grid: tuple[int, int], ct_size: int,
             f"{what} expects carrier tokens (B, {n}, C) for a {gh}x{gw} grid of {ct_size}x{ct_size}, "
             f"got shape {list(ct.shape)}"
         )
+    return ct.shape[0], gh, gw, ct.shape[2]
 
 
 def ct_dewindow(ct: torch.Tensor, grid: tuple[int, int], ct_size: int) -> torch.Tensor:
@@ -70,9 +75,7 @@ def ct_dewindow(ct: torch.Tensor, grid: tuple[int, int], ct_size: int) -> torch.
     ``ct``: (B, nWh*nWw*s*s, C), grouped window by window (each window's s x s tokens together, windows row-major),
     ``grid`` = (nWh, nWw) windows, ``ct_size`` = s -> (B, (nWh*s) * (nWw*s), C) in row-major order of the
     (nWh*s) x (nWw*s) carrier-token image."""
-    _check_carrier_tokens(ct, grid, ct_size, "ct_dewindow")
-    b, _, c = ct.shape
-    gh, gw = grid
+    b, gh, gw, c = _carrier_token_dims(ct, grid, ct_size, "ct_dewindow")
     s = ct_size
     x = ct.view(b, gh, gw, s, s, c).permute(0, 1, 3, 2, 4, 5)
     return x.reshape(b, gh * s * gw * s, c)
@@ -80,9 +83,7 @@ def ct_dewindow(ct: torch.Tensor, grid: tuple[int, int], ct_size: int) -> torch.
 
 def ct_window(ct: torch.Tensor, grid: tuple[int, int], ct_size: int) -> torch.Tensor:
     """Inverse of :func:`ct_dewindow`: raster order -> window-grouped order, (B, nW*s*s, C) both."""
-    _check_carrier_tokens(ct, grid, ct_size, "ct_window")
-    b, _, c = ct.shape
-    gh, gw = grid
+    b, gh, gw, c = _carrier_token_dims(ct, grid, ct_size, "ct_window")
     s = ct_size
     x = ct.view(b, gh, s, gw, s, c).permute(0, 1, 3, 2, 4, 5)
     return x.reshape(b, gh * gw * s * s, c)

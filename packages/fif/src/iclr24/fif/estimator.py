@@ -29,6 +29,7 @@ from torch.autograd.forward_ad import make_dual
 from torch.autograd.forward_ad import unpack_dual
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_tensor
 from iclr24.paperkit.errors import describe
 
@@ -165,12 +166,9 @@ def volume_change_surrogate(
     objective of the paper's ablation (Sec. 4.2), whose manifold curvature grows over training at small noise; the
     two differ only in that evaluation point.
     """
-    if jacobian_at not in JACOBIAN_POINTS:
-        raise InputError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
-    if gradient_side not in GRADIENT_SIDES:
-        raise InputError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
-    if jvp not in JVP_MODES:
-        raise InputError(f"jvp must be one of {JVP_MODES}, got {jvp!r}")
+    check_choice(jacobian_at, "jacobian_at", JACOBIAN_POINTS)
+    check_choice(gradient_side, "gradient_side", GRADIENT_SIDES)
+    check_choice(jvp, "jvp", JVP_MODES)
     if not x.requires_grad:
         x = x.detach().requires_grad_(True)
     z = encode(x)

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_tensor
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
@@ -79,8 +80,7 @@ def fif_loss(
         raise InputError(f"decode must be a callable (the decoder), got {describe(decode)}")
     beta = _check_nonneg("beta", beta)
     noise = _check_nonneg("noise", noise)
-    if log_det not in LOG_DET_MODES:
-        raise InputError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
+    check_choice(log_det, "log_det", LOG_DET_MODES)
     with _net_errors("fif_loss"):
         return _fif_loss(x, encode, decode, beta, noise, hutchinson_samples, gradient_side, log_det, generator,
                          jacobian_at)  # fmt: skip
@@ -171,12 +171,9 @@ class FreeFormInjectiveFlow(PretrainedMixin, nn.Module):
             raise InputError(
                 f"encoder and decoder must be torch.nn.Module, got {type(encoder).__name__} and {type(decoder).__name__}"
             )
-        if gradient_side not in GRADIENT_SIDES:
-            raise InputError(f"gradient_side must be one of {GRADIENT_SIDES}, got {gradient_side!r}")
-        if log_det not in LOG_DET_MODES:
-            raise InputError(f"log_det must be one of {LOG_DET_MODES}, got {log_det!r}")
-        if jacobian_at not in JACOBIAN_POINTS:
-            raise InputError(f"jacobian_at must be one of {JACOBIAN_POINTS}, got {jacobian_at!r}")
+        check_choice(gradient_side, "gradient_side", GRADIENT_SIDES)
+        check_choice(log_det, "log_det", LOG_DET_MODES)
+        check_choice(jacobian_at, "jacobian_at", JACOBIAN_POINTS)
         if (
             isinstance(hutchinson_samples, bool)
             or not isinstance(hutchinson_samples, int)

@@ -100,15 +100,21 @@ def resnet_pair(
     )
 
 
+def _check_image_shape(image_shape: Sequence[int]) -> tuple[int, int, int]:
+    """``(C, H, W)`` of positive ints with H and W multiples of 4 (the two stride-2 halvings)."""
+    c, h, w = (_check_pos_int("image_shape[...]", s) for s in image_shape)
+    if h % 4 or w % 4:
+        raise InputError(f"image height and width must be multiples of 4, got {h}x{w}")
+    return c, h, w
+
+
 class ConvEncoder(nn.Module):
     """Flat images (B, C*H*W) -> latent (B, d): two stride-2 convs (SiLU), flatten, a residual MLP, Linear to d."""
 
     def __init__(self, image_shape: Sequence[int], latent_dim: int, ch_factor: int = 16, hidden: int = 256):
         super().__init__()
-        c, h, w = (_check_pos_int("image_shape[...]", s) for s in image_shape)
-        if h % 4 or w % 4:
-            raise InputError(f"image height and width must be multiples of 4, got {h}x{w}")
-        self.image_shape = (c, h, w)
+        self.image_shape = _check_image_shape(image_shape)
+        c, h, w = self.image_shape
         self.conv = nn.Sequential(
             nn.Conv2d(c, ch_factor, 3, stride=2, padding=1),
             nn.SiLU(),
@@ -129,10 +135,8 @@ class ConvDecoder(nn.Module):
 
     def __init__(self, image_shape: Sequence[int], latent_dim: int, ch_factor: int = 16, hidden: int = 256):
         super().__init__()
-        c, h, w = (_check_pos_int("image_shape[...]", s) for s in image_shape)
-        if h % 4 or w % 4:
-            raise InputError(f"image height and width must be multiples of 4, got {h}x{w}")
-        self.image_shape = (c, h, w)
+        self.image_shape = _check_image_shape(image_shape)
+        c, h, w = self.image_shape
         self.ch = 2 * ch_factor
         self.fc = nn.Sequential(
             nn.Linear(_check_pos_int("latent_dim", latent_dim), hidden),

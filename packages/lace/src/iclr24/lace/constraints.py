@@ -154,24 +154,33 @@ def global_alignment_loss(
     return (alignment_matrix(bbox, mask, pp) * aligned).sum((1, 2, 3))
 
 
+def _areas_and_intersections(bbox: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The areas (B, L) of the xywh boxes and the areas (B, L, L) of every pair's intersection."""
+    box = xywh_to_ltrb(bbox)
+    area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
+    lt = torch.maximum(box[:, :, None, :2], box[:, None, :, :2])
+    rb = torch.minimum(box[:, :, None, 2:], box[:, None, :, 2:])
+    wh = (rb - lt).clamp_min(0)
+    return area, wh[..., 0] * wh[..., 1]
+
+
+def _pairs_of_real_elements(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(B, L, L) in ``bbox``'s dtype: 1 for a pair i != j of real elements, else 0."""
+    L = bbox.shape[1]
+    m = mask.to(bbox.dtype)
+    return m[:, :, None] * m[:, None, :] * (1 - torch.eye(L, dtype=bbox.dtype, device=bbox.device))
+
+
 def pairwise_iou(bbox: torch.Tensor, mask: torch.Tensor, detach_wh: bool = False) -> torch.Tensor:
     """PIoU (B, L, L): IoU of every pair of real elements, 0 on the diagonal. ``detach_wh`` as the official
     ``PIoU_xywh(xy_only=True)``: gradients reach the centres only."""
     mask = _check_layouts(bbox, mask, "pairwise_iou", nonempty=False, finite=False)
     if detach_wh:
         bbox = torch.cat([bbox[..., :2], bbox[..., 2:].detach().abs()], dim=-1)
-    box = xywh_to_ltrb(bbox)
-    area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
-    lt = torch.maximum(box[:, :, None, :2], box[:, None, :, :2])
-    rb = torch.minimum(box[:, :, None, 2:], box[:, None, :, 2:])
-    wh = (rb - lt).clamp_min(0)
-    inter = wh[..., 0] * wh[..., 1]
+    area, inter = _areas_and_intersections(bbox)
     union = area[:, :, None] + area[:, None, :] - inter
     iou = inter / (union + 1e-10)
-    L = bbox.shape[1]
-    m = mask.to(bbox.dtype)
-    keep = m[:, :, None] * m[:, None, :] * (1 - torch.eye(L, dtype=bbox.dtype, device=bbox.device))
-    return iou * keep
+    return iou * _pairs_of_real_elements(bbox, mask)
 
 
 def overlap_score(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -183,16 +192,9 @@ def overlap_score(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def _overlap(bbox: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    box = xywh_to_ltrb(bbox)
-    area = (box[..., 2] - box[..., 0]) * (box[..., 3] - box[..., 1])
-    lt = torch.maximum(box[:, :, None, :2], box[:, None, :, :2])
-    rb = torch.minimum(box[:, :, None, 2:], box[:, None, :, 2:])
-    wh = (rb - lt).clamp_min(0)
-    inter = wh[..., 0] * wh[..., 1]
+    area, inter = _areas_and_intersections(bbox)
     ai = inter / area[:, :, None].clamp_min(1e-10)
-    L = bbox.shape[1]
-    m = mask.to(bbox.dtype)
-    keep = m[:, :, None] * m[:, None, :] * (1 - torch.eye(L, dtype=bbox.dtype, device=bbox.device))
+    keep = _pairs_of_real_elements(bbox, mask)
     n = mask.sum(-1)
     s = (ai * keep).sum((1, 2))
     return torch.where(n > 0, s / n.clamp_min(1), torch.zeros_like(s))

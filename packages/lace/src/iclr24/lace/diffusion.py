@@ -19,10 +19,12 @@ from iclr24.paperkit.distributed import rank_and_world
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_finite
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .constraints import alignment_loss
 from .constraints import global_alignment_loss
@@ -120,12 +122,9 @@ class LaceConfig:
         for n in ("align_padding_partners", "complete_keep_first"):
             if not isinstance(getattr(self, n), bool):
                 raise InputError(f"LaceConfig.{n} must be True or False, got {describe(getattr(self, n))}")
-        if self.align_type not in ALIGN_TYPES:
-            raise InputError(f"align_type must be one of {ALIGN_TYPES}, got {self.align_type!r}")
-        if self.rec_loss not in REC_LOSSES:
-            raise InputError(f"rec_loss must be one of {REC_LOSSES}, got {self.rec_loss!r}")
-        if self.time_embedding not in TIME_EMBEDDINGS:
-            raise InputError(f"time_embedding must be one of {TIME_EMBEDDINGS}, got {self.time_embedding!r}")
+        check_choice(self.align_type, "align_type", ALIGN_TYPES)
+        check_choice(self.rec_loss, "rec_loss", REC_LOSSES)
+        check_choice(self.time_embedding, "time_embedding", TIME_EMBEDDINGS)
         check_float(self.ema, "ema", minimum=0, maximum=1, open_max=True)
         check_float(self.lr, "lr", minimum=0, maximum=1, open_min=True, open_max=True)
 
@@ -413,8 +412,6 @@ def train(
     noise stream; DDP averages the gradients, so every rank holds the same weights. The loss history is the rank's
     own; rank r > 0 keeps its training state (its noise stream) in ``<stem>.rank<r><suffix>`` beside
     ``checkpoint``."""
-    from pathlib import Path
-
     from iclr24.paperkit.tracking import StepLog
 
     if not isinstance(cfg, LaceConfig):
@@ -425,12 +422,7 @@ def train(
     if steps is not None:
         check_int(steps, "steps", minimum=1, maximum=10**9)
     check_int(checkpoint_every, "checkpoint_every", minimum=1, maximum=10**9)
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the training-state file)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume, written="the training-state file")
     rank, world = rank_and_world()
     if world > min(cfg.batch_size, tokens.shape[0]):
         raise InputError(f"{world} ranks need a batch of at least {world} layouts, got {cfg.batch_size}")

@@ -11,6 +11,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_int
 
 from .constraints import alignment_score
@@ -117,10 +118,8 @@ def feature_fd(gen, real, num_classes: int) -> float:
 def alignment_overlap(gen, real, task: str, variant: str = "official") -> dict:
     """Alignment x100 and Overlap x100 of generated layouts ``gen = (bbox, labels, mask)``, scored as ``variant``
     says (see :func:`layout_metrics`), with ``empty_layouts`` (generated layouts without elements)."""
-    if variant not in METRIC_VARIANTS:
-        raise InputError(f"variant must be one of {METRIC_VARIANTS}, got {variant!r}")
-    if task not in TASKS:
-        raise InputError(f"task must be one of {TASKS}, got {task!r}")
+    check_choice(variant, "variant", METRIC_VARIANTS)
+    check_choice(task, "task", TASKS)
     b, _, m = as_layouts(gen, "generated layouts")
     score_mask = m
     if variant == "official" and task in COND_TASKS:

@@ -24,6 +24,7 @@ import torch
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import strip_unsafe_advice
 
 __all__ = [
@@ -107,8 +108,7 @@ def official_split_path(path: str | os.PathLike, dataset: str = "publaynet", spl
     ``path/<name>-max25/processed/<split>.pt``, ``path/processed/<split>.pt``, ``path/<split>.pt``.
     FileNotFoundError names the expected file and how to get it."""
     name = dataset_name(dataset)
-    if split not in SPLITS:
-        raise InputError(f"split must be one of {SPLITS}, got {split!r}")
+    check_choice(split, "split", SPLITS)
     p = Path(path).expanduser()
     if p.is_file():
         return p

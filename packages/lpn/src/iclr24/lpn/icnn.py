@@ -159,6 +159,19 @@ def _nonneg(name: str, v: Any) -> None:
         raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
 
 
+def _checked_config(**kwargs: Any) -> dict[str, Any]:
+    """The constructor's keyword arguments, checked in order (``beta`` > 0, ``alpha`` >= 0, every other one a
+    positive int) and kept as :meth:`ICNN.config` holds them (``beta`` and ``alpha`` as floats)."""
+    out: dict[str, Any] = {}
+    for name, v in kwargs.items():
+        if name == "alpha":
+            _nonneg(name, v)
+        else:
+            _pos(name, v, float if name == "beta" else int)
+        out[name] = float(v) if name in ("alpha", "beta") else v
+    return out
+
+
 class MLPLPN(ICNN):
     """Fully connected LPN (official ``exps/laplacian/network.py``, with the alpha term added).
 
@@ -173,18 +186,7 @@ class MLPLPN(ICNN):
         self, *, in_dim: int = 1, hidden: int = 50, layers: int = 4, beta: float = 10.0, alpha: float = 0.0
     ) -> None:
         super().__init__()
-        _pos("in_dim", in_dim)
-        _pos("hidden", hidden)
-        _pos("layers", layers)
-        _pos("beta", beta, float)
-        _nonneg("alpha", alpha)
-        self._kwargs = {
-            "in_dim": in_dim,
-            "hidden": hidden,
-            "layers": layers,
-            "beta": float(beta),
-            "alpha": float(alpha),
-        }
+        self._kwargs = _checked_config(in_dim=in_dim, hidden=hidden, layers=layers, beta=beta, alpha=alpha)
         self.input_shape = (in_dim,)
         self.lin = nn.ModuleList(
             [nn.Linear(in_dim, hidden, bias=False)]
@@ -256,16 +258,7 @@ class ConvLPN28(ICNN):
         self, *, in_channels: int = 1, hidden: int = 64, beta: float = 10.0, alpha: float = 0.01
     ) -> None:
         super().__init__()
-        _pos("in_channels", in_channels)
-        _pos("hidden", hidden)
-        _pos("beta", beta, float)
-        _nonneg("alpha", alpha)
-        self._kwargs = {
-            "in_channels": in_channels,
-            "hidden": hidden,
-            "beta": float(beta),
-            "alpha": float(alpha),
-        }
+        self._kwargs = _checked_config(in_channels=in_channels, hidden=hidden, beta=beta, alpha=alpha)
         self.input_shape = (in_channels, 28, 28)
         c, h = in_channels, hidden
         self.lin = nn.ModuleList(
@@ -326,20 +319,11 @@ class PatchLPN128(ICNN):
         image_size: int = 128,
     ) -> None:
         super().__init__()
-        _pos("in_channels", in_channels)
-        _pos("hidden", hidden)
-        _pos("beta", beta, float)
-        _nonneg("alpha", alpha)
-        _pos("image_size", image_size)
+        self._kwargs = _checked_config(
+            in_channels=in_channels, hidden=hidden, beta=beta, alpha=alpha, image_size=image_size
+        )
         if image_size % 8:
             raise InputError(f"image_size must be a multiple of 8, got {image_size}")
-        self._kwargs = {
-            "in_channels": in_channels,
-            "hidden": hidden,
-            "beta": float(beta),
-            "alpha": float(alpha),
-            "image_size": image_size,
-        }
         self.input_shape = (in_channels, image_size, image_size)
         c, h, k = in_channels, hidden, image_size // 8
         strides = (2, 1, 2, 1, 2)

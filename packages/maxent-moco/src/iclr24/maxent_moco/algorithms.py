@@ -154,14 +154,18 @@ class ValueIteration(_Planner):
         return np.array(V), np.array(pols)
 
 
-class ModelBasedPlanning(_Planner):
-    """Pure model-based planning: the solution in ``P_hat`` (no queries), ``V_k = V^pi(P_hat)`` for k >= 1."""
-
-    name = "MBRL"
+class _ModelPlanner(_Planner):
+    """A planner that uses an approximate model ``P_hat`` (S, A, S) of the true dynamics."""
 
     def __init__(self, P_hat: np.ndarray, *, mode: str = "pe", policy: np.ndarray | None = None) -> None:
         super().__init__(mode=mode, policy=policy)
         self.P_hat = np.asarray(P_hat, dtype=np.float64)
+
+
+class ModelBasedPlanning(_ModelPlanner):
+    """Pure model-based planning: the solution in ``P_hat`` (no queries), ``V_k = V^pi(P_hat)`` for k >= 1."""
+
+    name = "MBRL"
 
     def _run_pe(self, mdp, pi, Ppi, rpi, K, log):
         P_hat = _check_model(self.P_hat, mdp)
@@ -178,15 +182,11 @@ class ModelBasedPlanning(_Planner):
         return (np.array([np.zeros(mdp.n_states)] + [V] * K), np.array([np.argmax(mdp.R, axis=1)] + [pi] * K))
 
 
-class OSVI(_Planner):
+class OSVI(_ModelPlanner):
     """OS-VI (Rakhsha et al., 2022): ``V_{k+1} = (I - gamma P_hat^pi)^{-1} (r^pi + gamma (P^pi - P_hat^pi) V_k)``;
     in control, ``V_{k+1}`` is the optimal value in ``P_hat`` for the reward ``R + gamma (P - P_hat) V_k``."""
 
     name = "OS-VI"
-
-    def __init__(self, P_hat: np.ndarray, *, mode: str = "pe", policy: np.ndarray | None = None) -> None:
-        super().__init__(mode=mode, policy=policy)
-        self.P_hat = np.asarray(P_hat, dtype=np.float64)
 
     def _run_pe(self, mdp, pi, Ppi, rpi, K, log):
         P_hat = _check_model(self.P_hat, mdp)

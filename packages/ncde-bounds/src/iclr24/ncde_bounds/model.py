@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .paths import INTERPOLATIONS
@@ -43,8 +44,7 @@ def _check_int(name: str, v: object, minimum: int, maximum: int = 2**16) -> int:
 
 
 def _check_solver(solver: object) -> str:
-    if solver not in SOLVERS:
-        raise InputError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    check_choice(solver, "solver", SOLVERS)
     return str(solver)
 
 
@@ -156,8 +156,7 @@ class NCDE(PretrainedMixin, nn.Module):
         self.input_channels = _check_int("input_channels", input_channels, 1)
         self.solver = _check_solver(solver)
         self.substeps = _check_int("substeps", substeps, 1)
-        if interpolation not in INTERPOLATIONS:
-            raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
+        check_choice(interpolation, "interpolation", INTERPOLATIONS)
         self.interpolation = interpolation
         self.include_time = bool(include_time)
         self.rtol, self.atol = float(rtol), float(atol)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_tensor
 
 __all__ = [
@@ -284,8 +285,7 @@ def build_control(
 ) -> Control:
     """Interpolate (already validated) series: ``"linear"`` or ``"cubic"`` (Hermite with backward differences, as
     torchcde's ``hermite_cubic_coefficients_with_backward_differences``). ``values`` are the control's channels."""
-    if interpolation not in INTERPOLATIONS:
-        raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
+    check_choice(interpolation, "interpolation", INTERPOLATIONS)
     if times.dim() == 1:
         times = times.unsqueeze(0).expand(values.shape[0], -1)
     dx = values[:, 1:] - values[:, :-1]

@@ -14,9 +14,10 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
+from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .model import NCDE
 from .model import SOLVERS
@@ -56,12 +57,9 @@ class TrainConfig:
                 raise InputError(f"{name} must be an int >= 1, got {v!r}")
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
             raise InputError(f"depth must be an int >= 0, got {self.depth!r}")
-        if self.solver not in SOLVERS:
-            raise InputError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if self.interpolation not in INTERPOLATIONS:
-            raise InputError(f"interpolation must be one of {INTERPOLATIONS}, got {self.interpolation!r}")
-        if self.loss not in LOSSES:
-            raise InputError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        check_choice(self.solver, "solver", SOLVERS)
+        check_choice(self.interpolation, "interpolation", INTERPOLATIONS)
+        check_choice(self.loss, "loss", LOSSES)
         for name in ("lr", "lr_final"):
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and v > 0):
@@ -203,12 +201,7 @@ def fit(
     if not isinstance(config, TrainConfig):
         raise InputError(f"config must be a TrainConfig, got {describe(config)}")
     times, values, targets, lengths = _user_series(times, values, targets, lengths, "training series")
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     validate_series(
         times, values, lengths=lengths, mask=mask, input_channels=getattr(model, "input_channels", None)
     )
@@ -320,8 +313,7 @@ def evaluate(
 ) -> dict[str, float]:
     """``{"loss": ...}`` (and ``"accuracy"`` for classification) on the given series (tensors, or a Dataset /
     DataLoader of ``(times, values, target[, length])`` as ``times``)."""
-    if loss not in LOSSES:
-        raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
+    check_choice(loss, "loss", LOSSES)
     times, values, targets, lengths = _user_series(times, values, targets, lengths, "evaluation series")
     model.eval()
     out = model(times, values, lengths, mask)

@@ -211,6 +211,13 @@ class GaussianMixture:
         return self.diffused(t).grad_log_prob(x)
 
 
+def _check_points(x: object, dim: int, name: str) -> None:
+    """``x`` must be a tensor of points ``(..., dim)``; InputError naming ``name`` otherwise."""
+    if not isinstance(x, Tensor) or x.shape[-1:] != (dim,):
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise InputError(f"{name} must be a tensor of shape (..., {dim}), got {got}")
+
+
 class NealFunnel:
     """Neal's funnel in ``dim`` dimensions: v ~ N(0, scale²), x_i | v ~ N(0, e^{v}) for i = 1..dim-1; the first
     coordinate is v. Exact ``log_prob``, ``grad_log_prob`` and ``sample``. Its gradient is not Lipschitz: in the neck
@@ -227,9 +234,7 @@ class NealFunnel:
         return f"NealFunnel(dim={self.dim}, scale={self.scale})"
 
     def _check_x(self, x: Tensor) -> Tensor:
-        if not isinstance(x, Tensor) or x.shape[-1:] != (self.dim,):
-            got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-            raise InputError(f"x must be a tensor of shape (..., {self.dim}), got {got}")
+        _check_points(x, self.dim, "x")
         if not x.is_floating_point():
             raise InputError(f"x must be floating point, got {x.dtype}")
         return x
@@ -289,9 +294,7 @@ class BayesianLogisticRegression:
         return f"BayesianLogisticRegression(N={self.X.shape[0]}, d={self.dim}, prior_std={self.prior_std})"
 
     def _logits(self, theta: Tensor) -> Tensor:
-        if not isinstance(theta, Tensor) or theta.shape[-1:] != (self.dim,):
-            got = tuple(theta.shape) if isinstance(theta, Tensor) else type(theta).__name__
-            raise InputError(f"theta must be a tensor of shape (..., {self.dim}), got {got}")
+        _check_points(theta, self.dim, "theta")
         return theta @ self.X.to(theta).T  # (..., N)
 
     def log_prob(self, theta: Tensor) -> Tensor:

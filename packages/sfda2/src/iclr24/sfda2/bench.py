@@ -19,22 +19,17 @@ from iclr24.paperkit.errors import InputError
 
 from .banks import SFDA2Loss
 
+_QUICK = {
+    "grid": [(64, 10), (256, 10), (64, 65), (256, 65)],
+    "M": (16, 64),
+    "repeats": 5,
+    "batch": 64,
+    "bank": 2000,
+}
 SETTINGS = {
     "smoke": {"grid": [(64, 10)], "M": (16,), "repeats": 2, "batch": 32, "bank": 256},
-    "quick": {
-        "grid": [(64, 10), (256, 10), (64, 65), (256, 65)],
-        "M": (16, 64),
-        "repeats": 5,
-        "batch": 64,
-        "bank": 2000,
-    },
-    "full": {
-        "grid": [(64, 10), (256, 10), (64, 65), (256, 65)],
-        "M": (16, 64),
-        "repeats": 11,
-        "batch": 64,
-        "bank": 5000,
-    },
+    "quick": _QUICK,
+    "full": {**_QUICK, "repeats": 11, "bank": 5000},  # the quick grid, more repeats and a larger bank
 }
 
 

@@ -315,19 +315,20 @@ def time_condensed_layer(grid: SpeedGrid = SpeedGrid(), show_progress: bool = Fa
     return rows
 
 
+def _markdown(header: str, row: str, rows: Sequence[dict]) -> str:
+    """A markdown table: the ``header`` line, its rule, then ``row.format(**r)`` for each of ``rows``."""
+    rule = "|" + "---|" * (header.count("|") - 1)
+    return "\n".join([header, rule] + [row.format(**r) for r in rows]) + "\n"
+
+
 def speed_table(rows: Sequence[dict]) -> str:
     """Markdown table of :func:`time_condensed_layer` rows."""
-    lines = [
+    return _markdown(
         "| sparsity | batch | threads | variant | k | condensed (us) | dense (us) | CSR (us) | x dense | x CSR |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['sparsity']:.2f} | {r['batch']} | {r['threads']} | {r['variant']} | {r['k']} | "
-            f"{r['us']:.1f} | {r['dense_us']:.1f} | {r['csr_us']:.1f} | {r['x_dense']:.2f} | "
-            f"{r['x_csr']:.2f} |"
-        )
-    return "\n".join(lines) + "\n"
+        "| {sparsity:.2f} | {batch} | {threads} | {variant} | {k} | {us:.1f} | {dense_us:.1f} | {csr_us:.1f} | "
+        "{x_dense:.2f} | {x_csr:.2f} |",
+        rows,
+    )
 
 
 def speedup_figure(rows: Sequence[dict], batch: int = 1):
@@ -650,17 +651,12 @@ def kernel_target(
 
 def target_table(rows: Sequence[dict]) -> str:
     """Markdown of :func:`kernel_target` rows."""
-    lines = [
+    return _markdown(
         f"| variant | harness | condensed (us) | dense (us) | CSR (us) | x dense | x CSR | target {TARGET_X_DENSE:g}x / "
         f"{TARGET_X_CSR:g}x |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['variant']} | {r['harness']} | {r['us']:.1f} | {r['dense_us']:.1f} | {r['csr_us']:.1f} | "
-            f"{r['x_dense']:.2f} | {r['x_csr']:.2f} | {'met' if r['target_met'] else 'not met'} |"
-        )
-    return "\n".join(lines) + "\n"
+        "| {variant} | {harness} | {us:.1f} | {dense_us:.1f} | {csr_us:.1f} | {x_dense:.2f} | {x_csr:.2f} | {met} |",
+        [{**r, "met": "met" if r["target_met"] else "not met"} for r in rows],
+    )
 
 
 def model_condensed_timing(
@@ -726,13 +722,9 @@ def model_condensed_timing(
 
 def model_table(rows: Sequence[dict]) -> str:
     """Markdown of :func:`model_condensed_timing` rows."""
-    lines = [
+    return _markdown(
         "| model | batch | threads | dense (ms) | masked (ms) | condensed (ms) | x masked | x dense |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['model']} | {r['batch']} | {r['threads']} | {r['dense_ms']:.1f} | {r['masked_ms']:.1f} | "
-            f"{r['condensed_ms']:.1f} | {r['x_masked']:.2f} | {r['x_dense']:.2f} |"
-        )
-    return "\n".join(lines) + "\n"
+        "| {model} | {batch} | {threads} | {dense_ms:.1f} | {masked_ms:.1f} | {condensed_ms:.1f} | {x_masked:.2f} | "
+        "{x_dense:.2f} |",
+        rows,
+    )

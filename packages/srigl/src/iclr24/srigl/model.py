@@ -11,6 +11,7 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_layer_widths
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
 
@@ -21,10 +22,7 @@ def mlp(in_features: int = 64, hidden: Sequence[int] = (256, 256), n_classes: in
     """``Linear -> ReLU -> ... -> Linear``: the 64-256-256-10 digits MLP by default."""
     check_int(in_features, "in_features", minimum=1, maximum=2**24)
     check_int(n_classes, "n_classes", minimum=1, maximum=2**20)
-    if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
-        raise InputError(f"hidden must be a sequence of layer widths, got {describe(hidden)}")
-    for h in hidden:
-        check_int(h, "each hidden width", minimum=1, maximum=2**17)
+    check_layer_widths(hidden)
     dims = [in_features, *hidden]
     layers: list[nn.Module] = []
     for a, b in zip(dims[:-1], dims[1:]):

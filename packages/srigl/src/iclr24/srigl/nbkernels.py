@@ -114,6 +114,15 @@ def _check(values: torch.Tensor, indices: torch.Tensor) -> None:
         )
 
 
+def _checked_kernels(values: torch.Tensor, indices: torch.Tensor) -> dict:
+    """The compiled kernels, once ``values`` and ``indices`` are a layer's; RuntimeError when numba is unavailable."""
+    k = _compile()
+    if k is None or not numba_available():
+        raise RuntimeError(f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})")
+    _check(values, indices)
+    return k
+
+
 def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().contiguous().numpy()
 
@@ -133,10 +142,7 @@ def numba_condensed_linear(
 
     ``order``: ``"rows"`` or ``"cols"`` (see the module doc); default ``cols`` from :data:`COLS_MIN_ROWS` rows on.
     Raises ``RuntimeError`` when numba is unavailable."""
-    k = _compile()
-    if k is None or not numba_available():
-        raise RuntimeError(f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})")
-    _check(values, indices)
+    k = _checked_kernels(values, indices)
     if x.dim() != 2 or x.dtype != torch.float32:
         raise InputError(f"x must be float32 [R, in], got {x.dtype} {tuple(x.shape)}")
     n = values.shape[0]
@@ -162,12 +168,7 @@ class Prepared:
     __slots__ = ("values", "indices", "bias", "kernels", "key")
 
     def __init__(self, values: torch.Tensor, indices: torch.Tensor, bias: torch.Tensor | None, key) -> None:
-        self.kernels = _compile()
-        if self.kernels is None or not numba_available():
-            raise RuntimeError(
-                f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})"
-            )
-        _check(values, indices)
+        self.kernels = _checked_kernels(values, indices)
         self.values, self.indices = _np(values), _np(indices)
         self.bias = _bias(bias, values.shape[0])
         self.key = key
@@ -213,10 +214,7 @@ def numba_condensed_cols(
 ) -> torch.Tensor:
     """``[B, in, L] -> [B, n, L]`` by the ``cols`` kernel: a convolution's ``unfold`` output in, its output layout
     out."""
-    k = _compile()
-    if k is None or not numba_available():
-        raise RuntimeError(f"the numba kernels are unavailable ({_failed or 'disabled by SRIGL_NO_NUMBA'})")
-    _check(values, indices)
+    k = _checked_kernels(values, indices)
     if xt.dim() != 3 or xt.dtype != torch.float32:
         raise InputError(f"xt must be float32 [B, in, L], got {xt.dtype} {tuple(xt.shape)}")
     yt = np.empty((xt.shape[0], values.shape[0], xt.shape[2]), np.float32)

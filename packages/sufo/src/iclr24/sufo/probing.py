@@ -190,10 +190,7 @@ def frozen_encoder_probe(
     """The official frozen-encoder probe: train ``head`` (from :func:`probe_head`; trained in place) on the frozen
     encoder's last-layer [CLS] states ``f_*`` (N, d) with the fine-tuning recipe, keep the epoch with the best
     validation ``config.best_metric`` (the first on ties), and score the test states."""
-    from transformers import get_linear_schedule_with_warmup
-
-    from .finetune import _fused_ok
-    from .finetune import _param_groups
+    from .finetune import _adamw_with_warmup
     from .finetune import balanced_sampler
     from .finetune import score
 
@@ -217,13 +214,7 @@ def frozen_encoder_probe(
     ytr = torch.as_tensor(y_train, dtype=torch.long)
     torch.manual_seed(config.seed)
     sampler = balanced_sampler(y_train, seed=config.seed)
-    steps_per_epoch = int(np.ceil(len(y_train) / config.batch_size))
-    total = steps_per_epoch * config.epochs
-    # fused AdamW: the same update as the default per-tensor loop, as fine_tune uses it
-    opt = torch.optim.AdamW(
-        _param_groups(head, config.weight_decay), lr=config.lr, eps=config.eps, fused=_fused_ok(head)
-    )
-    sched = get_linear_schedule_with_warmup(opt, int(config.warmup_fraction * total), total)
+    opt, sched, _ = _adamw_with_warmup(head, config, len(y_train))
     loss_fn = nn.CrossEntropyLoss()
 
     def predict(x: torch.Tensor) -> np.ndarray:

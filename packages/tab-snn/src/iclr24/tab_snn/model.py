@@ -16,6 +16,7 @@ from torch import nn
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
+from iclr24.paperkit.errors import check_layer_widths
 from iclr24.paperkit.pretrained import PretrainedMixin
 
 from .neurons import LIF
@@ -119,10 +120,7 @@ class SpikingMLP(PretrainedMixin, _SpikingNet):
         _check_common(T, norm)
         check_int(in_features, "in_features", minimum=1, maximum=2**20)
         check_int(num_classes, "num_classes", minimum=1, maximum=2**20)
-        if isinstance(hidden, str | bytes) or not isinstance(hidden, Sequence):
-            raise InputError(f"hidden must be a sequence of layer widths, got {hidden!r}")
-        for h in hidden:
-            check_int(h, "each hidden width", minimum=1, maximum=2**17)
+        check_layer_widths(hidden)
         self.in_features = in_features
         if in_features < 1 or num_classes < 1 or any(h < 1 for h in hidden):
             raise InputError(

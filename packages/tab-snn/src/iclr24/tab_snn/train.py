@@ -21,10 +21,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .data import TemporalData
 from .model import SpikingMLP
@@ -213,12 +213,7 @@ def train_model(
     x_test, y_test = _user_split(x_test, y_test, "test split")
     _check_data(x_train, y_train, "train split")
     _check_data(x_test, y_test, "test split")
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     t0 = time.perf_counter()
     info = init_distributed(device=str(device))
     dev = info.device if info.world_size > 1 else torch.device(device)

@@ -16,11 +16,11 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 from .measure import Geometry
 from .measure import activations
@@ -180,12 +180,7 @@ def train_cnn(
     T = _targets(targets)
     y = _labels(labels, X.shape[0], T.shape[0])
     Y = torch.as_tensor(T[y])
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     torch.manual_seed(seed)
     model = SmallCNN(T.shape[1], act=act, in_channels=in_channels, side=side)
     opt = torch.optim.Adam(model.parameters(), lr=lr)

@@ -31,9 +31,9 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
-from iclr24.paperkit.errors import InputFolderError
 from iclr24.paperkit.errors import describe
 from iclr24.paperkit.pretrained import PretrainedMixin
+from iclr24.paperkit.resume import check_checkpoint_arg
 
 __all__ = [
     "ACTIVATIONS",
@@ -450,12 +450,7 @@ def train_students(
     from iclr24.paperkit.resume import save_train_state
     from iclr24.paperkit.tracking import StepLog
 
-    if resume and checkpoint is None:
-        raise InputError("resume=True needs checkpoint= (the file written after every epoch)")
-    if checkpoint is not None and Path(checkpoint).is_dir():
-        raise InputFolderError(
-            f"checkpoint {checkpoint} is a folder; give a file path such as DIR/train_state.pt"
-        )
+    check_checkpoint_arg(checkpoint, resume)
     holder = nn.ParameterList([*layers[0], *layers[1], J, c])  # every stacked weight, for the training state
     named_gens = {f"member{i}": g for i, g in enumerate(gens)}
     meta = {"config": asdict(cfg), "acts": list(acts), "seeds": list(seeds), "shape": [S, n, D], "ks": ks}

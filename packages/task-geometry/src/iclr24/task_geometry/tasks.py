@@ -225,6 +225,25 @@ def _cka(A: np.ndarray, B: np.ndarray) -> float:
     return cka(A, B)
 
 
+def _sampled_task(name, means, targets, K_x, K_y, n: int, noise: float, seed: int, **fields) -> Task:
+    """The :class:`Task` of a geometry: ``n`` noisy samples of its condition means (:func:`_samples`) and the
+    CKA alignment of its input and target kernels; ``fields``: the generator's own (``a``, ``info``)."""
+    X, Y, cond = _samples(means, targets, n, noise, seed)
+    return Task(
+        name=name,
+        X=X,
+        Y=Y,
+        cond=cond,
+        means=means,
+        targets=targets,
+        K_x=K_x,
+        K_y=K_y,
+        alignment=_cka(K_x, K_y),
+        noise=noise,
+        **fields,
+    )
+
+
 def walsh_cube(
     n_bits: int = 3,
     k: int = 1,
@@ -266,21 +285,9 @@ def walsh_cube(
     targets = H[:, :k].astype(np.float64)
     K_x = M @ M.T
     K_y = (2 * targets - 1) @ (2 * targets - 1).T
-    X, Y, cond = _samples(means, targets, n_samples, noise, seed)
-    return Task(
-        name=f"walsh_cube(P={P}, k={k}, a={a:g})",
-        X=X,
-        Y=Y,
-        cond=cond,
-        means=means,
-        targets=targets,
-        K_x=K_x,
-        K_y=K_y,
-        alignment=_cka(K_x, K_y),
-        noise=noise,
-        a=a,
-        info={"subsets": subsets, "pi": pi, "bits": cube_bits(n)},
-    )
+    name = f"walsh_cube(P={P}, k={k}, a={a:g})"
+    info = {"subsets": subsets, "pi": pi, "bits": cube_bits(n)}
+    return _sampled_task(name, means, targets, K_x, K_y, n_samples, noise, seed, a=a, info=info)
 
 
 def random_kernel(
@@ -361,20 +368,9 @@ def random_kernel(
     emb = evecs[:, keep] * np.sqrt(evals[keep])[None, :]
     means = emb @ linear_expansion(emb.shape[1], dim, expansion_seed)
     K_x = emb @ emb.T
-    X, Y, cond = _samples(means, targets, _check_int("n_samples", n_samples, 1), noise, seed + 1)
-    return Task(
-        name=f"random_kernel(P={P}, k={k}, c={c:g})",
-        X=X,
-        Y=Y,
-        cond=cond,
-        means=means,
-        targets=targets,
-        K_x=K_x,
-        K_y=K_y,
-        alignment=_cka(K_x, K_y),
-        noise=noise,
-        info={"max_rank": max_rank, "t": t},
-    )
+    name = f"random_kernel(P={P}, k={k}, c={c:g})"
+    info = {"max_rank": max_rank, "t": t}
+    return _sampled_task(name, means, targets, K_x, K_y, n_samples, noise, seed + 1, info=info)
 
 
 def cube_dichotomy_classes() -> dict[str, list[np.ndarray]]:
