@@ -4,6 +4,9 @@ import pytest
 from iclr24.lpn.cli import main
 from iclr24.paperkit.runner.testing import check_app_defaults
 from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_out_at_a_file_refused
+from iclr24.paperkit.runner.testing_workflow import check_help_lists
+from iclr24.paperkit.runner.testing_workflow import check_usage_errors
 
 
 def test_cli_contract(tmp_path):
@@ -11,37 +14,25 @@ def test_cli_contract(tmp_path):
 
 
 def test_modes_device_and_out_only_where_they_mean_something():
-    for cmd in (
+    check_usage_errors(
+        main,
         ["denoise", "--smoke"],
         ["prior", "--out", "x"],
         ["solve", "--device", "cpu"],
         ["reproduce", "--device", "cpu"],
-    ):
-        with pytest.raises(SystemExit) as e:
-            main(cmd)
-        assert e.value.code == 2
+    )
 
 
-def test_train_out_at_a_file_is_refused(tmp_path, capsys):
-    f = tmp_path / "file"
-    f.write_text("keep")
-    assert main(["train", "--smoke", "--out", str(f), "--quiet"]) == 2
-    assert str(f) in capsys.readouterr().err and f.read_text() == "keep"
+def test_train_out_at_a_file_is_refused(tmp_path):
+    check_out_at_a_file_refused(main, ["train", "--smoke"], tmp_path)
 
 
-def test_help_exits_zero(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["--help"])
-    assert e.value.code == 0
-    out = capsys.readouterr().out
-    for cmd in ("reproduce", "train", "denoise", "prior", "solve", "bench"):
-        assert cmd in out
+def test_help_exits_zero():
+    check_help_lists(main, ("reproduce", "train", "denoise", "prior", "solve", "bench"))
 
 
 def test_bad_argument_exits_2():
-    with pytest.raises(SystemExit) as e:
-        main(["reproduce", "--seed", "-1"])
-    assert e.value.code == 2
+    check_usage_errors(main, ["reproduce", "--seed", "-1"])
 
 
 def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys):

@@ -60,6 +60,7 @@ __all__ = [
     "check_paper_smoke",
     "check_records",
     "check_cli_contract",
+    "check_out_at_a_file_refused",
     "check_cli_defaults",
     "check_app_defaults",
     "check_damaged_model_refused",
@@ -264,14 +265,22 @@ def check_cli_contract(
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1, f"a bad flag must give one line and exit 2, got rc={rc}: {err!r}"
     if out_command:
-        blocker = Path(tmp_path) / "a-file-not-a-folder"
-        blocker.write_text("keep me")
-        rc, _, err = _run(main, [*out_command, "--out", str(blocker), "--quiet"])
-        lines = [ln for ln in err.splitlines() if ln.strip()]
-        assert rc == 2 and len(lines) == 1 and str(blocker) in lines[0], (
-            f"--out at a file must be refused in one line naming it, got rc={rc}: {err!r}"
-        )
-        assert blocker.read_text() == "keep me", "--out at a file was overwritten"
+        check_out_at_a_file_refused(main, out_command, tmp_path)
+
+
+def check_out_at_a_file_refused(
+    main: Callable[[Sequence[str]], int], command: Sequence[str], tmp_path: str | os.PathLike
+) -> None:
+    """``command --out FILE --quiet`` with FILE an existing file is refused with one line naming it on stderr
+    (exit 2) before any work, and the file is left as it was."""
+    blocker = Path(tmp_path) / "a-file-not-a-folder"
+    blocker.write_text("keep me")
+    rc, _, err = _run(main, [*command, "--out", str(blocker), "--quiet"])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and str(blocker) in lines[0], (
+        f"--out at a file must be refused in one line naming it, got rc={rc}: {err!r}"
+    )
+    assert blocker.read_text() == "keep me", "--out at a file was overwritten"
 
 
 CONTINUES = "<!-- continues -->"
