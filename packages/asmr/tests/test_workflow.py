@@ -21,7 +21,9 @@ from iclr24.asmr.cli import main
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
 from iclr24.paperkit.runner.testing_workflow import run_interrupted
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
 BASES = [[2, 2, 4], [2, 2, 4]]
@@ -92,10 +94,6 @@ def test_callbacks_and_log_dir(img, tmp_path):
     assert fit(_asmr(), img, 6, lr=1e-3).losses == res.losses  # logging changes nothing
 
 
-class _Stop(Exception):
-    pass
-
-
 @pytest.mark.parametrize(
     "kw", [{}, {"batch_size": 32}, {"batch_size": 32, "sampler": "grid", "grid_cells": (4, 4)}]
 )
@@ -104,12 +102,10 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(img, tmp_path, 
     ref = _asmr()
     ref_res = fit(ref, img, steps, lr=1e-3, seed=3, **kw)
 
-    def stop(step, metrics):
-        if step == 10:
-            raise _Stop
+    stop = stop_at(10)
 
     path = tmp_path / "state.pt"
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         fit(_asmr(), img, steps, lr=1e-3, seed=3, checkpoint=path, checkpoint_every=8, callbacks=stop, **kw)
     seen = []
     m = _asmr(seed=99)  # another init: the state replaces it
