@@ -37,42 +37,10 @@ def test_train_then_sample(tmp_path, capsys):
     assert prov["command"].startswith("lace train --steps 2 --layouts 16") and prov["steps"] == 2
     assert prov["seed"] == 0 and prov["cpu_seconds"] > 0 and not (tmp_path / "m" / "model.pt").exists()
     out = str(tmp_path / "s")
-    assert (
-        main(
-            [
-                "sample",
-                "--checkpoint",
-                ck,
-                "--task",
-                "c2sp",
-                "--categories",
-                "title,text",
-                "--n",
-                "2",
-                "--out",
-                out,
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    sample = ["sample", "--checkpoint", ck, "--task", "c2sp"]
+    assert main([*sample, "--categories", "title,text", "--n", "2", "--out", out, "--quiet"]) == 0
     assert (tmp_path / "s" / "samples.png").stat().st_size > 0
-    assert (
-        main(
-            [
-                "sample",
-                "--checkpoint",
-                ck,
-                "--task",
-                "c2sp",
-                "--categories",
-                "title,chart",
-                "--out",
-                out + "2",
-            ]
-        )
-        == 2
-    )
+    assert main([*sample, "--categories", "title,chart", "--out", out + "2"]) == 2
     assert "unknown category" in capsys.readouterr().err
 
 

@@ -35,52 +35,12 @@ def test_bad_argument_exits_2():
     check_usage_errors(main, ["reproduce", "--seed", "-1"])
 
 
-def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys):
+def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys, train_argv):
     run = tmp_path / "run"
-    assert (
-        main(
-            [
-                "train",
-                "--data",
-                "digits",
-                "--hidden",
-                "16",
-                "--steps",
-                "6",
-                "--pretrain-steps",
-                "3",
-                "--batch-size",
-                "16",
-                "--out",
-                str(run),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert main(train_argv(run)) == 0
     assert (run / "checkpoint.pt").is_file() and (run / "model_config.json").is_file()
     # resuming a finished run does nothing more
-    assert (
-        main(
-            [
-                "train",
-                "--data",
-                "digits",
-                "--hidden",
-                "16",
-                "--steps",
-                "6",
-                "--pretrain-steps",
-                "3",
-                "--batch-size",
-                "16",
-                "--out",
-                str(run),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert main(train_argv(run)) == 0
     assert "steps 6->6" in capsys.readouterr().out
     from iclr24.lpn import digits_split
 
@@ -147,26 +107,9 @@ def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys):
     )
 
 
-def test_user_errors_exit_2_with_one_line(tmp_path, capsys):
+def test_user_errors_exit_2_with_one_line(tmp_path, capsys, train_argv):
     run = tmp_path / "run"
-    main(
-        [
-            "train",
-            "--data",
-            "digits",
-            "--hidden",
-            "8",
-            "--steps",
-            "2",
-            "--pretrain-steps",
-            "1",
-            "--batch-size",
-            "4",
-            "--out",
-            str(run),
-            "--quiet",
-        ]
-    )
+    main(train_argv(run, hidden=8, steps=2, pretrain_steps=1, batch_size=4))
     capsys.readouterr()
     np.save(tmp_path / "big.npy", np.zeros((10, 10), np.float32))
     assert (
