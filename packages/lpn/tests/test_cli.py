@@ -46,65 +46,26 @@ def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys, train_argv):
 
     _, te = digits_split()
     np.save(tmp_path / "digit.npy", te[0].reshape(8, 8).numpy())
-    assert (
-        main(
-            [
-                "denoise",
-                "--checkpoint",
-                str(run),
-                "--input",
-                str(tmp_path / "digit.npy"),
-                "--output",
-                str(tmp_path / "den.png"),
-                "--add-noise",
-                "0.1",
-            ]
-        )
-        == 0
-    )
+    on_digit = ["--checkpoint", str(run), "--input", str(tmp_path / "digit.npy")]
+    assert main(["denoise", *on_digit, "--output", str(tmp_path / "den.png"), "--add-noise", "0.1"]) == 0
     assert (tmp_path / "den.png").is_file()
-    assert main(["prior", "--checkpoint", str(run), "--input", str(tmp_path / "digit.npy")]) == 0
+    assert main(["prior", *on_digit]) == 0
     assert "R=" in capsys.readouterr().out
-    assert (
-        main(
-            [
-                "solve",
-                "--checkpoint",
-                str(run),
-                "--input",
-                str(tmp_path / "digit.npy"),
-                "--output",
-                str(tmp_path / "rec.npy"),
-                "--operator",
-                "inpaint",
-                "--iters",
-                "5",
-            ]
-        )
-        == 0
-    )
+    inpaint = ["--output", str(tmp_path / "rec.npy"), "--operator", "inpaint", "--iters", "5"]
+    assert main(["solve", *on_digit, *inpaint]) == 0
     rec = np.load(tmp_path / "rec.npy")
     assert rec.shape == (8, 8) and np.isfinite(rec).all()
-    assert (
-        main(
-            [
-                "solve",
-                "--checkpoint",
-                str(run),
-                "--input",
-                str(tmp_path / "digit.npy"),
-                "--output",
-                str(tmp_path / "rec2.png"),
-                "--operator",
-                "blur",
-                "--solver",
-                "admm",
-                "--iters",
-                "3",
-            ]
-        )
-        == 0
-    )
+    blur = [
+        "--output",
+        str(tmp_path / "rec2.png"),
+        "--operator",
+        "blur",
+        "--solver",
+        "admm",
+        "--iters",
+        "3",
+    ]
+    assert main(["solve", *on_digit, *blur]) == 0
 
 
 def test_user_errors_exit_2_with_one_line(tmp_path, capsys, train_argv):
