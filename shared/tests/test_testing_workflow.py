@@ -20,31 +20,27 @@ from iclr24.paperkit.runner.testing_workflow import stop_at
 
 def make_app():
     """A toy trainer: ``train --steps N`` logs N steps through a StepLog and writes ``weights.json``; with
-    ``--resume`` it continues from ``state.json``, refusing other settings."""
+    ``--resume`` it continues from ``state.json``, refusing a resume with another ``--steps``."""
     from iclr24.paperkit.cli import UsageError
     from iclr24.paperkit.tracking import StepLog
 
     app = App("demo", "A demo tool.")
 
-    @app.command(
-        "train",
-        "Train a toy.",
-        arg("--steps", type=positive_int, default=4, help="steps"),
-        arg("--lr", type=float, default=0.5, help="step size"),
-        resume_arg("OUT/state.json"),
-        resume=lambda a: a.resume,
-    )
+    @app.command("train", "Train a toy.", arg("--steps", type=positive_int, default=4, help="steps"),
+                 resume_arg("OUT/state.json"), resume=lambda a: a.resume)  # fmt: skip
     def train(args):
         state_file = args.out / "state.json"
-        state = {"step": 0, "w": 0.0, "lr": args.lr}
+        state = {"step": 0, "w": 0.0, "steps": args.steps}
         if args.resume and state_file.is_file():
             state = json.loads(state_file.read_text())
-            if state["lr"] != args.lr:
-                raise UsageError(f"--resume with another --lr ({args.lr}, the run has {state['lr']})")
+            if state["steps"] != args.steps:
+                raise UsageError(
+                    f"--resume with another --steps ({args.steps}, the run has {state['steps']})"
+                )
         with StepLog(None, name="demo") as log:
             for step in range(state["step"], args.steps):
                 log(step, {"w": state["w"]})
-                state.update(step=step + 1, w=state["w"] + args.lr)
+                state.update(step=step + 1, w=state["w"] + 0.5)
                 state_file.write_text(json.dumps(state))
         (args.out / "weights.json").write_text(json.dumps(state["w"]))
 
@@ -83,9 +79,9 @@ def test_interrupted_run_resumes_and_the_finished_folder_check(tmp_path):
     def load():
         return json.loads((tmp_path / "a" / "weights.json").read_text())
 
-    check_finished_run_folder(app.main, argv, load, lambda x, y: x == y, ["--lr", "0.25"])
+    check_finished_run_folder(app.main, argv, load, lambda x, y: x == y, ["--steps", "6"])
     with pytest.raises(AssertionError, match="was not refused"):
-        check_finished_run_folder(app.main, argv, load, lambda x, y: x == y, ["--lr", "0.5"])
+        check_finished_run_folder(app.main, argv, load, lambda x, y: x == y, ["--steps", "4"])
 
 
 def test_stop_at_raises_at_its_step_only():
