@@ -128,22 +128,9 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_one(tmp_path, serie
         fit(_model(), t, v, y, CFG, resume=True)
 
 
-def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path):
+def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path, train_argv):
     out = tmp_path / "run"
-    args = [
-        "train",
-        "--series",
-        "8",
-        "--k",
-        "4",
-        "--epochs",
-        "2",
-        "--substeps",
-        "1",
-        "--out",
-        str(out),
-        "--quiet",
-    ]
+    args = train_argv(out)
     assert main([*args, "--log-dir", str(tmp_path / "log")]) == 0
     prov = json.loads((out / "model" / "provenance.json").read_text())
     assert prov["command"].startswith("ncde-bounds train --series 8") and prov["steps"] == 2
