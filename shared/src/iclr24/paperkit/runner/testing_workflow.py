@@ -22,7 +22,6 @@ import contextlib
 import io
 from collections.abc import Callable
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from .testing import _run
@@ -80,10 +79,14 @@ def check_finished_run_folder(
     ``same`` as before); with ``--resume`` and ``other_settings`` (flags that change the run) refused (exit 2)."""
     first = load()
     rc, _, err = _run(main, list(argv))
-    assert rc == 2 and "--overwrite" in err, f"a finished run's folder must be refused naming --overwrite: {err!r}"
+    assert rc == 2 and "--overwrite" in err, (
+        f"a finished run's folder must be refused naming --overwrite: {err!r}"
+    )
     assert main([*argv, "--resume"]) == 0, "--resume of a finished run must succeed"
     assert same(load(), first), "--resume of a finished run changed the model"
-    assert main([*argv, "--resume", *other_settings]) == 2, f"--resume with {list(other_settings)} was not refused"
+    assert main([*argv, "--resume", *other_settings]) == 2, (
+        f"--resume with {list(other_settings)} was not refused"
+    )
 
 
 def run_interrupted(main: Callable[[Sequence[str]], int], argv: Sequence[str], *, at_step: int) -> int:
