@@ -42,19 +42,31 @@ NOT_A_PAPER = 42
 """
 
 
-@pytest.fixture
-def fake_papers(tmp_path, monkeypatch):
-    """Register fake paper packages through a real entry-point (a dist-info folder on sys.path)."""
-    root = tmp_path / "site"
+def write_paper_site(root, module, source, papers):
+    """A folder to put on sys.path that registers ``papers`` ({name: attribute of ``module``}) through a real
+    ``iclr24.papers`` entry point: the module ``module.py`` (``source``, dedented) and a dist-info folder."""
     root.mkdir()
-    (root / "iclr24_fake_papers.py").write_text(textwrap.dedent(FAKE_MODULE))
-    di = root / "iclr24_fake_papers-0.0.1.dist-info"
+    (root / f"{module}.py").write_text(textwrap.dedent(source))
+    di = root / f"{module}-0.0.1.dist-info"
     di.mkdir()
-    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-fake-papers\nVersion: 0.0.1\n")
-    (di / "entry_points.txt").write_text(
-        "[iclr24.papers]\nfake-ok = iclr24_fake_papers:OK\nfake-crash = iclr24_fake_papers:CRASH\n"
-        "fake-bad = iclr24_fake_papers:NOT_A_PAPER\nfake-v2 = iclr24_fake_papers:V2\n"
-    )
+    dist = module.replace("_", "-")
+    (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.0.1\n")
+    lines = "".join(f"{name} = {module}:{attr}\n" for name, attr in papers.items())
+    (di / "entry_points.txt").write_text("[iclr24.papers]\n" + lines)
+    return root
+
+
+@pytest.fixture
+def paper_site(tmp_path):
+    """``paper_site(module, source, papers)``: :func:`write_paper_site` into ``tmp_path / "site"``."""
+    return lambda module, source, papers: write_paper_site(tmp_path / "site", module, source, papers)
+
+
+@pytest.fixture
+def fake_papers(paper_site, monkeypatch):
+    """Register fake paper packages through a real entry-point (a dist-info folder on sys.path)."""
+    papers = {"fake-ok": "OK", "fake-crash": "CRASH", "fake-bad": "NOT_A_PAPER", "fake-v2": "V2"}
+    root = paper_site("iclr24_fake_papers", FAKE_MODULE, papers)
     monkeypatch.syspath_prepend(str(root))
     yield root
     sys.modules.pop("iclr24_fake_papers", None)

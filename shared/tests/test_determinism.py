@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -51,17 +50,8 @@ LEAKY = Paper(name="det-leaky", title="t", summary="s", run=_leaky)
 
 
 @pytest.fixture
-def det_site(tmp_path):
-    root = tmp_path / "site"
-    root.mkdir()
-    (root / "iclr24_det_papers.py").write_text(textwrap.dedent(MODULE))
-    di = root / "iclr24_det_papers-0.0.1.dist-info"
-    di.mkdir()
-    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-det-papers\nVersion: 0.0.1\n")
-    (di / "entry_points.txt").write_text(
-        "[iclr24.papers]\ndet-reduce = iclr24_det_papers:DET\ndet-leaky = iclr24_det_papers:LEAKY\n"
-    )
-    return root
+def det_site(paper_site):
+    return paper_site("iclr24_det_papers", MODULE, {"det-reduce": "DET", "det-leaky": "LEAKY"})
 
 
 def _reproduce(site, out, names, taskset=False):

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -55,17 +54,8 @@ NATIVE = Paper(name="disp-native", title="t", summary="s", run=_run("disp-native
 
 
 @pytest.fixture
-def site(tmp_path):
-    root = tmp_path / "site"
-    root.mkdir()
-    (root / "iclr24_disp_papers.py").write_text(textwrap.dedent(MODULE))
-    di = root / "iclr24_disp_papers-0.0.1.dist-info"
-    di.mkdir()
-    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-disp-papers\nVersion: 0.0.1\n")
-    (di / "entry_points.txt").write_text(
-        "[iclr24.papers]\ndisp-pinned = iclr24_disp_papers:PINNED\ndisp-native = iclr24_disp_papers:NATIVE\n"
-    )
-    return root
+def site(paper_site):
+    return paper_site("iclr24_disp_papers", MODULE, {"disp-pinned": "PINNED", "disp-native": "NATIVE"})
 
 
 def _reproduce(site, out, level_env):

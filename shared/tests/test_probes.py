@@ -65,6 +65,36 @@ def test_prober_flags_what_escapes_and_nan_answers():
         r.check()
 
 
+def test_prober_sweeps_loaders_and_loop_options(tmp_path):
+    """sweep_loaders: each loader on each wrong file of each suffix; sweep_loop_options: the four options of a
+    training loop, each with its wrong values, the valid call's arguments kept."""
+    seen = []
+
+    def careful_load(path):
+        seen.append(("load", str(path)))
+        raise InputFileError(f"{path}: not a file this package wrote", path)
+
+    p = Prober()
+    p.sweep_loaders([careful_load, careful_load], tmp_path, (".pt", ".npz"))
+    p.check()
+    assert len(seen) == 2 * len(probe_files(tmp_path, ".pt")) + 2 * len(probe_files(tmp_path, ".npz"))
+    assert any(s.endswith(".npz") for _, s in seen) and any(s.endswith(".pt") for _, s in seen)
+
+    def fit(data, steps, *, log_dir=None, callbacks=None, checkpoint=None, checkpoint_every=1, resume=False):
+        seen.append((data, steps, log_dir, callbacks, checkpoint, checkpoint_every, resume))
+        raise InputError("a wrong option")
+
+    seen.clear()
+    q = Prober()
+    q.sweep_loop_options(fit, tmp_path, "data", steps=1)
+    q.check()
+    assert {s[:2] for s in seen} == {("data", 1)} and q.refused == len(seen)
+    assert [s[3] for s in seen if s[3] is not None] == [[3], 2.5]  # the wrong callbacks
+    assert all(s[6] for s in seen if s[4] is not None)  # a wrong checkpoint is probed with resume=True
+    sizes = probe_sizes()  # checkpoint_every is swept last, with every wrong size
+    assert [repr(s[5]) for s in seen[-len(sizes) :]] == [repr(v) for _, v in sizes]
+
+
 def test_prober_stops_a_hung_call_and_checks_coverage():
     import time
 
@@ -143,3 +173,26 @@ def test_safe_torch_load_names_the_refused_object(tmp_path):
             load()
         assert "weights_only" not in str(e.value) and "trust" not in str(e.value)
     assert safe_torch_load(p, safe_globals=[Args])["args"].lr == 1
+
+
+_IN_SYNC = """
+import json, sys
+from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
+
+info = init_distributed()
+params = [1.0, 2.0] if info.rank == 0 or "apart" not in sys.argv[1] else [1.0, 2.5]
+json.dump({"world": info.world_size, "params": params}, open(f"{sys.argv[1]}/r{info.rank}.json", "w"))
+cleanup_distributed()
+"""
+
+
+@pytest.mark.slow  # two processes under torchrun (gloo), twice
+def test_check_ranks_in_sync(tmp_path):
+    from iclr24.paperkit.runner.testing import check_ranks_in_sync
+
+    (tmp_path / "same").mkdir()
+    r0, r1 = check_ranks_in_sync(_IN_SYNC, tmp_path / "same", nproc=2, timeout=300)
+    assert r0["params"] == r1["params"] == [1.0, 2.0]
+    (tmp_path / "apart").mkdir()
+    with pytest.raises(AssertionError, match="rank 1 left rank 0"):
+        check_ranks_in_sync(_IN_SYNC, tmp_path / "apart", nproc=2, timeout=300)

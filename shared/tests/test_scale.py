@@ -1,5 +1,4 @@
 import json
-import textwrap
 
 import pytest
 
@@ -70,18 +69,10 @@ PLAIN = Paper(name="fake-plain", title="t", summary="s", run=lambda cfg: [])
 
 
 @pytest.mark.slow  # two fresh worker processes
-def test_iclr24_bench_paper_scale_prints_a_row_per_package(tmp_path, monkeypatch, capsys):
+def test_iclr24_bench_paper_scale_prints_a_row_per_package(tmp_path, paper_site, monkeypatch, capsys):
     from iclr24.paperkit.runner.umbrella import main
 
-    root = tmp_path / "site"
-    root.mkdir()
-    (root / "iclr24_scale_papers.py").write_text(textwrap.dedent(MODULE))
-    di = root / "iclr24_scale_papers-0.0.1.dist-info"
-    di.mkdir()
-    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: iclr24-scale-papers\nVersion: 0.0.1\n")
-    (di / "entry_points.txt").write_text(
-        "[iclr24.papers]\nfake-scaled = iclr24_scale_papers:SCALED\nfake-plain = iclr24_scale_papers:PLAIN\n"
-    )
+    root = paper_site("iclr24_scale_papers", MODULE, {"fake-scaled": "SCALED", "fake-plain": "PLAIN"})
     monkeypatch.syspath_prepend(str(root))
     out = tmp_path / "ps"
     assert main(["bench", "--paper-scale", "fake-scaled", "fake-plain", "--out", str(out)]) == 0

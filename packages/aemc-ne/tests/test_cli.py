@@ -8,7 +8,7 @@ from iclr24.aemc_ne.bench import run_benchmarks
 from iclr24.aemc_ne.cli import main
 from iclr24.paperkit.runner.testing import check_app_defaults
 from iclr24.paperkit.runner.testing import check_cli_contract
-from iclr24.paperkit.tracking import StepLog
+from iclr24.paperkit.runner.testing_workflow import run_interrupted
 from iclr24.paperkit.tracking import read_jsonl
 
 
@@ -52,7 +52,7 @@ def test_train_then_predict_end_to_end(tmp_path, capsys):
     assert not (tmp_path / "pred2" / "predictions.csv").exists()
 
 
-def test_log_dir_and_resume(tmp_path, capsys, monkeypatch):
+def test_log_dir_and_resume(tmp_path, capsys):
     """--log-dir writes one JSONL row per epoch; an interrupted run continued with --resume writes the model an
     uninterrupted run writes (the same weights and metrics)."""
     base = ["train", "--data", "synthetic:sigmoid5", "--main-hidden", "8,8", "--elem-hidden", "4", "--l2", "0",
@@ -64,16 +64,7 @@ def test_log_dir_and_resume(tmp_path, capsys, monkeypatch):
     assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6, -1] and rows[1]["val_rmse"] > 0
     assert "val_rmse" not in rows[0] and rows[-1]["best_epoch"] in (2, 4, 6)
     # a run interrupted (Ctrl-C) in epoch 5: it keeps the state saved at its epoch-4 check
-    real_call = StepLog.__call__
-
-    def interrupt(self, step, metrics):
-        if step == 5:
-            raise KeyboardInterrupt
-        real_call(self, step, metrics)
-
-    monkeypatch.setattr(StepLog, "__call__", interrupt)
-    assert main([*base, "--epochs", "6", "--out", str(tmp_path / "b")]) == 130
-    monkeypatch.setattr(StepLog, "__call__", real_call)
+    assert run_interrupted(main, [*base, "--epochs", "6", "--out", str(tmp_path / "b")], at_step=5) == 130
     assert (tmp_path / "b" / "train_state.pt").is_file() and not (tmp_path / "b" / "model").exists()
     capsys.readouterr()
     assert main([*base, "--epochs", "6", "--out", str(tmp_path / "b")]) == 2  # the folder holds a run

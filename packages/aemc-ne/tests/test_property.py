@@ -87,17 +87,11 @@ def test_public_api_refuses_bad_input(tmp_path):
         p.sweep(f, 1, probe_arrays((6,)), np.ones(6))
     p(am.relative_rmse, np.ones(4), np.ones(4))  # a constant target: no relative scale
     # loaders on every wrong file kind
-    for suffix in (".data", ".base", ".mat", ".pt"):
-        files = probe_files(tmp_path, suffix)
-        for loader in (
-            am.load_movielens,
-            am.load_monti,
-            am.movielens_100k_u1,
-            am.movielens_100k_split,
-            am.load_model,
-        ):
-            p.sweep(loader, 0, files)
-        p.sweep(am.load_movielens_split, 0, files, tmp_path / "nope.test")
+    suffixes = (".data", ".base", ".mat", ".pt")
+    loaders = (am.load_movielens, am.load_monti, am.movielens_100k_u1, am.movielens_100k_split, am.load_model)
+    p.sweep_loaders(loaders, tmp_path, suffixes)
+    for suffix in suffixes:
+        p.sweep(am.load_movielens_split, 0, probe_files(tmp_path, suffix), tmp_path / "nope.test")
     p.sweep(am.movielens_100k_split, "fold", probe_sizes(), tmp_path)
     p.check()
     p.assert_covers(am)

@@ -17,6 +17,8 @@ from iclr24.aemc_ne.data import make_synthetic
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 
 SMALL = dict(main_hidden=(6, 3, 6))
 FIT = dict(epochs=12, lr=1e-2, eval_every=3, standardize=True, quiet=True)
@@ -138,21 +140,15 @@ def test_callbacks_and_log_dir_see_every_epoch(syn, tmp_path):
     assert np.array_equal(plain.complete(), m.complete())
 
 
-class _Stop(Exception):
-    pass
-
-
 @pytest.mark.parametrize("batch_size", [None, 9])
 def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(syn, tmp_path, batch_size):
     kw = {**FIT, "batch_size": batch_size, "patience": 3}
     ref = AEMCNE(**SMALL).fit(syn.train, **kw)
 
-    def stop_at_8(step, metrics):
-        if step == 8:
-            raise _Stop
+    stop_at_8 = stop_at(8)
 
     path = tmp_path / f"state-{batch_size}.pt"
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         AEMCNE(**SMALL).fit(syn.train, checkpoint=path, resume=True, callbacks=stop_at_8, **kw)
     seen = []
     back = AEMCNE(**SMALL).fit(

@@ -87,10 +87,8 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(asmr.camera_image, 0, probe_sizes())
     p.sweep(asmr.sample_image, 0, [("unknown", "lena"), ("int", 3)])
     p.sweep(asmr.sample_image, 1, probe_sizes(), "camera")
-    for suffix in (".png", ".wav", ".npy", ".mp4", ".txt"):
-        files = probe_files(tmp_path, suffix)
-        for loader in (asmr.load_signal, asmr.load_image, asmr.load_audio, asmr.load_video):
-            p.sweep(loader, 0, files)
+    loaders = (asmr.load_signal, asmr.load_image, asmr.load_audio, asmr.load_video)
+    p.sweep_loaders(loaders, tmp_path, (".png", ".wav", ".npy", ".mp4", ".txt"))
     p.sweep(asmr.save_signal, 0, probe_arrays((8, 8)), tmp_path / "o.png", "image")
     p.sweep(asmr.save_signal, 1, [("folder", tmp_path)], img, kind="image")
     p.sweep(asmr.save_signal, 2, [("unknown", "hologram")], img, tmp_path / "o.png")
@@ -115,9 +113,6 @@ def test_public_api_refuses_bad_input(tmp_path):
               ("nan values", TensorDataset(coords, vals * float("nan")))]  # fmt: skip
     p.sweep(asmr.fit, 1, points, model, steps=1)
     p.sweep(asmr.signal_from_points, 0, points, (8, 8), 1)
-    p.sweep(asmr.fit, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], model, img, steps=1)
-    p.sweep(asmr.fit, "callbacks", [("int", [3]), ("float", 2.5)], model, img, steps=1)
-    p.sweep(asmr.fit, "checkpoint", probe_files(tmp_path, ".state"), model, img, steps=1, resume=True)
-    p.sweep(asmr.fit, "checkpoint_every", probe_sizes(), model, img, steps=1)
+    p.sweep_loop_options(asmr.fit, tmp_path, model, img, steps=1)
     p.check()
     p.assert_covers(asmr, skip=SKIP)

@@ -21,7 +21,9 @@ from iclr24.asmr.cli import main
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
-from iclr24.paperkit.tracking import StepLog
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import run_interrupted
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
 BASES = [[2, 2, 4], [2, 2, 4]]
@@ -92,10 +94,6 @@ def test_callbacks_and_log_dir(img, tmp_path):
     assert fit(_asmr(), img, 6, lr=1e-3).losses == res.losses  # logging changes nothing
 
 
-class _Stop(Exception):
-    pass
-
-
 @pytest.mark.parametrize(
     "kw", [{}, {"batch_size": 32}, {"batch_size": 32, "sampler": "grid", "grid_cells": (4, 4)}]
 )
@@ -104,12 +102,10 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(img, tmp_path, 
     ref = _asmr()
     ref_res = fit(ref, img, steps, lr=1e-3, seed=3, **kw)
 
-    def stop(step, metrics):
-        if step == 10:
-            raise _Stop
+    stop = stop_at(10)
 
     path = tmp_path / "state.pt"
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         fit(_asmr(), img, steps, lr=1e-3, seed=3, checkpoint=path, checkpoint_every=8, callbacks=stop, **kw)
     seen = []
     m = _asmr(seed=99)  # another init: the state replaces it
@@ -136,7 +132,7 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(img, tmp_path, 
         fit(_asmr(), img, steps, resume=True, **kw)
 
 
-def test_cli_fit_writes_the_model_folder_and_resumes(tmp_path, monkeypatch):
+def test_cli_fit_writes_the_model_folder_and_resumes(tmp_path):
     save_signal(np.random.default_rng(0).random((8, 12, 3)), tmp_path / "in.png", "image")
     base = ["fit", str(tmp_path / "in.png"), "--bases", "2,2,2;2,2,3", "--hidden", "8", "--steps", "6", "--quiet",
             "--checkpoint-every", "2"]  # fmt: skip
@@ -155,16 +151,7 @@ def test_cli_fit_writes_the_model_folder_and_resumes(tmp_path, monkeypatch):
         assert main(["render", str(ck), str(tmp_path / f"{name}.npy")]) == 0
     assert np.array_equal(np.load(tmp_path / "new.npy"), np.load(tmp_path / "old.npy"))
     # a fit interrupted (Ctrl-C) at step 3, continued with --resume: the uninterrupted fit's weights
-    real_call = StepLog.__call__
-
-    def interrupt(self, step, metrics):
-        if step == 3:
-            raise KeyboardInterrupt
-        real_call(self, step, metrics)
-
-    monkeypatch.setattr(StepLog, "__call__", interrupt)
-    assert main([*base, "--checkpoint", str(tmp_path / "b")]) == 130
-    monkeypatch.setattr(StepLog, "__call__", real_call)
+    assert run_interrupted(main, [*base, "--checkpoint", str(tmp_path / "b")], at_step=3) == 130
     assert (tmp_path / "b.train_state.pt").is_file() and not (tmp_path / "b").exists()
     assert main([*base, "--checkpoint", str(tmp_path / "b"), "--resume"]) == 0
     wa, wb = ((tmp_path / n / "model.safetensors").read_bytes() for n in "ab")

@@ -9,6 +9,7 @@ from iclr24.paperkit.runner.testing import check_app_defaults
 from iclr24.paperkit.runner.testing import check_cli_contract
 from iclr24.paperkit.runner.testing import check_paper_smoke
 from iclr24.paperkit.runner.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing_workflow import run_interrupted
 
 
 @pytest.mark.slow  # trains CMVAE, MMVAE+ and the refiner once at toy size; scores 2 shipped checkpoint pairs
@@ -62,10 +63,9 @@ def test_cli_train_cluster_sample_end_to_end(tmp_path, capsys):
     )
 
 
-def test_cli_log_dir_and_resume(tmp_path, monkeypatch):
+def test_cli_log_dir_and_resume(tmp_path):
     """--log-dir writes a JSONL row per Adam step; a run interrupted in epoch 3 and continued with --resume
     writes the weights the uninterrupted run writes."""
-    from iclr24.paperkit.tracking import StepLog
     from iclr24.paperkit.tracking import read_jsonl
 
     base = ["train", "--n-train", "200", "--n-test", "50", "--epochs", "3", "--hidden", "16", "--batch-size", "128",
@@ -83,16 +83,7 @@ def test_cli_log_dir_and_resume(tmp_path, monkeypatch):
     ]  # 200 tuples in batches of 128: 2 steps an epoch
     assert [r["epoch"] for r in rows[:-1]] == [0, 0, 1, 1, 2, 2] and "epoch_loss" in rows[1]
     assert "epoch_loss" not in rows[0]
-    real_call = StepLog.__call__
-
-    def interrupt(self, step, metrics):
-        if step == 5:
-            raise KeyboardInterrupt
-        real_call(self, step, metrics)
-
-    monkeypatch.setattr(StepLog, "__call__", interrupt)
-    assert main([*base, "--out", str(tmp_path / "b")]) == 130
-    monkeypatch.setattr(StepLog, "__call__", real_call)
+    assert run_interrupted(main, [*base, "--out", str(tmp_path / "b")], at_step=5) == 130
     assert (tmp_path / "b" / "train_state.pt").is_file() and not (tmp_path / "b" / "model").exists()
     assert main([*base, "--out", str(tmp_path / "b"), "--resume", "--log-dir", str(tmp_path / "logs-b")]) == 0
     assert [r["step"] for r in read_jsonl(tmp_path / "logs-b" / "metrics.jsonl")] == [5, 6, -1]

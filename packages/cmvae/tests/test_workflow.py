@@ -17,6 +17,8 @@ from iclr24.cmvae import poly_digits
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
 FIT = dict(epochs=3, batch_size=32, lr=1e-3, seed=0)
@@ -133,22 +135,16 @@ def test_callbacks_and_log_dir_see_every_step(data, tmp_path):
     assert fit(plain, xs, **FIT) == hist and _same_weights(plain, m)  # logging changes nothing
 
 
-class _Stop(Exception):
-    pass
-
-
 def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(data, tmp_path):
     xs = data.tensors("train")
     kw = {**FIT, "epochs": 4}
     ref = _model()
     ref_hist = fit(ref, xs, **kw)
 
-    def stop(step, metrics):
-        if step == 8:  # in epoch 3, after the checkpoint of epoch 2
-            raise _Stop
+    stop = stop_at(8)  # in epoch 3, after the checkpoint of epoch 2
 
     path = tmp_path / "state.pt"
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         fit(_model(), xs, checkpoint=path, callbacks=stop, **kw)
     torch.manual_seed(123)  # whatever the global RNG holds now: the checkpoint restores it
     seen = []

@@ -103,10 +103,9 @@ def test_public_api_refuses_bad_input(tmp_path, trained):
     p.sweep(dr.explanation_program, 2, [("empty", []), ("not kgs", [1])], model, 0.1)
     p.sweep(dr.RuleProgram.load, 0, probe_files(tmp_path, ".json"))
     # loaders and checkpoints
-    for suffix in (".txt", ".tsv", ".pt"):
-        files = probe_files(tmp_path, suffix)
-        for loader in (dr.load_tsv, dr.load_checkpoint, dr.load_official_checkpoint):
-            p.sweep(loader, 0, files)
+    p.sweep_loaders(
+        (dr.load_tsv, dr.load_checkpoint, dr.load_official_checkpoint), tmp_path, (".txt", ".tsv", ".pt")
+    )
     for loader in (dr.load_dataset, dr.load_drum_dir, dr.load_faithfulre_dir, dr.load_grail):
         p.sweep(loader, 0, probe_files(tmp_path, ""))
     p.sweep(dr.load_real_kg, 0, [("unknown", "freebase"), ("int", 3)], data_dir=tmp_path)

@@ -80,20 +80,15 @@ def test_fastervit0_stage_shapes_carrier_tokens_and_sequence_length():
 
 
 # --- acceptance check 4: gradient locality -----------------------------------------------------------------------
+def _small_layer(**kw):
+    """A seeded FasterViT layer (eval mode) on 8x8 maps: two heads, four 4x4 windows, no downsampling."""
+    torch.manual_seed(0)
+    return FasterViTLayer(input_resolution=8, num_heads=2, window_size=4, downsample=False, **kw).eval()
+
+
 @pytest.mark.parametrize("only_local", [True, False])
 def test_gradient_locality(only_local):
-    torch.manual_seed(0)
-    layer = FasterViTLayer(
-        dim=32,
-        depth=2,
-        input_resolution=8,
-        num_heads=2,
-        window_size=4,
-        ct_size=1,
-        conv=False,
-        downsample=False,
-        only_local=only_local,
-    ).eval()
+    layer = _small_layer(dim=32, depth=2, ct_size=1, conv=False, only_local=only_local)
     x = torch.randn(2, 32, 8, 8, requires_grad=True)
     layer(x)[0, :, 4:, 4:].sum().backward()  # image 0, bottom-right window
     g = x.grad
@@ -108,18 +103,7 @@ def test_gradient_locality(only_local):
 
 # --- acceptance check 5: propagation only in the last block -------------------------------------------------------
 def test_propagation_only_in_last_block_and_switch_removes_it():
-    torch.manual_seed(0)
-    layer = FasterViTLayer(
-        dim=16,
-        depth=3,
-        input_resolution=8,
-        num_heads=2,
-        window_size=4,
-        ct_size=2,
-        downsample=False,
-        do_propagation=True,
-        layer_scale=0.5,
-    ).eval()
+    layer = _small_layer(dim=16, depth=3, ct_size=2, do_propagation=True, layer_scale=0.5)
     assert [b.last for b in layer.blocks] == [False, False, True]
     calls = []
     orig = torch.nn.functional.interpolate

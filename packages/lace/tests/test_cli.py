@@ -7,6 +7,7 @@ import pytest
 from iclr24.lace.cli import main
 from iclr24.paperkit.runner.testing import check_app_defaults
 from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing_workflow import run_interrupted
 
 
 def test_cli_contract(tmp_path):
@@ -36,42 +37,10 @@ def test_train_then_sample(tmp_path, capsys):
     assert prov["command"].startswith("lace train --steps 2 --layouts 16") and prov["steps"] == 2
     assert prov["seed"] == 0 and prov["cpu_seconds"] > 0 and not (tmp_path / "m" / "model.pt").exists()
     out = str(tmp_path / "s")
-    assert (
-        main(
-            [
-                "sample",
-                "--checkpoint",
-                ck,
-                "--task",
-                "c2sp",
-                "--categories",
-                "title,text",
-                "--n",
-                "2",
-                "--out",
-                out,
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    sample = ["sample", "--checkpoint", ck, "--task", "c2sp"]
+    assert main([*sample, "--categories", "title,text", "--n", "2", "--out", out, "--quiet"]) == 0
     assert (tmp_path / "s" / "samples.png").stat().st_size > 0
-    assert (
-        main(
-            [
-                "sample",
-                "--checkpoint",
-                ck,
-                "--task",
-                "c2sp",
-                "--categories",
-                "title,chart",
-                "--out",
-                out + "2",
-            ]
-        )
-        == 2
-    )
+    assert main([*sample, "--categories", "title,chart", "--out", out + "2"]) == 2
     assert "unknown category" in capsys.readouterr().err
 
 
@@ -103,10 +72,9 @@ def test_an_older_model_pt_still_samples_and_evaluates(tmp_path):
     assert a == b
 
 
-def test_train_log_dir_and_resume(tmp_path, monkeypatch):
+def test_train_log_dir_and_resume(tmp_path):
     """--log-dir writes one JSONL row per step; a run interrupted at step 5 and continued with --resume writes the
     weights an uninterrupted run writes."""
-    from iclr24.paperkit.tracking import StepLog
     from iclr24.paperkit.tracking import read_jsonl
 
     base = ["train", "--steps", "8", "--layouts", "16", "--dim", "8", "--checkpoint-every", "3", "--quiet"]
@@ -115,16 +83,7 @@ def test_train_log_dir_and_resume(tmp_path, monkeypatch):
     assert [r["step"] for r in rows] == [*range(8), -1] and {"loss", "diff", "rec", "constraint"} <= set(
         rows[0]
     )
-    real_call = StepLog.__call__
-
-    def interrupt(self, step, metrics):
-        if step == 5:
-            raise KeyboardInterrupt
-        real_call(self, step, metrics)
-
-    monkeypatch.setattr(StepLog, "__call__", interrupt)
-    assert main([*base, "--out", str(tmp_path / "b")]) == 130
-    monkeypatch.setattr(StepLog, "__call__", real_call)
+    assert run_interrupted(main, [*base, "--out", str(tmp_path / "b")], at_step=5) == 130
     assert not (tmp_path / "b" / "model").exists()
     assert main([*base, "--out", str(tmp_path / "b"), "--resume", "--log-dir", str(tmp_path / "logs-b")]) == 0
     assert [r["step"] for r in read_jsonl(tmp_path / "logs-b" / "metrics.jsonl")] == [3, 4, 5, 6, 7, -1]

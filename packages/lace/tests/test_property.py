@@ -85,16 +85,14 @@ def test_public_api_refuses_bad_input(tmp_path):
     p.sweep(lace.fid_features, "batch_size", probe_sizes(), net, b, lab, m)
     p.sweep(lace.layout_fid, 1, bad_layouts, net, gen)
     # every loader on every wrong file kind
-    for suffix in (".pt", ".pth.tar"):
-        files = probe_files(tmp_path, suffix)
-        for loader in (
-            lace.load_checkpoint,
-            lace.load_any_checkpoint,
-            lace.load_official_checkpoint,
-            lace.load_fidnet,
-        ):
-            p.sweep(loader, 0, files)
-        p.sweep(lace.load_official_layouts, 0, files)
+    loaders = (
+        lace.load_checkpoint,
+        lace.load_any_checkpoint,
+        lace.load_official_checkpoint,
+        lace.load_fidnet,
+        lace.load_official_layouts,
+    )
+    p.sweep_loaders(loaders, tmp_path, (".pt", ".pth.tar"))
     # the model folder and your own data
     from torch.utils.data import DataLoader
     from torch.utils.data import TensorDataset
@@ -112,9 +110,6 @@ def test_public_api_refuses_bad_input(tmp_path):
     loaders += [("two fields", TensorDataset(b, lab)), ("float labels", DataLoader(TensorDataset(b, lab.float(), m))),
                 ("four fields", TensorDataset(b, lab, m, m)), ("strings", [("a", "b")])]  # fmt: skip
     p.sweep(lace.train, 1, loaders, cfg, steps=1)
-    p.sweep(lace.train, "log_dir", [("a file", probe_files(tmp_path, ".log")[3][1])], cfg, tokens, steps=1)
-    p.sweep(lace.train, "callbacks", [("int", [3]), ("float", 2.5)], cfg, tokens, steps=1)
-    p.sweep(lace.train, "checkpoint", probe_files(tmp_path, ".state"), cfg, tokens, steps=1, resume=True)
-    p.sweep(lace.train, "checkpoint_every", probe_sizes(), cfg, tokens, steps=1)
+    p.sweep_loop_options(lace.train, tmp_path, cfg, tokens, steps=1)
     p.check()
     p.assert_covers(lace, skip=SKIP)

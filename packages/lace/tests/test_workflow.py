@@ -19,6 +19,8 @@ from iclr24.lace.model import LayoutDenoiser
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
 CFG = dict(dim=8, heads=2, layers=1, ff=16, batch_size=8)
@@ -121,21 +123,15 @@ def test_callbacks_and_log_dir_see_every_step(layouts, tmp_path):
     assert plain_hist == hist and _same(plain, model)  # logging changes nothing
 
 
-class _Stop(Exception):
-    pass
-
-
 def test_an_interrupted_train_resumed_equals_the_uninterrupted_train(layouts, tmp_path):
     cfg = LaceConfig(**CFG, ema=0.5)
     tok = _tokens(cfg, layouts)
     ref, ref_hist = train(cfg, tok, steps=9)
 
-    def stop(step, metrics):
-        if step == 7:
-            raise _Stop
+    stop = stop_at(7)
 
     path = tmp_path / "state.pt"
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         train(cfg, tok, steps=9, checkpoint=path, checkpoint_every=3, callbacks=stop)
     seen = []
     model, hist = train(

@@ -4,6 +4,9 @@ import pytest
 from iclr24.lpn.cli import main
 from iclr24.paperkit.runner.testing import check_app_defaults
 from iclr24.paperkit.runner.testing import check_cli_contract
+from iclr24.paperkit.runner.testing import check_out_at_a_file_refused
+from iclr24.paperkit.runner.testing_workflow import check_help_lists
+from iclr24.paperkit.runner.testing_workflow import check_usage_errors
 
 
 def test_cli_contract(tmp_path):
@@ -11,171 +14,63 @@ def test_cli_contract(tmp_path):
 
 
 def test_modes_device_and_out_only_where_they_mean_something():
-    for cmd in (
+    check_usage_errors(
+        main,
         ["denoise", "--smoke"],
         ["prior", "--out", "x"],
         ["solve", "--device", "cpu"],
         ["reproduce", "--device", "cpu"],
-    ):
-        with pytest.raises(SystemExit) as e:
-            main(cmd)
-        assert e.value.code == 2
+    )
 
 
-def test_train_out_at_a_file_is_refused(tmp_path, capsys):
-    f = tmp_path / "file"
-    f.write_text("keep")
-    assert main(["train", "--smoke", "--out", str(f), "--quiet"]) == 2
-    assert str(f) in capsys.readouterr().err and f.read_text() == "keep"
+def test_train_out_at_a_file_is_refused(tmp_path):
+    check_out_at_a_file_refused(main, ["train", "--smoke"], tmp_path)
 
 
-def test_help_exits_zero(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["--help"])
-    assert e.value.code == 0
-    out = capsys.readouterr().out
-    for cmd in ("reproduce", "train", "denoise", "prior", "solve", "bench"):
-        assert cmd in out
+def test_help_exits_zero():
+    check_help_lists(main, ("reproduce", "train", "denoise", "prior", "solve", "bench"))
 
 
 def test_bad_argument_exits_2():
-    with pytest.raises(SystemExit) as e:
-        main(["reproduce", "--seed", "-1"])
-    assert e.value.code == 2
+    check_usage_errors(main, ["reproduce", "--seed", "-1"])
 
 
-def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys):
+def test_train_denoise_prior_solve_end_to_end(tmp_path, capsys, train_argv):
     run = tmp_path / "run"
-    assert (
-        main(
-            [
-                "train",
-                "--data",
-                "digits",
-                "--hidden",
-                "16",
-                "--steps",
-                "6",
-                "--pretrain-steps",
-                "3",
-                "--batch-size",
-                "16",
-                "--out",
-                str(run),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert main(train_argv(run)) == 0
     assert (run / "checkpoint.pt").is_file() and (run / "model_config.json").is_file()
     # resuming a finished run does nothing more
-    assert (
-        main(
-            [
-                "train",
-                "--data",
-                "digits",
-                "--hidden",
-                "16",
-                "--steps",
-                "6",
-                "--pretrain-steps",
-                "3",
-                "--batch-size",
-                "16",
-                "--out",
-                str(run),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert main(train_argv(run)) == 0
     assert "steps 6->6" in capsys.readouterr().out
     from iclr24.lpn import digits_split
 
     _, te = digits_split()
     np.save(tmp_path / "digit.npy", te[0].reshape(8, 8).numpy())
-    assert (
-        main(
-            [
-                "denoise",
-                "--checkpoint",
-                str(run),
-                "--input",
-                str(tmp_path / "digit.npy"),
-                "--output",
-                str(tmp_path / "den.png"),
-                "--add-noise",
-                "0.1",
-            ]
-        )
-        == 0
-    )
+    on_digit = ["--checkpoint", str(run), "--input", str(tmp_path / "digit.npy")]
+    assert main(["denoise", *on_digit, "--output", str(tmp_path / "den.png"), "--add-noise", "0.1"]) == 0
     assert (tmp_path / "den.png").is_file()
-    assert main(["prior", "--checkpoint", str(run), "--input", str(tmp_path / "digit.npy")]) == 0
+    assert main(["prior", *on_digit]) == 0
     assert "R=" in capsys.readouterr().out
-    assert (
-        main(
-            [
-                "solve",
-                "--checkpoint",
-                str(run),
-                "--input",
-                str(tmp_path / "digit.npy"),
-                "--output",
-                str(tmp_path / "rec.npy"),
-                "--operator",
-                "inpaint",
-                "--iters",
-                "5",
-            ]
-        )
-        == 0
-    )
+    inpaint = ["--output", str(tmp_path / "rec.npy"), "--operator", "inpaint", "--iters", "5"]
+    assert main(["solve", *on_digit, *inpaint]) == 0
     rec = np.load(tmp_path / "rec.npy")
     assert rec.shape == (8, 8) and np.isfinite(rec).all()
-    assert (
-        main(
-            [
-                "solve",
-                "--checkpoint",
-                str(run),
-                "--input",
-                str(tmp_path / "digit.npy"),
-                "--output",
-                str(tmp_path / "rec2.png"),
-                "--operator",
-                "blur",
-                "--solver",
-                "admm",
-                "--iters",
-                "3",
-            ]
-        )
-        == 0
-    )
+    blur = [
+        "--output",
+        str(tmp_path / "rec2.png"),
+        "--operator",
+        "blur",
+        "--solver",
+        "admm",
+        "--iters",
+        "3",
+    ]
+    assert main(["solve", *on_digit, *blur]) == 0
 
 
-def test_user_errors_exit_2_with_one_line(tmp_path, capsys):
+def test_user_errors_exit_2_with_one_line(tmp_path, capsys, train_argv):
     run = tmp_path / "run"
-    main(
-        [
-            "train",
-            "--data",
-            "digits",
-            "--hidden",
-            "8",
-            "--steps",
-            "2",
-            "--pretrain-steps",
-            "1",
-            "--batch-size",
-            "4",
-            "--out",
-            str(run),
-            "--quiet",
-        ]
-    )
+    main(train_argv(run, hidden=8, steps=2, pretrain_steps=1, batch_size=4))
     capsys.readouterr()
     np.save(tmp_path / "big.npy", np.zeros((10, 10), np.float32))
     assert (

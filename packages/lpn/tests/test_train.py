@@ -139,29 +139,12 @@ def test_bad_training_input():
 
 
 @pytest.mark.slow
-def test_torchrun_data_parallel_training(tmp_path):
+def test_torchrun_data_parallel_training(tmp_path, train_argv):
     """2 gloo processes: gradients averaged, ranks stay identical (checked inside train), rank 0 checkpoints."""
     from iclr24.paperkit.distributed import run_torchrun
 
     proc = run_torchrun(
-        [
-            "-m",
-            "iclr24.lpn.cli",
-            "train",
-            "--data",
-            "digits",
-            "--hidden",
-            "16",
-            "--steps",
-            "6",
-            "--pretrain-steps",
-            "3",
-            "--batch-size",
-            "8",
-            "--out",
-            str(tmp_path),
-            "--quiet",
-        ],
+        ["-m", "iclr24.lpn.cli", *train_argv(tmp_path, batch_size=8)],
         nproc=2,
         timeout=240,
     )

@@ -19,6 +19,8 @@ from iclr24.lpn.cli import main
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 
 DATA = torch.rand(60, 4, generator=torch.Generator().manual_seed(0))
 CFG = TrainConfig(
@@ -40,15 +42,10 @@ def test_interrupted_and_resumed_run_equals_the_uninterrupted_one_bit_for_bit(tm
     full = _model()
     ref = train(full, DATA, CFG, show_progress=False)
 
-    class Stop(Exception):
-        pass
-
-    def stop(step, metrics):
-        if step == 7:  # after the checkpoint of step 4, inside the proximal-matching stages
-            raise Stop
+    stop = stop_at(7)  # after the checkpoint of step 4, inside the proximal-matching stages
 
     cfg = TrainConfig(**{**CFG.to_dict(), "checkpoint_dir": str(tmp_path)})
-    with pytest.raises(Stop):
+    with pytest.raises(Stopped):
         train(_model(), DATA, cfg, show_progress=False, callbacks=stop)
     resumed = _model()
     res = train(resumed, DATA, cfg, show_progress=False)

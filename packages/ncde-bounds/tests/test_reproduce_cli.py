@@ -47,7 +47,7 @@ def test_cli_contract(tmp_path):
     check_cli_contract(main, tmp_path)
 
 
-def test_cli_bias_and_train_end_to_end(tmp_path, capsys):
+def test_cli_bias_and_train_end_to_end(tmp_path, capsys, train_argv):
     assert (
         main(
             [
@@ -69,25 +69,7 @@ def test_cli_bias_and_train_end_to_end(tmp_path, capsys):
     assert [r["K"] for r in rows] == [4, 8] and rows[0]["mse"] > rows[1]["mse"]
     assert (tmp_path / "b" / "bias.png").stat().st_size > 0
     out = tmp_path / "t"
-    assert (
-        main(
-            [
-                "train",
-                "--series",
-                "8",
-                "--k",
-                "4",
-                "--epochs",
-                "2",
-                "--substeps",
-                "1",
-                "--out",
-                str(out),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert main(train_argv(out)) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["test"]["loss"] > 0 and (out / "model" / "model.safetensors").is_file()
     from iclr24.paperkit.pretrained import read_model_folder

@@ -24,6 +24,9 @@ from iclr24.ncde_bounds.train import make_ncde
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import check_finished_run_folder
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
 CFG = TrainConfig(hidden=4, width=8, substeps=1, epochs=3, batch_size=5)
@@ -106,20 +109,14 @@ def test_step_log_every_step_changes_nothing(tmp_path, series):
     assert len(rows) == len(seen) + 1 and rows[-1]["event"] == "end"
 
 
-class _Stop(Exception):
-    pass
-
-
 def test_an_interrupted_fit_resumed_equals_the_uninterrupted_one(tmp_path, series):
     t, v, y = series
     ref = _model()
     full = fit(ref, t, v, y, CFG, seed=2)
 
-    def stop(step, metrics):
-        if step == 5:  # the middle of the second epoch (3 steps an epoch)
-            raise _Stop
+    stop = stop_at(5)  # the middle of the second epoch (3 steps an epoch)
 
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         fit(_model(), t, v, y, CFG, seed=2, checkpoint=tmp_path / "s.pt", callbacks=stop)
     torch.manual_seed(99)
     m = _model()
@@ -131,30 +128,15 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_one(tmp_path, serie
         fit(_model(), t, v, y, CFG, resume=True)
 
 
-def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path, capsys):
+def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path, train_argv):
     out = tmp_path / "run"
-    args = [
-        "train",
-        "--series",
-        "8",
-        "--k",
-        "4",
-        "--epochs",
-        "2",
-        "--substeps",
-        "1",
-        "--out",
-        str(out),
-        "--quiet",
-    ]
+    args = train_argv(out)
     assert main([*args, "--log-dir", str(tmp_path / "log")]) == 0
     prov = json.loads((out / "model" / "provenance.json").read_text())
     assert prov["command"].startswith("ncde-bounds train --series 8") and prov["steps"] == 2
     assert prov["seed"] == 0 and prov["cpu_seconds"] > 0 and len(prov["losses"]) == 2 and "test" in prov
-    first = NCDE.from_pretrained(out / "model")
     assert sum("loss" in r for r in read_jsonl(tmp_path / "log" / "metrics.jsonl")) == 2
-    capsys.readouterr()
-    assert main(args) == 2 and "--overwrite" in capsys.readouterr().err
-    assert main([*args, "--resume"]) == 0  # nothing left to train: the same model
-    assert _same(NCDE.from_pretrained(out / "model"), first)
-    assert main([*args, "--resume", "--width", "16"]) == 2
+    # the finished run's folder again: refused; --resume trains nothing more; --resume with other settings refused
+    check_finished_run_folder(
+        main, args, lambda: NCDE.from_pretrained(out / "model"), _same, ["--width", "16"]
+    )

@@ -1,8 +1,5 @@
 """Loaders on tiny files written in the real formats, and the imbalance protocol."""
 
-import gzip
-import pickle
-
 import numpy as np
 import pytest
 import torch
@@ -34,15 +31,8 @@ def test_mnist_as_digits():
         mnist_as_digits(np.zeros((2, 100)))
 
 
-def test_mnist_to_digits_from_a_tiny_pickle(tmp_path):
-    from iclr24.paperkit.data.folder import data_path
-
-    rng = np.random.default_rng(0)
-    split = lambda n: (rng.random((n, 784), dtype=np.float32), (np.arange(n) % 10).astype(np.int64))  # noqa: E731
-    target = data_path("mnist", tmp_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(target, "wb") as fh:
-        pickle.dump((split(100), split(20), split(20)), fh)
+def test_mnist_to_digits_from_a_tiny_pickle(tmp_path, tiny_mnist):
+    tiny_mnist(tmp_path)
     d = mnist_to_digits(tmp_path, n_source=50)
     assert d.source_x.shape == (50, 1, 8, 8) and torch.bincount(d.source_y).tolist() == [5] * 10
     assert d.target_x.shape == (1797, 1, 8, 8)

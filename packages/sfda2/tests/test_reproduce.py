@@ -14,24 +14,8 @@ from iclr24.sfda2.reproduce import PAPER
 from iclr24.sfda2.reproduce import QUICK
 
 
-def _tiny_mnist(folder):
-    import gzip
-    import pickle
-
-    import numpy as np
-
-    from iclr24.paperkit.data.folder import data_path
-
-    rng = np.random.default_rng(0)
-    split = lambda n: (rng.random((n, 784), dtype=np.float32), (np.arange(n) % 10).astype(np.int64))  # noqa: E731
-    target = data_path("mnist", folder)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(target, "wb") as fh:
-        pickle.dump((split(100), split(20), split(20)), fh)
-
-
-def test_smoke_records(tmp_path, monkeypatch):
-    _tiny_mnist(tmp_path / "data")
+def test_smoke_records(tmp_path, monkeypatch, tiny_mnist):
+    tiny_mnist(tmp_path / "data")
     monkeypatch.setenv("ICLR24_DATA", str(tmp_path / "data"))
     cs = check_paper_smoke(PAPER, tmp_path / "out")
     rows = {s.claim: s for s in CLAIMS if "quick" in s.modes}

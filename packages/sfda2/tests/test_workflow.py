@@ -13,6 +13,8 @@ from torch.utils.data import TensorDataset
 from iclr24.paperkit import load_pretrained
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.sfda2 import SFDA2Config
 from iclr24.sfda2 import SFDAModel
@@ -41,18 +43,6 @@ def _digits(n=96):
 def _same_weights(a, b):
     sa, sb = a.state_dict(), b.state_dict()
     return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
-class Stop(Exception):
-    pass
-
-
-def _stop_at(step):
-    def cb(s, m):
-        if s == step:
-            raise Stop
-
-    return cb
 
 
 @pytest.mark.parametrize(
@@ -145,8 +135,8 @@ def test_train_source_resumes_exactly(tmp_path):
     init = digits_model(bottleneck_dim=16, width=8)
     ref = train_source(copy.deepcopy(init), x, y, SRC, seed=1)
     state = tmp_path / "state.pt"
-    with pytest.raises(Stop):  # interrupted in the third epoch: the state holds two
-        train_source(copy.deepcopy(init), x, y, SRC, seed=1, checkpoint=state, callbacks=_stop_at(15))
+    with pytest.raises(Stopped):  # interrupted in the third epoch: the state holds two
+        train_source(copy.deepcopy(init), x, y, SRC, seed=1, checkpoint=state, callbacks=stop_at(15))
     torch.manual_seed(123)  # another process: other global RNG state, other weights
     resumed = train_source(digits_model(bottleneck_dim=16, width=8), x, y, SRC, seed=1, checkpoint=state,
                            resume=True)  # fmt: skip
@@ -164,8 +154,8 @@ def test_adapt_resumes_exactly(tmp_path, method):
     cfg = SFDA2Config(**{**TINY.__dict__, "method": method})
     ref = adapt(copy.deepcopy(source), xt, cfg, labels=yt, seed=2)
     state = tmp_path / "adapt.pt"
-    with pytest.raises(Stop):  # interrupted in the second pass: the state holds the first (6 iterations)
-        adapt(copy.deepcopy(source), xt, cfg, labels=yt, seed=2, checkpoint=state, callbacks=_stop_at(9))
+    with pytest.raises(Stopped):  # interrupted in the second pass: the state holds the first (6 iterations)
+        adapt(copy.deepcopy(source), xt, cfg, labels=yt, seed=2, checkpoint=state, callbacks=stop_at(9))
     torch.manual_seed(7)
     got = adapt(copy.deepcopy(source), xt, cfg, labels=yt, seed=2, checkpoint=state, resume=True)
     assert got.history == ref.history and got.evals == ref.evals and _same_weights(ref.model, got.model)

@@ -5,6 +5,9 @@ import pytest
 
 from iclr24.paperkit.runner.testing import check_cli_contract
 from iclr24.paperkit.runner.testing import check_cli_defaults
+from iclr24.paperkit.runner.testing import check_out_at_a_file_refused
+from iclr24.paperkit.runner.testing_workflow import check_help_lists
+from iclr24.paperkit.runner.testing_workflow import check_usage_errors
 from iclr24.srigl.cli import app
 from iclr24.srigl.cli import main
 from iclr24.srigl.train import TrainConfig
@@ -20,40 +23,25 @@ def test_train_defaults_are_the_configs():
     assert {"sparsity", "gamma_sal", "lr", "delta_t", "weight_decay", "milestones", "augment"} <= set(checked)
 
 
-def test_help_exits_zero(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["--help"])
-    assert e.value.code == 0
-    out = capsys.readouterr().out
-    for cmd in ("train", "condense", "bench", "reproduce"):
-        assert cmd in out
+def test_help_exits_zero():
+    check_help_lists(main, ("train", "condense", "bench", "reproduce"))
 
 
 def test_bad_argument_exits_2():
-    with pytest.raises(SystemExit) as e:
-        main(["reproduce", "--seed", "-1"])
-    assert e.value.code == 2
-    with pytest.raises(SystemExit) as e:
-        main(["train", "--sparsity", "1.0"])
-    assert e.value.code == 2
+    check_usage_errors(main, ["reproduce", "--seed", "-1"], ["train", "--sparsity", "1.0"])
 
 
 def test_modes_and_device_only_where_they_mean_something(tmp_path):
-    for cmd in (
+    check_usage_errors(
+        main,
         ["condense", str(tmp_path / "c.pt"), "--smoke"],
         ["condense", str(tmp_path / "c.pt"), "--device", "cpu"],
         ["reproduce", "--device", "cpu"],
-    ):
-        with pytest.raises(SystemExit) as e:
-            main(cmd)
-        assert e.value.code == 2
+    )
 
 
-def test_out_at_a_file_is_refused_before_training(tmp_path, capsys):
-    f = tmp_path / "file"
-    f.write_text("keep")
-    assert main(["train", "--epochs", "1", "--out", str(f), "--quiet"]) == 2
-    assert str(f) in capsys.readouterr().err and f.read_text() == "keep"
+def test_out_at_a_file_is_refused_before_training(tmp_path):
+    check_out_at_a_file_refused(main, ["train", "--epochs", "1"], tmp_path)
 
 
 def test_train_then_condense_end_to_end(tmp_path, capsys):

@@ -12,6 +12,8 @@ from torch.utils.data import TensorDataset
 import iclr24.srigl.convert as convert_mod
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.srigl import SparseModel
 from iclr24.srigl import Split
 from iclr24.srigl import TrainConfig
@@ -34,10 +36,6 @@ def _same(a, b) -> bool:
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-class _Stop(Exception):
-    pass
-
-
 @pytest.mark.parametrize(
     "cfg",
     [CFG, CFG.with_(model="cnn", augment=True, epochs=2, distribution="erk")],
@@ -53,11 +51,9 @@ def test_interrupted_and_resumed_run_equals_the_uninterrupted_one(tmp_path, data
     state = tmp_path / "state.pt"
     steps_per_epoch = -(-len(data.y_train) // cfg.batch_size)
 
-    def stop(step, metrics):
-        if step == steps_per_epoch + 3:  # inside epoch 2
-            raise _Stop
+    stop = stop_at(steps_per_epoch + 3)  # inside epoch 2
 
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         train(cfg, data, checkpoint=state, callbacks=stop)
     resumed = train(cfg, data, checkpoint=state, resume=True)
     assert resumed.resumed_from_epoch == 1 and full.resumed_from_epoch is None

@@ -14,6 +14,8 @@ from torch.utils.data import Dataset
 import iclr24.sufo.features as features_mod
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.sufo import CLSPoolingWarning
 from iclr24.sufo import FineTuneConfig
 from iclr24.sufo import TextDataset
@@ -86,15 +88,10 @@ def test_interrupted_and_resumed_fine_tuning_equals_the_uninterrupted_one(tmp_pa
     ref = _weights(model)
     steps_per_epoch = -(-len(train) // CFG.batch_size)
 
-    class Stop(Exception):
-        pass
-
-    def stop(step, metrics):
-        if step == steps_per_epoch + 2:  # inside epoch 2
-            raise Stop
+    stop = stop_at(steps_per_epoch + 2)  # inside epoch 2
 
     model, tok = tiny_encoder(3, seed=0)
-    with pytest.raises(Stop):
+    with pytest.raises(Stopped):
         fine_tune(model, tok, train, val, CFG, checkpoint=tmp_path / "state.pt", callbacks=stop)
     model, tok = tiny_encoder(3, seed=0)
     resumed = fine_tune(model, tok, train, val, CFG, checkpoint=tmp_path / "state.pt", resume=True)

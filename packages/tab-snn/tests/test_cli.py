@@ -15,6 +15,7 @@ from iclr24.tab_snn.cli import main
 from iclr24.tab_snn.reproduce import PAPER
 
 README = Path(__file__).parents[1] / "README.md"
+ONE_EPOCH = ["--data", "seq-digits", "--epochs", "1", "--limit", "128", "--quiet"]  # a train run of seconds
 
 
 @pytest.mark.slow  # trains tiny networks on both digits tasks and draws 3 plots
@@ -30,22 +31,7 @@ def test_cli_contract(tmp_path):
 
 
 def test_cli_train_end_to_end(tmp_path, capsys):
-    rc = main(
-        [
-            "train",
-            "--data",
-            "seq-digits",
-            "--norm",
-            "tab",
-            "--epochs",
-            "1",
-            "--limit",
-            "128",
-            "--quiet",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    rc = main(["train", *ONE_EPOCH, "--norm", "tab", "--out", str(tmp_path)])
     assert rc == 0
     m = json.loads((tmp_path / "metrics.json").read_text())
     assert m["norm"] == "tab" and m["T"] == 8 and 0 <= m["test_acc"] <= 100 and m["firing_rate"]
@@ -79,20 +65,7 @@ def test_train_under_torchrun(tmp_path):
 
     out = tmp_path / "dist"
     run_torchrun(
-        [
-            "-m",
-            "iclr24.tab_snn.cli",
-            "train",
-            "--data",
-            "seq-digits",
-            "--epochs",
-            "1",
-            "--limit",
-            "128",
-            "--quiet",
-            "--out",
-            str(out),
-        ],
+        ["-m", "iclr24.tab_snn.cli", "train", *ONE_EPOCH, "--out", str(out)],
         nproc=2,
         timeout=600,
     )

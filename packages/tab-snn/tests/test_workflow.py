@@ -11,6 +11,9 @@ from torch.utils.data import TensorDataset
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import check_finished_run_folder
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.tab_snn import SpikingMLP
 from iclr24.tab_snn import SpikingResNet19
@@ -98,10 +101,6 @@ def test_a_users_loader_trains_like_the_tensors(digits):
         train_model(_mlp(), TensorDataset(xtr, ytr.float()), None, xte, yte, CFG, progress=False)
 
 
-class _Stop(Exception):
-    pass
-
-
 def test_an_interrupted_training_resumed_equals_the_uninterrupted_one(tmp_path):
     """VGG-9 (dropout: torch's global RNG) with crop/flip augmentation (its own generator) and BN statistics."""
     x, y = _images()
@@ -116,11 +115,9 @@ def test_an_interrupted_training_resumed_equals_the_uninterrupted_one(tmp_path):
     ref = net()
     full = train_model(ref, x, y, xt, yt, cfg, **kw)
 
-    def stop(step, metrics):
-        if step == 5:  # the middle of the second epoch (3 steps an epoch)
-            raise _Stop
+    stop = stop_at(5)  # the middle of the second epoch (3 steps an epoch)
 
-    with pytest.raises(_Stop):
+    with pytest.raises(Stopped):
         train_model(net(), x, y, xt, yt, cfg, **kw, checkpoint=tmp_path / "s.pt", callbacks=stop)
     torch.manual_seed(1234)  # another process, another global RNG: the saved one is restored
     resumed = net()
@@ -134,17 +131,15 @@ def test_an_interrupted_training_resumed_equals_the_uninterrupted_one(tmp_path):
         train_model(net(), x, y, xt, yt, cfg, resume=True)
 
 
-def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path, capsys):
+def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path):
     out = tmp_path / "run"
     args = ["train", "--data", "seq-digits", "--epochs", "2", "--limit", "128", "--quiet", "--out", str(out)]
     assert main([*args, "--log-dir", str(tmp_path / "log")]) == 0
     prov = json.loads((out / "model" / "provenance.json").read_text())
     assert prov["command"].startswith("tab-snn train --data seq-digits") and prov["steps"] == 4
     assert prov["seed"] == 0 and prov["cpu_seconds"] > 0 and len(prov["losses"]) == 2
-    first = SpikingMLP.from_pretrained(out / "model")
     assert sum("loss" in r for r in read_jsonl(tmp_path / "log" / "metrics.jsonl")) == 4
-    capsys.readouterr()
-    assert main(args) == 2 and "--overwrite" in capsys.readouterr().err
-    assert main([*args, "--resume"]) == 0  # nothing left to train: the same model
-    assert _same(SpikingMLP.from_pretrained(out / "model"), first)
-    assert main([*args, "--resume", "--lr", "0.05"]) == 2
+    # the finished run's folder again: refused; --resume trains nothing more; --resume with other settings refused
+    check_finished_run_folder(
+        main, args, lambda: SpikingMLP.from_pretrained(out / "model"), _same, ["--lr", "0.05"]
+    )

@@ -13,6 +13,8 @@ from torch.utils.data import TensorDataset
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.task_geometry import MLP
 from iclr24.task_geometry import SmallCNN
@@ -122,26 +124,12 @@ def test_a_users_dataset_or_loader_trains_like_the_tensors(task):
         train_cnn(x, y, **kw)
 
 
-class _Stop(Exception):
-    pass
-
-
-def _stop_at(step_no):
-    def cb(step, metrics):
-        if step == step_no:
-            raise _Stop
-
-    return cb
-
-
 def test_interrupted_students_resumed_equal_the_uninterrupted_run(tmp_path, task):
     cfg = TrainConfig(width=16, epochs=4, stop_tol=1e-9, record_every=3)
     tasks, acts, seeds = [task, task], ["tanh", "relu"], [0, 1]
     ref = train_students(tasks, acts, seeds, cfg)
-    with pytest.raises(_Stop):
-        train_students(
-            tasks, acts, seeds, cfg, checkpoint=tmp_path / "s.pt", callbacks=_stop_at(9)
-        )  # epoch 3
+    with pytest.raises(Stopped):
+        train_students(tasks, acts, seeds, cfg, checkpoint=tmp_path / "s.pt", callbacks=stop_at(9))  # epoch 3
     torch.manual_seed(99)
     steps = []
     got = train_students(tasks, acts, seeds, cfg, checkpoint=tmp_path / "s.pt", resume=True,
@@ -164,8 +152,8 @@ def test_interrupted_cnn_resumed_equals_the_uninterrupted_run(tmp_path):
     T = np.stack([np.arange(10) % 2, np.arange(10) >= 5], 1).astype(float)
     kw = dict(side=8, epochs=3, batch_size=32, seed=4)
     ref = train_cnn(x, y, T, **kw)
-    with pytest.raises(_Stop):
-        train_cnn(x, y, T, **kw, checkpoint=tmp_path / "c.pt", callbacks=_stop_at(5))  # in epoch 2
+    with pytest.raises(Stopped):
+        train_cnn(x, y, T, **kw, checkpoint=tmp_path / "c.pt", callbacks=stop_at(5))  # in epoch 2
     got = train_cnn(x, y, T, **kw, checkpoint=tmp_path / "c.pt", resume=True)
     assert _same(got, ref)
     with pytest.raises(InputError, match="lr"):

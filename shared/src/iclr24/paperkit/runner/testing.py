@@ -60,6 +60,7 @@ __all__ = [
     "check_paper_smoke",
     "check_records",
     "check_cli_contract",
+    "check_out_at_a_file_refused",
     "check_cli_defaults",
     "check_app_defaults",
     "check_damaged_model_refused",
@@ -69,6 +70,7 @@ __all__ = [
     "readme_block_groups",
     "CONTINUES",
     "run_rank_script",
+    "check_ranks_in_sync",
     "Prober",
     "probe_arrays",
     "probe_sizes",
@@ -264,14 +266,22 @@ def check_cli_contract(
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1, f"a bad flag must give one line and exit 2, got rc={rc}: {err!r}"
     if out_command:
-        blocker = Path(tmp_path) / "a-file-not-a-folder"
-        blocker.write_text("keep me")
-        rc, _, err = _run(main, [*out_command, "--out", str(blocker), "--quiet"])
-        lines = [ln for ln in err.splitlines() if ln.strip()]
-        assert rc == 2 and len(lines) == 1 and str(blocker) in lines[0], (
-            f"--out at a file must be refused in one line naming it, got rc={rc}: {err!r}"
-        )
-        assert blocker.read_text() == "keep me", "--out at a file was overwritten"
+        check_out_at_a_file_refused(main, out_command, tmp_path)
+
+
+def check_out_at_a_file_refused(
+    main: Callable[[Sequence[str]], int], command: Sequence[str], tmp_path: str | os.PathLike
+) -> None:
+    """``command --out FILE --quiet`` with FILE an existing file is refused with one line naming it on stderr
+    (exit 2) before any work, and the file is left as it was."""
+    blocker = Path(tmp_path) / "a-file-not-a-folder"
+    blocker.write_text("keep me")
+    rc, _, err = _run(main, [*command, "--out", str(blocker), "--quiet"])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and str(blocker) in lines[0], (
+        f"--out at a file must be refused in one line naming it, got rc={rc}: {err!r}"
+    )
+    assert blocker.read_text() == "keep me", "--out at a file was overwritten"
 
 
 CONTINUES = "<!-- continues -->"
@@ -439,6 +449,21 @@ def run_rank_script(
         assert f.is_file(), f"rank {rank} wrote no {f.name} in {folder}"
         out.append(json.loads(f.read_text()))
     return out
+
+
+def check_ranks_in_sync(
+    code: str, folder: str | os.PathLike, *, nproc: int = 2, timeout: float = 600, atol: float = 1e-6
+) -> list[dict]:
+    """:func:`run_rank_script` of a data-parallel training, checked: each rank's ``world`` is ``nproc`` and its
+    ``params`` (the flattened weights the script wrote) those of rank 0 within ``atol`` (DDP kept them in
+    sync). Returns what each rank wrote, for the test's own checks."""
+    import numpy as np
+
+    ranks = run_rank_script(code, folder, nproc=nproc, timeout=timeout)
+    assert [r["world"] for r in ranks] == [nproc] * nproc, f"world sizes {[r['world'] for r in ranks]}"
+    for rank, r in enumerate(ranks[1:], 1):
+        assert np.allclose(r["params"], ranks[0]["params"], rtol=1e-5, atol=atol), f"rank {rank} left rank 0"
+    return ranks
 
 
 def check_star_import(module: str) -> list[str]:
@@ -701,6 +726,28 @@ class Prober:
                 self(fn, *a, probe_label=label, **kwargs)
             else:
                 self(fn, *args, probe_label=label, **{**kwargs, where: value})
+
+    def sweep_loaders(
+        self, loaders: Iterable[Callable[..., Any]], folder: str | os.PathLike, suffixes: Iterable[str]
+    ) -> None:
+        """Every one of ``loaders`` on every wrong file kind (:func:`probe_files` under ``folder``) of each of
+        ``suffixes``, the file as the loader's first argument."""
+        loaders = list(loaders)
+        for suffix in suffixes:
+            files = probe_files(folder, suffix)
+            for loader in loaders:
+                self.sweep(loader, 0, files)
+
+    def sweep_loop_options(
+        self, fn: Callable[..., Any], folder: str | os.PathLike, *args: Any, **kwargs: Any
+    ) -> None:
+        """Sweep the options a paperkit training loop takes, each with its wrong values (files under ``folder``):
+        ``log_dir`` a file, ``callbacks`` an int list and a float, ``checkpoint`` every wrong file kind (with
+        ``resume=True``) and ``checkpoint_every`` every wrong size; ``args`` and ``kwargs`` make a valid call."""
+        self.sweep(fn, "log_dir", [("a file", probe_files(folder, ".log")[3][1])], *args, **kwargs)
+        self.sweep(fn, "callbacks", [("int", [3]), ("float", 2.5)], *args, **kwargs)
+        self.sweep(fn, "checkpoint", probe_files(folder, ".state"), *args, **kwargs, resume=True)
+        self.sweep(fn, "checkpoint_every", probe_sizes(), *args, **kwargs)
 
     def check(self) -> None:
         """Fail listing every call that let something else escape (or returned NaN, or hung)."""
