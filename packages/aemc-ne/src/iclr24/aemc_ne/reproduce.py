@@ -20,9 +20,9 @@ import numpy as np
 from iclr24.paperkit import Calibration
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 
 from .completion import AEMC
 from .completion import AEMCNE
@@ -407,8 +407,12 @@ def run(cfg: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Neuron-Enhanced Autoencoder Matrix Completion and Collaborative Filtering",
     summary="an element-wise net g on each autoencoder output learns the response function: AEMC-NE vs AEMC",
+    run=run,
     data=("movielens-100k",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

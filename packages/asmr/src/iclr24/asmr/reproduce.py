@@ -18,10 +18,10 @@ import numpy as np
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import pinned_threads
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
@@ -418,7 +418,11 @@ def run(config: RunConfig, parts: tuple[str, ...] | None = None) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="ASMR: Activation-Sharing Multi-Resolution Coordinate Networks for Efficient Inference",
     summary="ASMR reaches SIREN-level fidelity at a near-constant, far smaller MAC count per point.",
+    run=run,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -32,10 +32,10 @@ import numpy as np
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 
 from .experiments import ExperimentConfig
 from .experiments import run_seed
@@ -534,11 +534,15 @@ def _mnist_k_star_claim(claims: ClaimSet, spec: ClaimSpec, results: list[dict]) 
     )
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Deep Generative Clustering with Multimodal Diffusion Variational Autoencoders",
     summary="a clustered prior on MMVAE+'s shared latent clusters multimodal data, picks K post hoc, "
     "and a DDPM refines its samples",
+    run=run,
     budgets={"full": 1800},  # 30 CPU minutes: this paper's effects need more training than ten give
     data=("mnist",),
     threads=1,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -25,11 +25,11 @@ from typing import Any
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import progress
 from iclr24.paperkit import run_claims
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.declare import package_paper
 
 from . import synthetic
 from .calibration import ACCURACY_POOL
@@ -736,9 +736,13 @@ def run(config: RunConfig) -> ClaimSet:
     return run_config(cfg, config)
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Faithful Rule Extraction for Differentiable Rule Learning Models",
     summary="Faithful extraction from DRUM gives rules that are sound and complete for the model; path-based "
     "extraction is not.",
+    run=run,
     data=REAL_KGS,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -18,10 +18,10 @@ from dataclasses import replace
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import progress
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 
 from .experiments import ATTENTION_VARIANTS
 from .experiments import CarrierTokenConfig
@@ -178,7 +178,11 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="FasterViT: Fast Vision Transformers with Hierarchical Attention",
     summary="The FasterViT family inside timm, with HAT as a plug-in block; parameter counts equal the official release.",
+    run=run,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

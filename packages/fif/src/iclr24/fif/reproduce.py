@@ -28,10 +28,10 @@ import torch
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import pinned_threads
 from iclr24.paperkit import progress
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.power import Calibration
 
 from .data import toy_splits
@@ -732,10 +732,14 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Lifting Architectural Constraints of Injective Flows",
     summary="free-form injective flows: an encoder/decoder pair trained by a one-probe maximum-likelihood surrogate",
+    run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )
 
 __all__ = [

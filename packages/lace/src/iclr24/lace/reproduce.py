@@ -27,8 +27,8 @@ import numpy as np
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
 
@@ -536,10 +536,13 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
-    summary="layout diffusion with alignment/overlap losses gives better-aligned layouts at the same fidelity",
+PAPER = Paper(
     name="lace",
+    title="Towards Aligned Layout Generation via Diffusion Model with Aesthetic Constraints",
+    summary="layout diffusion with alignment/overlap losses gives better-aligned layouts at the same fidelity",
+    run=run,
     budgets={"full": 1800},  # 30 CPU minutes allowed; evaluating the shipped checkpoints needs far less
+    paper_scale=paper_scale,
     threads=1,  # small models run fastest on one thread, and the pin keeps the numbers the same everywhere
+    claims=CLAIMS,
 )

@@ -25,9 +25,9 @@ import numpy as np
 import torch
 
 from iclr24.paperkit import ClaimSet
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.declare import package_paper
 
 from .claims_table import CLAIMS
 from .claims_table import DIGITS_CONVERGE_CALIBRATION
@@ -524,10 +524,14 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="What's in a Prior? Learned Proximal Networks for Inverse Problems",
     summary="Learned proximal networks are exact proximal operators of a learned prior that can be evaluated, "
     "and work as PnP denoisers.",
+    run=run,
     budgets={"full": 1800},  # 30 CPU minutes: this paper's effects need more training than ten give
     data=("mnist",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

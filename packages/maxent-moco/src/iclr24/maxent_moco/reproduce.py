@@ -18,11 +18,11 @@ import numpy as np
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import ensure_out_dir
 from iclr24.paperkit import progress
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.plots import pyplot
 from iclr24.paperkit.power import Calibration
 
@@ -581,8 +581,12 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Maximum Entropy Model Correction in Reinforcement Learning",
     summary="MoCoVI/MoCoDyna converge to the true values with an approximate model, faster than VI and "
     "model-based planning.",
+    run=run,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

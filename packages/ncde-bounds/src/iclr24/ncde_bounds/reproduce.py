@@ -26,10 +26,10 @@ import torch
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import progress
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.power import Calibration
 
 from .bounds import generalization_bound
@@ -746,11 +746,15 @@ def _cfg_dict(c: ReproConfig) -> dict:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="On the Generalization and Approximation Capacities of Neural Controlled Differential Equations",
     summary="NCDE error grows with sampling coarseness: trained models (paired seeds), the realised gap against a "
     "vacuous bound, oracle bias rates",
+    run=run,
     data=("basicmotions",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )
 
 __all__ = [

@@ -24,9 +24,9 @@ import torch
 from iclr24.paperkit import Calibration
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.data.folder import DataMissing
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.progress import progress as _progress
 
 from .data import make_opposing_digits
@@ -615,9 +615,13 @@ def _adam_claim(claims: ClaimSet, spec: ClaimSpec, res: dict, arts: dict) -> Non
     )
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Outliers with Opposing Signals Have an Outsized Effect on Neural Network Optimization",
     summary="paired outlier groups with a large shared feature drive GD's loss oscillations and edge of stability",
+    run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
     threads=1,  # GD at the edge of stability is chaotic: two threads followed another trajectory
+    claims=CLAIMS,
 )

@@ -31,10 +31,10 @@ import numpy as np
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import ensure_out_dir
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 
 from . import stats
 from .analysis import compare_personas
@@ -668,11 +668,14 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=PAPER_NAME,
+    title="Bias Runs Deep: Implicit Reasoning Biases in Persona-Assigned LLMs",
     summary="The persona-bias evaluation pipeline against any LLM endpoint recovers planted persona biases with the "
     "paper's statistics; SmolLM2-135M on real MMLU shows whether a tiny model's accuracy or abstentions move with "
     "the persona, at a stated detectable effect.",
-    name=PAPER_NAME,
+    run=run,
     data=("mmlu", "smollm2"),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

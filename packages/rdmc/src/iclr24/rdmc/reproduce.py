@@ -23,9 +23,9 @@ from typing import Any
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.power import Calibration
 
 from .comparison import ROWS_2D
@@ -668,7 +668,11 @@ def run(config: RunConfig, cfg: ComparisonConfig | None = None) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Reverse Diffusion Monte Carlo",
     summary="rdMC samples multimodal unnormalised densities better than Langevin (ULA/MALA) at equal oracle budget.",
+    run=run,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -20,11 +20,11 @@ from dataclasses import replace
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import pinned_threads as _pinned_threads
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.power import Calibration
 
 from .experiments import DEMO_METHODS
@@ -373,7 +373,11 @@ def _seeds_figure(results: list[dict]):
     return fig
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Test-Time Adaptation with CLIP Reward for Zero-Shot Generalization in Vision-Language Models",
     summary="episodic TTA of a CLIP policy by REINFORCE with a frozen, stronger CLIP's CLIPScore as the reward",
+    run=run,
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

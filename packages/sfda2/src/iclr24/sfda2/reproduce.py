@@ -32,11 +32,11 @@ import torch
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import progress
 from iclr24.paperkit import run_claims
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.power import Calibration
 
 from .adapt import VISDA
@@ -369,9 +369,13 @@ def run(cfg: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="SF(DA)^2: Source-free Domain Adaptation Through the Lens of Data Augmentation",
     summary="Source-free adaptation by spectral neighbourhood clustering plus implicit feature augmentation and "
     "feature disentanglement, checked against AaD on MNIST -> digits (and a synthetic digits shift).",
+    run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

@@ -23,11 +23,11 @@ from dataclasses import field
 
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import progress
 from iclr24.paperkit import run_claims
-from iclr24.paperkit.declare import package_paper
 from iclr24.paperkit.power import Calibration
 
 from .bench import SpeedClaimConfig
@@ -631,10 +631,13 @@ def run(config: RunConfig) -> ClaimSet:
     return claims
 
 
-# paper_scale: SRigL's ImageNet ResNet-50 run (paper_scale.py)
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name="srigl",
+    title="Dynamic Sparse Training with Structured Sparsity (SRigL)",
     summary="Constant fan-in structured sparse training with neuron ablation matches RigL's accuracy and condenses "
     "into fast small dense layers.",
+    run=run,
     data=("mnist",),  # section C (--full) reads MNIST from paperkit's data folder
+    paper_scale=paper_scale,  # SRigL's ImageNet ResNet-50 run (paper_scale.py)
+    claims=CLAIMS,
 )

@@ -23,10 +23,10 @@ import numpy as np
 from iclr24.paperkit import Calibration
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import pinned_threads
 from iclr24.paperkit import seed_everything
-from iclr24.paperkit.declare import package_paper
 
 from .data import TextDataset
 from .data import icd10cm_chapters
@@ -589,9 +589,13 @@ def _icd_task(claims: ClaimSet, cfg: RunConfig, c: ReproConfig, base: dict) -> N
     _claim_f(claims, r, details, row="icd_f")
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Interpreting fine-tuned transformer feature spaces with SUFO",
     summary="SUFO's probing, RSA, sparsification and outlier analyses show what pre-training and fine-tuning do to "
     "a transformer's feature space (all-MiniLM-L6-v2 offline).",
+    run=run,
     data=("smollm2",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

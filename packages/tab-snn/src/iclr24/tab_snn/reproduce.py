@@ -17,8 +17,8 @@ from dataclasses import replace
 from iclr24.paperkit import Calibration
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
-from iclr24.paperkit.declare import package_paper
 
 from .data import TemporalData
 from .data import seq_digits
@@ -367,8 +367,12 @@ def run(cfg: RunConfig) -> ClaimSet:
     return claims
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="TAB: Temporal Accumulated Batch Normalization in Spiking Neural Networks",
     summary="causal, accumulated per-step BN statistics beat tdBN/BNTT on inputs that drift over time",
+    run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )

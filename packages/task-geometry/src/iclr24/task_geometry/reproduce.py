@@ -24,9 +24,9 @@ import numpy as np
 from iclr24.paperkit import Calibration
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
+from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import atomic_write_json
-from iclr24.paperkit.declare import package_paper
 
 from .experiments import SweepConfig
 from .experiments import run_sweep
@@ -444,8 +444,12 @@ def _cnn_claim(claims: ClaimSet, spec: ClaimSpec, seeds: list[int], c: ReproConf
     )
 
 
-PAPER = package_paper(
-    __name__,
+PAPER = Paper(
+    name=NAME,
+    title="Task structure and nonlinearity jointly determine learned representational geometry",
     summary="Tanh students align their hidden kernel to the targets and disentangle them; ReLU keeps the input geometry",
+    run=run,
     data=("mnist",),
+    paper_scale=paper_scale,
+    claims=CLAIMS,
 )
