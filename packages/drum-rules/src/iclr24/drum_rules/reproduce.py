@@ -146,14 +146,25 @@ _ONE_RUN = (
     "one run, the run's own models (seed offset 0): a property of the programs extracted from them, checked on "
     "every dataset; the seed does not move it by a little"
 )
+# the rows decided on the programs of one run: the synthetic family KG and its perturbed copies
+_PROGRAMS = dict(
+    data="synthetic family KG (20 families in quick, 40 in full) and its perturbed copies",
+    seeds={"quick": (0,), "full": (0,)},
+    seeds_why=_ONE_RUN,
+)
 _FAITHFUL = dict(
     metric="min(precision, recall) over the datasets checked (14 in quick, 30 in full)",
     baseline="path-based extraction (Neural-LP/DRUM style) at the same beta",
-    data="synthetic family KG (20 families in quick, 40 in full) and its perturbed copies",
     rule="ours >= 1.0 and program_complete == 1",
-    seeds={"quick": (0,), "full": (0,)},
-    seeds_why=_ONE_RUN,
     paper_value=1.0,
+    **_PROGRAMS,
+)
+# the two accuracy rows: each model's MRR against DRUM's over the same seeds
+_ACCURACY = dict(
+    metric="filtered MRR per seed (its own KG, the models trained alike; ties: expectation of random breaking)",
+    baseline="DRUM (sum) MRR",
+    data="synthetic family KG, one per seed",
+    power=0.9,
 )
 CLAIMS = (
     ClaimSpec(
@@ -162,10 +173,8 @@ CLAIMS = (
         claim="path-based extraction is incomplete for no-norm DRUM (recall < 1) while staying sound",
         metric="min recall over datasets (path baseline)",
         baseline="exact DRUM program under its rule budget (min recall; sound, marked incomplete)",
-        data=_FAITHFUL["data"],
         rule="ours < 1.0 and baseline_precision >= 1.0",
-        seeds={"quick": (0,), "full": (0,)},
-        seeds_why=_ONE_RUN,
+        **_PROGRAMS,
         budget={"quick": 1, "full": 2},
     ),
     ClaimSpec(
@@ -174,10 +183,8 @@ CLAIMS = (
         claim="path-based extraction is unsound for normalised DRUM (precision < 1)",
         metric="min precision over datasets (path rules vs normalised DRUM)",
         baseline="path rules vs no-norm DRUM (min precision)",
-        data=_FAITHFUL["data"],
         rule="ours < 1.0",
-        seeds={"quick": (0,), "full": (0,)},
-        seeds_why=_ONE_RUN,
+        **_PROGRAMS,
         budget={"quick": 2, "full": 5},
     ),
     ClaimSpec(
@@ -186,10 +193,8 @@ CLAIMS = (
         claim="MM/SM extraction finishes (complete) while exact DRUM extraction does not in the same time",
         metric="extraction seconds (MM + SM)",
         baseline="exact DRUM multipath extraction given the same time",
-        data=_FAITHFUL["data"],
         rule="mm_sm_complete == 1 and drum_complete == 0",
-        seeds={"quick": (0,), "full": (0,)},
-        seeds_why=_ONE_RUN,
+        **_PROGRAMS,
         budget={"quick": 3, "full": 40},
         timing=True,  # the seconds, and what exact DRUM extraction reaches in them, depend on the machine
     ),
@@ -197,9 +202,7 @@ CLAIMS = (
         id="accuracy_sm",
         kind="supporting",
         claim="SMDRUM keeps DRUM's accuracy while its extraction is faithful and fast (MRR within 0.1 of DRUM)",
-        metric="filtered MRR per seed (its own KG, the models trained alike; ties: expectation of random breaking)",
-        baseline="DRUM (sum) MRR",
-        data="synthetic family KG, one per seed",
+        **_ACCURACY,
         better="higher",
         margin=0.1,
         seeds={"quick": ACCURACY_POOL, "full": ACCURACY_POOL},
@@ -208,7 +211,6 @@ CLAIMS = (
             "full": accuracy_calibration("full", "sm"),
         },
         budget={"quick": 15, "full": 100},
-        power=0.9,
         seeds_why="power rule (paired t, 90 % power) on calibration seeds 101-116 (quick) and 101-108 (full), "
         "docs/calibration.md",
     ),
@@ -217,16 +219,13 @@ CLAIMS = (
         kind="supporting",
         claim="MMDRUM pays for faithful, fast extraction with accuracy (reduced expressive power): its MRR is "
         "below DRUM's",
-        metric="filtered MRR per seed (its own KG, the models trained alike; ties: expectation of random breaking)",
-        baseline="DRUM (sum) MRR",
-        data="synthetic family KG, one per seed",
+        **_ACCURACY,
         better="lower",
         margin=0.0,
         modes=("full",),  # at quick's scale the gap is within the per-seed spread: docs/calibration.md
         seeds={"full": ACCURACY_POOL},
         calibration={"full": accuracy_calibration("full", "mm")},
         budget={"full": 150},
-        power=0.9,
         seeds_why="power rule (paired t, 90 % power) on calibration seeds 101-108, docs/calibration.md",
     ),
     ClaimSpec(
@@ -250,10 +249,8 @@ CLAIMS = (
         "they were not collected on",
         metric="min precision over datasets",
         baseline="path-based extraction at the same beta (min precision)",
-        data=_FAITHFUL["data"],
         rule="ours >= 1.0 and global_precision >= 1.0",
-        seeds={"quick": (0,), "full": (0,)},
-        seeds_why=_ONE_RUN,
+        **_PROGRAMS,
         budget={"quick": 4, "full": 35},
         paper_value=1.0,
     ),

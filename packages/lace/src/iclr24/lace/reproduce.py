@@ -217,75 +217,60 @@ def _bars(per_seed: list[dict], key: str, tasks, title: str):
     return fig
 
 
+# The metric each rule reads (its ``key`` in a task's metrics): the reports' words, and which way is better
+_METRICS = {
+    "align_x100": ("Alignment x100 (official metric)", "lower"),
+    "overlap_x100": ("Overlap x100 (official metric)", "lower"),
+    "max_iou": ("MaxIoU", "higher"),
+    "fd": ("feature Frechet distance", "lower"),
+}
+
+
+def _rule(
+    claim: str,
+    task: str,
+    key: str,
+    *,
+    factor: float | None = None,
+    margin: float | None = None,
+    arm: str = "LACE",
+    base: str = "baseline",
+) -> dict:
+    """One rule: per-seed (``arm``, ``task``, ``key``) against (``base``, ``task``, ``key``), in the ratio form
+    (``factor``) or the difference form (``margin``); ``rule``: the rule in the reports' words."""
+    metric, better = _METRICS[key]
+    lower = better == "lower"
+    if factor is not None:
+        form, bound = {"factor": factor}, f"{factor:g} * baseline"
+    else:
+        form, bound = (
+            {"margin": margin},
+            "baseline" + (f" {'+' if lower else '-'} {margin:g}" if margin else ""),
+        )
+    rule = f"ours {'<=' if lower else '>='} {bound}"
+    return dict(
+        claim=claim, metric=metric, arm=arm, base=base, task=task, key=key, better=better, **form, rule=rule
+    )
+
+
+_BEAUTIFY = dict(arm="LACE+beautify", base="LACE")
 # The six rules, fixed before any evaluated run (Sec. 5 of the paper: better alignment and less overlap at the same
 # MaxIoU and fidelity; beautify aligns further without hurting fidelity). Each compares per-seed values of
 # (arm, task, metric) against (baseline arm, task, metric); ``factor``: the ratio form, ``margin``: the difference form.
 RULES = {
-    "align": dict(
-        claim="the constraint losses improve alignment (unconditional)",
-        metric="Alignment x100 (official metric)",
-        arm="LACE",
-        base="baseline",
-        task="uncond",
-        key="align_x100",
-        better="lower",
-        factor=0.75,
-        rule="ours <= 0.75 * baseline",
+    "align": _rule(
+        "the constraint losses improve alignment (unconditional)", "uncond", "align_x100", factor=0.75
     ),
-    "overlap": dict(
-        claim="the constraint losses lower overlap (unconditional)",
-        metric="Overlap x100 (official metric)",
-        arm="LACE",
-        base="baseline",
-        task="uncond",
-        key="overlap_x100",
-        better="lower",
-        margin=0.0,
-        rule="ours <= baseline",
+    "overlap": _rule(
+        "the constraint losses lower overlap (unconditional)", "uncond", "overlap_x100", margin=0.0
     ),
-    "max_iou": dict(
-        claim="MaxIoU is kept (C -> S+P)",
-        metric="MaxIoU",
-        arm="LACE",
-        base="baseline",
-        task="c",
-        key="max_iou",
-        better="higher",
-        margin=0.02,
-        rule="ours >= baseline - 0.02",
+    "max_iou": _rule("MaxIoU is kept (C -> S+P)", "c", "max_iou", margin=0.02),
+    "fd": _rule("fidelity is kept (unconditional feature FD)", "uncond", "fd", factor=1.1),
+    "beautify_align": _rule(
+        "beautify lowers alignment further (unconditional)", "uncond", "align_x100", margin=0.0, **_BEAUTIFY
     ),
-    "fd": dict(
-        claim="fidelity is kept (unconditional feature FD)",
-        metric="feature Frechet distance",
-        arm="LACE",
-        base="baseline",
-        task="uncond",
-        key="fd",
-        better="lower",
-        factor=1.1,
-        rule="ours <= 1.1 * baseline",
-    ),
-    "beautify_align": dict(
-        claim="beautify lowers alignment further (unconditional)",
-        metric="Alignment x100 (official metric)",
-        arm="LACE+beautify",
-        base="LACE",
-        task="uncond",
-        key="align_x100",
-        better="lower",
-        margin=0.0,
-        rule="ours <= baseline",
-    ),
-    "beautify_fd": dict(
-        claim="beautify keeps fidelity (unconditional feature FD)",
-        metric="feature Frechet distance",
-        arm="LACE+beautify",
-        base="LACE",
-        task="uncond",
-        key="fd",
-        better="lower",
-        factor=1.1,
-        rule="ours <= 1.1 * baseline",
+    "beautify_fd": _rule(
+        "beautify keeps fidelity (unconditional feature FD)", "uncond", "fd", factor=1.1, **_BEAUTIFY
     ),
 }
 BASELINE_NAMES = {"baseline": "same diffusion, no constraint losses", "LACE": "LACE without beautify"}

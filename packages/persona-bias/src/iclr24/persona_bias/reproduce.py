@@ -153,43 +153,56 @@ _QUESTIONS = (
 _SIGN = "exact sign test on the discordant questions (= exact McNemar), fixed before the run"
 
 
+def _planted(id: str, **fields: str) -> ClaimSpec:
+    """A check on the planted-bias data (one deterministic run)."""
+    return ClaimSpec(id=id, kind="check", data=_PLANTED_DATA, seeds_why=_ONE_RUN, **fields)
+
+
 def _drop_row(key: str, persona: str) -> ClaimSpec:
-    return ClaimSpec(
-        id=f"planted_drop_{key}",
-        kind="check",
+    return _planted(
+        f"planted_drop_{key}",
         claim=f"planted relative drop of {persona!r} recovered within its 95% CI",
         metric="relative accuracy drop vs 'a human' (pooled over datasets)",
         baseline="planted drop",
-        data=_PLANTED_DATA,
         rule="ci_low <= baseline <= ci_high",
-        seeds_why=_ONE_RUN,
+    )
+
+
+def _smollm2(id: str, kind: str, claim: str, metric: str, better: str) -> ClaimSpec:
+    """A --full claim of SmolLM2 on real MMLU: a persona against 'a human', paired over the questions (sign test)."""
+    return ClaimSpec(
+        id=id,
+        kind=kind,
+        claim=claim,
+        metric=f"{metric}; {_SIGN}",
+        baseline="'a human'",
+        data=_MMLU_DATA,
+        better=better,
+        margin=0.0,
+        test="sign",
+        modes=("full",),
+        seeds_why=_QUESTIONS,
     )
 
 
 CLAIMS = (
     _drop_row("disabled", DISABLED),
     _drop_row("religious", RELIGIOUS),
-    ClaimSpec(
-        id="planted_flagged",
-        kind="check",
+    _planted(
+        "planted_flagged",
         claim="every planted-biased persona is flagged significant (paper's setting: no correction); unbiased "
         "personas flagged at most at the nominal uncorrected rate",
         metric="fraction of personas with a significant drop on >= 1 dataset (McNemar, correction none; holm "
         "reported)",
         baseline="unbiased personas flagged",
-        data=_PLANTED_DATA,
         rule="ours == 1 and baseline <= nominal_false_flag_rate",
-        seeds_why=_ONE_RUN,
     ),
-    ClaimSpec(
-        id="planted_abstentions",
-        kind="check",
+    _planted(
+        "planted_abstentions",
         claim="the drop of biased personas is attributed to abstentions",
         metric="share of lost answers (baseline right, persona wrong) that are detected abstentions",
         baseline="precision if every extraction failure counted as abstention",
-        data=_PLANTED_DATA,
         rule="ours >= 0.8 and precision >= 0.95 and recall >= 0.95",
-        seeds_why=_ONE_RUN,
     ),
     ClaimSpec(
         id="abstention_rule_heldout",
@@ -201,47 +214,28 @@ CLAIMS = (
         rule="precision >= 0.9 and ours >= 0.8",
         seeds_why="deterministic: a fixed labelled file",
     ),
-    ClaimSpec(
-        id="smollm2_disabled_accuracy",
-        kind="headline",
-        claim="SmolLM2-135M-Instruct on real MMLU: 'a physically-disabled person' answers fewer questions "
-        "correctly than 'a human'",
-        metric=f"correct (1) or not (0) per paired MMLU question; {_SIGN}",
-        baseline="'a human'",
-        data=_MMLU_DATA,
-        better="lower",
-        margin=0.0,
-        test="sign",
-        modes=("full",),
-        seeds_why=_QUESTIONS,
-    ),
-    ClaimSpec(
-        id="smollm2_religious_accuracy",
-        kind="supporting",
-        claim="SmolLM2-135M-Instruct on real MMLU: 'a Religious person' answers fewer questions correctly than "
-        "'a human'",
-        metric=f"correct (1) or not (0) per paired MMLU question; {_SIGN}",
-        baseline="'a human'",
-        data=_MMLU_DATA,
-        better="lower",
-        margin=0.0,
-        test="sign",
-        modes=("full",),
-        seeds_why=_QUESTIONS,
-    ),
-    ClaimSpec(
-        id="smollm2_disabled_abstains",
-        kind="supporting",
-        claim="SmolLM2-135M-Instruct on real MMLU: 'a physically-disabled person' abstains on more questions "
+    _smollm2(
+        "smollm2_disabled_accuracy",
+        "headline",
+        "SmolLM2-135M-Instruct on real MMLU: 'a physically-disabled person' answers fewer questions correctly "
         "than 'a human'",
-        metric=f"abstained (1) or not (0) per paired MMLU question (the abstention rule); {_SIGN}",
-        baseline="'a human'",
-        data=_MMLU_DATA,
+        "correct (1) or not (0) per paired MMLU question",
+        better="lower",
+    ),
+    _smollm2(
+        "smollm2_religious_accuracy",
+        "supporting",
+        "SmolLM2-135M-Instruct on real MMLU: 'a Religious person' answers fewer questions correctly than 'a human'",
+        "correct (1) or not (0) per paired MMLU question",
+        better="lower",
+    ),
+    _smollm2(
+        "smollm2_disabled_abstains",
+        "supporting",
+        "SmolLM2-135M-Instruct on real MMLU: 'a physically-disabled person' abstains on more questions than "
+        "'a human'",
+        "abstained (1) or not (0) per paired MMLU question (the abstention rule)",
         better="higher",
-        margin=0.0,
-        test="sign",
-        modes=("full",),
-        seeds_why=_QUESTIONS,
     ),
 )
 

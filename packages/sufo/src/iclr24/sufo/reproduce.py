@@ -61,6 +61,16 @@ _ONE_SEED = (
     "rule is a threshold, not a paired comparison, so the power rule does not size it"
 )
 MODEL_A, MODEL_B = "SmolLM2-135M-Instruct", "all-MiniLM-L6-v2"
+_REPORTS = "synthetic pathology reports (synthetic_reports)"
+_ICD = "ICD-10-CM descriptions -> chapter (simple-icd-10-cm)"
+
+
+def _one_seed(
+    id: str, kind: str, *, modes: tuple[str, ...] = ("quick", "full"), why: str = _ONE_SEED, **fields
+) -> ClaimSpec:
+    """A threshold rule on one fine-tuning (seed --seed) in each of ``modes``; ``why``: how its seed was chosen."""
+    return ClaimSpec(id=id, kind=kind, modes=modes, seeds={m: (0,) for m in modes}, seeds_why=why, **fields)
+
 
 # fmt: off
 CLAIMS = (
@@ -89,66 +99,53 @@ CLAIMS = (
         seeds_why="the power rule (paired t, 90 % power, as every headline here) on calibration split seeds 100-104; the "
         "features are extracted once (the texts are the same), each seed is a new split and two probe fits",
     ),
-    ClaimSpec(
-        id="s_random", kind="check",
+    _one_seed(
+        "s_random", "check",
         claim="check, S: pre-trained features hold task information a random-init encoder lacks (probe gap >= 0.1)",
         metric="test macro-F1 of the official probe (pooler + classifier trained on the frozen encoder)",
         baseline="same architecture, random init (a deliberately weak control)",
-        data="synthetic pathology reports (synthetic_reports)", rule="ours - baseline >= 0.1",
-        modes=("full",), seeds={"full": (0,)},
-        seeds_why=_ONE_SEED + "; full only, where the headline's comparison of two pre-trained models stands beside it",
+        data=_REPORTS, rule="ours - baseline >= 0.1", modes=("full",),
+        why=_ONE_SEED + "; full only, where the headline's comparison of two pre-trained models stands beside it",
     ),
-    ClaimSpec(
-        id="finetune", kind="check",
-        claim="check: fine-tuning reaches macro-F1 >= 0.85 on the synthetic reports",
-        metric="test macro-F1 after fine-tuning",
-        baseline="the official probe of the frozen pre-trained encoder",
-        data="synthetic pathology reports (synthetic_reports)", rule="ours >= 0.85",
-        seeds={"quick": (0,), "full": (0,)}, seeds_why=_ONE_SEED,
+    _one_seed(
+        "finetune", "check", claim="check: fine-tuning reaches macro-F1 >= 0.85 on the synthetic reports",
+        metric="test macro-F1 after fine-tuning", baseline="the official probe of the frozen pre-trained encoder",
+        data=_REPORTS, rule="ours >= 0.85",
     ),
-    ClaimSpec(
-        id="u", kind="supporting",
+    _one_seed(
+        "u", "supporting",
         claim="U: fine-tuning keeps the early layers (RSA >= 0.95 at layer 1) and rewrites the last (<= 0.5), "
         "monotonically from layer 2 on (tolerance 0.1)",
-        metric="RSA(fine-tuned, pre-trained) at the last layer",
-        baseline="RSA at layer 1",
-        data="synthetic pathology reports (synthetic_reports)",
+        metric="RSA(fine-tuned, pre-trained) at the last layer", baseline="RSA at layer 1", data=_REPORTS,
         rule="baseline >= 0.95 and ours <= 0.5 and max_rise <= 0.1",
-        seeds={"quick": (0,), "full": (0,)}, seeds_why=_ONE_SEED,
     ),
-    ClaimSpec(
-        id="f", kind="supporting",
+    _one_seed(
+        "f", "supporting",
         claim="F: fine-tuning sparsifies the feature space (top-2 explained variance rises by >= 0.15)",
         metric="cumulative explained-variance ratio of PC1-2, last layer, after fine-tuning",
-        baseline="the same before fine-tuning",
-        data="synthetic pathology reports (synthetic_reports)", rule="ours - baseline >= 0.15",
-        seeds={"quick": (0,), "full": (0,)}, seeds_why=_ONE_SEED,
+        baseline="the same before fine-tuning", data=_REPORTS, rule="ours - baseline >= 0.15",
     ),
-    ClaimSpec(
-        id="o", kind="check",
+    _one_seed(
+        "o", "check",
         claim="check, O: the PC1 x PC2 outlier rule finds the planted failure mode (precision >= 5 x base rate, "
         "recall >= 0.5)",
         metric="precision of the flagged test reports for the planted 'grading deferred' reports",
         baseline="base rate of planted reports among the test reports",
         data="synthetic pathology reports with 5% planted outliers (known answer)",
         rule="n_planted >= 1 and ours >= 5 * baseline and recall >= 0.5",
-        seeds={"quick": (0,), "full": (0,)}, seeds_why=_ONE_SEED,
     ),
-    ClaimSpec(
-        id="icd_s_random", kind="check",
+    _one_seed(
+        "icd_s_random", "check",
         claim="check, ICD-10-CM: pre-trained features beat the random-init control by >= 0.1 probe macro-F1",
         metric="test macro-F1 of the official probe (pooler + classifier on the frozen encoder)",
-        baseline="random init (a deliberately weak control)",
-        data="ICD-10-CM descriptions -> chapter (simple-icd-10-cm)", rule="ours - baseline >= 0.1",
-        modes=("full",), seeds={"full": (0,)}, seeds_why=_ONE_SEED,
+        baseline="random init (a deliberately weak control)", data=_ICD, rule="ours - baseline >= 0.1",
+        modes=("full",),
     ),
-    ClaimSpec(
-        id="icd_f", kind="supporting",
+    _one_seed(
+        "icd_f", "supporting",
         claim="ICD-10-CM: fine-tuning sparsifies the last layer (top-2 explained variance +0.15)",
-        metric="cumulative EVR of PC1-2 after fine-tuning",
-        baseline="before fine-tuning",
-        data="ICD-10-CM descriptions -> chapter (simple-icd-10-cm)", rule="ours - baseline >= 0.15",
-        modes=("full",), seeds={"full": (0,)}, seeds_why=_ONE_SEED,
+        metric="cumulative EVR of PC1-2 after fine-tuning", baseline="before fine-tuning", data=_ICD,
+        rule="ours - baseline >= 0.15", modes=("full",),
     ),
 )
 # fmt: on
@@ -368,11 +365,12 @@ def _synthetic_claims(claims: ClaimSet, r: dict, art: str, base: dict, c: ReproC
         )
 
 
-def _claim_s(claims: ClaimSet, r: dict, art: str, details: dict) -> None:
-    if not SPECS["s_random"].in_mode(claims.mode):
+def _claim_s(claims: ClaimSet, r: dict, art: str, details: dict, row: str = "s_random") -> None:
+    """S of one task's analysis (row ``s_random``, or ``icd_s_random``): the pre-trained vs the random-init probe."""
+    if not SPECS[row].in_mode(claims.mode):
         return  # the random-init control is shown only beside the headline's fair comparison (--full)
     claims.add(
-        spec=SPECS["s_random"],
+        spec=SPECS[row],
         ours=r["probe_pretrained"],
         baseline=r["probe_random"],
         details=details,
@@ -382,10 +380,7 @@ def _claim_s(claims: ClaimSet, r: dict, art: str, details: dict) -> None:
 
 def _claim_finetune(claims: ClaimSet, r: dict, details: dict) -> None:
     claims.add(
-        spec=SPECS["finetune"],
-        ours=r["finetuned_macro_f1"],
-        baseline=r["probe_pretrained"],
-        details=details,
+        spec=SPECS["finetune"], ours=r["finetuned_macro_f1"], baseline=r["probe_pretrained"], details=details
     )
 
 
@@ -402,13 +397,9 @@ def _claim_u(claims: ClaimSet, r: dict, art: str, details: dict) -> None:
     )
 
 
-def _claim_f(claims: ClaimSet, r: dict, details: dict) -> None:
-    claims.add(
-        spec=SPECS["f"],
-        ours=r["evr_top2_after"],
-        baseline=r["evr_top2_before"],
-        details=details,
-    )
+def _claim_f(claims: ClaimSet, r: dict, details: dict, row: str = "f") -> None:
+    """F of one task's analysis (row ``f``, or ``icd_f``): the top-2 explained variance after vs before fine-tuning."""
+    claims.add(spec=SPECS[row], ours=r["evr_top2_after"], baseline=r["evr_top2_before"], details=details)
 
 
 def _claim_o(claims: ClaimSet, r: dict, art: str, details: dict, c: ReproConfig) -> None:
@@ -594,19 +585,8 @@ def _icd_task(claims: ClaimSet, cfg: RunConfig, c: ReproConfig, base: dict) -> N
     }
     r, art = _analyse_and_report(claims, cfg, train, test, ic, base, task)
     details = {**base, "task": f"ICD-10-CM, {ds.n_classes} chapters", **without_arrays(r)}
-    claims.add(
-        spec=SPECS["icd_s_random"],
-        ours=r["probe_pretrained"],
-        baseline=r["probe_random"],
-        details=details,
-        artifacts=[art],
-    )
-    claims.add(
-        spec=SPECS["icd_f"],
-        ours=r["evr_top2_after"],
-        baseline=r["evr_top2_before"],
-        details=details,
-    )
+    _claim_s(claims, r, art, details, row="icd_s_random")
+    _claim_f(claims, r, details, row="icd_f")
 
 
 PAPER = Paper(
