@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from iclr24.fastervit.train import TrainConfig
+from iclr24.fastervit.train import _decay_groups
 from iclr24.fastervit.train import _lr_at
 from iclr24.fastervit.train import train
 
@@ -75,3 +76,23 @@ def test_torchrun_two_processes(tmp_path):
     assert metrics["world_size"] == 2
     assert metrics["final"]["n"] == 360  # the validation split is covered once across both ranks
     assert proc.stdout.count("checkpoint in") == 1  # the summary from rank 0 only
+
+
+def test_weight_decay_skips_biases_norms_and_layer_scale_gammas():
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 4)
+            self.norm = torch.nn.LayerNorm(4)
+            self.gamma_1 = torch.nn.Parameter(torch.ones(2, 4))  # a 2-D layer scale: no decay by its name
+
+    m = Block()
+    decay, no_decay = _decay_groups(m, 0.05)
+    assert decay["weight_decay"] == 0.05 and no_decay["weight_decay"] == 0.0
+    assert [id(p) for p in decay["params"]] == [id(m.fc.weight)]
+    assert {id(p) for p in no_decay["params"]} == {
+        id(m.fc.bias),
+        id(m.norm.weight),
+        id(m.norm.bias),
+        id(m.gamma_1),
+    }

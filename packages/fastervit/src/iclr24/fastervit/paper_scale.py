@@ -31,6 +31,7 @@ from iclr24.paperkit.scale import steps_per_epoch
 
 from .data import image_folder_datasets
 from .train import PAPER_TRAINING
+from .train import _decay_groups
 from .train import _lr_at
 from .train import _regularisers
 
@@ -103,11 +104,7 @@ def paper_scale(
         model = model.to(memory_format=torch.channels_last)  # the official channels_last: true
     model.train()
     mixup, erase, ema = _regularisers(tcfg, len(names), model, dev)
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if p.ndim <= 1 or "gamma" in name else decay).append(p)
-    groups = [{"params": decay, "weight_decay": tcfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=cfg.lr)
+    opt = torch.optim.AdamW(_decay_groups(model, tcfg.weight_decay), lr=cfg.lr)
     total, warmup = cfg.paper_steps, cfg.warmup_epochs * cfg.steps_per_epoch
     state = {"step": warmup}  # a step just after the warm-up (the cost is the same at any step)
 

@@ -130,6 +130,15 @@ def build_datasets(
     return image_folder_datasets(data, img_size=img_size, seed=seed, rand_augment=rand_augment)
 
 
+def _decay_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
+    """AdamW's two parameter groups, as the official optimiser factory splits them: biases, norms and the
+    layer-scale gammas (1-D, or named ``gamma``) get no weight decay, every other tensor ``weight_decay``."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (no_decay if p.ndim <= 1 or "gamma" in name else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
 def _lr_at(step: int, total: int, warmup: int, base: float, min_lr: float) -> float:
     """Linear warm-up then cosine decay to ``min_lr``."""
     if step < warmup:
@@ -361,13 +370,7 @@ def train(
             val_dl = DataLoader(
                 val_ds, batch_size=cfg.batch_size, sampler=val_sampler, num_workers=cfg.num_workers
             )
-        decay, no_decay = [], []
-        for name, p in model.named_parameters():
-            (no_decay if p.ndim <= 1 or "gamma" in name else decay).append(p)
-        opt = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=cfg.base_lr(info.world_size),
-        )
+        opt = torch.optim.AdamW(_decay_groups(model, cfg.weight_decay), lr=cfg.base_lr(info.world_size))
         try:
             n_batches = len(train_dl)
         except TypeError:  # an iterable dataset
