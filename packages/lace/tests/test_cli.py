@@ -207,7 +207,7 @@ def test_train_flags_reach_the_model_config(tmp_path, capsys):
 
 def test_cli_defaults_are_the_configs():
     from iclr24.lace.cli import app
-    from iclr24.lace.diffusion import LaceConfig
+    from iclr24.lace.model import LaceConfig
 
     # the network size, batch and steps are train's own CPU sizes (its recorded training commands rely on them)
     sizes = ("dim", "heads", "layers", "ff", "batch_size", "steps")

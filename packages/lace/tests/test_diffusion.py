@@ -4,7 +4,6 @@ import pytest
 import torch
 
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.lace.diffusion import LaceConfig
 from iclr24.lace.diffusion import condition_mask
 from iclr24.lace.diffusion import ddim_sample
 from iclr24.lace.diffusion import ddim_step
@@ -16,6 +15,7 @@ from iclr24.lace.diffusion import train
 from iclr24.lace.diffusion import training_loss
 from iclr24.lace.layout import encode_layout
 from iclr24.lace.layout import finalize
+from iclr24.lace.model import LaceConfig
 from iclr24.lace.schedule import alphas_cumprod
 from iclr24.lace.schedule import cosine_betas
 
@@ -106,7 +106,7 @@ def test_global_alignment_in_training_and_frozen_time_table():
     loss, parts = training_loss(model, tok, cfg, g)
     assert torch.isfinite(loss) and parts["constraint"] >= 0
     # the frozen sinusoidal timestep table does not move in training
-    from iclr24.lace.diffusion import make_model
+    from iclr24.lace.model import make_model
 
     assert torch.equal(model.blocks[0].ada.emb.weight, make_model(cfg).blocks[0].ada.emb.weight)
 
@@ -200,7 +200,7 @@ def test_ema_weights_follow_the_moving_average():
     raw, _ = train(LaceConfig(**TINY), tok, seed=0, steps=3)
     slow, _ = train(LaceConfig(**TINY, ema=0.999999), tok, seed=0, steps=3)
     torch.manual_seed(0)
-    from iclr24.lace.diffusion import make_model
+    from iclr24.lace.model import make_model
 
     init = make_model(LaceConfig(**TINY))
     for p0, pe in zip(init.parameters(), slow.parameters(), strict=True):

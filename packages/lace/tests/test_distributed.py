@@ -7,7 +7,8 @@ import json, sys
 import torch
 from iclr24.paperkit.distributed import cleanup_distributed, init_distributed
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.lace.diffusion import LaceConfig, train
+from iclr24.lace.diffusion import train
+from iclr24.lace.model import LaceConfig
 from iclr24.lace.layout import encode_layout
 
 info = init_distributed()

@@ -15,12 +15,12 @@ from iclr24.lace.constraints import overlap_loss
 from iclr24.lace.constraints import overlap_score
 from iclr24.lace.constraints import pairwise_iou
 from iclr24.lace.data import synthetic_aligned_layouts
-from iclr24.lace.diffusion import LaceConfig
 from iclr24.lace.diffusion import constraint_term
-from iclr24.lace.diffusion import make_model
 from iclr24.lace.layout import encode_layout
 from iclr24.lace.layout import finalize
 from iclr24.lace.layout import labels_from_names
+from iclr24.lace.model import LaceConfig
+from iclr24.lace.model import make_model
 from iclr24.lace.model import sinusoidal_positions
 from iclr24.lace.schedule import alphas_cumprod
 from iclr24.lace.schedule import constraint_weight

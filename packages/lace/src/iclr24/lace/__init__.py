@@ -9,10 +9,8 @@ from .constraints import overlap_score
 from .constraints import pairwise_iou
 from .data import synthetic_aligned_layouts
 from .diffusion import TASKS
-from .diffusion import LaceConfig
 from .diffusion import generate
 from .diffusion import load_checkpoint
-from .diffusion import make_model
 from .diffusion import save_checkpoint
 from .diffusion import train
 from .diffusion import training_loss
@@ -27,7 +25,9 @@ from .layout import labels_from_names
 from .metrics import feature_fd
 from .metrics import layout_metrics
 from .metrics import max_iou
+from .model import LaceConfig
 from .model import LayoutDenoiser
+from .model import make_model
 from .official import load_any_checkpoint
 from .official import load_official_checkpoint
 from .real_data import CATEGORIES as REAL_CATEGORIES

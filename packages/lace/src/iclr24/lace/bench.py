@@ -9,11 +9,11 @@ from iclr24.paperkit.bench import BenchReport
 from iclr24.paperkit.bench import benchmark
 
 from .beautify import beautify
-from .diffusion import LaceConfig
 from .diffusion import ddim_sample
-from .diffusion import make_model
 from .diffusion import training_loss
 from .layout import encode_layout
+from .model import LaceConfig
+from .model import make_model
 
 
 def _layouts(n: int, L: int, seed: int = 0):

@@ -18,8 +18,8 @@ from iclr24.paperkit.cli import positive_int
 from iclr24.paperkit.errors import InputError
 
 from .bench import run_benchmarks
-from .diffusion import LaceConfig
 from .layout import DEFAULT_CATEGORIES
+from .model import LaceConfig
 from .reproduce import PAPER
 
 app = App("lace", PAPER.title)

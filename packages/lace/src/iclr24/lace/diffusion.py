@@ -8,10 +8,6 @@ b_hat = clamp(x0_hat[bbox], -1, 1) / 2 + 0.5; w(t) = 0.96^(t+1).
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from dataclasses import dataclass
-from dataclasses import field
-
 import numpy as np
 import torch
 
@@ -19,7 +15,6 @@ from iclr24.paperkit.distributed import rank_and_world
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.errors import InputFolderError
-from iclr24.paperkit.errors import check_choice
 from iclr24.paperkit.errors import check_finite
 from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
@@ -29,12 +24,12 @@ from iclr24.paperkit.resume import check_checkpoint_arg
 from .constraints import alignment_loss
 from .constraints import global_alignment_loss
 from .constraints import overlap_loss
-from .layout import DEFAULT_CATEGORIES
 from .layout import as_layouts
 from .layout import encode_layout
 from .layout import finalize
+from .model import LaceConfig
 from .model import LayoutDenoiser
-from .model import sinusoidal_positions
+from .model import make_model
 from .schedule import alphas_cumprod
 from .schedule import constraint_weight
 from .schedule import cosine_betas
@@ -43,8 +38,6 @@ from .schedule import refinement_timesteps
 
 __all__ = [
     "TASKS",
-    "LaceConfig",
-    "make_model",
     "condition_mask",
     "predict_x0",
     "ddim_step",
@@ -59,103 +52,6 @@ __all__ = [
 ]
 
 TASKS = ("uncond", "c", "cwh", "complete", "refine")
-ALIGN_TYPES = ("local", "global")
-TIME_EMBEDDINGS = ("learned", "sinusoidal")
-REC_LOSSES = ("unclamped", "clamped")
-
-
-@dataclass
-class LaceConfig:
-    """Defaults: a CPU scale (d = 64, 3 layers, 4 heads, FF 128, lr 5e-4); the official PubLayNet model is
-    d = 1024, 16 heads, 4 layers, FF 2048, lr 1e-5, batch 256, 100 DDIM steps."""
-
-    categories: tuple[str, ...] = DEFAULT_CATEGORIES
-    max_elements: int = 12
-    dim: int = 64
-    heads: int = 4
-    layers: int = 3
-    ff: int = 128
-    num_timesteps: int = 1000
-    align_weight: float = 1.0  # lambda_a (0 = the no-constraint baseline)
-    overlap_weight: float = 1.0  # lambda_o (0 on Rico in the official code)
-    align_scale: float = 20.0  # the 'local' alignment loss is 20 * Align
-    # the official --align_type: 'local' (20 * Align) or 'global' (mean_alignment_error)
-    align_type: str = "local"
-    # 'learned': the official default nn.Embedding(T, d) per AdaLN; 'sinusoidal': the official backbone's
-    # 'adalayernorm_abs' option (a fixed SinusoidalPosEmb(T, d)), kept in the same table, frozen
-    time_embedding: str = "learned"
-    # L_rec on x0_hat's boxes: 'unclamped' as the official train.py (line 165), or 'clamped' to [-1, 1] first
-    rec_loss: str = "unclamped"
-    # the 'local' alignment loss's partners: False (this package's default) only real elements, as the paper's
-    # Align; True as the official util/constraint.py layout_alignment, which masks only the rows (X[~mask] = 1), so
-    # the padding slots' predicted boxes stay partners of every real element (see the README for why not default)
-    align_padding_partners: bool = False
-    complete_keep: float = 0.2  # rand_fix: each real element kept with probability u * 0.2, u ~ U(0, 1)
-    # completion keeps the first real element of every layout besides rand_fix's draw (this package's default), so
-    # the task always has a condition; False: the official rand_fix alone, which may keep no element at all
-    complete_keep_first: bool = True
-    lr: float = 5e-4
-    batch_size: int = 64
-    steps: int = 2000
-    grad_clip: float = 1.0
-    # exponential moving average of the weights used for sampling (0 = off: the official evaluation, which updates
-    # an EMA with mu = 0.9999 but never applies it)
-    ema: float = 0.0
-    ddim_steps: int = 50
-    extra: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.categories, str) or not all(isinstance(c, str) for c in self.categories):
-            raise InputError(f"categories must be a sequence of names, got {describe(self.categories)}")
-        self.categories = tuple(self.categories)
-        if len(self.categories) < 1 or len(set(self.categories)) != len(self.categories):
-            raise InputError(f"categories must be distinct names, got {self.categories!r}")
-        limits = {"max_elements": 10**4, "dim": 2**16, "heads": 1024, "layers": 1024, "ff": 2**18}
-        limits.update(batch_size=2**20, steps=10**9, ddim_steps=10**6, num_timesteps=10**6)
-        for n, top in limits.items():
-            check_int(getattr(self, n), f"LaceConfig.{n}", minimum=1, maximum=top)
-        if self.dim % self.heads:
-            raise InputError(f"LaceConfig.dim {self.dim} must be divisible by heads {self.heads}")
-        for n in ("align_weight", "overlap_weight", "align_scale", "grad_clip"):
-            check_float(getattr(self, n), f"LaceConfig.{n}", minimum=0)
-        check_float(self.complete_keep, "LaceConfig.complete_keep", minimum=0, maximum=1)
-        for n in ("align_padding_partners", "complete_keep_first"):
-            if not isinstance(getattr(self, n), bool):
-                raise InputError(f"LaceConfig.{n} must be True or False, got {describe(getattr(self, n))}")
-        check_choice(self.align_type, "align_type", ALIGN_TYPES)
-        check_choice(self.rec_loss, "rec_loss", REC_LOSSES)
-        check_choice(self.time_embedding, "time_embedding", TIME_EMBEDDINGS)
-        check_float(self.ema, "ema", minimum=0, maximum=1, open_max=True)
-        check_float(self.lr, "lr", minimum=0, maximum=1, open_min=True, open_max=True)
-
-    @property
-    def num_classes(self) -> int:
-        return len(self.categories)
-
-    @property
-    def seq_dim(self) -> int:
-        return self.num_classes + 5
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def make_model(cfg: LaceConfig) -> LayoutDenoiser:
-    """The denoiser of ``cfg``; with ``time_embedding='sinusoidal'`` every AdaLN's timestep table holds the fixed
-    sinusoidal embedding of t (argument 4000 t / T, as the official ``SinusoidalPosEmb(T, d)``) and is frozen."""
-    if not isinstance(cfg, LaceConfig):
-        raise InputError(f"cfg must be a LaceConfig, got {describe(cfg)}")
-    model = LayoutDenoiser(
-        cfg.seq_dim, cfg.max_elements, cfg.dim, cfg.heads, cfg.layers, cfg.ff, cfg.num_timesteps
-    )
-    model.lace_config = LaceConfig(**cfg.to_dict())  # a copy: what save_pretrained writes into config.json
-    if cfg.time_embedding == "sinusoidal":
-        table = sinusoidal_positions(cfg.num_timesteps, cfg.dim, 4000.0 / cfg.num_timesteps)
-        for blk in model.blocks:
-            with torch.no_grad():
-                blk.ada.emb.weight.copy_(table)
-            blk.ada.emb.weight.requires_grad_(False)
-    return model
 
 
 def _ab(cfg: LaceConfig) -> torch.Tensor:

@@ -150,7 +150,7 @@ def load_any_checkpoint(
 
 
 def _from_object(p: Path, obj, categories, heads: int, ddim_steps: int):
-    from .diffusion import LaceConfig
+    from .model import LaceConfig
     from .real_data import CATEGORIES
     from .real_data import MAX_ELEMENTS
 

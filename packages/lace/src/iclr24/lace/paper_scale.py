@@ -30,9 +30,9 @@ import torch
 from iclr24.paperkit import PaperScale
 from iclr24.paperkit.scale import ScaleRun
 
-from .diffusion import make_model
 from .diffusion import training_loss
 from .layout import encode_layout
+from .model import make_model
 from .real_data import CATEGORIES
 from .real_data import MAX_ELEMENTS
 from .real_data import load_official_layouts

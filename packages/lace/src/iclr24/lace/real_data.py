@@ -261,7 +261,7 @@ def load_official_layouts(
 def real_config(dataset: str = "publaynet", **overrides):
     """A :class:`~iclr24.lace.LaceConfig` for a real dataset: its categories, 25 elements, and the official
     per-dataset constraint weights (overlap 0 on Rico, as the authors train it); ``overrides`` win."""
-    from .diffusion import LaceConfig
+    from .model import LaceConfig
 
     name = dataset_name(dataset)
     kw = dict(categories=CATEGORIES[name], max_elements=MAX_ELEMENTS)
