@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -269,6 +270,39 @@ class DigitsConfig:
     extra: dict = field(default_factory=dict)
 
 
+def _train_lpn_and_l2(
+    cfg: DigitsConfig | MnistConfig,
+    train_x: torch.Tensor,
+    make_lpn: Callable[[], nn.Module],
+    make_baseline: Callable[[], nn.Module],
+    show_progress: bool,
+) -> tuple[nn.Module, nn.Module, int, float, float]:
+    """Train the LPN on the official schedule (``pretrain_steps`` of l1, then ``num_stages`` proximal-matching
+    stages of ``stage_steps``) and the unconstrained baseline on the same steps with l2 at lr 1e-3. Each model is
+    built right after seeding torch (``seed``, then ``seed + 1``). Returns ``(lpn, baseline, steps, lpn seconds,
+    baseline seconds)``."""
+    total = cfg.pretrain_steps + cfg.num_stages * cfg.stage_steps
+    tc = TrainConfig(
+        num_steps=total,
+        num_steps_pretrain=cfg.pretrain_steps,
+        num_stages=cfg.num_stages,
+        batch_size=cfg.batch_size,
+        sigma_noise=cfg.sigma,
+        seed=cfg.seed,
+    )
+    torch.manual_seed(cfg.seed)
+    lpn = make_lpn()
+    t0 = time.perf_counter()
+    train(lpn, train_x, tc, show_progress=show_progress)
+    t_lpn = time.perf_counter() - t0
+    torch.manual_seed(cfg.seed + 1)
+    base = make_baseline()
+    t0 = time.perf_counter()
+    train(base, train_x, replace(tc, loss="l2", lr=1e-3, seed=cfg.seed + 1), show_progress=show_progress)
+    t_base = time.perf_counter() - t0
+    return lpn, base, total, t_lpn, t_base
+
+
 def run_digits(cfg: DigitsConfig, show_progress: bool = False, studies: bool = True) -> dict[str, Any]:
     """Train the LPN (official schedule) and the unconstrained l2 baseline on digits; measure denoising PSNR, the
     prior under noise and convex mixes, and PnP-PGD inpainting.
@@ -279,25 +313,13 @@ def run_digits(cfg: DigitsConfig, show_progress: bool = False, studies: bool = T
     and every number it returns are the same as with ``studies=True``."""
     train_x, test_x = digits_split(1500, seed=cfg.seed)
     test_x = test_x[: cfg.n_test]
-    total = cfg.pretrain_steps + cfg.num_stages * cfg.stage_steps
-    torch.manual_seed(cfg.seed)
-    lpn = MLPLPN(in_dim=64, hidden=cfg.hidden, layers=cfg.layers, beta=cfg.beta, alpha=cfg.alpha)
-    tc = TrainConfig(
-        num_steps=total,
-        num_steps_pretrain=cfg.pretrain_steps,
-        num_stages=cfg.num_stages,
-        batch_size=cfg.batch_size,
-        sigma_noise=cfg.sigma,
-        seed=cfg.seed,
-    )  # gamma_min = 0.08*sqrt(64)
-    t0 = time.perf_counter()
-    train(lpn, train_x, tc, show_progress=show_progress)
-    t_lpn = time.perf_counter() - t0
-    torch.manual_seed(cfg.seed + 1)
-    base = UnconstrainedDenoiser(64, cfg.hidden, cfg.layers, cfg.beta)
-    t0 = time.perf_counter()
-    train(base, train_x, replace(tc, loss="l2", lr=1e-3, seed=cfg.seed + 1), show_progress=show_progress)
-    t_base = time.perf_counter() - t0
+    lpn, base, total, t_lpn, t_base = _train_lpn_and_l2(
+        cfg,
+        train_x,
+        lambda: MLPLPN(in_dim=64, hidden=cfg.hidden, layers=cfg.layers, beta=cfg.beta, alpha=cfg.alpha),
+        lambda: UnconstrainedDenoiser(64, cfg.hidden, cfg.layers, cfg.beta),
+        show_progress,
+    )  # the schedule's gamma_min = 0.08*sqrt(64)
 
     ev: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -523,25 +545,13 @@ def train_mnist(cfg: MnistConfig, train_x: torch.Tensor, show_progress: bool = F
     """Train ConvLPN28 (official schedule) and the unconstrained conv baseline (l2, lr 1e-3, same steps) on
     ``train_x`` ``(N, 1, 28, 28)``: what ``lpn train --arch conv28`` / ``--arch conv-denoiser`` do, in-process."""
     train_x = train_x[: cfg.n_train]
-    total = cfg.pretrain_steps + cfg.num_stages * cfg.stage_steps
-    tc = TrainConfig(
-        num_steps=total,
-        num_steps_pretrain=cfg.pretrain_steps,
-        num_stages=cfg.num_stages,
-        batch_size=cfg.batch_size,
-        sigma_noise=cfg.sigma,
-        seed=cfg.seed,
+    lpn, base, total, t_lpn, t_base = _train_lpn_and_l2(
+        cfg,
+        train_x,
+        lambda: ConvLPN28(hidden=cfg.hidden, beta=cfg.beta, alpha=cfg.alpha),
+        lambda: ConvDenoiser(1, cfg.baseline_hidden, 5, cfg.beta),
+        show_progress,
     )
-    torch.manual_seed(cfg.seed)
-    lpn = ConvLPN28(hidden=cfg.hidden, beta=cfg.beta, alpha=cfg.alpha)
-    t0 = time.perf_counter()
-    train(lpn, train_x, tc, show_progress=show_progress)
-    t_lpn = time.perf_counter() - t0
-    torch.manual_seed(cfg.seed + 1)
-    base = ConvDenoiser(1, cfg.baseline_hidden, 5, cfg.beta)
-    t0 = time.perf_counter()
-    train(base, train_x, replace(tc, loss="l2", lr=1e-3, seed=cfg.seed + 1), show_progress=show_progress)
-    t_base = time.perf_counter() - t0
     return {
         "lpn": lpn.eval(),
         "baseline": base.eval(),
