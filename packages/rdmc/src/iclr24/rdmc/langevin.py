@@ -83,6 +83,30 @@ def _init(
     return float(init_std) * torch.randn(n, d, generator=gen, dtype=dtype, device=device), gen
 
 
+def _sample_info(
+    method: str,
+    n: int,
+    counted: CountedTarget,
+    t0: float,
+    steps: int,
+    h: float,
+    seed: int,
+    init_std: float,
+    x_init,
+    **extras: Any,
+) -> SampleInfo:
+    """The ``SampleInfo`` of a baseline run: its oracle counts, the seconds since ``t0`` and its config."""
+    return SampleInfo(
+        method=method,
+        n=n,
+        grad_calls=counted.grad_calls,
+        logp_calls=counted.logp_calls,
+        seconds=time.perf_counter() - t0,
+        config=dict(steps=steps, step_size=h, seed=seed, init_std=init_std if x_init is None else None),
+        extras=extras,
+    )
+
+
 def ula(
     target: Target,
     n: int,
@@ -116,15 +140,7 @@ def ula(
             if on:
                 log(step, {"grad_norm": float(g.norm(dim=-1).mean()), "grad_calls": counted.grad_calls})
         log.close({"grad_calls": counted.grad_calls})
-    info = SampleInfo(
-        method="ula",
-        n=n,
-        grad_calls=counted.grad_calls,
-        logp_calls=counted.logp_calls,
-        seconds=time.perf_counter() - t0,
-        config=dict(steps=steps, step_size=h, seed=seed, init_std=init_std if x_init is None else None),
-    )
-    return x, info
+    return x, _sample_info("ula", n, counted, t0, steps, h, seed, init_std, x_init)
 
 
 def mala(
@@ -171,13 +187,6 @@ def mala(
                 calls = {"grad_calls": counted.grad_calls, "logp_calls": counted.logp_calls}
                 log(step, {"acceptance": rate, **calls})
         log.close({"acceptance_rate": acc_total / steps, "grad_calls": counted.grad_calls})
-    info = SampleInfo(
-        method="mala",
-        n=n,
-        grad_calls=counted.grad_calls,
-        logp_calls=counted.logp_calls,
-        seconds=time.perf_counter() - t0,
-        config=dict(steps=steps, step_size=h, seed=seed, init_std=init_std if x_init is None else None),
-        extras={"acceptance_rate": acc_total / steps},
+    return x, _sample_info(
+        "mala", n, counted, t0, steps, h, seed, init_std, x_init, acceptance_rate=acc_total / steps
     )
-    return x, info

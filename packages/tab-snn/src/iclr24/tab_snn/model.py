@@ -48,13 +48,25 @@ def _check_common(T: int, norm: str) -> None:
 
 
 def _check_conv_args(
-    num_classes: object, in_channels: object, input_size: object, width: object, dropout: object
-):
+    T: object,
+    norm: object,
+    num_classes: object,
+    in_channels: object,
+    input_size: object,
+    width: object,
+    dropout: object,
+) -> None:
+    """The checks of the two conv nets (VGG-9 and ResNet-19 both shrink the image side by 8)."""
+    _check_common(T, norm)
     check_int(num_classes, "num_classes", minimum=1, maximum=2**20)
     check_int(in_channels, "in_channels", minimum=1, maximum=2**12)
     check_int(input_size, "input_size", minimum=8, maximum=2**12)
     check_float(width, "width", minimum=0, maximum=64, open_min=True)
     check_float(dropout, "dropout", minimum=0, maximum=1, open_max=True)
+    if input_size % 8 != 0 or input_size < 8:
+        raise InputError(f"input_size must be a multiple of 8 (the net shrinks it by 8), got {input_size}")
+    if not width > 0:
+        raise InputError(f"width must be > 0, got {width}")
 
 
 class _SpikingNet(nn.Module):
@@ -148,6 +160,17 @@ def _conv_norm(cin: int, cout: int, T: int, norm: str, *, stride: int = 1, k: in
     )
 
 
+def _fc_head(
+    channels: int, input_size: int, hidden: int, num_classes: int, dropout: float
+) -> tuple[SeqToANN, SeqToANN]:
+    """The classifier of the conv nets on the flattened ``channels x (input_size/8)^2`` features:
+    Dropout + FC ``hidden``, then Dropout + FC classes."""
+    flat = channels * (input_size // 8) ** 2
+    fc1 = SeqToANN(nn.Dropout(dropout), nn.Linear(flat, hidden))
+    fc2 = SeqToANN(nn.Dropout(dropout), nn.Linear(hidden, num_classes))
+    return fc1, fc2
+
+
 def _init_convs(model: nn.Module) -> None:
     for m in model.modules():
         if isinstance(m, nn.Conv2d):
@@ -179,13 +202,8 @@ class SpikingVGG9(PretrainedMixin, _SpikingNet):
         dropout: float = 0.25,
     ) -> None:
         super().__init__()
-        _check_common(T, norm)
-        _check_conv_args(num_classes, in_channels, input_size, width, dropout)
+        _check_conv_args(T, norm, num_classes, in_channels, input_size, width, dropout)
         self.in_channels, self.input_size = in_channels, input_size
-        if input_size % 8 != 0 or input_size < 8:
-            raise InputError(f"input_size must be a multiple of 8 (three 2x2 poolings), got {input_size}")
-        if not width > 0:
-            raise InputError(f"width must be > 0, got {width}")
         self.T, self.static_dims, self.norm = T, 3, norm.lower()
         layers: list[nn.Module] = []
         c = in_channels
@@ -197,10 +215,7 @@ class SpikingVGG9(PretrainedMixin, _SpikingNet):
             layers += [*_conv_norm(c, cout, T, norm), LIF(tau, v_th, gamma=gamma)]
             c = cout
         self.features = nn.Sequential(*layers)
-        flat = c * (input_size // 8) ** 2
-        hidden = max(1, round(1024 * width))
-        self.fc1 = SeqToANN(nn.Dropout(dropout), nn.Linear(flat, hidden))
-        self.fc2 = SeqToANN(nn.Dropout(dropout), nn.Linear(hidden, num_classes))
+        self.fc1, self.fc2 = _fc_head(c, input_size, max(1, round(1024 * width)), num_classes, dropout)
         _init_convs(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -251,13 +266,8 @@ class SpikingResNet19(PretrainedMixin, _SpikingNet):
         dropout: float = 0.25,
     ) -> None:
         super().__init__()
-        _check_common(T, norm)
-        _check_conv_args(num_classes, in_channels, input_size, width, dropout)
+        _check_conv_args(T, norm, num_classes, in_channels, input_size, width, dropout)
         self.in_channels, self.input_size = in_channels, input_size
-        if input_size % 8 != 0 or input_size < 8:
-            raise InputError(f"input_size must be a multiple of 8, got {input_size}")
-        if not width > 0:
-            raise InputError(f"width must be > 0, got {width}")
         self.T, self.static_dims, self.norm = T, 3, norm.lower()
         chans = [max(1, round(c * width)) for c in (128, 256, 512)]
         self.stem = nn.Sequential(*_conv_norm(in_channels, chans[0], T, norm), LIF(tau, v_th, gamma=gamma))
@@ -270,10 +280,7 @@ class SpikingResNet19(PretrainedMixin, _SpikingNet):
                 c = cout
         self.layers = nn.Sequential(*layers)
         self.pool = SeqToANN(nn.AvgPool2d(2))
-        flat = c * (input_size // 8) ** 2
-        hidden = max(1, round(256 * width))
-        self.fc1 = SeqToANN(nn.Dropout(dropout), nn.Linear(flat, hidden))
-        self.fc2 = SeqToANN(nn.Dropout(dropout), nn.Linear(hidden, num_classes))
+        self.fc1, self.fc2 = _fc_head(c, input_size, max(1, round(256 * width)), num_classes, dropout)
         _init_convs(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -344,6 +344,19 @@ def _ridge_solve(XtX: np.ndarray, Xty: np.ndarray, lam: float | np.ndarray) -> n
     return np.linalg.solve(XtX + reg, Xty[..., None])[..., 0]
 
 
+def _ccgp_inputs(Z, cond, dichotomy, classifier, n_conditions, max_splits, n_train_per_side, C, ridge, seed):
+    """The checked inputs of both CCGP estimators: ``(classifier, X, c, P, y_cond, splits)``, where ``y_cond``
+    labels each condition by its side of the dichotomy (1 for side B) and ``splits`` are the training splits."""
+    classifier = _check_classifier(classifier)
+    _check_fit(C, ridge, seed)
+    X, c, P = _trials(Z, cond, n_conditions, 2)
+    A, B = _dichotomy(dichotomy, P)
+    splits = _ccgp_splits(A, B, max_splits, seed, n_train_per_side)
+    y_cond = np.zeros(P)
+    y_cond[B] = 1
+    return classifier, X, c, P, y_cond, splits
+
+
 def ccgp(
     Z: object,
     cond: object,
@@ -366,14 +379,10 @@ def ccgp(
     ``P/2 - 1`` is Bernardi et al.'s leave-one-condition-out-per-side variant, under which any factorised
     geometry scores 1 (with ``P/4`` some splits confound the variable with another one).
     """
-    classifier = _check_classifier(classifier)
-    _check_fit(C, ridge, seed)
-    X, c, P = _trials(Z, cond, n_conditions, 2)
-    A, B = _dichotomy(dichotomy, P)
+    classifier, X, c, P, y_cond, splits = _ccgp_inputs(
+        Z, cond, dichotomy, classifier, n_conditions, max_splits, n_train_per_side, C, ridge, seed
+    )
     # Eq. (M4): CCGP = mean over splits of the held-out-condition accuracy of a classifier fit on the chosen ones
-    splits = _ccgp_splits(A, B, max_splits, seed, n_train_per_side)
-    y_cond = np.zeros(P)
-    y_cond[B] = 1
     if classifier == "svc":
         return _ccgp_loop(X, c, P, y_cond, splits, "svc", C, ridge, seed)
     Xa = np.concatenate([X, np.ones((X.shape[0], 1))], axis=1)
@@ -430,13 +439,9 @@ def ccgp_naive(
     seed: int = 0,
 ) -> float:
     """Eq. (M4) by a plain loop that refits each split from its raw trials (reference and benchmark baseline)."""
-    classifier = _check_classifier(classifier)
-    _check_fit(C, ridge, seed)
-    X, c, P = _trials(Z, cond, n_conditions, 2)
-    A, B = _dichotomy(dichotomy, P)
-    y_cond = np.zeros(P)
-    y_cond[B] = 1
-    splits = _ccgp_splits(A, B, max_splits, seed, n_train_per_side)
+    classifier, X, c, P, y_cond, splits = _ccgp_inputs(
+        Z, cond, dichotomy, classifier, n_conditions, max_splits, n_train_per_side, C, ridge, seed
+    )
     return _ccgp_loop(X, c, P, y_cond, splits, classifier, C, ridge, seed)
 
 
