@@ -2,8 +2,8 @@ import pytest
 
 from iclr24.opposing_signals.eos import edge_of_stability_report
 from iclr24.opposing_signals.eos import loss_increase_steps
-from iclr24.opposing_signals.training import History
-from iclr24.opposing_signals.training import TrainConfig
+from iclr24.opposing_signals.train import History
+from iclr24.opposing_signals.train import TrainConfig
 
 
 def test_loss_increase_steps():

@@ -11,7 +11,7 @@ from iclr24.opposing_signals.groups import membership_frequency
 from iclr24.opposing_signals.groups import pearson
 from iclr24.opposing_signals.groups import top_k_precision
 from iclr24.opposing_signals.tracking import LossTracker
-from iclr24.opposing_signals.training import make_mlp
+from iclr24.opposing_signals.train import make_mlp
 
 
 def test_sin_antiphase_correlation_is_minus_one():

@@ -9,8 +9,8 @@ from iclr24.opposing_signals.tracking import loss_changes
 from iclr24.opposing_signals.tracking import mean_loss
 from iclr24.opposing_signals.tracking import per_example_loss
 from iclr24.opposing_signals.tracking import top_k_indices
-from iclr24.opposing_signals.training import make_mlp
-from iclr24.opposing_signals.training import train
+from iclr24.opposing_signals.train import make_mlp
+from iclr24.opposing_signals.train import train
 
 
 def _data(n=12, seed=0):
@@ -186,7 +186,7 @@ def test_physical_batches_give_the_one_pass_run(optimizer):
 
 def test_sharpness_on_a_fixed_subset():
     from iclr24.opposing_signals.hessian import sharpness
-    from iclr24.opposing_signals.training import sharpness_indices
+    from iclr24.opposing_signals.train import sharpness_indices
 
     x, y = _double_data(12)
     m = make_mlp(5, 8, 2, 3, seed=5).double()

@@ -2,9 +2,9 @@ import pytest
 import torch
 
 from iclr24.opposing_signals.tracking import mean_loss
-from iclr24.opposing_signals.training import gd_step
-from iclr24.opposing_signals.training import make_mlp
-from iclr24.opposing_signals.training import train
+from iclr24.opposing_signals.train import gd_step
+from iclr24.opposing_signals.train import make_mlp
+from iclr24.opposing_signals.train import train
 
 
 @pytest.mark.parametrize("momentum", [0.0, 0.9])

@@ -21,11 +21,11 @@ from .linear import scalar_net_hessian
 from .tracking import LossTracker
 from .tracking import mean_loss
 from .tracking import per_example_loss
-from .training import MLP
-from .training import History
-from .training import TrainConfig
-from .training import make_mlp
-from .training import train
+from .train import MLP
+from .train import History
+from .train import TrainConfig
+from .train import make_mlp
+from .train import train
 
 __all__ = [
     "LossTracker",

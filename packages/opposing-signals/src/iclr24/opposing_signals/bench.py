@@ -31,8 +31,8 @@ from .hessian import top_eigenvalue
 from .tracking import LossTracker
 from .tracking import mean_loss
 from .tracking import per_example_loss
-from .training import make_mlp
-from .training import train
+from .train import make_mlp
+from .train import train
 
 __all__ = ["run_benchmarks"]
 

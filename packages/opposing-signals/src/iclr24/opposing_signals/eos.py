@@ -60,7 +60,7 @@ def edge_of_stability_report(
     tol: float = 0.01,
     crossing: float = 0.9,
 ) -> EoSReport:
-    """Report on a :class:`~.training.History` (or any object with ``loss``, ``sharpness``, ``sharpness_steps``).
+    """Report on a :class:`~.train.History` (or any object with ``loss``, ``sharpness``, ``sharpness_steps``).
 
     ``late_from``: the step from which the "late" sharpness median is taken (default: the last two thirds of the
     run). ``first_crossing_step``: the first measured step with sharpness >= ``crossing x threshold``.
@@ -69,7 +69,7 @@ def edge_of_stability_report(
         lr = history.config.lr
         momentum = history.config.momentum
     thr = stability_threshold(lr, momentum)
-    from .training import History
+    from .train import History
 
     if not isinstance(history, History):
         raise InputError(f"history must be the History that train() returns, got {describe(history)}")

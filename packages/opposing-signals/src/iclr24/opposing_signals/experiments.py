@@ -31,10 +31,10 @@ from .groups import group_mean_changes
 from .groups import top_k_precision
 from .tracking import LossTracker
 from .tracking import check_labels
-from .training import TrainConfig
-from .training import _check_xy
-from .training import make_mlp
-from .training import train
+from .train import TrainConfig
+from .train import _check_xy
+from .train import make_mlp
+from .train import train
 
 __all__ = ["ExperimentConfig", "run_experiment"]
 
@@ -97,7 +97,7 @@ def run_experiment(
     ``group_a``/``group_b``: training indices of two known groups (the planted ones), for precision and, when both
     are non-empty, corr and amplitude (a control with the signal on one group only passes an empty ``group_b``).
     The summary is JSON-serialisable: config, loss curve, sharpness, group curves, found groups, measurements.
-    ``callbacks`` / ``log_dir``: :func:`~.training.train`'s step hook and metrics folder. The trained MLP is
+    ``callbacks`` / ``log_dir``: :func:`~.train.train`'s step hook and metrics folder. The trained MLP is
     ``tracker.model`` (``tracker.model.save_pretrained(dir)`` saves it as a model folder).
     """
     cfg = config or ExperimentConfig()

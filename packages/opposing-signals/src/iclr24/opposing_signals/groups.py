@@ -267,7 +267,7 @@ def group_gradient_cosine(
     model: nn.Module, x: Tensor, y: Tensor, group_a: Tensor, group_b: Tensor, loss: str = "mse"
 ) -> float:
     """``cos(grad L_A, grad L_B)`` of the two groups' mean losses at the model's current parameters."""
-    from .training import _check_xy
+    from .train import _check_xy
 
     if not isinstance(model, nn.Module):
         raise InputError(f"model must be an nn.Module, got {describe(model)}")

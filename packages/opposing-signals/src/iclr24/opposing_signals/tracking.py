@@ -146,7 +146,7 @@ class LossTracker:
     losses at the model's current parameters when ``step % every == 0``; a training loop that already has the
     per-example losses of the full data (full-batch GD) passes them as ``losses=`` and no extra pass runs.
     ``physical_batch_size``: the evaluation pass goes through the model that many examples at a time.
-    ``loss`` is also the loss :func:`~.training.train` trains with when it gets this tracker and no ``loss=``.
+    ``loss`` is also the loss :func:`~.train.train` trains with when it gets this tracker and no ``loss=``.
     """
 
     def __init__(
