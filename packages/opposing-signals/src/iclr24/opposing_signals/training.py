@@ -37,6 +37,7 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.io import fields_dict
 from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.tracking import StepLog
 
@@ -248,17 +249,7 @@ class History:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        cfg = dict(self.config.__dict__)
-        if isinstance(cfg.get("sharpness_subset"), tuple):
-            cfg["sharpness_subset"] = list(cfg["sharpness_subset"])
-        return {
-            "config": cfg,
-            "loss": self.loss,
-            "accuracy": self.accuracy,
-            "sharpness": self.sharpness,
-            "sharpness_steps": self.sharpness_steps,
-            "seconds": self.seconds,
-        }
+        return {**fields_dict(self), "config": fields_dict(self.config)}
 
 
 def _check_xy(x: object, y: object) -> tuple[Tensor, Tensor]:
