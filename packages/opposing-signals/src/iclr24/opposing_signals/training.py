@@ -240,6 +240,7 @@ class History:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
+        """The record as plain data, the config as a dict of its fields (``sharpness_subset`` a list)."""
         return {**fields_dict(self), "config": fields_dict(self.config)}
 
 
