@@ -32,6 +32,7 @@ from .io import atomic_write_bytes
 from .io import atomic_write_json
 from .io import atomic_write_text
 from .io import ensure_out_dir
+from .io import fields_dict
 from .paired import paired_verdict
 from .paper import Paper
 from .paper import run_claims
@@ -90,6 +91,7 @@ __all__ = [
     "ensure_out_dir",
     "evaluate_rule",
     "facts_to_markdown",
+    "fields_dict",
     "is_quiet",
     "load_train_state",
     "load_checkpoint",

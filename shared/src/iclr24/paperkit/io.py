@@ -1,12 +1,16 @@
-"""Atomic file writing: a result file is either the old one or the complete new one, never half written."""
+"""Atomic file writing: a result file is either the old one or the complete new one, never half written; and
+:func:`fields_dict`, the plain-data form of a result dataclass that such a file holds."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ __all__ = [
     "readable_file",
     "read_text",
     "input_file_errors",
+    "fields_dict",
 ]
 
 
@@ -195,3 +200,25 @@ def read_text(
             f"{what} {p} is not {encoding} text (byte {e.start}, line {line}): a binary file, or another encoding",
             p,
         ) from None
+
+
+def fields_dict(
+    obj: Any, leave_out: Iterable[str] = (), rename: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The fields of the dataclass instance ``obj`` as a dict, in field order, ready for JSON: the body of a result's
+    ``to_dict``. ``leave_out``: fields not written (a tensor, a model); ``rename``: field name -> key, for a key
+    that differs from its field. A tuple value becomes a list; every other value is taken as it is (not copied,
+    not converted: unlike :func:`dataclasses.asdict`, a nested object stays as it is)."""
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        raise TypeError(f"fields_dict needs a dataclass instance, got {type(obj).__name__}")
+    fields = dataclasses.fields(obj)
+    skip, keys = set(leave_out), dict(rename or {})
+    unknown = sorted((skip | set(keys)) - {f.name for f in fields})
+    if unknown:
+        raise ValueError(f"{type(obj).__name__} has no field(s) {unknown}")
+    out: dict[str, Any] = {}
+    for f in fields:
+        if f.name not in skip:
+            v = getattr(obj, f.name)
+            out[keys.get(f.name, f.name)] = list(v) if isinstance(v, tuple) else v
+    return out

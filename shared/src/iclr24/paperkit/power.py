@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
+from .io import fields_dict
 from .paired import CONFIDENCE
 from .paired import TESTS
 from .paired import binomial_half_tail
@@ -156,14 +157,7 @@ class Calibration:
             raise ValueError("a calibration must say when and where it was measured (measured='...')")
 
     def to_dict(self) -> dict:
-        return {
-            "seeds": list(self.seeds),
-            "ours": list(self.ours),
-            "baseline": list(self.baseline),
-            "seconds_per_seed": self.seconds_per_seed,
-            "measured": self.measured,
-            "note": self.note,
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True)
@@ -187,21 +181,7 @@ class PowerPlan:
     calibration: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {
-            "decidable": self.decidable,
-            "seeds": self.seeds,
-            "needed_seeds": self.needed_seeds,
-            "needed_seconds": self.needed_seconds,
-            "reason": self.reason,
-            "calibrated_mean": self.mean,
-            "calibrated_sd": self.sd,
-            "power": self.power,
-            "min_seeds": self.min_seeds,
-            "max_seeds": self.max_seeds,
-            "budget_seconds": self.budget_seconds,
-            "seconds_per_seed": self.seconds_per_seed,
-            "calibration": self.calibration,
-        }
+        return fields_dict(self, rename={"mean": "calibrated_mean", "sd": "calibrated_sd"})
 
 
 def _positive(name: str, v: float) -> float:

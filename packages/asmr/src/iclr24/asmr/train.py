@@ -27,6 +27,7 @@ from iclr24.paperkit.errors import check_float
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import check_tensor
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.io import fields_dict
 from iclr24.paperkit.resume import check_checkpoint_arg
 from iclr24.paperkit.tracking import StepLog
 
@@ -141,16 +142,8 @@ class FitResult:
     prediction: torch.Tensor | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        return {
-            "psnr": self.psnr,
-            "ssim": self.ssim,
-            "best_psnr": self.best_psnr,
-            "final_loss": self.final_loss,
-            "steps": self.steps,
-            "seconds": self.seconds,
-            "seconds_per_step": self.seconds_per_step,
-            "cpu_seconds": self.cpu_seconds,
-        }
+        """The numbers, without the loss curve and the prediction."""
+        return fields_dict(self, leave_out=("losses", "prediction"))
 
 
 def signal_from_points(points: object, data_shape: Sequence[int], dim_out: int) -> torch.Tensor:

@@ -11,6 +11,7 @@ import torch.nn as nn
 
 from iclr24.paperkit.errors import check_int
 from iclr24.paperkit.errors import check_layer_widths
+from iclr24.paperkit.nets import mlp_layers
 
 __all__ = ["MAX_WIDTH", "MLPDecoder", "MLPEncoder"]
 
@@ -56,12 +57,7 @@ class MLPDecoder(nn.Module):
         super().__init__()
         _check_widths(in_dim=in_dim, out_dim=out_dim)
         check_layer_widths(hidden, maximum=MAX_WIDTH)
-        layers, prev = [], in_dim
-        for h in hidden:
-            layers += [nn.Linear(prev, h), nn.ReLU()]
-            prev = h
-        layers.append(nn.Linear(prev, out_dim))
-        self.net = nn.Sequential(*layers)
+        self.net = nn.Sequential(*mlp_layers(in_dim, hidden, out_dim))
         self.in_dim, self.out_shape = in_dim, (out_dim,)
 
     def forward(self, zw: torch.Tensor) -> torch.Tensor:

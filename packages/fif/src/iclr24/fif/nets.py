@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from iclr24.paperkit.errors import InputError
+from iclr24.paperkit.nets import mlp_layers
 
 __all__ = [
     "ResidualBlock",
@@ -43,13 +44,7 @@ class ResidualBlock(nn.Module):
 
     def __init__(self, dim: int, widths: Sequence[int]):
         super().__init__()
-        layers: list[nn.Module] = []
-        d_in = dim
-        for w in _check_widths(widths):
-            layers += [nn.Linear(d_in, w), nn.SiLU()]
-            d_in = w
-        layers.append(nn.Linear(d_in, dim))
-        self.net = nn.Sequential(*layers)
+        self.net = nn.Sequential(*mlp_layers(dim, _check_widths(widths), dim, nn.SiLU))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + self.net(x)

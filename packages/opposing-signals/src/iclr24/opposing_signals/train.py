@@ -37,6 +37,8 @@ from torch import nn
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import describe
+from iclr24.paperkit.io import fields_dict
+from iclr24.paperkit.nets import mlp_layers
 from iclr24.paperkit.pretrained import PretrainedMixin
 from iclr24.paperkit.tracking import StepLog
 
@@ -69,16 +71,6 @@ def _check_mlp_sizes(d_in: object, width: object, depth: object, n_classes: obje
             raise InputError(f"{name} must be an int in [1, {1024 if name == 'depth' else 2**17}], got {v!r}")
 
 
-def _mlp_layers(d_in: int, width: int, depth: int, n_classes: int) -> list[nn.Module]:
-    layers: list[nn.Module] = []
-    prev = d_in
-    for _ in range(depth):
-        layers += [nn.Linear(prev, width), nn.ReLU()]
-        prev = width
-    layers.append(nn.Linear(prev, n_classes))
-    return layers
-
-
 class MLP(PretrainedMixin, nn.Sequential):
     """The ``nn.Sequential`` :func:`make_mlp` returns (same layers and state-dict keys), checking its input first:
     a ``(N, d_in)`` floating tensor of the weights' dtype, else one InputError (not torch's addmm message).
@@ -106,7 +98,7 @@ class MLP(PretrainedMixin, nn.Sequential):
         _check_mlp_sizes(*sizes)
         with torch.random.fork_rng():
             torch.manual_seed(0)
-            super().__init__(*_mlp_layers(d_in, width, depth, n_classes))
+            super().__init__(*mlp_layers(d_in, [width] * depth, n_classes))
 
     def pretrained_config(self) -> dict:
         """The sizes that rebuild this MLP; only the ``make_mlp`` architecture (Linear, ReLU, ..., Linear)."""
@@ -148,7 +140,7 @@ def make_mlp(
     _check_mlp_sizes(d_in, width, depth, n_classes)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return MLP(*_mlp_layers(d_in, width, depth, n_classes))
+        return MLP(*mlp_layers(d_in, [width] * depth, n_classes))
 
 
 @dataclass(frozen=True)
@@ -248,17 +240,8 @@ class History:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        cfg = dict(self.config.__dict__)
-        if isinstance(cfg.get("sharpness_subset"), tuple):
-            cfg["sharpness_subset"] = list(cfg["sharpness_subset"])
-        return {
-            "config": cfg,
-            "loss": self.loss,
-            "accuracy": self.accuracy,
-            "sharpness": self.sharpness,
-            "sharpness_steps": self.sharpness_steps,
-            "seconds": self.seconds,
-        }
+        """The record as plain data, the config as a dict of its fields (``sharpness_subset`` a list)."""
+        return {**fields_dict(self), "config": fields_dict(self.config)}
 
 
 def _check_xy(x: object, y: object) -> tuple[Tensor, Tensor]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.io import fields_dict
 
 from . import stats
 from .scoring import detect_abstention
@@ -178,10 +179,7 @@ class DetectorScore:
 
     def to_dict(self) -> dict:
         return {
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "tn": self.tn,
+            **fields_dict(self),
             "precision": self.precision,
             "recall": self.recall,
             "precision_ci": list(self.precision_ci),

@@ -54,6 +54,13 @@ class BudgetSettings:
     lipschitz: float | None = None
 
 
+def _inner_chains(calls: int, s: BudgetSettings) -> dict:
+    """The inner ULA of one outer step within ``calls`` oracle calls per sample: chains of at most
+    ``s.inner_steps`` steps, as many as the calls pay for (at least one)."""
+    steps = min(s.inner_steps, calls)
+    return dict(n_chains=max(1, calls // steps), inner_steps=steps, inner_step=s.inner_step)
+
+
 def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetSettings()) -> dict:
     """The keyword arguments of the sampler behind ``method`` for ``budget`` oracle calls per sample."""
     if method not in METHOD_NAMES:
@@ -72,27 +79,12 @@ def budget_settings(method: str, budget: int, settings: BudgetSettings = BudgetS
         per_step = budget // k
         if per_step < 1:
             raise InputError(f"budget {budget} is below K = {k}; raise it or lower K")
-        steps = min(s.inner_steps, per_step)
-        return dict(
-            outer,
-            estimator="ula",
-            n_chains=max(1, per_step // steps),
-            inner_steps=steps,
-            inner_step=s.inner_step,
-        )
+        return dict(outer, estimator="ula", **_inner_chains(per_step, s))
     if method == "rdmc-is+ula":
         half = budget // (2 * k)
         if half < 1:
             raise InputError(f"budget {budget} is below 2K = {2 * k}; raise it or lower K")
-        steps = min(s.inner_steps, half)
-        return dict(
-            outer,
-            estimator="is+ula",
-            m=half,
-            n_chains=max(1, half // steps),
-            inner_steps=steps,
-            inner_step=s.inner_step,
-        )
+        return dict(outer, estimator="is+ula", m=half, **_inner_chains(half, s))
     if method == "ula":
         return dict(steps=langevin_steps_for_budget("ula", budget), step_size=s.ula_step, init_std=s.init_std)
     if budget < 4:
