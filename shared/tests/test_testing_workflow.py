@@ -14,6 +14,7 @@ from iclr24.paperkit.runner.testing_workflow import Stopped
 from iclr24.paperkit.runner.testing_workflow import check_finished_run_folder
 from iclr24.paperkit.runner.testing_workflow import check_help_lists
 from iclr24.paperkit.runner.testing_workflow import check_usage_errors
+from iclr24.paperkit.runner.testing_workflow import fail_as
 from iclr24.paperkit.runner.testing_workflow import run_interrupted
 from iclr24.paperkit.runner.testing_workflow import stop_at
 
@@ -89,3 +90,13 @@ def test_stop_at_raises_at_its_step_only():
     cb(2, {})
     with pytest.raises(Stopped, match="step 3"):
         cb(3, {"loss": 1.0})
+
+
+def test_fail_as_raises_one_failure_of_each_kind_and_else_returns():
+    from iclr24.paperkit.cli import UsageError
+
+    for how, kind, says in (("usage", UsageError, "bad --thing"), ("value", ValueError, "bad data"),
+                            ("bug", RuntimeError, "a real bug"), ("interrupt", KeyboardInterrupt, "")):  # fmt: skip
+        with pytest.raises(kind, match=says):
+            fail_as(how)
+    assert fail_as("") is None and fail_as("rc1") is None

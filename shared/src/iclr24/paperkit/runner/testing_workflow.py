@@ -30,6 +30,7 @@ __all__ = [
     "check_help_lists",
     "check_usage_errors",
     "check_finished_run_folder",
+    "fail_as",
     "run_interrupted",
     "Stopped",
     "stop_at",
@@ -107,6 +108,23 @@ def run_interrupted(main: Callable[[Sequence[str]], int], argv: Sequence[str], *
         return main(list(argv))
     finally:
         StepLog.__call__ = real_call
+
+
+def fail_as(how: str) -> None:
+    """Fail the way a test's demo command is told to (its ``--fail HOW``), one failure of each kind an App tells
+    apart: ``"usage"`` a :class:`~iclr24.paperkit.cli.UsageError` and ``"value"`` a ValueError (user errors, exit
+    2), ``"bug"`` a RuntimeError (a crash, raised on), ``"interrupt"`` a KeyboardInterrupt (Ctrl-C, exit 130).
+    Any other ``how`` returns, and the command goes on."""
+    from ..cli import UsageError
+
+    failures = {
+        "usage": UsageError("bad --thing"),
+        "value": ValueError("bad data"),
+        "bug": RuntimeError("a real bug"),
+        "interrupt": KeyboardInterrupt(),
+    }
+    if how in failures:
+        raise failures[how]
 
 
 class Stopped(Exception):
