@@ -30,8 +30,10 @@ __all__ = [
     "check_help_lists",
     "check_usage_errors",
     "check_finished_run_folder",
+    "check_unlabelled_data_forms",
     "fail_as",
     "run_interrupted",
+    "same_weights",
     "Stopped",
     "stop_at",
 ]
@@ -108,6 +110,37 @@ def run_interrupted(main: Callable[[Sequence[str]], int], argv: Sequence[str], *
         return main(list(argv))
     finally:
         StepLog.__call__ = real_call
+
+
+def same_weights(a: Any, b: Any) -> bool:
+    """Whether the torch modules ``a`` and ``b`` hold the same weights: their ``state_dict()`` names the same
+    tensors in the same order and each pair is bit-for-bit equal (``torch.equal``)."""
+    import torch
+
+    sa, sb = a.state_dict(), b.state_dict()
+    return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def check_unlabelled_data_forms(run: Callable[[Any], tuple[Any, Any]], x: Any, *, batch_size: int) -> None:
+    """A trainer of unlabelled samples takes a user's data in any form: ``run(data)`` trains a fresh, equally
+    seeded model on ``data`` and returns ``(losses, model)``. For the tensor ``x`` (one sample a row), a
+    ``TensorDataset(x)``, a ``TensorDataset(x, labels)`` (labels beside the samples, ignored) and a ``DataLoader``
+    of it in batches of ``batch_size`` each give the losses and (:func:`same_weights`) the weights ``x`` gives."""
+    import torch
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
+
+    ref_losses, ref_model = run(x)
+    labels = torch.zeros(len(x), dtype=torch.long)
+    forms = {
+        "TensorDataset(x)": TensorDataset(x),
+        "TensorDataset(x, labels)": TensorDataset(x, labels),
+        "DataLoader": DataLoader(TensorDataset(x), batch_size=batch_size),
+    }
+    for name, data in forms.items():
+        losses, model = run(data)
+        assert losses == ref_losses, f"{name}: other losses than the tensor's"
+        assert same_weights(model, ref_model), f"{name}: other weights than the tensor's"
 
 
 def fail_as(how: str) -> None:
