@@ -122,6 +122,8 @@ def test_same_weights_needs_the_same_names_in_order_and_equal_tensors():
 def test_unlabelled_data_forms_check_passes_a_trainer_of_any_form_and_fails_one_that_differs():
     import torch
 
+    from iclr24.paperkit.errors import InputError
+
     x = torch.arange(12.0).reshape(6, 2)
 
     def rows(data):  # every sample of a tensor, a dataset (first field) or a loader's batches, in order
@@ -131,7 +133,9 @@ def test_unlabelled_data_forms_check_passes_a_trainer_of_any_form_and_fails_one_
             return torch.cat([batch[0] for batch in data])
         return torch.stack([data[i][0] for i in range(len(data))])
 
-    def run(data):
+    def run(data, refuse=True):
+        if refuse and isinstance(data, torch.utils.data.TensorDataset) and len(data.tensors) > 2:
+            raise InputError("expected 1 or 2 fields (samples, labels), got 3")
         model = torch.nn.Linear(2, 1, bias=False)
         with torch.no_grad():
             model.weight.copy_(rows(data).mean(0, keepdim=True))
@@ -148,3 +152,5 @@ def test_unlabelled_data_forms_check_passes_a_trainer_of_any_form_and_fails_one_
 
     with pytest.raises(AssertionError, match="DataLoader: other weights"):
         check_unlabelled_data_forms(loader_drops_the_last_batch, x, batch_size=4)
+    with pytest.raises(AssertionError, match="three fields .* was not refused"):
+        check_unlabelled_data_forms(lambda data: run(data, refuse=False), x, batch_size=4)

@@ -76,11 +76,8 @@ def test_your_own_dataset_or_dataloader_gives_the_same_run(sine):
         return fit(m, data, CFG, show_progress=False, log_every=1)["loss"], m
 
     check_unlabelled_data_forms(run, sine, batch_size=50)
-    labels = torch.zeros(len(sine), dtype=torch.long)
     with pytest.raises(InputError, match="columns"):
         fit(_model(), TensorDataset(torch.rand(20, 3)), CFG, show_progress=False)
-    with pytest.raises(InputError, match="fields"):
-        fit(_model(), TensorDataset(sine, labels, labels), CFG, show_progress=False)
     with pytest.raises(InputError, match="NaN"):
         fit(_model(), TensorDataset(sine * float("nan")), CFG, show_progress=False)
 

@@ -56,11 +56,8 @@ def test_your_own_dataset_or_dataloader_gives_the_same_run():
         return train(m, data, CFG, show_progress=False).losses, m
 
     check_unlabelled_data_forms(run, DATA, batch_size=7)
-    labels = torch.zeros(len(DATA), dtype=torch.long)
     with pytest.raises(InputError, match="sample shape"):
         train(_model(), TensorDataset(torch.rand(20, 5)), CFG, show_progress=False)
-    with pytest.raises(InputError, match="fields"):
-        train(_model(), TensorDataset(DATA, labels, labels), CFG, show_progress=False)
     with pytest.raises(InputError, match="empty"):
         train(_model(), DataLoader(TensorDataset(DATA[:0]), batch_size=4), CFG, show_progress=False)
 

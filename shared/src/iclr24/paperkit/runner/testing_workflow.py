@@ -125,10 +125,13 @@ def check_unlabelled_data_forms(run: Callable[[Any], tuple[Any, Any]], x: Any, *
     """A trainer of unlabelled samples takes a user's data in any form: ``run(data)`` trains a fresh, equally
     seeded model on ``data`` and returns ``(losses, model)``. For the tensor ``x`` (one sample a row), a
     ``TensorDataset(x)``, a ``TensorDataset(x, labels)`` (labels beside the samples, ignored) and a ``DataLoader``
-    of it in batches of ``batch_size`` each give the losses and (:func:`same_weights`) the weights ``x`` gives."""
+    of it in batches of ``batch_size`` each give the losses and (:func:`same_weights`) the weights ``x`` gives;
+    a dataset of three fields is refused, an :class:`~iclr24.paperkit.errors.InputError` that says ``fields``."""
     import torch
     from torch.utils.data import DataLoader
     from torch.utils.data import TensorDataset
+
+    from ..errors import InputError
 
     ref_losses, ref_model = run(x)
     labels = torch.zeros(len(x), dtype=torch.long)
@@ -141,6 +144,14 @@ def check_unlabelled_data_forms(run: Callable[[Any], tuple[Any, Any]], x: Any, *
         losses, model = run(data)
         assert losses == ref_losses, f"{name}: other losses than the tensor's"
         assert same_weights(model, ref_model), f"{name}: other weights than the tensor's"
+    try:
+        run(TensorDataset(x, labels, labels))
+    except InputError as e:
+        assert "fields" in str(e), (
+            f"a dataset of three fields is refused, but the error does not say fields: {e}"
+        )
+    else:
+        raise AssertionError("a dataset of three fields (x, labels, labels) was not refused (InputError)")
 
 
 def fail_as(how: str) -> None:
