@@ -320,6 +320,21 @@ def test_int_list_parses_comma_separated_positive_integers():
         epochs("70,30")
 
 
+def test_seed_list_reads_seeds_and_inclusive_ranges_in_order():
+    import argparse
+
+    from iclr24.paperkit.cli import seed_list
+
+    assert seed_list("7") == [7] and seed_list("100-103") == [100, 101, 102, 103]
+    assert seed_list("200-202,220,5-6") == [200, 201, 202, 220, 5, 6]
+    for bad in ("3x", "", "1,,2", "-3"):
+        with pytest.raises(ValueError):
+            seed_list(bad)
+    p = argparse.ArgumentParser()
+    p.add_argument("--seeds", type=seed_list)
+    assert p.parse_args(["--seeds", "1-2,9"]).seeds == [1, 2, 9]
+
+
 def test_read_json_object_names_the_file_and_what_it_should_be(tmp_path):
     from iclr24.paperkit.cli import read_json_object
     from iclr24.paperkit.errors import InputError

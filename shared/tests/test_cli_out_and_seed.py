@@ -7,8 +7,8 @@ import os
 import pytest
 
 from iclr24.paperkit.cli import App
-from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
+from iclr24.paperkit.runner.testing_workflow import fail_as
 
 
 def make_app():
@@ -17,14 +17,7 @@ def make_app():
     @app.command("go", "Do it.", arg("--fail", default="", help="how to fail"))
     def go(args):
         (args.out / "partial.txt").write_text("half")
-        if args.fail == "usage":
-            raise UsageError("bad --thing")
-        if args.fail == "value":
-            raise ValueError("bad data")
-        if args.fail == "bug":
-            raise RuntimeError("a real bug")
-        if args.fail == "interrupt":
-            raise KeyboardInterrupt
+        fail_as(args.fail)
         if args.fail == "rc1":
             return 1
         if args.fail == "rc1-empty":

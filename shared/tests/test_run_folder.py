@@ -11,12 +11,12 @@ import textwrap
 import pytest
 
 from iclr24.paperkit.cli import App
-from iclr24.paperkit.cli import UsageError
 from iclr24.paperkit.cli import arg
 from iclr24.paperkit.runfolder import MARKER
 from iclr24.paperkit.runfolder import RunFolder
 from iclr24.paperkit.runfolder import RunFolderError
 from iclr24.paperkit.runfolder import read_marker
+from iclr24.paperkit.runner.testing_workflow import fail_as
 
 
 def make_app(calls=None):
@@ -32,12 +32,7 @@ def make_app(calls=None):
         (args.out / args.file).write_text(args.file)
         if calls is not None:
             calls.append(args)
-        if args.fail == "usage":
-            raise UsageError("bad --thing")
-        if args.fail == "bug":
-            raise RuntimeError("a real bug")
-        if args.fail == "interrupt":
-            raise KeyboardInterrupt
+        fail_as(args.fail)
         if args.fail == "rc1":
             return 1
         if args.fail == "again":  # a second run into the same --out while this one runs

@@ -13,8 +13,11 @@ from iclr24.paperkit.runner.testing import check_out_at_a_file_refused
 from iclr24.paperkit.runner.testing_workflow import Stopped
 from iclr24.paperkit.runner.testing_workflow import check_finished_run_folder
 from iclr24.paperkit.runner.testing_workflow import check_help_lists
+from iclr24.paperkit.runner.testing_workflow import check_unlabelled_data_forms
 from iclr24.paperkit.runner.testing_workflow import check_usage_errors
+from iclr24.paperkit.runner.testing_workflow import fail_as
 from iclr24.paperkit.runner.testing_workflow import run_interrupted
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 
 
@@ -89,3 +92,65 @@ def test_stop_at_raises_at_its_step_only():
     cb(2, {})
     with pytest.raises(Stopped, match="step 3"):
         cb(3, {"loss": 1.0})
+
+
+def test_fail_as_raises_one_failure_of_each_kind_and_else_returns():
+    from iclr24.paperkit.cli import UsageError
+
+    for how, kind, says in (("usage", UsageError, "bad --thing"), ("value", ValueError, "bad data"),
+                            ("bug", RuntimeError, "a real bug"), ("interrupt", KeyboardInterrupt, "")):  # fmt: skip
+        with pytest.raises(kind, match=says):
+            fail_as(how)
+    assert fail_as("") is None and fail_as("rc1") is None
+
+
+def test_same_weights_needs_the_same_names_in_order_and_equal_tensors():
+    import copy
+
+    import torch
+
+    a = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 1))
+    b = copy.deepcopy(a)
+    assert same_weights(a, b)
+    with torch.no_grad():
+        b[1].bias += 1e-7
+    assert not same_weights(a, b)
+    assert not same_weights(a, torch.nn.Sequential(a[1], a[0]))  # the same tensors under other names
+    assert not same_weights(a, torch.nn.Sequential(a[0]))  # fewer of them
+
+
+def test_unlabelled_data_forms_check_passes_a_trainer_of_any_form_and_fails_one_that_differs():
+    import torch
+
+    from iclr24.paperkit.errors import InputError
+
+    x = torch.arange(12.0).reshape(6, 2)
+
+    def rows(data):  # every sample of a tensor, a dataset (first field) or a loader's batches, in order
+        if isinstance(data, torch.Tensor):
+            return data
+        if isinstance(data, torch.utils.data.DataLoader):
+            return torch.cat([batch[0] for batch in data])
+        return torch.stack([data[i][0] for i in range(len(data))])
+
+    def run(data, refuse=True):
+        if refuse and isinstance(data, torch.utils.data.TensorDataset) and len(data.tensors) > 2:
+            raise InputError("expected 1 or 2 fields (samples, labels), got 3")
+        model = torch.nn.Linear(2, 1, bias=False)
+        with torch.no_grad():
+            model.weight.copy_(rows(data).mean(0, keepdim=True))
+        return [float(rows(data).sum())], model
+
+    check_unlabelled_data_forms(run, x, batch_size=4)
+
+    def loader_drops_the_last_batch(data):
+        losses, model = run(data)
+        if isinstance(data, torch.utils.data.DataLoader):
+            with torch.no_grad():
+                model.weight.copy_(next(iter(data))[0].mean(0, keepdim=True))
+        return losses, model
+
+    with pytest.raises(AssertionError, match="DataLoader: other weights"):
+        check_unlabelled_data_forms(loader_drops_the_last_batch, x, batch_size=4)
+    with pytest.raises(AssertionError, match="three fields .* was not refused"):
+        check_unlabelled_data_forms(lambda data: run(data, refuse=False), x, batch_size=4)

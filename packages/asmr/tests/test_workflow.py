@@ -23,6 +23,7 @@ from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.runner.testing_workflow import Stopped
 from iclr24.paperkit.runner.testing_workflow import run_interrupted
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
@@ -39,10 +40,6 @@ def _asmr(seed=0, **kw):
     return ASMR(2, 1, (16, 16), BASES, hidden=8, **kw)
 
 
-def _same(a, b) -> bool:
-    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
-
-
 def test_a_users_dataset_or_loader_of_points_fits_the_same_model(img):
     ref = _asmr()
     ref_res = fit(ref, img, 5, lr=1e-3)
@@ -56,7 +53,7 @@ def test_a_users_dataset_or_loader_of_points_fits_the_same_model(img):
     ):  # any order; scalar values for one channel
         m = _asmr()
         res = fit(m, data, 5, lr=1e-3)
-        assert res.losses == ref_res.losses and _same(m, ref)
+        assert res.losses == ref_res.losses and same_weights(m, ref)
     assert torch.equal(signal_from_points(TensorDataset(coords[perm], vals[perm]), (16, 16), 1)[..., 0],
                        torch.from_numpy(img))  # fmt: skip
     with pytest.raises(InputError, match="once each"):
@@ -73,7 +70,7 @@ def test_save_pretrained_round_trip(make, tmp_path):
     assert cfg == {k: v for k, v in m.config().items() if k != "model"}
     state = torch.get_rng_state()
     for back in (type(m).from_pretrained(folder), load_pretrained(folder)):
-        assert type(back) is type(m) and _same(back, m) and back.config() == m.config()
+        assert type(back) is type(m) and same_weights(back, m) and back.config() == m.config()
         with torch.no_grad():
             assert torch.equal(back.render(), m.render())
     assert torch.equal(state, torch.get_rng_state())  # loading draws nothing from the global RNG
@@ -123,7 +120,7 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(img, tmp_path, 
     assert (
         seen == list(range(8, 16))
         and res.losses == ref_res.losses
-        and _same(m, ref)
+        and same_weights(m, ref)
         and res.psnr == ref_res.psnr
     )
     with pytest.raises(InputError, match="lr"):

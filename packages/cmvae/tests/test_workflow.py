@@ -18,6 +18,7 @@ from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
@@ -36,10 +37,6 @@ def _model(clustered: bool = True):
     )
 
 
-def _same_weights(a, b) -> bool:
-    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
-
-
 def test_a_users_dataset_or_loader_trains_the_same_model(data):
     xs = data.tensors("train")
     ref = _model()
@@ -48,7 +45,7 @@ def test_a_users_dataset_or_loader_trains_the_same_model(data):
     for d in (TensorDataset(*xs), DataLoader(TensorDataset(*xs), batch_size=25), tuple(xs), labelled,
               DataLoader(labelled, batch_size=40, shuffle=False)):  # fmt: skip
         m = _model()
-        assert fit(m, d, **FIT) == ref_hist and _same_weights(m, ref)
+        assert fit(m, d, **FIT) == ref_hist and same_weights(m, ref)
 
 
 class _Labelled(torch.utils.data.Dataset):
@@ -92,7 +89,7 @@ def test_save_pretrained_round_trip(data, tmp_path):
                   load_checkpoint(folder)]  # fmt: skip
         assert torch.equal(state, torch.get_rng_state())  # loading draws nothing from the global RNG
         for back in loaded:
-            assert type(back) is type(m) and _same_weights(back, m) and back.spec == m.spec
+            assert type(back) is type(m) and same_weights(back, m) and back.spec == m.spec
             assert torch.equal(back.active, m.active)
             a, b = back.predict_clusters(test, seed=1), m.predict_clusters(test, seed=1)
             assert (a.clusters == b.clusters).all()
@@ -132,7 +129,7 @@ def test_callbacks_and_log_dir_see_every_step(data, tmp_path):
     rows = read_jsonl(tmp_path / "logs" / "metrics.jsonl")
     assert len(rows) == 10 and rows[-1]["final_loss"] == hist[-1]
     plain = _model()
-    assert fit(plain, xs, **FIT) == hist and _same_weights(plain, m)  # logging changes nothing
+    assert fit(plain, xs, **FIT) == hist and same_weights(plain, m)  # logging changes nothing
 
 
 def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(data, tmp_path):
@@ -150,7 +147,7 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_fit(data, tmp_path)
     seen = []
     m = _model()
     hist = fit(m, xs, checkpoint=path, resume=True, callbacks=lambda s, met: seen.append(s), **kw)
-    assert seen == [7, 8, 9, 10, 11, 12] and hist == ref_hist and _same_weights(m, ref)
+    assert seen == [7, 8, 9, 10, 11, 12] and hist == ref_hist and same_weights(m, ref)
     with pytest.raises(InputError, match="lr"):
         fit(_model(), xs, checkpoint=path, resume=True, **{**kw, "lr": 0.1})
     with pytest.raises(InputError, match="needs checkpoint"):

@@ -21,6 +21,7 @@ from iclr24.drum_rules.cli import main
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.tracking import read_jsonl
 
 CFG = TrainConfig(epochs=3, min_epochs=3, batch_size=16, lr=1e-2)
@@ -35,11 +36,6 @@ def _model(data, **kw):
     return DRUM(data.kg.n_relations, rank=2, steps=2, embed_dim=8, hidden_dim=8, seed=0, **kw)
 
 
-def _same_weights(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 def test_save_pretrained_round_trip_scores_the_same(tmp_path, data):
     m = _model(data, aggregation="mm")
     train(m, data, TrainConfig(epochs=1, min_epochs=1, batch_size=32))
@@ -47,7 +43,7 @@ def test_save_pretrained_round_trip_scores_the_same(tmp_path, data):
     folder = m.save_pretrained(tmp_path / "mm", provenance={"seed": 0})
     assert {p.name for p in folder.iterdir()} == {"model.safetensors", "config.json", "provenance.json"}
     back = DRUM.from_pretrained(folder)
-    assert _same_weights(m, back) and back.config() == m.config()
+    assert same_weights(m, back) and back.config() == m.config()
     assert back.head_relations == m.head_relations == sorted(set(data.train[:, 1].tolist()))
     assert np.array_equal(back.score_triples(data.test, data.kg), m.score_triples(data.test, data.kg))
     assert isinstance(load_pretrained(folder), DRUM)
@@ -75,11 +71,11 @@ def test_save_model_records_beta_and_data_and_old_files_keep_loading(tmp_path, d
     assert (prov["beta"], prov["data"], prov["command"]) == (0.25, "family:3", "x")
     for where in (tmp_path / "run" / "model", tmp_path / "run"):  # the model folder or its run folder
         back, beta, spec = load_model(where)
-        assert (beta, spec) == (0.25, "family:3") and _same_weights(back, m) and not back.training
+        assert (beta, spec) == (0.25, "family:3") and same_weights(back, m) and not back.training
     old = save_checkpoint(tmp_path / "old" / "model.pt", m, 0.5, "family:3")
     for where in (old, old.parent):
         back, beta, spec = load_model(where)
-        assert (beta, spec) == (0.5, "family:3") and _same_weights(back, m)
+        assert (beta, spec) == (0.5, "family:3") and same_weights(back, m)
     assert main(["eval", "--model", str(old), "--quiet"]) == 0  # the CLI reads the old file format
     assert '"mrr"' in capsys.readouterr().out
     bare = m.save_pretrained(tmp_path / "bare")  # no beta recorded: load_model says so, the CLI refuses
@@ -114,7 +110,7 @@ def test_step_log_writes_every_step_and_changes_nothing(tmp_path, data):
         a, data, CFG, callbacks=lambda step, m: seen.append((step, dict(m))), log_dir=tmp_path / "log"
     )
     plain = train(b, data, CFG)
-    assert _same_weights(a, b) and hist["train_loss"] == plain["train_loss"]
+    assert same_weights(a, b) and hist["train_loss"] == plain["train_loss"]
     steps = [s for s, m in seen if "loss" in m]
     assert steps == list(range(1, hist["steps"] + 1)) and hist["steps"] > 0
     epochs = [m for _, m in seen if "valid_loss" in m]
@@ -150,7 +146,7 @@ def test_a_users_dataset_or_loader_trains_like_the_array(data):
     ):
         m = _model(data)
         h = train(m, data, CFG, queries=queries)
-        assert _same_weights(m, ref) and h["train_loss"] == hist["train_loss"], type(queries).__name__
+        assert same_weights(m, ref) and h["train_loss"] == hist["train_loss"], type(queries).__name__
     for bad, match in (
         (DataLoader(TensorDataset(tri[:, :2]), batch_size=4), r"\(n, 3\)"),
         (DataLoader(TensorDataset(tri, tri), batch_size=4), "fields"),
@@ -190,7 +186,7 @@ def test_an_interrupted_training_resumed_equals_the_uninterrupted_one(tmp_path, 
         resume=True,
         callbacks=lambda s, _: steps.append(s),
     )
-    assert _same_weights(resumed, ref)
+    assert same_weights(resumed, ref)
     assert hist["train_loss"] == full["train_loss"] and hist["valid_loss"] == full["valid_loss"]
     assert hist["steps"] == full["steps"] and steps[0] > 1  # it continued, it did not start again
     with pytest.raises(InputError, match="lr"):
@@ -216,6 +212,6 @@ def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path, capsys):
     assert main(args) == 2  # the run is there: --resume or --overwrite
     assert "--overwrite" in capsys.readouterr().err
     assert main([*args, "--resume"]) == 0  # nothing left to train: the same model
-    assert _same_weights(load_model(out / "model")[0], first)
+    assert same_weights(load_model(out / "model")[0], first)
     assert main([*args, "--resume", "--lr", "0.01"]) == 2  # another run's settings
     assert "lr" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from iclr24.fastervit.train import evaluate
 from iclr24.fastervit.train import train
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
+from iclr24.paperkit.runner.testing_workflow import same_weights
 
 TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 2, 1], "window_size": [7, 7, 2, 1]}
 
@@ -25,11 +26,6 @@ TINY = {"dim": 16, "in_dim": 8, "depths": [1, 1, 2, 1], "window_size": [7, 7, 2,
 def _cfg(**kw):
     base = dict(epochs=2, batch_size=32, lr=2e-3, warmup_epochs=0.2, img_size=32, model_kwargs=TINY)
     return TrainConfig(**{**base, "max_steps_per_epoch": 3, **kw})
-
-
-def _same_weights(a, b) -> bool:
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
 class _Stop(Exception):
@@ -54,7 +50,7 @@ def test_interrupted_and_resumed_run_equals_the_uninterrupted_one(tmp_path):
     for folder in ("model", "model_ema"):
         a = FasterViT.from_pretrained(tmp_path / "full" / folder)
         b = FasterViT.from_pretrained(tmp_path / "cut" / folder)
-        assert _same_weights(a, b)
+        assert same_weights(a, b)
     prov = json.loads((tmp_path / "cut" / "model" / "provenance.json").read_text())
     assert (
         prov["resumed_from_epoch"] == 1
@@ -96,7 +92,7 @@ def test_model_folder_round_trip_and_every_reader_takes_it(tmp_path):
         resolution=32,
         **TINY,
     )
-    assert _same_weights(via_timm, model)
+    assert same_weights(via_timm, model)
     img = tmp_path / "digit.png"
     from PIL import Image
 

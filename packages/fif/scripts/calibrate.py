@@ -29,11 +29,11 @@ from iclr24.fif.reproduce import MnistFeatures
 from iclr24.fif.reproduce import mnist_arms
 from iclr24.fif.reproduce import null_mmd
 from iclr24.fif.reproduce import train_arms
+from iclr24.paperkit.cli import seed_list
 
 
 def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    seeds = list(range(int(lo), int(hi or lo) + 1))
+    seeds = seed_list(text)
     bad = sorted(set(seeds) & set(POOL))
     if bad:
         raise SystemExit(

@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader
 from torch.utils.data import TensorDataset
 
 from iclr24.fif import FIFModel
@@ -20,6 +19,8 @@ from iclr24.fif.data import toy_splits
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import check_unlabelled_data_forms
+from iclr24.paperkit.runner.testing_workflow import same_weights
 
 CFG = TrainConfig(steps=10, batch_size=32, seed=3)
 
@@ -34,11 +35,6 @@ def _model(seed=0):
     return FIFModel(data_dim=2, latent_dim=1, n_blocks=1, widths=[16], beta=10.0, noise=0.05)
 
 
-def _same(a, b) -> bool:
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 def test_fif_model_is_the_pair_the_cli_used_to_build_draw_for_draw():
     torch.manual_seed(0)
     old = FreeFormInjectiveFlow(
@@ -46,12 +42,12 @@ def test_fif_model_is_the_pair_the_cli_used_to_build_draw_for_draw():
     )
     torch.manual_seed(0)
     new = FIFModel(data_dim=2, latent_dim=1, n_blocks=2, widths=[16, 16], beta=10.0, noise=0.05)
-    assert _same(old, new) and old.architecture() == new.architecture()
+    assert same_weights(old, new) and old.architecture() == new.architecture()
     torch.manual_seed(0)
     old = FreeFormInjectiveFlow(*conv_pair([1, 8, 8], 4, ch_factor=4, hidden=16), data_dim=64, latent_dim=4)
     torch.manual_seed(0)
     new = FIFModel(net="conv", image_shape=[1, 8, 8], data_dim=64, latent_dim=4, ch_factor=4, hidden=16)
-    assert _same(old, new)
+    assert same_weights(old, new)
 
 
 def test_model_folder_round_trip(tmp_path, sine):
@@ -59,7 +55,7 @@ def test_model_folder_round_trip(tmp_path, sine):
     fit(model, sine, CFG, show_progress=False, log_dir=tmp_path / "logs")
     model.save_pretrained(tmp_path / "m", provenance={"steps": CFG.steps})
     for back in (FIFModel.from_pretrained(tmp_path / "m"), load_pretrained(tmp_path / "m")):
-        assert isinstance(back, FIFModel) and _same(back, model) and back.noise == model.noise
+        assert isinstance(back, FIFModel) and same_weights(back, model) and back.noise == model.noise
         g = torch.Generator().manual_seed(1)
         assert torch.equal(
             back.sample(5, generator=g), model.sample(5, generator=torch.Generator().manual_seed(1))
@@ -75,21 +71,13 @@ def test_model_folder_round_trip(tmp_path, sine):
 
 
 def test_your_own_dataset_or_dataloader_gives_the_same_run(sine):
-    ref_model = _model()
-    ref = fit(ref_model, sine, CFG, show_progress=False, log_every=1)
-    labels = torch.zeros(len(sine), dtype=torch.long)
-    for data in (
-        TensorDataset(sine),
-        TensorDataset(sine, labels),
-        DataLoader(TensorDataset(sine), batch_size=50),
-    ):
+    def run(data):
         m = _model()
-        h = fit(m, data, CFG, show_progress=False, log_every=1)
-        assert h["loss"] == ref["loss"] and _same(m, ref_model)
+        return fit(m, data, CFG, show_progress=False, log_every=1)["loss"], m
+
+    check_unlabelled_data_forms(run, sine, batch_size=50)
     with pytest.raises(InputError, match="columns"):
         fit(_model(), TensorDataset(torch.rand(20, 3)), CFG, show_progress=False)
-    with pytest.raises(InputError, match="fields"):
-        fit(_model(), TensorDataset(sine, labels, labels), CFG, show_progress=False)
     with pytest.raises(InputError, match="NaN"):
         fit(_model(), TensorDataset(sine * float("nan")), CFG, show_progress=False)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import types
 
 import numpy as np
@@ -27,6 +26,7 @@ from iclr24.lace.fid import layout_fid
 from iclr24.lace.fid import load_fidnet
 from iclr24.lace.official import load_official_checkpoint
 from iclr24.lace.official import map_official_state_dict
+from iclr24.lace.paper_scale import stand_in_modules
 from iclr24.lace.real_data import CATEGORIES
 from iclr24.lace.real_data import load_official_layouts
 from iclr24.lace.real_data import real_config
@@ -74,9 +74,7 @@ def write_processed_split(
     """``layouts``: [(boxes [[xc, yc, w, h], ...], labels [...]), ...] -> an official ``<split>.pt``.
     ``later_pyg``: one more torch_geometric class in ``Data.__dict__``, as another PyG version might write."""
     mods, Data, GlobalStorage, TensorAttr, EdgeAttr, Later = _fake_pyg()
-    saved = {k: sys.modules.get(k) for k in mods}
-    sys.modules.update(mods)
-    try:
+    with stand_in_modules(mods):
         x = torch.tensor([b for boxes, _ in layouts for b in boxes], dtype=torch.float)
         y = torch.tensor([c for _, labels in layouts for c in labels], dtype=torch.long)
         counts = torch.tensor([len(lab) for _, lab in layouts])
@@ -98,12 +96,6 @@ def write_processed_split(
             data.__dict__["_later"] = Later()
         slices = {"x": off, "y": off.clone(), "attr": {k: torch.arange(n + 1) for k in attr}}
         torch.save((data, slices), path)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
 
 
 def official_backbone_state_dict(

@@ -20,6 +20,7 @@ from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
@@ -35,10 +36,6 @@ def _tokens(cfg, layouts):
     return encode_layout(*layouts, cfg.num_classes, cfg.max_elements)
 
 
-def _same(a, b) -> bool:
-    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
-
-
 def test_a_users_dataset_or_loader_trains_the_same_model(layouts):
     cfg = LaceConfig(**CFG)
     tok = _tokens(cfg, layouts)
@@ -46,7 +43,7 @@ def test_a_users_dataset_or_loader_trains_the_same_model(layouts):
     for data in (TensorDataset(tok), DataLoader(TensorDataset(tok), batch_size=5), TensorDataset(*layouts),
                  DataLoader(TensorDataset(*layouts), batch_size=7)):  # fmt: skip
         model, hist = train(cfg, data, steps=3)
-        assert hist == ref_hist and _same(model, ref)
+        assert hist == ref_hist and same_weights(model, ref)
 
 
 def test_a_wrong_loader_is_one_input_error(layouts):
@@ -74,7 +71,7 @@ def test_save_pretrained_round_trip(layouts, tmp_path, kw):
     state = torch.get_rng_state()
     for back, bcfg in ((m := LayoutDenoiser.from_pretrained(folder), m.lace_config), load_checkpoint(folder),
                        load_any_checkpoint(folder), ((p := load_pretrained(folder)), p.lace_config)):  # fmt: skip
-        assert _same(back, model) and bcfg == model.lace_config == cfg
+        assert same_weights(back, model) and bcfg == model.lace_config == cfg
         got = generate(back.eval(), bcfg, "c", layouts=cond, steps=4, seed=1)
         assert all(torch.equal(a, b) for a, b in zip(got, want))
     assert torch.equal(state, torch.get_rng_state())  # loading draws nothing from the global RNG
@@ -86,7 +83,7 @@ def test_a_plain_denoiser_round_trips_and_bad_folders_are_refused(tmp_path):
     plain = LayoutDenoiser(9, 6, dim=8, heads=2, layers=1, ff=16, num_timesteps=50)
     folder = plain.save_pretrained(tmp_path / "plain")
     assert json.loads((folder / "config.json").read_text())["config"]["seq_dim"] == 9
-    assert _same(LayoutDenoiser.from_pretrained(folder), plain)
+    assert same_weights(LayoutDenoiser.from_pretrained(folder), plain)
     with pytest.raises(InputFileError, match="without its LaceConfig"):
         load_checkpoint(folder)
     cfg = LaceConfig(**CFG)
@@ -120,7 +117,7 @@ def test_callbacks_and_log_dir_see_every_step(layouts, tmp_path):
     rows = read_jsonl(tmp_path / "l" / "metrics.jsonl")
     assert [r["step"] for r in rows] == [0, 1, 2, 3, -1] and rows[2]["rec"] == hist[2]["rec"]
     plain, plain_hist = train(cfg, tok, steps=4)
-    assert plain_hist == hist and _same(plain, model)  # logging changes nothing
+    assert plain_hist == hist and same_weights(plain, model)  # logging changes nothing
 
 
 def test_an_interrupted_train_resumed_equals_the_uninterrupted_train(layouts, tmp_path):
@@ -137,7 +134,7 @@ def test_an_interrupted_train_resumed_equals_the_uninterrupted_train(layouts, tm
     model, hist = train(
         cfg, tok, steps=9, checkpoint=path, resume=True, callbacks=lambda s, m: seen.append(s)
     )
-    assert seen == [6, 7, 8] and hist == ref_hist and _same(model, ref)  # the EMA model, continued
+    assert seen == [6, 7, 8] and hist == ref_hist and same_weights(model, ref)  # the EMA model, continued
     with pytest.raises(InputError, match="steps"):
         train(cfg, tok, steps=12, checkpoint=path, resume=True)
     with pytest.raises(InputError, match="needs checkpoint"):

@@ -20,6 +20,8 @@ from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import check_unlabelled_data_forms
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 
 DATA = torch.rand(60, 4, generator=torch.Generator().manual_seed(0))
@@ -31,11 +33,6 @@ CFG = TrainConfig(
 def _model():
     torch.manual_seed(0)
     return MLPLPN(in_dim=4, hidden=8, layers=2, alpha=0.01)
-
-
-def _same(a, b) -> bool:
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
 def test_interrupted_and_resumed_run_equals_the_uninterrupted_one_bit_for_bit(tmp_path):
@@ -50,24 +47,17 @@ def test_interrupted_and_resumed_run_equals_the_uninterrupted_one_bit_for_bit(tm
     resumed = _model()
     res = train(resumed, DATA, cfg, show_progress=False)
     assert res.start_step == 4 and res.end_step == 12
-    assert res.losses == ref.losses[4:] and _same(resumed, full)
+    assert res.losses == ref.losses[4:] and same_weights(resumed, full)
 
 
 def test_your_own_dataset_or_dataloader_gives_the_same_run():
-    ref_model = _model()
-    ref = train(ref_model, DATA, CFG, show_progress=False)
-    labels = torch.zeros(len(DATA), dtype=torch.long)
-    for data in (
-        TensorDataset(DATA),
-        TensorDataset(DATA, labels),
-        DataLoader(TensorDataset(DATA), batch_size=7),
-    ):
+    def run(data):
         m = _model()
-        assert train(m, data, CFG, show_progress=False).losses == ref.losses and _same(m, ref_model)
+        return train(m, data, CFG, show_progress=False).losses, m
+
+    check_unlabelled_data_forms(run, DATA, batch_size=7)
     with pytest.raises(InputError, match="sample shape"):
         train(_model(), TensorDataset(torch.rand(20, 5)), CFG, show_progress=False)
-    with pytest.raises(InputError, match="fields"):
-        train(_model(), TensorDataset(DATA, labels, labels), CFG, show_progress=False)
     with pytest.raises(InputError, match="empty"):
         train(_model(), DataLoader(TensorDataset(DATA[:0]), batch_size=4), CFG, show_progress=False)
 
@@ -78,12 +68,12 @@ def test_model_folder_round_trip_and_logs(tmp_path):
     model.save_pretrained(tmp_path / "m", provenance={"steps": res.end_step})
     for back in (MLPLPN.from_pretrained(tmp_path / "m"), ICNN.from_pretrained(tmp_path / "m"),
                  load_model(tmp_path / "m"), load_pretrained(tmp_path / "m")):  # fmt: skip
-        assert isinstance(back, MLPLPN) and back.config() == model.config() and _same(back, model)
+        assert isinstance(back, MLPLPN) and back.config() == model.config() and same_weights(back, model)
         noisy = DATA[:8] + 0.1
         assert torch.equal(back.eval()(noisy), model.eval()(noisy))
     conv = ConvLPN28(in_channels=1, hidden=4)
     conv.save_pretrained(tmp_path / "c")
-    assert _same(load_model(tmp_path / "c", arch="conv28"), conv)
+    assert same_weights(load_model(tmp_path / "c", arch="conv28"), conv)
     with pytest.raises(InputError, match="architecture"):
         load_model(tmp_path / "c", arch="mlp")
     with pytest.raises(InputFileError, match="holds a"):
@@ -116,7 +106,7 @@ def test_cli_train_writes_the_model_folder_and_logs_and_denoise_reads_it(tmp_pat
     assert list(prov["losses"]) == ["1", "2", "3", "4", "5", "6"]  # {str(step): loss}
     assert all(isinstance(v, float) for v in prov["losses"].values())
     assert (tmp_path / "logs" / "metrics.jsonl").is_file()
-    assert _same(
+    assert same_weights(
         load_model(out / "model"), load_model(out)
     )  # the folder and the checkpoint: the same weights
     img = np.random.default_rng(0).random((8, 8)).astype(np.float32)

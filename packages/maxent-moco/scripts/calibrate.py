@@ -19,6 +19,7 @@ from iclr24.maxent_moco.reproduce import CALIBRATION_SEEDS
 from iclr24.maxent_moco.reproduce import POOL
 from iclr24.maxent_moco.reproduce import SampleConfig
 from iclr24.maxent_moco.reproduce import _sample_group
+from iclr24.paperkit.cli import seed_list
 
 
 def main() -> None:
@@ -30,8 +31,7 @@ def main() -> None:
         "--full-arms", action="store_true", help="--full's arms too (d = 1, 2, 3 and the two variants)"
     )
     a = p.parse_args()
-    lo, _, hi = a.seeds.partition("-")
-    seeds = list(range(int(lo), int(hi or lo) + 1))
+    seeds = seed_list(a.seeds)
     if set(seeds) & set(POOL):
         raise SystemExit(f"seeds {sorted(set(seeds) & set(POOL))} are evaluated seeds (POOL)")
     cfg = SampleConfig(

@@ -26,6 +26,7 @@ from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.runner.testing_workflow import Stopped
 from iclr24.paperkit.runner.testing_workflow import check_finished_run_folder
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 
@@ -45,22 +46,17 @@ def _model(seed=0):
     return make_ncde(1, CFG)
 
 
-def _same(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 def test_ncde_round_trips_through_a_folder(tmp_path, series):
     t, v, y = series
     m = _model()
     fit(m, t, v, y, CFG)
     folder = m.save_pretrained(tmp_path / "ncde", provenance={"seed": 0})
     back = NCDE.from_pretrained(folder)
-    assert _same(back, m) and torch.equal(back(t, v), m(t, v))
+    assert same_weights(back, m) and torch.equal(back(t, v), m(t, v))
     assert evaluate(back, t, v, y) == evaluate(m, t, v, y)
     assert isinstance(load_pretrained(folder), NCDE)
     gru = GRUBaseline(1, hidden=5)
-    assert _same(GRUBaseline.from_pretrained(gru.save_pretrained(tmp_path / "gru")), gru)
+    assert same_weights(GRUBaseline.from_pretrained(gru.save_pretrained(tmp_path / "gru")), gru)
     with pytest.raises(InputFileError, match="not a .*GRUBaseline"):
         GRUBaseline.from_pretrained(folder)
 
@@ -83,7 +79,7 @@ def test_a_users_dataset_or_loader_fits_like_the_tensors(series):
     for data in (DataLoader(TensorDataset(t, v, y), batch_size=4), _Series(t, v, y)):
         m = _model()
         r = fit(m, data, config=CFG, seed=3)
-        assert _same(m, ref) and r.losses == r0.losses, type(data).__name__
+        assert same_weights(m, ref) and r.losses == r0.losses, type(data).__name__
     assert evaluate(ref, _Series(t, v, y)) == evaluate(ref, t, v, y)
     with pytest.raises(InputError, match="as None"):
         fit(_model(), TensorDataset(t, v, y), v, y, CFG)
@@ -99,7 +95,7 @@ def test_step_log_every_step_changes_nothing(tmp_path, series):
     a, b = _model(), _model()
     ra = fit(a, t, v, y, CFG, callbacks=lambda s, m: seen.append((s, m)), log_dir=tmp_path / "log")
     rb = fit(b, t, v, y, CFG)
-    assert _same(a, b) and ra.losses == rb.losses
+    assert same_weights(a, b) and ra.losses == rb.losses
     steps = [s for s, m in seen if "loss" in m]
     assert steps == list(range(1, 3 * math.ceil(14 / 5) + 1)) and ra.steps == len(steps)
     epochs = [m for _, m in seen if "epoch_loss" in m]
@@ -121,7 +117,7 @@ def test_an_interrupted_fit_resumed_equals_the_uninterrupted_one(tmp_path, serie
     torch.manual_seed(99)
     m = _model()
     got = fit(m, t, v, y, CFG, seed=2, checkpoint=tmp_path / "s.pt", resume=True)
-    assert _same(m, ref) and got.losses == full.losses and got.steps == full.steps == 9
+    assert same_weights(m, ref) and got.losses == full.losses and got.steps == full.steps == 9
     with pytest.raises(InputError, match="seed"):
         fit(_model(), t, v, y, CFG, seed=4, checkpoint=tmp_path / "s.pt", resume=True)
     with pytest.raises(InputError, match="checkpoint="):
@@ -138,5 +134,5 @@ def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path, train_argv):
     assert sum("loss" in r for r in read_jsonl(tmp_path / "log" / "metrics.jsonl")) == 2
     # the finished run's folder again: refused; --resume trains nothing more; --resume with other settings refused
     check_finished_run_folder(
-        main, args, lambda: NCDE.from_pretrained(out / "model"), _same, ["--width", "16"]
+        main, args, lambda: NCDE.from_pretrained(out / "model"), same_weights, ["--width", "16"]
     )

@@ -19,10 +19,7 @@ import time
 
 import torch
 
-
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
+from iclr24.paperkit.cli import seed_list
 
 
 def main() -> None:
@@ -38,7 +35,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()
-    p.add_argument("--seeds", type=_seeds, required=True)
+    p.add_argument("--seeds", type=seed_list, required=True)
     p.add_argument("--steps", type=int, default=1200)
     p.add_argument("--at", type=int, nargs="+", default=[600, 800, 1000, 1200])
     a = p.parse_args()

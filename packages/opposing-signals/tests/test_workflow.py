@@ -17,6 +17,7 @@ from iclr24.opposing_signals import train
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.tracking import read_jsonl
 
 FAST = dict(optimizer="gd", lr=0.3, steps=8, sharpness_every=4, sharpness_iters=5)
@@ -36,9 +37,7 @@ def test_a_users_dataset_or_loader_trains_the_same_model(digits):
         model = make_mlp(64, 16, 2, 10, seed=0)
         hist = train(model, data, **FAST)
         assert hist.loss == ref.loss and hist.sharpness == ref.sharpness
-        assert all(
-            torch.equal(a, b) for a, b in zip(model.state_dict().values(), ref_model.state_dict().values())
-        )
+        assert same_weights(model, ref_model)
     sgd = dict(FAST, optimizer="sgd", batch_size=32)
     a, b = make_mlp(64, 16, 2, 10, seed=1), make_mlp(64, 16, 2, 10, seed=1)
     assert train(a, x, y, **sgd).loss == train(b, DataLoader(TensorDataset(x, y), batch_size=50), **sgd).loss

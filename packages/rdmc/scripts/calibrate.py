@@ -21,13 +21,7 @@ import time
 
 import torch
 
-
-def seed_list(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out += list(range(int(a), int(b) + 1)) if b else [int(a)]
-    return out
+from iclr24.paperkit.cli import seed_list
 
 
 def main(argv: list[str] | None = None) -> int:

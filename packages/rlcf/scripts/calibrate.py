@@ -19,13 +19,7 @@ import json
 import sys
 import time
 
-
-def seed_list(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        a, _, b = part.partition("-")
-        out += list(range(int(a), int(b) + 1)) if b else [int(a)]
-    return out
+from iclr24.paperkit.cli import seed_list
 
 
 def _value(text: str):

@@ -13,6 +13,7 @@ from iclr24.paperkit import load_pretrained
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.runner.testing import run_readme_blocks
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.rlcf import DIGIT_NAMES
 from iclr24.rlcf import DIGIT_TEMPLATE
@@ -41,11 +42,6 @@ def _tokens():
     return toy_tokenizer(class_prompts(DIGIT_NAMES, DIGIT_TEMPLATE))
 
 
-def _same_weights(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 def test_toy_clip_round_trips_through_a_model_folder(tmp_path):
     model = train_toy_clip(
         build_toy_clip(ToyCLIPConfig(vision_width=4), seed=3), *_data(), _tokens(), steps=2
@@ -53,16 +49,16 @@ def test_toy_clip_round_trips_through_a_model_folder(tmp_path):
     assert isinstance(model, ToyCLIP) and model.toy_config == ToyCLIPConfig(vision_width=4)
     model.save_pretrained(tmp_path / "m", provenance={"steps": 2, "seed": 3})
     back = ToyCLIP.from_pretrained(tmp_path / "m").eval()
-    assert _same_weights(model, back) and not back.token_embedding.weight.requires_grad
+    assert same_weights(model, back) and not back.token_embedding.weight.requires_grad
     x = _data()[0][:5]
     with torch.no_grad():
         assert torch.equal(model.encode_image(x), back.encode_image(x))
         assert torch.equal(model.encode_text(_tokens()), back.encode_text(_tokens()))
-    assert _same_weights(model, load_pretrained(tmp_path / "m"))
+    assert same_weights(model, load_pretrained(tmp_path / "m"))
     loaded, tok = load_clip(
         tmp_path / "m"
     )  # the CLI's loader reads the folder too, with the folder's context
-    assert _same_weights(model, loaded) and not loaded.training
+    assert same_weights(model, loaded) and not loaded.training
     assert torch.equal(tok(["a photo of the digit one."]), toy_tokenizer(["a photo of the digit one."]))
 
 
@@ -93,7 +89,7 @@ def test_train_from_a_dataset_or_loader_equals_the_tensor_path():
         got = train_toy_clip(
             build_toy_clip(ToyCLIPConfig(vision_width=4), seed=0), data, tokens=_tokens(), **kw
         )
-        assert _same_weights(ref, got)
+        assert same_weights(ref, got)
 
 
 def test_train_bad_user_data_is_one_input_error():
@@ -118,7 +114,7 @@ def test_train_callbacks_and_log_dir_change_no_weight(tmp_path):
     rows = []
     got = train_toy_clip(build_toy_clip(ToyCLIPConfig(vision_width=4)), x, y, _tokens(), **kw,
                          callbacks=lambda s, m: rows.append((s, m)), log_dir=tmp_path / "log")  # fmt: skip
-    assert _same_weights(ref, got)
+    assert same_weights(ref, got)
     assert [s for s, _ in rows] == [0, 1, 2, 3] and all(m["loss"] > 0 for _, m in rows)
     assert rows[-1][1]["logit_scale"] == pytest.approx(float(got.logit_scale.detach()))
     lines = read_jsonl(tmp_path / "log" / "metrics.jsonl")
@@ -182,8 +178,8 @@ def test_cli_train_then_adapt_with_the_folders_equals_the_built_in_demo(tmp_path
     policy, reward, _ = train_digit_clips(
         original(policy_steps=6, reward_steps=6), 1
     )  # in-process, same recipe
-    assert _same_weights(policy, ToyCLIP.from_pretrained(run / "policy"))
-    assert _same_weights(reward, ToyCLIP.from_pretrained(run / "reward"))
+    assert same_weights(policy, ToyCLIP.from_pretrained(run / "policy"))
+    assert same_weights(reward, ToyCLIP.from_pretrained(run / "reward"))
     ex._CACHE.clear()
     common = ["adapt", "--n-test", "4", "--seed", "1", "--quiet"]
     assert main([*common, "--out", str(tmp_path / "tiny")]) == 0

@@ -16,6 +16,7 @@ import statistics
 
 import torch
 
+from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import Calibration
 from iclr24.paperkit.power import power_plan
 from iclr24.sfda2.data import mnist_to_digits
@@ -24,11 +25,6 @@ from iclr24.sfda2.reproduce import STUDIES
 from iclr24.sfda2.reproduce import _collapsed
 from iclr24.sfda2.reproduce import _digits_target
 from iclr24.sfda2.reproduce import one_seed
-
-
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi) + 1)) if hi else [int(s) for s in text.split(",")]
 
 
 def main() -> None:
@@ -40,7 +36,7 @@ def main() -> None:
     torch.set_num_threads(1)
     cfg = STUDIES[a.mode]
     runs = []
-    for s in _seeds(a.seeds):
+    for s in seed_list(a.seeds):
         d = mnist_to_digits(None, cfg.mnist_n_source, seed=s) if a.study == "mnist" else _digits_target(s)
         r = one_seed(cfg, d, s)
         runs.append(r)

@@ -14,6 +14,7 @@ from iclr24.paperkit import load_pretrained
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.sfda2 import SFDA2Config
@@ -40,11 +41,6 @@ def _digits(n=96):
     return d.source_x[:n], d.source_y[:n], d.target_x[:n], d.target_y[:n]
 
 
-def _same_weights(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 @pytest.mark.parametrize(
     "build, x",
     [
@@ -61,10 +57,10 @@ def test_models_round_trip_through_a_model_folder(tmp_path, build, x):
         model.train()(x)
     model.save_pretrained(tmp_path / "m", provenance={"steps": 0})
     back = SFDAModel.from_pretrained(tmp_path / "m")
-    assert _same_weights(model, back) and not back.training and back.class_names == model.class_names
+    assert same_weights(model, back) and not back.training and back.class_names == model.class_names
     with torch.no_grad():
         assert torch.equal(model.eval()(x), back(x))
-    assert _same_weights(model, load_pretrained(tmp_path / "m"))
+    assert same_weights(model, load_pretrained(tmp_path / "m"))
 
 
 def test_bad_models_and_folders_are_clear_errors(tmp_path):
@@ -95,9 +91,9 @@ def test_train_source_from_a_dataset_or_loader_equals_the_tensor_path():
     init = digits_model(bottleneck_dim=16, width=8)
     ref = train_source(copy.deepcopy(init), x, y, SRC, seed=1)
     for data in (TensorDataset(x, y), DataLoader(TensorDataset(x, y), batch_size=5, shuffle=True)):
-        assert _same_weights(ref, train_source(copy.deepcopy(init), data, config=SRC, seed=1))
+        assert same_weights(ref, train_source(copy.deepcopy(init), data, config=SRC, seed=1))
     pairs = [(x[i], int(y[i])) for i in range(len(y))]  # a plain list Dataset of (x, label) items
-    assert _same_weights(ref, train_source(copy.deepcopy(init), pairs, config=SRC, seed=1))
+    assert same_weights(ref, train_source(copy.deepcopy(init), pairs, config=SRC, seed=1))
 
 
 def test_train_source_bad_user_data_is_one_input_error():
@@ -123,7 +119,7 @@ def test_train_source_logs_each_iteration_and_changes_no_weight(tmp_path):
     rows = []
     got = train_source(copy.deepcopy(init), x, y, SRC, seed=1, callbacks=lambda s, m: rows.append((s, m)),
                        log_dir=tmp_path / "log")  # fmt: skip
-    assert _same_weights(ref, got)
+    assert same_weights(ref, got)
     assert [s for s, _ in rows] == list(range(4 * 6)) and [m["epoch"] for _, m in rows][::6] == [0, 1, 2, 3]
     assert all(m["loss"] > 0 and m["lr"] > 0 for _, m in rows)
     assert len(read_jsonl(tmp_path / "log" / "metrics.jsonl")) == 24 + 1
@@ -140,7 +136,7 @@ def test_train_source_resumes_exactly(tmp_path):
     torch.manual_seed(123)  # another process: other global RNG state, other weights
     resumed = train_source(digits_model(bottleneck_dim=16, width=8), x, y, SRC, seed=1, checkpoint=state,
                            resume=True)  # fmt: skip
-    assert resumed.resumed_from_epoch_ == 2 and _same_weights(ref, resumed)
+    assert resumed.resumed_from_epoch_ == 2 and same_weights(ref, resumed)
     with pytest.raises(InputError, match="the saved run has"):
         train_source(copy.deepcopy(init), x, y, SourceConfig(lr=1e-2, epochs=5, batch_size=16), seed=1,
                      checkpoint=state, resume=True)  # fmt: skip
@@ -158,7 +154,7 @@ def test_adapt_resumes_exactly(tmp_path, method):
         adapt(copy.deepcopy(source), xt, cfg, labels=yt, seed=2, checkpoint=state, callbacks=stop_at(9))
     torch.manual_seed(7)
     got = adapt(copy.deepcopy(source), xt, cfg, labels=yt, seed=2, checkpoint=state, resume=True)
-    assert got.history == ref.history and got.evals == ref.evals and _same_weights(ref.model, got.model)
+    assert got.history == ref.history and got.evals == ref.evals and same_weights(ref.model, got.model)
     with pytest.raises(InputError, match="the saved run has"):
         adapt(copy.deepcopy(source), xt, SFDA2Config(**{**cfg.__dict__, "K": 4}), labels=yt, seed=2,
               checkpoint=state, resume=True)  # fmt: skip
@@ -192,7 +188,7 @@ def test_cli_folders_resume_and_the_old_checkpoint_file(tmp_path, capsys):
     # --resume of a finished run trains nothing more and writes the same model; another recipe is refused
     model = SFDAModel.from_pretrained(src / "source")
     assert main([*train, "--resume"]) == 0
-    assert _same_weights(model, SFDAModel.from_pretrained(src / "source"))
+    assert same_weights(model, SFDAModel.from_pretrained(src / "source"))
     capsys.readouterr()
     assert main(["train-source", "--epochs", "3", "--out", str(src), "--quiet", "--resume"]) == 2
     assert "the saved run has" in capsys.readouterr().err

@@ -19,19 +19,12 @@ import os
 import sys
 import time
 
+from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.threads import pin_process_dispatch
 from iclr24.paperkit.threads import pin_process_threads
 
 pin_process_threads(1)  # what the claim run does, before torch is imported
 pin_process_dispatch(True)
-
-
-def _seeds(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.delta_t:
         tc = tc.with_(delta_t=a.delta_t)
     rows = {lab: (m, g) for lab, m, g in R.METHOD_ROWS}
-    for seed in _seeds(a.seeds):
+    for seed in seed_list(a.seeds):
         for item in a.runs.split(","):
             lab, _, s = item.partition("@")
             method, gamma = rows[lab]

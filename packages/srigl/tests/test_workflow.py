@@ -13,6 +13,7 @@ import iclr24.srigl.convert as convert_mod
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.srigl import SparseModel
 from iclr24.srigl import Split
@@ -29,11 +30,6 @@ CFG = TrainConfig(epochs=3, hidden=(32, 32), delta_t=5, sparsity=0.9)
 @pytest.fixture(scope="module")
 def data():
     return digits_split()
-
-
-def _same(a, b) -> bool:
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
 @pytest.mark.parametrize(
@@ -57,7 +53,11 @@ def test_interrupted_and_resumed_run_equals_the_uninterrupted_one(tmp_path, data
         train(cfg, data, checkpoint=state, callbacks=stop)
     resumed = train(cfg, data, checkpoint=state, resume=True)
     assert resumed.resumed_from_epoch == 1 and full.resumed_from_epoch is None
-    assert resumed.accuracy == full.accuracy and resumed.log == full.log and _same(resumed.model, full.model)
+    assert (
+        resumed.accuracy == full.accuracy
+        and resumed.log == full.log
+        and same_weights(resumed.model, full.model)
+    )
     for a, b in zip(resumed.sparsifier.layers, full.sparsifier.layers):
         assert torch.equal(a.mask, b.mask) and torch.equal(a.ever_active, b.ever_active)
 
@@ -75,7 +75,7 @@ def test_model_folder_round_trip_evaluates_and_condenses_as_trained(tmp_path, da
     r = train(CFG, data, log_dir=tmp_path / "logs")
     r.save_pretrained(tmp_path / "m", provenance={"command": "test"})
     model = SparseModel.from_pretrained(tmp_path / "m")
-    assert _same(model.net, r.model) and model.density() == pytest.approx(r.sparsifier.density())
+    assert same_weights(model.net, r.model) and model.density() == pytest.approx(r.sparsifier.density())
     assert evaluate(model, data.x_test, data.y_test) == r.accuracy
     masks = model.mask_dict()
     assert all(torch.equal(masks[layer.name], layer.mask) for layer in r.sparsifier.layers)
@@ -101,7 +101,7 @@ def test_your_own_tensors_datasets_and_loaders_give_the_same_run(data):
     ]
     for pair in pairs:
         r = train(CFG, pair)
-        assert r.accuracy == ref.accuracy and _same(r.model, ref.model) and r.log == ref.log
+        assert r.accuracy == ref.accuracy and same_weights(r.model, ref.model) and r.log == ref.log
 
 
 def test_your_own_data_of_the_wrong_kind_is_one_clear_error(data):

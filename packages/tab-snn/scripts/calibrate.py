@@ -19,10 +19,7 @@ import time
 
 import torch
 
-
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
+from iclr24.paperkit.cli import seed_list
 
 
 def main() -> None:
@@ -37,7 +34,7 @@ def main() -> None:
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()
     p.add_argument("task", choices=("seq", "static", "mnist"))
-    p.add_argument("--seeds", type=_seeds, required=True)
+    p.add_argument("--seeds", type=seed_list, required=True)
     p.add_argument("--epochs", type=int, nargs="+", required=True)
     p.add_argument("--norms", nargs="+", default=None)
     p.add_argument("--train", type=int, default=5000, help="MNIST training images")

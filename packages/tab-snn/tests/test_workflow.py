@@ -13,6 +13,7 @@ from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.pretrained import load_pretrained
 from iclr24.paperkit.runner.testing_workflow import Stopped
 from iclr24.paperkit.runner.testing_workflow import check_finished_run_folder
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.tab_snn import SpikingMLP
@@ -33,11 +34,6 @@ def digits():
     return d.x_train[:160], d.y_train[:160], d.x_test[:64], d.y_test[:64]
 
 
-def _same(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 def _mlp(seed=0, norm="tab"):
     torch.manual_seed(seed)
     return SpikingMLP(8, 10, 8, hidden=(16, 16), norm=norm)
@@ -55,7 +51,7 @@ def test_trained_networks_round_trip_through_folders(tmp_path, digits):
     m = res.model
     folder = m.save_pretrained(tmp_path / "mlp", provenance={"test_acc": res.test_acc})
     back = SpikingMLP.from_pretrained(folder)
-    assert _same(back, m) and back.norm == "tab" and back.T == 8
+    assert same_weights(back, m) and back.norm == "tab" and back.T == 8
     x = digits[2]
     m.eval(), back.eval()
     assert torch.equal(back(x), m(x))  # running statistics included
@@ -66,7 +62,7 @@ def test_trained_networks_round_trip_through_folders(tmp_path, digits):
         again = type(net).from_pretrained(net.save_pretrained(tmp_path / type(net).__name__))
         xi = _images(4)[0]
         net.eval(), again.eval()
-        assert _same(again, net) and torch.equal(again(xi), net(xi))
+        assert same_weights(again, net) and torch.equal(again(xi), net(xi))
     with pytest.raises(InputFileError, match="not a .*SpikingVGG9"):
         SpikingVGG9.from_pretrained(folder)
 
@@ -77,7 +73,7 @@ def test_step_log_every_step_changes_nothing(tmp_path, digits):
     ra = train_model(a, *digits, CFG, progress=False, callbacks=lambda s, m: seen.append((s, m)),
                      log_dir=tmp_path / "log")  # fmt: skip
     rb = train_model(b, *digits, CFG, progress=False)
-    assert _same(a, b) and ra.train_loss == rb.train_loss and ra.test_acc == rb.test_acc
+    assert same_weights(a, b) and ra.train_loss == rb.train_loss and ra.test_acc == rb.test_acc
     steps = [s for s, m in seen if "loss" in m]
     assert steps == list(range(1, 11)) and ra.steps == 10
     assert seen[0][1]["lr"] == CFG.lr and seen[-2][1]["lr"] < CFG.lr  # the cosine schedule, as it stepped
@@ -92,7 +88,7 @@ def test_a_users_loader_trains_like_the_tensors(digits):
     r0 = train_model(ref, *digits, CFG, progress=False)
     r1 = train_model(m, DataLoader(TensorDataset(xtr, ytr), batch_size=50), None, TensorDataset(xte, yte), None,
                      CFG, progress=False)  # fmt: skip
-    assert _same(m, ref) and r1.train_loss == r0.train_loss and r1.test_acc == r0.test_acc
+    assert same_weights(m, ref) and r1.train_loss == r0.train_loss and r1.test_acc == r0.test_acc
     with pytest.raises(InputError, match="labels as None"):
         train_model(_mlp(), TensorDataset(xtr, ytr), ytr, xte, yte, CFG, progress=False)
     with pytest.raises(InputError, match="3 field"):
@@ -122,7 +118,7 @@ def test_an_interrupted_training_resumed_equals_the_uninterrupted_one(tmp_path):
     torch.manual_seed(1234)  # another process, another global RNG: the saved one is restored
     resumed = net()
     got = train_model(resumed, x, y, xt, yt, cfg, **kw, checkpoint=tmp_path / "s.pt", resume=True)
-    assert _same(resumed, ref) and got.train_loss == full.train_loss and got.test_acc == full.test_acc
+    assert same_weights(resumed, ref) and got.train_loss == full.train_loss and got.test_acc == full.test_acc
     assert got.steps == full.steps == 9
     with pytest.raises(InputError, match="config"):
         train_model(net(), x, y, xt, yt, TrainConfig(epochs=3, batch_size=8, seed=5), **kw,
@@ -141,5 +137,5 @@ def test_cli_train_writes_a_model_folder_logs_and_resumes(tmp_path):
     assert sum("loss" in r for r in read_jsonl(tmp_path / "log" / "metrics.jsonl")) == 4
     # the finished run's folder again: refused; --resume trains nothing more; --resume with other settings refused
     check_finished_run_folder(
-        main, args, lambda: SpikingMLP.from_pretrained(out / "model"), _same, ["--lr", "0.05"]
+        main, args, lambda: SpikingMLP.from_pretrained(out / "model"), same_weights, ["--lr", "0.05"]
     )

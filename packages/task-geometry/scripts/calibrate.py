@@ -24,10 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-
-def _seeds(text: str) -> list[int]:
-    lo, _, hi = text.partition("-")
-    return list(range(int(lo), int(hi or lo) + 1))
+from iclr24.paperkit.cli import seed_list
 
 
 def sweep(mode: str, seeds: list[int]) -> dict:
@@ -142,17 +139,17 @@ def main() -> None:
     sub = p.add_subparsers(dest="what", required=True)
     s = sub.add_parser("sweep")
     s.add_argument("--mode", choices=("quick", "full"), required=True)
-    s.add_argument("--seeds", type=_seeds, required=True)
+    s.add_argument("--seeds", type=seed_list, required=True)
     c = sub.add_parser("cnn")
     c.add_argument("--data", choices=("digits", "mnist"), required=True)
-    c.add_argument("--seeds", type=_seeds, required=True)
+    c.add_argument("--seeds", type=seed_list, required=True)
     c.add_argument("--epochs", type=int, default=20)
     c.add_argument("--every", type=int, default=5)
     c.add_argument("--train", type=int, default=10000)
     c.add_argument("--test", type=int, default=2000)
     k = sub.add_parser("claim")
     k.add_argument("--data", choices=("digits", "mnist"), required=True)
-    k.add_argument("--seeds", type=_seeds, required=True)
+    k.add_argument("--seeds", type=seed_list, required=True)
     a = p.parse_args()
     if a.what == "claim":
         res = claim(a.data, a.seeds)

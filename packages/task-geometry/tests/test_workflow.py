@@ -14,6 +14,7 @@ from torch.utils.data import TensorDataset
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.errors import InputFileError
 from iclr24.paperkit.runner.testing_workflow import Stopped
+from iclr24.paperkit.runner.testing_workflow import same_weights
 from iclr24.paperkit.runner.testing_workflow import stop_at
 from iclr24.paperkit.tracking import read_jsonl
 from iclr24.task_geometry import MLP
@@ -33,11 +34,6 @@ def task():
     return walsh_cube(3, k=1, a=1.0, n_samples=200, seed=0)
 
 
-def _same(a, b):
-    sa, sb = a.state_dict(), b.state_dict()
-    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
-
-
 def _images(n=96, side=8, seed=0):
     g = torch.Generator().manual_seed(seed)
     return torch.rand(n, 1, side, side, generator=g), torch.randint(0, 10, (n,), generator=g)
@@ -51,15 +47,15 @@ def test_students_and_models_round_trip_through_folders(tmp_path, task):
     assert (back.act, back.seed, back.config, back.losses, back.epochs_run) == (
         st.act, st.seed, st.config, st.losses, st.epochs_run
     )  # fmt: skip
-    assert _same(back.model, st.model) and not back.model.training
+    assert same_weights(back.model, st.model) and not back.model.training
     assert np.array_equal(back.representation(task.means), st.representation(task.means))
     bare = MLP.from_pretrained(folder)
-    assert bare.act_name == "relu" and _same(bare, st.model)
+    assert bare.act_name == "relu" and same_weights(bare, st.model)
     fixed = MLP(5, 2, width=8, depth=2, act="tanh", fixed_readout=True)
     again = MLP.from_pretrained(fixed.save_pretrained(tmp_path / "fixed"))
-    assert _same(again, fixed) and not again.readout.weight.requires_grad
+    assert same_weights(again, fixed) and not again.readout.weight.requires_grad
     cnn = SmallCNN(2, act="relu", side=8, width=16)
-    assert _same(SmallCNN.from_pretrained(cnn.save_pretrained(tmp_path / "cnn")), cnn)
+    assert same_weights(SmallCNN.from_pretrained(cnn.save_pretrained(tmp_path / "cnn")), cnn)
 
 
 def test_bad_folders_are_one_input_file_error(tmp_path, task):
@@ -78,7 +74,7 @@ def test_step_log_every_step_changes_nothing(tmp_path, task):
     a = train_students([task, task], ["tanh", "relu"], [0, 1], CFG, callbacks=lambda s, m: seen.append((s, m)),
                        log_dir=tmp_path / "log")  # fmt: skip
     b = train_students([task, task], ["tanh", "relu"], [0, 1], CFG)
-    assert all(_same(x.model, y.model) and x.losses == y.losses for x, y in zip(a, b, strict=True))
+    assert all(same_weights(x.model, y.model) and x.losses == y.losses for x, y in zip(a, b, strict=True))
     steps = [s for s, m in seen if "loss" in m]
     assert steps == list(range(1, 3 * math.ceil(200 / 64) + 1))
     first = seen[0][1]
@@ -105,7 +101,7 @@ def test_a_users_dataset_or_loader_trains_like_the_tensors(task):
     (ref,) = train_students([task], ["tanh"], [0], CFG)
     for data in (DataLoader(TensorDataset(task.X, task.Y), batch_size=37), _Pairs(task.X, task.Y)):
         (st,) = train_students([data], ["tanh"], [0], CFG)
-        assert _same(st.model, ref.model) and st.losses == ref.losses, type(data).__name__
+        assert same_weights(st.model, ref.model) and st.losses == ref.losses, type(data).__name__
     for bad, match in (
         (DataLoader(TensorDataset(task.X, task.Y, task.Y), batch_size=8), "3 field"),
         (DataLoader(TensorDataset(task.X, task.Y * 2), batch_size=8), "0/1"),
@@ -117,7 +113,7 @@ def test_a_users_dataset_or_loader_trains_like_the_tensors(task):
     kw = dict(side=8, epochs=2, batch_size=32)
     ref = train_cnn(x, y, T, **kw)
     mine = train_cnn(DataLoader(TensorDataset(x, y), batch_size=10), None, T, **kw)
-    assert _same(mine, ref)
+    assert same_weights(mine, ref)
     with pytest.raises(InputError, match="labels=None"):
         train_cnn(TensorDataset(x, y), y, T, **kw)
     with pytest.raises(InputError, match="targets"):
@@ -136,7 +132,7 @@ def test_interrupted_students_resumed_equal_the_uninterrupted_run(tmp_path, task
                          callbacks=lambda s, m: steps.append(s))  # fmt: skip
     assert steps[0] == 9  # continued after epoch 2 (4 steps an epoch)
     for x, y in zip(got, ref, strict=True):
-        assert _same(x.model, y.model) and x.losses == y.losses and x.epochs_run == y.epochs_run
+        assert same_weights(x.model, y.model) and x.losses == y.losses and x.epochs_run == y.epochs_run
         assert [s for s, _, _ in x.snapshots] == [s for s, _, _ in y.snapshots]
         assert all(np.array_equal(a[1], b[1]) for a, b in zip(x.snapshots, y.snapshots, strict=True))
     with pytest.raises(InputError, match="seeds"):
@@ -155,7 +151,7 @@ def test_interrupted_cnn_resumed_equals_the_uninterrupted_run(tmp_path):
     with pytest.raises(Stopped):
         train_cnn(x, y, T, **kw, checkpoint=tmp_path / "c.pt", callbacks=stop_at(5))  # in epoch 2
     got = train_cnn(x, y, T, **kw, checkpoint=tmp_path / "c.pt", resume=True)
-    assert _same(got, ref)
+    assert same_weights(got, ref)
     with pytest.raises(InputError, match="lr"):
         train_cnn(x, y, T, **{**kw, "epochs": 3}, lr=1e-2, checkpoint=tmp_path / "c.pt", resume=True)
 
@@ -178,5 +174,5 @@ def test_cli_run_saves_students_logs_and_resumes(tmp_path, capsys):
     assert main(args) == 2 and "--overwrite" in capsys.readouterr().err
     assert main([*args, "--resume"]) == 0  # nothing left to train: the same students, the same geometry
     assert json.loads((out / "results.json").read_text())["rows"] == rows
-    assert _same(Student.from_pretrained(out / "models" / "tanh-seed0").model, st.model)
+    assert same_weights(Student.from_pretrained(out / "models" / "tanh-seed0").model, st.model)
     assert main([*args, "--resume", "--width", "8"]) == 2

@@ -203,6 +203,17 @@ def int_list(what: str, example: str, *, increasing: bool = False) -> Callable[[
     return parse
 
 
+def seed_list(text: str) -> list[int]:
+    """An argparse type for a list of seeds written as comma-separated seeds and inclusive ranges
+    (``"200-215,220"`` -> ``[200, 201, ..., 215, 220]``; ``"7"`` -> ``[7]``), in the order written, as the
+    calibration scripts take them. A bad value raises ``ValueError`` (argparse: "invalid seed_list value")."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 def read_json_object(path: str | Path, what: str) -> dict:
     """The JSON object in the file ``path`` that a command was given (a results.json, a meta file); one
     :class:`.errors.InputError` line ``PATH is not WHAT (why)`` when it is not JSON or not an object."""

@@ -21,6 +21,7 @@ import contextlib
 import math
 import sys
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from .real_data import MAX_ELEMENTS
 from .real_data import load_official_layouts
 from .real_data import real_config
 
-__all__ = ["PaperScaleConfig", "PAPER_SCALE", "write_publaynet_split", "paper_scale"]
+__all__ = ["PaperScaleConfig", "PAPER_SCALE", "stand_in_modules", "write_publaynet_split", "paper_scale"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,22 @@ def _pyg_modules():
     return mods, classes
 
 
+@contextlib.contextmanager
+def stand_in_modules(mods: dict[str, types.ModuleType]) -> Iterator[None]:
+    """``mods`` in ``sys.modules`` while the block runs (so pickle names their classes as PyG's); afterwards each
+    name holds what it held before, or nothing."""
+    saved = {k: sys.modules.get(k) for k in mods}
+    sys.modules.update(mods)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
 def synthetic_publaynet(
     n: int, seed: int = 0, max_elements: int = MAX_ELEMENTS
 ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -113,9 +130,7 @@ def write_publaynet_split(path: Path, layouts: list[tuple[np.ndarray, np.ndarray
     """An official preprocessed split file: ``torch.save((data, slices))`` of a collated PyG ``Data`` (``x`` (M, 4)
     boxes, ``y`` (M,) labels, ``slices['x']`` (N + 1,) offsets), pickled under PyG's class names without PyG."""
     mods, cls = _pyg_modules()
-    saved = {k: sys.modules.get(k) for k in mods}
-    sys.modules.update(mods)
-    try:
+    with stand_in_modules(mods):
         x = torch.from_numpy(np.concatenate([b for b, _ in layouts]))
         y = torch.from_numpy(np.concatenate([lab for _, lab in layouts]))
         off = torch.from_numpy(np.concatenate([[0], np.cumsum([len(lab) for _, lab in layouts])]))
@@ -126,12 +141,6 @@ def write_publaynet_split(path: Path, layouts: list[tuple[np.ndarray, np.ndarray
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         torch.save((data, {"x": off, "y": off.clone()}), path)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
     return path
 
 

@@ -30,7 +30,10 @@ __all__ = [
     "check_help_lists",
     "check_usage_errors",
     "check_finished_run_folder",
+    "check_unlabelled_data_forms",
+    "fail_as",
     "run_interrupted",
+    "same_weights",
     "Stopped",
     "stop_at",
 ]
@@ -107,6 +110,65 @@ def run_interrupted(main: Callable[[Sequence[str]], int], argv: Sequence[str], *
         return main(list(argv))
     finally:
         StepLog.__call__ = real_call
+
+
+def same_weights(a: Any, b: Any) -> bool:
+    """Whether the torch modules ``a`` and ``b`` hold the same weights: their ``state_dict()`` names the same
+    tensors in the same order and each pair is bit-for-bit equal (``torch.equal``)."""
+    import torch
+
+    sa, sb = a.state_dict(), b.state_dict()
+    return list(sa) == list(sb) and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def check_unlabelled_data_forms(run: Callable[[Any], tuple[Any, Any]], x: Any, *, batch_size: int) -> None:
+    """A trainer of unlabelled samples takes a user's data in any form: ``run(data)`` trains a fresh, equally
+    seeded model on ``data`` and returns ``(losses, model)``. For the tensor ``x`` (one sample a row), a
+    ``TensorDataset(x)``, a ``TensorDataset(x, labels)`` (labels beside the samples, ignored) and a ``DataLoader``
+    of it in batches of ``batch_size`` each give the losses and (:func:`same_weights`) the weights ``x`` gives;
+    a dataset of three fields is refused, an :class:`~iclr24.paperkit.errors.InputError` that says ``fields``."""
+    import torch
+    from torch.utils.data import DataLoader
+    from torch.utils.data import TensorDataset
+
+    from ..errors import InputError
+
+    ref_losses, ref_model = run(x)
+    labels = torch.zeros(len(x), dtype=torch.long)
+    forms = {
+        "TensorDataset(x)": TensorDataset(x),
+        "TensorDataset(x, labels)": TensorDataset(x, labels),
+        "DataLoader": DataLoader(TensorDataset(x), batch_size=batch_size),
+    }
+    for name, data in forms.items():
+        losses, model = run(data)
+        assert losses == ref_losses, f"{name}: other losses than the tensor's"
+        assert same_weights(model, ref_model), f"{name}: other weights than the tensor's"
+    try:
+        run(TensorDataset(x, labels, labels))
+    except InputError as e:
+        assert "fields" in str(e), (
+            f"a dataset of three fields is refused, but the error does not say fields: {e}"
+        )
+    else:
+        raise AssertionError("a dataset of three fields (x, labels, labels) was not refused (InputError)")
+
+
+def fail_as(how: str) -> None:
+    """Fail the way a test's demo command is told to (its ``--fail HOW``), one failure of each kind an App tells
+    apart: ``"usage"`` a :class:`~iclr24.paperkit.cli.UsageError` and ``"value"`` a ValueError (user errors, exit
+    2), ``"bug"`` a RuntimeError (a crash, raised on), ``"interrupt"`` a KeyboardInterrupt (Ctrl-C, exit 130).
+    Any other ``how`` returns, and the command goes on."""
+    from ..cli import UsageError
+
+    failures = {
+        "usage": UsageError("bad --thing"),
+        "value": ValueError("bad data"),
+        "bug": RuntimeError("a real bug"),
+        "interrupt": KeyboardInterrupt(),
+    }
+    if how in failures:
+        raise failures[how]
 
 
 class Stopped(Exception):
