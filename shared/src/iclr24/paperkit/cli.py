@@ -48,7 +48,6 @@ __all__ = [
     "App",
     "UsageError",
     "arg",
-    "add_common_flags",
     "config_from_args",
     "exit_code",
     "field_arg",
@@ -61,6 +60,7 @@ __all__ = [
     "nonneg_float",
     "positive_float",
     "read_json_object",
+    "seed_list",
 ]
 
 USER_ERRORS = (
@@ -277,7 +277,7 @@ def ships_checkpoints(paper: Any) -> bool:
 _seed_type = _typed("seed", int, lambda v: 0 <= v < 2**32, "a seed in [0, 2**32)")
 
 
-def add_common_flags(
+def _add_common_flags(
     p: argparse.ArgumentParser,
     default_out: str | None = "results",
     *,
@@ -411,7 +411,7 @@ class App:
             has_modes = bool(modes)
             if common:
                 folder = default_out if default_out is not None else f"results/{self.prog}/{name}"
-                add_common_flags(
+                _add_common_flags(
                     p,
                     default_out=folder if out else None,
                     modes=has_modes,
