@@ -26,18 +26,38 @@ The calibration (seeds, per-seed values, where and when they were measured) trav
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
 
+from .io import atomic_write_text
 from .io import fields_dict
 from .paired import CONFIDENCE
 from .paired import TESTS
 from .paired import binomial_half_tail
 from .paired import t_quantile_975
 
-__all__ = ["Calibration", "PowerPlan", "power_plan", "sign_seeds_needed", "slacks", "t_quantile"]
+__all__ = [
+    "CALIBRATION_FILE",
+    "Calibration",
+    "PowerPlan",
+    "calibration_table",
+    "power_plan",
+    "sign_seeds_needed",
+    "slacks",
+    "t_quantile",
+    "write_calibration_table",
+]
+
+# The data file in which a package keeps the per-seed numbers its calibrate script measured (package data, next to
+# its reproduce.py), so that no table is copied by hand from a script's output into code.
+CALIBRATION_FILE = "calibration.json"
 
 _MAX_SEEDS = 1000  # beyond this a plan is called undecidable whatever the budget
 
@@ -158,6 +178,44 @@ class Calibration:
 
     def to_dict(self) -> dict:
         return fields_dict(self)
+
+
+def _frozen(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _frozen(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return tuple(_frozen(v) for v in obj)
+    return obj
+
+
+def calibration_table(package: str, name: str = CALIBRATION_FILE) -> dict:
+    """The calibration numbers ``package`` ships as data (the JSON file ``name`` beside its modules, written by
+    its ``scripts/calibrate.py --write`` through :func:`write_calibration_table`), with every JSON list read as a
+    tuple: the same values and types as a table written in Python."""
+    resource = files(package).joinpath(name)
+    if not resource.is_file():
+        raise FileNotFoundError(
+            f"{package} ships no calibration file {name!r} (its package data is incomplete)"
+        )
+    return _frozen(json.loads(resource.read_text(encoding="utf-8")))
+
+
+def _table_json(obj: Any, indent: str = "") -> str:
+    if isinstance(obj, dict) and obj:
+        inner = indent + "  "
+        rows = [f"{inner}{json.dumps(str(k))}: {_table_json(v, inner)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(rows) + "\n" + indent + "}"
+    if isinstance(obj, list | tuple):
+        return "[" + ", ".join(_table_json(v, indent) for v in obj) + "]"
+    return json.dumps(obj, allow_nan=False)
+
+
+def write_calibration_table(path: str | os.PathLike, table: dict) -> Path:
+    """Write ``table`` atomically as the JSON :func:`calibration_table` reads back: nested objects indented, each
+    list of numbers on one line (one row of per-seed values a line, easy to diff). Refuses NaN and infinities."""
+    if not isinstance(table, dict):
+        raise TypeError(f"a calibration table is a dict, got {type(table).__name__}")
+    return atomic_write_text(path, _table_json(table) + "\n")
 
 
 @dataclass(frozen=True)
