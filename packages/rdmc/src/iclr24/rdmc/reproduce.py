@@ -5,8 +5,9 @@ claims table, fixed before any run: each row's kind, rule, evaluated seeds and b
 calibration from which the power rule takes the number of seeds. Checked on a 2-D four-mode mixture with unequal
 weights, every sampler at the same oracle budget per sample (gradient + log-density calls; 4000 in quick and full,
 n = 1000 samples against 2000 exact draws), against ULA and MALA. The samplers' settings were calibrated on seed 0
-when the package was written; the numbers of seeds on seeds 200-215 (``scripts/calibrate.py``, tables in
-``docs/calibration.md``); the claims are evaluated on the first n seeds of 1-150, never those.
+when the package was written; the numbers of seeds on seeds 200-215 (``scripts/calibrate.py --write``, whose
+per-seed numbers are the package data ``calibration.json``; tables in ``docs/calibration.md``); the claims are
+evaluated on the first n seeds of 1-150, never those.
 
 Rows of the 2-D comparison (``comparison.ROWS_2D``): rdMC-IS (importance-sampling inner loop, constant m), the same
 with the paper's time-dependent sample size n_k, rdMC-ULA (the paper's MCMC variant, ULA inner chains from the
