@@ -30,13 +30,14 @@ from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import write_calibration_table
 
 WRITE_HELP = (
-    "merge this run's per-seed metrics into the package's calibration.json (or --calibration PATH): for each row "
-    "run, each seed run replaces or adds that seed's values of the metrics the file's row holds (seeds kept in "
-    "order; other seeds, rows and sections kept). Only the config of quick and full maps onto the file (--n 1000 "
-    "--n-ref 2000 --budget 4000; --target gmm2d -> '2d', gmm10d -> '10d'; funnel, logreg), and only the rows it "
-    "holds (a row it has not is skipped, with a line on stderr). Not written: the rows' cpu_seconds (the file's are a recorded run's costs: the idle quick record's per-"
-    "seed mean, or this script's measurement x 1.64, see the file's note), the 'measured' / 'measured_hybrid' "
-    "provenance strings (say the new run's date, commit and load there), and 'iid' (not in the file)"
+    "merge this run's per-seed metrics into the package's calibration.json (or --calibration PATH): for each "
+    "row run, each seed run replaces or adds that seed's values of the metrics the file's row holds (seeds kept "
+    "in order; other seeds, rows and sections kept). Only the config of quick and full maps onto the file (--n "
+    "1000 --n-ref 2000 --budget 4000; --target gmm2d -> '2d', gmm10d -> '10d'; funnel, logreg), and only the rows "
+    "it holds (a row it has not is skipped, with a line on stderr). Not written: the rows' cpu_seconds (the "
+    "file's are a recorded run's costs: the idle quick record's per-seed mean, or this script's measurement x "
+    "1.64, see the file's note), the 'measured' / 'measured_hybrid' provenance strings (say the new run's date, "
+    "commit and load there), and 'iid' (not in the file)"
 )
 # what --target the file's sections of the mixture hold
 SECTIONS = {"gmm2d": "2d", "gmm10d": "10d"}
