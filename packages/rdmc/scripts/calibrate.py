@@ -3,13 +3,15 @@
 Runs the claims' own rows (``iclr24.rdmc.comparison``, the code path of ``rdmc reproduce``) on seeds that are never
 evaluated, one thread, and prints one JSON object: per row, the per-seed metrics and CPU seconds
 (``time.process_time`` of the sampler and its evaluation). Not part of any recorded run; the numbers it printed
-and when are in ``docs/calibration.md``.
+and when are in ``docs/calibration.md``. With ``--write`` it also merges its per-seed metrics into the package's
+``calibration.json`` (the table ``reproduce.py`` reads, see ``--help``).
 
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py mixture --seeds 200-215 --n 1000
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py mixture --target gmm10d --rows rdmc-is ula
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py funnel --seeds 200-215
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py logreg --seeds 200-203
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py iid --seeds 200-215 --n 1000
+    OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py funnel --seeds 216-218 --write
 """
 
 from __future__ import annotations
@@ -18,10 +20,71 @@ import argparse
 import json
 import sys
 import time
+from importlib.resources import files
+from pathlib import Path
 
 import torch
 
 from iclr24.paperkit.cli import seed_list
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import write_calibration_table
+
+WRITE_HELP = (
+    "merge this run's per-seed metrics into the package's calibration.json (or --calibration PATH): for each "
+    "row run, each seed run replaces or adds that seed's values of the metrics the file's row holds (seeds kept "
+    "in order; other seeds, rows and sections kept). Only the config of quick and full maps onto the file (--n "
+    "1000 --n-ref 2000 --budget 4000; --target gmm2d -> '2d', gmm10d -> '10d'; funnel, logreg), and only the rows "
+    "it holds (a row it has not is skipped, with a line on stderr). Not written: the rows' cpu_seconds (the "
+    "file's are a recorded run's costs: the idle quick record's per-seed mean, or this script's measurement x "
+    "1.64, see the file's note), the 'measured' / 'measured_hybrid' provenance strings (say the new run's date, "
+    "commit and load there), and 'iid' (not in the file)"
+)
+# what --target the file's sections of the mixture hold
+SECTIONS = {"gmm2d": "2d", "gmm10d": "10d"}
+
+
+def package_calibration() -> Path:
+    """The package's calibration.json (the source file in an editable install)."""
+    return Path(str(files("iclr24.rdmc").joinpath(CALIBRATION_FILE)))
+
+
+def merge_calibration(table: dict, out: dict) -> tuple[dict, list[str]]:
+    """``table`` (calibration.json's object) with the per-seed metrics of ``out`` (this script's JSON of a
+    mixture, funnel or logreg run) merged in, seed by seed, and the rows of ``out`` the file has not (not
+    merged); raises ``ValueError`` for a run whose numbers have no section in the file."""
+    if out["what"] == "mixture":
+        if out["target"] not in SECTIONS:
+            raise ValueError(f"target {out['target']!r} has no section in {CALIBRATION_FILE}")
+        section = SECTIONS[out["target"]]
+    elif out["what"] in ("funnel", "logreg"):
+        section = out["what"]
+    else:
+        raise ValueError(f"{out['what']!r} numbers are not in {CALIBRATION_FILE}")
+    merged = json.loads(json.dumps(table))
+    rows = merged[section]
+    skipped = [name for name in out["rows"] if name not in rows]
+    for name, res in out["rows"].items():
+        if name in skipped:
+            continue
+        row = rows[name]
+        keys = [k for k in row if k not in ("seeds", "cpu_seconds")]
+        per_seed = {s: {k: row[k][i] for k in keys} for i, s in enumerate(row["seeds"])}
+        for i, s in enumerate(out["seeds"]):
+            per_seed[s] = {k: res[k][i] for k in keys}
+        seeds = sorted(per_seed)
+        row["seeds"] = seeds
+        for k in keys:
+            row[k] = [per_seed[s][k] for s in seeds]
+    return merged, skipped
+
+
+def write_calibration(out: dict, path: str | Path) -> Path:
+    """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`), atomically; says on stderr
+    which rows it did not merge."""
+    table, skipped = merge_calibration(json.loads(Path(path).read_text(encoding="utf-8")), out)
+    for name in skipped:
+        print(f"not written: row {name!r} is not in {path}", file=sys.stderr)
+    return write_calibration_table(path, table)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +105,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-ref", type=int, default=2000)
     p.add_argument("--budget", type=int, default=4000)
     p.add_argument("--rows", nargs="*", default=None, help="row names (default: every row of the experiment)")
+    p.add_argument("--write", action="store_true", help=WRITE_HELP)
+    p.add_argument("--calibration", type=Path, default=None, help="the file --write merges into")
     a = p.parse_args(argv)
+    if a.write:
+        from iclr24.rdmc.reproduce import FULL
+
+        if a.what == "iid":
+            p.error(f"--write: the i.i.d. floor is not in {CALIBRATION_FILE}")
+        if a.what == "mixture" and (a.target not in SECTIONS or (a.n, a.n_ref, a.budget) != (
+                FULL.n, FULL.n_ref, FULL.budget)):  # fmt: skip
+            p.error(
+                f"--write: {CALIBRATION_FILE} holds the quick/full config (--n {FULL.n} --n-ref {FULL.n_ref} "
+                f"--budget {FULL.budget}, --target {' or '.join(SECTIONS)})"
+            )
     torch.set_num_threads(1)
     t0 = time.process_time()
     cfg = ComparisonConfig(
@@ -77,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     out["cpu_seconds_total"] = time.process_time() - t0
     out["load_at_end"] = open("/proc/loadavg").read().split()[0]
     print(json.dumps(out))
+    if a.write:
+        path = write_calibration(out, a.calibration or package_calibration())
+        print(f"merged into {path}", file=sys.stderr)
     return 0
 
 

@@ -12,19 +12,106 @@ the CPU seconds (``time.process_time``, one thread) each seed costs. What it pri
 
 ``claim`` runs the claim's own path (``train_cnn`` and ``measure_cnn`` at the full recipe, as ``reproduce`` does)
 and times each seed whole (both nonlinearities, training and measuring), the per-seed cost the power plan uses.
+
+With ``--write`` (after the subcommand) a run also merges its per-seed values into the package's
+``calibration.json``, the table ``reproduce.py`` reads (what maps and what does not: ``--help`` of each subcommand):
+
+    OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py sweep --mode full --seeds 100-105 \
+        --write
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from importlib.resources import files
+from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from iclr24.paperkit.cli import seed_list
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import write_calibration_table
+
+WRITE_HELP = {
+    "sweep": "merge this run into calibration.json's sweep[MODE]: each seed run replaces or adds its Tanh and ReLU "
+    "values of the (cell, metric) pairs the file holds (the gated ones; the run's other metrics are not written), "
+    "other seeds kept; the mode's cpu_seconds becomes this run's cpu_seconds_per_seed. Not written: 'measured'",
+    "claim": "merge this run into calibration.json's digits or mnist row: each seed run replaces or adds its Tanh "
+    "and ReLU CKA, other seeds kept; digits' cpu_seconds becomes this run's cpu_seconds_per_seed. Not written: "
+    "MNIST's cpu_seconds (the row's cost inside the idle full record of 2026-12-03, not a calibrate.py timing) and "
+    "the 'measured' strings",
+    "cnn": "merge this run's CKA at the recipe's epochs (digits 20, MNIST 2 on the first 10,000 / 2,000 images: "
+    "the run must measure that epoch) into calibration.json's digits or mnist row, seed by seed, other seeds kept. "
+    "Not written: the CPU seconds (this run's are per epoch; `claim` measures a seed's) and the 'measured' strings",
+}
+
+
+def package_calibration() -> Path:
+    """The package's calibration.json (the source file in an editable install)."""
+    return Path(str(files("iclr24.task_geometry").joinpath(CALIBRATION_FILE)))
+
+
+def _merge_seeds(old_seeds: list, old: dict, seeds: list, new: dict) -> tuple[list, dict]:
+    """Per-seed lists ``old`` on ``old_seeds`` with ``new`` on ``seeds`` merged in (a seed run replaces or adds its
+    values), on the sorted union of the seeds."""
+    per_seed = {s: {k: v[i] for k, v in old.items()} for i, s in enumerate(old_seeds)}
+    for i, s in enumerate(seeds):
+        per_seed[s] = {k: new[k][i] for k in old}
+    union = sorted(per_seed)
+    return union, {k: [per_seed[s][k] for s in union] for k in old}
+
+
+def merge_calibration(table: dict, out: dict) -> dict:
+    """``table`` (calibration.json's object) with the per-seed values of ``out`` (this script's JSON of a
+    ``sweep``, ``claim`` or ``cnn`` run) merged in, as ``--write`` says; raises ``ValueError`` for what does not
+    map onto the file."""
+    from iclr24.task_geometry.reproduce import FULL
+
+    merged = json.loads(json.dumps(table))
+    if "mode" in out:  # sweep
+        block = merged["sweep"][out["mode"]]
+        old = {(key, act): v[act] for key, v in block["values"].items() for act in ("tanh", "relu")}
+        new = {}
+        for key, act in old:
+            cell, metric = key.rsplit(",", 1)
+            new[(key, act)] = out["cells"][cell][metric][act]
+        block["seeds"], lists = _merge_seeds(block["seeds"], old, out["seeds"], new)
+        for (key, act), v in lists.items():
+            block["values"][key][act] = v
+        block["cpu_seconds"] = out["cpu_seconds_per_seed"]
+        return merged
+    row = merged[out["data"]]
+    if "epochs" in out:  # claim
+        cka = out["cka_y"]
+    else:  # cnn
+        epochs = FULL.mnist_epochs if out["data"] == "mnist" else FULL.digits_epochs
+        if str(epochs) not in out["cka_y"]:
+            raise ValueError(
+                f"the run did not measure epoch {epochs}, the recipe's, which {CALIBRATION_FILE} holds"
+            )
+        if out["data"] == "mnist" and (out["train"], out["test"]) != (FULL.mnist_train, FULL.mnist_test):
+            raise ValueError(
+                f"{CALIBRATION_FILE} holds MNIST on {FULL.mnist_train} / {FULL.mnist_test} images"
+            )
+        cka = out["cka_y"][str(epochs)]
+    row["seeds"], lists = _merge_seeds(
+        row["seeds"], {"tanh": row["tanh"], "relu": row["relu"]}, out["seeds"], cka
+    )
+    row.update(lists)
+    if "epochs" in out and out["data"] == "digits":
+        row["cpu_seconds"] = out["cpu_seconds_per_seed"]
+    return merged
+
+
+def write_calibration(out: dict, path: str | Path) -> Path:
+    """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`), atomically."""
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    return write_calibration_table(path, merge_calibration(table, out))
 
 
 def sweep(mode: str, seeds: list[int]) -> dict:
@@ -133,24 +220,43 @@ def claim(name: str, seeds: list[int]) -> dict:
     return out
 
 
-def main() -> None:
+def _write_args(what: str) -> argparse.ArgumentParser:
+    w = argparse.ArgumentParser(add_help=False)
+    w.add_argument("--write", action="store_true", help=WRITE_HELP[what])
+    w.add_argument("--calibration", type=Path, default=None, help="the file --write merges into")
+    return w
+
+
+def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("sweep")
+    s = sub.add_parser("sweep", parents=[_write_args("sweep")])
     s.add_argument("--mode", choices=("quick", "full"), required=True)
     s.add_argument("--seeds", type=seed_list, required=True)
-    c = sub.add_parser("cnn")
+    c = sub.add_parser("cnn", parents=[_write_args("cnn")])
     c.add_argument("--data", choices=("digits", "mnist"), required=True)
     c.add_argument("--seeds", type=seed_list, required=True)
     c.add_argument("--epochs", type=int, default=20)
     c.add_argument("--every", type=int, default=5)
     c.add_argument("--train", type=int, default=10000)
     c.add_argument("--test", type=int, default=2000)
-    k = sub.add_parser("claim")
+    k = sub.add_parser("claim", parents=[_write_args("claim")])
     k.add_argument("--data", choices=("digits", "mnist"), required=True)
     k.add_argument("--seeds", type=seed_list, required=True)
-    a = p.parse_args()
+    a = p.parse_args(argv)
+    if a.write and a.what == "cnn":
+        from iclr24.task_geometry.reproduce import FULL
+
+        epochs = FULL.mnist_epochs if a.data == "mnist" else FULL.digits_epochs
+        if a.epochs < epochs or (epochs % a.every and epochs != a.epochs):
+            p.error(
+                f"--write: {CALIBRATION_FILE} holds the CKA at epoch {epochs}, which this run does not measure"
+            )
+        if a.data == "mnist" and (a.train, a.test) != (FULL.mnist_train, FULL.mnist_test):
+            p.error(
+                f"--write: {CALIBRATION_FILE} holds MNIST on {FULL.mnist_train} / {FULL.mnist_test} images"
+            )
     if a.what == "claim":
         res = claim(a.data, a.seeds)
     elif a.what == "sweep":
@@ -158,6 +264,9 @@ def main() -> None:
     else:
         res = cnn(a.data, a.seeds, a.epochs, a.every, a.train, a.test)
     print(json.dumps(res))
+    if a.write:
+        path = write_calibration(res, a.calibration or package_calibration())
+        print(f"merged into {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ claims table, fixed before any run: each row's kind, rule, evaluated seeds and b
 calibration from which the power rule takes the number of seeds. Checked on a 2-D four-mode mixture with unequal
 weights, every sampler at the same oracle budget per sample (gradient + log-density calls; 4000 in quick and full,
 n = 1000 samples against 2000 exact draws), against ULA and MALA. The samplers' settings were calibrated on seed 0
-when the package was written; the numbers of seeds on seeds 200-215 (``scripts/calibrate.py``, tables in
-``docs/calibration.md``); the claims are evaluated on the first n seeds of 1-150, never those.
+when the package was written; the numbers of seeds on seeds 200-215 (``scripts/calibrate.py --write``, whose
+per-seed numbers are the package data ``calibration.json``; tables in ``docs/calibration.md``); the claims are
+evaluated on the first n seeds of 1-150, never those.
 
 Rows of the 2-D comparison (``comparison.ROWS_2D``): rdMC-IS (importance-sampling inner loop, constant m), the same
 with the paper's time-dependent sample size n_k, rdMC-ULA (the paper's MCMC variant, ULA inner chains from the
@@ -27,6 +28,7 @@ from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_table
 
 from .comparison import ROWS_2D
 from .comparison import ComparisonConfig
@@ -79,187 +81,23 @@ CALIBRATION_SEEDS = tuple(range(200, 248))
 HYBRID_POOL = tuple(range(151, 200))
 SETTINGS_SEED = 0
 POWER = 0.95  # the power rule's target power for every paired row (the budgets allow more than 80 %)
-MEASURED = (
-    "2026-12-03, commit cc27ffe + branch ev-rdmc, 1 thread, scripts/calibrate.py, load 6-9 on 2 cores "
-    "(CPU seconds inflated by the load)"
-)
+# The per-seed numbers on the calibration seeds (scripts/calibrate.py; docs/calibration.md) are package data,
+# calibration.json, written by ``scripts/calibrate.py --write``: the config of quick and full (n = 1000 vs 2000 exact
+# draws, 4000 calls per sample; the long-chain row at 40 000), and each row's CPU seconds per seed (sampler +
+# metrics) as a recorded run spends them: for the six rows quick runs, the per-seed mean of the idle quick record of
+# 2026-12-03 (docs/claims-quick.json, kernels pinned); for the rows only full runs, scripts/calibrate.py's own
+# measurement (2026-12-04, MEASURED_HYBRID) times 1.64, the ratio of the quick record to scripts/calibrate.py on the
+# six shared rows (6.88 against 4.19 CPU s a seed). An upper estimate, not a timing. The hybrid's and ULA's rows of
+# the 2-D mixture hold seeds 200-215 (MEASURED) and 216-247 (MEASURED_HYBRID).
+_calibration = calibration_table(__package__)
+MEASURED = _calibration["measured"]
 # The hybrid's second calibration (seeds 216-247, hybrid and ULA rows only), measured before any evaluated run
 # of the re-planned claim (the first, seeds 200-215, had planned 12 seeds, whose evaluation spread wider)
-MEASURED_HYBRID = (
-    "2026-12-04, commit d1eefd2 + branch ev60r, 1 thread, scripts/calibrate.py, load 1.2-2.5 on 2 cores"
-)
-
-# fmt: off
-# Per-seed numbers on the calibration seeds (scripts/calibrate.py; docs/calibration.md): the config of quick and
-# full (n = 1000 vs 2000 exact draws, 4000 calls per sample; the long-chain row at 40 000), and each row's CPU
-# seconds per seed (sampler + metrics) as a recorded run spends them: for the six rows quick runs, the per-seed mean
-# of the idle quick record of 2026-12-03 (docs/claims-quick.json, kernels pinned); for the rows only full runs,
-# scripts/calibrate.py's own measurement (2026-12-04, MEASURED_HYBRID) times 1.64, the ratio of the quick record to
-# scripts/calibrate.py on the six shared rows (6.88 against 4.19 CPU s a seed). An upper estimate, not a timing.
-_CAL_2D = {
-    "rdmc-is": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "mode_tv": (
-            0.066, 0.048, 0.028, 0.052, 0.054, 0.049, 0.059, 0.055, 0.080, 0.066, 0.078, 0.047, 0.058, 0.058,
-            0.051, 0.054
-        ),
-        "mmd2": (
-            0.005081, 0.003734, 0.004628, 0.004783, 0.004634, 0.005101, 0.005458, 0.006076, 0.006039, 0.006723,
-            0.005218, 0.002694, 0.005786, 0.003359, 0.004380, 0.005041
-        ),
-        "cpu_seconds": 0.82,
-    },
-    "rdmc-is paper-schedule": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "mode_tv": (
-            0.073, 0.061, 0.051, 0.067, 0.022, 0.042, 0.053, 0.049, 0.052, 0.037, 0.074, 0.061, 0.054, 0.070,
-            0.079, 0.072
-        ),
-        "mmd2": (
-            0.004158, 0.004528, 0.004589, 0.005430, 0.002810, 0.004154, 0.004293, 0.004052, 0.004878, 0.006079,
-            0.004860, 0.002848, 0.005125, 0.006632, 0.005648, 0.005849
-        ),
-        "cpu_seconds": 0.96,
-    },
-    "rdmc-ula": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "mode_tv": (
-            0.187, 0.181, 0.170, 0.180, 0.188, 0.181, 0.186, 0.236, 0.208, 0.159, 0.189, 0.187, 0.186, 0.185,
-            0.201, 0.178
-        ),
-        "mmd2": (
-            0.033053, 0.022621, 0.026268, 0.023936, 0.026511, 0.027195, 0.030769, 0.037978, 0.031123, 0.028004,
-            0.025692, 0.026220, 0.030382, 0.028240, 0.033306, 0.027175
-        ),
-        "cpu_seconds": 1.16,
-    },
-    "rdmc-is+ula hybrid": {
-        "seeds": tuple(range(200, 248)),
-        "mode_tv": (
-            0.067, 0.059, 0.055, 0.059, 0.085, 0.088, 0.060, 0.063, 0.061, 0.077, 0.070, 0.079, 0.073, 0.050,
-            0.066, 0.066,
-            # seeds 216-247 (MEASURED_HYBRID)
-            0.046, 0.106, 0.067, 0.051, 0.072, 0.068, 0.061, 0.067, 0.073, 0.052, 0.046, 0.071, 0.091, 0.050,
-            0.056, 0.040, 0.047, 0.068, 0.065, 0.061, 0.068, 0.079, 0.077, 0.059, 0.081, 0.072, 0.068, 0.077,
-            0.056, 0.076, 0.057, 0.073,
-        ),
-        "mmd2": (
-            0.007953, 0.003807, 0.005985, 0.003357, 0.005548, 0.008973, 0.005765, 0.005569, 0.004861, 0.008918,
-            0.004426, 0.005026, 0.005070, 0.004137, 0.005293, 0.006458,
-            0.005183, 0.010266, 0.006470, 0.005204, 0.009437, 0.006731, 0.005481, 0.005849, 0.005050, 0.004214,
-            0.004084, 0.005199, 0.005730, 0.005269, 0.004525, 0.003226, 0.004713, 0.007876, 0.004722, 0.004419,
-            0.006026, 0.005166, 0.006241, 0.007363, 0.008634, 0.007727, 0.004461, 0.009315, 0.004889, 0.006647,
-            0.002594, 0.006207,
-        ),
-        "cpu_seconds": 0.90,
-    },
-    "ula": {
-        "seeds": tuple(range(200, 248)),
-        "mode_tv": (
-            0.172, 0.168, 0.189, 0.174, 0.199, 0.194, 0.163, 0.196, 0.156, 0.200, 0.170, 0.194, 0.185, 0.147,
-            0.194, 0.164,
-            # seeds 216-247 (MEASURED_HYBRID)
-            0.175, 0.210, 0.178, 0.169, 0.180, 0.176, 0.170, 0.177, 0.160, 0.157, 0.163, 0.172, 0.198, 0.164,
-            0.206, 0.185, 0.184, 0.156, 0.173, 0.173, 0.184, 0.156, 0.174, 0.156, 0.173, 0.196, 0.193, 0.155,
-            0.163, 0.209, 0.190, 0.183,
-        ),
-        "mmd2": (
-            0.018501, 0.014721, 0.025499, 0.016822, 0.024705, 0.026123, 0.020715, 0.025889, 0.014841, 0.029982,
-            0.020442, 0.019034, 0.020345, 0.016215, 0.024545, 0.017897,
-            0.021501, 0.026906, 0.022742, 0.016986, 0.022678, 0.018960, 0.018241, 0.021067, 0.019485, 0.017192,
-            0.017170, 0.014966, 0.021325, 0.019783, 0.024229, 0.017948, 0.019316, 0.018544, 0.018538, 0.018937,
-            0.021966, 0.014494, 0.019962, 0.025654, 0.021370, 0.024561, 0.022861, 0.023123, 0.017047, 0.025300,
-            0.017151, 0.021901,
-        ),
-        "cpu_seconds": 1.18,
-    },
-    "mala": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "mode_tv": (
-            0.155, 0.156, 0.175, 0.185, 0.167, 0.179, 0.195, 0.175, 0.181, 0.165, 0.169, 0.179, 0.204, 0.191,
-            0.194, 0.162
-        ),
-        "mmd2": (
-            0.015881, 0.014326, 0.022732, 0.020561, 0.017749, 0.016826, 0.025169, 0.018951, 0.021265, 0.019716,
-            0.016776, 0.016657, 0.024182, 0.023918, 0.023595, 0.019276
-        ),
-        "cpu_seconds": 1.58,
-    },
-    "ula broad-init": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "mode_tv": (
-            0.215, 0.187, 0.193, 0.191, 0.208, 0.200, 0.218, 0.199, 0.178, 0.182, 0.190, 0.180, 0.174, 0.188,
-            0.219, 0.174
-        ),
-        "mmd2": (
-            0.030027, 0.020338, 0.025644, 0.020529, 0.026966, 0.025696, 0.034332, 0.025234, 0.021143, 0.022414,
-            0.020083, 0.019747, 0.022255, 0.020250, 0.029493, 0.021263
-        ),
-        "cpu_seconds": 1.25,
-    },
-    "rdmc-ula long chains": {
-        "seeds": (200, 201, 202, 203, 204, 205),
-        "mode_tv": (0.195, 0.178, 0.174, 0.186, 0.211, 0.182),
-        "mmd2": (0.029923, 0.020031, 0.027572, 0.029976, 0.031749, 0.025641),
-        "cpu_seconds": 8.26,
-    },
-}
-_CAL_10D = {
-    "rdmc-is": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211),
-        "mode_tv": (0.204, 0.167, 0.176, 0.183, 0.184, 0.196, 0.205, 0.174, 0.176, 0.207, 0.177, 0.158),
-        "cpu_seconds": 3.80,
-    },
-    "ula": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211),
-        "mode_tv": (0.177, 0.160, 0.187, 0.176, 0.192, 0.182, 0.167, 0.192, 0.175, 0.184, 0.181, 0.218),
-        "cpu_seconds": 3.68,
-    },
-}
-_CAL_FUNNEL = {
-    "rdmc-is": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "w2_v": (
-            0.3542, 0.3860, 0.3353, 0.4135, 0.2671, 0.3048, 0.4426, 0.3292, 0.2708, 0.3766, 0.3147, 0.2784,
-            0.3902, 0.3543, 0.5754, 0.2119
-        ),
-        "cpu_seconds": 0.45,
-    },
-    "ula": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "w2_v": (
-            1.1214, 1.1261, 1.2340, 1.2327, 1.2601, 1.2471, 1.3089, 1.4027, 1.2017, 1.3324, 1.2798, 1.0982,
-            1.2081, 1.2182, 1.0914, 1.2813
-        ),
-        "cpu_seconds": 0.74,
-    },
-    "mala": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215),
-        "w2_v": (
-            0.3944, 0.3192, 0.3615, 0.4662, 0.5207, 0.4035, 0.3809, 0.4213, 0.3597, 0.5085, 0.3476, 0.3232,
-            0.3467, 0.3614, 0.3658, 0.3088
-        ),
-        "cpu_seconds": 1.04,
-    },
-}
-_CAL_LOGREG = {
-    "rdmc-ula": {
-        "seeds": (200, 201, 202, 203),
-        "mean_err": (1.1563, 1.3788, 1.3240, 1.2356),
-        "cpu_seconds": 1.03,
-    },
-    "ula": {
-        "seeds": (200, 201, 202, 203),
-        "mean_err": (0.1582, 0.2116, 0.1484, 0.1429),
-        "cpu_seconds": 0.53,
-    },
-    "mala": {
-        "seeds": (200, 201, 202, 203),
-        "mean_err": (0.1674, 0.1928, 0.1392, 0.2354),
-        "cpu_seconds": 0.64,
-    },
-}
-# fmt: on
+MEASURED_HYBRID = _calibration["measured_hybrid"]
+_CAL_2D = _calibration["2d"]
+_CAL_10D = _calibration["10d"]
+_CAL_FUNNEL = _calibration["funnel"]
+_CAL_LOGREG = _calibration["logreg"]
 
 # CPU seconds per evaluated seed of each row (calibration means, under load), for the budget check of a whole run
 ROW_CPU_SECONDS = {

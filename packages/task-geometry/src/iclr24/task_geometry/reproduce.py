@@ -27,6 +27,7 @@ from iclr24.paperkit import ClaimSpec
 from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import atomic_write_json
+from iclr24.paperkit.power import calibration_table
 
 from .experiments import SweepConfig
 from .experiments import run_sweep
@@ -42,9 +43,12 @@ from .tasks import walsh_functions
 NAME = "task-geometry"
 
 POOL = tuple(range(40))  # evaluated seeds (offsets to --seed); the power rule takes the first n
-SWEEP_CALIBRATION_SEEDS = (100, 101, 102, 103, 104, 105)
-DIGITS_CALIBRATION_SEEDS = (100, 101, 102, 103, 104, 105, 106, 107)
-MNIST_CALIBRATION_SEEDS = tuple(range(100, 121))
+# The per-seed numbers on calibration seeds (never evaluated) are package data, calibration.json, written by
+# ``scripts/calibrate.py --write`` (docs/calibration.md): the sweep's per mode, the digits and MNIST CNNs'.
+_calibration = calibration_table(__package__)
+SWEEP_CALIBRATION_SEEDS = tuple(sorted({s for b in _calibration["sweep"].values() for s in b["seeds"]}))
+DIGITS_CALIBRATION_SEEDS = _calibration["digits"]["seeds"]
+MNIST_CALIBRATION_SEEDS = _calibration["mnist"]["seeds"]
 CCGP_MARGIN = 0.02  # half the smallest LinearSVC gap on calibration seeds 100-102 (docs/calibration.md)
 # the CNNs: Tanh's CKA advantage asked for, a Tanh win rather than a tie; under the smallest gap on digits'
 # calibration seeds (0.013)
@@ -52,7 +56,7 @@ CNN_MARGIN = 0.005
 # the power of every row's plan: 95 %, not paperkit's default 80 % (docs/calibration.md, "Power"): this package's
 # claims are cheap, and at 80 % one decidable claim in five is left inconclusive
 POWER = 0.95
-MEASURED = "2026-12-03, cc27ffe + scripts/calibrate.py, 1 thread, load 4-9 (CPU s inflated by the load)"
+MEASURED = _calibration["measured"]
 
 
 @dataclass(frozen=True)
@@ -83,46 +87,19 @@ FULL = ReproConfig(SweepConfig())
 
 # Per-seed (Tanh, ReLU) values of each gated (cell, metric) on calibration seeds 100-105, with each mode's sweep
 # recipe (scripts/calibrate.py sweep; docs/calibration.md), and the CPU seconds one seed of the three gated cells
-# costs (both nonlinearities).
+# costs (both nonlinearities): calibration.json's "sweep", its keys "k=K,a=A,METRIC" read as (K, A, METRIC).
+
+
+def _sweep_key(key: str) -> tuple[int, float, str]:
+    k, a, metric = key.split(",")
+    return int(k.removeprefix("k=")), float(a.removeprefix("a=")), metric
+
+
 _SWEEP_CAL = {
-    "quick": {
-        (1, 1.0, "cka_y"): ((0.9946, 0.9937, 0.9894, 0.9923, 0.9930, 0.9940),
-                            (0.8454, 0.8278, 0.8537, 0.8468, 0.8379, 0.8488)),
-        (3, 1.0, "cka_y"): ((0.9806, 0.9640, 0.9712, 0.9811, 0.9781, 0.9777),
-                            (0.8155, 0.8268, 0.8130, 0.8192, 0.8408, 0.8121)),
-        (1, 1.0, "cka_x"): ((0.4575, 0.4625, 0.4939, 0.4728, 0.4704, 0.4699),
-                            (0.7770, 0.7551, 0.7784, 0.7781, 0.7805, 0.7928)),
-        (3, 1.0, "cka_x"): ((0.7664, 0.7680, 0.7709, 0.7511, 0.7461, 0.7546),
-                            (0.9498, 0.9357, 0.9601, 0.9584, 0.9485, 0.9573)),
-        (1, 1.0, "ps"): ((0.8796, 0.8791, 0.8420, 0.8637, 0.8732, 0.8761),
-                         (0.4530, 0.4639, 0.4535, 0.4476, 0.4434, 0.4385)),
-        (3, 1.0, "ps"): ((0.5666, 0.5085, 0.5269, 0.5915, 0.5913, 0.5732),
-                         (0.1587, 0.1783, 0.1459, 0.1518, 0.1832, 0.1491)),
-        (3, 1.0, "ccgp"): ((0.9444, 0.9444, 0.9444, 0.9444, 0.9444, 0.9444),
-                           (0.6041, 0.5515, 0.5302, 0.5180, 0.5540, 0.5165)),
-        (1, 3.5, "cka_y"): ((1.0000, 0.9998, 0.9997, 1.0000, 0.9999, 0.9999),
-                            (0.9935, 0.9906, 0.9974, 0.9965, 0.9937, 0.9961)),
-    },
-    "full": {
-        (1, 1.0, "cka_y"): ((0.9961, 0.9949, 0.9909, 0.9933, 0.9943, 0.9953),
-                            (0.8457, 0.8314, 0.8550, 0.8478, 0.8380, 0.8488)),
-        (3, 1.0, "cka_y"): ((0.9808, 0.9666, 0.9728, 0.9817, 0.9809, 0.9781),
-                            (0.8159, 0.8278, 0.8133, 0.8200, 0.8411, 0.8124)),
-        (1, 1.0, "cka_x"): ((0.4473, 0.4560, 0.4836, 0.4662, 0.4614, 0.4582),
-                            (0.7770, 0.7554, 0.7775, 0.7777, 0.7805, 0.7925)),
-        (3, 1.0, "cka_x"): ((0.7630, 0.7631, 0.7646, 0.7498, 0.7370, 0.7514),
-                            (0.9498, 0.9365, 0.9601, 0.9586, 0.9484, 0.9575)),
-        (1, 1.0, "ps"): ((0.8966, 0.8916, 0.8568, 0.8741, 0.8854, 0.8913),
-                         (0.4531, 0.4662, 0.4550, 0.4485, 0.4434, 0.4388)),
-        (3, 1.0, "ps"): ((0.5725, 0.5229, 0.5407, 0.5962, 0.6169, 0.5805),
-                         (0.1591, 0.1785, 0.1461, 0.1524, 0.1836, 0.1493)),
-        (3, 1.0, "ccgp"): ((0.9444, 0.9444, 0.9444, 0.9444, 0.9444, 0.9444),
-                           (0.8739, 0.9031, 0.8886, 0.9020, 0.9022, 0.8859)),
-        (1, 3.5, "cka_y"): ((1.0000, 0.9998, 0.9997, 0.9999, 0.9999, 0.9999),
-                            (0.9935, 0.9906, 0.9974, 0.9965, 0.9937, 0.9961)),
-    },
-}  # fmt: skip
-_SWEEP_SECONDS = {"quick": 1.42, "full": 6.91}
+    m: {_sweep_key(key): (v["tanh"], v["relu"]) for key, v in b["values"].items()}
+    for m, b in _calibration["sweep"].items()
+}
+_SWEEP_SECONDS = {m: b["cpu_seconds"] for m, b in _calibration["sweep"].items()}
 _SWEEP_BUDGET = {"quick": 10.0, "full": 40.0}  # CPU s of the gated cells; the rows share one sweep
 
 _METRIC = {
@@ -138,8 +115,8 @@ def _sweep_row(
 ) -> ClaimSpec:
     c = alignment_of_a(a, 8, k)
     cal = {
-        m: Calibration(seeds=SWEEP_CALIBRATION_SEEDS, ours=v[(k, a, metric)][0], baseline=v[(k, a, metric)][1],
-                       seconds_per_seed=_SWEEP_SECONDS[m], measured=MEASURED)
+        m: Calibration(seeds=_calibration["sweep"][m]["seeds"], ours=v[(k, a, metric)][0],
+                       baseline=v[(k, a, metric)][1], seconds_per_seed=_SWEEP_SECONDS[m], measured=MEASURED)
         for m, v in _SWEEP_CAL.items()
     }  # fmt: skip
     spec = ClaimSpec(
@@ -192,32 +169,29 @@ CLAIMS = (
 )  # fmt: skip
 # the small CNN on real digit images: per-seed CKA(K_z, K_y) of Tanh and ReLU on calibration seeds (the same fixed
 # split; the seed sets the initialisation, the same for both nonlinearities, and the batch order); CPU seconds per
-# seed for both nonlinearities, training and measuring (docs/calibration.md)
+# seed for both nonlinearities, training and measuring (docs/calibration.md): calibration.json's "digits"
 _DIGITS_CAL = Calibration(
     seeds=DIGITS_CALIBRATION_SEEDS,
-    ours=(0.9759, 0.9725, 0.9757, 0.9758, 0.9756, 0.9737, 0.9702, 0.9804),
-    baseline=(0.9429, 0.9522, 0.9624, 0.9591, 0.9584, 0.9585, 0.9575, 0.9563),
-    seconds_per_seed=2.2,
+    ours=_calibration["digits"]["tanh"],
+    baseline=_calibration["digits"]["relu"],
+    seconds_per_seed=_calibration["digits"]["cpu_seconds"],
     measured=MEASURED,
     note="20 epochs",
 )
-# MNIST: seeds 100-108 of 2026-12-03 and 109-120 of 2026-12-04 (scripts/calibrate.py claim: the claim's own calls);
-# CPU seconds per seed: the row's cost inside the idle full record of 2026-12-03 (185 CPU s for 6 seeds); standalone
-# it is 15.05 (default kernels) or 18.5 (pinned to AVX2, as records run): docs/calibration.md, "The MNIST CNN, 12
-# more calibration seeds"
-MNIST_SECONDS = 30.9
+# MNIST (calibration.json's "mnist"): seeds 100-108 of 2026-12-03 and 109-120 of 2026-12-04 (scripts/calibrate.py
+# claim: the claim's own calls); CPU seconds per seed: the row's cost inside the idle full record of 2026-12-03 (185
+# CPU s for 6 seeds); standalone it is 15.05 (default kernels) or 18.5 (pinned to AVX2, as records run):
+# docs/calibration.md, "The MNIST CNN, 12 more calibration seeds"
+MNIST_SECONDS = _calibration["mnist"]["cpu_seconds"]
 MNIST_BUDGET = 420.0  # full's 600 less the rest of full (150 CPU s in the 2026-12-03 record) and 30 s of room
 _MNIST_CAL = Calibration(
     seeds=MNIST_CALIBRATION_SEEDS,
-    ours=(0.916, 0.9288, 0.9172, 0.901, 0.9105, 0.9044, 0.9001, 0.9287, 0.9052,
-          0.9041, 0.9081, 0.9009, 0.9271, 0.9173, 0.9015, 0.9149, 0.9051, 0.9197, 0.9076, 0.9089, 0.9198),
-    baseline=(0.9419, 0.966, 0.9606, 0.9334, 0.9367, 0.9471, 0.9092, 0.9259, 0.9278,
-              0.9333, 0.8948, 0.9174, 0.8814, 0.9328, 0.9289, 0.8771, 0.9472, 0.9184, 0.8896, 0.9514, 0.9436),
+    ours=_calibration["mnist"]["tanh"],
+    baseline=_calibration["mnist"]["relu"],
     seconds_per_seed=MNIST_SECONDS,
-    measured="seeds 100-108: " + MEASURED + "; seeds 109-120 and the CPU seconds: 2026-12-04, d1eefd2 + "
-    "scripts/calibrate.py claim, 1 thread; CPU s per seed from the 2026-12-03 full record",
+    measured="seeds 100-108: " + MEASURED + "; " + _calibration["mnist"]["measured"],
     note="2 epochs on the first 10,000 training images, measured on the first 2,000 test images",
-)  # fmt: skip
+)
 
 
 def _cnn_row(
