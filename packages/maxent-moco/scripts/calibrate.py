@@ -35,7 +35,7 @@ Calibrations read), for each lambda into the row of the mode that runs it on --s
 lambda) only when the run's arms are that mode's (quick: d = 2 alone, no --full-arms; full: --full-arms). Not
 written: a lambda or sample count no row uses; the CPU s of a run whose arms are not its mode's (full's rows take
 theirs from a --full-arms run, which may cover fewer seeds); the file's note. --measured (required with --write)
-becomes the written rows' provenance."""
+replaces the file's one provenance line, so it names the runs of the numbers kept too."""
 _ARMS = {"quick": QUICK[1], "full": FULL[1]}  # each mode's sample-based config
 
 
@@ -70,8 +70,8 @@ def write_calibration(
             what = "per-seed values and CPU s"
         else:
             what = f"per-seed values (CPU s kept: these are not {mode}'s arms)"
-        row["measured"] = measured
         said.append(f"lambda {lam} at {steps} samples -> {mode} row: {what}, seeds {res['seeds']}")
+    table["measured"] = measured
     write_calibration_table(path, table)
     return said
 
@@ -91,10 +91,13 @@ def main() -> None:
     p.add_argument(
         "--write", action="store_true", help=f"merge what this run measured into {CALIBRATION_FILE}"
     )
-    p.add_argument("--measured", help="with --write: when, where, commit, threads and load of this run")
+    p.add_argument(
+        "--measured",
+        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
+    )
     a = p.parse_args()
     if a.write and not (a.measured or "").strip():
-        p.error("--write needs --measured 'date, commit, threads, load' (the written rows' provenance)")
+        p.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
     seeds = seed_list(a.seeds)
     if set(seeds) & set(POOL):
         raise SystemExit(f"seeds {sorted(set(seeds) & set(POOL))} are evaluated seeds (POOL)")

@@ -173,8 +173,8 @@ def test_calibrate_write_merges_what_the_run_measured(tmp_path):
     assert row["seeds"] == [*range(200, 208), 208]  # seed 208 added, the others kept in their order
     assert row["ours"] == [old["ours"][0], 0.5, *old["ours"][2:], 0.6]
     assert row["baseline"] == [old["baseline"][0], 0.7, *old["baseline"][2:], 0.8]
-    assert row["cpu_seconds_per_seed"] == 2.35 and row["measured"] == "test run"
-    assert after["rows"]["quick"] == before["rows"]["quick"] and after["measured"] == before["measured"]
+    assert row["cpu_seconds_per_seed"] == 2.35 and after["measured"] == "test run"
+    assert after["rows"]["quick"] == before["rows"]["quick"] and after["note"] == before["note"]
     assert after["rows"]["full"]["1.0"] == before["rows"]["full"]["1.0"]
     # quick's arms on full's sample count: the per-seed values map, the CPU s do not
     quick_arms = rep.SampleConfig(lams=(0.5,), ds=(2,), n_steps=150_000)
@@ -182,4 +182,4 @@ def test_calibrate_write_merges_what_the_run_measured(tmp_path):
     (line,) = script.write_calibration(path, results, quick_arms, 9.0, "test run 2")
     assert "per-seed values (CPU s kept: these are not full's arms)" in line
     row = json.loads(path.read_text())["rows"]["full"]["0.5"]
-    assert row["ours"][0] == 0.1 and row["cpu_seconds_per_seed"] == 5.3 and row["measured"] == "test run 2"
+    assert row["ours"][0] == 0.1 and row["cpu_seconds_per_seed"] == 5.3

@@ -94,7 +94,7 @@ POOL = tuple(range(40))  # evaluated seeds of the sample-based rows (offsets add
 CALIBRATION_SEEDS = tuple(range(200, 208))  # never evaluated
 # the calibration runs' numbers, package data calibration.json (written by scripts/calibrate.py --write;
 # docs/calibration.md): per mode and lambda, MoCoDyna(d=2) and the best baseline per calibration seed, and the CPU s
-# per evaluated seed at that lambda; a row's own "measured" (a later --write) overrides the file's
+# per evaluated seed at that lambda
 _CAL = calibration_table(__package__)
 MEASURED = _CAL["measured"]
 
@@ -106,7 +106,7 @@ def _cal(lam: float) -> dict[str, Calibration]:
             ours=v["ours"],
             baseline=v["baseline"],
             seconds_per_seed=v["cpu_seconds_per_seed"],
-            measured=v.get("measured", MEASURED),
+            measured=MEASURED,
         )
         for mode, by_lam in _CAL["rows"].items()
         for lm, v in by_lam.items()
