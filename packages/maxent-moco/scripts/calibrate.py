@@ -56,13 +56,14 @@ def write_calibration(
     """Merge the printed ``results`` of one run of ``cfg`` into the calibration file at ``path``; returns what went
     where (and what did not map)."""
     table = json.loads(Path(path).read_text(encoding="utf-8"))
-    said = []
+    said, unmapped = [], []
     for res in results:
         lam, steps = res["lam"], res["steps"]
         mode = next((m for m, c in _ARMS.items() if c.steps(lam) == steps), None)
         row = table["rows"][mode].get(str(lam)) if mode else None
         if row is None:
             said.append(f"lambda {lam} at {steps} samples: no row runs it, not written")
+            unmapped.append(lam)
             continue
         _merge_seeds(row, res["seeds"], {"ours": res["ours"], "baseline": res["baseline"]})
         if (cfg.ds, cfg.ablations) == (_ARMS[mode].ds, _ARMS[mode].ablations):
@@ -71,8 +72,9 @@ def write_calibration(
         else:
             what = f"per-seed values (CPU s kept: these are not {mode}'s arms)"
         said.append(f"lambda {lam} at {steps} samples -> {mode} row: {what}, seeds {res['seeds']}")
-    table["measured"] = measured
-    write_calibration_table(path, table)
+    if len(said) > len(unmapped):  # something maps: the file's provenance becomes this run's
+        table["measured"] = measured
+        write_calibration_table(path, table)
     return said
 
 

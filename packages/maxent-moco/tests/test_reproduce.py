@@ -183,3 +183,10 @@ def test_calibrate_write_merges_what_the_run_measured(tmp_path):
     assert "per-seed values (CPU s kept: these are not full's arms)" in line
     row = json.loads(path.read_text())["rows"]["full"]["0.5"]
     assert row["ours"][0] == 0.1 and row["cpu_seconds_per_seed"] == 5.3
+    # nothing maps: the file (its provenance line too) is left as it was
+    text = path.read_text()
+    results = [{"lam": 1.0, "steps": 1000, "seeds": [200], "ours": [0.1], "baseline": [0.2]}]
+    assert script.write_calibration(path, results, quick_arms, 9.0, "test run 3") == [
+        "lambda 1.0 at 1000 samples: no row runs it, not written"
+    ]
+    assert path.read_text() == text

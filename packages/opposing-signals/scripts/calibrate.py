@@ -66,7 +66,7 @@ def write_calibration(path: str | Path, out: dict, measured: str) -> list[str]:
         }
         said.append(f"CPU s per seed at {steps} steps")
     if not said:
-        said.append("nothing of this run maps onto the file (lengths, --steps)")
+        return ["nothing of this run maps onto the file (lengths, --steps), not written"]
     table["measured"] = measured
     write_calibration_table(path, table)
     return said

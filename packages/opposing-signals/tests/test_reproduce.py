@@ -231,3 +231,9 @@ def test_calibrate_write_merges_what_the_run_measured(tmp_path):
     said = script.write_calibration(path, out, "test run 2")
     assert said == ["amplitude at 1500 steps: seeds [127, 128]", "corr at 1500 steps: seeds [127, 128]"]
     assert json.loads(path.read_text())["cpu_seconds_per_seed"]["1500"] == {"gd": 7.0, "adam": 8.0}
+    # nothing maps: the file (its provenance line too) is left as it was
+    text = path.read_text()
+    out = {**out, "at": {"800": {"gd": per_opt, "adam": per_opt}}}
+    said = script.write_calibration(path, out, "test run 3")
+    assert said == ["nothing of this run maps onto the file (lengths, --steps), not written"]
+    assert path.read_text() == text
