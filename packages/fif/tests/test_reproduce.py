@@ -1,11 +1,12 @@
 """The claims table (kinds, seeds from the power rule, margins from the metric's null spread) and the rules: each can
 fail, the strawman is never alone, MNIST is skipped only when absent."""
 
-import importlib.util
 import json
+import runpy
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_table
 
 README = Path(__file__).parents[1] / "README.md"
+CALIBRATE = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
 
 # the planned paired seeds per row and mode, from the calibrations in the table (docs/calibration.md)
 PLANNED = {
@@ -242,15 +244,6 @@ def test_quick_and_full_share_the_recipe_where_the_tests_pin_it():
     )
 
 
-def _calibrate_script():
-    spec = importlib.util.spec_from_file_location(
-        "fif_calibrate", Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_the_rows_calibrations_are_the_files_numbers():
     table = calibration_table("iclr24.fif")
     assert table["measured"] == rep.MEASURED
@@ -268,7 +261,7 @@ def test_the_rows_calibrations_are_the_files_numbers():
 
 
 def test_calibrate_write_merges_what_the_run_measured(tmp_path):
-    script = _calibrate_script()
+    script = SimpleNamespace(**runpy.run_path(str(CALIBRATE)))  # scripts/calibrate.py, not run as __main__
     path = tmp_path / CALIBRATION_FILE
     shutil.copy(script.CALIBRATION_JSON, path)
     before = json.loads(path.read_text())

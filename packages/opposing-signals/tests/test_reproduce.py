@@ -1,8 +1,9 @@
-import importlib.util
 import json
+import runpy
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +16,8 @@ from iclr24.opposing_signals.reproduce import SMOKE
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.runner.testing import check_paper_smoke
+
+CALIBRATE = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
 
 
 def test_smoke_records(tmp_path):
@@ -177,15 +180,6 @@ def test_measure_digits_pairs_gd_and_adam_on_every_seed():
     assert ctrl["base_rate"] == pytest.approx(SMOKE.control_n / SMOKE.n_train)
 
 
-def _calibrate_script():
-    spec = importlib.util.spec_from_file_location(
-        "opposing_signals_calibrate", Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_the_adam_rows_calibrations_are_the_files_numbers():
     table = calibration_table("iclr24.opposing_signals")
     by_id = {s.id: s for s in CLAIMS}
@@ -204,7 +198,7 @@ def test_the_adam_rows_calibrations_are_the_files_numbers():
 
 
 def test_calibrate_write_merges_what_the_run_measured(tmp_path):
-    script = _calibrate_script()
+    script = SimpleNamespace(**runpy.run_path(str(CALIBRATE)))  # scripts/calibrate.py, not run as __main__
     path = tmp_path / CALIBRATION_FILE
     shutil.copy(script.CALIBRATION_JSON, path)
     before = json.loads(path.read_text())
