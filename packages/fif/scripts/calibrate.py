@@ -8,7 +8,8 @@ evaluated ones, printed as JSON lines; docs/calibration.md records what they gav
     uv run python packages/fif/scripts/calibrate.py null --dataset mnist --draws 50
 
 ``--set key=value`` overrides a field of the mode's ``ReproConfig`` (to compare recipes). One thread; CPU seconds
-are ``time.process_time()`` per arm (training and evaluation).
+are ``time.process_time()`` per arm (training and evaluation). ``--write`` also merges the per-seed values of a toy
+or mnist run into the package's calibration.json (see ``--help``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import statistics
 import time
 from dataclasses import fields
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 
@@ -30,6 +32,18 @@ from iclr24.fif.reproduce import mnist_arms
 from iclr24.fif.reproduce import null_mmd
 from iclr24.fif.reproduce import train_arms
 from iclr24.paperkit.cli import seed_list
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import write_calibration_table
+
+CALIBRATION_JSON = Path(__file__).resolve().parents[1] / "src" / "iclr24" / "fif" / CALIBRATION_FILE
+WRITE_HELP = f"""--write merges a toy or mnist run's per-seed values into {CALIBRATION_FILE} (the package data the paired
+rows' Calibrations read), into the entry of --mode and the data set (mnist: "mnist") when the file has one: the
+metric of each arm the entry holds (FIF, AE+Gauss, exact) for the seeds run, the entry's other seeds kept; a seed
+new to the entry only from a run with all its arms (--exact where it holds exact). Not written: the plain AE and
+FIF's latent W1 (no row is calibrated on them), the CPU s (the rows' seconds per seed are idle-equivalent, 0.75 x
+what a run under load measured, or measured idle: reproduce.py's _SECONDS_PER_SEED), a null run (the margins,
+NULL, are rounded rules in reproduce.py), and a run with --set (not the mode's recipe). --measured (required with
+--write) replaces the file's one provenance line, so it names the runs of the numbers kept too."""
 
 
 def _seeds(text: str) -> list[int]:
@@ -52,8 +66,40 @@ def _config(mode: str, sets: list[str]):
     return replace(c, **kw)
 
 
+def write_calibration(
+    path: str | Path, mode: str, dataset: str, rows: list[dict], measured: str
+) -> list[str]:
+    """Merge the printed per-seed ``rows`` of a run of ``mode`` on ``dataset`` into the calibration file at
+    ``path``; returns what went where (or why nothing did)."""
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    entry = table.get(mode, {}).get(dataset)
+    if entry is None:
+        return [f"{mode} {dataset}: no row is calibrated on it, not written"]
+    arms = [k for k in entry if k != "seeds"]
+    missing = [k for k in arms if not all(k in r for r in rows)]
+    new = [r["seed"] for r in rows if r["seed"] not in entry["seeds"]]
+    if missing and new:
+        return [
+            f"{mode} {dataset}: seeds {new} are new to the entry and the run lacks {missing}, not written"
+        ]
+    order = [*entry["seeds"], *new]
+    for arm in (k for k in arms if k not in missing):
+        col = dict(zip(entry["seeds"], entry[arm]))
+        col.update((r["seed"], r[arm]) for r in rows)
+        entry[arm] = [col[s] for s in order]
+    entry["seeds"] = order
+    table["measured"] = measured
+    write_calibration_table(path, table)
+    arms_written = [k for k in arms if k not in missing]
+    return [f"{mode} {dataset}: {', '.join(arms_written)} of seeds {[r['seed'] for r in rows]}"]
+
+
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog=WRITE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("what", choices=("toy", "mnist", "null"))
     p.add_argument("--mode", default="quick", choices=("quick", "full"))
     p.add_argument("--dataset", default="sine")
@@ -62,7 +108,18 @@ def main() -> None:
     p.add_argument("--n", type=int, default=1000)
     p.add_argument("--draws", type=int, default=100)
     p.add_argument("--set", action="append", default=[])
+    p.add_argument(
+        "--write", action="store_true", help=f"merge this run's per-seed values into {CALIBRATION_FILE}"
+    )
+    p.add_argument(
+        "--measured",
+        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
+    )
     a = p.parse_args()
+    if a.write and not (a.measured or "").strip():
+        p.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
+    if a.write and (a.what == "null" or a.set):
+        p.error("--write takes a toy or mnist run of the mode's own recipe (no null run, no --set)")
     torch.set_num_threads(1)
     c = _config(a.mode, a.set)
     if a.what == "null":
@@ -84,6 +141,7 @@ def main() -> None:
         from iclr24.paperkit.data.mnist import load_mnist
 
         feats = MnistFeatures(load_mnist(), c)
+    rows = []
     for seed in _seeds(a.seeds):
         if a.what == "toy":
             res = train_arms(c, a.dataset, seed, exact=a.exact)
@@ -93,6 +151,10 @@ def main() -> None:
             res = mnist_arms(c, seed, feats)
             row = {"seed": seed, **res["fd"], "cpu": res["cpu"]}
         print(json.dumps(row), flush=True)
+        rows.append(row)
+    if a.write:
+        dataset = a.dataset if a.what == "toy" else "mnist"
+        print("\n".join(write_calibration(CALIBRATION_JSON, a.mode, dataset, rows, a.measured)))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,12 @@
 """The claims table (kinds, seeds from the power rule, margins from the metric's null spread) and the rules: each can
 fail, the strawman is never alone, MNIST is skipped only when absent."""
 
+import json
+import runpy
+import shutil
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,8 +14,11 @@ import pytest
 import iclr24.fif.reproduce as rep
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import RunConfig
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_table
 
 README = Path(__file__).parents[1] / "README.md"
+CALIBRATE = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
 
 # the planned paired seeds per row and mode, from the calibrations in the table (docs/calibration.md)
 PLANNED = {
@@ -235,3 +242,49 @@ def test_quick_and_full_share_the_recipe_where_the_tests_pin_it():
         f"{q.steps} steps of batch {q.batch_size}" in text
         and f"{f.steps} steps of batch {f.batch_size}" in text
     )
+
+
+def test_the_rows_calibrations_are_the_files_numbers():
+    table = calibration_table("iclr24.fif")
+    assert table["measured"] == rep.MEASURED
+    for (row, mode), seconds in rep._SECONDS_PER_SEED.items():
+        dataset, baseline = rep._PAIRED[row]
+        runs, cal = table[mode][dataset], rep.ROWS[row].calibration[mode]
+        assert (cal.seeds, cal.ours, cal.baseline) == (runs["seeds"], runs["FIF"], runs[baseline]), (
+            row,
+            mode,
+        )
+        assert cal.seconds_per_seed == seconds
+    assert {(r.id, m) for r in rep.CLAIMS for m in r.calibration} == set(rep._SECONDS_PER_SEED)
+    assert rep.ROWS["s_curve_exact"].calibration["full"].baseline[0] == 0.00839254
+    assert rep.ROWS["mnist"].calibration["full"].seeds == (900, 901, 902)
+
+
+def test_calibrate_write_merges_what_the_run_measured(tmp_path):
+    script = SimpleNamespace(**runpy.run_path(str(CALIBRATE)))  # scripts/calibrate.py, not run as __main__
+    path = tmp_path / CALIBRATION_FILE
+    shutil.copy(script.CALIBRATION_JSON, path)
+    before = json.loads(path.read_text())
+    row = {"FIF": 0.1, "AE": 0.2, "AE+Gauss": 0.3, "z_w1_FIF": 0.05, "cpu": {"FIF": 1.0}}
+    # no --exact: FIF and AE+Gauss of a seed the entry has; the exact arm's values kept
+    (said,) = script.write_calibration(path, "full", "sine", [{"seed": 901, **row}], "test run")
+    assert said == "full sine: FIF, AE+Gauss of seeds [901]"
+    after = json.loads(path.read_text())
+    entry, old = after["full"]["sine"], before["full"]["sine"]
+    assert entry["seeds"] == old["seeds"] and entry["exact"] == old["exact"]
+    assert entry["FIF"] == [old["FIF"][0], 0.1, *old["FIF"][2:]]
+    assert entry["AE+Gauss"] == [old["AE+Gauss"][0], 0.3, *old["AE+Gauss"][2:]]
+    assert set(entry) == {"seeds", "FIF", "AE+Gauss", "exact"} and after["measured"] == "test run"
+    assert {k: v for k, v in after.items() if k not in ("full", "measured")} == {
+        k: v for k, v in before.items() if k not in ("full", "measured")
+    }
+    assert after["full"]["s_curve"] == before["full"]["s_curve"]
+    # a new seed needs every arm of the entry; an entry no row reads is not written
+    (said,) = script.write_calibration(path, "full", "sine", [{"seed": 908, **row}], "test run 2")
+    assert said == "full sine: seeds [908] are new to the entry and the run lacks ['exact'], not written"
+    (said,) = script.write_calibration(path, "quick", "sine", [{"seed": 908, **row}], "test run 2")
+    assert said == "quick sine: no row is calibrated on it, not written"
+    assert json.loads(path.read_text()) == after
+    (said,) = script.write_calibration(path, "full", "mnist", [{"seed": 903, **row}], "test run 3")
+    assert said == "full mnist: FIF, AE+Gauss of seeds [903]"
+    assert json.loads(path.read_text())["full"]["mnist"]["seeds"] == [900, 901, 902, 903]

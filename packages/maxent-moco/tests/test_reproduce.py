@@ -1,6 +1,9 @@
 import json
+import runpy
+import shutil
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -9,9 +12,12 @@ from iclr24.maxent_moco.reproduce import PAPER
 from iclr24.paperkit import Claim
 from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import RunConfig
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.runner.testing import check_paper_smoke
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+CALIBRATE = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
 
 # the planned paired seeds of the sample-based rows, from the calibrations in the table (docs/calibration.md)
 PLANNED = {
@@ -128,3 +134,52 @@ def test_an_undecidable_row_is_recorded_not_run(tmp_path, monkeypatch):
     (c,) = cs.claims
     assert c.status == "undecidable" and c.kind == "supporting" and "paired seeds" in c.message
     assert np.isfinite(c.details["power"]["needed_seconds"] or np.inf)
+
+
+def test_the_rows_calibrations_are_the_files_numbers():
+    table = calibration_table("iclr24.maxent_moco")
+    assert table["measured"] == rep.MEASURED and list(table["rows"]) == ["quick", "full"]
+    for mode, by_lam in table["rows"].items():
+        assert list(by_lam) == ["1.0", "0.5", "0.1"]
+        for lam, row in by_lam.items():
+            cal = rep.ROWS[f"samples_lam{lam}"].calibration[mode]
+            assert (cal.seeds, cal.ours, cal.baseline) == (row["seeds"], row["ours"], row["baseline"])
+            assert cal.seconds_per_seed == row["cpu_seconds_per_seed"] and cal.measured == table["measured"]
+    assert rep.ROWS["samples_lam1.0"].calibration["full"].ours[0] == 0.0184142
+
+
+def test_calibrate_write_merges_what_the_run_measured(tmp_path):
+    script = SimpleNamespace(**runpy.run_path(str(CALIBRATE)))  # scripts/calibrate.py, not run as __main__
+    path = tmp_path / CALIBRATION_FILE
+    shutil.copy(script.CALIBRATION_JSON, path)
+    before = json.loads(path.read_text())
+    full_arms = rep.SampleConfig(lams=(0.1, 0.25), ds=(1, 2, 3), n_steps=150_000, ablations=True)
+    results = [
+        {"lam": 0.1, "steps": 150_000, "seeds": [201, 208], "ours": [0.5, 0.6], "baseline": [0.7, 0.8]},
+        {"lam": 0.25, "steps": 150_000, "seeds": [201, 208], "ours": [0.5, 0.6], "baseline": [0.7, 0.8]},
+    ]
+    said = script.write_calibration(path, results, full_arms, 2.345, "test run")
+    assert said[0].startswith("lambda 0.1 at 150000 samples -> full row: per-seed values and CPU s")
+    assert said[1] == "lambda 0.25 at 150000 samples: no row runs it, not written"
+    after = json.loads(path.read_text())
+    row, old = after["rows"]["full"]["0.1"], before["rows"]["full"]["0.1"]
+    assert row["seeds"] == [*range(200, 208), 208]  # seed 208 added, the others kept in their order
+    assert row["ours"] == [old["ours"][0], 0.5, *old["ours"][2:], 0.6]
+    assert row["baseline"] == [old["baseline"][0], 0.7, *old["baseline"][2:], 0.8]
+    assert row["cpu_seconds_per_seed"] == 2.35 and after["measured"] == "test run"
+    assert after["rows"]["quick"] == before["rows"]["quick"] and after["note"] == before["note"]
+    assert after["rows"]["full"]["1.0"] == before["rows"]["full"]["1.0"]
+    # quick's arms on full's sample count: the per-seed values map, the CPU s do not
+    quick_arms = rep.SampleConfig(lams=(0.5,), ds=(2,), n_steps=150_000)
+    results = [{"lam": 0.5, "steps": 150_000, "seeds": [200], "ours": [0.1], "baseline": [0.2]}]
+    (line,) = script.write_calibration(path, results, quick_arms, 9.0, "test run 2")
+    assert "per-seed values (CPU s kept: these are not full's arms)" in line
+    row = json.loads(path.read_text())["rows"]["full"]["0.5"]
+    assert row["ours"][0] == 0.1 and row["cpu_seconds_per_seed"] == 5.3
+    # nothing maps: the file (its provenance line too) is left as it was
+    text = path.read_text()
+    results = [{"lam": 1.0, "steps": 1000, "seeds": [200], "ours": [0.1], "baseline": [0.2]}]
+    assert script.write_calibration(path, results, quick_arms, 9.0, "test run 3") == [
+        "lambda 1.0 at 1000 samples: no row runs it, not written"
+    ]
+    assert path.read_text() == text

@@ -9,6 +9,8 @@ with the CPU seconds (``time.process_time``, one thread) each seed's two runs co
 
     OMP_NUM_THREADS=1 uv run python packages/opposing-signals/scripts/calibrate.py --seeds 100-111 --steps 1200 \
         --at 600 800 1000 1200
+
+``--write`` also merges what the run measured into the package's calibration.json (see ``--help``).
 """
 
 from __future__ import annotations
@@ -16,10 +18,58 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import torch
 
 from iclr24.paperkit.cli import seed_list
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import write_calibration_table
+
+CALIBRATION_JSON = (
+    Path(__file__).resolve().parents[1] / "src" / "iclr24" / "opposing_signals" / CALIBRATION_FILE
+)
+WRITE_HELP = f"""--write merges what the run measured into {CALIBRATION_FILE} (the package data the Adam rows' Calibrations
+read): per-seed Adam and GD anti-phase amplitude at each --at length the file holds (600 and 1500) and correlation
+(1500), for the seeds run (the tables' other seeds kept), and the CPU s of one seed's GD and Adam runs when --steps
+is a length the file holds them for (1500; reproduce.py scales 600's from it). Not written: the settled correlation,
+other lengths, the CPU s of other --steps; the recorded CPU s were measured with the kernels pinned to AVX2 as a
+recorded run pins them (paperkit.threads), which this script does not do. --measured (required with --write)
+replaces the file's one provenance line, so it names the runs of the numbers kept too."""
+
+
+def _merge_seeds(row: dict, seeds: list[int], values: dict[str, list[float]]) -> None:
+    """Set ``values`` (name -> one value per seed of ``seeds``) in ``row``; the row's other seeds keep theirs."""
+    old = list(row.get("seeds", ()))
+    order = old + [s for s in seeds if s not in old]
+    for name, vals in values.items():
+        col = dict(zip(old, row.get(name, ())))
+        col.update(zip(seeds, vals))
+        row[name] = [col[s] for s in order]
+    row["seeds"] = order
+
+
+def write_calibration(path: str | Path, out: dict, measured: str) -> list[str]:
+    """Merge the printed result ``out`` of one run into the calibration file at ``path``; returns what went where."""
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    said = []
+    for length, by_opt in out["at"].items():
+        for metric, key in (("amplitude", "amplitude"), ("corr", "corr")):
+            if length in table[metric]:
+                values = {opt: by_opt[opt][key] for opt in ("adam", "gd")}
+                _merge_seeds(table[metric][length], out["seeds"], values)
+                said.append(f"{metric} at {length} steps: seeds {out['seeds']}")
+    steps = str(out["steps"])
+    if steps in table["cpu_seconds_per_seed"]:
+        table["cpu_seconds_per_seed"][steps] = {
+            opt: out["cpu_seconds_per_seed"][opt] for opt in ("gd", "adam")
+        }
+        said.append(f"CPU s per seed at {steps} steps")
+    if not said:
+        return ["nothing of this run maps onto the file (lengths, --steps), not written"]
+    table["measured"] = measured
+    write_calibration_table(path, table)
+    return said
 
 
 def main() -> None:
@@ -34,11 +84,20 @@ def main() -> None:
     from iclr24.opposing_signals.reproduce import _experiment
 
     torch.set_num_threads(1)
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(epilog=WRITE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seeds", type=seed_list, required=True)
     p.add_argument("--steps", type=int, default=1200)
     p.add_argument("--at", type=int, nargs="+", default=[600, 800, 1000, 1200])
+    p.add_argument(
+        "--write", action="store_true", help=f"merge what this run measured into {CALIBRATION_FILE}"
+    )
+    p.add_argument(
+        "--measured",
+        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
+    )
     a = p.parse_args()
+    if a.write and not (a.measured or "").strip():
+        p.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
     c = replace(FULL, steps=a.steps)
     out: dict = {"steps": a.steps, "seeds": a.seeds, "at": {str(L): {} for L in a.at}}
     cpu = {"gd": 0.0, "adam": 0.0}
@@ -66,6 +125,8 @@ def main() -> None:
     n = len(a.seeds)
     out["cpu_seconds_per_seed"] = {k: round(v / n, 2) for k, v in cpu.items()}
     print(json.dumps(out))
+    if a.write:
+        print("\n".join(write_calibration(CALIBRATION_JSON, out, a.measured)))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,23 @@
+import json
+import runpy
+import shutil
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+import iclr24.opposing_signals.reproduce as rep
 from iclr24.opposing_signals.reproduce import CLAIMS
 from iclr24.opposing_signals.reproduce import FULL
 from iclr24.opposing_signals.reproduce import PAPER
 from iclr24.opposing_signals.reproduce import QUICK
 from iclr24.opposing_signals.reproduce import SMOKE
+from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.runner.testing import check_paper_smoke
+
+CALIBRATE = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
 
 
 def test_smoke_records(tmp_path):
@@ -169,3 +178,56 @@ def test_measure_digits_pairs_gd_and_adam_on_every_seed():
     ctrl = res["control GD"]
     assert "precision" in ctrl and "corr" not in ctrl
     assert ctrl["base_rate"] == pytest.approx(SMOKE.control_n / SMOKE.n_train)
+
+
+def test_the_adam_rows_calibrations_are_the_files_numbers():
+    table = calibration_table("iclr24.opposing_signals")
+    by_id = {s.id: s for s in CLAIMS}
+    for row_id, mode, metric, steps in (
+        ("adam_amplitude", "quick", "amplitude", "600"),
+        ("adam_amplitude_full", "full", "amplitude", "1500"),
+        ("adam_corr", "full", "corr", "1500"),
+    ):
+        cal, row = by_id[row_id].calibration[mode], table[metric][steps]
+        assert (cal.seeds, cal.ours, cal.baseline) == (row["seeds"], row["adam"], row["gd"]), row_id
+        assert cal.measured == table["measured"] == rep.MEASURED
+    cpu = table["cpu_seconds_per_seed"]["1500"]
+    assert by_id["adam_corr"].calibration["full"].seconds_per_seed == cpu["gd"] + cpu["adam"] == 16.5
+    assert by_id["adam_amplitude"].calibration["quick"].seconds_per_seed == 6.6  # 600 steps: scaled by length
+    assert by_id["adam_amplitude_full"].calibration["full"].ours[-1] == 0.006534  # seed 127's late swing
+
+
+def test_calibrate_write_merges_what_the_run_measured(tmp_path):
+    script = SimpleNamespace(**runpy.run_path(str(CALIBRATE)))  # scripts/calibrate.py, not run as __main__
+    path = tmp_path / CALIBRATION_FILE
+    shutil.copy(script.CALIBRATION_JSON, path)
+    before = json.loads(path.read_text())
+    per_opt = {"corr": [0.1, 0.2], "amplitude": [0.3, 0.4], "corr_settled": [0.5, 0.6]}
+    out = {
+        "steps": 1500,
+        "seeds": [127, 128],
+        "at": {"600": {"gd": per_opt, "adam": per_opt}, "800": {"gd": per_opt, "adam": per_opt}},
+        "cpu_seconds_per_seed": {"gd": 7.0, "adam": 8.0},
+    }
+    said = script.write_calibration(path, out, "test run")
+    assert said == ["amplitude at 600 steps: seeds [127, 128]", "CPU s per seed at 1500 steps"]
+    after = json.loads(path.read_text())
+    row, old = after["amplitude"]["600"], before["amplitude"]["600"]
+    assert row["seeds"] == [*range(100, 129)]  # seed 128 added, 127 replaced, the others kept
+    assert row["adam"] == [*old["adam"][:-1], 0.3, 0.4] and row["gd"] == [*old["gd"][:-1], 0.3, 0.4]
+    assert after["amplitude"]["1500"] == before["amplitude"]["1500"] and after["corr"] == before["corr"]
+    assert (
+        after["cpu_seconds_per_seed"] == {"1500": {"gd": 7.0, "adam": 8.0}}
+        and after["measured"] == "test run"
+    )
+    # a run of another length: its CPU s do not map
+    out = {**out, "steps": 1200, "at": {"1500": {"gd": per_opt, "adam": per_opt}}}
+    said = script.write_calibration(path, out, "test run 2")
+    assert said == ["amplitude at 1500 steps: seeds [127, 128]", "corr at 1500 steps: seeds [127, 128]"]
+    assert json.loads(path.read_text())["cpu_seconds_per_seed"]["1500"] == {"gd": 7.0, "adam": 8.0}
+    # nothing maps: the file (its provenance line too) is left as it was
+    text = path.read_text()
+    out = {**out, "at": {"800": {"gd": per_opt, "adam": per_opt}}}
+    said = script.write_calibration(path, out, "test run 3")
+    assert said == ["nothing of this run maps onto the file (lengths, --steps), not written"]
+    assert path.read_text() == text

@@ -33,6 +33,7 @@ from iclr24.paperkit import RunConfig
 from iclr24.paperkit import pinned_threads
 from iclr24.paperkit import progress
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_table
 
 from .data import toy_splits
 from .estimator import z_marginal_w1
@@ -93,9 +94,10 @@ MODES = {"smoke": SMOKE, "quick": QUICK, "full": FULL}
 
 POOL = tuple(range(100, 140))  # evaluated seeds (offsets added to --seed)
 CALIBRATION_SEEDS = tuple(range(900, 908))  # never evaluated
-MEASURED = (
-    "2026-12-03, commit cc27ffe + this change, 1 thread, load 8-11 on 2 cores (CPU s x 0.75: idle-equivalent)"
-)
+# the calibration runs' per-seed metric of each arm, per mode and data set: package data calibration.json (written by
+# scripts/calibrate.py --write; docs/calibration.md)
+_CAL = calibration_table(__package__)
+MEASURED = _CAL["measured"]
 
 # the metrics' null spread: the 95th percentile of the metric between two independent draws of the data, less the
 # draws' mean (the finite-sample bias every sampler shares; ~0 for the unbiased MMD^2), at one significant digit:
@@ -111,63 +113,36 @@ _SECONDS_MEASURED = {
     ("s_curve", "quick"): f"slacks: {MEASURED}; seconds: idle quick records, 2026-12-03 (0064835, 59362f3)",
 }
 
-# calibration per (row, mode): (ours per seed, baseline per seed, CPU s per evaluated seed: 0.75 x the CPU s measured
-# under load, the ratio of the recorded idle run's per-seed seconds to those measured here; docs/calibration.md)
-_FIF_FULL = {  # FIF's per-seed values in full: one set of runs, against the headline's baseline and the exact arm
-    "sine": (
-        -0.00122169,
-        -0.000407141,
-        0.00254718,
-        0.00174228,
-        0.00151997,
-        -0.00151354,
-        -0.000892559,
-        -0.00203783,
-    ),
-    "s_curve": (0.023967, 0.0543051, 0.0107044, 0.00930132, 0.0175776, 0.0225569, 0.0196818, 0.0102081),
+# each paired row: its data set and the arm it is paired against (ours: FIF's values of that set, mode and seeds)
+_PAIRED = {
+    "sine": ("sine", "AE+Gauss"),
+    "sine_exact": ("sine", "exact"),
+    "s_curve": ("s_curve", "AE+Gauss"),
+    "s_curve_exact": ("s_curve", "exact"),
+    "mnist": ("mnist", "AE+Gauss"),
 }
-_CAL: dict[tuple[str, str], tuple[tuple[float, ...], tuple[float, ...], float]] = {
-    ("sine", "full"): (
-        _FIF_FULL["sine"],
-        (0.00179234, 0.00949366, 0.00678449, 0.0365504, 0.00968139, 0.00399442, 0.0176938, 0.0114637),
-        9.9,
-    ),
-    ("sine_exact", "full"): (
-        _FIF_FULL["sine"],
-        (-3.53772e-05, 0.00242684, 0.00920654, 0.00214415, 0.00426947, 0.00105031, 0.00653154, 0.00235466),
-        11.8,
-    ),
-    ("s_curve", "full"): (
-        _FIF_FULL["s_curve"],
-        (0.146376, 0.0341596, 0.12405, 0.0104309, 0.0356022, 0.0655501, 0.0819423, 0.212006),
-        9.4,
-    ),
-    ("s_curve_exact", "full"): (
-        _FIF_FULL["s_curve"],
-        (0.00839254, 0.0152342, 0.0163943, 0.0188435, 0.0186266, 0.0163996, 0.0106879, 0.0251572),
-        12.8,
-    ),
-    ("s_curve", "quick"): (
-        (0.0403919, 0.0193111, 0.0291974, 0.0105565, 0.0150045, 0.0183646, 0.00814423, 0.0272064),
-        (0.209001, 0.0212633, 0.128948, 0.0932913, 0.0931195, 0.110597, 0.0835747, 0.0953249),
-        16.0,  # measured idle (see _SECONDS_MEASURED): the 8.1 estimated from runs under load was a third of a minute short
-    ),
-    ("mnist", "full"): (
-        (6.05707, 5.60183, 6.32985),
-        (4.61862, 4.20201, 4.51981),
-        62.7,
-    ),
+# CPU s per evaluated seed, per (row, mode): 0.75 x the CPU s measured under load, the ratio of the recorded idle
+# run's per-seed seconds to those measured here (docs/calibration.md); the quick row's 16.0 measured idle (see
+# _SECONDS_MEASURED): the 8.1 estimated from runs under load was a third of a minute short
+_SECONDS_PER_SEED = {
+    ("sine", "full"): 9.9,
+    ("sine_exact", "full"): 11.8,
+    ("s_curve", "full"): 9.4,
+    ("s_curve_exact", "full"): 12.8,
+    ("s_curve", "quick"): 16.0,
+    ("mnist", "full"): 62.7,
 }
 
 
 def _cal(row: str) -> dict[str, Calibration]:
+    dataset, baseline = _PAIRED[row]
     out = {}
     for mode in ("quick", "full"):
-        if (row, mode) in _CAL:
-            ours, base, sec = _CAL[(row, mode)]
+        if (row, mode) in _SECONDS_PER_SEED:
+            runs = _CAL[mode][dataset]
             out[mode] = Calibration(
-                seeds=CALIBRATION_SEEDS[: len(ours)], ours=ours, baseline=base, seconds_per_seed=sec,
-                measured=_SECONDS_MEASURED.get((row, mode), MEASURED),
+                seeds=runs["seeds"], ours=runs["FIF"], baseline=runs[baseline],
+                seconds_per_seed=_SECONDS_PER_SEED[(row, mode)], measured=_SECONDS_MEASURED.get((row, mode), MEASURED),
             )  # fmt: skip
     return out
 

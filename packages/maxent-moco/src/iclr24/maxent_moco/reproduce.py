@@ -25,6 +25,7 @@ from iclr24.paperkit import ensure_out_dir
 from iclr24.paperkit import progress
 from iclr24.paperkit.plots import pyplot
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_table
 
 from .algorithms import OSVI
 from .algorithms import MoCoVI
@@ -91,56 +92,25 @@ MODES = {"smoke": SMOKE, "quick": QUICK, "full": FULL}
 
 POOL = tuple(range(40))  # evaluated seeds of the sample-based rows (offsets added to --seed)
 CALIBRATION_SEEDS = tuple(range(200, 208))  # never evaluated
-MEASURED = (
-    "2026-12-03, commit cc27ffe + this change, 1 thread, load 8-11 on 2 cores: CPU s inflated (~1.1x at 30k, ~2x at "
-    "150k with --full's arms against the recorded idle runs)"
-)
-# (lam, mode) -> (MoCoDyna per seed, best baseline per seed, CPU s per evaluated seed at that lambda)
-_CAL: dict[tuple[float, str], tuple[tuple[float, ...], tuple[float, ...], float]] = {
-    (1.0, "quick"): (
-        (0.0749044, 0.145984, 0.106103, 0.0902157, 0.149522, 0.162835, 0.131876, 0.177487),
-        (0.283754, 0.243654, 0.280887, 0.25064, 0.227194, 0.261184, 0.228178, 0.239247),
-        0.41,
-    ),
-    (0.5, "quick"): (
-        (0.0686618, 0.0811112, 0.0769298, 0.0714136, 0.0790961, 0.0688758, 0.084853, 0.075345),
-        (0.106066, 0.102031, 0.124484, 0.106651, 0.114066, 0.116477, 0.123272, 0.131262),
-        0.41,
-    ),
-    (0.1, "quick"): (
-        (0.022138, 0.0227119, 0.0225131, 0.0224855, 0.0223026, 0.023172, 0.0242223, 0.0232329),
-        (0.022762, 0.0239524, 0.0244205, 0.0230603, 0.0236866, 0.0232712, 0.0272392, 0.024451),
-        1.46,
-    ),
-    (1.0, "full"): (
-        (0.0184142, 0.0278299, 0.0290192, 0.0274792, 0.0337342, 0.0380535, 0.0292828, 0.0408307),
-        (0.057537, 0.0492247, 0.0391588, 0.0526264, 0.04949, 0.055912, 0.0509454, 0.0556972),
-        5.3,
-    ),
-    (0.5, "full"): (
-        (0.0164902, 0.018828, 0.0188158, 0.0174634, 0.0175811, 0.0155028, 0.0188714, 0.0177525),
-        (0.0340678, 0.0184628, 0.0221808, 0.026434, 0.0290439, 0.0263354, 0.0229537, 0.0277749),
-        5.3,
-    ),
-    (0.1, "full"): (
-        (0.0162107, 0.0157898, 0.0182111, 0.0166193, 0.0156097, 0.015642, 0.0149583, 0.0164959),
-        (0.0185348, 0.0163147, 0.0181294, 0.0178268, 0.0165603, 0.0163026, 0.01566, 0.0179273),
-        5.3,
-    ),
-}
+# the calibration runs' numbers, package data calibration.json (written by scripts/calibrate.py --write;
+# docs/calibration.md): per mode and lambda, MoCoDyna(d=2) and the best baseline per calibration seed, and the CPU s
+# per evaluated seed at that lambda
+_CAL = calibration_table(__package__)
+MEASURED = _CAL["measured"]
 
 
 def _cal(lam: float) -> dict[str, Calibration]:
     return {
         mode: Calibration(
-            seeds=CALIBRATION_SEEDS[: len(v[0])],
-            ours=v[0],
-            baseline=v[1],
-            seconds_per_seed=v[2],
+            seeds=v["seeds"],
+            ours=v["ours"],
+            baseline=v["baseline"],
+            seconds_per_seed=v["cpu_seconds_per_seed"],
             measured=MEASURED,
         )
-        for (lm, mode), v in _CAL.items()
-        if lm == lam
+        for mode, by_lam in _CAL["rows"].items()
+        for lm, v in by_lam.items()
+        if float(lm) == lam
     }
 
 

@@ -27,6 +27,7 @@ from iclr24.paperkit import ClaimSpec
 from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.data.folder import DataMissing
+from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.progress import progress as _progress
 
 from .data import make_opposing_digits
@@ -98,48 +99,22 @@ ONE_RUN = {"quick": (0,), "full": (0,)}
 # evaluated Adam seeds (offsets to --seed): seed 1 was a calibration seed of an earlier quick length
 ADAM_POOL = (0, *range(2, 41))
 ADAM_CALIBRATION_SEEDS = tuple(range(100, 128))
-MEASURED = (
-    "seeds 100-111: 2026-12-03, cc27ffe + scripts/calibrate.py, 1 thread, load 9-11; seeds 112-127 and the CPU "
-    "seconds: 2026-12-04, d1eefd2 + scripts/calibrate.py, 1 thread, load 1-3.6 from other work"
-)
-# per-seed (Adam, GD) on calibration seeds 100-127 (scripts/calibrate.py; docs/calibration.md), at quick's 600 and
-# full's 1500 steps, and the CPU seconds one seed's two runs cost at that length (2026-12-04, kernels pinned to AVX2
-# as in a recorded run: GD 7.4 + Adam 9.1 at 1500 steps; 600 steps scaled by length)
-_AMPLITUDE = {
-    600: ((5.7e-05, 0.000189, 0.000161, 6.6e-05, 9.6e-05, 0.000245, 0.000242, 0.000269, 0.000455, 0.00014,
-           0.000121, 0.000285,
-           9.3e-05, 0.000195, 0.000252, 0.000212, 0.000284, 0.000143, 0.000141, 8.4e-05, 0.000236, 0.000161,
-           8.7e-05, 0.00012, 0.0002, 0.000312, 0.000342, 0.00032),
-          (0.174789, 0.170143, 0.167224, 0.154132, 0.148843, 0.158904, 0.177079, 0.155131, 0.203774, 0.196848,
-           0.129718, 0.159691,
-           0.153189, 0.152784, 0.157764, 0.144665, 0.139197, 0.144057, 0.159912, 0.165481, 0.157966, 0.151898,
-           0.168637, 0.124557, 0.15277, 0.166868, 0.162787, 0.144992)),
-    1500: ((4.1e-05, 9.1e-05, 0.000121, 2.5e-05, 2.7e-05, 0.000162, 0.000121, 0.00011, 0.000778, 8.2e-05, 8.9e-05,
-            0.000119,
-            3.6e-05, 0.000117, 0.000114, 8.2e-05, 8.8e-05, 9.6e-05, 9.2e-05, 5.4e-05, 0.000125, 7e-05, 6.7e-05,
-            5.6e-05, 0.000129, 0.000118, 0.00012, 0.006534),
-           (0.084221, 0.065069, 0.067927, 0.063852, 0.063335, 0.06091, 0.078193, 0.067133, 0.098123, 0.093373,
-            0.037221, 0.0646,
-            0.058054, 0.053086, 0.059445, 0.053727, 0.04099, 0.058034, 0.055641, 0.070811, 0.065111, 0.055776,
-            0.066597, 0.024865, 0.061836, 0.064572, 0.061605, 0.049325)),
-}  # fmt: skip
-_CORR_1500 = (
-    (0.5308, 0.2991, 0.2404, 0.6983, 0.8941, 0.2088, 0.2201, 0.7399, -0.2184, 0.6695, 0.2467, 0.6315,
-     0.5514, 0.326, 0.507, 0.3433, 0.3201, 0.4341, 0.5288, 0.5622, 0.6113, 0.6096, 0.2968, 0.2517, 0.6042, 0.5919,
-     0.4743, -0.6178),
-    (-0.994, -0.999, -0.9962, -0.9976, -0.9089, -0.9988, -0.9976, -0.9985, -0.9991, -0.9887, -0.9035, -0.996,
-     -0.9979, -0.9872, -0.9821, -0.9971, -0.7023, -0.4484, -0.9886, -0.9969, -0.9851, -0.9983, -0.9881, -0.9764,
-     -0.9904, -0.9812, -0.9826, -0.9942),
-)  # fmt: skip
-_PAIR_SECONDS = {600: 6.6, 1500: 16.5}
+# per-seed (Adam, GD) on calibration seeds 100-127 at quick's 600 and full's 1500 steps, and the CPU s of one seed's
+# GD and Adam runs at 1500 steps: package data calibration.json (scripts/calibrate.py --write; docs/calibration.md)
+_CAL = calibration_table(__package__)
+MEASURED = _CAL["measured"]
+# the CPU s one seed's two runs cost at that length: GD + Adam at 1500 steps (measured on seed 112, kernels pinned to
+# AVX2 as in a recorded run), 600 steps scaled by length
+_PAIR_SECONDS = {L: sum(_CAL["cpu_seconds_per_seed"]["1500"].values()) * L / 1500 for L in (600, 1500)}
 # full's Adam rows share their pairs; the budget is what full leaves them (docs/calibration.md): the 2026-12-03
 # full record took 217 CPU s with 5 pairs, so 600 - (217 - 5 x 16.5) = 465, of which 300 for the pairs
 ADAM_FULL_BUDGET = 300.0
 
 
-def _cal(values: tuple, steps: int) -> Calibration:
+def _cal(metric: str, steps: int) -> Calibration:
+    row = _CAL[metric][str(steps)]
     return Calibration(
-        seeds=ADAM_CALIBRATION_SEEDS, ours=values[0], baseline=values[1], seconds_per_seed=_PAIR_SECONDS[steps],
+        seeds=row["seeds"], ours=row["adam"], baseline=row["gd"], seconds_per_seed=_PAIR_SECONDS[steps],
         measured=MEASURED, note=f"{steps} steps, planted GD and planted Adam per seed",
     )  # fmt: skip
 
@@ -208,7 +183,7 @@ CLAIMS = (
         factor=ADAM_FACTOR,
         modes=("quick",),
         seeds={"quick": ADAM_POOL},
-        calibration={"quick": _cal(_AMPLITUDE[600], 600)},
+        calibration={"quick": _cal("amplitude", 600)},
         budget={"quick": 25.0},  # 3 pairs at 6.6 CPU s (20 before the pair cost was re-measured); quick records 51
         power=POWER,
     ),
@@ -227,7 +202,7 @@ CLAIMS = (
         test="sign",
         modes=("full",),
         seeds={"full": ADAM_POOL},
-        calibration={"full": _cal(_AMPLITUDE[1500], 1500)},
+        calibration={"full": _cal("amplitude", 1500)},
         budget={"full": ADAM_FULL_BUDGET},
         power=POWER,
     ),
@@ -244,7 +219,7 @@ CLAIMS = (
         test="sign",
         modes=("full",),
         seeds={"full": ADAM_POOL},
-        calibration={"full": _cal(_CORR_1500, 1500)},
+        calibration={"full": _cal("corr", 1500)},
         budget={"full": ADAM_FULL_BUDGET},
         power=POWER,
     ),
