@@ -4,7 +4,8 @@ Runs the demo's own code path (``iclr24.rlcf.experiments.run_demo_seed``, what `
 that are never evaluated, one thread, the kernels pinned as in a claims run, and prints one JSON line per seed
 (stderr: a short progress line) and a summary JSON object at the end: the zero-shot accuracy of both CLIPs, each
 method's top-1, and the CPU seconds (``time.process_time``) of the CLIP training and of the test-time adaptation.
-Not part of any recorded run; the numbers it printed and when are in ``docs/calibration.md``.
+Not part of any recorded run; the numbers it printed and when are in ``docs/calibration.md``, and the numbers the
+claims use are package data, ``src/iclr24/rlcf/calibration.json``, into which ``--write`` merges a run (its help).
 
     OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode full --seeds 200-209
     OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode quick --seeds 200-209
@@ -20,6 +21,15 @@ import sys
 import time
 
 from iclr24.paperkit.cli import seed_list
+
+WRITE_HELP = (
+    "merge this run into the package's calibration.json: where the run's config (after --set, whatever --methods) "
+    "is a mode's DemoConfig, each seed's top-1 of the two CLIPs and of every method run, and, when every method ran, "
+    "cpu_seconds (the mean of train + TTA CPU s per seed, to 0.1 s); where a --prefixes n makes it a mode's config "
+    "(n_test = n), the first n digits' top-1 (no CPU seconds: those are the longer run's). Left out (said on "
+    "stderr): seeds the file does not hold (200-209) and runs of any other config. The measured string is kept: "
+    "edit it with the run's date"
+)
 
 
 def _value(text: str):
@@ -75,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also report every accuracy on the first n test digits, for each n (the digits of one run: "
         "episodic adaptation makes the first n digits' results those of a run with n_test = n)",
     )
+    p.add_argument("--write", action="store_true", help=WRITE_HELP)
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     cfg = reproduce.DEMO[a.mode]
@@ -117,7 +128,62 @@ def main(argv: list[str] | None = None) -> int:
         load = f.read().split()[0]
     print(json.dumps({"config": dataclasses.asdict(cfg), "seeds": a.seeds,
                       "cpu_seconds_total": round(time.process_time() - t_all, 1), "load_at_end": load}))  # fmt: skip
+    if a.write:
+        write(cfg, rows)
     return 0
+
+
+def merge(table: dict, cfg, rows: list[dict], demo: dict, warn=None) -> dict:
+    """``table`` (calibration.json's content) with ``rows`` (the per-seed lines :func:`main` prints for ``cfg``)
+    merged in for every mode of ``demo`` (``reproduce.DEMO``) whose config the run is, or a ``prefix`` of it is;
+    everything else kept. ``warn`` is called with what is left out."""
+    import dataclasses
+
+    new = json.loads(json.dumps(table))  # a deep copy, lists as lists
+    warn = warn or (lambda msg: None)
+    matched = False
+    for mode in ("full", "quick"):
+        want = demo[mode]
+        same = dataclasses.replace(cfg, methods=want.methods) == want
+        prefix = [
+            n
+            for n in rows[0].get("prefix", {})
+            if dataclasses.replace(cfg, n_test=int(n), methods=want.methods) == want
+        ]
+        if not same and not prefix:
+            continue
+        matched, cal = True, new[mode]
+        for row in rows:
+            got = {"policy_zero_shot": row["policy_zero_shot"], "reward_zero_shot": row["reward_zero_shot"],
+                   **row["accuracy"]} if same else row["prefix"][prefix[0]]  # fmt: skip
+            if row["seed"] not in cal["seeds"]:
+                warn(f"{mode}: seed {row['seed']} left out (the file holds seeds {cal['seeds']})")
+                continue
+            i = cal["seeds"].index(row["seed"])
+            for key, value in got.items():
+                if key in cal:
+                    cal[key][i] = value
+        if same and set(cfg.methods) == set(want.methods):
+            cal["cpu_seconds"] = round(sum(r["train_cpu_s"] + r["tta_cpu_s"] for r in rows) / len(rows), 1)
+    if not matched:
+        warn("nothing written: the run's config is no mode's (nor is any --prefixes n of it)")
+    return new
+
+
+def write(cfg, rows: list[dict], path=None, warn=None):
+    """Merge a run into calibration.json (``path``; default: the package's file) through
+    ``write_calibration_table``; returns the path written."""
+    from pathlib import Path
+
+    import iclr24.rlcf
+    from iclr24.paperkit.power import CALIBRATION_FILE
+    from iclr24.paperkit.power import write_calibration_table
+    from iclr24.rlcf import reproduce
+
+    path = Path(path) if path else Path(iclr24.rlcf.__file__).with_name(CALIBRATION_FILE)
+    warn = warn or (lambda msg: print(f"--write: {msg}", file=sys.stderr))
+    table = json.loads(path.read_text(encoding="utf-8"))
+    return write_calibration_table(path, merge(table, cfg, rows, reproduce.DEMO, warn))
 
 
 if __name__ == "__main__":

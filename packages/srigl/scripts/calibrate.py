@@ -4,7 +4,8 @@ Trains the methods a paired claim compares on calibration seeds (disjoint from t
 recipe, as the claim run does (one thread, CPU kernels pinned to AVX2, the same ``train`` call), and prints one
 JSON line per run: the test accuracy (%), the ablated hidden neurons and the CPU seconds of the run
 (``time.process_time``). ``--speed`` prints the speed claim's per-round ratios instead. The numbers, dated, go into
-``docs/calibration.md`` and into the rows' ``Calibration(...)``.
+``docs/calibration.md`` and into the package data file ``src/iclr24/srigl/calibration.json``, which the rows'
+``Calibration(...)`` read; ``--write`` merges this run's numbers into that file (see its help).
 
     python packages/srigl/scripts/calibrate.py --mode quick --data digits --seeds 100-111 \
         --runs "SRigL g=0.3@0.9,RigL@0.9"
@@ -26,6 +27,18 @@ from iclr24.paperkit.threads import pin_process_threads
 pin_process_threads(1)  # what the claim run does, before torch is imported
 pin_process_dispatch(True)
 
+WRITE_HELP = (
+    "merge what this run measured into the package's calibration.json: each run's test accuracy (to 0.01 pp, as "
+    "the file) at its seed in the file's table of its data and mode (digits_quick, digits_full, or "
+    "digits_full_95_more for seeds 112-123; mnist_full for --data mnist), as srigl90/rigl90/srigl95/rigl95/static95 "
+    "for SRigL g=0.3, RigL and static-uns at 0.9/0.95; --speed: the 9 rounds' ratios (to 0.001) as the mode's "
+    "x dense and x CSR rows. Not written (refused or left out): other methods and sparsities, seeds the file has "
+    "no place for, --epochs/--delta-t/--n-train trials (not the mode's recipe), --rounds other than 9, and the "
+    "rows' seconds_per_seed (a row's cost, made from several runs' CPU s: kept) and the measured string (kept)"
+)
+_KEYS = {("SRigL g=0.3", 0.9): "srigl90", ("RigL", 0.9): "rigl90", ("SRigL g=0.3", 0.95): "srigl95",
+         ("RigL", 0.95): "rigl95", ("static-uns", 0.95): "static95"}  # fmt: skip
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -40,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-train", type=int, default=None, help="MNIST: training images (default: the mode's)")
     p.add_argument("--speed", action="store_true", help="time the speed claim's rounds instead")
     p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--write", action="store_true", help=WRITE_HELP)
     a = p.parse_args(argv)
+    if a.write and (a.epochs or a.delta_t or a.n_train):
+        p.error("--write records the mode's recipe only, not an --epochs/--delta-t/--n-train trial")
+    if a.write and a.speed and a.rounds != 9:
+        p.error("--write records 9 speed rounds (the file's rounds 100-108)")
 
     import torch
 
@@ -57,11 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         sc = replace(R.MODES[a.mode].speed, rounds=a.rounds)
         t0 = time.process_time()
         m = time_fixed_variant(sc)
-        print(json.dumps({
+        rec = {
             "speed": a.mode, "x_dense": [r["x_dense"] for r in m["rounds"]],
             "x_csr": [r["x_csr"] for r in m["rounds"]], "us": m["us"], "cpu_s": time.process_time() - t0,
             "load": os.getloadavg()[0], "dispatch": os.environ.get("MKL_CBWR"),
-        }))  # fmt: skip
+        }  # fmt: skip
+        print(json.dumps(rec))
+        if a.write:
+            write([rec])
         return 0
     if a.data == "digits":
         tc = R.MODES[a.mode].digits
@@ -75,19 +96,65 @@ def main(argv: list[str] | None = None) -> int:
     if a.delta_t:
         tc = tc.with_(delta_t=a.delta_t)
     rows = {lab: (m, g) for lab, m, g in R.METHOD_ROWS}
+    records = []
     for seed in seed_list(a.seeds):
         for item in a.runs.split(","):
             lab, _, s = item.partition("@")
             method, gamma = rows[lab]
             t0 = time.process_time()
             r = R.train(tc.with_(method=method, sparsity=float(s), gamma_sal=gamma, seed=seed), data)
-            print(json.dumps({
+            rec = {
                 "data": a.data, "mode": a.mode, "run": lab, "sparsity": float(s), "seed": seed,
                 "acc": 100.0 * r.accuracy, "ablated": r.n_ablated, "invariants": r.invariants_ok,
                 "cpu_s": time.process_time() - t0, "epochs": tc.epochs, "delta_t": tc.delta_t,
                 "load": os.getloadavg()[0],
-            }), flush=True)  # fmt: skip
+            }  # fmt: skip
+            print(json.dumps(rec), flush=True)
+            records.append(rec)
+    if a.write:
+        write(records)
     return 0
+
+
+def merge(table: dict, records: list[dict]) -> dict:
+    """``table`` (the calibration.json content) with ``records`` (this script's printed lines) merged in: each
+    accuracy at its seed's place, each speed measurement as its mode's rows; everything else kept. Raises
+    ``ValueError`` for a record the file has no place for (nothing is merged then)."""
+    out = json.loads(json.dumps(table))  # a deep copy, lists as lists
+    for rec in records:
+        if "speed" in rec:
+            for key, name in (("x_dense", "dense"), ("x_csr", "csr")):
+                if len(rec[key]) != len(out["speed_rounds"]):
+                    raise ValueError(f"{len(rec[key])} speed rounds, the file has {len(out['speed_rounds'])}")
+                out["speed"][f"{rec['speed']}_{name}"] = [round(x, 3) for x in rec[key]]
+            continue
+        key = _KEYS.get((rec["run"], rec["sparsity"]))
+        if key is None:
+            raise ValueError(f"the file has no row for {rec['run']}@{rec['sparsity']}")
+        name = f"{rec['data']}_{'full' if rec['data'] == 'mnist' else rec['mode']}"
+        seeds = out["mnist_seeds" if rec["data"] == "mnist" else "seeds"]
+        more = out["digits_full_95_more"]
+        if key in out[name] and rec["seed"] in seeds:
+            row, i = out[name][key], seeds.index(rec["seed"])
+        elif name == "digits_full" and key in more and rec["seed"] in more["seeds"]:
+            row, i = more[key], more["seeds"].index(rec["seed"])
+        else:
+            raise ValueError(f"the file has no place for {name} {key} seed {rec['seed']}")
+        row[i] = round(rec["acc"], 2)
+    return out
+
+
+def write(records: list[dict], path=None):
+    """Merge ``records`` into calibration.json (``path``; default: the package's file) through
+    ``write_calibration_table``; returns the path written."""
+    from pathlib import Path
+
+    import iclr24.srigl
+    from iclr24.paperkit.power import CALIBRATION_FILE
+    from iclr24.paperkit.power import write_calibration_table
+
+    path = Path(path) if path else Path(iclr24.srigl.__file__).with_name(CALIBRATION_FILE)
+    return write_calibration_table(path, merge(json.loads(path.read_text(encoding="utf-8")), records))
 
 
 if __name__ == "__main__":

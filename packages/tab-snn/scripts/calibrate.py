@@ -4,7 +4,8 @@ Trains the norms of one task on calibration seeds (never evaluated seeds) with t
 length, and prints JSON: every (norm, seed)'s test accuracy after the last epoch, and the CPU seconds
 (``time.process_time``, one thread) one seed of all the norms costs. A run of E epochs is not a prefix of a longer
 one (the cosine schedule spans the whole run), so every length is its own run. What it printed, and when, is in
-``docs/calibration.md``.
+``docs/calibration.md``; the numbers the claims use are package data, ``src/iclr24/tab_snn/calibration.json``, into
+which ``--write`` merges this run (see its help).
 
     OMP_NUM_THREADS=1 uv run python packages/tab-snn/scripts/calibrate.py seq --seeds 110-115 --epochs 12 16 20
     OMP_NUM_THREADS=1 uv run python packages/tab-snn/scripts/calibrate.py mnist --seeds 100-102 --epochs 3 \
@@ -15,14 +16,104 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import torch
 
 from iclr24.paperkit.cli import seed_list
 
+WRITE_HELP = (
+    "merge this run into the package's calibration.json. seq: each (norm, seed)'s accuracy at its length "
+    "(a length new to the file only when the run has the file's seeds 110-123 and all five norms), and at "
+    "quick's/full's 20 epochs the CPU s per seed (to 0.1 s) as quick's (norms tdbn tebn tab) or full's (all five); "
+    "mnist: at full's recipe only (5 epochs, --train 10000, --test 2000) TAB's and tdBN's accuracy per seed and the "
+    "CPU s per seed. Left out (said on stderr): seeds the file has no place for (seq: 110-123, mnist: 100-105), "
+    "TEBN's MNIST accuracy and other norms' seconds; refused: static (the file holds no static-digits numbers) "
+    "and mnist at another recipe. The measured string is kept: edit it with the run's date"
+)
 
-def main() -> None:
+
+def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=None) -> dict:
+    """``table`` (calibration.json's content) with ``out`` (what :func:`main` prints) merged in; raises
+    ``ValueError`` for a run the file holds nothing of. ``warn`` is called with what is left out."""
+    from iclr24.tab_snn.reproduce import FULL
+    from iclr24.tab_snn.reproduce import NORMS_ORDER
+    from iclr24.tab_snn.reproduce import QUICK
+
+    new = json.loads(json.dumps(table))  # a deep copy, lists as lists
+    warn = warn or (lambda msg: None)
+    seeds, norms = out["seeds"], out["norms"]
+    if out["task"] == "seq":
+        cal = new["seq"]
+        for epochs, acc in out["acc"].items():
+            if epochs not in cal["acc"]:
+                if seeds != cal["seeds"] or set(norms) != set(NORMS_ORDER):
+                    raise ValueError(
+                        f"a new length ({epochs} epochs) needs seeds {cal['seeds']} and all five norms"
+                    )
+                cal["acc"][epochs] = {n: [None] * len(seeds) for n in NORMS_ORDER}
+            for n in norms:
+                for s, v in zip(seeds, acc[n], strict=True):
+                    if s in cal["seeds"]:
+                        cal["acc"][epochs][n][cal["seeds"].index(s)] = v
+                    else:
+                        warn(f"seed {s} left out: the file's seq seeds are {cal['seeds']}")
+            if int(epochs) == QUICK.seq_epochs == FULL.seq_epochs:
+                mode = {frozenset(NORMS_ORDER): "full", frozenset(("tdbn", "tebn", "tab")): "quick"}.get(
+                    frozenset(norms)
+                )
+                if mode:
+                    new["seq_seconds_per_seed"][mode] = round(out["cpu_seconds_per_seed"][epochs], 1)
+                else:
+                    warn(f"CPU seconds of norms {norms} left out (quick trains tdbn tebn tab, full all five)")
+    elif out["task"] == "mnist":
+        if list(out["acc"]) != [str(FULL.mnist_epochs)] or (train, test) != (
+            FULL.mnist_train,
+            FULL.mnist_test,
+        ):
+            raise ValueError(
+                f"the file holds MNIST at full's recipe only: {FULL.mnist_epochs} epochs, --train "
+                f"{FULL.mnist_train}, --test {FULL.mnist_test}"
+            )
+        cal, (epochs, acc) = new["mnist"], next(iter(out["acc"].items()))
+        for n in ("tab", "tdbn"):
+            if n not in acc:
+                raise ValueError(f"the MNIST row needs {n}")
+            for s, v in zip(seeds, acc[n], strict=True):
+                if s in cal["seeds"]:
+                    cal[n][cal["seeds"].index(s)] = v
+                else:
+                    warn(f"seed {s} left out: the file's MNIST seeds are {cal['seeds']}")
+        cal["seconds_per_seed"] = round(out["cpu_seconds_per_seed"][epochs], 1)
+        if set(acc) - {"tab", "tdbn"}:
+            warn(
+                f"MNIST accuracy of {sorted(set(acc) - {'tab', 'tdbn'})} left out (the file holds TAB and tdBN)"
+            )
+    else:
+        raise ValueError(f"the file holds no {out['task']} numbers")
+    for epochs, acc in new["seq"]["acc"].items():
+        if any(v is None for row in acc.values() for v in row):
+            raise ValueError(f"{epochs} epochs: not every seed measured")
+    return new
+
+
+def write(out: dict, path=None, **kw):
+    """Merge ``out`` into calibration.json (``path``; default: the package's file) through
+    ``write_calibration_table``; returns the path written."""
+    from pathlib import Path
+
+    import iclr24.tab_snn
+    from iclr24.paperkit.power import CALIBRATION_FILE
+    from iclr24.paperkit.power import write_calibration_table
+
+    path = Path(path) if path else Path(iclr24.tab_snn.__file__).with_name(CALIBRATION_FILE)
+    table = json.loads(path.read_text(encoding="utf-8"))
+    warn = kw.pop("warn", lambda msg: print(f"--write: {msg}", file=sys.stderr))
+    return write_calibration_table(path, merge(table, out, warn=warn, **kw))
+
+
+def main(argv: list[str] | None = None) -> None:
     from iclr24.tab_snn.data import seq_digits
     from iclr24.tab_snn.data import seq_mnist
     from iclr24.tab_snn.data import static_digits
@@ -39,7 +130,13 @@ def main() -> None:
     p.add_argument("--norms", nargs="+", default=None)
     p.add_argument("--train", type=int, default=5000, help="MNIST training images")
     p.add_argument("--test", type=int, default=2000, help="MNIST test images")
-    a = p.parse_args()
+    p.add_argument("--write", action="store_true", help=WRITE_HELP)
+    a = p.parse_args(argv)
+    if a.write and a.task == "static":
+        p.error("--write: the calibration file holds no static-digits numbers")
+    if a.write and a.task == "mnist" and (a.epochs, a.train, a.test) != ([FULL.mnist_epochs], FULL.mnist_train,
+                                                                     FULL.mnist_test):  # fmt: skip
+        p.error("--write: the calibration file holds MNIST at full's recipe only (--epochs 5 --train 10000)")
     if a.task == "seq":
         data, norms = seq_digits(), a.norms or list(NORMS_ORDER)
     elif a.task == "static":
@@ -54,6 +151,8 @@ def main() -> None:
         out["cpu_seconds_per_seed"][str(epochs)] = round((time.process_time() - t0) / len(a.seeds), 2)
         out["acc"][str(epochs)] = {n: [round(res[(n, s)].test_acc, 3) for s in a.seeds] for n in norms}
     print(json.dumps(out))
+    if a.write:
+        write(out, train=a.train, test=a.test)
 
 
 if __name__ == "__main__":

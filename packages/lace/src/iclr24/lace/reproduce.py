@@ -31,6 +31,7 @@ from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit.errors import InputError
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_table
 
 from .beautify import beautify
 from .constraints import alignment_score
@@ -79,12 +80,14 @@ TRAIN_COMMANDS = {
     for seed in SHIPPED_SEEDS
     for arm in ("baseline", "lace")
 }  # what checkpoints/commands.json holds (a test checks it), run by tools/train_checkpoints.py lace
+# The measured numbers are package data, calibration.json (its "note"s say what each is)
+_table = calibration_table(__package__)
 # the official unclamped L_rec: the baseline arm's MaxIoU C -> S+P along training on calibration seed 500 (real vs
 # real 0.4589, so "learned" >= 0.229); 148 CPU s for the 6,000 steps
 UNCLAMPED_CALIBRATION = {
-    "seed": 500,
-    "real_vs_real": 0.4589,
-    "max_iou": {1000: 0.0844, 2000: 0.174, 3000: 0.1843, 4000: 0.2343, 5000: 0.2423, 6000: 0.3108},
+    "seed": _table["unclamped"]["seed"],
+    "real_vs_real": _table["unclamped"]["real_vs_real"],
+    "max_iou": {int(steps): v for steps, v in _table["unclamped"]["max_iou"].items()},
 }
 
 
@@ -297,19 +300,10 @@ _SEEDS_WHY = (
 )
 # The headline rules' power calibration: the shipped pairs of training seeds 3-9, as recorded at d461041 (quick,
 # 2026-12-05 06:19 UTC) and 66a9912 (full, 06:23 UTC) on the AMD EPYC, load 0.26 / 0.16 (docs/calibration.md),
-# unconditional task, 128 test layouts, 50 DDIM steps; the same values in quick and full. CPU s per evaluated pair:
-# 48.95 / 7 in quick, 118.53 / 7 in full.
-_CAL_VALUES = {
-    "align": dict(
-        ours=(1.01360, 0.82231, 0.92274, 0.77109, 0.90251, 0.83617, 0.85884),
-        baseline=(0.97912, 0.89997, 0.96704, 1.06428, 0.86019, 0.97475, 0.94403),
-    ),
-    "overlap": dict(
-        ours=(36.17337, 36.76710, 24.40218, 31.75642, 29.75221, 37.66993, 39.62668),
-        baseline=(41.38527, 28.20150, 30.43476, 34.66515, 34.56152, 44.46366, 32.94596),
-    ),
-}
-_SECONDS_PER_PAIR = {"quick": 7.0, "full": 16.9}
+# unconditional task, 128 test layouts, 50 DDIM steps; the same values in quick and full (calibration.json). CPU s
+# per evaluated pair: the 7 pairs' CPU s (its cpu_seconds, from the records) / 7, to 0.1 s.
+_CAL_VALUES = {key: dict(row) for key, row in _table["rules"].items()}
+_SECONDS_PER_PAIR = {mode: round(s / len(_table["seeds"]), 1) for mode, s in _table["cpu_seconds"].items()}
 # CPU s a headline rule may use (quick's cap; full's: a third of its 30 minutes)
 BUDGET = {"quick": 60.0, "full": 600.0}
 
@@ -319,10 +313,9 @@ def _calibration(key: str) -> dict | None:
         return None
     return {
         mode: Calibration(
-            seeds=CALIBRATION_SEEDS,
+            seeds=_table["seeds"],  # CALIBRATION_SEEDS (a test checks it)
             seconds_per_seed=_SECONDS_PER_PAIR[mode],
-            measured="2026-12-05, AMD EPYC, commits d461041 (quick) and 66a9912 (full): docs/claims-*.json of "
-            "those commits, seeds 3-9",
+            measured=_table["measured"],
             **_CAL_VALUES[key],
         )
         for mode in ("quick", "full")

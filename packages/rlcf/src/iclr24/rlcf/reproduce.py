@@ -9,8 +9,8 @@ digit (6 selected, K = 3), one digit at a time with a reset; RLCF and KD take 3 
 TPT with 3 steps, the official ``tpt-tune.sh``, is reported beside, not gated).
 
 Seeds: the learning rate was chosen on seed 100 when the package was written; the calibration (per-seed numbers in
-``_CAL``, the commands and tables in ``docs/calibration.md``) ran on seeds 200-209; the claims evaluate the first n
-of 0-99 (offsets added to ``--seed``), never those.
+``calibration.json``, package data read into ``_CAL``; the commands and tables in ``docs/calibration.md``) ran on
+seeds 200-209; the claims evaluate the first n of 0-99 (offsets added to ``--seed``), never those.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import pinned_threads as _pinned_threads
 from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_table
 
 from .experiments import DEMO_METHODS
 from .experiments import DemoConfig
@@ -65,10 +66,9 @@ MARGIN = 5.0  # points: RLCF >= baseline + 5 against zero-shot and TPT, as the C
 # 33.1 CPU s under that load against 18.3 s in its idle recorded full run (110.0 CPU s for 6 seeds), so
 # seconds_per_seed is the loaded measurement times IDLE_FACTOR (0.55 measured, rounded up to leave headroom).
 IDLE_FACTOR = 0.6
-MEASURED = (
-    "2026-12-03, commit 6f07451 + branch ev-rlcf, 1 thread, kernels pinned to AVX2, scripts/calibrate.py, load "
-    "11-13 on 2 cores; seconds_per_seed = 0.6 x the CPU s measured under that load (idle estimate)"
-)
+# The measured numbers are package data, calibration.json (scripts/calibrate.py --write merges a run into it)
+_table = calibration_table(__package__)
+MEASURED = _table["measured"]
 
 # The configs of each mode. Full is the recipe (DemoConfig's defaults: 500 + 800 CLIP training steps, reward tower
 # 32 wide, 300 test digits per seed); quick trains the CLIPs for 80 + 240 steps and adapts on 60 digits.
@@ -77,37 +77,10 @@ QUICK = DemoConfig(n_test=60, policy_steps=80, reward_steps=240)
 FULL = DemoConfig()
 DEMO = {"smoke": SMOKE, "quick": QUICK, "full": FULL}
 
-# fmt: off
 # Per-seed numbers on the calibration seeds 200-209 (scripts/calibrate.py; docs/calibration.md): top-1 (%) of every
 # method on the mode's test digits, the two CLIPs' zero-shot top-1, and the mean CPU seconds of one seed (CLIP
 # training + every method) as measured under load.
-_CAL = {
-    "full": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209),
-        "policy_zero_shot": (38.33, 44.0, 48.0, 45.0, 48.33, 47.33, 46.33, 44.0, 38.0, 42.33),
-        "reward_zero_shot": (92.33, 94.0, 90.33, 90.33, 89.67, 91.0, 89.33, 86.67, 88.0, 89.67),
-        "zero-shot": (38.33, 44.0, 48.0, 45.0, 48.33, 47.33, 46.33, 44.0, 38.0, 42.33),
-        "tpt": (33.33, 43.33, 48.0, 37.67, 45.67, 43.0, 45.33, 39.33, 38.33, 37.0),
-        "tpt-3": (30.0, 39.0, 44.33, 32.67, 44.0, 38.33, 44.33, 35.33, 36.67, 33.67),
-        "kd": (55.33, 63.33, 59.0, 61.0, 63.67, 59.33, 58.33, 54.0, 60.0, 60.67),
-        "rlcf": (47.67, 57.67, 51.0, 52.0, 62.0, 55.33, 56.0, 50.33, 51.33, 48.0),
-        "rlcf-prompt": (39.67, 50.33, 49.67, 47.0, 48.67, 49.67, 50.67, 41.33, 41.0, 42.67),
-        "cpu_seconds": 36.9,
-    },
-    "quick": {
-        "seeds": (200, 201, 202, 203, 204, 205, 206, 207, 208, 209),
-        "policy_zero_shot": (40.0, 56.67, 45.0, 51.67, 46.67, 55.0, 43.33, 40.0, 36.67, 46.67),
-        "reward_zero_shot": (85.0, 88.33, 88.33, 90.0, 90.0, 88.33, 90.0, 80.0, 88.33, 83.33),
-        "zero-shot": (40.0, 56.67, 45.0, 51.67, 46.67, 55.0, 43.33, 40.0, 36.67, 46.67),
-        "tpt": (31.67, 45.0, 46.67, 43.33, 43.33, 53.33, 45.0, 33.33, 35.0, 43.33),
-        "tpt-3": (28.33, 41.67, 41.67, 36.67, 38.33, 50.0, 36.67, 30.0, 40.0, 36.67),
-        "kd": (60.0, 61.67, 56.67, 70.0, 56.67, 55.0, 60.0, 58.33, 51.67, 56.67),
-        "rlcf": (46.67, 56.67, 55.0, 55.0, 45.0, 60.0, 48.33, 35.0, 46.67, 51.67),
-        "rlcf-prompt": (40.0, 55.0, 48.33, 51.67, 41.67, 46.67, 43.33, 30.0, 35.0, 41.67),
-        "cpu_seconds": 10.7,
-    },
-}
-# fmt: on
+_CAL = {mode: _table[mode] for mode in ("full", "quick")}
 
 # The rows each claim compares: (ours, baseline) among the methods of run_demo_seed and the two zero-shot numbers.
 ROWS = {

@@ -29,6 +29,7 @@ from iclr24.paperkit import atomic_write_json
 from iclr24.paperkit import progress
 from iclr24.paperkit import run_claims
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_table
 
 from .bench import SpeedClaimConfig
 from .bench import _threads
@@ -131,15 +132,15 @@ MODES = {"smoke": SMOKE, "quick": QUICK, "full": FULL}
 
 # -- the claims table -------------------------------------------------------------------------------------------
 # Evaluated seeds are offsets 0.. (added to --seed); calibration seeds are 100.. (digits, MNIST) and rounds 100..
-# (speed), never evaluated. The per-seed numbers, their dates and the commands: docs/calibration.md.
+# (speed), never evaluated. The per-seed numbers are package data, calibration.json (written by
+# scripts/calibrate.py --write); their dates and the commands: docs/calibration.md.
 POOL = tuple(range(40))
 ROUNDS = tuple(range(20))
-MEASURED = (
-    "2026-12-03, commit cc27ffe (paperkit 4), 1 thread, kernels pinned to AVX2, 2-core VM under load 7-11 "
-    "(CPU s inflated)"
-)
-_SEEDS = tuple(range(100, 112))
-_MNIST_SEEDS = tuple(range(100, 105))
+_table = calibration_table(__package__)
+MEASURED = _table["measured"]
+_SEEDS = _table["seeds"]
+_MNIST_SEEDS = _table["mnist_seeds"]
+_seconds = _table["seconds_per_seed"]  # CPU s a seed (a round) of each row and mode
 
 
 def _cal(ours, baseline, seconds_per_seed, seeds=_SEEDS):
@@ -149,65 +150,43 @@ def _cal(ours, baseline, seconds_per_seed, seeds=_SEEDS):
 
 
 # digits, SRigL (gamma_sal 0.3) / RigL / static-uns test accuracy (%) on seeds 100-111 (docs/calibration.md)
-_Q = {
-    "srigl90": (96.11, 95.0, 95.28, 95.28, 96.39, 95.83, 95.28, 93.61, 96.94, 95.28, 96.11, 95.56),
-    "rigl90": (96.39, 97.22, 96.11, 95.56, 96.67, 95.83, 96.67, 96.39, 95.83, 95.56, 95.83, 95.83),
-    "srigl95": (93.89, 93.06, 93.06, 93.61, 94.72, 94.17, 93.89, 93.89, 94.44, 92.22, 93.06, 94.17),
-    "rigl95": (97.22, 95.28, 95.56, 95.56, 95.56, 95.28, 96.39, 94.72, 95.83, 96.39, 95.28, 96.67),
-    "static95": (94.17, 92.5, 93.61, 93.33, 93.89, 93.89, 92.22, 92.22, 93.06, 95.28, 91.94, 94.17),
-}
-_F = {
-    "srigl90": (95.56, 95.83, 96.67, 96.39, 97.22, 97.5, 95.28, 95.0, 96.94, 95.83, 97.78, 96.39),
-    "rigl90": (96.67, 97.78, 96.94, 96.67, 97.5, 96.67, 96.94, 97.22, 97.5, 97.5, 96.11, 96.94),
-    "srigl95": (95.56, 95.83, 95.56, 94.72, 97.22, 96.67, 96.39, 95.28, 96.11, 95.83, 95.0, 95.56),
-    "rigl95": (97.5, 95.56, 96.67, 96.11, 96.94, 95.83, 96.67, 96.94, 97.22, 96.94, 96.11, 96.11),
-    "static95": (96.67, 95.83, 95.56, 95.0, 95.28, 96.67, 95.56, 95.83, 97.22, 95.0, 93.61, 95.83),
-}
+_Q = _table["digits_quick"]
+_F = _table["digits_full"]
 CAL_DIGITS_90 = {
-    "quick": _cal(_Q["srigl90"], _Q["rigl90"], 1.1),
-    "full": _cal(_F["srigl90"], _F["rigl90"], 4.5),
+    "quick": _cal(_Q["srigl90"], _Q["rigl90"], _seconds["parity_digits_90"]["quick"]),
+    "full": _cal(_F["srigl90"], _F["rigl90"], _seconds["parity_digits_90"]["full"]),
 }
 # full's 95 % row on 12 more seeds (112-123), after its first measurement run with 12 seeds came out inconclusive
-_F95_MORE = {
-    "srigl95": (95.56, 94.44, 94.72, 94.44, 94.72, 95.0, 96.11, 95.0, 95.28, 94.72, 95.83, 95.56),
-    "rigl95": (96.11, 97.78, 95.83, 96.67, 96.11, 96.39, 96.11, 96.67, 96.94, 96.39, 96.94, 96.94),
-}
+_F95_MORE = {k: v for k, v in _table["digits_full_95_more"].items() if k in ("srigl95", "rigl95")}
 CAL_DIGITS_95 = {
-    "quick": _cal(_Q["srigl95"], _Q["rigl95"], 1.1),
+    "quick": _cal(_Q["srigl95"], _Q["rigl95"], _seconds["parity_digits_95"]["quick"]),
     "full": _cal(
-        _F["srigl95"] + _F95_MORE["srigl95"], _F["rigl95"] + _F95_MORE["rigl95"], 4.4, tuple(range(100, 124))
+        _F["srigl95"] + _F95_MORE["srigl95"],
+        _F["rigl95"] + _F95_MORE["rigl95"],
+        _seconds["parity_digits_95"]["full"],
+        _SEEDS + _table["digits_full_95_more"]["seeds"],
     ),
 }
 CAL_STATIC_95 = {
-    "quick": _cal(_Q["rigl95"], _Q["static95"], 0.85),
-    "full": _cal(_F["rigl95"], _F["static95"], 3.9),
+    "quick": _cal(_Q["rigl95"], _Q["static95"], _seconds["rigl_vs_static_95"]["quick"]),
+    "full": _cal(_F["rigl95"], _F["static95"], _seconds["rigl_vs_static_95"]["full"]),
 }
 # MNIST small CNN, SRigL (gamma_sal 0.3) / RigL test accuracy (%) on seeds 100-104 (--full's recipe)
-_M = {
-    "srigl90": (95.98, 96.34, 95.5, 96.49, 96.38),
-    "rigl90": (96.26, 96.16, 96.52, 96.89, 96.43),
-    "srigl95": (95.27, 94.57, 94.96, 95.73, 95.33),
-    "rigl95": (95.38, 95.85, 96.03, 95.54, 96.27),
-}
-CAL_MNIST_90 = {"full": _cal(_M["srigl90"], _M["rigl90"], 19.5, _MNIST_SEEDS)}
-CAL_MNIST_95 = {"full": _cal(_M["srigl95"], _M["rigl95"], 19.5, _MNIST_SEEDS)}
+_M = _table["mnist_full"]
+CAL_MNIST_90 = {"full": _cal(_M["srigl90"], _M["rigl90"], _seconds["parity_mnist_90"]["full"], _MNIST_SEEDS)}
+CAL_MNIST_95 = {"full": _cal(_M["srigl95"], _M["rigl95"], _seconds["parity_mnist_95"]["full"], _MNIST_SEEDS)}
 # speed: per-round speed-ups (the baseline's median over the condensed layer's) of 9 rounds in a separate process
 # (labelled 100-108), quick's measurement (eager dense) and full's (the faster of eager and compiled dense)
-_ROUND_IDS = tuple(range(100, 109))
-_S = {
-    "quick_dense": (4.598, 4.666, 4.662, 4.596, 4.607, 4.605, 4.695, 4.691, 4.677),
-    "quick_csr": (3.148, 3.207, 3.205, 3.219, 3.255, 3.229, 3.227, 3.259, 3.195),
-    "full_dense": (4.069, 3.979, 3.961, 3.99, 4.212, 4.413, 4.553, 4.447, 4.066),
-    "full_csr": (3.726, 3.867, 3.676, 4.04, 3.735, 3.549, 3.518, 3.706, 3.938),
-}
+_ROUND_IDS = _table["speed_rounds"]
+_S = _table["speed"]
 _ONES = (1.0,) * 9
 CAL_SPEED_DENSE = {
-    "quick": _cal(_S["quick_dense"], _ONES, 0.2, _ROUND_IDS),
-    "full": _cal(_S["full_dense"], _ONES, 0.5, _ROUND_IDS),
+    "quick": _cal(_S["quick_dense"], _ONES, _seconds["speed_dense"]["quick"], _ROUND_IDS),
+    "full": _cal(_S["full_dense"], _ONES, _seconds["speed_dense"]["full"], _ROUND_IDS),
 }
 CAL_SPEED_CSR = {
-    "quick": _cal(_S["quick_csr"], _ONES, 0.2, _ROUND_IDS),
-    "full": _cal(_S["full_csr"], _ONES, 0.5, _ROUND_IDS),
+    "quick": _cal(_S["quick_csr"], _ONES, _seconds["speed_csr"]["quick"], _ROUND_IDS),
+    "full": _cal(_S["full_csr"], _ONES, _seconds["speed_csr"]["full"], _ROUND_IDS),
 }
 
 _DIGITS = "sklearn digits (1797 8x8 images; fixed 80/20 split, 360 test images: one image is 0.28 pp)"

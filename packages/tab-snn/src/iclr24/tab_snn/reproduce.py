@@ -19,6 +19,7 @@ from iclr24.paperkit import ClaimSet
 from iclr24.paperkit import ClaimSpec
 from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
+from iclr24.paperkit.power import calibration_table
 
 from .data import TemporalData
 from .data import seq_digits
@@ -60,35 +61,24 @@ QUICK = ReproConfig(seq_epochs=20, static_epochs=7)
 FULL = ReproConfig(seq_epochs=20, static_epochs=20, mnist=True)
 
 POOL = tuple(range(10, 50))  # evaluated seeds (offsets to --seed); the power rule takes the first n
-SEQ_CALIBRATION_SEEDS = tuple(range(110, 124))
-MNIST_CALIBRATION_SEEDS = (100, 101, 102, 103, 104, 105)
+# The measured numbers are package data, calibration.json (scripts/calibrate.py --write merges a run into it)
+_table = calibration_table(__package__)
+SEQ_CALIBRATION_SEEDS = _table["seq"]["seeds"]  # 110-123
+MNIST_CALIBRATION_SEEDS = _table["mnist"]["seeds"]  # 100-105
 POWER = (
     0.8  # paperkit's default: at 95 % quick would need 5 seeds, 47 CPU s of seq-digits (docs/calibration.md)
 )
-MEASURED = "2026-12-03, cc27ffe + scripts/calibrate.py, 1 thread, load 2-12 (CPU s inflated by the load)"
+MEASURED = _table["measured"]
 # per-seed test accuracy (%) on calibration seeds 110-123 after the last epoch, per length (scripts/calibrate.py
 # seq), and the CPU seconds one seed costs
-_SEQ_CAL = {
-    20: {
-        "none": (29.722, 32.778, 30.556, 31.111, 30.278, 28.333, 28.611, 33.333, 28.611, 30.278, 31.667, 30.0,
-                 30.278, 29.722),
-        "tdbn": (79.167, 79.444, 80.0, 79.167, 80.0, 79.167, 80.0, 80.833, 81.389, 81.667, 81.111, 80.833, 80.833,
-                 80.556),
-        "bntt": (79.167, 77.5, 77.222, 79.722, 78.056, 79.167, 77.5, 79.444, 80.556, 80.556, 80.278, 78.889, 79.444,
-                 80.0),
-        "tebn": (82.222, 80.833, 82.222, 81.944, 81.389, 81.944, 80.278, 82.222, 81.389, 81.944, 81.944, 82.222,
-                 82.778, 81.389),
-        "tab": (85.556, 83.889, 85.556, 84.444, 84.722, 84.444, 85.556, 85.556, 83.333, 85.278, 86.667, 85.0, 85.556,
-                84.167),
-    },
-}  # fmt: skip
+_SEQ_CAL = {int(epochs): acc for epochs, acc in _table["seq"]["acc"].items()}
 # CPU s per seed: quick trains TAB, tdBN and TEBN only (the rows it decides), full all five norms
-_SEQ_SECONDS = {"quick": 9.4, "full": 12.9}
+_SEQ_SECONDS = _table["seq_seconds_per_seed"]
 _MNIST_CAL = Calibration(  # seq-MNIST, 10,000 training images, 5 epochs: TAB and tdBN per seed 100-105
     seeds=MNIST_CALIBRATION_SEEDS,
-    ours=(78.15, 77.1, 76.25, 79.05, 78.25, 77.9),
-    baseline=(72.55, 72.5, 71.65, 72.8, 72.9, 71.0),
-    seconds_per_seed=59.1,
+    ours=_table["mnist"]["tab"],
+    baseline=_table["mnist"]["tdbn"],
+    seconds_per_seed=_table["mnist"]["seconds_per_seed"],
     measured=MEASURED,
     note="TAB, tdBN and TEBN trained per seed (TEBN reported)",
 )
