@@ -1,4 +1,5 @@
-"""Calibration numbers as package data: paperkit.power.write_calibration_table / calibration_table."""
+"""Calibration numbers as package data: paperkit.power.write_calibration_table / calibration_table /
+merge_by_seed / update_calibration_table, and runner.testing_workflow.load_script for the scripts that write them."""
 
 import json
 import math
@@ -7,8 +8,12 @@ import sys
 import pytest
 
 from iclr24.paperkit.power import Calibration
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
+from iclr24.paperkit.power import merge_by_seed
+from iclr24.paperkit.power import update_calibration_table
 from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 
 TABLE = {
     "measured": "2026-12-08, commit abc1234, 1 thread",
@@ -70,3 +75,61 @@ def test_refuses_what_json_cannot_hold(package):
     with pytest.raises(ValueError):
         write_calibration_table(package / "calibration.json", {"x": [math.nan]})
     assert not (package / "calibration.json").exists()  # nothing half-written
+
+
+def test_merge_by_seed_replaces_and_adds_seed_by_seed():
+    seeds, cols, left = merge_by_seed(
+        [200, 201, 202],
+        {"ours": [1.0, 2.0, 3.0], "base": [4.0, 5.0, 6.0]},
+        [201, 199],
+        {"ours": [9.0, 8.0], "base": [7.0, 6.5]},
+    )
+    assert (seeds, left) == ([199, 200, 201, 202], [])
+    assert cols == {"ours": [8.0, 1.0, 9.0, 3.0], "base": [6.5, 4.0, 7.0, 6.0]}
+
+
+def test_merge_by_seed_without_add_leaves_new_seeds_out_and_keeps_other_columns():
+    seeds, cols, left = merge_by_seed((5, 3), {"a": (1, 2), "b": (3, 4)}, (3, 7), {"a": (20, 70)}, add=False)
+    assert (seeds, cols, left) == ([5, 3], {"a": [1, 20], "b": [3, 4]}, [7])  # the file's order kept
+
+
+def test_merge_by_seed_refuses_what_does_not_fit():
+    with pytest.raises(ValueError, match="column 'a' has 1 values for 2 seeds"):
+        merge_by_seed([1, 2], {"a": [1]}, [], {})
+    with pytest.raises(ValueError, match="column 'a' has 2 values for 1 seeds"):
+        merge_by_seed([1], {"a": [1]}, [1], {"a": [1, 2]})
+    with pytest.raises(ValueError, match=r"no column \['c'\]"):
+        merge_by_seed([1], {"a": [1]}, [1], {"c": [1]})
+    with pytest.raises(ValueError, match=r"seed 2 is new, so it needs every column; \['b'\] not given"):
+        merge_by_seed([1], {"a": [1], "b": [2]}, [2], {"a": [1]})
+
+
+def test_update_calibration_table_and_path(package):
+    write_calibration_table(package / "calibration.json", {"row": {"seeds": [1], "x": [0.5]}})
+    assert calibration_path("calpkg") == package / "calibration.json"
+
+    def merge(t):
+        t["row"]["seeds"], cols, _ = merge_by_seed(
+            t["row"]["seeds"], {"x": t["row"]["x"]}, [2], {"x": [0.25]}
+        )
+        t["row"].update(cols)
+
+    update_calibration_table(calibration_path("calpkg"), merge)
+    assert calibration_table("calpkg") == {"row": {"seeds": (1, 2), "x": (0.5, 0.25)}}
+
+    def fails(t):
+        t["row"]["x"] = [9.0]
+        raise ValueError("no place for it")
+
+    with pytest.raises(ValueError, match="no place for it"):
+        update_calibration_table(package / "calibration.json", fails)
+    assert calibration_table("calpkg")["row"]["x"] == (0.5, 0.25)  # nothing written
+
+
+def test_load_script(tmp_path):
+    script = tmp_path / "calibrate.py"
+    script.write_text("X = 3\ndef f():\n    return X\nif __name__ == '__main__':\n    raise SystemExit(9)\n")
+    mod = load_script(script)
+    assert mod.f() == 3
+    with pytest.raises(FileNotFoundError, match="no script at"):
+        load_script(tmp_path / "missing.py")

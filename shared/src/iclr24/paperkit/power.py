@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -47,11 +48,14 @@ __all__ = [
     "CALIBRATION_FILE",
     "Calibration",
     "PowerPlan",
+    "calibration_path",
     "calibration_table",
+    "merge_by_seed",
     "power_plan",
     "sign_seeds_needed",
     "slacks",
     "t_quantile",
+    "update_calibration_table",
     "write_calibration_table",
 ]
 
@@ -198,6 +202,55 @@ def calibration_table(package: str, name: str = CALIBRATION_FILE) -> dict:
             f"{package} ships no calibration file {name!r} (its package data is incomplete)"
         )
     return _frozen(json.loads(resource.read_text(encoding="utf-8")))
+
+
+def calibration_path(package: str, name: str = CALIBRATION_FILE) -> Path:
+    """Where :func:`calibration_table` reads ``package``'s file: in a source checkout (an editable install) the file
+    a calibrate script's ``--write`` updates."""
+    return Path(str(files(package).joinpath(name)))
+
+
+def merge_by_seed(
+    seeds: Sequence[int],
+    columns: dict[str, Sequence],
+    new_seeds: Sequence[int],
+    new_columns: dict[str, Sequence],
+    *,
+    add: bool = True,
+) -> tuple[list[int], dict[str, list], list[int]]:
+    """Per-seed ``columns`` (name -> one value per seed of ``seeds``) with ``new_columns`` (one value per seed of
+    ``new_seeds``) merged in: a seed measured again gets its new values, every other seed keeps its own. A seed not
+    in ``seeds`` is added (the seeds sorted) when ``add``, else left out. Returns ``(seeds, columns, left_out)``;
+    ``new_columns`` may name only some of the columns (the others keep their values) unless it adds a seed."""
+    seeds, new_seeds = [int(s) for s in seeds], [int(s) for s in new_seeds]
+    for table_seeds, table in ((seeds, columns), (new_seeds, new_columns)):
+        for name, col in table.items():
+            if len(col) != len(table_seeds):
+                raise ValueError(f"column {name!r} has {len(col)} values for {len(table_seeds)} seeds")
+    if unknown := set(new_columns) - set(columns):
+        raise ValueError(f"no column {sorted(unknown)} in the table (it has {list(columns)})")
+    per_seed = {s: {k: v[i] for k, v in columns.items()} for i, s in enumerate(seeds)}
+    left_out = []
+    for i, s in enumerate(new_seeds):
+        if s not in per_seed:
+            if not add:
+                left_out.append(s)
+                continue
+            if missing := set(columns) - set(new_columns):
+                raise ValueError(f"seed {s} is new, so it needs every column; {sorted(missing)} not given")
+            per_seed[s] = {}
+        per_seed[s].update({k: v[i] for k, v in new_columns.items()})
+    order = seeds if len(per_seed) == len(seeds) else sorted(per_seed)
+    return order, {k: [per_seed[s][k] for s in order] for k in columns}, left_out
+
+
+def update_calibration_table(path: str | os.PathLike, merge: Callable[[dict], dict | None]) -> Path:
+    """Read the calibration file at ``path`` (JSON lists as lists), let ``merge`` change it (in place, or return the
+    new table) and write it back through :func:`write_calibration_table`; a ``merge`` that raises writes nothing."""
+    path = Path(path)
+    table = json.loads(path.read_text(encoding="utf-8"))
+    new = merge(table)
+    return write_calibration_table(path, table if new is None else new)
 
 
 def _table_json(obj: Any, indent: str = "") -> str:

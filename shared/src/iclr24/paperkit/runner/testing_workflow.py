@@ -19,9 +19,13 @@ Each raises ``AssertionError`` with what went wrong, so they work with plain pyt
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
+import os
 from collections.abc import Callable
 from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .testing import _run
@@ -32,6 +36,7 @@ __all__ = [
     "check_finished_run_folder",
     "check_unlabelled_data_forms",
     "fail_as",
+    "load_script",
     "run_interrupted",
     "same_weights",
     "Stopped",
@@ -183,3 +188,15 @@ def stop_at(step: int) -> Callable[[int, Any], None]:
             raise Stopped(f"stopped at step {step}")
 
     return callback
+
+
+def load_script(path: str | os.PathLike) -> ModuleType:
+    """Import the script at ``path`` (a package's ``scripts/*.py`` or a ``tools/*.py``, which are not packages) as a
+    module, without running its ``if __name__ == "__main__"`` block, so a test can call its functions."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no script at {path}")
+    spec = importlib.util.spec_from_file_location(f"_script_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
