@@ -2,11 +2,12 @@
 (`### Install`, `### Python quickstart`), then `## Paper -> code` as the next section, the rest, `## Citation` last.
 The scaffold of tools/new_package.py has it too."""
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+
+from iclr24.paperkit.runner.testing_workflow import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 READMES = sorted(ROOT.glob("packages/*/README.md"))
@@ -67,9 +68,7 @@ def test_there_are_nineteen_readmes():
 
 
 def test_the_scaffold_readme_has_the_layout():
-    spec = importlib.util.spec_from_file_location("new_package", ROOT / "tools" / "new_package.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "tools" / "new_package.py")
     readme = mod.files("demo-paper", "demo_paper", "A Demo", "demo claim", [])["README.md"]
     assert not layout_problems(readme), layout_problems(readme)
 

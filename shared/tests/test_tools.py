@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from iclr24.paperkit.runner.testing_workflow import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -107,11 +109,7 @@ def test_readme_and_ci_use_the_same_test_command():
 
 
 def _refresh_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("refresh_readme", ROOT / "tools" / "refresh_readme.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "tools" / "refresh_readme.py")
     return mod
 
 
@@ -154,13 +152,9 @@ def test_package_tables_are_generated_from_the_recorded_run(tmp_path, monkeypatc
 
 
 def test_record_run_refuses_a_busy_machine_and_unknown_packages(monkeypatch):
-    import importlib.util
-
     import pytest
 
-    spec = importlib.util.spec_from_file_location("record_run", ROOT / "tools" / "record_run.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "tools" / "record_run.py")
     with pytest.raises(SystemExit, match="no package 'no-such'"):
         mod.record("no-such", "quick")
     monkeypatch.setattr(mod.os, "getloadavg", lambda: (3.0, 3.0, 3.0))
@@ -171,16 +165,11 @@ def test_record_run_refuses_a_busy_machine_and_unknown_packages(monkeypatch):
 def test_paper_scale_rows_are_generated_from_the_recorded_file(tmp_path, monkeypatch):
     """The root README's paper-scale table and each package's row come from docs/paper-scale-<device>.json, which
     tools/record_paper_scale.py merges row by row (a GPU run's file too, with --from)."""
-    import importlib.util
     import json
 
     mod = _refresh_module()
     monkeypatch.setattr(mod, "ROOT", tmp_path)
-    spec = importlib.util.spec_from_file_location(
-        "record_paper_scale", ROOT / "tools" / "record_paper_scale.py"
-    )
-    rec = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rec)
+    rec = load_script(ROOT / "tools" / "record_paper_scale.py")
     monkeypatch.setattr(rec, "ROOT", tmp_path)
     row = {"config": "ResNet-50 224px", "dataset": "d", "device": "cpu", "micro_batch": 32, "accumulation": 8,
            "seconds_per_paper_step": 40.0, "peak_rss_bytes": 3 * 2**30, "flops_per_paper_step": 3.2e12,
@@ -217,12 +206,9 @@ def test_gpu_paper_scale_script_finds_every_paper_without_installing(tmp_path):
 
 
 def test_compare_recorded_flags_a_changed_number_but_not_a_timing(tmp_path, monkeypatch):
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("compare_recorded", ROOT / "tools" / "compare_recorded.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "tools" / "compare_recorded.py")
     monkeypatch.setattr(mod, "ROOT", tmp_path)
     claims = [{"claim": "c", "ours": 1.0, "verdict": "holds"}, {"claim": "t", "ours": 9.0, "timing": True}]
     rec = {"status": "ok", "claims": claims, "facts": [], "seconds": 5.0}
@@ -242,14 +228,11 @@ def test_compare_recorded_flags_a_changed_number_but_not_a_timing(tmp_path, monk
 
 
 def test_load_test_times_a_command_and_reads_idle_seconds_from_a_run(tmp_path, capsys):
-    import importlib.util
     import json
 
     import pytest
 
-    spec = importlib.util.spec_from_file_location("load_test", ROOT / "tools" / "load_test.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script(ROOT / "tools" / "load_test.py")
     with pytest.raises(SystemExit):  # a clear usage error before any busy process starts
         mod.main(["--idle", str(tmp_path / "missing.json"), "srigl"])
     assert "--idle must be a claims.json" in capsys.readouterr().err
