@@ -109,8 +109,7 @@ def test_readme_and_ci_use_the_same_test_command():
 
 
 def _refresh_module():
-    mod = load_script(ROOT / "tools" / "refresh_readme.py")
-    return mod
+    return load_script(ROOT / "tools" / "refresh_readme.py")
 
 
 def test_package_tables_are_generated_from_the_recorded_run(tmp_path, monkeypatch):
