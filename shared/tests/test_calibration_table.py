@@ -4,6 +4,7 @@ merge_by_seed / update_calibration_table, and runner.testing_workflow.load_scrip
 import json
 import math
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,19 @@ def test_load_script(tmp_path):
     assert mod.f() == 3
     with pytest.raises(FileNotFoundError, match="no script at"):
         load_script(tmp_path / "missing.py")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_packages_calibration_file_is_as_write_calibration_table_writes_it(tmp_path):
+    """Each package's calibration.json is exactly what its calibrate script's --write produces (no hand edit in
+    another layout), and every package whose reproduce.py reads one ships it beside its modules."""
+    files = sorted(ROOT.glob("packages/*/src/iclr24/*/calibration.json"))
+    readers = sorted(
+        p.parent for p in ROOT.glob("packages/*/src/iclr24/*/*.py") if "calibration_table(" in p.read_text()
+    )
+    assert readers and sorted({f.parent for f in files}) == sorted(set(readers))
+    for f in files:
+        out = write_calibration_table(tmp_path / f"{f.parent.name}.json", json.loads(f.read_text()))
+        assert out.read_text() == f.read_text(), f"{f.relative_to(ROOT)} is not in the written form"
