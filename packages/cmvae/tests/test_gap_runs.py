@@ -1,31 +1,25 @@
 """The side-by-side script behind the README's "Why the clustering effect does not show at CPU scale"."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from iclr24.paperkit.runner.testing_workflow import load_script
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gap_runs.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("cmvae_gap_runs", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_gap_runs_refuses_the_evaluated_seeds(monkeypatch):
-    mod = _load()
+    mod = load_script(SCRIPT)
     monkeypatch.setattr(sys, "argv", ["gap_runs.py", "--seed", "0", "--epochs", "1"])
     with pytest.raises(SystemExit, match="evaluated seed"):
         mod.main()
 
 
 def test_gap_runs_moves_one_knob_and_reports_the_diagnostics(monkeypatch, capsys):
-    mod = _load()
+    mod = load_script(SCRIPT)
     argv = ["gap_runs.py", "--seed", "100", "--n-train", "256", "--epochs", "1", "--hidden", "16",
             "--n-clusters-max", "12", "--beta", "2.5", "--mmvae"]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)

@@ -33,9 +33,11 @@ from iclr24.fif.reproduce import null_mmd
 from iclr24.fif.reproduce import train_arms
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
-from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.power import calibration_path
+from iclr24.paperkit.power import merge_by_seed
+from iclr24.paperkit.power import update_calibration_table
 
-CALIBRATION_JSON = Path(__file__).resolve().parents[1] / "src" / "iclr24" / "fif" / CALIBRATION_FILE
+CALIBRATION_JSON = calibration_path("iclr24.fif")
 WRITE_HELP = f"""--write merges a toy or mnist run's per-seed values into {CALIBRATION_FILE} (the package data the paired
 rows' Calibrations read), into the entry of --mode and the data set (mnist: "mnist") when the file has one: the
 metric of each arm the entry holds (FIF, AE+Gauss, exact) for the seeds run, the entry's other seeds kept; a seed
@@ -66,32 +68,41 @@ def _config(mode: str, sets: list[str]):
     return replace(c, **kw)
 
 
+class _NotWritten(Exception):
+    """The run does not map onto the file (why: the message), which is left as it was."""
+
+
 def write_calibration(
     path: str | Path, mode: str, dataset: str, rows: list[dict], measured: str
 ) -> list[str]:
     """Merge the printed per-seed ``rows`` of a run of ``mode`` on ``dataset`` into the calibration file at
     ``path``; returns what went where (or why nothing did)."""
-    table = json.loads(Path(path).read_text(encoding="utf-8"))
-    entry = table.get(mode, {}).get(dataset)
-    if entry is None:
-        return [f"{mode} {dataset}: no row is calibrated on it, not written"]
-    arms = [k for k in entry if k != "seeds"]
-    missing = [k for k in arms if not all(k in r for r in rows)]
-    new = [r["seed"] for r in rows if r["seed"] not in entry["seeds"]]
-    if missing and new:
-        return [
-            f"{mode} {dataset}: seeds {new} are new to the entry and the run lacks {missing}, not written"
-        ]
-    order = [*entry["seeds"], *new]
-    for arm in (k for k in arms if k not in missing):
-        col = dict(zip(entry["seeds"], entry[arm]))
-        col.update((r["seed"], r[arm]) for r in rows)
-        entry[arm] = [col[s] for s in order]
-    entry["seeds"] = order
-    table["measured"] = measured
-    write_calibration_table(path, table)
-    arms_written = [k for k in arms if k not in missing]
-    return [f"{mode} {dataset}: {', '.join(arms_written)} of seeds {[r['seed'] for r in rows]}"]
+    seeds, said = [r["seed"] for r in rows], []
+
+    def merge(table: dict) -> None:
+        entry = table.get(mode, {}).get(dataset)
+        if entry is None:
+            raise _NotWritten(f"{mode} {dataset}: no row is calibrated on it, not written")
+        arms = [k for k in entry if k != "seeds"]
+        missing = [k for k in arms if not all(k in r for r in rows)]
+        new = [s for s in seeds if s not in entry["seeds"]]
+        if missing and new:
+            raise _NotWritten(
+                f"{mode} {dataset}: seeds {new} are new to the entry and the run lacks {missing}, not written"
+            )
+        written = [k for k in arms if k not in missing]
+        entry["seeds"], cols, _ = merge_by_seed(
+            entry["seeds"], {k: entry[k] for k in arms}, seeds, {k: [r[k] for r in rows] for k in written}
+        )
+        entry.update(cols)
+        table["measured"] = measured
+        said.append(f"{mode} {dataset}: {', '.join(written)} of seeds {seeds}")
+
+    try:
+        update_calibration_table(path, merge)
+    except _NotWritten as e:
+        return [str(e)]
+    return said
 
 
 def main() -> None:

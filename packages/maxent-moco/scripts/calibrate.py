@@ -11,6 +11,7 @@ as JSON; docs/calibration.md records what they gave. Not part of the recorded ru
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -26,9 +27,11 @@ from iclr24.maxent_moco.reproduce import SampleConfig
 from iclr24.maxent_moco.reproduce import _sample_group
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
-from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.power import calibration_path
+from iclr24.paperkit.power import merge_by_seed
+from iclr24.paperkit.power import update_calibration_table
 
-CALIBRATION_JSON = Path(__file__).resolve().parents[1] / "src" / "iclr24" / "maxent_moco" / CALIBRATION_FILE
+CALIBRATION_JSON = calibration_path("iclr24.maxent_moco")
 WRITE_HELP = f"""--write merges what the run measured into {CALIBRATION_FILE} (the package data the rows'
 Calibrations read), for each lambda into the row of the mode that runs it on --steps samples (quick: 30k, lambda 0.1 on 100k; full:
 150k): the per-seed ours and baseline of the seeds run (the row's other seeds kept), and the CPU s per (seed,
@@ -39,15 +42,8 @@ replaces the file's one provenance line, so it names the runs of the numbers kep
 _ARMS = {"quick": QUICK[1], "full": FULL[1]}  # each mode's sample-based config
 
 
-def _merge_seeds(row: dict, seeds: list[int], values: dict[str, list[float]]) -> None:
-    """Set ``values`` (name -> one value per seed of ``seeds``) in ``row``; the row's other seeds keep theirs."""
-    old = list(row.get("seeds", ()))
-    order = old + [s for s in seeds if s not in old]
-    for name, vals in values.items():
-        col = dict(zip(old, row.get(name, ())))
-        col.update(zip(seeds, vals))
-        row[name] = [col[s] for s in order]
-    row["seeds"] = order
+class _NothingMaps(Exception):
+    """No result of the run maps onto the file, which is left as it was."""
 
 
 def write_calibration(
@@ -55,26 +51,37 @@ def write_calibration(
 ) -> list[str]:
     """Merge the printed ``results`` of one run of ``cfg`` into the calibration file at ``path``; returns what went
     where (and what did not map)."""
-    table = json.loads(Path(path).read_text(encoding="utf-8"))
-    said, unmapped = [], []
-    for res in results:
-        lam, steps = res["lam"], res["steps"]
-        mode = next((m for m, c in _ARMS.items() if c.steps(lam) == steps), None)
-        row = table["rows"][mode].get(str(lam)) if mode else None
-        if row is None:
-            said.append(f"lambda {lam} at {steps} samples: no row runs it, not written")
-            unmapped.append(lam)
-            continue
-        _merge_seeds(row, res["seeds"], {"ours": res["ours"], "baseline": res["baseline"]})
-        if (cfg.ds, cfg.ablations) == (_ARMS[mode].ds, _ARMS[mode].ablations):
-            row["cpu_seconds_per_seed"] = round(cpu_per_seed_lambda, 2)
-            what = "per-seed values and CPU s"
-        else:
-            what = f"per-seed values (CPU s kept: these are not {mode}'s arms)"
-        said.append(f"lambda {lam} at {steps} samples -> {mode} row: {what}, seeds {res['seeds']}")
-    if len(said) > len(unmapped):  # something maps: the file's provenance becomes this run's
-        table["measured"] = measured
-        write_calibration_table(path, table)
+    said = []
+
+    def merge(table: dict) -> None:
+        unmapped = []
+        for res in results:
+            lam, steps = res["lam"], res["steps"]
+            mode = next((m for m, c in _ARMS.items() if c.steps(lam) == steps), None)
+            row = table["rows"][mode].get(str(lam)) if mode else None
+            if row is None:
+                said.append(f"lambda {lam} at {steps} samples: no row runs it, not written")
+                unmapped.append(lam)
+                continue
+            row["seeds"], cols, _ = merge_by_seed(
+                row["seeds"],
+                {"ours": row["ours"], "baseline": row["baseline"]},
+                res["seeds"],
+                {"ours": res["ours"], "baseline": res["baseline"]},
+            )
+            row.update(cols)
+            if (cfg.ds, cfg.ablations) == (_ARMS[mode].ds, _ARMS[mode].ablations):
+                row["cpu_seconds_per_seed"] = round(cpu_per_seed_lambda, 2)
+                what = "per-seed values and CPU s"
+            else:
+                what = f"per-seed values (CPU s kept: these are not {mode}'s arms)"
+            said.append(f"lambda {lam} at {steps} samples -> {mode} row: {what}, seeds {res['seeds']}")
+        if len(said) == len(unmapped):
+            raise _NothingMaps
+        table["measured"] = measured  # something maps: the file's provenance becomes this run's
+
+    with contextlib.suppress(_NothingMaps):
+        update_calibration_table(path, merge)
     return said
 
 

@@ -24,11 +24,11 @@ import torch
 
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
-from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.power import calibration_path
+from iclr24.paperkit.power import merge_by_seed
+from iclr24.paperkit.power import update_calibration_table
 
-CALIBRATION_JSON = (
-    Path(__file__).resolve().parents[1] / "src" / "iclr24" / "opposing_signals" / CALIBRATION_FILE
-)
+CALIBRATION_JSON = calibration_path("iclr24.opposing_signals")
 WRITE_HELP = f"""--write merges what the run measured into {CALIBRATION_FILE} (the package data the Adam rows' Calibrations
 read): per-seed Adam and GD anti-phase amplitude at each --at length the file holds (600 and 1500) and correlation
 (1500), for the seeds run (the tables' other seeds kept), and the CPU s of one seed's GD and Adam runs when --steps
@@ -38,37 +38,39 @@ recorded run pins them (paperkit.threads), which this script does not do. --meas
 replaces the file's one provenance line, so it names the runs of the numbers kept too."""
 
 
-def _merge_seeds(row: dict, seeds: list[int], values: dict[str, list[float]]) -> None:
-    """Set ``values`` (name -> one value per seed of ``seeds``) in ``row``; the row's other seeds keep theirs."""
-    old = list(row.get("seeds", ()))
-    order = old + [s for s in seeds if s not in old]
-    for name, vals in values.items():
-        col = dict(zip(old, row.get(name, ())))
-        col.update(zip(seeds, vals))
-        row[name] = [col[s] for s in order]
-    row["seeds"] = order
+class _NothingMaps(Exception):
+    """Nothing of the run maps onto the file, which is left as it was."""
 
 
 def write_calibration(path: str | Path, out: dict, measured: str) -> list[str]:
     """Merge the printed result ``out`` of one run into the calibration file at ``path``; returns what went where."""
-    table = json.loads(Path(path).read_text(encoding="utf-8"))
     said = []
-    for length, by_opt in out["at"].items():
-        for metric, key in (("amplitude", "amplitude"), ("corr", "corr")):
-            if length in table[metric]:
-                values = {opt: by_opt[opt][key] for opt in ("adam", "gd")}
-                _merge_seeds(table[metric][length], out["seeds"], values)
-                said.append(f"{metric} at {length} steps: seeds {out['seeds']}")
-    steps = str(out["steps"])
-    if steps in table["cpu_seconds_per_seed"]:
-        table["cpu_seconds_per_seed"][steps] = {
-            opt: out["cpu_seconds_per_seed"][opt] for opt in ("gd", "adam")
-        }
-        said.append(f"CPU s per seed at {steps} steps")
-    if not said:
+
+    def merge(table: dict) -> None:
+        for length, by_opt in out["at"].items():
+            for metric, key in (("amplitude", "amplitude"), ("corr", "corr")):
+                if length in table[metric]:
+                    row = table[metric][length]
+                    values = {opt: by_opt[opt][key] for opt in ("adam", "gd")}
+                    row["seeds"], cols, _ = merge_by_seed(
+                        row["seeds"], {opt: row[opt] for opt in values}, out["seeds"], values
+                    )
+                    row.update(cols)
+                    said.append(f"{metric} at {length} steps: seeds {out['seeds']}")
+        steps = str(out["steps"])
+        if steps in table["cpu_seconds_per_seed"]:
+            table["cpu_seconds_per_seed"][steps] = {
+                opt: out["cpu_seconds_per_seed"][opt] for opt in ("gd", "adam")
+            }
+            said.append(f"CPU s per seed at {steps} steps")
+        if not said:
+            raise _NothingMaps
+        table["measured"] = measured
+
+    try:
+        update_calibration_table(path, merge)
+    except _NothingMaps:
         return ["nothing of this run maps onto the file (lengths, --steps), not written"]
-    table["measured"] = measured
-    write_calibration_table(path, table)
     return said
 
 

@@ -1,9 +1,7 @@
 import json
-import runpy
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +14,7 @@ from iclr24.opposing_signals.reproduce import SMOKE
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.runner.testing import check_paper_smoke
+from iclr24.paperkit.runner.testing_workflow import load_script
 
 CALIBRATE = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
 
@@ -198,7 +197,7 @@ def test_the_adam_rows_calibrations_are_the_files_numbers():
 
 
 def test_calibrate_write_merges_what_the_run_measured(tmp_path):
-    script = SimpleNamespace(**runpy.run_path(str(CALIBRATE)))  # scripts/calibrate.py, not run as __main__
+    script = load_script(CALIBRATE)  # scripts/calibrate.py, not run as __main__
     path = tmp_path / CALIBRATION_FILE
     shutil.copy(script.CALIBRATION_JSON, path)
     before = json.loads(path.read_text())

@@ -20,14 +20,15 @@ import argparse
 import json
 import sys
 import time
-from importlib.resources import files
 from pathlib import Path
 
 import torch
 
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
-from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.power import calibration_path
+from iclr24.paperkit.power import merge_by_seed
+from iclr24.paperkit.power import update_calibration_table
 
 WRITE_HELP = (
     "merge this run's per-seed metrics into the package's calibration.json (or --calibration PATH): for each "
@@ -43,15 +44,10 @@ WRITE_HELP = (
 SECTIONS = {"gmm2d": "2d", "gmm10d": "10d"}
 
 
-def package_calibration() -> Path:
-    """The package's calibration.json (the source file in an editable install)."""
-    return Path(str(files("iclr24.rdmc").joinpath(CALIBRATION_FILE)))
-
-
-def merge_calibration(table: dict, out: dict) -> tuple[dict, list[str]]:
-    """``table`` (calibration.json's object) with the per-seed metrics of ``out`` (this script's JSON of a
-    mixture, funnel or logreg run) merged in, seed by seed, and the rows of ``out`` the file has not (not
-    merged); raises ``ValueError`` for a run whose numbers have no section in the file."""
+def merge_calibration(table: dict, out: dict) -> list[str]:
+    """Merge the per-seed metrics of ``out`` (this script's JSON of a mixture, funnel or logreg run) into ``table``
+    (calibration.json's object), in place, seed by seed; returns the rows of ``out`` the file has not (not
+    merged). Raises ``ValueError`` for a run whose numbers have no section in the file."""
     if out["what"] == "mixture":
         if out["target"] not in SECTIONS:
             raise ValueError(f"target {out['target']!r} has no section in {CALIBRATION_FILE}")
@@ -60,31 +56,29 @@ def merge_calibration(table: dict, out: dict) -> tuple[dict, list[str]]:
         section = out["what"]
     else:
         raise ValueError(f"{out['what']!r} numbers are not in {CALIBRATION_FILE}")
-    merged = json.loads(json.dumps(table))
-    rows = merged[section]
+    rows = table[section]
     skipped = [name for name in out["rows"] if name not in rows]
     for name, res in out["rows"].items():
         if name in skipped:
             continue
         row = rows[name]
         keys = [k for k in row if k not in ("seeds", "cpu_seconds")]
-        per_seed = {s: {k: row[k][i] for k in keys} for i, s in enumerate(row["seeds"])}
-        for i, s in enumerate(out["seeds"]):
-            per_seed[s] = {k: res[k][i] for k in keys}
-        seeds = sorted(per_seed)
-        row["seeds"] = seeds
-        for k in keys:
-            row[k] = [per_seed[s][k] for s in seeds]
-    return merged, skipped
+        row["seeds"], cols, _ = merge_by_seed(
+            row["seeds"], {k: row[k] for k in keys}, out["seeds"], {k: res[k] for k in keys}
+        )
+        row.update(cols)
+    return skipped
 
 
 def write_calibration(out: dict, path: str | Path) -> Path:
     """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`), atomically; says on stderr
     which rows it did not merge."""
-    table, skipped = merge_calibration(json.loads(Path(path).read_text(encoding="utf-8")), out)
-    for name in skipped:
-        print(f"not written: row {name!r} is not in {path}", file=sys.stderr)
-    return write_calibration_table(path, table)
+
+    def merge(table: dict) -> None:
+        for name in merge_calibration(table, out):
+            print(f"not written: row {name!r} is not in {path}", file=sys.stderr)
+
+    return update_calibration_table(path, merge)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     out["load_at_end"] = open("/proc/loadavg").read().split()[0]
     print(json.dumps(out))
     if a.write:
-        path = write_calibration(out, a.calibration or package_calibration())
+        path = write_calibration(out, a.calibration or calibration_path("iclr24.rdmc"))
         print(f"merged into {path}", file=sys.stderr)
     return 0
 

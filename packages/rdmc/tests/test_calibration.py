@@ -1,7 +1,6 @@
 """The claims' calibrations come from the package data ``calibration.json``, which ``scripts/calibrate.py --write``
 merges a run into (seed by seed, only what maps onto the file)."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +9,7 @@ import pytest
 
 from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 from iclr24.rdmc import reproduce
 from iclr24.rdmc.reproduce import _CAPS
 from iclr24.rdmc.reproduce import _ROWS
@@ -18,13 +18,6 @@ from iclr24.rdmc.reproduce import ROW_CPU_SECONDS
 
 PACKAGE = Path(reproduce.__file__).parent
 SCRIPT = Path(__file__).parents[1] / "scripts" / "calibrate.py"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("rdmc_calibrate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_every_claims_calibration_is_the_files_rows():
@@ -71,7 +64,7 @@ def _out(what, seeds, rows, target="gmm2d"):
 
 
 def test_write_merges_seed_by_seed_and_keeps_the_rest(tmp_path, capsys):
-    cal = _script()
+    cal = load_script(SCRIPT)
     path = tmp_path / "calibration.json"
     shutil.copy(PACKAGE / "calibration.json", path)
     before = json.loads(path.read_text())
@@ -124,5 +117,5 @@ def test_write_merges_seed_by_seed_and_keeps_the_rest(tmp_path, capsys):
 def test_write_refuses_a_config_the_file_does_not_hold_before_running(argv, tmp_path, capsys):
     path = tmp_path / "calibration.json"
     with pytest.raises(SystemExit) as e:
-        _script().main([*argv, "--calibration", str(path)])
+        load_script(SCRIPT).main([*argv, "--calibration", str(path)])
     assert e.value.code == 2 and "--write" in capsys.readouterr().err and not path.exists()

@@ -26,7 +26,6 @@ import argparse
 import json
 import sys
 import time
-from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +34,9 @@ from torch import nn
 
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
-from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.power import calibration_path
+from iclr24.paperkit.power import merge_by_seed
+from iclr24.paperkit.power import update_calibration_table
 
 WRITE_HELP = {
     "sweep": "merge this run into calibration.json's sweep[MODE]: each seed run replaces or adds its Tanh and ReLU "
@@ -51,41 +52,25 @@ WRITE_HELP = {
 }
 
 
-def package_calibration() -> Path:
-    """The package's calibration.json (the source file in an editable install)."""
-    return Path(str(files("iclr24.task_geometry").joinpath(CALIBRATION_FILE)))
-
-
-def _merge_seeds(old_seeds: list, old: dict, seeds: list, new: dict) -> tuple[list, dict]:
-    """Per-seed lists ``old`` on ``old_seeds`` with ``new`` on ``seeds`` merged in (a seed run replaces or adds its
-    values), on the sorted union of the seeds."""
-    per_seed = {s: {k: v[i] for k, v in old.items()} for i, s in enumerate(old_seeds)}
-    for i, s in enumerate(seeds):
-        per_seed[s] = {k: new[k][i] for k in old}
-    union = sorted(per_seed)
-    return union, {k: [per_seed[s][k] for s in union] for k in old}
-
-
-def merge_calibration(table: dict, out: dict) -> dict:
-    """``table`` (calibration.json's object) with the per-seed values of ``out`` (this script's JSON of a
-    ``sweep``, ``claim`` or ``cnn`` run) merged in, as ``--write`` says; raises ``ValueError`` for what does not
+def merge_calibration(table: dict, out: dict) -> None:
+    """Merge the per-seed values of ``out`` (this script's JSON of a ``sweep``, ``claim`` or ``cnn`` run) into
+    ``table`` (calibration.json's object), in place, as ``--write`` says; raises ``ValueError`` for what does not
     map onto the file."""
     from iclr24.task_geometry.reproduce import FULL
 
-    merged = json.loads(json.dumps(table))
     if "mode" in out:  # sweep
-        block = merged["sweep"][out["mode"]]
+        block = table["sweep"][out["mode"]]
         old = {(key, act): v[act] for key, v in block["values"].items() for act in ("tanh", "relu")}
         new = {}
         for key, act in old:
             cell, metric = key.rsplit(",", 1)
             new[(key, act)] = out["cells"][cell][metric][act]
-        block["seeds"], lists = _merge_seeds(block["seeds"], old, out["seeds"], new)
+        block["seeds"], lists, _ = merge_by_seed(block["seeds"], old, out["seeds"], new)
         for (key, act), v in lists.items():
             block["values"][key][act] = v
         block["cpu_seconds"] = out["cpu_seconds_per_seed"]
-        return merged
-    row = merged[out["data"]]
+        return
+    row = table[out["data"]]
     if "epochs" in out:  # claim
         cka = out["cka_y"]
     else:  # cnn
@@ -99,19 +84,17 @@ def merge_calibration(table: dict, out: dict) -> dict:
                 f"{CALIBRATION_FILE} holds MNIST on {FULL.mnist_train} / {FULL.mnist_test} images"
             )
         cka = out["cka_y"][str(epochs)]
-    row["seeds"], lists = _merge_seeds(
+    row["seeds"], lists, _ = merge_by_seed(
         row["seeds"], {"tanh": row["tanh"], "relu": row["relu"]}, out["seeds"], cka
     )
     row.update(lists)
     if "epochs" in out and out["data"] == "digits":
         row["cpu_seconds"] = out["cpu_seconds_per_seed"]
-    return merged
 
 
 def write_calibration(out: dict, path: str | Path) -> Path:
     """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`), atomically."""
-    table = json.loads(Path(path).read_text(encoding="utf-8"))
-    return write_calibration_table(path, merge_calibration(table, out))
+    return update_calibration_table(path, lambda table: merge_calibration(table, out))
 
 
 def sweep(mode: str, seeds: list[int]) -> dict:
@@ -265,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         res = cnn(a.data, a.seeds, a.epochs, a.every, a.train, a.test)
     print(json.dumps(res))
     if a.write:
-        path = write_calibration(res, a.calibration or package_calibration())
+        path = write_calibration(res, a.calibration or calibration_path("iclr24.task_geometry"))
         print(f"merged into {path}", file=sys.stderr)
 
 

@@ -1,7 +1,6 @@
 """The claims' calibrations come from the package data ``calibration.json``, which ``scripts/calibrate.py ...
 --write`` merges a run into (seed by seed, only what maps onto the file)."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +9,7 @@ import pytest
 
 from iclr24.paperkit.power import calibration_table
 from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 from iclr24.task_geometry import reproduce
 from iclr24.task_geometry.reproduce import _SPEC
 from iclr24.task_geometry.reproduce import CLAIMS
@@ -17,13 +17,6 @@ from iclr24.task_geometry.reproduce import CLAIMS
 PACKAGE = Path(reproduce.__file__).parent
 SCRIPT = Path(__file__).parents[1] / "scripts" / "calibrate.py"
 SPECS = {s.id: s for s in CLAIMS}
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("task_geometry_calibrate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_every_claims_calibration_is_the_files():
@@ -77,7 +70,7 @@ def copy(tmp_path):
 
 def test_write_sweep_merges_seed_by_seed_the_gated_pairs_only(copy):
     path, before = copy
-    _script().write_calibration(_sweep_out([106, 105], 0.5), path)
+    load_script(SCRIPT).write_calibration(_sweep_out([106, 105], 0.5), path)
     after = json.loads(path.read_text())
     block, old = after["sweep"]["quick"], before["sweep"]["quick"]
     assert block["seeds"] == old["seeds"] + [106] and block["cpu_seconds"] == 9.5
@@ -91,7 +84,7 @@ def test_write_sweep_merges_seed_by_seed_the_gated_pairs_only(copy):
 
 def test_write_claim_and_cnn_merge_the_cnn_rows(copy):
     path, before = copy
-    cal = _script()
+    cal = load_script(SCRIPT)
     claim = {"data": "mnist", "seeds": [100, 121], "epochs": 2, "cka_y": {"tanh": [0.5, 0.75], "relu": [0.25, 0.5]},
              "cpu_seconds": [1.0, 1.0], "cpu_seconds_per_seed": 1.0}  # fmt: skip
     cal.write_calibration(claim, path)
@@ -133,5 +126,5 @@ def test_write_claim_and_cnn_merge_the_cnn_rows(copy):
 def test_write_refuses_a_cnn_run_the_file_does_not_hold_before_running(argv, tmp_path, capsys):
     path = tmp_path / "calibration.json"
     with pytest.raises(SystemExit) as e:
-        _script().main([*argv, "--calibration", str(path)])
+        load_script(SCRIPT).main([*argv, "--calibration", str(path)])
     assert e.value.code == 2 and "--write" in capsys.readouterr().err and not path.exists()
