@@ -13,9 +13,10 @@ from iclr24.aemc_ne.reproduce import CALIBRATION_SEEDS_ML
 from iclr24.aemc_ne.reproduce import SPECS
 from iclr24.aemc_ne.reproduce import write_calibration
 from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
 
-FILE = Path(reproduce.__file__).with_name(CALIBRATION_FILE)
+FILE = calibration_path("iclr24.aemc_ne")
 
 
 def test_every_claims_calibration_is_the_files_row():

@@ -44,34 +44,30 @@ def run_seed(cfg, seed: int) -> dict:
 
 def merge(table: dict, mode: str, results: list[dict], warn=None) -> dict:
     """``table`` (calibration.json's content) with ``results`` (:func:`run_seed`'s, in ``mode``) merged in at their
-    seeds; everything else kept. ``warn`` is called with what is left out."""
-    new = json.loads(json.dumps(table))  # a deep copy, lists as lists
-    cal = new[mode]
-    for r in results:
-        if r["seed"] not in cal["seeds"]:
-            (warn or (lambda msg: None))(
-                f"{mode}: seed {r['seed']} left out (the file holds seeds {cal['seeds']})"
-            )
-            continue
-        i = cal["seeds"].index(r["seed"])
-        for agg, row in cal["mrr"].items():
-            row[i] = r["mrr"][agg]
-    return new
+    seeds (changed in place, and returned); everything else kept. ``warn`` is called with what is left out."""
+    from iclr24.paperkit.power import merge_by_seed
+
+    warn = warn or (lambda msg: None)
+    cal = table[mode]
+    new = {agg: [r["mrr"][agg] for r in results] for agg in cal["mrr"]}
+    _, cal["mrr"], left_out = merge_by_seed(
+        cal["seeds"], cal["mrr"], [r["seed"] for r in results], new, add=False
+    )
+    for seed in left_out:
+        warn(f"{mode}: seed {seed} left out (the file holds seeds {cal['seeds']})")
+    return table
 
 
 def write(mode: str, results: list[dict], path=None, warn=None):
     """Merge ``results`` into calibration.json (``path``; default: the package's file) through
-    ``write_calibration_table``; returns the path written."""
-    from pathlib import Path
+    ``update_calibration_table``; returns the path written."""
+    from iclr24.paperkit.power import calibration_path
+    from iclr24.paperkit.power import update_calibration_table
 
-    import iclr24.drum_rules
-    from iclr24.paperkit.power import CALIBRATION_FILE
-    from iclr24.paperkit.power import write_calibration_table
-
-    path = Path(path) if path else Path(iclr24.drum_rules.__file__).with_name(CALIBRATION_FILE)
     warn = warn or (lambda msg: print(f"--write: {msg}", file=sys.stderr))
-    table = json.loads(path.read_text(encoding="utf-8"))
-    return write_calibration_table(path, merge(table, mode, results, warn))
+    return update_calibration_table(
+        path or calibration_path("iclr24.drum_rules"), lambda table: merge(table, mode, results, warn)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,30 +1,27 @@
 """The accuracy claims' calibration numbers are package data (calibration.json), and ``scripts/calibrate.py
 --write`` merges a run into that file."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-import iclr24.drum_rules
 from iclr24.drum_rules.calibration import CALIBRATION_SEEDS
 from iclr24.drum_rules.reproduce import CLAIMS
 from iclr24.drum_rules.reproduce import QUICK
 from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 
-FILE = Path(iclr24.drum_rules.__file__).with_name(CALIBRATION_FILE)
+FILE = calibration_path("iclr24.drum_rules")
 SCRIPT = Path(__file__).parents[1] / "scripts" / "calibrate.py"
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("drum_rules_calibrate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT)
 
 
 def test_every_claims_calibration_is_the_files_row():

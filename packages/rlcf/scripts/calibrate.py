@@ -135,11 +135,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def merge(table: dict, cfg, rows: list[dict], demo: dict, warn=None) -> dict:
     """``table`` (calibration.json's content) with ``rows`` (the per-seed lines :func:`main` prints for ``cfg``)
-    merged in for every mode of ``demo`` (``reproduce.DEMO``) whose config the run is, or a ``prefix`` of it is;
-    everything else kept. ``warn`` is called with what is left out."""
+    merged in for every mode of ``demo`` (``reproduce.DEMO``) whose config the run is, or a ``prefix`` of it is
+    (changed in place, and returned); everything else kept. ``warn`` is called with what is left out."""
     import dataclasses
 
-    new = json.loads(json.dumps(table))  # a deep copy, lists as lists
+    from iclr24.paperkit.power import merge_by_seed
+
     warn = warn or (lambda msg: None)
     matched = False
     for mode in ("full", "quick"):
@@ -152,38 +153,35 @@ def merge(table: dict, cfg, rows: list[dict], demo: dict, warn=None) -> dict:
         ]
         if not same and not prefix:
             continue
-        matched, cal = True, new[mode]
-        for row in rows:
-            got = {"policy_zero_shot": row["policy_zero_shot"], "reward_zero_shot": row["reward_zero_shot"],
-                   **row["accuracy"]} if same else row["prefix"][prefix[0]]  # fmt: skip
-            if row["seed"] not in cal["seeds"]:
-                warn(f"{mode}: seed {row['seed']} left out (the file holds seeds {cal['seeds']})")
-                continue
-            i = cal["seeds"].index(row["seed"])
-            for key, value in got.items():
-                if key in cal:
-                    cal[key][i] = value
+        matched, cal = True, table[mode]
+        got = [{"policy_zero_shot": row["policy_zero_shot"], "reward_zero_shot": row["reward_zero_shot"],
+                **row["accuracy"]} if same else row["prefix"][prefix[0]] for row in rows]  # fmt: skip
+        keys = [key for key in got[0] if key in cal]
+        _, merged, left_out = merge_by_seed(
+            cal["seeds"], {key: cal[key] for key in keys}, [row["seed"] for row in rows],
+            {key: [g[key] for g in got] for key in keys}, add=False,
+        )  # fmt: skip
+        cal.update(merged)
+        for seed in left_out:
+            warn(f"{mode}: seed {seed} left out (the file holds seeds {cal['seeds']})")
         if same and set(cfg.methods) == set(want.methods):
             cal["cpu_seconds"] = round(sum(r["train_cpu_s"] + r["tta_cpu_s"] for r in rows) / len(rows), 1)
     if not matched:
         warn("nothing written: the run's config is no mode's (nor is any --prefixes n of it)")
-    return new
+    return table
 
 
 def write(cfg, rows: list[dict], path=None, warn=None):
     """Merge a run into calibration.json (``path``; default: the package's file) through
-    ``write_calibration_table``; returns the path written."""
-    from pathlib import Path
-
-    import iclr24.rlcf
-    from iclr24.paperkit.power import CALIBRATION_FILE
-    from iclr24.paperkit.power import write_calibration_table
+    ``update_calibration_table``; returns the path written."""
+    from iclr24.paperkit.power import calibration_path
+    from iclr24.paperkit.power import update_calibration_table
     from iclr24.rlcf import reproduce
 
-    path = Path(path) if path else Path(iclr24.rlcf.__file__).with_name(CALIBRATION_FILE)
     warn = warn or (lambda msg: print(f"--write: {msg}", file=sys.stderr))
-    table = json.loads(path.read_text(encoding="utf-8"))
-    return write_calibration_table(path, merge(table, cfg, rows, reproduce.DEMO, warn))
+    return update_calibration_table(
+        path or calibration_path("iclr24.rlcf"), lambda table: merge(table, cfg, rows, reproduce.DEMO, warn)
+    )
 
 
 if __name__ == "__main__":

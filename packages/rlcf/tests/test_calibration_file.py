@@ -2,32 +2,29 @@
 merges a run into that file."""
 
 import dataclasses
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-import iclr24.rlcf
 from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 from iclr24.rlcf.reproduce import CALIBRATION_SEEDS
 from iclr24.rlcf.reproduce import CLAIMS
 from iclr24.rlcf.reproduce import DEMO
 from iclr24.rlcf.reproduce import IDLE_FACTOR
 from iclr24.rlcf.reproduce import ROWS
 
-FILE = Path(iclr24.rlcf.__file__).with_name(CALIBRATION_FILE)
+FILE = calibration_path("iclr24.rlcf")
 SCRIPT = Path(__file__).parents[1] / "scripts" / "calibrate.py"
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("rlcf_calibrate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT)
 
 
 def test_every_claims_calibration_is_the_files_row():

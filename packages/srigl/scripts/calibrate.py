@@ -116,45 +116,54 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _put(seeds: list, row: dict, key: str, seed: int, value: float) -> bool:
+    """``row[key]`` (one value per seed of ``seeds``) with ``value`` at ``seed``; False (nothing changed) where the
+    row or the seed is not in the file."""
+    from iclr24.paperkit.power import merge_by_seed
+
+    if key not in row:
+        return False
+    _, merged, left_out = merge_by_seed(seeds, {key: row[key]}, [seed], {key: [value]}, add=False)
+    row[key] = merged[key]
+    return not left_out
+
+
 def merge(table: dict, records: list[dict]) -> dict:
-    """``table`` (the calibration.json content) with ``records`` (this script's printed lines) merged in: each
-    accuracy at its seed's place, each speed measurement as its mode's rows; everything else kept. Raises
-    ``ValueError`` for a record the file has no place for (nothing is merged then)."""
-    out = json.loads(json.dumps(table))  # a deep copy, lists as lists
+    """``table`` (the calibration.json content) with ``records`` (this script's printed lines) merged in (changed in
+    place, and returned): each accuracy at its seed's place, each speed measurement as its mode's rows; everything
+    else kept. Raises ``ValueError`` for a record the file has no place for (nothing is written then)."""
     for rec in records:
         if "speed" in rec:
             for key, name in (("x_dense", "dense"), ("x_csr", "csr")):
-                if len(rec[key]) != len(out["speed_rounds"]):
-                    raise ValueError(f"{len(rec[key])} speed rounds, the file has {len(out['speed_rounds'])}")
-                out["speed"][f"{rec['speed']}_{name}"] = [round(x, 3) for x in rec[key]]
+                if len(rec[key]) != len(table["speed_rounds"]):
+                    raise ValueError(
+                        f"{len(rec[key])} speed rounds, the file has {len(table['speed_rounds'])}"
+                    )
+                table["speed"][f"{rec['speed']}_{name}"] = [round(x, 3) for x in rec[key]]
             continue
         key = _KEYS.get((rec["run"], rec["sparsity"]))
         if key is None:
             raise ValueError(f"the file has no row for {rec['run']}@{rec['sparsity']}")
         name = f"{rec['data']}_{'full' if rec['data'] == 'mnist' else rec['mode']}"
-        seeds = out["mnist_seeds" if rec["data"] == "mnist" else "seeds"]
-        more = out["digits_full_95_more"]
-        if key in out[name] and rec["seed"] in seeds:
-            row, i = out[name][key], seeds.index(rec["seed"])
-        elif name == "digits_full" and key in more and rec["seed"] in more["seeds"]:
-            row, i = more[key], more["seeds"].index(rec["seed"])
-        else:
+        seeds = table["mnist_seeds" if rec["data"] == "mnist" else "seeds"]
+        more = table["digits_full_95_more"]
+        acc = round(rec["acc"], 2)
+        if not _put(seeds, table[name], key, rec["seed"], acc) and not (
+            name == "digits_full" and _put(more["seeds"], more, key, rec["seed"], acc)
+        ):
             raise ValueError(f"the file has no place for {name} {key} seed {rec['seed']}")
-        row[i] = round(rec["acc"], 2)
-    return out
+    return table
 
 
 def write(records: list[dict], path=None):
     """Merge ``records`` into calibration.json (``path``; default: the package's file) through
-    ``write_calibration_table``; returns the path written."""
-    from pathlib import Path
+    ``update_calibration_table``; returns the path written."""
+    from iclr24.paperkit.power import calibration_path
+    from iclr24.paperkit.power import update_calibration_table
 
-    import iclr24.srigl
-    from iclr24.paperkit.power import CALIBRATION_FILE
-    from iclr24.paperkit.power import write_calibration_table
-
-    path = Path(path) if path else Path(iclr24.srigl.__file__).with_name(CALIBRATION_FILE)
-    return write_calibration_table(path, merge(json.loads(path.read_text(encoding="utf-8")), records))
+    return update_calibration_table(
+        path or calibration_path("iclr24.srigl"), lambda table: merge(table, records)
+    )
 
 
 if __name__ == "__main__":

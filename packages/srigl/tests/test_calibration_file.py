@@ -1,7 +1,6 @@
 """The claims' calibration numbers are package data (calibration.json), and ``scripts/calibrate.py --write``
 merges a run into that file."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -9,12 +8,13 @@ from pathlib import Path
 import pytest
 
 import iclr24.paperkit.threads
-import iclr24.srigl
 from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 from iclr24.srigl.reproduce import _ROW
 
-FILE = Path(iclr24.srigl.__file__).with_name(CALIBRATION_FILE)
+FILE = calibration_path("iclr24.srigl")
 SCRIPT = Path(__file__).parents[1] / "scripts" / "calibrate.py"
 
 
@@ -23,10 +23,7 @@ def script(monkeypatch):
     """scripts/calibrate.py as a module, without its process-wide thread and kernel pins."""
     monkeypatch.setattr(iclr24.paperkit.threads, "pin_process_threads", lambda n: None)
     monkeypatch.setattr(iclr24.paperkit.threads, "pin_process_dispatch", lambda on: None)
-    spec = importlib.util.spec_from_file_location("srigl_calibrate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT)
 
 
 def test_every_claims_calibration_is_the_files_row():

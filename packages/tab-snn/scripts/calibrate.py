@@ -34,18 +34,29 @@ WRITE_HELP = (
 )
 
 
+def _merge_row(seeds: list, row: dict, key: str, new_seeds: list, values: list, warn, what: str) -> None:
+    """``row[key]`` (one value per seed of ``seeds``) with ``values`` (per seed of ``new_seeds``) merged in; a seed
+    the file does not hold is left out, ``warn``-ed as ``what``'s."""
+    from iclr24.paperkit.power import merge_by_seed
+
+    _, merged, left_out = merge_by_seed(seeds, {key: row[key]}, new_seeds, {key: values}, add=False)
+    row[key] = merged[key]
+    for s in left_out:
+        warn(f"seed {s} left out: the file's {what} seeds are {seeds}")
+
+
 def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=None) -> dict:
-    """``table`` (calibration.json's content) with ``out`` (what :func:`main` prints) merged in; raises
-    ``ValueError`` for a run the file holds nothing of. ``warn`` is called with what is left out."""
+    """``table`` (calibration.json's content) with ``out`` (what :func:`main` prints) merged in (changed in place,
+    and returned); raises ``ValueError`` for a run the file holds nothing of. ``warn`` is called with what is left
+    out."""
     from iclr24.tab_snn.reproduce import FULL
     from iclr24.tab_snn.reproduce import NORMS_ORDER
     from iclr24.tab_snn.reproduce import QUICK
 
-    new = json.loads(json.dumps(table))  # a deep copy, lists as lists
     warn = warn or (lambda msg: None)
     seeds, norms = out["seeds"], out["norms"]
     if out["task"] == "seq":
-        cal = new["seq"]
+        cal = table["seq"]
         for epochs, acc in out["acc"].items():
             if epochs not in cal["acc"]:
                 if seeds != cal["seeds"] or set(norms) != set(NORMS_ORDER):
@@ -54,17 +65,13 @@ def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=N
                     )
                 cal["acc"][epochs] = {n: [None] * len(seeds) for n in NORMS_ORDER}
             for n in norms:
-                for s, v in zip(seeds, acc[n], strict=True):
-                    if s in cal["seeds"]:
-                        cal["acc"][epochs][n][cal["seeds"].index(s)] = v
-                    else:
-                        warn(f"seed {s} left out: the file's seq seeds are {cal['seeds']}")
+                _merge_row(cal["seeds"], cal["acc"][epochs], n, seeds, acc[n], warn, "seq")
             if int(epochs) == QUICK.seq_epochs == FULL.seq_epochs:
                 mode = {frozenset(NORMS_ORDER): "full", frozenset(("tdbn", "tebn", "tab")): "quick"}.get(
                     frozenset(norms)
                 )
                 if mode:
-                    new["seq_seconds_per_seed"][mode] = round(out["cpu_seconds_per_seed"][epochs], 1)
+                    table["seq_seconds_per_seed"][mode] = round(out["cpu_seconds_per_seed"][epochs], 1)
                 else:
                     warn(f"CPU seconds of norms {norms} left out (quick trains tdbn tebn tab, full all five)")
     elif out["task"] == "mnist":
@@ -76,15 +83,11 @@ def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=N
                 f"the file holds MNIST at full's recipe only: {FULL.mnist_epochs} epochs, --train "
                 f"{FULL.mnist_train}, --test {FULL.mnist_test}"
             )
-        cal, (epochs, acc) = new["mnist"], next(iter(out["acc"].items()))
+        cal, (epochs, acc) = table["mnist"], next(iter(out["acc"].items()))
         for n in ("tab", "tdbn"):
             if n not in acc:
                 raise ValueError(f"the MNIST row needs {n}")
-            for s, v in zip(seeds, acc[n], strict=True):
-                if s in cal["seeds"]:
-                    cal[n][cal["seeds"].index(s)] = v
-                else:
-                    warn(f"seed {s} left out: the file's MNIST seeds are {cal['seeds']}")
+            _merge_row(cal["seeds"], cal, n, seeds, acc[n], warn, "MNIST")
         cal["seconds_per_seed"] = round(out["cpu_seconds_per_seed"][epochs], 1)
         if set(acc) - {"tab", "tdbn"}:
             warn(
@@ -92,25 +95,22 @@ def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=N
             )
     else:
         raise ValueError(f"the file holds no {out['task']} numbers")
-    for epochs, acc in new["seq"]["acc"].items():
+    for epochs, acc in table["seq"]["acc"].items():
         if any(v is None for row in acc.values() for v in row):
             raise ValueError(f"{epochs} epochs: not every seed measured")
-    return new
+    return table
 
 
 def write(out: dict, path=None, **kw):
     """Merge ``out`` into calibration.json (``path``; default: the package's file) through
-    ``write_calibration_table``; returns the path written."""
-    from pathlib import Path
+    ``update_calibration_table``; returns the path written."""
+    from iclr24.paperkit.power import calibration_path
+    from iclr24.paperkit.power import update_calibration_table
 
-    import iclr24.tab_snn
-    from iclr24.paperkit.power import CALIBRATION_FILE
-    from iclr24.paperkit.power import write_calibration_table
-
-    path = Path(path) if path else Path(iclr24.tab_snn.__file__).with_name(CALIBRATION_FILE)
-    table = json.loads(path.read_text(encoding="utf-8"))
     warn = kw.pop("warn", lambda msg: print(f"--write: {msg}", file=sys.stderr))
-    return write_calibration_table(path, merge(table, out, warn=warn, **kw))
+    return update_calibration_table(
+        path or calibration_path("iclr24.tab_snn"), lambda table: merge(table, out, warn=warn, **kw)
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

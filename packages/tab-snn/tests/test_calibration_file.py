@@ -1,29 +1,26 @@
 """The claims' calibration numbers are package data (calibration.json), and ``scripts/calibrate.py --write``
 merges a run into that file."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-import iclr24.tab_snn
 from iclr24.paperkit.power import CALIBRATION_FILE
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
+from iclr24.paperkit.runner.testing_workflow import load_script
 from iclr24.tab_snn.reproduce import CLAIMS
 
-FILE = Path(iclr24.tab_snn.__file__).with_name(CALIBRATION_FILE)
+FILE = calibration_path("iclr24.tab_snn")
 SCRIPT = Path(__file__).parents[1] / "scripts" / "calibrate.py"
 SPECS = {s.id: s for s in CLAIMS}
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("tab_snn_calibrate", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT)
 
 
 def test_every_claims_calibration_is_the_files_row():

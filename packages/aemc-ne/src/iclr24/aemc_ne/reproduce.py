@@ -11,7 +11,6 @@ calibration seeds 100-104, disjoint from the evaluated pool 0-49: their per-seed
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict
 from dataclasses import dataclass
@@ -25,8 +24,9 @@ from iclr24.paperkit import ClaimSpec
 from iclr24.paperkit import Paper
 from iclr24.paperkit import RunConfig
 from iclr24.paperkit import run_claims
+from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import calibration_table
-from iclr24.paperkit.power import write_calibration_table
+from iclr24.paperkit.power import update_calibration_table
 
 from .completion import AEMC
 from .completion import AEMCNE
@@ -382,25 +382,24 @@ def write_calibration(result: dict, path=None, measured: str = "") -> dict:
     (claim, mode) row is replaced whole (seeds, ours, baseline, and seconds_per_seed = the mean of its per-seed CPU
     seconds to 0.1 s), every other row kept. The file holds one provenance string for all rows: ``measured``
     replaces it when given (say when, which commit, which machine), else it is kept. Returns the table written."""
-    from pathlib import Path
-
-    from iclr24.paperkit.power import CALIBRATION_FILE
-
-    path = Path(__file__).with_name(CALIBRATION_FILE) if path is None else Path(path)
-    table = json.loads(path.read_text(encoding="utf-8"))
     claim, mode = result["claim"], result["mode"]
-    if claim not in SPECS or mode not in SPECS[claim].calibration:
-        raise ValueError(f"{claim!r} has no calibration in mode {mode!r}")
-    table["claims"].setdefault(claim, {})[mode] = {
-        "seeds": list(result["seeds"]),
-        "ours": list(result["ours"]),
-        "baseline": list(result["baseline"]),
-        "seconds_per_seed": round(sum(result["cpu_seconds"]) / len(result["cpu_seconds"]), 1),
-    }
-    if measured:
-        table["measured"] = measured
-    write_calibration_table(path, table)
-    return table
+    written = []
+
+    def merge(table: dict) -> None:
+        if claim not in SPECS or mode not in SPECS[claim].calibration:
+            raise ValueError(f"{claim!r} has no calibration in mode {mode!r}")
+        table["claims"].setdefault(claim, {})[mode] = {
+            "seeds": list(result["seeds"]),
+            "ours": list(result["ours"]),
+            "baseline": list(result["baseline"]),
+            "seconds_per_seed": round(sum(result["cpu_seconds"]) / len(result["cpu_seconds"]), 1),
+        }
+        if measured:
+            table["measured"] = measured
+        written.append(table)
+
+    update_calibration_table(calibration_path(__package__) if path is None else path, merge)
+    return written[0]
 
 
 def run(cfg: RunConfig) -> ClaimSet:
