@@ -125,6 +125,15 @@ def test_update_calibration_table_and_path(package):
     with pytest.raises(ValueError, match="no place for it"):
         update_calibration_table(package / "calibration.json", fails)
     assert calibration_table("calpkg")["row"]["x"] == (0.5, 0.25)  # nothing written
+    inode = (package / "calibration.json").stat().st_ino  # an atomic write replaces the file, so a new inode
+    assert (
+        update_calibration_table(package / "calibration.json", lambda t: None) == package / "calibration.json"
+    )
+    assert (
+        package / "calibration.json"
+    ).stat().st_ino == inode  # the table unchanged: the file not rewritten
+    update_calibration_table(package / "calibration.json", lambda t: {**t, "note": "x"})
+    assert (package / "calibration.json").stat().st_ino != inode
 
 
 def test_load_script(tmp_path):

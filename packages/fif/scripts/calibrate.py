@@ -68,10 +68,6 @@ def _config(mode: str, sets: list[str]):
     return replace(c, **kw)
 
 
-class _NotWritten(Exception):
-    """The run does not map onto the file (why: the message), which is left as it was."""
-
-
 def write_calibration(
     path: str | Path, mode: str, dataset: str, rows: list[dict], measured: str
 ) -> list[str]:
@@ -82,14 +78,16 @@ def write_calibration(
     def merge(table: dict) -> None:
         entry = table.get(mode, {}).get(dataset)
         if entry is None:
-            raise _NotWritten(f"{mode} {dataset}: no row is calibrated on it, not written")
+            said.append(f"{mode} {dataset}: no row is calibrated on it, not written")
+            return
         arms = [k for k in entry if k != "seeds"]
         missing = [k for k in arms if not all(k in r for r in rows)]
         new = [s for s in seeds if s not in entry["seeds"]]
         if missing and new:
-            raise _NotWritten(
+            said.append(
                 f"{mode} {dataset}: seeds {new} are new to the entry and the run lacks {missing}, not written"
             )
+            return
         written = [k for k in arms if k not in missing]
         entry["seeds"], cols, _ = merge_by_seed(
             entry["seeds"], {k: entry[k] for k in arms}, seeds, {k: [r[k] for r in rows] for k in written}
@@ -98,10 +96,7 @@ def write_calibration(
         table["measured"] = measured
         said.append(f"{mode} {dataset}: {', '.join(written)} of seeds {seeds}")
 
-    try:
-        update_calibration_table(path, merge)
-    except _NotWritten as e:
-        return [str(e)]
+    update_calibration_table(path, merge)  # a table left as it was is not written
     return said
 
 

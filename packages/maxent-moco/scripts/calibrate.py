@@ -11,7 +11,6 @@ as JSON; docs/calibration.md records what they gave. Not part of the recorded ru
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import time
 from pathlib import Path
@@ -40,10 +39,6 @@ written: a lambda or sample count no row uses; the CPU s of a run whose arms are
 theirs from a --full-arms run, which may cover fewer seeds); the file's note. --measured (required with --write)
 replaces the file's one provenance line, so it names the runs of the numbers kept too."""
 _ARMS = {"quick": QUICK[1], "full": FULL[1]}  # each mode's sample-based config
-
-
-class _NothingMaps(Exception):
-    """No result of the run maps onto the file, which is left as it was."""
 
 
 def write_calibration(
@@ -76,12 +71,10 @@ def write_calibration(
             else:
                 what = f"per-seed values (CPU s kept: these are not {mode}'s arms)"
             said.append(f"lambda {lam} at {steps} samples -> {mode} row: {what}, seeds {res['seeds']}")
-        if len(said) == len(unmapped):
-            raise _NothingMaps
-        table["measured"] = measured  # something maps: the file's provenance becomes this run's
+        if len(said) > len(unmapped):  # something maps: the file's provenance becomes this run's
+            table["measured"] = measured
 
-    with contextlib.suppress(_NothingMaps):
-        update_calibration_table(path, merge)
+    update_calibration_table(path, merge)  # a table left as it was is not written
     return said
 
 

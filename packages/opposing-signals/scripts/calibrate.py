@@ -38,10 +38,6 @@ recorded run pins them (paperkit.threads), which this script does not do. --meas
 replaces the file's one provenance line, so it names the runs of the numbers kept too."""
 
 
-class _NothingMaps(Exception):
-    """Nothing of the run maps onto the file, which is left as it was."""
-
-
 def write_calibration(path: str | Path, out: dict, measured: str) -> list[str]:
     """Merge the printed result ``out`` of one run into the calibration file at ``path``; returns what went where."""
     said = []
@@ -63,15 +59,11 @@ def write_calibration(path: str | Path, out: dict, measured: str) -> list[str]:
                 opt: out["cpu_seconds_per_seed"][opt] for opt in ("gd", "adam")
             }
             said.append(f"CPU s per seed at {steps} steps")
-        if not said:
-            raise _NothingMaps
-        table["measured"] = measured
+        if said:
+            table["measured"] = measured
 
-    try:
-        update_calibration_table(path, merge)
-    except _NothingMaps:
-        return ["nothing of this run maps onto the file (lengths, --steps), not written"]
-    return said
+    update_calibration_table(path, merge)  # a table left as it was is not written
+    return said or ["nothing of this run maps onto the file (lengths, --steps), not written"]
 
 
 def main() -> None:

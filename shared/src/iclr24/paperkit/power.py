@@ -246,11 +246,16 @@ def merge_by_seed(
 
 def update_calibration_table(path: str | os.PathLike, merge: Callable[[dict], dict | None]) -> Path:
     """Read the calibration file at ``path`` (JSON lists as lists), let ``merge`` change it (in place, or return the
-    new table) and write it back through :func:`write_calibration_table`; a ``merge`` that raises writes nothing."""
+    new table) and write it back through :func:`write_calibration_table`. Nothing is written when ``merge`` raises
+    or leaves the table as it was (a run none of whose numbers has a place in the file). Returns ``path``."""
     path = Path(path)
-    table = json.loads(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    table = json.loads(text)
     new = merge(table)
-    return write_calibration_table(path, table if new is None else new)
+    new = table if new is None else new
+    if new != json.loads(text):
+        write_calibration_table(path, new)
+    return path
 
 
 def _table_json(obj: Any, indent: str = "") -> str:
