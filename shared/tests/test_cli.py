@@ -372,3 +372,26 @@ def test_resume_given_as_a_switch_is_the_commands_last_flag_and_continues_when_g
         app.main(["train", "--help"])
     own = capsys.readouterr().out.split("common options")[0]
     assert own.index("--steps") < own.index("--resume") and "OUT/train_state.pt" in own
+
+
+def test_parse_with_write_adds_write_and_measured_and_refuses_write_alone(capsys):
+    import argparse
+
+    from iclr24.paperkit.cli import parse_with_write
+
+    def parser():
+        p = argparse.ArgumentParser(prog="calibrate.py")
+        p.add_argument("--seeds", default="1")
+        return p
+
+    a = parse_with_write(parser(), ["--seeds", "2"])
+    assert (a.seeds, a.write, a.measured) == ("2", False, None)
+    a = parse_with_write(parser(), ["--write", "--measured", "2026-12-08, commit abc, 1 thread"])
+    assert a.write and a.measured.startswith("2026-12-08")
+    with pytest.raises(SystemExit) as e:
+        parse_with_write(parser(), ["--write", "--measured", "  "])
+    assert e.value.code == 2
+    assert "--write needs --measured" in capsys.readouterr().err
+    p = parser()
+    parse_with_write(p, [], what="this run's accuracies")
+    assert "merge this run's accuracies into calibration.json" in " ".join(p.format_help().split())

@@ -31,6 +31,7 @@ from iclr24.fif.reproduce import MnistFeatures
 from iclr24.fif.reproduce import mnist_arms
 from iclr24.fif.reproduce import null_mmd
 from iclr24.fif.reproduce import train_arms
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_path
@@ -114,16 +115,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=1000)
     p.add_argument("--draws", type=int, default=100)
     p.add_argument("--set", action="append", default=[])
-    p.add_argument(
-        "--write", action="store_true", help=f"merge this run's per-seed values into {CALIBRATION_FILE}"
-    )
-    p.add_argument(
-        "--measured",
-        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
-    )
-    a = p.parse_args()
-    if a.write and not (a.measured or "").strip():
-        p.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
+    a = parse_with_write(p, what="this run's per-seed values")
     if a.write and (a.what == "null" or a.set):
         p.error("--write takes a toy or mnist run of the mode's own recipe (no null run, no --set)")
     torch.set_num_threads(1)

@@ -24,6 +24,7 @@ from iclr24.maxent_moco.reproduce import POOL
 from iclr24.maxent_moco.reproduce import QUICK
 from iclr24.maxent_moco.reproduce import SampleConfig
 from iclr24.maxent_moco.reproduce import _sample_group
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_path
@@ -90,16 +91,7 @@ def main() -> None:
     p.add_argument(
         "--full-arms", action="store_true", help="--full's arms too (d = 1, 2, 3 and the two variants)"
     )
-    p.add_argument(
-        "--write", action="store_true", help=f"merge what this run measured into {CALIBRATION_FILE}"
-    )
-    p.add_argument(
-        "--measured",
-        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
-    )
-    a = p.parse_args()
-    if a.write and not (a.measured or "").strip():
-        p.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
+    a = parse_with_write(p)
     seeds = seed_list(a.seeds)
     if set(seeds) & set(POOL):
         raise SystemExit(f"seeds {sorted(set(seeds) & set(POOL))} are evaluated seeds (POOL)")

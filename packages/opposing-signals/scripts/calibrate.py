@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_path
@@ -82,16 +83,7 @@ def main() -> None:
     p.add_argument("--seeds", type=seed_list, required=True)
     p.add_argument("--steps", type=int, default=1200)
     p.add_argument("--at", type=int, nargs="+", default=[600, 800, 1000, 1200])
-    p.add_argument(
-        "--write", action="store_true", help=f"merge what this run measured into {CALIBRATION_FILE}"
-    )
-    p.add_argument(
-        "--measured",
-        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
-    )
-    a = p.parse_args()
-    if a.write and not (a.measured or "").strip():
-        p.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
+    a = parse_with_write(p)
     c = replace(FULL, steps=a.steps)
     out: dict = {"steps": a.steps, "seeds": a.seeds, "at": {str(L): {} for L in a.at}}
     cpu = {"gd": 0.0, "adam": 0.0}

@@ -59,6 +59,7 @@ __all__ = [
     "probability",
     "nonneg_float",
     "positive_float",
+    "parse_with_write",
     "read_json_object",
     "seed_list",
 ]
@@ -212,6 +213,28 @@ def seed_list(text: str) -> list[int]:
         lo, _, hi = part.partition("-")
         out += list(range(int(lo), int(hi or lo) + 1))
     return out
+
+
+def parse_with_write(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None = None,
+    *,
+    what: str = "what this run measured",
+) -> argparse.Namespace:
+    """Parse a calibration script's arguments with its ``--write`` (merge ``what`` into the package's
+    calibration.json) and ``--measured TEXT`` (the file's new provenance line) added last; ``--write`` without a
+    ``--measured`` is a usage error (exit 2), before anything runs."""
+    from .power import CALIBRATION_FILE
+
+    parser.add_argument("--write", action="store_true", help=f"merge {what} into {CALIBRATION_FILE}")
+    parser.add_argument(
+        "--measured",
+        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
+    )
+    args = parser.parse_args(argv)
+    if args.write and not (args.measured or "").strip():
+        parser.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
+    return args
 
 
 def read_json_object(path: str | Path, what: str) -> dict:
