@@ -40,18 +40,26 @@ def test_write_merges_one_row_and_keeps_the_rest(tmp_path):
     before = json.loads(FILE.read_text())
     result = {"claim": "linear", "mode": "full", "seeds": [100, 101, 102], "ours": [0.1, 0.2, 0.3],
               "baseline": [0.4, 0.5, 0.6], "cpu_seconds": [1.21, 1.3, 1.44]}  # fmt: skip
-    write_calibration(result, path)
+    write_calibration(result, path, measured="2026-12-08, commit abc, 1 thread")
     after = json.loads(Path(path).read_text())
     assert after["claims"]["linear"]["full"] == {
         "seeds": [100, 101, 102], "ours": [0.1, 0.2, 0.3], "baseline": [0.4, 0.5, 0.6], "seconds_per_seed": 1.3
     }  # fmt: skip
-    after["claims"]["linear"] = before["claims"]["linear"]
-    assert after == before  # every other row, the order of the rows and the provenance kept
+    assert after["measured"] == "2026-12-08, commit abc, 1 thread"
+    after["claims"]["linear"], after["measured"] = before["claims"]["linear"], before["measured"]
+    assert after == before  # every other row and the order of the rows kept
     write_calibration(dict(result, claim="ml100k", mode="quick"), path, measured="2026-12-08, test")
     after = json.loads(Path(path).read_text())
     assert after["measured"] == "2026-12-08, test" and list(after["claims"]) == list(before["claims"])
+    text = Path(path).read_text()
     with pytest.raises(ValueError, match="'linear' has no calibration in mode 'quick'"):
-        write_calibration(dict(result, mode="quick"), path)
+        write_calibration(dict(result, mode="quick"), path, measured="refused")
+    for measured in ("", "  "):  # no provenance line: refused before the file is read
+        with pytest.raises(ValueError, match="needs measured"):
+            write_calibration(result, tmp_path / "missing.json", measured=measured)
+    with pytest.raises(ValueError, match="needs measured"):
+        write_calibration(result, path)
+    assert Path(path).read_text() == text  # a refused write writes nothing
     assert json.loads(FILE.read_text()) == before  # the package's own file untouched
 
 
@@ -66,3 +74,7 @@ def test_calibrate_writes_only_when_asked(tmp_path, monkeypatch):
     assert written == [] and r["seeds"] == [100] and len(r["ours"]) == 1
     r2 = reproduce.calibrate("mnar", "full", seeds=(100,), write=True, measured="m")
     assert written == [(r2, "m")] and r2["claim"] == "mnar" and r2["seeds"] == [100]
+    monkeypatch.setattr(reproduce, "synthetic_pair", lambda *a: pytest.fail("calibrated without measured"))
+    with pytest.raises(ValueError, match="needs measured"):
+        reproduce.calibrate("mnar", "full", seeds=(100,), write=True)
+    assert len(written) == 1

@@ -42,8 +42,10 @@ def test_write_merges_the_seeds_it_measured_and_keeps_the_rest(script, tmp_path)
     warned = []
     results = [{"seed": 103, "mrr": {"sum": 0.5, "sm": 0.6, "mm": 0.7}, "cpu_s": 1.0},
                {"seed": 140, "mrr": {"sum": 0.1, "sm": 0.1, "mm": 0.1}, "cpu_s": 1.0}]  # fmt: skip
-    script.write("full", results, path, warned.append)
+    script.write("full", results, path, warned.append, measured="2026-12-08, commit abc, 1 thread")
     after = json.loads(Path(path).read_text())
+    assert after["measured"] == "2026-12-08, commit abc, 1 thread"
+    after["measured"] = before["measured"]
     assert warned == [
         "full: seed 140 left out (the file holds seeds [101, 102, 103, 104, 105, 106, 107, 108])"
     ]
@@ -51,7 +53,18 @@ def test_write_merges_the_seeds_it_measured_and_keeps_the_rest(script, tmp_path)
     for a, row in after["full"]["mrr"].items():
         row[2] = before["full"]["mrr"][a][2]
     assert after == before and list(after) == list(before)
+    text = Path(path).read_text()
+    script.write("full", results[1:], path, warned.append, measured="nothing")  # no seed the file holds
+    assert Path(path).read_text() == text and warned[-1].startswith("full: seed 140 left out")
+    with pytest.raises(ValueError, match="needs measured"):
+        script.write("full", results, path, warned.append, measured=" ")
     assert json.loads(FILE.read_text()) == before  # the package's own file untouched
+
+
+def test_write_needs_measured_before_training(script, capsys):
+    with pytest.raises(SystemExit) as e:
+        script.main(["--mode", "quick", "--seeds", "101", "--write"])
+    assert e.value.code == 2 and "--write needs --measured" in capsys.readouterr().err
 
 
 @pytest.mark.slow  # trains the three quick models of one calibration seed (3-7 CPU s)

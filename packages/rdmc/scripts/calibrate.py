@@ -11,7 +11,8 @@ and when are in ``docs/calibration.md``. With ``--write`` it also merges its per
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py funnel --seeds 200-215
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py logreg --seeds 200-203
     OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py iid --seeds 200-215 --n 1000
-    OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py funnel --seeds 216-218 --write
+    OMP_NUM_THREADS=1 uv run python packages/rdmc/scripts/calibrate.py funnel --seeds 216-218 --write \
+        --measured "2026-12-08, commit abc1234, 1 thread, scripts/calibrate.py, load 1-2 on 2 cores"
 """
 
 from __future__ import annotations
@@ -24,30 +25,35 @@ from pathlib import Path
 
 import torch
 
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import merge_by_seed
 from iclr24.paperkit.power import update_calibration_table
 
-WRITE_HELP = (
-    "merge this run's per-seed metrics into the package's calibration.json (or --calibration PATH): for each "
-    "row run, each seed run replaces or adds that seed's values of the metrics the file's row holds (seeds kept "
-    "in order; other seeds, rows and sections kept). Only the config of quick and full maps onto the file (--n "
-    "1000 --n-ref 2000 --budget 4000; --target gmm2d -> '2d', gmm10d -> '10d'; funnel, logreg), and only the rows "
-    "it holds (a row it has not is skipped, with a line on stderr). Not written: the rows' cpu_seconds (the "
-    "file's are a recorded run's costs: the idle quick record's per-seed mean, or this script's measurement x "
-    "1.64, see the file's note), the 'measured' / 'measured_hybrid' provenance strings (say the new run's date, "
-    "commit and load there), and 'iid' (not in the file)"
+WRITE_WHAT = (
+    "this run's per-seed metrics (for each row run, each seed run replaces or adds that seed's values of the "
+    "metrics the file's row holds, seeds kept in order, other seeds, rows and sections kept; only the config of "
+    "quick and full maps onto the file: --n 1000 --n-ref 2000 --budget 4000, --target gmm2d -> '2d', gmm10d -> "
+    "'10d', funnel, logreg; and only the rows it holds: a row it has not is skipped, with a line on stderr; "
+    "--measured replaces 'measured_hybrid' when the run writes seeds 216-247 of 2d's 'rdmc-is+ula hybrid' or "
+    "'ula', 'measured' when it writes any other seed or row, both when both; not written: the rows' cpu_seconds, "
+    "the file's are a recorded run's costs: the idle quick record's per-seed mean, or this script's measurement x "
+    "1.64, see the file's note; and 'iid', not in the file)"
 )
+# the rows and seeds 'measured_hybrid' describes (the hybrid's second calibration); 'measured' all the others
+HYBRID_SECTION, HYBRID_ROWS, HYBRID_SEEDS = "2d", ("rdmc-is+ula hybrid", "ula"), range(216, 248)
 # what --target the file's sections of the mixture hold
 SECTIONS = {"gmm2d": "2d", "gmm10d": "10d"}
 
 
-def merge_calibration(table: dict, out: dict) -> list[str]:
+def merge_calibration(table: dict, out: dict, measured: str) -> list[str]:
     """Merge the per-seed metrics of ``out`` (this script's JSON of a mixture, funnel or logreg run) into ``table``
-    (calibration.json's object), in place, seed by seed; returns the rows of ``out`` the file has not (not
-    merged). Raises ``ValueError`` for a run whose numbers have no section in the file."""
+    (calibration.json's object), in place, seed by seed, and set the provenance strings of what it merged to
+    ``measured`` ('measured_hybrid' for seeds 216-247 of 2d's hybrid and ULA rows, 'measured' for any other);
+    returns the rows of ``out`` the file has not (not merged, the strings kept when none is). Raises
+    ``ValueError`` for a run whose numbers have no section in the file."""
     if out["what"] == "mixture":
         if out["target"] not in SECTIONS:
             raise ValueError(f"target {out['target']!r} has no section in {CALIBRATION_FILE}")
@@ -58,6 +64,7 @@ def merge_calibration(table: dict, out: dict) -> list[str]:
         raise ValueError(f"{out['what']!r} numbers are not in {CALIBRATION_FILE}")
     rows = table[section]
     skipped = [name for name in out["rows"] if name not in rows]
+    strings = set()
     for name, res in out["rows"].items():
         if name in skipped:
             continue
@@ -67,15 +74,23 @@ def merge_calibration(table: dict, out: dict) -> list[str]:
             row["seeds"], {k: row[k] for k in keys}, out["seeds"], {k: res[k] for k in keys}
         )
         row.update(cols)
+        hybrid = section == HYBRID_SECTION and name in HYBRID_ROWS
+        strings |= {
+            "measured_hybrid" if hybrid and seed in HYBRID_SEEDS else "measured" for seed in out["seeds"]
+        }
+    for key in strings:
+        table[key] = measured
     return skipped
 
 
-def write_calibration(out: dict, path: str | Path) -> Path:
-    """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`), atomically; says on stderr
-    which rows it did not merge."""
+def write_calibration(out: dict, path: str | Path, measured: str) -> Path:
+    """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`, ``measured`` the new
+    provenance line), atomically; says on stderr which rows it did not merge."""
+    if not measured.strip():
+        raise ValueError("write_calibration needs measured, the file's new provenance line")
 
     def merge(table: dict) -> None:
-        for name in merge_calibration(table, out):
+        for name in merge_calibration(table, out, measured):
             print(f"not written: row {name!r} is not in {path}", file=sys.stderr)
 
     return update_calibration_table(path, merge)
@@ -99,9 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-ref", type=int, default=2000)
     p.add_argument("--budget", type=int, default=4000)
     p.add_argument("--rows", nargs="*", default=None, help="row names (default: every row of the experiment)")
-    p.add_argument("--write", action="store_true", help=WRITE_HELP)
     p.add_argument("--calibration", type=Path, default=None, help="the file --write merges into")
-    a = p.parse_args(argv)
+    a = parse_with_write(p, argv, what=WRITE_WHAT)
     if a.write:
         from iclr24.rdmc.reproduce import FULL
 
@@ -148,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     out["load_at_end"] = open("/proc/loadavg").read().split()[0]
     print(json.dumps(out))
     if a.write:
-        path = write_calibration(out, a.calibration or calibration_path("iclr24.rdmc"))
+        path = write_calibration(out, a.calibration or calibration_path("iclr24.rdmc"), a.measured)
         print(f"merged into {path}", file=sys.stderr)
     return 0
 

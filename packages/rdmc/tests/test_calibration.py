@@ -77,9 +77,11 @@ def test_write_merges_seed_by_seed_and_keeps_the_rest(tmp_path, capsys):
         },
         "no such row": {"mode_tv": [0.0, 0.0], "mmd2": [0.0, 0.0], "cpu_seconds": [1.0, 1.0]},
     }
-    cal.write_calibration(_out("mixture", [300, 215], rows), path)
+    cal.write_calibration(_out("mixture", [300, 215], rows), path, "2026-12-08, run A")
     assert "not written: row 'no such row'" in capsys.readouterr().err
     after = json.loads(path.read_text())
+    assert (after["measured"], after["measured_hybrid"]) == ("2026-12-08, run A", before["measured_hybrid"])
+    after["measured"] = before["measured"]
     ula, old = after["2d"]["ula"], before["2d"]["ula"]
     assert list(ula) == list(old)  # the row's keys, in order: no v_std, cpu_seconds kept
     assert ula["seeds"] == old["seeds"] + [300]
@@ -91,9 +93,9 @@ def test_write_merges_seed_by_seed_and_keeps_the_rest(tmp_path, capsys):
 
     # the 10-D section holds mode-TV only; funnel and logreg their own metric
     cal.write_calibration(
-        _out("mixture", [200], {"rdmc-is": {"mode_tv": [0.5], "mmd2": [1.0]}}, "gmm10d"), path
+        _out("mixture", [200], {"rdmc-is": {"mode_tv": [0.5], "mmd2": [1.0]}}, "gmm10d"), path, "run B"
     )
-    cal.write_calibration(_out("funnel", [201], {"mala": {"w2_v": [0.75], "v_std": [3.0]}}), path)
+    cal.write_calibration(_out("funnel", [201], {"mala": {"w2_v": [0.75], "v_std": [3.0]}}), path, "run C")
     t = json.loads(path.read_text())
     assert t["10d"]["rdmc-is"]["mode_tv"][0] == 0.5 and "mmd2" not in t["10d"]["rdmc-is"]
     assert t["funnel"]["mala"]["w2_v"][1] == 0.75 and list(t["funnel"]["mala"]) == [
@@ -101,9 +103,41 @@ def test_write_merges_seed_by_seed_and_keeps_the_rest(tmp_path, capsys):
         "w2_v",
         "cpu_seconds",
     ]
+    assert (t["measured"], t["measured_hybrid"]) == ("run C", before["measured_hybrid"])
     for bad in (_out("iid", [200], {}), _out("mixture", [200], {}, "funnel")):
         with pytest.raises(ValueError, match="calibration.json"):
-            cal.merge_calibration(before, bad)
+            cal.merge_calibration(before, bad, "run D")
+    with pytest.raises(ValueError, match="needs measured"):
+        cal.write_calibration(_out("funnel", [201], {"mala": {"w2_v": [0.5]}}), path, " ")
+
+
+def test_write_replaces_the_provenance_string_of_the_seeds_it_wrote(tmp_path, capsys):
+    """'measured_hybrid' describes seeds 216-247 of 2d's hybrid and ULA rows, 'measured' every other number: a
+    run replaces the one (or both) of what it wrote, and a run that writes nothing leaves the file as it was."""
+    cal = load_script(SCRIPT)
+    path = tmp_path / "calibration.json"
+    shutil.copy(PACKAGE / "calibration.json", path)
+    before = json.loads(path.read_text())
+    row = {"mode_tv": [0.5, 0.25], "mmd2": [0.125, 0.0625]}
+    cal.write_calibration(_out("mixture", [216, 247], {"ula": row, "rdmc-is+ula hybrid": row}), path, "hyb")
+    t = json.loads(path.read_text())
+    assert (t["measured"], t["measured_hybrid"]) == (before["measured"], "hyb")
+    cal.write_calibration(_out("mixture", [215, 216], {"ula": row}), path, "both")
+    t = json.loads(path.read_text())
+    assert (t["measured"], t["measured_hybrid"]) == ("both", "both")
+    cal.write_calibration(_out("mixture", [216, 217], {"rdmc-is": row}), path, "other row")
+    t = json.loads(path.read_text())
+    assert (t["measured"], t["measured_hybrid"]) == ("other row", "both")
+    text = path.read_text()
+    cal.write_calibration(_out("mixture", [216], {"no such row": {"mode_tv": [0.0]}}), path, "nothing")
+    assert path.read_text() == text and "not written: row 'no such row'" in capsys.readouterr().err
+
+
+def test_write_needs_measured_before_running(tmp_path, capsys):
+    path = tmp_path / "calibration.json"
+    with pytest.raises(SystemExit) as e:
+        load_script(SCRIPT).main(["funnel", "--write", "--calibration", str(path)])
+    assert e.value.code == 2 and "--write needs --measured" in capsys.readouterr().err and not path.exists()
 
 
 @pytest.mark.parametrize(
@@ -117,5 +151,11 @@ def test_write_merges_seed_by_seed_and_keeps_the_rest(tmp_path, capsys):
 def test_write_refuses_a_config_the_file_does_not_hold_before_running(argv, tmp_path, capsys):
     path = tmp_path / "calibration.json"
     with pytest.raises(SystemExit) as e:
-        load_script(SCRIPT).main([*argv, "--calibration", str(path)])
-    assert e.value.code == 2 and "--write" in capsys.readouterr().err and not path.exists()
+        load_script(SCRIPT).main([*argv, "--measured", "m", "--calibration", str(path)])
+    err = capsys.readouterr().err
+    assert (
+        e.value.code == 2
+        and "error: --write: " in err
+        and "needs --measured" not in err
+        and not path.exists()
+    )

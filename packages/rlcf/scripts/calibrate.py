@@ -5,7 +5,8 @@ that are never evaluated, one thread, the kernels pinned as in a claims run, and
 (stderr: a short progress line) and a summary JSON object at the end: the zero-shot accuracy of both CLIPs, each
 method's top-1, and the CPU seconds (``time.process_time``) of the CLIP training and of the test-time adaptation.
 Not part of any recorded run; the numbers it printed and when are in ``docs/calibration.md``, and the numbers the
-claims use are package data, ``src/iclr24/rlcf/calibration.json``, into which ``--write`` merges a run (its help).
+claims use are package data, ``src/iclr24/rlcf/calibration.json``, into which ``--write`` merges a run,
+``--measured`` (required with it) replacing the file's provenance line (their help).
 
     OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode full --seeds 200-209
     OMP_NUM_THREADS=1 uv run python packages/rlcf/scripts/calibrate.py --mode quick --seeds 200-209
@@ -20,15 +21,15 @@ import json
 import sys
 import time
 
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 
-WRITE_HELP = (
-    "merge this run into the package's calibration.json: where the run's config (after --set, whatever --methods) "
-    "is a mode's DemoConfig, each seed's top-1 of the two CLIPs and of every method run, and, when every method ran, "
-    "cpu_seconds (the mean of train + TTA CPU s per seed, to 0.1 s); where a --prefixes n makes it a mode's config "
-    "(n_test = n), the first n digits' top-1 (no CPU seconds: those are the longer run's). Left out (said on "
-    "stderr): seeds the file does not hold (200-209) and runs of any other config. The measured string is kept: "
-    "edit it with the run's date"
+WRITE_WHAT = (
+    "this run (where the run's config, after --set, whatever --methods, is a mode's DemoConfig, each seed's top-1 of "
+    "the two CLIPs and of every method run, and, when every method ran, cpu_seconds, the mean of train + TTA CPU s "
+    "per seed, to 0.1 s; where a --prefixes n makes it a mode's config, n_test = n, the first n digits' top-1, no "
+    "CPU seconds: those are the longer run's; --measured replaces the file's 'measured' when anything is written; "
+    "left out, said on stderr: seeds the file does not hold, 200-209, and runs of any other config)"
 )
 
 
@@ -58,19 +59,6 @@ def _zero_shot_hits(model, data, n: int) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from iclr24.paperkit.threads import pin_process_dispatch
-    from iclr24.paperkit.threads import pin_process_threads
-
-    pin_process_dispatch()
-    pin_process_threads(1)
-    import dataclasses
-
-    import torch
-
-    from iclr24.rlcf import reproduce
-    from iclr24.rlcf.experiments import run_demo_seed
-    from iclr24.rlcf.experiments import train_digit_clips
-
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument(
         "--mode", choices=("quick", "full"), default="full", help="start from this mode's DemoConfig"
@@ -85,8 +73,20 @@ def main(argv: list[str] | None = None) -> int:
         help="also report every accuracy on the first n test digits, for each n (the digits of one run: "
         "episodic adaptation makes the first n digits' results those of a run with n_test = n)",
     )
-    p.add_argument("--write", action="store_true", help=WRITE_HELP)
-    a = p.parse_args(argv)
+    a = parse_with_write(p, argv, what=WRITE_WHAT)  # a usage error exits before the process is pinned
+    from iclr24.paperkit.threads import pin_process_dispatch
+    from iclr24.paperkit.threads import pin_process_threads
+
+    pin_process_dispatch()
+    pin_process_threads(1)
+    import dataclasses
+
+    import torch
+
+    from iclr24.rlcf import reproduce
+    from iclr24.rlcf.experiments import run_demo_seed
+    from iclr24.rlcf.experiments import train_digit_clips
+
     torch.set_num_threads(1)
     cfg = reproduce.DEMO[a.mode]
     over = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
@@ -129,20 +129,21 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"config": dataclasses.asdict(cfg), "seeds": a.seeds,
                       "cpu_seconds_total": round(time.process_time() - t_all, 1), "load_at_end": load}))  # fmt: skip
     if a.write:
-        write(cfg, rows)
+        write(cfg, rows, measured=a.measured)
     return 0
 
 
-def merge(table: dict, cfg, rows: list[dict], demo: dict, warn=None) -> dict:
+def merge(table: dict, cfg, rows: list[dict], demo: dict, measured: str, warn=None) -> dict:
     """``table`` (calibration.json's content) with ``rows`` (the per-seed lines :func:`main` prints for ``cfg``)
     merged in for every mode of ``demo`` (``reproduce.DEMO``) whose config the run is, or a ``prefix`` of it is
-    (changed in place, and returned); everything else kept. ``warn`` is called with what is left out."""
+    (changed in place, and returned), and ``measured`` as the file's provenance line when anything of it is;
+    everything else kept. ``warn`` is called with what is left out."""
     import dataclasses
 
     from iclr24.paperkit.power import merge_by_seed
 
     warn = warn or (lambda msg: None)
-    matched = False
+    matched = wrote = False
     for mode in ("full", "quick"):
         want = demo[mode]
         same = dataclasses.replace(cfg, methods=want.methods) == want
@@ -162,25 +163,32 @@ def merge(table: dict, cfg, rows: list[dict], demo: dict, warn=None) -> dict:
             {key: [g[key] for g in got] for key in keys}, add=False,
         )  # fmt: skip
         cal.update(merged)
+        wrote |= len(left_out) < len(rows)
         for seed in left_out:
             warn(f"{mode}: seed {seed} left out (the file holds seeds {cal['seeds']})")
         if same and set(cfg.methods) == set(want.methods):
             cal["cpu_seconds"] = round(sum(r["train_cpu_s"] + r["tta_cpu_s"] for r in rows) / len(rows), 1)
+            wrote = True
     if not matched:
         warn("nothing written: the run's config is no mode's (nor is any --prefixes n of it)")
+    if wrote:  # the file's provenance becomes this run's
+        table["measured"] = measured
     return table
 
 
-def write(cfg, rows: list[dict], path=None, warn=None):
+def write(cfg, rows: list[dict], path=None, warn=None, *, measured: str):
     """Merge a run into calibration.json (``path``; default: the package's file) through
-    ``update_calibration_table``; returns the path written."""
+    ``update_calibration_table``, ``measured`` the file's new provenance line; returns the path written."""
     from iclr24.paperkit.power import calibration_path
     from iclr24.paperkit.power import update_calibration_table
     from iclr24.rlcf import reproduce
 
+    if not measured.strip():
+        raise ValueError("write needs measured, the file's new provenance line")
     warn = warn or (lambda msg: print(f"--write: {msg}", file=sys.stderr))
     return update_calibration_table(
-        path or calibration_path("iclr24.rlcf"), lambda table: merge(table, cfg, rows, reproduce.DEMO, warn)
+        path or calibration_path("iclr24.rlcf"),
+        lambda table: merge(table, cfg, rows, reproduce.DEMO, measured, warn),
     )
 
 

@@ -5,7 +5,8 @@ recipe, as the claim run does (one thread, CPU kernels pinned to AVX2, the same 
 JSON line per run: the test accuracy (%), the ablated hidden neurons and the CPU seconds of the run
 (``time.process_time``). ``--speed`` prints the speed claim's per-round ratios instead. The numbers, dated, go into
 ``docs/calibration.md`` and into the package data file ``src/iclr24/srigl/calibration.json``, which the rows'
-``Calibration(...)`` read; ``--write`` merges this run's numbers into that file (see its help).
+``Calibration(...)`` read; ``--write`` merges this run's numbers into that file and ``--measured`` (required with it)
+replaces the file's provenance line (see their help).
 
     python packages/srigl/scripts/calibrate.py --mode quick --data digits --seeds 100-111 \
         --runs "SRigL g=0.3@0.9,RigL@0.9"
@@ -20,6 +21,7 @@ import os
 import sys
 import time
 
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.threads import pin_process_dispatch
 from iclr24.paperkit.threads import pin_process_threads
@@ -27,14 +29,14 @@ from iclr24.paperkit.threads import pin_process_threads
 pin_process_threads(1)  # what the claim run does, before torch is imported
 pin_process_dispatch(True)
 
-WRITE_HELP = (
-    "merge what this run measured into the package's calibration.json: each run's test accuracy (to 0.01 pp, as "
-    "the file) at its seed in the file's table of its data and mode (digits_quick, digits_full, or "
-    "digits_full_95_more for seeds 112-123; mnist_full for --data mnist), as srigl90/rigl90/srigl95/rigl95/static95 "
-    "for SRigL g=0.3, RigL and static-uns at 0.9/0.95; --speed: the 9 rounds' ratios (to 0.001) as the mode's "
-    "x dense and x CSR rows. Not written (refused or left out): other methods and sparsities, seeds the file has "
-    "no place for, --epochs/--delta-t/--n-train trials (not the mode's recipe), --rounds other than 9, and the "
-    "rows' seconds_per_seed (a row's cost, made from several runs' CPU s: kept) and the measured string (kept)"
+WRITE_WHAT = (
+    "what this run measured (each run's test accuracy, to 0.01 pp as the file, at its seed in the file's table of "
+    "its data and mode: digits_quick, digits_full, or digits_full_95_more for seeds 112-123; mnist_full for --data "
+    "mnist; as srigl90/rigl90/srigl95/rigl95/static95 for SRigL g=0.3, RigL and static-uns at 0.9/0.95; --speed: "
+    "the 9 rounds' ratios, to 0.001, as the mode's x dense and x CSR rows; --measured replaces the file's "
+    "'measured'; not written, refused or left out: other methods and sparsities, seeds the file has no place for, "
+    "--epochs/--delta-t/--n-train trials, not the mode's recipe, --rounds other than 9, and the rows' "
+    "seconds_per_seed, a row's cost made from several runs' CPU s: kept)"
 )
 _KEYS = {("SRigL g=0.3", 0.9): "srigl90", ("RigL", 0.9): "rigl90", ("SRigL g=0.3", 0.95): "srigl95",
          ("RigL", 0.95): "rigl95", ("static-uns", 0.95): "static95"}  # fmt: skip
@@ -53,8 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-train", type=int, default=None, help="MNIST: training images (default: the mode's)")
     p.add_argument("--speed", action="store_true", help="time the speed claim's rounds instead")
     p.add_argument("--rounds", type=int, default=9)
-    p.add_argument("--write", action="store_true", help=WRITE_HELP)
-    a = p.parse_args(argv)
+    a = parse_with_write(p, argv, what=WRITE_WHAT)
     if a.write and (a.epochs or a.delta_t or a.n_train):
         p.error("--write records the mode's recipe only, not an --epochs/--delta-t/--n-train trial")
     if a.write and a.speed and a.rounds != 9:
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         }  # fmt: skip
         print(json.dumps(rec))
         if a.write:
-            write([rec])
+            write([rec], measured=a.measured)
         return 0
     if a.data == "digits":
         tc = R.MODES[a.mode].digits
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rec), flush=True)
             records.append(rec)
     if a.write:
-        write(records)
+        write(records, measured=a.measured)
     return 0
 
 
@@ -128,10 +129,11 @@ def _put(seeds: list, row: dict, key: str, seed: int, value: float) -> bool:
     return not left_out
 
 
-def merge(table: dict, records: list[dict]) -> dict:
+def merge(table: dict, records: list[dict], measured: str) -> dict:
     """``table`` (the calibration.json content) with ``records`` (this script's printed lines) merged in (changed in
-    place, and returned): each accuracy at its seed's place, each speed measurement as its mode's rows; everything
-    else kept. Raises ``ValueError`` for a record the file has no place for (nothing is written then)."""
+    place, and returned): each accuracy at its seed's place, each speed measurement as its mode's rows, and, when
+    there is a record, ``measured`` as the file's provenance line; everything else kept. Raises ``ValueError`` for
+    a record the file has no place for (nothing is written then)."""
     for rec in records:
         if "speed" in rec:
             for key, name in (("x_dense", "dense"), ("x_csr", "csr")):
@@ -152,17 +154,21 @@ def merge(table: dict, records: list[dict]) -> dict:
             name == "digits_full" and _put(more["seeds"], more, key, rec["seed"], acc)
         ):
             raise ValueError(f"the file has no place for {name} {key} seed {rec['seed']}")
+    if records:  # every record has its place: the file's provenance becomes this run's
+        table["measured"] = measured
     return table
 
 
-def write(records: list[dict], path=None):
+def write(records: list[dict], path=None, *, measured: str):
     """Merge ``records`` into calibration.json (``path``; default: the package's file) through
-    ``update_calibration_table``; returns the path written."""
+    ``update_calibration_table``, ``measured`` the file's new provenance line; returns the path written."""
     from iclr24.paperkit.power import calibration_path
     from iclr24.paperkit.power import update_calibration_table
 
+    if not measured.strip():
+        raise ValueError("write needs measured, the file's new provenance line")
     return update_calibration_table(
-        path or calibration_path("iclr24.srigl"), lambda table: merge(table, records)
+        path or calibration_path("iclr24.srigl"), lambda table: merge(table, records, measured)
     )
 
 

@@ -58,10 +58,14 @@ def test_write_merges_what_was_measured_and_keeps_the_rest(script, tmp_path):
         {"speed": "full", "x_dense": [2.0004] * 9, "x_csr": [3.0] * 9},
     ]
     with pytest.raises(ValueError, match="no place for mnist_full static95"):
-        script.write(recs, path)
+        script.write(recs, path, measured="2026-12-08, refused")
     assert json.loads(Path(path).read_text()) == before  # a refused merge writes nothing
-    script.write(recs[:2] + recs[3:], path)
+    with pytest.raises(ValueError, match="needs measured"):
+        script.write(recs[:2], path, measured=" ")
+    script.write(recs[:2] + recs[3:], path, measured="2026-12-08, commit abc, 1 thread")
     after = json.loads(Path(path).read_text())
+    assert after["measured"] == "2026-12-08, commit abc, 1 thread"
+    after["measured"] = before["measured"]
     assert after["digits_quick"]["rigl90"][1] == 91.23
     assert after["digits_full_95_more"]["srigl95"][1] == 90.0
     assert after["speed"]["full_dense"] == [2.0] * 9 and after["speed"]["full_csr"] == [3.0] * 9
@@ -73,12 +77,20 @@ def test_write_merges_what_was_measured_and_keeps_the_rest(script, tmp_path):
     )
     assert after == before and list(after) == list(before)
     with pytest.raises(ValueError, match="no row for SRigL g=0@0.9"):
-        script.merge(before, [dict(recs[0], run="SRigL g=0")])
+        script.merge(before, [dict(recs[0], run="SRigL g=0")], "m")
     assert json.loads(FILE.read_text()) == before  # the package's own file untouched
 
 
-def test_write_refuses_a_trial_recipe(script):
-    with pytest.raises(SystemExit):
-        script.main(["--write", "--epochs", "3"])
-    with pytest.raises(SystemExit):
-        script.main(["--write", "--speed", "--rounds", "3"])
+def test_write_refuses_a_trial_recipe(script, capsys):
+    with pytest.raises(SystemExit) as e:
+        script.main(["--write", "--measured", "m", "--epochs", "3"])
+    assert e.value.code == 2 and "--write records the mode's recipe only" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        script.main(["--write", "--measured", "m", "--speed", "--rounds", "3"])
+    assert e.value.code == 2 and "--write records 9 speed rounds" in capsys.readouterr().err
+
+
+def test_write_needs_measured_before_training(script, capsys):
+    with pytest.raises(SystemExit) as e:
+        script.main(["--write", "--seeds", "100"])
+    assert e.value.code == 2 and "--write needs --measured" in capsys.readouterr().err

@@ -5,7 +5,8 @@ length, and prints JSON: every (norm, seed)'s test accuracy after the last epoch
 (``time.process_time``, one thread) one seed of all the norms costs. A run of E epochs is not a prefix of a longer
 one (the cosine schedule spans the whole run), so every length is its own run. What it printed, and when, is in
 ``docs/calibration.md``; the numbers the claims use are package data, ``src/iclr24/tab_snn/calibration.json``, into
-which ``--write`` merges this run (see its help).
+which ``--write`` merges this run, ``--measured`` (required with it) replacing the file's provenance line (see
+their help).
 
     OMP_NUM_THREADS=1 uv run python packages/tab-snn/scripts/calibrate.py seq --seeds 110-115 --epochs 12 16 20
     OMP_NUM_THREADS=1 uv run python packages/tab-snn/scripts/calibrate.py mnist --seeds 100-102 --epochs 3 \
@@ -21,40 +22,43 @@ import time
 
 import torch
 
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 
-WRITE_HELP = (
-    "merge this run into the package's calibration.json. seq: each (norm, seed)'s accuracy at its length "
-    "(a length new to the file only when the run has the file's seeds 110-123 and all five norms), and at "
-    "quick's/full's 20 epochs the CPU s per seed (to 0.1 s) as quick's (norms tdbn tebn tab) or full's (all five); "
-    "mnist: at full's recipe only (5 epochs, --train 10000, --test 2000) TAB's and tdBN's accuracy per seed and the "
-    "CPU s per seed. Left out (said on stderr): seeds the file has no place for (seq: 110-123, mnist: 100-105), "
-    "TEBN's MNIST accuracy and other norms' seconds; refused: static (the file holds no static-digits numbers) "
-    "and mnist at another recipe. The measured string is kept: edit it with the run's date"
+WRITE_WHAT = (
+    "this run (seq: each (norm, seed)'s accuracy at its length, a length new to the file only when the run has the "
+    "file's seeds 110-123 and all five norms, and at quick's/full's 20 epochs the CPU s per seed, to 0.1 s, as "
+    "quick's, norms tdbn tebn tab, or full's, all five; mnist: at full's recipe only, 5 epochs, --train 10000, "
+    "--test 2000, TAB's and tdBN's accuracy per seed and the CPU s per seed; --measured replaces the file's "
+    "'measured' when anything is written; left out, said on stderr: seeds the file has no place for, seq: 110-123, "
+    "mnist: 100-105, TEBN's MNIST accuracy and other norms' seconds; refused: static, the file holds no "
+    "static-digits numbers, and mnist at another recipe)"
 )
 
 
-def _merge_row(seeds: list, row: dict, key: str, new_seeds: list, values: list, warn, what: str) -> None:
+def _merge_row(seeds: list, row: dict, key: str, new_seeds: list, values: list, warn, what: str) -> bool:
     """``row[key]`` (one value per seed of ``seeds``) with ``values`` (per seed of ``new_seeds``) merged in; a seed
-    the file does not hold is left out, ``warn``-ed as ``what``'s."""
+    the file does not hold is left out, ``warn``-ed as ``what``'s. Whether any seed was merged."""
     from iclr24.paperkit.power import merge_by_seed
 
     _, merged, left_out = merge_by_seed(seeds, {key: row[key]}, new_seeds, {key: values}, add=False)
     row[key] = merged[key]
     for s in left_out:
         warn(f"seed {s} left out: the file's {what} seeds are {seeds}")
+    return len(left_out) < len(new_seeds)
 
 
-def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=None) -> dict:
+def merge(table: dict, out: dict, measured: str, train: int = 10_000, test: int = 2_000, warn=None) -> dict:
     """``table`` (calibration.json's content) with ``out`` (what :func:`main` prints) merged in (changed in place,
-    and returned); raises ``ValueError`` for a run the file holds nothing of. ``warn`` is called with what is left
-    out."""
+    and returned), and ``measured`` as the file's provenance line when anything of it is; raises ``ValueError``
+    for a run the file holds nothing of. ``warn`` is called with what is left out."""
     from iclr24.tab_snn.reproduce import FULL
     from iclr24.tab_snn.reproduce import NORMS_ORDER
     from iclr24.tab_snn.reproduce import QUICK
 
     warn = warn or (lambda msg: None)
     seeds, norms = out["seeds"], out["norms"]
+    wrote = False
     if out["task"] == "seq":
         cal = table["seq"]
         for epochs, acc in out["acc"].items():
@@ -65,13 +69,14 @@ def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=N
                     )
                 cal["acc"][epochs] = {n: [None] * len(seeds) for n in NORMS_ORDER}
             for n in norms:
-                _merge_row(cal["seeds"], cal["acc"][epochs], n, seeds, acc[n], warn, "seq")
+                wrote |= _merge_row(cal["seeds"], cal["acc"][epochs], n, seeds, acc[n], warn, "seq")
             if int(epochs) == QUICK.seq_epochs == FULL.seq_epochs:
                 mode = {frozenset(NORMS_ORDER): "full", frozenset(("tdbn", "tebn", "tab")): "quick"}.get(
                     frozenset(norms)
                 )
                 if mode:
                     table["seq_seconds_per_seed"][mode] = round(out["cpu_seconds_per_seed"][epochs], 1)
+                    wrote = True
                 else:
                     warn(f"CPU seconds of norms {norms} left out (quick trains tdbn tebn tab, full all five)")
     elif out["task"] == "mnist":
@@ -89,6 +94,7 @@ def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=N
                 raise ValueError(f"the MNIST row needs {n}")
             _merge_row(cal["seeds"], cal, n, seeds, acc[n], warn, "MNIST")
         cal["seconds_per_seed"] = round(out["cpu_seconds_per_seed"][epochs], 1)
+        wrote = True
         if set(acc) - {"tab", "tdbn"}:
             warn(
                 f"MNIST accuracy of {sorted(set(acc) - {'tab', 'tdbn'})} left out (the file holds TAB and tdBN)"
@@ -98,18 +104,22 @@ def merge(table: dict, out: dict, train: int = 10_000, test: int = 2_000, warn=N
     for epochs, acc in table["seq"]["acc"].items():
         if any(v is None for row in acc.values() for v in row):
             raise ValueError(f"{epochs} epochs: not every seed measured")
+    if wrote:  # the file's provenance becomes this run's
+        table["measured"] = measured
     return table
 
 
-def write(out: dict, path=None, **kw):
+def write(out: dict, path=None, *, measured: str, **kw):
     """Merge ``out`` into calibration.json (``path``; default: the package's file) through
-    ``update_calibration_table``; returns the path written."""
+    ``update_calibration_table``, ``measured`` the file's new provenance line; returns the path written."""
     from iclr24.paperkit.power import calibration_path
     from iclr24.paperkit.power import update_calibration_table
 
+    if not measured.strip():
+        raise ValueError("write needs measured, the file's new provenance line")
     warn = kw.pop("warn", lambda msg: print(f"--write: {msg}", file=sys.stderr))
     return update_calibration_table(
-        path or calibration_path("iclr24.tab_snn"), lambda table: merge(table, out, warn=warn, **kw)
+        path or calibration_path("iclr24.tab_snn"), lambda table: merge(table, out, measured, warn=warn, **kw)
     )
 
 
@@ -130,8 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--norms", nargs="+", default=None)
     p.add_argument("--train", type=int, default=5000, help="MNIST training images")
     p.add_argument("--test", type=int, default=2000, help="MNIST test images")
-    p.add_argument("--write", action="store_true", help=WRITE_HELP)
-    a = p.parse_args(argv)
+    a = parse_with_write(p, argv, what=WRITE_WHAT)
     if a.write and a.task == "static":
         p.error("--write: the calibration file holds no static-digits numbers")
     if a.write and a.task == "mnist" and (a.epochs, a.train, a.test) != ([FULL.mnist_epochs], FULL.mnist_train,
@@ -152,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
         out["acc"][str(epochs)] = {n: [round(res[(n, s)].test_acc, 3) for s in a.seeds] for n in norms}
     print(json.dumps(out))
     if a.write:
-        write(out, train=a.train, test=a.test)
+        write(out, measured=a.measured, train=a.train, test=a.test)
 
 
 if __name__ == "__main__":

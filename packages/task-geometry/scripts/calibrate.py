@@ -14,10 +14,11 @@ the CPU seconds (``time.process_time``, one thread) each seed costs. What it pri
 and times each seed whole (both nonlinearities, training and measuring), the per-seed cost the power plan uses.
 
 With ``--write`` (after the subcommand) a run also merges its per-seed values into the package's
-``calibration.json``, the table ``reproduce.py`` reads (what maps and what does not: ``--help`` of each subcommand):
+``calibration.json``, the table ``reproduce.py`` reads, and ``--measured`` (required with it) replaces the file's
+provenance string of what it wrote (what maps and what does not: ``--help`` of each subcommand):
 
     OMP_NUM_THREADS=1 uv run python packages/task-geometry/scripts/calibrate.py sweep --mode full --seeds 100-105 \
-        --write
+        --write --measured "2026-12-08, commit abc1234 + scripts/calibrate.py, 1 thread, load 1-2"
 """
 
 from __future__ import annotations
@@ -32,30 +33,37 @@ import numpy as np
 import torch
 from torch import nn
 
+from iclr24.paperkit.cli import parse_with_write
 from iclr24.paperkit.cli import seed_list
 from iclr24.paperkit.power import CALIBRATION_FILE
 from iclr24.paperkit.power import calibration_path
 from iclr24.paperkit.power import merge_by_seed
 from iclr24.paperkit.power import update_calibration_table
 
-WRITE_HELP = {
-    "sweep": "merge this run into calibration.json's sweep[MODE]: each seed run replaces or adds its Tanh and ReLU "
-    "values of the (cell, metric) pairs the file holds (the gated ones; the run's other metrics are not written), "
-    "other seeds kept; the mode's cpu_seconds becomes this run's cpu_seconds_per_seed. Not written: 'measured'",
-    "claim": "merge this run into calibration.json's digits or mnist row: each seed run replaces or adds its Tanh "
-    "and ReLU CKA, other seeds kept; digits' cpu_seconds becomes this run's cpu_seconds_per_seed. Not written: "
-    "MNIST's cpu_seconds (the row's cost inside the idle full record of 2026-12-03, not a calibrate.py timing) and "
-    "the 'measured' strings",
-    "cnn": "merge this run's CKA at the recipe's epochs (digits 20, MNIST 2 on the first 10,000 / 2,000 images: "
-    "the run must measure that epoch) into calibration.json's digits or mnist row, seed by seed, other seeds kept. "
-    "Not written: the CPU seconds (this run's are per epoch; `claim` measures a seed's) and the 'measured' strings",
+_STRINGS = (
+    "--measured replaces the provenance string of what it writes: mnist's own 'measured' for MNIST seeds 109-120, "
+    "the file's 'measured' for any other seed and row, both when both"
+)
+WRITE_WHAT = {
+    "sweep": "this run as its mode's sweep[MODE] values (each seed run replaces or adds its Tanh and ReLU values of "
+    "the (cell, metric) pairs the file holds, the gated ones, the run's other metrics not written, other seeds kept; "
+    "the mode's cpu_seconds becomes this run's cpu_seconds_per_seed; --measured replaces the file's 'measured')",
+    "claim": "this run as the digits or mnist row (each seed run replaces or adds its Tanh and ReLU CKA, other "
+    "seeds kept; digits' cpu_seconds becomes this run's cpu_seconds_per_seed; not written: MNIST's cpu_seconds, the "
+    f"row's cost inside the idle full record of 2026-12-03, not a calibrate.py timing; {_STRINGS})",
+    "cnn": "this run's CKA at the recipe's epochs (digits 20, MNIST 2 on the first 10,000 / 2,000 images: the run "
+    "must measure that epoch) as the digits or mnist row (seed by seed, other seeds kept; not written: the CPU "
+    f"seconds, this run's are per epoch, `claim` measures a seed's; {_STRINGS})",
 }
+# the MNIST seeds mnist's own 'measured' describes (the claim's second calibration); 'measured' all the others
+MNIST_OWN_SEEDS = range(109, 121)
 
 
-def merge_calibration(table: dict, out: dict) -> None:
+def merge_calibration(table: dict, out: dict, measured: str) -> None:
     """Merge the per-seed values of ``out`` (this script's JSON of a ``sweep``, ``claim`` or ``cnn`` run) into
-    ``table`` (calibration.json's object), in place, as ``--write`` says; raises ``ValueError`` for what does not
-    map onto the file."""
+    ``table`` (calibration.json's object), in place, as ``--write`` says, and set the provenance strings of what
+    it merged to ``measured`` (mnist's own for MNIST seeds 109-120, the file's for any other); raises
+    ``ValueError`` for what does not map onto the file."""
     from iclr24.task_geometry.reproduce import FULL
 
     if "mode" in out:  # sweep
@@ -69,6 +77,7 @@ def merge_calibration(table: dict, out: dict) -> None:
         for (key, act), v in lists.items():
             block["values"][key][act] = v
         block["cpu_seconds"] = out["cpu_seconds_per_seed"]
+        table["measured"] = measured
         return
     row = table[out["data"]]
     if "epochs" in out:  # claim
@@ -90,11 +99,16 @@ def merge_calibration(table: dict, out: dict) -> None:
     row.update(lists)
     if "epochs" in out and out["data"] == "digits":
         row["cpu_seconds"] = out["cpu_seconds_per_seed"]
+    for seed in out["seeds"]:
+        (row if out["data"] == "mnist" and seed in MNIST_OWN_SEEDS else table)["measured"] = measured
 
 
-def write_calibration(out: dict, path: str | Path) -> Path:
-    """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`), atomically."""
-    return update_calibration_table(path, lambda table: merge_calibration(table, out))
+def write_calibration(out: dict, path: str | Path, measured: str) -> Path:
+    """Merge ``out`` into the calibration file at ``path`` (:func:`merge_calibration`, ``measured`` the new
+    provenance line), atomically."""
+    if not measured.strip():
+        raise ValueError("write_calibration needs measured, the file's new provenance line")
+    return update_calibration_table(path, lambda table: merge_calibration(table, out, measured))
 
 
 def sweep(mode: str, seeds: list[int]) -> dict:
@@ -203,31 +217,42 @@ def claim(name: str, seeds: list[int]) -> dict:
     return out
 
 
-def _write_args(what: str) -> argparse.ArgumentParser:
+def _calibration_arg() -> argparse.ArgumentParser:
     w = argparse.ArgumentParser(add_help=False)
-    w.add_argument("--write", action="store_true", help=WRITE_HELP[what])
     w.add_argument("--calibration", type=Path, default=None, help="the file --write merges into")
     return w
+
+
+def _parse(p: argparse.ArgumentParser, subs: dict, argv: list[str] | None) -> argparse.Namespace:
+    """``p``'s arguments, the subcommand's through ``parse_with_write`` (its ``--write`` and ``--measured`` after
+    its own flags: ``parse_with_write`` adds them to the parser it parses with, and a subcommand's are parsed by
+    its own); anything else (``--help``, no or an unknown subcommand) is ``p``'s to answer."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] not in subs:
+        return p.parse_args(argv)
+    a = parse_with_write(subs[argv[0]], argv[1:], what=WRITE_WHAT[argv[0]])
+    a.what = argv[0]
+    return a
 
 
 def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("sweep", parents=[_write_args("sweep")])
+    s = sub.add_parser("sweep", parents=[_calibration_arg()])
     s.add_argument("--mode", choices=("quick", "full"), required=True)
     s.add_argument("--seeds", type=seed_list, required=True)
-    c = sub.add_parser("cnn", parents=[_write_args("cnn")])
+    c = sub.add_parser("cnn", parents=[_calibration_arg()])
     c.add_argument("--data", choices=("digits", "mnist"), required=True)
     c.add_argument("--seeds", type=seed_list, required=True)
     c.add_argument("--epochs", type=int, default=20)
     c.add_argument("--every", type=int, default=5)
     c.add_argument("--train", type=int, default=10000)
     c.add_argument("--test", type=int, default=2000)
-    k = sub.add_parser("claim", parents=[_write_args("claim")])
+    k = sub.add_parser("claim", parents=[_calibration_arg()])
     k.add_argument("--data", choices=("digits", "mnist"), required=True)
     k.add_argument("--seeds", type=seed_list, required=True)
-    a = p.parse_args(argv)
+    a = _parse(p, {"sweep": s, "cnn": c, "claim": k}, argv)
     if a.write and a.what == "cnn":
         from iclr24.task_geometry.reproduce import FULL
 
@@ -248,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
         res = cnn(a.data, a.seeds, a.epochs, a.every, a.train, a.test)
     print(json.dumps(res))
     if a.write:
-        path = write_calibration(res, a.calibration or calibration_path("iclr24.task_geometry"))
+        path = write_calibration(res, a.calibration or calibration_path("iclr24.task_geometry"), a.measured)
         print(f"merged into {path}", file=sys.stderr)
 
 

@@ -346,10 +346,13 @@ def calibrate(
 
         OMP_NUM_THREADS=1 python -c "from iclr24.aemc_ne.reproduce import calibrate; print(calibrate('ml100k', 'quick'))"
 
-    ``write=True`` also merges the result into the package's calibration.json (:func:`write_calibration`)."""
+    ``write=True`` also merges the result into the package's calibration.json (:func:`write_calibration`), with
+    ``measured`` (required then) as the file's new provenance line."""
     from iclr24.paperkit.threads import pin_process_dispatch
     from iclr24.paperkit.threads import pinned_threads
 
+    if write and not measured.strip():
+        raise ValueError("calibrate(write=True) needs measured, the file's new provenance line")
     if claim_id not in SPECS:
         raise ValueError(f"unknown claim {claim_id!r}; the rows are {sorted(SPECS)}")
     if set(seeds) & set(POOL):
@@ -381,7 +384,10 @@ def write_calibration(result: dict, path=None, measured: str = "") -> dict:
     """Merge one :func:`calibrate` result into calibration.json (``path``; default: the package's own file): its
     (claim, mode) row is replaced whole (seeds, ours, baseline, and seconds_per_seed = the mean of its per-seed CPU
     seconds to 0.1 s), every other row kept. The file holds one provenance string for all rows: ``measured``
-    replaces it when given (say when, which commit, which machine), else it is kept. Returns the table written."""
+    (required, not empty: say when, which commit, which machine, so the file never names an older run for the
+    numbers this one wrote) replaces it. Returns the table written."""
+    if not measured.strip():
+        raise ValueError("write_calibration needs measured, the file's new provenance line")
     claim, mode = result["claim"], result["mode"]
     written = []
 
@@ -394,8 +400,7 @@ def write_calibration(result: dict, path=None, measured: str = "") -> dict:
             "baseline": list(result["baseline"]),
             "seconds_per_seed": round(sum(result["cpu_seconds"]) / len(result["cpu_seconds"]), 1),
         }
-        if measured:
-            table["measured"] = measured
+        table["measured"] = measured
         written.append(table)
 
     update_calibration_table(calibration_path(__package__) if path is None else path, merge)
