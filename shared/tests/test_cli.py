@@ -395,3 +395,24 @@ def test_parse_with_write_adds_write_and_measured_and_refuses_write_alone(capsys
     p = parser()
     parse_with_write(p, [], what="this run's accuracies")
     assert "merge this run's accuracies into calibration.json" in " ".join(p.format_help().split())
+
+
+def test_parse_with_write_puts_the_flags_on_each_subcommand(capsys):
+    import argparse
+
+    from iclr24.paperkit.cli import parse_with_write
+
+    p = argparse.ArgumentParser(prog="calibrate.py")
+    sub = p.add_subparsers(dest="what", required=True)
+    commands = {"sweep": sub.add_parser("sweep"), "cnn": sub.add_parser("cnn")}
+    what = {"sweep": "the sweep's values", "cnn": "the CNN's CKA"}
+    a = parse_with_write(p, ["cnn", "--write", "--measured", "today"], what=what, commands=commands)
+    assert (a.what, a.write, a.measured) == ("cnn", True, "today")
+    assert "merge the sweep's values into calibration.json" in " ".join(
+        commands["sweep"].format_help().split()
+    )
+    p = argparse.ArgumentParser(prog="calibrate.py")
+    sub = p.add_subparsers(dest="what", required=True)
+    with pytest.raises(SystemExit) as e:
+        parse_with_write(p, ["sweep", "--write"], what=what, commands={"sweep": sub.add_parser("sweep")})
+    assert e.value.code == 2 and "--write needs --measured" in capsys.readouterr().err

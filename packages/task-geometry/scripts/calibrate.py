@@ -223,18 +223,6 @@ def _calibration_arg() -> argparse.ArgumentParser:
     return w
 
 
-def _parse(p: argparse.ArgumentParser, subs: dict, argv: list[str] | None) -> argparse.Namespace:
-    """``p``'s arguments, the subcommand's through ``parse_with_write`` (its ``--write`` and ``--measured`` after
-    its own flags: ``parse_with_write`` adds them to the parser it parses with, and a subcommand's are parsed by
-    its own); anything else (``--help``, no or an unknown subcommand) is ``p``'s to answer."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] not in subs:
-        return p.parse_args(argv)
-    a = parse_with_write(subs[argv[0]], argv[1:], what=WRITE_WHAT[argv[0]])
-    a.what = argv[0]
-    return a
-
-
 def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     p = argparse.ArgumentParser()
@@ -252,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("claim", parents=[_calibration_arg()])
     k.add_argument("--data", choices=("digits", "mnist"), required=True)
     k.add_argument("--seeds", type=seed_list, required=True)
-    a = _parse(p, {"sweep": s, "cnn": c, "claim": k}, argv)
+    a = parse_with_write(p, argv, what=WRITE_WHAT, commands={"sweep": s, "cnn": c, "claim": k})
     if a.write and a.what == "cnn":
         from iclr24.task_geometry.reproduce import FULL
 

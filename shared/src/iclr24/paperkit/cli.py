@@ -219,20 +219,25 @@ def parse_with_write(
     parser: argparse.ArgumentParser,
     argv: Sequence[str] | None = None,
     *,
-    what: str = "what this run measured",
+    what: str | dict[str, str] = "what this run measured",
+    commands: dict[str, argparse.ArgumentParser] | None = None,
 ) -> argparse.Namespace:
     """Parse a calibration script's arguments with its ``--write`` (merge ``what`` into the package's
     calibration.json) and ``--measured TEXT`` (the file's new provenance line) added last; ``--write`` without a
-    ``--measured`` is a usage error (exit 2), before anything runs."""
+    ``--measured`` is a usage error (exit 2), before anything runs. A script with subcommands passes ``commands``
+    (name -> the subcommand's parser, which gets the two flags) and ``what`` as a dict by the same names."""
     from .power import CALIBRATION_FILE
 
-    parser.add_argument("--write", action="store_true", help=f"merge {what} into {CALIBRATION_FILE}")
-    parser.add_argument(
-        "--measured",
-        help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
-    )
+    targets = commands or {"": parser}
+    for name, target in targets.items():
+        text = what[name] if isinstance(what, dict) else what
+        target.add_argument("--write", action="store_true", help=f"merge {text} into {CALIBRATION_FILE}")
+        target.add_argument(
+            "--measured",
+            help="with --write: the file's new provenance line (when, commit, threads, load of its runs)",
+        )
     args = parser.parse_args(argv)
-    if args.write and not (args.measured or "").strip():
+    if getattr(args, "write", False) and not (args.measured or "").strip():
         parser.error("--write needs --measured 'date, commit, threads, load' (the file's provenance line)")
     return args
 
